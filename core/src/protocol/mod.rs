@@ -1,0 +1,42 @@
+//! The Question Protocol v1.1 itself: the wire objects and every rule about them.
+//!
+//! This module is the single home of the protocol's rules. The server uses it to
+//! validate an ask and an answer; the phones use the very same code (through the
+//! FFI facade) to check what they receive and what the person typed. Nothing
+//! here does I/O, so it can be compiled into a notification extension.
+//!
+//! - [`model`]: the Question object, its options, the answer envelope and the
+//!   four states, under their exact wire names.
+//! - [`ask`]: the ask request body, and [`normalize_ask`] which validates and
+//!   normalizes it (bare-string options, legacy `primary`/`destructive` flags,
+//!   the approve/deny default, ttl clamping).
+//! - [`answer`]: an answer submission (`{value}` or `{text}`) and its validation
+//!   against a question.
+//! - [`lifecycle`]: the state machine (`pending` -> `answered` | `expired` |
+//!   `cancelled`, terminal states never change).
+//! - [`limits`]: every numeric limit in one table.
+//! - [`error`]: [`ValidationError`], a field name plus a stable machine code.
+//!
+//! Lengths are counted in Unicode scalar values (Rust `char`s), never bytes:
+//! "🚀" is one character, "é" written as `e` + U+0301 is two.
+
+pub mod answer;
+pub mod ask;
+pub mod error;
+mod json;
+pub mod lifecycle;
+pub mod limits;
+pub mod model;
+pub mod time;
+
+pub use answer::{validate_answer, AnswerChoice, AnswerSubmission};
+pub use ask::{normalize_ask, AskContext, AskOption, AskRequest, NormalizedAsk};
+pub use error::{ErrorCode, ValidationError};
+pub use lifecycle::{AnswerOutcome, StateError};
+pub use model::{
+    Answer, Asker, OptionStyle, Question, QuestionOption, QuestionState, ResolutionPolicy,
+    Responder, ResponderScope, RoomRef, TextInput,
+};
+
+/// The protocol version this crate implements.
+pub const PROTOCOL_VERSION: &str = "1.1";

@@ -1,0 +1,261 @@
+//! The wire objects of the protocol (spec sections 3 and 4), under their exact
+//! field names. Every field is always written (`null` when empty) so that
+//! clients can rely on the keys being present.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::{Map, Value};
+
+use super::time::{rfc3339, rfc3339_opt};
+
+/// The value of `kind` on every question.
+pub const KIND_QUESTION: &str = "question";
+
+/// How an option's button looks. Three roles only, on purpose (spec 3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OptionStyle {
+    /// The recommended or affirmative choice: the brand strike color.
+    Primary,
+    /// A genuinely destructive choice: danger red.
+    Danger,
+    /// A quiet, neutral choice; the default when `style` is left out.
+    #[default]
+    Default,
+}
+
+impl OptionStyle {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            OptionStyle::Primary => "primary",
+            OptionStyle::Danger => "danger",
+            OptionStyle::Default => "default",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "primary" => Some(OptionStyle::Primary),
+            "danger" => Some(OptionStyle::Danger),
+            "default" => Some(OptionStyle::Default),
+            _ => None,
+        }
+    }
+}
+
+/// One predefined answer: a machine `value`, a human `label`, a `style`.
+///
+/// On the wire it is written as `{value, label, style, primary, destructive}`:
+/// the legacy booleans are derived from `style` so that clients written before
+/// protocol 1.1 keep working (additive-only). On input either form is read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QuestionOption {
+    pub value: String,
+    pub label: String,
+    pub style: OptionStyle,
+}
+
+#[derive(Serialize, Deserialize)]
+struct OptionWire {
+    value: String,
+    #[serde(default)]
+    label: Option<String>,
+    #[serde(default)]
+    style: Option<OptionStyle>,
+    #[serde(default)]
+    primary: Option<bool>,
+    #[serde(default)]
+    destructive: Option<bool>,
+}
+
+impl Serialize for QuestionOption {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        OptionWire {
+            value: self.value.clone(),
+            label: Some(self.label.clone()),
+            style: Some(self.style),
+            primary: Some(self.style == OptionStyle::Primary),
+            destructive: Some(self.style == OptionStyle::Danger),
+        }
+        .serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for QuestionOption {
+    /// Reads a stored or received option leniently (this is for questions that
+    /// were already validated by a server): `style` wins, then the legacy flags.
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let w = OptionWire::deserialize(d)?;
+        let style = match (w.style, w.primary, w.destructive) {
+            (Some(style), _, _) => style,
+            (None, Some(true), _) => OptionStyle::Primary,
+            (None, _, Some(true)) => OptionStyle::Danger,
+            _ => OptionStyle::Default,
+        };
+        Ok(QuestionOption {
+            label: w.label.unwrap_or_else(|| w.value.clone()),
+            value: w.value,
+            style,
+        })
+    }
+}
+
+/// The opt-in typed answer (spec 3, "Inviting a typed answer").
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TextInput {
+    pub placeholder: Option<String>,
+    pub max_length: u32,
+}
+
+/// Who may answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ResponderScope {
+    /// One named person (`target_user_id`); the UI reads "asks you".
+    #[default]
+    Direct,
+    /// Any member of the room; the UI reads "asks the room".
+    Room,
+}
+
+impl ResponderScope {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ResponderScope::Direct => "direct",
+            ResponderScope::Room => "room",
+        }
+    }
+}
+
+/// How a question resolves. Only `first` exists in v1; `quorum` and `all` are
+/// reserved names that [`super::normalize_ask`] rejects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ResolutionPolicy {
+    #[default]
+    First,
+}
+
+/// The whole state machine: `pending` and three terminal states.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum QuestionState {
+    Pending,
+    Answered,
+    Expired,
+    Cancelled,
+}
+
+impl QuestionState {
+    pub const ALL: [QuestionState; 4] = [
+        QuestionState::Pending,
+        QuestionState::Answered,
+        QuestionState::Expired,
+        QuestionState::Cancelled,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            QuestionState::Pending => "pending",
+            QuestionState::Answered => "answered",
+            QuestionState::Expired => "expired",
+            QuestionState::Cancelled => "cancelled",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        QuestionState::ALL.into_iter().find(|st| st.as_str() == s)
+    }
+
+    pub fn is_terminal(self) -> bool {
+        self != QuestionState::Pending
+    }
+}
+
+/// The person who answered: always the authenticated user.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Responder {
+    pub id: String,
+    pub display_name: String,
+}
+
+/// The answer envelope (spec 4): exactly one of `value`+`label` or `text`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Answer {
+    pub value: Option<String>,
+    pub label: Option<String>,
+    pub text: Option<String>,
+    pub responder: Responder,
+    #[serde(with = "rfc3339")]
+    pub answered_at: DateTime<Utc>,
+}
+
+/// The room a question was asked in (additive; from the data model, seed 001).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RoomRef {
+    pub code: String,
+    pub name: String,
+}
+
+/// Who asked (additive; from the data model, seed 001).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Asker {
+    /// `agent` or `user`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub id: String,
+    pub display_name: String,
+}
+
+/// The Question object (spec 3). Field order follows the spec.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Question {
+    pub id: String,
+    #[serde(default = "kind_question")]
+    pub kind: String,
+    pub prompt: String,
+    #[serde(default)]
+    pub context: Option<String>,
+    #[serde(default)]
+    pub options: Vec<QuestionOption>,
+    #[serde(default)]
+    pub text_input: Option<TextInput>,
+    #[serde(default)]
+    pub responder_scope: ResponderScope,
+    #[serde(default)]
+    pub target_user_id: Option<String>,
+    #[serde(default)]
+    pub resolution_policy: ResolutionPolicy,
+    pub state: QuestionState,
+    #[serde(default)]
+    pub answer: Option<Answer>,
+    #[serde(with = "rfc3339")]
+    pub expires_at: DateTime<Utc>,
+    #[serde(default, with = "rfc3339_opt")]
+    pub resolved_at: Option<DateTime<Utc>>,
+    #[serde(default)]
+    pub correlation_id: Option<String>,
+    #[serde(default)]
+    pub reply_to: Option<String>,
+    #[serde(default)]
+    pub data: Option<Map<String, Value>>,
+    #[serde(with = "rfc3339")]
+    pub created_at: DateTime<Utc>,
+    /// Additive: the room, so a phone can show and group it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub room: Option<RoomRef>,
+    /// Additive: who asked, so a phone can write "Release Bot asks you".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub asker: Option<Asker>,
+}
+
+fn kind_question() -> String {
+    KIND_QUESTION.to_string()
+}
+
+impl Question {
+    /// The option with this value, if any.
+    pub fn option(&self, value: &str) -> Option<&QuestionOption> {
+        self.options.iter().find(|o| o.value == value)
+    }
+}
