@@ -35,7 +35,7 @@ pub use error::{ErrorCode, ValidationError};
 pub use lifecycle::{AnswerOutcome, StateError};
 pub use model::{
     Answer, Asker, OptionStyle, Question, QuestionOption, QuestionState, ResolutionPolicy,
-    Responder, ResponderScope, RoomRef, TextInput,
+    Responder, ResponderScope, RoomRef, TextInput, WebhookEvent,
 };
 
 /// The protocol version this crate implements.

@@ -259,3 +259,49 @@ impl Question {
         self.options.iter().find(|o| o.value == value)
     }
 }
+
+/// The outgoing-webhook event (spec 7): a compact envelope fired when a
+/// question resolves. `event` is `question.answered`, `question.expired` or
+/// `question.cancelled`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WebhookEvent {
+    pub event: String,
+    pub question_id: String,
+    pub room: RoomRef,
+    pub state: QuestionState,
+    pub answer: Option<Answer>,
+    pub correlation_id: Option<String>,
+    pub reply_to: Option<String>,
+    pub data: Option<Map<String, Value>>,
+    #[serde(with = "rfc3339")]
+    pub timestamp: DateTime<Utc>,
+}
+
+impl WebhookEvent {
+    /// The event name for a terminal state (`None` for `pending`).
+    pub fn name_for(state: QuestionState) -> Option<&'static str> {
+        match state {
+            QuestionState::Pending => None,
+            QuestionState::Answered => Some("question.answered"),
+            QuestionState::Expired => Some("question.expired"),
+            QuestionState::Cancelled => Some("question.cancelled"),
+        }
+    }
+
+    /// The event for a resolved question; `None` while it is pending.
+    /// `timestamp` is when it resolved.
+    pub fn for_question(q: &Question, room: RoomRef) -> Option<WebhookEvent> {
+        let event = Self::name_for(q.state)?;
+        Some(WebhookEvent {
+            event: event.to_string(),
+            question_id: q.id.clone(),
+            room,
+            state: q.state,
+            answer: q.answer.clone(),
+            correlation_id: q.correlation_id.clone(),
+            reply_to: q.reply_to.clone(),
+            data: q.data.clone(),
+            timestamp: q.resolved_at.unwrap_or(q.created_at),
+        })
+    }
+}

@@ -1,0 +1,534 @@
+//! The server's behaviour, independent of HTTP: ask, wait, fetch, list,
+//! cancel, pending, answer, expiry. Handlers in `http` only translate.
+//!
+//! Every change of a question's state goes through [`record_resolution`] in
+//! the same transaction that writes it, so the webhook delivery and the push
+//! jobs it causes are durable together with it; after the commit,
+//! [`App::announce`] wakes the long-pollers and the workers.
+
+use std::num::NonZeroU32;
+use std::sync::Arc;
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use governor::clock::{Clock, DefaultClock};
+use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
+use qp_core::protocol::{
+    normalize_ask, time, AnswerOutcome, AnswerSubmission, AskContext, Asker, Question,
+    QuestionState, Responder, ResponderScope, RoomRef, WebhookEvent,
+};
+use rusqlite::Connection;
+use serde_json::Value;
+use tokio::sync::Notify;
+
+use crate::config::Settings;
+use crate::http::error::ApiError;
+use crate::ids;
+use crate::store::deliveries::{self, PushKind};
+use crate::store::identity::{self, Agent, User, SCOPE_ASK, SCOPE_READ};
+use crate::store::questions::{self, KeyedResult, StoredQuestion};
+use crate::store::{now_ms, Db};
+use crate::waiters::Waiters;
+
+/// Long-poll bounds of the wait endpoint, in seconds.
+pub const WAIT_DEFAULT_SECS: u64 = 20;
+pub const WAIT_MAX_SECS: u64 = 30;
+/// List bounds.
+pub const LIST_DEFAULT_LIMIT: usize = 100;
+pub const LIST_MAX_LIMIT: usize = 500;
+/// `GET /api/agent/questions` without `state`: questions created in this window.
+pub const LIST_RECENT_WINDOW_SECS: i64 = 24 * 3600;
+/// At most this many questions in a user's pending list.
+pub const PENDING_LIMIT: usize = 200;
+
+pub struct App {
+    pub db: Db,
+    pub settings: Settings,
+    pub waiters: Waiters,
+    /// Wakes the webhook worker when a delivery is queued.
+    pub webhook_wake: Notify,
+    /// Wakes the push worker when a push job is queued.
+    pub push_wake: Notify,
+    limiter: DefaultKeyedRateLimiter<String>,
+}
+
+/// The response of an answer, kept verbatim under its Idempotency-Key.
+pub struct AnswerResponse {
+    pub status: u16,
+    pub body: String,
+}
+
+impl App {
+    pub fn new(db: Db, settings: Settings) -> Arc<App> {
+        let per_minute = NonZeroU32::new(settings.ask_rate_per_minute).unwrap_or(NonZeroU32::MIN);
+        let burst = NonZeroU32::new(settings.ask_burst).unwrap_or(NonZeroU32::MIN);
+        Arc::new(App {
+            db,
+            limiter: RateLimiter::keyed(Quota::per_minute(per_minute).allow_burst(burst)),
+            settings,
+            waiters: Waiters::default(),
+            webhook_wake: Notify::new(),
+            push_wake: Notify::new(),
+        })
+    }
+
+    /// After a commit that resolved `q`: release its long-pollers, wake the
+    /// webhook and push workers.
+    pub fn announce(&self, q: Question) {
+        self.waiters.release(Arc::new(q));
+        self.webhook_wake.notify_one();
+        self.push_wake.notify_one();
+    }
+
+    fn announce_all(&self, qs: Vec<Question>) {
+        for q in qs {
+            self.announce(q);
+        }
+    }
+
+    fn check_ask_rate(&self, agent_id: &str) -> Result<(), ApiError> {
+        match self.limiter.check_key(&agent_id.to_string()) {
+            Ok(()) => Ok(()),
+            Err(not_until) => {
+                let wait = not_until.wait_time_from(DefaultClock::default().now());
+                Err(ApiError::too_many(
+                    "rate_limited",
+                    format!(
+                        "too many questions from this agent; at most {} per minute (burst {})",
+                        self.settings.ask_rate_per_minute, self.settings.ask_burst
+                    ),
+                    wait.as_secs_f64().ceil() as u64,
+                ))
+            }
+        }
+    }
+
+    // ---- asker side ----
+
+    pub async fn ask(
+        &self,
+        agent: Agent,
+        room_code: String,
+        body: Value,
+    ) -> Result<Question, ApiError> {
+        require_scope(&agent, SCOPE_ASK)?;
+        self.check_ask_rate(&agent.id)?;
+        let max_pending = self.settings.max_pending_per_agent as i64;
+        let q = self
+            .db
+            .run(move |conn| -> Result<Question, ApiError> {
+                let room = identity::room_by_code(conn, &room_code)?.ok_or_else(|| {
+                    ApiError::not_found(format!("room: no room with code {room_code}")).with_field("room")
+                })?;
+                if !identity::agent_may_use_room(conn, &agent.id, &room.id)? {
+                    return Err(ApiError::forbidden(
+                        "room_not_allowed",
+                        format!("room: this agent may not ask in room {}", room.code),
+                    )
+                    .with_field("room"));
+                }
+                if questions::count_pending_for_agent(conn, &agent.id)? >= max_pending {
+                    return Err(ApiError::too_many(
+                        "quota_exceeded",
+                        format!("this agent already has {max_pending} pending questions; wait for some to resolve or cancel them"),
+                        60,
+                    ));
+                }
+                let now = time::now();
+                let ctx = AskContext {
+                    now,
+                    default_target_user_id: Some(agent.owner_user_id.clone()),
+                };
+                let ask = normalize_ask(&body, &ctx)?;
+                if let Some(target) = &ask.target_user_id {
+                    if !identity::is_member(conn, &room.id, target)? {
+                        return Err(ApiError::invalid(
+                            "target_user_id",
+                            "not_a_member",
+                            format!("target_user_id: user {target} is not a member of room {}", room.code),
+                        ));
+                    }
+                }
+                let mut q = ask.into_question(ids::new_id("q"), now);
+                q.room = Some(RoomRef {
+                    code: room.code.clone(),
+                    name: room.name.clone(),
+                });
+                q.asker = Some(Asker {
+                    kind: "agent".into(),
+                    id: agent.id.clone(),
+                    display_name: agent.name.clone(),
+                });
+
+                let tx = conn.transaction()?;
+                questions::insert(&tx, &q, &room.id, &agent.id)?;
+                let recipients: Vec<String> = match q.responder_scope {
+                    ResponderScope::Direct => q.target_user_id.iter().cloned().collect(),
+                    ResponderScope::Room => identity::members(&tx, &room.id)?
+                        .into_iter()
+                        .map(|u| u.id)
+                        .collect(),
+                };
+                let now_ms = now_ms();
+                for user_id in recipients {
+                    for device in identity::devices_of(&tx, &user_id)? {
+                        deliveries::enqueue_push(&tx, &device.id, &q.id, PushKind::Question, now_ms)?;
+                    }
+                }
+                tx.commit()?;
+                Ok(q)
+            })
+            .await?;
+        tracing::info!(question = %q.id, agent = %q.asker.as_ref().map(|a| a.id.as_str()).unwrap_or(""), "asked");
+        self.push_wake.notify_one();
+        Ok(q)
+    }
+
+    /// A question as its asking agent sees it; other agents get 404.
+    pub async fn agent_question(&self, agent: &Agent, id: String) -> Result<Question, ApiError> {
+        require_read(agent)?;
+        let agent_id = agent.id.clone();
+        let (result, fresh) = self
+            .db
+            .run(move |conn| -> Result<_, ApiError> {
+                let now = time::now();
+                Ok(match load_fresh(conn, &id, now)? {
+                    Some((stored, fresh)) if stored.agent_id == agent_id => (
+                        Ok(stored.question.clone()),
+                        fresh.then_some(stored.question),
+                    ),
+                    Some((stored, fresh)) => {
+                        (Err(not_found(&id)), fresh.then_some(stored.question))
+                    }
+                    None => (Err(not_found(&id)), None),
+                })
+            })
+            .await?;
+        self.announce_all(fresh.into_iter().collect());
+        result
+    }
+
+    /// Long-poll: returns at once if the question is terminal, else when it
+    /// resolves, or after `timeout` with the still-pending question.
+    pub async fn wait(
+        &self,
+        agent: &Agent,
+        id: String,
+        timeout: Duration,
+    ) -> Result<Question, ApiError> {
+        let mut rx = self.waiters.subscribe(&id);
+        let current = self.agent_question(agent, id.clone()).await;
+        let q = match current {
+            Ok(q) if q.state == QuestionState::Pending && !timeout.is_zero() => q,
+            other => {
+                drop(rx);
+                self.waiters.forget_if_unused(&id);
+                return other;
+            }
+        };
+        // Wake at the deadline too, so expiry releases the waiter on time.
+        let until_expiry = (q.expires_at - Utc::now()).to_std().unwrap_or_default();
+        let woke = tokio::time::timeout(timeout.min(until_expiry), rx.changed()).await;
+        let released = match woke {
+            Ok(Ok(())) => rx.borrow().clone(),
+            _ => None,
+        };
+        drop(rx);
+        self.waiters.forget_if_unused(&id);
+        match released {
+            Some(q) => Ok((*q).clone()),
+            None => self.agent_question(agent, id).await,
+        }
+    }
+
+    /// An agent's own questions, newest first. `state: None` with `all:
+    /// false` is the recent window.
+    pub async fn list(
+        &self,
+        agent: &Agent,
+        state: Option<QuestionState>,
+        all: bool,
+        limit: usize,
+    ) -> Result<Vec<Question>, ApiError> {
+        require_read(agent)?;
+        self.expire_overdue().await?;
+        let agent_id = agent.id.clone();
+        self.db
+            .run(move |conn| -> Result<_, ApiError> {
+                let since = (state.is_none() && !all)
+                    .then(|| Utc::now().timestamp() - LIST_RECENT_WINDOW_SECS);
+                Ok(questions::list_for_agent(
+                    conn, &agent_id, state, since, limit,
+                )?)
+            })
+            .await
+    }
+
+    /// Withdraws a pending question; a resolved one gets 409 with the
+    /// question unchanged.
+    pub async fn cancel(&self, agent: &Agent, id: String) -> Result<Question, ApiError> {
+        require_scope(agent, SCOPE_ASK)?;
+        let agent_id = agent.id.clone();
+        let (result, fresh) = self
+            .db
+            .run(move |conn| -> Result<_, ApiError> {
+                let now = time::now();
+                let Some((stored, expired_now)) = load_fresh(conn, &id, now)? else {
+                    return Ok((Err(not_found(&id)), None));
+                };
+                let expired = expired_now.then(|| stored.question.clone());
+                if stored.agent_id != agent_id {
+                    return Ok((Err(not_found(&id)), expired));
+                }
+                let mut q = stored.question;
+                if q.cancel(now).is_err() {
+                    return Ok((Err(ApiError::already_resolved(q)), expired));
+                }
+                let tx = conn.transaction()?;
+                let changed = record_resolution(&tx, &stored.room_id, &q)?;
+                tx.commit()?;
+                if !changed {
+                    let current = questions::get(conn, &id)?.map(|s| s.question);
+                    return Ok((
+                        Err(ApiError::already_resolved(current.unwrap_or(q))),
+                        expired,
+                    ));
+                }
+                Ok((Ok(q.clone()), Some(q)))
+            })
+            .await?;
+        self.announce_all(fresh.into_iter().collect());
+        result
+    }
+
+    // ---- responder side ----
+
+    pub async fn pending(&self, user: &User) -> Result<Vec<Question>, ApiError> {
+        self.expire_overdue().await?;
+        let user_id = user.id.clone();
+        self.db
+            .run(move |conn| -> Result<_, ApiError> {
+                Ok(questions::pending_for_user(
+                    conn,
+                    &user_id,
+                    Utc::now().timestamp(),
+                    PENDING_LIMIT,
+                )?)
+            })
+            .await
+    }
+
+    /// A question for an eligible responder (403 otherwise).
+    pub async fn user_question(&self, user: &User, id: String) -> Result<Question, ApiError> {
+        let user_id = user.id.clone();
+        let (result, fresh) = self
+            .db
+            .run(move |conn| -> Result<_, ApiError> {
+                let now = time::now();
+                let Some((stored, expired_now)) = load_fresh(conn, &id, now)? else {
+                    return Ok((Err(not_found(&id)), None));
+                };
+                let fresh = expired_now.then(|| stored.question.clone());
+                let member = identity::is_member(conn, &stored.room_id, &user_id)?;
+                if !(member && stored.question.is_eligible(&user_id, member)) {
+                    return Ok((Err(not_eligible()), fresh));
+                }
+                Ok((Ok(stored.question), fresh))
+            })
+            .await?;
+        self.announce_all(fresh.into_iter().collect());
+        result
+    }
+
+    /// Answers as the authenticated `user`. The first valid answer wins; a
+    /// late, duplicate or expired answer returns the resolved question with
+    /// 200. With an Idempotency-Key, a retry returns the stored response.
+    pub async fn answer(
+        &self,
+        user: User,
+        id: String,
+        body: Value,
+        key: Option<String>,
+    ) -> Result<AnswerResponse, ApiError> {
+        let (result, fresh) = self
+            .db
+            .run(move |conn| -> Result<_, ApiError> {
+                if let Some(key) = &key {
+                    if let Some(prev) = questions::keyed_answer(conn, &user.id, key)? {
+                        if prev.question_id != id {
+                            return Ok((
+                                Err(ApiError::invalid(
+                                    "Idempotency-Key",
+                                    "idempotency_key_reused",
+                                    "Idempotency-Key: this key was already used for another question",
+                                )),
+                                None,
+                            ));
+                        }
+                        return Ok((Ok(AnswerResponse { status: prev.status, body: prev.response }), None));
+                    }
+                }
+                let submission = match AnswerSubmission::from_json(&body) {
+                    Ok(s) => s,
+                    Err(e) => return Ok((Err(e.into()), None)),
+                };
+                let now = time::now();
+                let Some((stored, expired_now)) = load_fresh(conn, &id, now)? else {
+                    return Ok((Err(not_found(&id)), None));
+                };
+                let mut fresh = expired_now.then(|| stored.question.clone());
+                let member = identity::is_member(conn, &stored.room_id, &user.id)?;
+                if !(member && stored.question.is_eligible(&user.id, member)) {
+                    return Ok((Err(not_eligible()), fresh));
+                }
+                let mut q = stored.question;
+                let responder = Responder {
+                    id: user.id.clone(),
+                    display_name: user.display_name.clone(),
+                };
+                let tx = conn.transaction()?;
+                let response = match q.apply_answer(&submission, responder, now) {
+                    Err(e) => {
+                        let err: ApiError = e.into();
+                        AnswerResponse { status: err.status.as_u16(), body: err.body().to_string() }
+                    }
+                    Ok(AnswerOutcome::Accepted) => {
+                        if record_resolution(&tx, &stored.room_id, &q)? {
+                            fresh = Some(q.clone());
+                        } else if let Some(current) = questions::get(&tx, &id)? {
+                            q = current.question; // someone else won in between
+                        }
+                        AnswerResponse { status: 200, body: serde_json::to_string(&q).unwrap_or_default() }
+                    }
+                    Ok(AnswerOutcome::AlreadyResolved) => {
+                        AnswerResponse { status: 200, body: serde_json::to_string(&q).unwrap_or_default() }
+                    }
+                };
+                if let Some(key) = &key {
+                    let keyed = KeyedResult {
+                        question_id: id.clone(),
+                        status: response.status,
+                        response: response.body.clone(),
+                    };
+                    questions::save_keyed_answer(&tx, &user.id, key, &keyed, now.timestamp())?;
+                }
+                tx.commit()?;
+                Ok((Ok(response), fresh))
+            })
+            .await?;
+        self.announce_all(fresh.into_iter().collect());
+        result
+    }
+
+    // ---- expiry ----
+
+    /// Expires every overdue pending question (in batches), releasing its
+    /// waiters and queuing its webhook. Returns how many it expired.
+    pub async fn expire_overdue(&self) -> Result<usize, ApiError> {
+        let mut total = 0;
+        loop {
+            let expired = self
+                .db
+                .run(move |conn| -> Result<Vec<Question>, ApiError> {
+                    let now = time::now();
+                    let mut out = Vec::new();
+                    for id in questions::overdue_ids(conn, now.timestamp(), 200)? {
+                        if let Some((stored, true)) = load_fresh(conn, &id, now)? {
+                            out.push(stored.question);
+                        }
+                    }
+                    Ok(out)
+                })
+                .await?;
+            let n = expired.len();
+            total += n;
+            self.announce_all(expired);
+            if n < 200 {
+                return Ok(total);
+            }
+        }
+    }
+}
+
+fn require_scope(agent: &Agent, scope: &str) -> Result<(), ApiError> {
+    if agent.has_scope(scope) {
+        Ok(())
+    } else {
+        Err(ApiError::forbidden(
+            "missing_scope",
+            format!("this agent token lacks the {scope:?} scope"),
+        ))
+    }
+}
+
+/// Reading needs `read`; an agent that may ask may also read its questions.
+fn require_read(agent: &Agent) -> Result<(), ApiError> {
+    if agent.has_scope(SCOPE_ASK) {
+        return Ok(());
+    }
+    require_scope(agent, SCOPE_READ)
+}
+
+fn not_found(id: &str) -> ApiError {
+    ApiError::not_found(format!("no question {id}"))
+}
+
+fn not_eligible() -> ApiError {
+    ApiError::forbidden(
+        "not_eligible",
+        "you may not answer or read this question (not its target, or not a member of its room)",
+    )
+}
+
+/// Reads a question, first expiring it (durably) if its deadline passed, so
+/// no read ever shows an overdue question as pending. The flag says whether
+/// this call expired it (the caller then announces it).
+fn load_fresh(
+    conn: &mut Connection,
+    id: &str,
+    now: DateTime<Utc>,
+) -> rusqlite::Result<Option<(StoredQuestion, bool)>> {
+    let Some(mut stored) = questions::get(conn, id)? else {
+        return Ok(None);
+    };
+    if !stored.question.expire_if_due(now) {
+        return Ok(Some((stored, false)));
+    }
+    let tx = conn.transaction()?;
+    let changed = record_resolution(&tx, &stored.room_id, &stored.question)?;
+    tx.commit()?;
+    if changed {
+        Ok(Some((stored, true)))
+    } else {
+        Ok(questions::get(conn, id)?.map(|s| (s, false)))
+    }
+}
+
+/// Writes a resolution (first one wins) and queues what it causes: the
+/// room's webhook event (if its filter wants it) and a silent push to every
+/// device that got the question. Returns false if the question was already
+/// terminal in the database (nothing written).
+fn record_resolution(conn: &Connection, room_id: &str, q: &Question) -> rusqlite::Result<bool> {
+    if !questions::save_resolution(conn, q)? {
+        return Ok(false);
+    }
+    let now_ms = now_ms();
+    if let Some(room) = identity::room_by_id(conn, room_id)? {
+        let room_ref = RoomRef {
+            code: room.code.clone(),
+            name: room.name.clone(),
+        };
+        if let (Some(hook), Some(event)) = (&room.webhook, WebhookEvent::for_question(q, room_ref))
+        {
+            if hook.wants(&event.event) {
+                let body = serde_json::to_string(&event).unwrap_or_default();
+                deliveries::enqueue_webhook(conn, room_id, &event.event, &body, now_ms)?;
+            }
+        }
+    }
+    for device_id in deliveries::devices_that_got(conn, &q.id)? {
+        deliveries::enqueue_push(conn, &device_id, &q.id, PushKind::Resolved, now_ms)?;
+    }
+    tracing::info!(question = %q.id, state = q.state.as_str(), "resolved");
+    Ok(true)
+}

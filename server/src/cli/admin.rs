@@ -1,0 +1,295 @@
+//! `qp admin`: users, rooms, memberships, agents, tokens and webhooks, on the
+//! database file directly (like the server, it migrates the file on open).
+//! Created objects are printed as one JSON object; tokens are shown once.
+
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand};
+use rusqlite::Connection;
+use serde_json::json;
+
+use super::{EXIT_ERROR, EXIT_OK, EXIT_USAGE};
+use crate::store::identity::{self, Webhook};
+use crate::store::{self, deliveries, StoreError};
+
+#[derive(Args)]
+pub struct AdminArgs {
+    /// SQLite database file of the server.
+    #[arg(long, env = "QP_DB", default_value = "qp.sqlite", global = true)]
+    db: PathBuf,
+    #[command(subcommand)]
+    what: What,
+}
+
+#[derive(Subcommand)]
+enum What {
+    /// People who answer questions.
+    #[command(subcommand)]
+    User(UserCmd),
+    /// Rooms, their members and their outgoing webhook.
+    #[command(subcommand)]
+    Room(RoomCmd),
+    /// Agents: askers with a bearer token, bound to an owner and to rooms.
+    #[command(subcommand)]
+    Agent(AgentCmd),
+    /// User tokens for devices.
+    #[command(subcommand)]
+    Token(TokenCmd),
+}
+
+#[derive(Subcommand)]
+enum UserCmd {
+    /// Create a user; prints {"id", "display_name"}.
+    Add {
+        /// Display name shown with answers ("Approve, by Federica").
+        name: String,
+        /// A chosen id (u_…); random by default.
+        #[arg(long)]
+        id: Option<String>,
+    },
+    /// List users.
+    List,
+}
+
+#[derive(Subcommand)]
+enum RoomCmd {
+    /// Create a room; prints {"id", "code", "name"}.
+    Add {
+        name: String,
+        /// Invite code, 3 to 16 letters/digits (random 6 by default).
+        #[arg(long)]
+        code: Option<String>,
+    },
+    /// List rooms.
+    List,
+    /// Add a user to a room.
+    AddMember { room: String, user: String },
+    /// List a room's members.
+    Members { room: String },
+    /// Set (or --clear) the room's outgoing webhook.
+    Webhook {
+        room: String,
+        /// Receiver URL (http:// or https://).
+        #[arg(long, required_unless_present = "clear")]
+        url: Option<String>,
+        /// HMAC-SHA256 signing secret, at least 16 characters.
+        #[arg(
+            long,
+            required_unless_present = "clear",
+            env = "QP_WEBHOOK_SECRET",
+            hide_env_values = true
+        )]
+        secret: Option<String>,
+        /// Comma-separated event names to forward (empty: all), e.g. question.answered,question.expired.
+        #[arg(long, default_value = "")]
+        events: String,
+        /// Remove the webhook.
+        #[arg(long, conflicts_with_all = ["url", "secret"])]
+        clear: bool,
+    },
+    /// Show the room's webhook deliveries and their state.
+    Deliveries { room: String },
+}
+
+#[derive(Subcommand)]
+enum AgentCmd {
+    /// Create an agent; prints {"id", "token", ...}. The token is shown only now.
+    Add {
+        name: String,
+        /// The owning user; direct questions go to them by default.
+        #[arg(long)]
+        owner: String,
+        /// A room (invite code) the agent may ask in; repeatable.
+        #[arg(long = "room")]
+        rooms: Vec<String>,
+        /// Comma-separated scopes: ask (create, cancel, read) and/or read.
+        #[arg(long, default_value = "ask")]
+        scopes: String,
+    },
+    /// Allow an agent to ask in one more room.
+    Allow { agent: String, room: String },
+    /// List agents and their rooms.
+    List,
+}
+
+#[derive(Subcommand)]
+enum TokenCmd {
+    /// Create a device token for a user; prints {"token", ...}, shown only now.
+    Add {
+        user: String,
+        #[arg(long, default_value = "")]
+        label: String,
+    },
+    /// List tokens (hash prefixes only; tokens themselves are never stored).
+    List,
+    /// Revoke a token by the hash prefix `token list` shows.
+    Revoke { hash_prefix: String },
+}
+
+pub fn run(args: AdminArgs) -> i32 {
+    let conn = match store::open(&args.db) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("qp admin: cannot open database {}: {e}", args.db.display());
+            return EXIT_ERROR;
+        }
+    };
+    match execute(&conn, args.what) {
+        Ok(out) => {
+            if !out.is_empty() {
+                println!("{out}");
+            }
+            EXIT_OK
+        }
+        Err(StoreError::Invalid(msg)) => {
+            eprintln!("qp admin: {msg}");
+            EXIT_USAGE
+        }
+        Err(e) => {
+            eprintln!("qp admin: {e}");
+            EXIT_ERROR
+        }
+    }
+}
+
+fn room_id(conn: &Connection, code: &str) -> Result<String, StoreError> {
+    Ok(identity::require_room(conn, code)?.id)
+}
+
+fn execute(conn: &Connection, what: What) -> Result<String, StoreError> {
+    Ok(match what {
+        What::User(UserCmd::Add { name, id }) => {
+            let u = identity::create_user(conn, &name, id.as_deref())?;
+            json!({ "id": u.id, "display_name": u.display_name }).to_string()
+        }
+        What::User(UserCmd::List) => identity::list_users(conn)?
+            .iter()
+            .map(|u| format!("{}\t{}", u.id, u.display_name))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        What::Room(RoomCmd::Add { name, code }) => {
+            let r = identity::create_room(conn, &name, code.as_deref())?;
+            json!({ "id": r.id, "code": r.code, "name": r.name }).to_string()
+        }
+        What::Room(RoomCmd::List) => identity::list_rooms(conn)?
+            .iter()
+            .map(|r| {
+                let hook = r.webhook.as_ref().map(|w| w.url.as_str()).unwrap_or("-");
+                format!("{}\t{}\twebhook: {hook}", r.code, r.name)
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+        What::Room(RoomCmd::AddMember { room, user }) => {
+            let room_id = room_id(conn, &room)?;
+            identity::require_user(conn, &user)?;
+            identity::add_member(conn, &room_id, &user)?;
+            String::new()
+        }
+        What::Room(RoomCmd::Members { room }) => identity::members(conn, &room_id(conn, &room)?)?
+            .iter()
+            .map(|u| format!("{}\t{}", u.id, u.display_name))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        What::Room(RoomCmd::Webhook {
+            room,
+            url,
+            secret,
+            events,
+            clear,
+        }) => {
+            let room_id = room_id(conn, &room)?;
+            let hook = if clear {
+                None
+            } else {
+                Some(Webhook {
+                    url: url.unwrap_or_default(),
+                    secret: secret.unwrap_or_default(),
+                    events: events
+                        .split(',')
+                        .map(str::trim)
+                        .filter(|e| !e.is_empty())
+                        .map(String::from)
+                        .collect(),
+                })
+            };
+            identity::set_webhook(conn, &room_id, hook.as_ref())?;
+            String::new()
+        }
+        What::Room(RoomCmd::Deliveries { room }) => {
+            let rows = deliveries::webhook_deliveries_of_room(conn, &room_id(conn, &room)?)?;
+            rows.iter()
+                .map(|d| {
+                    format!(
+                        "{}\t{}\t{}\tattempts={}\t{}",
+                        d.id,
+                        d.event,
+                        d.state,
+                        d.attempts,
+                        d.last_error.as_deref().unwrap_or("")
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("\n")
+        }
+        What::Agent(AgentCmd::Add {
+            name,
+            owner,
+            rooms,
+            scopes,
+        }) => {
+            let scopes: Vec<String> = scopes
+                .split(',')
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(String::from)
+                .collect();
+            let room_ids = rooms
+                .iter()
+                .map(|code| room_id(conn, code))
+                .collect::<Result<Vec<_>, _>>()?;
+            let (agent, token) = identity::create_agent(conn, &name, &owner, &scopes, &room_ids)?;
+            json!({
+                "id": agent.id, "name": agent.name, "owner_user_id": agent.owner_user_id,
+                "scopes": agent.scopes, "rooms": rooms, "token": token,
+            })
+            .to_string()
+        }
+        What::Agent(AgentCmd::Allow { agent, room }) => {
+            let room_id = room_id(conn, &room)?;
+            identity::allow_agent_room(conn, &agent, &room_id)?;
+            String::new()
+        }
+        What::Agent(AgentCmd::List) => identity::list_agents(conn)?
+            .iter()
+            .map(|(a, rooms)| {
+                format!(
+                    "{}\t{}\towner={}\tscopes={}\trooms={}",
+                    a.id,
+                    a.name,
+                    a.owner_user_id,
+                    a.scopes.join(","),
+                    rooms.join(",")
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+        What::Token(TokenCmd::Add { user, label }) => {
+            let token = identity::create_user_token(conn, &user, &label)?;
+            json!({ "user_id": user, "label": label, "token": token }).to_string()
+        }
+        What::Token(TokenCmd::List) => identity::list_tokens(conn)?
+            .iter()
+            .map(|t| {
+                format!(
+                    "{}\t{}\t{}\t{}",
+                    t.hash_prefix, t.kind, t.subject_id, t.label
+                )
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+        What::Token(TokenCmd::Revoke { hash_prefix }) => {
+            identity::revoke_token(conn, &hash_prefix)?;
+            String::new()
+        }
+    })
+}

@@ -1,0 +1,83 @@
+//! The `qp` command line: `serve`, the asker verbs (`ask`, `watch`, `list`,
+//! `cancel`) and `admin`.
+//!
+//! Exit codes: 0 answered (or success), 1 error, 2 usage error, 3 expired,
+//! 4 cancelled, 130 interrupted while waiting (the question is left alone).
+
+mod admin;
+mod asker;
+mod serve;
+
+use clap::{Parser, Subcommand};
+
+pub const EXIT_OK: i32 = 0;
+pub const EXIT_ERROR: i32 = 1;
+pub const EXIT_USAGE: i32 = 2;
+pub const EXIT_EXPIRED: i32 = 3;
+pub const EXIT_CANCELLED: i32 = 4;
+pub const EXIT_INTERRUPTED: i32 = 130;
+
+#[derive(Parser)]
+#[command(
+    name = "qp",
+    version,
+    about = "Ask a person a question they answer from their phone's lock screen (Question Protocol v1.1)",
+    long_about = "qp is both the companion server and its command-line client.\n\n\
+        Turn a human decision into a shell gate:\n  \
+        if [ \"$(qp ask OPS123 'Deploy to prod?' --yes-no --wait)\" = approve ]; then ./deploy.sh; fi\n\n\
+        Exit codes: 0 answered (or success), 1 error, 2 usage error, 3 expired, 4 cancelled,\n\
+        130 interrupted while waiting (the question stays pending; resume with `qp watch ID`)."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the companion server (HTTP API, expiry sweep, webhooks).
+    Serve(serve::ServeArgs),
+    /// Ask a question; prints its id, or with --wait the answer.
+    Ask(asker::AskArgs),
+    /// Wait for a question to resolve and print the answer (exit code as for ask --wait).
+    Watch(asker::WatchArgs),
+    /// List this agent's questions, newest first.
+    List(asker::ListArgs),
+    /// Withdraw a pending question.
+    Cancel(asker::CancelArgs),
+    /// Manage users, rooms, agents, tokens and webhooks (works on the database file).
+    Admin(admin::AdminArgs),
+}
+
+/// Parses the arguments, runs the command, and returns the exit code.
+pub fn run() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let code = if e.use_stderr() { EXIT_USAGE } else { EXIT_OK };
+            let _ = e.print();
+            return code;
+        }
+    };
+    match cli.command {
+        Command::Admin(args) => admin::run(args),
+        Command::Serve(args) => block_on(serve::run(args)),
+        Command::Ask(args) => block_on(asker::ask(args)),
+        Command::Watch(args) => block_on(asker::watch(args)),
+        Command::List(args) => block_on(asker::list(args)),
+        Command::Cancel(args) => block_on(asker::cancel(args)),
+    }
+}
+
+fn block_on(fut: impl std::future::Future<Output = i32>) -> i32 {
+    match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt.block_on(fut),
+        Err(e) => {
+            eprintln!("qp: cannot start the async runtime: {e}");
+            EXIT_ERROR
+        }
+    }
+}

@@ -1,0 +1,121 @@
+//! `qp serve`.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::{EXIT_ERROR, EXIT_OK, EXIT_USAGE};
+use crate::config::PartialSettings;
+
+#[derive(Args)]
+#[command(
+    after_help = "Every setting comes from its flag, else its environment variable, else the \
+    config file (--config, TOML, same names with underscores, e.g. `ask_burst = 20`), else the default.\n\
+    Without a push transport configured, push jobs are queued in the database."
+)]
+pub struct ServeArgs {
+    /// Config file (TOML).
+    #[arg(long, env = "QP_CONFIG")]
+    config: Option<PathBuf>,
+    /// Address to listen on [default: 127.0.0.1:8750, loopback only].
+    #[arg(long, env = "QP_LISTEN")]
+    listen: Option<SocketAddr>,
+    /// SQLite database file, created if missing [default: qp.sqlite].
+    #[arg(long, env = "QP_DB")]
+    db: Option<PathBuf>,
+    /// How often overdue questions are expired, in ms [default: 1000].
+    #[arg(long, env = "QP_SWEEP_INTERVAL_MS")]
+    sweep_interval_ms: Option<u64>,
+    /// Questions an agent may ask per minute [default: 60].
+    #[arg(long, env = "QP_ASK_RATE_PER_MINUTE")]
+    ask_rate_per_minute: Option<u32>,
+    /// Questions an agent may ask in a burst [default: 20].
+    #[arg(long, env = "QP_ASK_BURST")]
+    ask_burst: Option<u32>,
+    /// Pending questions an agent may have at once [default: 1000].
+    #[arg(long, env = "QP_MAX_PENDING_PER_AGENT")]
+    max_pending_per_agent: Option<u32>,
+    /// First webhook retry delay in ms, doubled per attempt [default: 1000].
+    #[arg(long, env = "QP_WEBHOOK_RETRY_BASE_MS")]
+    webhook_retry_base_ms: Option<u64>,
+    /// Attempts per webhook delivery before giving up [default: 10].
+    #[arg(long, env = "QP_WEBHOOK_MAX_ATTEMPTS")]
+    webhook_max_attempts: Option<u32>,
+    /// Timeout of one webhook request in ms [default: 10000].
+    #[arg(long, env = "QP_WEBHOOK_TIMEOUT_MS")]
+    webhook_timeout_ms: Option<u64>,
+}
+
+pub async fn run(args: ServeArgs) -> i32 {
+    let file = match &args.config {
+        Some(path) => match PartialSettings::from_file(path) {
+            Ok(f) => f,
+            Err(e) => {
+                eprintln!("qp serve: {e}");
+                return EXIT_USAGE;
+            }
+        },
+        None => PartialSettings::default(),
+    };
+    let flags = PartialSettings {
+        listen: args.listen,
+        db: args.db,
+        sweep_interval_ms: args.sweep_interval_ms,
+        ask_rate_per_minute: args.ask_rate_per_minute,
+        ask_burst: args.ask_burst,
+        max_pending_per_agent: args.max_pending_per_agent,
+        webhook_retry_base_ms: args.webhook_retry_base_ms,
+        webhook_max_attempts: args.webhook_max_attempts,
+        webhook_timeout_ms: args.webhook_timeout_ms,
+    };
+    let settings = match flags.resolve(file) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("qp serve: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("QP_LOG")
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .try_init();
+    let server = match crate::serve::start(settings, None).await {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("qp serve: {e}");
+            return EXIT_ERROR;
+        }
+    };
+    eprintln!("qp serve: listening on http://{}", server.addr);
+    wait_for_stop_signal().await;
+    eprintln!("qp serve: stopping");
+    server.stop().await;
+    EXIT_OK
+}
+
+/// Ctrl-C or SIGTERM.
+async fn wait_for_stop_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}

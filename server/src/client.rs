@@ -1,0 +1,193 @@
+//! A small Rust client for askers: ask, a yes/no helper, await with the
+//! re-poll hidden, fetch, list, cancel, and reconciling a webhook event by
+//! `correlation_id`. `qp ask`/`watch`/`list`/`cancel` are built on it.
+
+use std::time::Duration;
+
+use qp_core::protocol::{AskRequest, Question, WebhookEvent};
+use serde_json::Value;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    /// The server answered with an error body.
+    #[error("{message}")]
+    Api {
+        status: u16,
+        code: String,
+        message: String,
+        field: Option<String>,
+        /// The question as it stands, for 409 conflicts.
+        question: Option<Box<Question>>,
+    },
+    #[error("cannot reach the server at {url}: {source}")]
+    Transport { url: String, source: reqwest::Error },
+    #[error("unexpected response from the server: {0}")]
+    Decode(String),
+}
+
+impl ClientError {
+    /// Worth retrying: the network, or a 5xx / 429.
+    pub fn is_transient(&self) -> bool {
+        match self {
+            ClientError::Transport { .. } => true,
+            ClientError::Api { status, .. } => *status >= 500 || *status == 429,
+            ClientError::Decode(_) => false,
+        }
+    }
+}
+
+/// How long one wait request asks the server to hold (the server's max is 30 s).
+pub const WAIT_POLL_SECS: u64 = 25;
+
+#[derive(Clone)]
+pub struct AskerClient {
+    http: reqwest::Client,
+    base: String,
+    token: String,
+}
+
+impl AskerClient {
+    /// `base_url` like `http://127.0.0.1:8750`; `token` an agent token.
+    pub fn new(base_url: &str, token: &str) -> Result<Self, ClientError> {
+        let http = reqwest::Client::builder()
+            .timeout(Duration::from_secs(WAIT_POLL_SECS + 15))
+            .build()
+            .map_err(|e| ClientError::Transport {
+                url: base_url.to_string(),
+                source: e,
+            })?;
+        Ok(AskerClient {
+            http,
+            base: base_url.trim_end_matches('/').to_string(),
+            token: token.to_string(),
+        })
+    }
+
+    async fn send<T: serde::de::DeserializeOwned>(
+        &self,
+        req: reqwest::RequestBuilder,
+    ) -> Result<T, ClientError> {
+        let url = self.base.clone();
+        let resp = req
+            .bearer_auth(&self.token)
+            .send()
+            .await
+            .map_err(|source| ClientError::Transport {
+                url: url.clone(),
+                source,
+            })?;
+        let status = resp.status();
+        let bytes = resp
+            .bytes()
+            .await
+            .map_err(|source| ClientError::Transport { url, source })?;
+        if status.is_success() {
+            return serde_json::from_slice(&bytes).map_err(|e| ClientError::Decode(e.to_string()));
+        }
+        let body: Value = serde_json::from_slice(&bytes).unwrap_or_default();
+        let err = &body["error"];
+        Err(ClientError::Api {
+            status: status.as_u16(),
+            code: err["code"].as_str().unwrap_or("http_error").to_string(),
+            message: err["message"]
+                .as_str()
+                .map(String::from)
+                .unwrap_or_else(|| format!("the server answered {status}")),
+            field: err["field"].as_str().map(String::from),
+            question: serde_json::from_value(body["question"].clone())
+                .ok()
+                .map(Box::new),
+        })
+    }
+
+    /// Asks in `room` (its invite code). Returns the created question.
+    pub async fn ask(&self, room: &str, req: &AskRequest) -> Result<Question, ClientError> {
+        let url = format!(
+            "{}/api/agent/rooms/{}/questions",
+            self.base,
+            urlencode(room)
+        );
+        self.send(self.http.post(url).json(req)).await
+    }
+
+    /// Asks an approve/deny question.
+    pub async fn ask_yes_no(&self, room: &str, prompt: &str) -> Result<Question, ClientError> {
+        self.ask(room, &AskRequest::yes_no(prompt)).await
+    }
+
+    /// One long-poll: at most `timeout_secs` (0 to 30).
+    pub async fn wait_once(&self, id: &str, timeout_secs: u64) -> Result<Question, ClientError> {
+        let url = format!(
+            "{}/api/agent/questions/{}/wait?timeout={timeout_secs}",
+            self.base,
+            urlencode(id)
+        );
+        self.send(self.http.get(url)).await
+    }
+
+    /// Blocks until the question is terminal, re-polling the wait endpoint
+    /// and riding out transient failures (with growing pauses, never a hot loop).
+    pub async fn await_resolution(&self, id: &str) -> Result<Question, ClientError> {
+        let mut pause = Duration::from_millis(500);
+        loop {
+            match self.wait_once(id, WAIT_POLL_SECS).await {
+                Ok(q) if q.state.is_terminal() => return Ok(q),
+                Ok(_) => pause = Duration::from_millis(500),
+                Err(e) if e.is_transient() => {
+                    tokio::time::sleep(pause).await;
+                    pause = (pause * 2).min(Duration::from_secs(10));
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    pub async fn fetch(&self, id: &str) -> Result<Question, ClientError> {
+        let url = format!("{}/api/agent/questions/{}", self.base, urlencode(id));
+        self.send(self.http.get(url)).await
+    }
+
+    /// `state`: `pending`, `answered`, `expired`, `cancelled`, `all`, or
+    /// `None` for the recent window.
+    pub async fn list(&self, state: Option<&str>) -> Result<Vec<Question>, ClientError> {
+        let mut url = format!("{}/api/agent/questions", self.base);
+        if let Some(s) = state {
+            url.push_str(&format!("?state={}", urlencode(s)));
+        }
+        #[derive(serde::Deserialize)]
+        struct Listed {
+            questions: Vec<Question>,
+        }
+        let listed: Listed = self.send(self.http.get(url)).await?;
+        Ok(listed.questions)
+    }
+
+    /// Withdraws a pending question. A resolved one gives `Api { status: 409,
+    /// question: Some(..) }`.
+    pub async fn cancel(&self, id: &str) -> Result<Question, ClientError> {
+        let url = format!("{}/api/agent/questions/{}/cancel", self.base, urlencode(id));
+        self.send(self.http.post(url)).await
+    }
+}
+
+/// Reads a webhook body and returns the event if it resolves the question
+/// with `correlation_id` (verify the signature first with
+/// [`crate::webhook::verify`]).
+pub fn reconcile(body: &[u8], correlation_id: &str) -> Result<Option<WebhookEvent>, ClientError> {
+    let event: WebhookEvent =
+        serde_json::from_slice(body).map_err(|e| ClientError::Decode(e.to_string()))?;
+    Ok((event.correlation_id.as_deref() == Some(correlation_id)).then_some(event))
+}
+
+/// Percent-encodes a path segment or query value.
+fn urlencode(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || b"-_.~".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}

@@ -1,0 +1,151 @@
+//! Server settings. Each comes from a flag, else an environment variable
+//! (clap reads both), else the config file, else the default.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+
+/// The effective settings of `qp serve`.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub listen: SocketAddr,
+    pub db: PathBuf,
+    pub sweep_interval: Duration,
+    pub ask_rate_per_minute: u32,
+    pub ask_burst: u32,
+    pub max_pending_per_agent: u32,
+    pub webhook_retry_base: Duration,
+    pub webhook_max_attempts: u32,
+    pub webhook_timeout: Duration,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            listen: SocketAddr::from(([127, 0, 0, 1], 8750)),
+            db: PathBuf::from("qp.sqlite"),
+            sweep_interval: Duration::from_millis(1000),
+            ask_rate_per_minute: 60,
+            ask_burst: 20,
+            max_pending_per_agent: 1000,
+            webhook_retry_base: Duration::from_millis(1000),
+            webhook_max_attempts: 10,
+            webhook_timeout: Duration::from_secs(10),
+        }
+    }
+}
+
+/// Settings that may each be missing: what flags/env give, or a config file.
+/// The file uses the same names, e.g. `listen = "127.0.0.1:8750"`.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PartialSettings {
+    pub listen: Option<SocketAddr>,
+    pub db: Option<PathBuf>,
+    pub sweep_interval_ms: Option<u64>,
+    pub ask_rate_per_minute: Option<u32>,
+    pub ask_burst: Option<u32>,
+    pub max_pending_per_agent: Option<u32>,
+    pub webhook_retry_base_ms: Option<u64>,
+    pub webhook_max_attempts: Option<u32>,
+    pub webhook_timeout_ms: Option<u64>,
+}
+
+impl PartialSettings {
+    /// Reads a TOML config file.
+    pub fn from_file(path: &Path) -> Result<Self, String> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read config file {}: {e}", path.display()))?;
+        toml::from_str(&text).map_err(|e| format!("config file {}: {e}", path.display()))
+    }
+
+    /// `self` (flags and env) over `file` over the defaults.
+    pub fn resolve(self, file: PartialSettings) -> Result<Settings, String> {
+        let d = Settings::default();
+        let ms = |a: Option<u64>, b: Option<u64>, def: Duration| {
+            a.or(b).map(Duration::from_millis).unwrap_or(def)
+        };
+        let s = Settings {
+            listen: self.listen.or(file.listen).unwrap_or(d.listen),
+            db: self.db.or(file.db).unwrap_or(d.db),
+            sweep_interval: ms(
+                self.sweep_interval_ms,
+                file.sweep_interval_ms,
+                d.sweep_interval,
+            ),
+            ask_rate_per_minute: self
+                .ask_rate_per_minute
+                .or(file.ask_rate_per_minute)
+                .unwrap_or(d.ask_rate_per_minute),
+            ask_burst: self.ask_burst.or(file.ask_burst).unwrap_or(d.ask_burst),
+            max_pending_per_agent: self
+                .max_pending_per_agent
+                .or(file.max_pending_per_agent)
+                .unwrap_or(d.max_pending_per_agent),
+            webhook_retry_base: ms(
+                self.webhook_retry_base_ms,
+                file.webhook_retry_base_ms,
+                d.webhook_retry_base,
+            ),
+            webhook_max_attempts: self
+                .webhook_max_attempts
+                .or(file.webhook_max_attempts)
+                .unwrap_or(d.webhook_max_attempts),
+            webhook_timeout: ms(
+                self.webhook_timeout_ms,
+                file.webhook_timeout_ms,
+                d.webhook_timeout,
+            ),
+        };
+        if s.ask_rate_per_minute == 0 || s.ask_burst == 0 {
+            return Err("ask_rate_per_minute and ask_burst must be at least 1".into());
+        }
+        if s.sweep_interval.is_zero() {
+            return Err("sweep_interval_ms must be at least 1".into());
+        }
+        if s.webhook_max_attempts == 0 {
+            return Err("webhook_max_attempts must be at least 1".into());
+        }
+        Ok(s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_beat_file_beat_defaults() {
+        let file: PartialSettings =
+            toml::from_str("ask_burst = 5\nask_rate_per_minute = 7\nsweep_interval_ms = 250")
+                .unwrap();
+        let flags = PartialSettings {
+            ask_burst: Some(9),
+            ..Default::default()
+        };
+        let s = flags.resolve(file).unwrap();
+        assert_eq!(s.ask_burst, 9);
+        assert_eq!(s.ask_rate_per_minute, 7);
+        assert_eq!(s.sweep_interval, Duration::from_millis(250));
+        assert_eq!(
+            s.max_pending_per_agent,
+            Settings::default().max_pending_per_agent
+        );
+    }
+
+    #[test]
+    fn unknown_keys_in_the_file_are_errors() {
+        assert!(toml::from_str::<PartialSettings>("ask_burts = 5").is_err());
+    }
+
+    #[test]
+    fn zero_rate_is_refused() {
+        let flags = PartialSettings {
+            ask_burst: Some(0),
+            ..Default::default()
+        };
+        assert!(flags.resolve(PartialSettings::default()).is_err());
+    }
+}

@@ -1,0 +1,264 @@
+//! The HTTP API (spec section 7, plus additive endpoints): one router, thin
+//! handlers that parse, call [`crate::app::App`], and shape the response.
+
+pub mod auth;
+pub mod error;
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::Bytes;
+use axum::extract::{Path, Query, State};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{delete, get, post};
+use axum::{Json, Router};
+use qp_core::protocol::{Question, QuestionState};
+use serde_json::{json, Value};
+
+use crate::app::{self, App};
+use crate::store::identity;
+use auth::{AgentAuth, UserAuth};
+use error::ApiError;
+
+pub fn router(app: Arc<App>) -> Router {
+    Router::new()
+        .route("/api/agent/rooms/{room}/questions", post(ask))
+        .route("/api/agent/questions", get(list))
+        .route("/api/agent/questions/{id}", get(fetch))
+        .route("/api/agent/questions/{id}/wait", get(wait))
+        .route("/api/agent/questions/{id}/cancel", post(cancel))
+        .route("/api/questions/pending", get(pending))
+        .route("/api/questions/{id}", get(user_fetch))
+        .route("/api/questions/{id}/answer", post(answer))
+        .route("/api/devices", post(register_device))
+        .route("/api/devices/{id}", delete(delete_device))
+        .route("/healthz", get(|| async { "ok" }))
+        .fallback(|| async { ApiError::not_found("no such endpoint") })
+        .with_state(app)
+}
+
+/// Parses a JSON body: unparseable bytes are 400 `malformed_json`; the
+/// protocol rules then judge the value (422).
+fn parse_json(body: &Bytes) -> Result<Value, ApiError> {
+    if body.is_empty() {
+        return Err(ApiError::malformed(
+            "the request body is empty; send a JSON object",
+        ));
+    }
+    serde_json::from_slice(body)
+        .map_err(|e| ApiError::malformed(format!("the body is not valid JSON: {e}")))
+}
+
+async fn ask(
+    State(app): State<Arc<App>>,
+    AgentAuth(agent): AgentAuth,
+    Path(room): Path<String>,
+    body: Bytes,
+) -> Result<(StatusCode, Json<Question>), ApiError> {
+    let body = parse_json(&body)?;
+    let q = app.ask(agent, room, body).await?;
+    Ok((StatusCode::CREATED, Json(q)))
+}
+
+async fn fetch(
+    State(app): State<Arc<App>>,
+    AgentAuth(agent): AgentAuth,
+    Path(id): Path<String>,
+) -> Result<Json<Question>, ApiError> {
+    Ok(Json(app.agent_question(&agent, id).await?))
+}
+
+async fn wait(
+    State(app): State<Arc<App>>,
+    AgentAuth(agent): AgentAuth,
+    Path(id): Path<String>,
+    Query(query): Query<HashMap<String, String>>,
+) -> Result<Json<Question>, ApiError> {
+    let secs = match query.get("timeout") {
+        None => app::WAIT_DEFAULT_SECS,
+        Some(t) => t.trim().parse::<u64>().map_err(|_| {
+            ApiError::invalid(
+                "timeout",
+                "invalid_value",
+                format!(
+                    "timeout: must be whole seconds from 0 to {}, got {t:?}",
+                    app::WAIT_MAX_SECS
+                ),
+            )
+        })?,
+    }
+    .min(app::WAIT_MAX_SECS);
+    Ok(Json(app.wait(&agent, id, Duration::from_secs(secs)).await?))
+}
+
+async fn list(
+    State(app): State<Arc<App>>,
+    AgentAuth(agent): AgentAuth,
+    Query(query): Query<HashMap<String, String>>,
+) -> Result<Json<Value>, ApiError> {
+    let (state, all) = match query.get("state").map(String::as_str) {
+        None | Some("") => (None, false),
+        Some("all") => (None, true),
+        Some(s) => (
+            Some(QuestionState::parse(s).ok_or_else(|| {
+                ApiError::invalid(
+                    "state",
+                    "invalid_value",
+                    format!(
+                        "state: must be pending, answered, expired, cancelled or all; got {s:?}"
+                    ),
+                )
+            })?),
+            false,
+        ),
+    };
+    let limit = match query.get("limit") {
+        None => app::LIST_DEFAULT_LIMIT,
+        Some(l) => match l.parse::<usize>() {
+            Ok(n) if (1..=app::LIST_MAX_LIMIT).contains(&n) => n,
+            _ => {
+                return Err(ApiError::invalid(
+                    "limit",
+                    "out_of_range",
+                    format!("limit: must be 1 to {}, got {l:?}", app::LIST_MAX_LIMIT),
+                ))
+            }
+        },
+    };
+    let questions = app.list(&agent, state, all, limit).await?;
+    Ok(Json(json!({ "questions": questions })))
+}
+
+async fn cancel(
+    State(app): State<Arc<App>>,
+    AgentAuth(agent): AgentAuth,
+    Path(id): Path<String>,
+) -> Result<Json<Question>, ApiError> {
+    Ok(Json(app.cancel(&agent, id).await?))
+}
+
+async fn pending(
+    State(app): State<Arc<App>>,
+    UserAuth(user): UserAuth,
+) -> Result<Json<Value>, ApiError> {
+    let questions = app.pending(&user).await?;
+    Ok(Json(json!({ "questions": questions })))
+}
+
+async fn user_fetch(
+    State(app): State<Arc<App>>,
+    UserAuth(user): UserAuth,
+    Path(id): Path<String>,
+) -> Result<Json<Question>, ApiError> {
+    Ok(Json(app.user_question(&user, id).await?))
+}
+
+/// `Idempotency-Key`: 1 to 200 visible ASCII characters.
+fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
+    let Some(v) = headers.get("idempotency-key") else {
+        return Ok(None);
+    };
+    match v.to_str() {
+        Ok(k) if (1..=200).contains(&k.len()) && k.bytes().all(|b| b.is_ascii_graphic()) => {
+            Ok(Some(k.to_string()))
+        }
+        _ => Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "invalid_idempotency_key",
+            "Idempotency-Key: must be 1 to 200 visible ASCII characters",
+        )
+        .with_field("Idempotency-Key")),
+    }
+}
+
+async fn answer(
+    State(app): State<Arc<App>>,
+    UserAuth(user): UserAuth,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let key = idempotency_key(&headers)?;
+    let body = parse_json(&body)?;
+    let r = app.answer(user, id, body, key).await?;
+    let status = StatusCode::from_u16(r.status).unwrap_or(StatusCode::OK);
+    Ok((status, [(header::CONTENT_TYPE, "application/json")], r.body).into_response())
+}
+
+async fn register_device(
+    State(app): State<Arc<App>>,
+    UserAuth(user): UserAuth,
+    body: Bytes,
+) -> Result<(StatusCode, Json<Value>), ApiError> {
+    let body = parse_json(&body)?;
+    let field = |name: &str, max: usize| -> Result<String, ApiError> {
+        match body.get(name) {
+            Some(Value::String(s)) if !s.trim().is_empty() && s.chars().count() <= max => {
+                Ok(s.trim().to_string())
+            }
+            Some(Value::String(_)) => Err(ApiError::invalid(
+                name,
+                "invalid_value",
+                format!("{name}: must be 1 to {max} characters"),
+            )),
+            None | Some(Value::Null) => Err(ApiError::invalid(
+                name,
+                "required",
+                format!("{name}: is required"),
+            )),
+            Some(_) => Err(ApiError::invalid(
+                name,
+                "invalid_type",
+                format!("{name}: must be a string"),
+            )),
+        }
+    };
+    let platform = field("platform", 16)?;
+    if !["ios", "android", "dev"].contains(&platform.as_str()) {
+        return Err(ApiError::invalid(
+            "platform",
+            "invalid_value",
+            format!("platform: must be ios, android or dev; got {platform:?}"),
+        ));
+    }
+    let push_token = field("push_token", 4096)?;
+    let app_id = field("app_id", 255)?;
+    let user_id = user.id.clone();
+    let device = app
+        .db
+        .run(move |conn| -> Result<_, ApiError> {
+            Ok(identity::upsert_device(
+                conn,
+                &user_id,
+                &platform,
+                &push_token,
+                &app_id,
+            )?)
+        })
+        .await?;
+    Ok((
+        StatusCode::CREATED,
+        Json(json!({ "id": device.id, "platform": device.platform, "app_id": device.app_id })),
+    ))
+}
+
+async fn delete_device(
+    State(app): State<Arc<App>>,
+    UserAuth(user): UserAuth,
+    Path(id): Path<String>,
+) -> Result<StatusCode, ApiError> {
+    let user_id = user.id.clone();
+    let deleted = app
+        .db
+        .run(move |conn| -> Result<_, ApiError> {
+            Ok(identity::delete_device(conn, &user_id, &id)?)
+        })
+        .await?;
+    if deleted {
+        Ok(StatusCode::NO_CONTENT)
+    } else {
+        Err(ApiError::not_found("no such device of yours"))
+    }
+}

@@ -1,0 +1,167 @@
+//! The push delivery queue and the interface a transport implements.
+//!
+//! Each ask queues a `question` job per device of every eligible user, and
+//! each resolution a `resolved` job per device that got the question (both in
+//! the same transaction as the change). A worker drains due jobs through a
+//! [`PushTransport`]. The APNs and FCM transports plug in here; without a
+//! transport configured, jobs stay queued in the database.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use qp_core::protocol::Question;
+
+use crate::app::App;
+use crate::store::deliveries::{self, PushKind};
+use crate::store::identity::Device;
+use crate::store::{now_ms, questions};
+use crate::webhook::backoff;
+
+/// One push to one device.
+#[derive(Debug, Clone)]
+pub struct PushMessage {
+    pub device: Device,
+    pub kind: PushKind,
+    pub question: Question,
+}
+
+/// What a transport reports for one push.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PushOutcome {
+    Sent,
+    /// Try again later (429, 5xx, network): after `after` if the gateway said.
+    Retry {
+        reason: String,
+        after: Option<Duration>,
+    },
+    /// The gateway says the token is dead (APNs 410, FCM UNREGISTERED): the
+    /// device is removed.
+    DeviceGone,
+    /// A permanent error for this push; recorded, not retried.
+    Failed(String),
+}
+
+pub type PushFuture<'a> = Pin<Box<dyn Future<Output = PushOutcome> + Send + 'a>>;
+
+/// A push gateway (APNs, FCM, or a local development transport).
+pub trait PushTransport: Send + Sync + 'static {
+    fn send<'a>(&'a self, message: &'a PushMessage) -> PushFuture<'a>;
+}
+
+/// Attempts per job before it is marked failed.
+pub const PUSH_MAX_ATTEMPTS: u32 = 8;
+const PUSH_RETRY_BASE: Duration = Duration::from_millis(500);
+
+/// Drains due push jobs forever through `transport`.
+pub async fn run_worker(app: Arc<App>, transport: Arc<dyn PushTransport>) {
+    loop {
+        let batch = app
+            .db
+            .run(
+                |conn| -> rusqlite::Result<Vec<(deliveries::DuePush, Option<PushMessage>)>> {
+                    let due = deliveries::due_pushes(conn, now_ms(), 32)?;
+                    let mut out = Vec::with_capacity(due.len());
+                    for job in due {
+                        let device = crate::store::identity::device_by_id(conn, &job.device_id)?;
+                        let question = questions::get(conn, &job.question_id)?.map(|s| s.question);
+                        let msg = match (device, question) {
+                            (Some(device), Some(question)) => Some(PushMessage {
+                                device,
+                                kind: job.kind,
+                                question,
+                            }),
+                            _ => None,
+                        };
+                        out.push((job, msg));
+                    }
+                    Ok(out)
+                },
+            )
+            .await;
+        let batch = match batch {
+            Ok(b) => b,
+            Err(e) => {
+                tracing::error!(error = %e, "reading push jobs");
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                continue;
+            }
+        };
+        if batch.is_empty() {
+            let next = app
+                .db
+                .run(|c| deliveries::next_push_due_ms(c))
+                .await
+                .ok()
+                .flatten();
+            let wait_ms = next.map(|n| (n - now_ms()).clamp(5, 5000)).unwrap_or(5000);
+            tokio::select! {
+                _ = app.push_wake.notified() => {}
+                _ = tokio::time::sleep(Duration::from_millis(wait_ms as u64)) => {}
+            }
+            continue;
+        }
+        for (job, msg) in batch {
+            let outcome = match &msg {
+                Some(m) => transport.send(m).await,
+                None => PushOutcome::Failed("device or question no longer exists".into()),
+            };
+            let attempts = job.attempts + 1;
+            let device_id = job.device_id.clone();
+            let written = app
+                .db
+                .run(move |conn| -> rusqlite::Result<()> {
+                    let now = now_ms();
+                    match outcome {
+                        PushOutcome::Sent => {
+                            deliveries::mark_push(conn, job.id, "sent", attempts, now, None)
+                        }
+                        PushOutcome::DeviceGone => {
+                            deliveries::mark_push(
+                                conn,
+                                job.id,
+                                "failed",
+                                attempts,
+                                now,
+                                Some("device unregistered"),
+                            )?;
+                            conn.execute("DELETE FROM devices WHERE id = ?1", [&device_id])?;
+                            Ok(())
+                        }
+                        PushOutcome::Failed(reason) => deliveries::mark_push(
+                            conn,
+                            job.id,
+                            "failed",
+                            attempts,
+                            now,
+                            Some(&reason),
+                        ),
+                        PushOutcome::Retry { reason, after } if attempts < PUSH_MAX_ATTEMPTS => {
+                            let delay = after.unwrap_or_else(|| backoff(PUSH_RETRY_BASE, attempts));
+                            deliveries::mark_push(
+                                conn,
+                                job.id,
+                                "queued",
+                                attempts,
+                                now + delay.as_millis() as i64,
+                                Some(&reason),
+                            )
+                        }
+                        PushOutcome::Retry { reason, .. } => deliveries::mark_push(
+                            conn,
+                            job.id,
+                            "failed",
+                            attempts,
+                            now,
+                            Some(&reason),
+                        ),
+                    }
+                })
+                .await;
+            if let Err(e) = written {
+                tracing::error!(error = %e, "recording push outcome");
+            }
+        }
+    }
+}

@@ -1,0 +1,258 @@
+//! The durable queues: outgoing webhook deliveries and push jobs. Work is
+//! written here in the same transaction as the change that caused it, so a
+//! crash or restart loses none; workers drain what is due.
+
+use rusqlite::{params, Connection, OptionalExtension};
+
+use crate::ids;
+
+// ---- webhook deliveries ----
+
+#[derive(Debug, Clone)]
+pub struct DueWebhook {
+    pub id: String,
+    pub room_id: String,
+    pub event: String,
+    pub body: String,
+    pub attempts: u32,
+}
+
+/// Queues one event for a room's webhook; the body bytes are fixed now, so
+/// every retry sends the same bytes under the same delivery id.
+pub fn enqueue_webhook(
+    conn: &Connection,
+    room_id: &str,
+    event: &str,
+    body: &str,
+    now_ms: i64,
+) -> rusqlite::Result<String> {
+    let id = ids::new_id("d");
+    conn.execute(
+        "INSERT INTO webhook_deliveries (id, seq, room_id, event, body, state, next_attempt_ms, created_at)
+         VALUES (?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM webhook_deliveries), ?2, ?3, ?4, 'pending', ?5, ?5)",
+        params![id, room_id, event, body, now_ms],
+    )?;
+    Ok(id)
+}
+
+pub fn due_webhooks(
+    conn: &Connection,
+    now_ms: i64,
+    limit: usize,
+) -> rusqlite::Result<Vec<DueWebhook>> {
+    let mut st = conn.prepare_cached(
+        "SELECT id, room_id, event, body, attempts FROM webhook_deliveries
+         WHERE state = 'pending' AND next_attempt_ms <= ?1 ORDER BY seq LIMIT ?2",
+    )?;
+    let rows = st.query_map(params![now_ms, limit as i64], |r| {
+        Ok(DueWebhook {
+            id: r.get(0)?,
+            room_id: r.get(1)?,
+            event: r.get(2)?,
+            body: r.get(3)?,
+            attempts: r.get(4)?,
+        })
+    })?;
+    rows.collect()
+}
+
+/// When the next pending delivery is due, if any.
+pub fn next_webhook_due_ms(conn: &Connection) -> rusqlite::Result<Option<i64>> {
+    conn.query_row(
+        "SELECT MIN(next_attempt_ms) FROM webhook_deliveries WHERE state = 'pending'",
+        [],
+        |r| r.get(0),
+    )
+}
+
+pub fn mark_webhook_delivered(conn: &Connection, id: &str, attempts: u32) -> rusqlite::Result<()> {
+    conn.execute(
+        "UPDATE webhook_deliveries SET state = 'delivered', attempts = ?2, last_error = NULL WHERE id = ?1",
+        params![id, attempts],
+    )?;
+    Ok(())
+}
+
+/// Records a failed attempt: retried at `next_ms`, or given up when `None`.
+pub fn mark_webhook_attempt_failed(
+    conn: &Connection,
+    id: &str,
+    attempts: u32,
+    next_ms: Option<i64>,
+    error: &str,
+) -> rusqlite::Result<()> {
+    match next_ms {
+        Some(next) => conn.execute(
+            "UPDATE webhook_deliveries SET attempts = ?2, next_attempt_ms = ?3, last_error = ?4 WHERE id = ?1",
+            params![id, attempts, next, error],
+        )?,
+        None => conn.execute(
+            "UPDATE webhook_deliveries SET state = 'failed', attempts = ?2, last_error = ?3 WHERE id = ?1",
+            params![id, attempts, error],
+        )?,
+    };
+    Ok(())
+}
+
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct DeliveryStatus {
+    pub id: String,
+    pub event: String,
+    pub state: String,
+    pub attempts: u32,
+    pub last_error: Option<String>,
+}
+
+pub fn webhook_deliveries_of_room(
+    conn: &Connection,
+    room_id: &str,
+) -> rusqlite::Result<Vec<DeliveryStatus>> {
+    let mut st = conn.prepare(
+        "SELECT id, event, state, attempts, last_error FROM webhook_deliveries WHERE room_id = ?1 ORDER BY seq",
+    )?;
+    let rows = st.query_map([room_id], |r| {
+        Ok(DeliveryStatus {
+            id: r.get(0)?,
+            event: r.get(1)?,
+            state: r.get(2)?,
+            attempts: r.get(3)?,
+            last_error: r.get(4)?,
+        })
+    })?;
+    rows.collect()
+}
+
+// ---- push jobs ----
+
+/// What a push job carries to the phone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PushKind {
+    /// A new question: a visible notification with answer actions.
+    Question,
+    /// The question resolved: a silent push so the phone withdraws it.
+    Resolved,
+}
+
+impl PushKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PushKind::Question => "question",
+            PushKind::Resolved => "resolved",
+        }
+    }
+}
+
+pub fn enqueue_push(
+    conn: &Connection,
+    device_id: &str,
+    question_id: &str,
+    kind: PushKind,
+    now_ms: i64,
+) -> rusqlite::Result<()> {
+    conn.execute(
+        "INSERT INTO push_jobs (device_id, question_id, kind, state, next_attempt_ms, created_at)
+         VALUES (?1, ?2, ?3, 'queued', ?4, ?4)",
+        params![device_id, question_id, kind.as_str(), now_ms],
+    )?;
+    Ok(())
+}
+
+/// Devices that were sent (or queued) the question itself: they are the ones
+/// that must hear about its resolution.
+pub fn devices_that_got(conn: &Connection, question_id: &str) -> rusqlite::Result<Vec<String>> {
+    let mut st = conn.prepare_cached(
+        "SELECT DISTINCT device_id FROM push_jobs WHERE question_id = ?1 AND kind = 'question'",
+    )?;
+    let rows = st.query_map([question_id], |r| r.get(0))?;
+    rows.collect()
+}
+
+#[derive(Debug, Clone)]
+pub struct DuePush {
+    pub id: i64,
+    pub device_id: String,
+    pub question_id: String,
+    pub kind: PushKind,
+    pub attempts: u32,
+}
+
+pub fn due_pushes(conn: &Connection, now_ms: i64, limit: usize) -> rusqlite::Result<Vec<DuePush>> {
+    let mut st = conn.prepare_cached(
+        "SELECT id, device_id, question_id, kind, attempts FROM push_jobs
+         WHERE state = 'queued' AND next_attempt_ms <= ?1 ORDER BY id LIMIT ?2",
+    )?;
+    let rows = st.query_map(params![now_ms, limit as i64], |r| {
+        let kind: String = r.get(3)?;
+        Ok(DuePush {
+            id: r.get(0)?,
+            device_id: r.get(1)?,
+            question_id: r.get(2)?,
+            kind: if kind == "resolved" {
+                PushKind::Resolved
+            } else {
+                PushKind::Question
+            },
+            attempts: r.get(4)?,
+        })
+    })?;
+    rows.collect()
+}
+
+pub fn next_push_due_ms(conn: &Connection) -> rusqlite::Result<Option<i64>> {
+    conn.query_row(
+        "SELECT MIN(next_attempt_ms) FROM push_jobs WHERE state = 'queued'",
+        [],
+        |r| r.get(0),
+    )
+}
+
+/// Records a push attempt: `state` is `sent`, `failed`, or `queued` (retry at `next_ms`).
+pub fn mark_push(
+    conn: &Connection,
+    id: i64,
+    state: &str,
+    attempts: u32,
+    next_ms: i64,
+    error: Option<&str>,
+) -> rusqlite::Result<()> {
+    conn.execute(
+        "UPDATE push_jobs SET state = ?2, attempts = ?3, next_attempt_ms = ?4, last_error = ?5 WHERE id = ?1",
+        params![id, state, attempts, next_ms, error],
+    )?;
+    Ok(())
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PushJobRow {
+    pub device_id: String,
+    pub question_id: String,
+    pub kind: String,
+    pub state: String,
+    pub attempts: u32,
+}
+
+/// Every push job of a question, oldest first (for tests and the admin).
+pub fn push_jobs_of(conn: &Connection, question_id: &str) -> rusqlite::Result<Vec<PushJobRow>> {
+    let mut st = conn.prepare(
+        "SELECT device_id, question_id, kind, state, attempts FROM push_jobs WHERE question_id = ?1 ORDER BY id",
+    )?;
+    let rows = st.query_map([question_id], |r| {
+        Ok(PushJobRow {
+            device_id: r.get(0)?,
+            question_id: r.get(1)?,
+            kind: r.get(2)?,
+            state: r.get(3)?,
+            attempts: r.get(4)?,
+        })
+    })?;
+    rows.collect()
+}
+
+pub fn device_exists(conn: &Connection, device_id: &str) -> rusqlite::Result<bool> {
+    Ok(conn
+        .query_row("SELECT 1 FROM devices WHERE id = ?1", [device_id], |_| {
+            Ok(())
+        })
+        .optional()?
+        .is_some())
+}

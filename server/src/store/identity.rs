@@ -1,0 +1,592 @@
+//! Users, rooms, memberships, agents, tokens and devices.
+
+use rusqlite::{params, Connection, OptionalExtension};
+use serde::Serialize;
+
+use super::{now_secs, StoreError};
+use crate::ids;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct User {
+    pub id: String,
+    pub display_name: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Webhook {
+    pub url: String,
+    #[serde(skip)]
+    pub secret: String,
+    /// Event names forwarded; empty forwards every event.
+    pub events: Vec<String>,
+}
+
+impl Webhook {
+    /// The room's filter: matched by exact event name; empty matches all.
+    pub fn wants(&self, event: &str) -> bool {
+        self.events.is_empty() || self.events.iter().any(|e| e == event)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Room {
+    pub id: String,
+    pub code: String,
+    pub name: String,
+    pub webhook: Option<Webhook>,
+}
+
+/// Scopes an agent token may carry.
+pub const SCOPE_ASK: &str = "ask";
+pub const SCOPE_READ: &str = "read";
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Agent {
+    pub id: String,
+    pub name: String,
+    pub owner_user_id: String,
+    pub scopes: Vec<String>,
+}
+
+impl Agent {
+    pub fn has_scope(&self, scope: &str) -> bool {
+        self.scopes.iter().any(|s| s == scope)
+    }
+}
+
+/// Who a bearer token belongs to.
+#[derive(Debug, Clone)]
+pub enum Principal {
+    Agent(Agent),
+    User(User),
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TokenInfo {
+    /// The first 12 hex digits of the token's hash: enough to name it for
+    /// revocation, useless to authenticate.
+    pub hash_prefix: String,
+    pub kind: String,
+    pub subject_id: String,
+    pub label: String,
+    pub created_at: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Device {
+    pub id: String,
+    pub user_id: String,
+    pub platform: String,
+    pub push_token: String,
+    pub app_id: String,
+}
+
+fn is_unique_violation(e: &rusqlite::Error) -> bool {
+    matches!(e, rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::ConstraintViolation)
+}
+
+// ---- users ----
+
+pub fn create_user(
+    conn: &Connection,
+    display_name: &str,
+    id: Option<&str>,
+) -> Result<User, StoreError> {
+    let display_name = display_name.trim();
+    if display_name.is_empty() || display_name.chars().count() > 80 {
+        return Err(StoreError::Invalid(
+            "display name must be 1 to 80 characters".into(),
+        ));
+    }
+    let id = match id {
+        Some(id) if id.starts_with("u_") && id.len() <= 64 => id.to_string(),
+        Some(id) => {
+            return Err(StoreError::Invalid(format!(
+                "user id {id:?} must start with \"u_\" and be at most 64 characters"
+            )))
+        }
+        None => ids::new_id("u"),
+    };
+    conn.execute(
+        "INSERT INTO users (id, display_name, created_at) VALUES (?1, ?2, ?3)",
+        params![id, display_name, now_secs()],
+    )
+    .map_err(|e| {
+        if is_unique_violation(&e) {
+            StoreError::Conflict(format!("user {id} already exists"))
+        } else {
+            e.into()
+        }
+    })?;
+    Ok(User {
+        id,
+        display_name: display_name.to_string(),
+    })
+}
+
+pub fn user(conn: &Connection, id: &str) -> rusqlite::Result<Option<User>> {
+    conn.query_row(
+        "SELECT id, display_name FROM users WHERE id = ?1",
+        [id],
+        |r| {
+            Ok(User {
+                id: r.get(0)?,
+                display_name: r.get(1)?,
+            })
+        },
+    )
+    .optional()
+}
+
+pub fn require_user(conn: &Connection, id: &str) -> Result<User, StoreError> {
+    user(conn, id)?.ok_or_else(|| StoreError::NotFound(format!("no user {id}")))
+}
+
+pub fn list_users(conn: &Connection) -> rusqlite::Result<Vec<User>> {
+    let mut st = conn.prepare("SELECT id, display_name FROM users ORDER BY created_at, id")?;
+    let rows = st.query_map([], |r| {
+        Ok(User {
+            id: r.get(0)?,
+            display_name: r.get(1)?,
+        })
+    })?;
+    rows.collect()
+}
+
+// ---- rooms ----
+
+fn room_from_row(r: &rusqlite::Row) -> rusqlite::Result<Room> {
+    let url: Option<String> = r.get(3)?;
+    let secret: Option<String> = r.get(4)?;
+    let events: String = r.get(5)?;
+    Ok(Room {
+        id: r.get(0)?,
+        code: r.get(1)?,
+        name: r.get(2)?,
+        webhook: match (url, secret) {
+            (Some(url), Some(secret)) => Some(Webhook {
+                url,
+                secret,
+                events: events
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|e| !e.is_empty())
+                    .map(String::from)
+                    .collect(),
+            }),
+            _ => None,
+        },
+    })
+}
+
+const ROOM_COLUMNS: &str = "id, code, name, webhook_url, webhook_secret, webhook_events";
+
+pub fn create_room(conn: &Connection, name: &str, code: Option<&str>) -> Result<Room, StoreError> {
+    let name = name.trim();
+    if name.is_empty() || name.chars().count() > 80 {
+        return Err(StoreError::Invalid(
+            "room name must be 1 to 80 characters".into(),
+        ));
+    }
+    let code = match code {
+        Some(c) => {
+            let c = c.trim().to_ascii_uppercase();
+            if !(3..=16).contains(&c.len()) || !c.chars().all(|ch| ch.is_ascii_alphanumeric()) {
+                return Err(StoreError::Invalid(format!(
+                    "room code {c:?} must be 3 to 16 letters or digits"
+                )));
+            }
+            c
+        }
+        None => ids::new_room_code(),
+    };
+    let id = ids::new_id("r");
+    conn.execute(
+        "INSERT INTO rooms (id, code, name, created_at) VALUES (?1, ?2, ?3, ?4)",
+        params![id, code, name, now_secs()],
+    )
+    .map_err(|e| {
+        if is_unique_violation(&e) {
+            StoreError::Conflict(format!("room code {code} is taken"))
+        } else {
+            e.into()
+        }
+    })?;
+    Ok(Room {
+        id,
+        code,
+        name: name.to_string(),
+        webhook: None,
+    })
+}
+
+/// A room by its invite code (case-insensitive).
+pub fn room_by_code(conn: &Connection, code: &str) -> rusqlite::Result<Option<Room>> {
+    conn.query_row(
+        &format!("SELECT {ROOM_COLUMNS} FROM rooms WHERE code = ?1"),
+        [code.to_ascii_uppercase()],
+        room_from_row,
+    )
+    .optional()
+}
+
+pub fn room_by_id(conn: &Connection, id: &str) -> rusqlite::Result<Option<Room>> {
+    conn.query_row(
+        &format!("SELECT {ROOM_COLUMNS} FROM rooms WHERE id = ?1"),
+        [id],
+        room_from_row,
+    )
+    .optional()
+}
+
+pub fn require_room(conn: &Connection, code: &str) -> Result<Room, StoreError> {
+    room_by_code(conn, code)?
+        .ok_or_else(|| StoreError::NotFound(format!("no room with code {code}")))
+}
+
+pub fn list_rooms(conn: &Connection) -> rusqlite::Result<Vec<Room>> {
+    let mut st = conn.prepare(&format!(
+        "SELECT {ROOM_COLUMNS} FROM rooms ORDER BY created_at, code"
+    ))?;
+    let rows = st.query_map([], room_from_row)?;
+    rows.collect()
+}
+
+pub fn add_member(conn: &Connection, room_id: &str, user_id: &str) -> rusqlite::Result<()> {
+    conn.execute(
+        "INSERT OR IGNORE INTO memberships (room_id, user_id) VALUES (?1, ?2)",
+        params![room_id, user_id],
+    )?;
+    Ok(())
+}
+
+pub fn is_member(conn: &Connection, room_id: &str, user_id: &str) -> rusqlite::Result<bool> {
+    conn.query_row(
+        "SELECT EXISTS (SELECT 1 FROM memberships WHERE room_id = ?1 AND user_id = ?2)",
+        params![room_id, user_id],
+        |r| r.get(0),
+    )
+}
+
+pub fn members(conn: &Connection, room_id: &str) -> rusqlite::Result<Vec<User>> {
+    let mut st = conn.prepare(
+        "SELECT u.id, u.display_name FROM memberships m JOIN users u ON u.id = m.user_id
+         WHERE m.room_id = ?1 ORDER BY u.id",
+    )?;
+    let rows = st.query_map([room_id], |r| {
+        Ok(User {
+            id: r.get(0)?,
+            display_name: r.get(1)?,
+        })
+    })?;
+    rows.collect()
+}
+
+pub fn set_webhook(
+    conn: &Connection,
+    room_id: &str,
+    webhook: Option<&Webhook>,
+) -> Result<(), StoreError> {
+    if let Some(w) = webhook {
+        if !(w.url.starts_with("http://") || w.url.starts_with("https://")) {
+            return Err(StoreError::Invalid(format!(
+                "webhook URL {:?} must start with http:// or https://",
+                w.url
+            )));
+        }
+        if w.secret.len() < 16 {
+            return Err(StoreError::Invalid(
+                "webhook signing secret must be at least 16 characters".into(),
+            ));
+        }
+    }
+    conn.execute(
+        "UPDATE rooms SET webhook_url = ?2, webhook_secret = ?3, webhook_events = ?4 WHERE id = ?1",
+        params![
+            room_id,
+            webhook.map(|w| w.url.clone()),
+            webhook.map(|w| w.secret.clone()),
+            webhook.map(|w| w.events.join(",")).unwrap_or_default(),
+        ],
+    )?;
+    Ok(())
+}
+
+// ---- agents and tokens ----
+
+fn insert_token(
+    conn: &Connection,
+    kind: &str,
+    subject_id: &str,
+    label: &str,
+    prefix: &str,
+) -> rusqlite::Result<String> {
+    let token = ids::new_token(prefix);
+    conn.execute(
+        "INSERT INTO tokens (hash, kind, subject_id, label, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+        params![ids::token_hash(&token), kind, subject_id, label, now_secs()],
+    )?;
+    Ok(token)
+}
+
+/// Creates an agent owned by `owner_user_id`, allowed to act in `room_ids`,
+/// and returns it with its bearer token (shown once, never stored).
+pub fn create_agent(
+    conn: &Connection,
+    name: &str,
+    owner_user_id: &str,
+    scopes: &[String],
+    room_ids: &[String],
+) -> Result<(Agent, String), StoreError> {
+    let name = name.trim();
+    if name.is_empty() || name.chars().count() > 80 {
+        return Err(StoreError::Invalid(
+            "agent name must be 1 to 80 characters".into(),
+        ));
+    }
+    require_user(conn, owner_user_id)?;
+    for s in scopes {
+        if s != SCOPE_ASK && s != SCOPE_READ {
+            return Err(StoreError::Invalid(format!(
+                "unknown scope {s:?} (known: ask, read)"
+            )));
+        }
+    }
+    let id = ids::new_id("a");
+    conn.execute(
+        "INSERT INTO agents (id, name, owner_user_id, scopes, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+        params![id, name, owner_user_id, scopes.join(","), now_secs()],
+    )?;
+    for room_id in room_ids {
+        conn.execute(
+            "INSERT OR IGNORE INTO agent_rooms (agent_id, room_id) VALUES (?1, ?2)",
+            params![id, room_id],
+        )?;
+    }
+    let token = insert_token(conn, "agent", &id, name, ids::AGENT_TOKEN_PREFIX)?;
+    Ok((
+        Agent {
+            id,
+            name: name.to_string(),
+            owner_user_id: owner_user_id.to_string(),
+            scopes: scopes.to_vec(),
+        },
+        token,
+    ))
+}
+
+fn agent_from_row(r: &rusqlite::Row) -> rusqlite::Result<Agent> {
+    let scopes: String = r.get(3)?;
+    Ok(Agent {
+        id: r.get(0)?,
+        name: r.get(1)?,
+        owner_user_id: r.get(2)?,
+        scopes: scopes
+            .split(',')
+            .filter(|s| !s.is_empty())
+            .map(String::from)
+            .collect(),
+    })
+}
+
+pub fn list_agents(conn: &Connection) -> rusqlite::Result<Vec<(Agent, Vec<String>)>> {
+    let mut st =
+        conn.prepare("SELECT id, name, owner_user_id, scopes FROM agents ORDER BY created_at, id")?;
+    let agents: Vec<Agent> = st
+        .query_map([], agent_from_row)?
+        .collect::<Result<_, _>>()?;
+    let mut out = Vec::with_capacity(agents.len());
+    for a in agents {
+        let mut st = conn.prepare(
+            "SELECT r.code FROM agent_rooms ar JOIN rooms r ON r.id = ar.room_id WHERE ar.agent_id = ?1 ORDER BY r.code",
+        )?;
+        let codes = st
+            .query_map([&a.id], |r| r.get(0))?
+            .collect::<Result<Vec<String>, _>>()?;
+        out.push((a, codes));
+    }
+    Ok(out)
+}
+
+pub fn agent_may_use_room(
+    conn: &Connection,
+    agent_id: &str,
+    room_id: &str,
+) -> rusqlite::Result<bool> {
+    conn.query_row(
+        "SELECT EXISTS (SELECT 1 FROM agent_rooms WHERE agent_id = ?1 AND room_id = ?2)",
+        params![agent_id, room_id],
+        |r| r.get(0),
+    )
+}
+
+pub fn allow_agent_room(conn: &Connection, agent_id: &str, room_id: &str) -> rusqlite::Result<()> {
+    conn.execute(
+        "INSERT OR IGNORE INTO agent_rooms (agent_id, room_id) VALUES (?1, ?2)",
+        params![agent_id, room_id],
+    )?;
+    Ok(())
+}
+
+/// A new device token for a user; shown once, stored as a hash.
+pub fn create_user_token(
+    conn: &Connection,
+    user_id: &str,
+    label: &str,
+) -> Result<String, StoreError> {
+    require_user(conn, user_id)?;
+    Ok(insert_token(
+        conn,
+        "user",
+        user_id,
+        label,
+        ids::USER_TOKEN_PREFIX,
+    )?)
+}
+
+pub fn list_tokens(conn: &Connection) -> rusqlite::Result<Vec<TokenInfo>> {
+    let mut st = conn.prepare(
+        "SELECT hash, kind, subject_id, label, created_at FROM tokens ORDER BY created_at, hash",
+    )?;
+    let rows = st.query_map([], |r| {
+        let hash: String = r.get(0)?;
+        Ok(TokenInfo {
+            hash_prefix: hash[..12].to_string(),
+            kind: r.get(1)?,
+            subject_id: r.get(2)?,
+            label: r.get(3)?,
+            created_at: r.get(4)?,
+        })
+    })?;
+    rows.collect()
+}
+
+/// Revokes the one token whose hash starts with `hash_prefix` (as listed).
+pub fn revoke_token(conn: &Connection, hash_prefix: &str) -> Result<(), StoreError> {
+    if hash_prefix.len() < 8 || !hash_prefix.chars().all(|c| c.is_ascii_hexdigit()) {
+        return Err(StoreError::Invalid(
+            "give at least 8 hex digits of the token hash, as `qp admin token list` shows".into(),
+        ));
+    }
+    let n = conn.execute(
+        "DELETE FROM tokens WHERE hash IN (SELECT hash FROM tokens WHERE hash LIKE ?1 || '%' LIMIT 2)
+           AND (SELECT COUNT(*) FROM tokens WHERE hash LIKE ?1 || '%') = 1",
+        [hash_prefix.to_ascii_lowercase()],
+    )?;
+    if n == 1 {
+        Ok(())
+    } else {
+        Err(StoreError::NotFound(format!(
+            "no single token matches {hash_prefix}"
+        )))
+    }
+}
+
+/// Who presents `token`, if anyone.
+pub fn authenticate(conn: &Connection, token: &str) -> rusqlite::Result<Option<Principal>> {
+    let row: Option<(String, String)> = conn
+        .query_row(
+            "SELECT kind, subject_id FROM tokens WHERE hash = ?1",
+            [ids::token_hash(token)],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .optional()?;
+    match row {
+        Some((kind, subject)) if kind == "agent" => Ok(conn
+            .query_row(
+                "SELECT id, name, owner_user_id, scopes FROM agents WHERE id = ?1",
+                [subject],
+                agent_from_row,
+            )
+            .optional()?
+            .map(Principal::Agent)),
+        Some((_, subject)) => Ok(user(conn, &subject)?.map(Principal::User)),
+        None => Ok(None),
+    }
+}
+
+// ---- devices ----
+
+/// Registers (or re-registers) a device for push. The same platform token
+/// registered again moves to this user (a phone changed hands or re-installed).
+pub fn upsert_device(
+    conn: &Connection,
+    user_id: &str,
+    platform: &str,
+    push_token: &str,
+    app_id: &str,
+) -> rusqlite::Result<Device> {
+    let existing: Option<String> = conn
+        .query_row(
+            "SELECT id FROM devices WHERE platform = ?1 AND push_token = ?2",
+            params![platform, push_token],
+            |r| r.get(0),
+        )
+        .optional()?;
+    let id = match existing {
+        Some(id) => {
+            conn.execute(
+                "UPDATE devices SET user_id = ?2, app_id = ?3 WHERE id = ?1",
+                params![id, user_id, app_id],
+            )?;
+            id
+        }
+        None => {
+            let id = ids::new_id("dev");
+            conn.execute(
+                "INSERT INTO devices (id, user_id, platform, push_token, app_id, created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![id, user_id, platform, push_token, app_id, now_secs()],
+            )?;
+            id
+        }
+    };
+    Ok(Device {
+        id,
+        user_id: user_id.to_string(),
+        platform: platform.to_string(),
+        push_token: push_token.to_string(),
+        app_id: app_id.to_string(),
+    })
+}
+
+/// Removes a device of this user; false when there is none.
+pub fn delete_device(conn: &Connection, user_id: &str, device_id: &str) -> rusqlite::Result<bool> {
+    Ok(conn.execute(
+        "DELETE FROM devices WHERE id = ?1 AND user_id = ?2",
+        params![device_id, user_id],
+    )? == 1)
+}
+
+pub fn devices_of(conn: &Connection, user_id: &str) -> rusqlite::Result<Vec<Device>> {
+    let mut st = conn.prepare(
+        "SELECT id, user_id, platform, push_token, app_id FROM devices WHERE user_id = ?1 ORDER BY created_at, id",
+    )?;
+    let rows = st.query_map([user_id], |r| {
+        Ok(Device {
+            id: r.get(0)?,
+            user_id: r.get(1)?,
+            platform: r.get(2)?,
+            push_token: r.get(3)?,
+            app_id: r.get(4)?,
+        })
+    })?;
+    rows.collect()
+}
+
+pub fn device_by_id(conn: &Connection, id: &str) -> rusqlite::Result<Option<Device>> {
+    conn.query_row(
+        "SELECT id, user_id, platform, push_token, app_id FROM devices WHERE id = ?1",
+        [id],
+        |r| {
+            Ok(Device {
+                id: r.get(0)?,
+                user_id: r.get(1)?,
+                platform: r.get(2)?,
+                push_token: r.get(3)?,
+                app_id: r.get(4)?,
+            })
+        },
+    )
+    .optional()
+}

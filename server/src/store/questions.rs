@@ -1,0 +1,180 @@
+//! Questions, and the idempotency keys of answers.
+
+use qp_core::protocol::{Question, QuestionState};
+use rusqlite::{params, Connection, OptionalExtension};
+
+/// A question with the server-side facts that are not on the wire.
+#[derive(Debug, Clone)]
+pub struct StoredQuestion {
+    pub question: Question,
+    pub room_id: String,
+    pub agent_id: String,
+}
+
+fn to_json(q: &Question) -> String {
+    serde_json::to_string(q).expect("a Question always serializes")
+}
+
+fn from_row(r: &rusqlite::Row) -> rusqlite::Result<StoredQuestion> {
+    let body: String = r.get(0)?;
+    let question = serde_json::from_str(&body).map_err(|e| {
+        rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, Box::new(e))
+    })?;
+    Ok(StoredQuestion {
+        question,
+        room_id: r.get(1)?,
+        agent_id: r.get(2)?,
+    })
+}
+
+pub fn insert(
+    conn: &Connection,
+    q: &Question,
+    room_id: &str,
+    agent_id: &str,
+) -> rusqlite::Result<()> {
+    conn.execute(
+        "INSERT INTO questions (id, room_id, agent_id, state, scope, target_user_id, correlation_id,
+                                expires_at, created_at, body)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+        params![
+            q.id,
+            room_id,
+            agent_id,
+            q.state.as_str(),
+            q.responder_scope.as_str(),
+            q.target_user_id,
+            q.correlation_id,
+            q.expires_at.timestamp(),
+            q.created_at.timestamp(),
+            to_json(q),
+        ],
+    )?;
+    Ok(())
+}
+
+pub fn get(conn: &Connection, id: &str) -> rusqlite::Result<Option<StoredQuestion>> {
+    conn.query_row(
+        "SELECT body, room_id, agent_id FROM questions WHERE id = ?1",
+        [id],
+        from_row,
+    )
+    .optional()
+}
+
+/// Writes a question that left `pending`. The `state = 'pending'` guard makes
+/// the first resolution win: returns false (and writes nothing) when the row
+/// was already terminal.
+pub fn save_resolution(conn: &Connection, q: &Question) -> rusqlite::Result<bool> {
+    let n = conn.execute(
+        "UPDATE questions SET state = ?2, body = ?3 WHERE id = ?1 AND state = 'pending'",
+        params![q.id, q.state.as_str(), to_json(q)],
+    )?;
+    Ok(n == 1)
+}
+
+/// Ids of pending questions whose deadline has passed.
+pub fn overdue_ids(
+    conn: &Connection,
+    now_secs: i64,
+    limit: usize,
+) -> rusqlite::Result<Vec<String>> {
+    let mut st = conn.prepare_cached(
+        "SELECT id FROM questions WHERE state = 'pending' AND expires_at <= ?1 ORDER BY expires_at LIMIT ?2",
+    )?;
+    let rows = st.query_map(params![now_secs, limit as i64], |r| r.get(0))?;
+    rows.collect()
+}
+
+pub fn count_pending_for_agent(conn: &Connection, agent_id: &str) -> rusqlite::Result<i64> {
+    conn.query_row(
+        "SELECT COUNT(*) FROM questions WHERE agent_id = ?1 AND state = 'pending'",
+        [agent_id],
+        |r| r.get(0),
+    )
+}
+
+/// What an agent lists: its own questions, newest first.
+pub fn list_for_agent(
+    conn: &Connection,
+    agent_id: &str,
+    state: Option<QuestionState>,
+    created_since: Option<i64>,
+    limit: usize,
+) -> rusqlite::Result<Vec<Question>> {
+    let mut st = conn.prepare_cached(
+        "SELECT body, room_id, agent_id FROM questions
+         WHERE agent_id = ?1 AND (?2 IS NULL OR state = ?2) AND (?3 IS NULL OR created_at >= ?3)
+         ORDER BY seq DESC LIMIT ?4",
+    )?;
+    let rows = st.query_map(
+        params![
+            agent_id,
+            state.map(|s| s.as_str()),
+            created_since,
+            limit as i64
+        ],
+        from_row,
+    )?;
+    rows.map(|r| r.map(|s| s.question)).collect()
+}
+
+/// What a user may answer now: direct-to-them and room-scope in their rooms,
+/// pending and not past the deadline, newest first.
+pub fn pending_for_user(
+    conn: &Connection,
+    user_id: &str,
+    now_secs: i64,
+    limit: usize,
+) -> rusqlite::Result<Vec<Question>> {
+    let mut st = conn.prepare_cached(
+        "SELECT q.body, q.room_id, q.agent_id FROM questions q
+         JOIN memberships m ON m.room_id = q.room_id AND m.user_id = ?1
+         WHERE q.state = 'pending' AND q.expires_at > ?2
+           AND (q.scope = 'room' OR q.target_user_id = ?1)
+         ORDER BY q.seq DESC LIMIT ?3",
+    )?;
+    let rows = st.query_map(params![user_id, now_secs, limit as i64], from_row)?;
+    rows.map(|r| r.map(|s| s.question)).collect()
+}
+
+/// A stored answer result for `(user, Idempotency-Key)`.
+pub struct KeyedResult {
+    pub question_id: String,
+    pub status: u16,
+    pub response: String,
+}
+
+pub fn keyed_answer(
+    conn: &Connection,
+    user_id: &str,
+    key: &str,
+) -> rusqlite::Result<Option<KeyedResult>> {
+    conn.query_row(
+        "SELECT question_id, status, response FROM answer_keys WHERE user_id = ?1 AND key = ?2",
+        params![user_id, key],
+        |r| {
+            Ok(KeyedResult {
+                question_id: r.get(0)?,
+                status: r.get(1)?,
+                response: r.get(2)?,
+            })
+        },
+    )
+    .optional()
+}
+
+pub fn save_keyed_answer(
+    conn: &Connection,
+    user_id: &str,
+    key: &str,
+    result: &KeyedResult,
+    now_secs: i64,
+) -> rusqlite::Result<()> {
+    conn.execute(
+        "INSERT OR IGNORE INTO answer_keys (user_id, key, question_id, status, response, created_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        params![user_id, key, result.question_id, result.status, result.response, now_secs],
+    )?;
+    Ok(())
+}

@@ -1,0 +1,121 @@
+//! Schema migrations, applied in order on open; `PRAGMA user_version` records
+//! how many have run. Append new migrations; never edit a released one.
+
+use rusqlite::Connection;
+
+const MIGRATIONS: &[&str] = &[
+    // 1: identity, questions, webhook deliveries, devices and push jobs.
+    r#"
+    CREATE TABLE users (
+        id           TEXT PRIMARY KEY,
+        display_name TEXT NOT NULL,
+        created_at   INTEGER NOT NULL
+    );
+    CREATE TABLE rooms (
+        id             TEXT PRIMARY KEY,
+        code           TEXT NOT NULL UNIQUE,
+        name           TEXT NOT NULL,
+        webhook_url    TEXT,
+        webhook_secret TEXT,
+        webhook_events TEXT NOT NULL DEFAULT '',
+        created_at     INTEGER NOT NULL
+    );
+    CREATE TABLE memberships (
+        room_id TEXT NOT NULL REFERENCES rooms(id) ON DELETE CASCADE,
+        user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+        PRIMARY KEY (room_id, user_id)
+    );
+    CREATE INDEX memberships_by_user ON memberships(user_id);
+    CREATE TABLE agents (
+        id            TEXT PRIMARY KEY,
+        name          TEXT NOT NULL,
+        owner_user_id TEXT NOT NULL REFERENCES users(id),
+        scopes        TEXT NOT NULL,
+        created_at    INTEGER NOT NULL
+    );
+    CREATE TABLE agent_rooms (
+        agent_id TEXT NOT NULL REFERENCES agents(id) ON DELETE CASCADE,
+        room_id  TEXT NOT NULL REFERENCES rooms(id) ON DELETE CASCADE,
+        PRIMARY KEY (agent_id, room_id)
+    );
+    -- Bearer tokens, kept only as SHA-256 hashes.
+    CREATE TABLE tokens (
+        hash       TEXT PRIMARY KEY,
+        kind       TEXT NOT NULL CHECK (kind IN ('agent', 'user')),
+        subject_id TEXT NOT NULL,
+        label      TEXT NOT NULL DEFAULT '',
+        created_at INTEGER NOT NULL
+    );
+    CREATE TABLE questions (
+        seq            INTEGER PRIMARY KEY AUTOINCREMENT,
+        id             TEXT NOT NULL UNIQUE,
+        room_id        TEXT NOT NULL REFERENCES rooms(id),
+        agent_id       TEXT NOT NULL REFERENCES agents(id),
+        state          TEXT NOT NULL,
+        scope          TEXT NOT NULL,
+        target_user_id TEXT,
+        correlation_id TEXT,
+        expires_at     INTEGER NOT NULL,
+        created_at     INTEGER NOT NULL,
+        body           TEXT NOT NULL   -- the Question object as JSON
+    );
+    CREATE INDEX questions_pending_by_expiry ON questions(expires_at) WHERE state = 'pending';
+    CREATE INDEX questions_by_agent ON questions(agent_id, seq);
+    CREATE INDEX questions_by_room ON questions(room_id, state);
+    -- Idempotency-Key of answers: a retried answer returns the stored result.
+    CREATE TABLE answer_keys (
+        user_id     TEXT NOT NULL,
+        key         TEXT NOT NULL,
+        question_id TEXT NOT NULL,
+        status      INTEGER NOT NULL,
+        response    TEXT NOT NULL,
+        created_at  INTEGER NOT NULL,
+        PRIMARY KEY (user_id, key)
+    );
+    CREATE TABLE webhook_deliveries (
+        id              TEXT PRIMARY KEY,
+        seq             INTEGER NOT NULL,
+        room_id         TEXT NOT NULL REFERENCES rooms(id) ON DELETE CASCADE,
+        event           TEXT NOT NULL,
+        body            TEXT NOT NULL,
+        state           TEXT NOT NULL CHECK (state IN ('pending', 'delivered', 'failed')),
+        attempts        INTEGER NOT NULL DEFAULT 0,
+        next_attempt_ms INTEGER NOT NULL,
+        last_error      TEXT,
+        created_at      INTEGER NOT NULL
+    );
+    CREATE INDEX webhook_deliveries_due ON webhook_deliveries(next_attempt_ms) WHERE state = 'pending';
+    CREATE TABLE devices (
+        id         TEXT PRIMARY KEY,
+        user_id    TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+        platform   TEXT NOT NULL CHECK (platform IN ('ios', 'android', 'dev')),
+        push_token TEXT NOT NULL,
+        app_id     TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        UNIQUE (platform, push_token)
+    );
+    CREATE TABLE push_jobs (
+        id              INTEGER PRIMARY KEY AUTOINCREMENT,
+        device_id       TEXT NOT NULL REFERENCES devices(id) ON DELETE CASCADE,
+        question_id     TEXT NOT NULL,
+        kind            TEXT NOT NULL CHECK (kind IN ('question', 'resolved')),
+        state           TEXT NOT NULL CHECK (state IN ('queued', 'sent', 'failed')),
+        attempts        INTEGER NOT NULL DEFAULT 0,
+        next_attempt_ms INTEGER NOT NULL,
+        last_error      TEXT,
+        created_at      INTEGER NOT NULL
+    );
+    CREATE INDEX push_jobs_due ON push_jobs(next_attempt_ms) WHERE state = 'queued';
+    "#,
+];
+
+pub fn migrate(conn: &mut Connection) -> rusqlite::Result<()> {
+    let done: usize = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+    for (i, sql) in MIGRATIONS.iter().enumerate().skip(done) {
+        let tx = conn.transaction()?;
+        tx.execute_batch(sql)?;
+        tx.pragma_update(None, "user_version", i + 1)?;
+        tx.commit()?;
+    }
+    Ok(())
+}

@@ -1,0 +1,189 @@
+//! Test fixtures: a real server on an ephemeral loopback port over a
+//! temporary SQLite file, identities made through the store, and HTTP helpers.
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use qp_server::config::Settings;
+use qp_server::serve::{start, RunningServer};
+use qp_server::store::{self, identity};
+use serde_json::Value;
+
+pub struct Fixture {
+    pub dir: tempfile::TempDir,
+    pub db_path: PathBuf,
+    pub server: Option<RunningServer>,
+    pub base: String,
+    pub http: reqwest::Client,
+    pub room_code: String,
+    pub room_id: String,
+    pub other_room_code: String,
+    pub alice: String,
+    pub alice_token: String,
+    pub bob: String,
+    pub bob_token: String,
+    /// Carol is not a member of the room.
+    pub carol: String,
+    pub carol_token: String,
+    pub agent_token: String,
+    /// A second agent, allowed in the same room.
+    pub agent2_token: String,
+}
+
+pub fn test_settings(db: PathBuf) -> Settings {
+    Settings {
+        listen: "127.0.0.1:0".parse().unwrap(),
+        db,
+        sweep_interval: Duration::from_millis(100),
+        webhook_retry_base: Duration::from_millis(50),
+        webhook_timeout: Duration::from_secs(2),
+        ..Settings::default()
+    }
+}
+
+impl Fixture {
+    pub async fn new() -> Fixture {
+        Self::with(|_| {}).await
+    }
+
+    pub async fn with(tweak: impl FnOnce(&mut Settings)) -> Fixture {
+        let dir = tempfile::tempdir().unwrap();
+        let db_path = dir.path().join("qp.sqlite");
+        let conn = store::open(&db_path).unwrap();
+        let room = identity::create_room(&conn, "Ops", Some("OPS123")).unwrap();
+        let other = identity::create_room(&conn, "Elsewhere", Some("ELSE99")).unwrap();
+        let alice = identity::create_user(&conn, "Alice", None).unwrap();
+        let bob = identity::create_user(&conn, "Bob", None).unwrap();
+        let carol = identity::create_user(&conn, "Carol", None).unwrap();
+        identity::add_member(&conn, &room.id, &alice.id).unwrap();
+        identity::add_member(&conn, &room.id, &bob.id).unwrap();
+        identity::add_member(&conn, &other.id, &carol.id).unwrap();
+        let scopes = vec!["ask".to_string()];
+        let (_, agent_token) =
+            identity::create_agent(&conn, "Release Bot", &alice.id, &scopes, &[room.id.clone()])
+                .unwrap();
+        let (_, agent2_token) =
+            identity::create_agent(&conn, "Other Bot", &bob.id, &scopes, &[room.id.clone()])
+                .unwrap();
+        let alice_token = identity::create_user_token(&conn, &alice.id, "phone").unwrap();
+        let bob_token = identity::create_user_token(&conn, &bob.id, "phone").unwrap();
+        let carol_token = identity::create_user_token(&conn, &carol.id, "phone").unwrap();
+        drop(conn);
+
+        let mut settings = test_settings(db_path.clone());
+        tweak(&mut settings);
+        let server = start(settings, None).await.unwrap();
+        let base = format!("http://{}", server.addr);
+        Fixture {
+            dir,
+            db_path,
+            server: Some(server),
+            base,
+            http: reqwest::Client::new(),
+            room_code: room.code,
+            room_id: room.id,
+            other_room_code: other.code,
+            alice: alice.id,
+            alice_token,
+            bob: bob.id,
+            bob_token,
+            carol: carol.id,
+            carol_token,
+            agent_token,
+            agent2_token,
+        }
+    }
+
+    /// A second connection to the server's database file.
+    pub fn db(&self) -> rusqlite::Connection {
+        store::open(&self.db_path).unwrap()
+    }
+
+    /// Stops the server and starts a new one on the same database file.
+    pub async fn restart(&mut self, tweak: impl FnOnce(&mut Settings)) {
+        if let Some(s) = self.server.take() {
+            s.stop().await;
+        }
+        let mut settings = test_settings(self.db_path.clone());
+        tweak(&mut settings);
+        let server = start(settings, None).await.unwrap();
+        self.base = format!("http://{}", server.addr);
+        self.server = Some(server);
+    }
+
+    pub async fn stop(&mut self) {
+        if let Some(s) = self.server.take() {
+            s.stop().await;
+        }
+    }
+
+    pub async fn call(
+        &self,
+        method: &str,
+        path: &str,
+        token: Option<&str>,
+        body: Option<Value>,
+    ) -> (u16, Value) {
+        let url = format!("{}{}", self.base, path);
+        let mut req = self.http.request(method.parse().unwrap(), url);
+        if let Some(t) = token {
+            req = req.bearer_auth(t);
+        }
+        if let Some(b) = body {
+            req = req.json(&b);
+        }
+        let resp = req.send().await.unwrap();
+        let status = resp.status().as_u16();
+        let text = resp.text().await.unwrap();
+        (
+            status,
+            serde_json::from_str(&text).unwrap_or(Value::String(text)),
+        )
+    }
+
+    /// Asks as the main agent; panics unless 201.
+    pub async fn ask(&self, body: Value) -> Value {
+        let (status, q) = self
+            .call(
+                "POST",
+                &format!("/api/agent/rooms/{}/questions", self.room_code),
+                Some(&self.agent_token),
+                Some(body),
+            )
+            .await;
+        assert_eq!(status, 201, "ask failed: {q}");
+        q
+    }
+
+    pub async fn answer(&self, token: &str, id: &str, body: Value) -> (u16, Value) {
+        self.call(
+            "POST",
+            &format!("/api/questions/{id}/answer"),
+            Some(token),
+            Some(body),
+        )
+        .await
+    }
+
+    /// Moves a question's deadline to `secs` from now (negative: overdue),
+    /// since the protocol's minimum ttl is a minute.
+    pub fn set_expiry(&self, id: &str, secs: i64) {
+        let t = chrono::Utc::now().timestamp() + secs;
+        let s = qp_core::protocol::time::format(&chrono::DateTime::from_timestamp(t, 0).unwrap());
+        self.db()
+            .execute(
+                "UPDATE questions SET expires_at = ?2, body = json_set(body, '$.expires_at', ?3) WHERE id = ?1",
+                rusqlite::params![id, t, s],
+            )
+            .unwrap();
+    }
+}
+
+pub fn err_code(body: &Value) -> &str {
+    body["error"]["code"].as_str().unwrap_or("<none>")
+}
+
+pub fn err_field(body: &Value) -> &str {
+    body["error"]["field"].as_str().unwrap_or("<none>")
+}
