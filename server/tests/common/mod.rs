@@ -60,12 +60,22 @@ impl Fixture {
         identity::add_member(&conn, &room.id, &bob.id).unwrap();
         identity::add_member(&conn, &other.id, &carol.id).unwrap();
         let scopes = vec!["ask".to_string()];
-        let (_, agent_token) =
-            identity::create_agent(&conn, "Release Bot", &alice.id, &scopes, &[room.id.clone()])
-                .unwrap();
-        let (_, agent2_token) =
-            identity::create_agent(&conn, "Other Bot", &bob.id, &scopes, &[room.id.clone()])
-                .unwrap();
+        let (_, agent_token) = identity::create_agent(
+            &conn,
+            "Release Bot",
+            &alice.id,
+            &scopes,
+            std::slice::from_ref(&room.id),
+        )
+        .unwrap();
+        let (_, agent2_token) = identity::create_agent(
+            &conn,
+            "Other Bot",
+            &bob.id,
+            &scopes,
+            std::slice::from_ref(&room.id),
+        )
+        .unwrap();
         let alice_token = identity::create_user_token(&conn, &alice.id, "phone").unwrap();
         let bob_token = identity::create_user_token(&conn, &bob.id, "phone").unwrap();
         let carol_token = identity::create_user_token(&conn, &carol.id, "phone").unwrap();
