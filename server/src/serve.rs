@@ -37,16 +37,7 @@ pub async fn start(
 
     let (tx, rx) = oneshot::channel::<()>();
     let router = crate::http::router(app.clone());
-    let http = tokio::spawn(async move {
-        let served = axum::serve(listener, router)
-            .with_graceful_shutdown(async {
-                let _ = rx.await;
-            })
-            .await;
-        if let Err(e) = served {
-            tracing::error!(error = %e, "HTTP server stopped");
-        }
-    });
+    let http = tokio::spawn(accept_loop(listener, router, rx));
 
     let mut workers = vec![
         tokio::spawn(sweep_loop(app.clone())),
@@ -68,6 +59,52 @@ pub async fn start(
     })
 }
 
+/// Serves HTTP/1.1 connections until `stop` fires, then ends them all.
+///
+/// Why not `axum::serve`: it speaks HTTP/1 and HTTP/2 through hyper-util's
+/// auto builder, whose per-connection state is larger; thousands of parked
+/// long-polls are the normal load of this server, so each one should cost as
+/// little as hyper's HTTP/1 connection does (see BENCHMARKS.md). Askers and
+/// phones speak HTTP/1.1.
+async fn accept_loop(listener: TcpListener, router: axum::Router, mut stop: oneshot::Receiver<()>) {
+    use hyper_util::rt::{TokioIo, TokioTimer};
+    use tower_service::Service;
+
+    let mut connections = tokio::task::JoinSet::new();
+    loop {
+        let (stream, _) = tokio::select! {
+            _ = &mut stop => break,
+            accepted = listener.accept() => match accepted {
+                Ok(a) => a,
+                Err(e) => {
+                    // Out of file descriptors and the like: back off, keep serving.
+                    tracing::warn!(error = %e, "accept failed");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            // Reap finished connections so the set does not grow.
+            Some(_) = connections.join_next(), if !connections.is_empty() => continue,
+        };
+        let _ = stream.set_nodelay(true);
+        let router = router.clone();
+        connections.spawn(async move {
+            let service =
+                hyper::service::service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
+                    router.clone().call(req.map(axum::body::Body::new))
+                });
+            let conn = hyper::server::conn::http1::Builder::new()
+                .timer(TokioTimer::new())
+                .header_read_timeout(Duration::from_secs(30))
+                .serve_connection(TokioIo::new(stream), service);
+            if let Err(e) = conn.await {
+                tracing::debug!(error = %e, "connection ended");
+            }
+        });
+    }
+    connections.abort_all();
+}
+
 /// The scheduled expiry sweep.
 async fn sweep_loop(app: Arc<App>) {
     let mut tick = tokio::time::interval(app.settings.sweep_interval);
@@ -83,7 +120,7 @@ async fn sweep_loop(app: Arc<App>) {
 }
 
 impl RunningServer {
-    /// Stops accepting, gives in-flight requests a moment, then ends every task.
+    /// Stops accepting, ends every connection and background task.
     pub async fn stop(mut self) {
         if let Some(tx) = self.shutdown.take() {
             let _ = tx.send(());

@@ -28,8 +28,8 @@ pub fn enqueue_webhook(
 ) -> rusqlite::Result<String> {
     let id = ids::new_id("d");
     conn.execute(
-        "INSERT INTO webhook_deliveries (id, seq, room_id, event, body, state, next_attempt_ms, created_at)
-         VALUES (?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM webhook_deliveries), ?2, ?3, ?4, 'pending', ?5, ?5)",
+        "INSERT INTO webhook_deliveries (id, room_id, event, body, state, next_attempt_ms, created_at)
+         VALUES (?1, ?2, ?3, ?4, 'pending', ?5, ?5)",
         params![id, room_id, event, body, now_ms],
     )?;
     Ok(id)

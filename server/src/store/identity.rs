@@ -485,19 +485,13 @@ pub fn revoke_token(conn: &Connection, hash_prefix: &str) -> Result<(), StoreErr
 /// Who presents `token`, if anyone.
 pub fn authenticate(conn: &Connection, token: &str) -> rusqlite::Result<Option<Principal>> {
     let row: Option<(String, String)> = conn
-        .query_row(
-            "SELECT kind, subject_id FROM tokens WHERE hash = ?1",
-            [ids::token_hash(token)],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )
+        .prepare_cached("SELECT kind, subject_id FROM tokens WHERE hash = ?1")?
+        .query_row([ids::token_hash(token)], |r| Ok((r.get(0)?, r.get(1)?)))
         .optional()?;
     match row {
         Some((kind, subject)) if kind == "agent" => Ok(conn
-            .query_row(
-                "SELECT id, name, owner_user_id, scopes FROM agents WHERE id = ?1",
-                [subject],
-                agent_from_row,
-            )
+            .prepare_cached("SELECT id, name, owner_user_id, scopes FROM agents WHERE id = ?1")?
+            .query_row([subject], agent_from_row)
             .optional()?
             .map(Principal::Agent)),
         Some((_, subject)) => Ok(user(conn, &subject)?.map(Principal::User)),

@@ -9,7 +9,6 @@ pub mod questions;
 mod schema;
 
 use std::path::Path;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rusqlite::Connection;
@@ -25,37 +24,62 @@ pub fn open(path: &Path) -> rusqlite::Result<Connection> {
     Ok(conn)
 }
 
-/// The server's handle: one connection, used by one task at a time, off the
-/// async threads. SQLite serializes writers anyway; a single connection makes
-/// "first answer wins" a plain consequence of running transactions in turn.
+/// The server's handle: one connection owned by one dedicated thread, which
+/// runs the closures sent to it in order. SQLite serializes writers anyway;
+/// one owner makes "first answer wins" a plain consequence of running
+/// transactions in turn, and keeps the async threads free of blocking I/O
+/// without a pool of threads contending for one lock.
 #[derive(Clone)]
 pub struct Db {
-    conn: Arc<Mutex<Connection>>,
+    jobs: std::sync::mpsc::Sender<Job>,
+}
+
+type Job = Box<dyn FnOnce(&mut Connection) + Send>;
+
+fn stopped(message: String) -> rusqlite::Error {
+    rusqlite::Error::SqliteFailure(
+        rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_ABORT),
+        Some(message),
+    )
 }
 
 impl Db {
     pub fn open(path: &Path) -> rusqlite::Result<Self> {
-        Ok(Db {
-            conn: Arc::new(Mutex::new(open(path)?)),
-        })
+        let mut conn = open(path)?;
+        let (jobs, rx) = std::sync::mpsc::channel::<Job>();
+        std::thread::Builder::new()
+            .name("qp-db".into())
+            .spawn(move || {
+                // Ends when every Db handle is dropped.
+                for job in rx {
+                    job(&mut conn);
+                }
+            })
+            .map_err(|e| stopped(format!("cannot start the database thread: {e}")))?;
+        Ok(Db { jobs })
     }
 
-    /// Runs `f` with the connection on tokio's blocking pool.
+    /// Runs `f` on the database thread and awaits its result. A panic in `f`
+    /// is caught there (the thread lives on) and resumed in the caller.
     pub async fn run<T, E, F>(&self, f: F) -> Result<T, E>
     where
         T: Send + 'static,
         E: Send + 'static + From<rusqlite::Error>,
         F: FnOnce(&mut Connection) -> Result<T, E> + Send + 'static,
     {
-        let conn = self.conn.clone();
-        tokio::task::spawn_blocking(move || {
-            // A panic while holding the lock poisons it; the connection itself is
-            // still consistent (SQLite rolled back), so keep going.
-            let mut guard = conn.lock().unwrap_or_else(|p| p.into_inner());
-            f(&mut guard)
-        })
-        .await
-        .unwrap_or_else(|join_err| std::panic::resume_unwind(join_err.into_panic()))
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        let job: Job = Box::new(move |conn| {
+            let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(conn)));
+            let _ = tx.send(result);
+        });
+        if self.jobs.send(job).is_err() {
+            return Err(stopped("the database thread has stopped".into()).into());
+        }
+        match rx.await {
+            Ok(Ok(result)) => result,
+            Ok(Err(panic)) => std::panic::resume_unwind(panic),
+            Err(_) => Err(stopped("the database thread has stopped".into()).into()),
+        }
     }
 }
 

@@ -54,12 +54,9 @@ pub fn insert(
 }
 
 pub fn get(conn: &Connection, id: &str) -> rusqlite::Result<Option<StoredQuestion>> {
-    conn.query_row(
-        "SELECT body, room_id, agent_id FROM questions WHERE id = ?1",
-        [id],
-        from_row,
-    )
-    .optional()
+    conn.prepare_cached("SELECT body, room_id, agent_id FROM questions WHERE id = ?1")?
+        .query_row([id], from_row)
+        .optional()
 }
 
 /// Writes a question that left `pending`. The `state = 'pending'` guard makes

@@ -61,6 +61,7 @@ const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX questions_pending_by_expiry ON questions(expires_at) WHERE state = 'pending';
     CREATE INDEX questions_by_agent ON questions(agent_id, seq);
+    CREATE INDEX questions_by_agent_state ON questions(agent_id, state);
     CREATE INDEX questions_by_room ON questions(room_id, state);
     -- Idempotency-Key of answers: a retried answer returns the stored result.
     CREATE TABLE answer_keys (
@@ -73,8 +74,8 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (user_id, key)
     );
     CREATE TABLE webhook_deliveries (
-        id              TEXT PRIMARY KEY,
-        seq             INTEGER NOT NULL,
+        seq             INTEGER PRIMARY KEY AUTOINCREMENT,
+        id              TEXT NOT NULL UNIQUE,
         room_id         TEXT NOT NULL REFERENCES rooms(id) ON DELETE CASCADE,
         event           TEXT NOT NULL,
         body            TEXT NOT NULL,

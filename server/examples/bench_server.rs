@@ -1,0 +1,284 @@
+//! Server benchmark: ask-answer-resolve cycles per second, then 10,000
+//! long-poll waiters held at once with the answer-to-waiter release latency
+//! and the server's resident memory. Runs `qp serve` as its own process.
+//!
+//!     cargo build --release -p qp-server --bin qp --example bench_server
+//!     target/release/examples/bench_server --qp target/release/qp
+//!
+//! Options: --waiters N (10000), --samples N (1000), --cycle-secs S (10),
+//! --concurrency N (32). Results go to stdout as a small report.
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use qp_server::store::{self, identity};
+use serde_json::{json, Value};
+use tokio::sync::oneshot;
+
+struct Opts {
+    qp: String,
+    waiters: usize,
+    samples: usize,
+    cycle_secs: u64,
+    concurrency: usize,
+}
+
+fn opts() -> Opts {
+    let mut o = Opts {
+        qp: "target/release/qp".into(),
+        waiters: 10_000,
+        samples: 1000,
+        cycle_secs: 10,
+        concurrency: 32,
+    };
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut i = 0;
+    while i < args.len() {
+        let v = args.get(i + 1).cloned().unwrap_or_default();
+        match args[i].as_str() {
+            "--qp" => o.qp = v,
+            "--waiters" => o.waiters = v.parse().expect("--waiters N"),
+            "--samples" => o.samples = v.parse().expect("--samples N"),
+            "--cycle-secs" => o.cycle_secs = v.parse().expect("--cycle-secs S"),
+            "--concurrency" => o.concurrency = v.parse().expect("--concurrency N"),
+            other => panic!("unknown option {other}"),
+        }
+        i += 2;
+    }
+    o
+}
+
+fn proc_status_kb(pid: u32, key: &str) -> u64 {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    s.lines()
+        .find(|l| l.starts_with(key))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    let idx = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[idx]
+}
+
+#[derive(Clone)]
+struct Api {
+    http: reqwest::Client,
+    base: String,
+    agent: String,
+    user: String,
+}
+
+impl Api {
+    async fn ask(&self) -> String {
+        let q: Value = self
+            .http
+            .post(format!("{}/api/agent/rooms/BENCH1/questions", self.base))
+            .bearer_auth(&self.agent)
+            .json(&json!({"prompt": "Deploy?", "responder_scope": "room", "ttl": 3600}))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        q["id"]
+            .as_str()
+            .unwrap_or_else(|| panic!("ask failed: {q}"))
+            .to_string()
+    }
+
+    async fn answer(&self, id: &str) {
+        let r = self
+            .http
+            .post(format!("{}/api/questions/{id}/answer", self.base))
+            .bearer_auth(&self.user)
+            .json(&json!({"value": "approve"}))
+            .send()
+            .await
+            .unwrap();
+        assert!(r.status().is_success());
+        let _ = r.bytes().await;
+    }
+
+    /// Long-polls until the question is terminal.
+    async fn wait_terminal(&self, id: &str) {
+        loop {
+            let sent = self
+                .http
+                .get(format!(
+                    "{}/api/agent/questions/{id}/wait?timeout=30",
+                    self.base
+                ))
+                .bearer_auth(&self.agent)
+                .send()
+                .await;
+            // At the end the server is killed under the remaining waiters.
+            let Ok(resp) = sent else { return };
+            let Ok(q) = resp.json::<Value>().await else {
+                return;
+            };
+            if q["state"] != "pending" {
+                return;
+            }
+        }
+    }
+}
+
+#[tokio::main]
+async fn main() {
+    let o = opts();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("bench.sqlite");
+    let (agent, user) = {
+        let conn = store::open(&db).unwrap();
+        let room = identity::create_room(&conn, "Bench", Some("BENCH1")).unwrap();
+        let u = identity::create_user(&conn, "Bench User", None).unwrap();
+        identity::add_member(&conn, &room.id, &u.id).unwrap();
+        let (_, agent) =
+            identity::create_agent(&conn, "bench", &u.id, &["ask".into()], &[room.id]).unwrap();
+        (
+            agent,
+            identity::create_user_token(&conn, &u.id, "").unwrap(),
+        )
+    };
+    let mut server = Command::new(&o.qp)
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--ask-rate-per-minute",
+            "100000000",
+            "--ask-burst",
+            "100000000",
+        ])
+        .args(["--max-pending-per-agent", "100000000"])
+        .arg("--db")
+        .arg(&db)
+        .env("QP_LOG", "warn")
+        .envs(std::env::vars().filter(|(k, _)| k.starts_with("MALLOC_")))
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start qp serve (build it with --release first)");
+    let pid = server.id();
+    let mut lines = BufReader::new(server.stderr.take().unwrap()).lines();
+    let base = loop {
+        let line = lines.next().expect("qp serve exited").unwrap();
+        if let Some(rest) = line.split("listening on ").nth(1) {
+            break rest.trim().to_string();
+        }
+    };
+    std::thread::spawn(move || for _ in lines {});
+    let http = reqwest::Client::builder()
+        .timeout(Duration::from_secs(45))
+        .build()
+        .unwrap();
+    let api = Api {
+        http,
+        base,
+        agent,
+        user,
+    };
+    println!(
+        "qp serve pid {pid}; idle RSS {} KB",
+        proc_status_kb(pid, "VmRSS:")
+    );
+
+    // ---- 1. ask -> wait -> answer -> released, in a closed loop ----
+    let deadline = Instant::now() + Duration::from_secs(o.cycle_secs);
+    let mut tasks = Vec::new();
+    for _ in 0..o.concurrency {
+        let api = api.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut n = 0u64;
+            while Instant::now() < deadline {
+                let id = api.ask().await;
+                let waiter = {
+                    let api = api.clone();
+                    let id = id.clone();
+                    tokio::spawn(async move { api.wait_terminal(&id).await })
+                };
+                api.answer(&id).await;
+                waiter.await.unwrap();
+                n += 1;
+            }
+            n
+        }));
+    }
+    let t = Instant::now();
+    let mut cycles = 0;
+    for t in tasks {
+        cycles += t.await.unwrap();
+    }
+    let secs = t.elapsed().as_secs_f64();
+    println!(
+        "cycles: {cycles} ask+wait+answer cycles in {secs:.1} s with {} concurrent askers = {:.0} cycles/s",
+        o.concurrency,
+        cycles as f64 / secs
+    );
+
+    // ---- 2. hold N waiters, then answer a sample one by one ----
+    let mut ids = Vec::with_capacity(o.waiters);
+    let mut asks = Vec::new();
+    for chunk in (0..o.waiters).collect::<Vec<_>>().chunks(64) {
+        for _ in chunk {
+            let api = api.clone();
+            asks.push(tokio::spawn(async move { api.ask().await }));
+        }
+        for a in asks.drain(..) {
+            ids.push(a.await.unwrap());
+        }
+    }
+    let mut released: HashMap<String, oneshot::Receiver<Instant>> = HashMap::new();
+    for (i, id) in ids.iter().enumerate() {
+        let (tx, rx) = oneshot::channel();
+        released.insert(id.clone(), rx);
+        let api = api.clone();
+        let id = id.clone();
+        tokio::spawn(async move {
+            api.wait_terminal(&id).await;
+            let _ = tx.send(Instant::now());
+        });
+        if i % 500 == 499 {
+            tokio::time::sleep(Duration::from_millis(50)).await; // ramp, not a SYN flood
+        }
+    }
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let rss_held = proc_status_kb(pid, "VmRSS:");
+    println!(
+        "held: {} waiters parked; server RSS {} KB ({:.1} MB)",
+        o.waiters,
+        rss_held,
+        rss_held as f64 / 1024.0
+    );
+
+    let mut lat = Vec::with_capacity(o.samples);
+    let api = Arc::new(api);
+    for id in ids.iter().take(o.samples) {
+        let rx = released.remove(id).unwrap();
+        let t0 = Instant::now();
+        api.answer(id).await;
+        let at = rx.await.unwrap();
+        lat.push(at.saturating_duration_since(t0));
+    }
+    lat.sort();
+    println!(
+        "release latency over {} answers with {}..{} waiters held: p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
+        lat.len(),
+        o.waiters,
+        o.waiters - o.samples,
+        percentile(&lat, 0.5).as_secs_f64() * 1e3,
+        percentile(&lat, 0.99).as_secs_f64() * 1e3,
+        lat.last().unwrap().as_secs_f64() * 1e3
+    );
+    println!(
+        "server peak RSS (VmHWM) {} KB",
+        proc_status_kb(pid, "VmHWM:")
+    );
+    let _ = server.kill();
+    let _ = server.wait();
+}
