@@ -191,3 +191,25 @@ fn urlencode(s: &str) -> String {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reconcile_matches_by_correlation_id() {
+        let body = br#"{"event":"question.answered","question_id":"q_1","room":{"name":"Ops","code":"OPS123"},
+            "state":"answered","answer":{"value":"prod","label":"Production","text":null,
+            "responder":{"id":"u_1","display_name":"Federica"},"answered_at":"2026-06-27T10:31:04Z"},
+            "correlation_id":"rel-2.4","reply_to":null,"data":{"pipeline":"deploy"},"timestamp":"2026-06-27T10:31:04Z"}"#;
+        let hit = reconcile(body, "rel-2.4").unwrap().expect("matches");
+        assert_eq!(hit.answer.unwrap().value.as_deref(), Some("prod"));
+        assert!(reconcile(body, "rel-9").unwrap().is_none());
+        assert!(reconcile(b"[]", "rel-2.4").is_err());
+    }
+
+    #[test]
+    fn path_segments_are_encoded() {
+        assert_eq!(urlencode("q_1/../x"), "q_1%2F..%2Fx");
+    }
+}

@@ -911,3 +911,111 @@ async fn devices_register_and_questions_queue_push_jobs() {
         .await;
     assert_eq!(s, 204);
 }
+
+/// A transport that records what it is given and answers from a script:
+/// the interface the APNs and FCM transports implement.
+struct ScriptedTransport {
+    seen: std::sync::Mutex<Vec<(String, String, String)>>,
+    /// Outcomes per device push token, in order; `Sent` once exhausted.
+    script: std::sync::Mutex<std::collections::HashMap<String, Vec<qp_server::push::PushOutcome>>>,
+}
+
+impl qp_server::push::PushTransport for ScriptedTransport {
+    fn send<'a>(&'a self, m: &'a qp_server::push::PushMessage) -> qp_server::push::PushFuture<'a> {
+        Box::pin(async move {
+            self.seen.lock().unwrap().push((
+                m.device.push_token.clone(),
+                m.kind.as_str().to_string(),
+                m.question.id.clone(),
+            ));
+            let mut script = self.script.lock().unwrap();
+            match script.get_mut(&m.device.push_token) {
+                Some(list) if !list.is_empty() => list.remove(0),
+                _ => qp_server::push::PushOutcome::Sent,
+            }
+        })
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_push_worker_sends_retries_and_forgets_dead_devices() {
+    use qp_server::push::PushOutcome;
+    let transport = std::sync::Arc::new(ScriptedTransport {
+        seen: Default::default(),
+        script: std::sync::Mutex::new(
+            [
+                (
+                    "bob-phone".to_string(),
+                    vec![PushOutcome::Retry {
+                        reason: "503".into(),
+                        after: Some(Duration::from_millis(50)),
+                    }],
+                ),
+                ("bob-tablet".to_string(), vec![PushOutcome::DeviceGone]),
+            ]
+            .into_iter()
+            .collect(),
+        ),
+    });
+    let f = Fixture::build(|_| {}, Some(transport.clone())).await;
+    for token in ["bob-phone", "bob-tablet"] {
+        let (s, _) = f
+            .call(
+                "POST",
+                "/api/devices",
+                Some(&f.bob_token),
+                Some(json!({"platform": "android", "push_token": token, "app_id": "a"})),
+            )
+            .await;
+        assert_eq!(s, 201);
+    }
+    let q = f
+        .ask(json!({"prompt": "push me", "target_user_id": f.bob}))
+        .await;
+    let id = q["id"].as_str().unwrap().to_string();
+    let t = Instant::now();
+    loop {
+        let jobs = qp_server::store::deliveries::push_jobs_of(&f.db(), &id).unwrap();
+        if jobs.iter().all(|j| j.state != "queued") {
+            break;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "jobs stuck: {jobs:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let jobs = qp_server::store::deliveries::push_jobs_of(&f.db(), &id).unwrap();
+    // Phone: 503 then sent (2 attempts). Tablet: unregistered -> device removed.
+    assert_eq!(jobs[0].state, "sent");
+    assert_eq!(jobs[0].attempts, 2);
+    assert!(jobs.len() == 1 || jobs[1].state == "failed", "{jobs:?}");
+    let devices = qp_server::store::identity::devices_of(&f.db(), &f.bob).unwrap();
+    assert_eq!(
+        devices
+            .iter()
+            .map(|d| d.push_token.as_str())
+            .collect::<Vec<_>>(),
+        vec!["bob-phone"]
+    );
+    assert_eq!(transport.seen.lock().unwrap().len(), 3);
+
+    // The resolution reaches the device that got the question.
+    f.answer(&f.bob_token, &id, json!({"value": "approve"}))
+        .await;
+    let t = Instant::now();
+    while !transport
+        .seen
+        .lock()
+        .unwrap()
+        .iter()
+        .any(|(_, kind, _)| kind == "resolved")
+    {
+        assert!(t.elapsed() < Duration::from_secs(10), "no resolution push");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let seen = transport.seen.lock().unwrap();
+    let resolved: Vec<_> = seen.iter().filter(|(_, k, _)| k == "resolved").collect();
+    assert_eq!(resolved.len(), 1);
+    assert_eq!(resolved[0].0, "bob-phone");
+}

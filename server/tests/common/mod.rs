@@ -48,6 +48,13 @@ impl Fixture {
     }
 
     pub async fn with(tweak: impl FnOnce(&mut Settings)) -> Fixture {
+        Self::build(tweak, None).await
+    }
+
+    pub async fn build(
+        tweak: impl FnOnce(&mut Settings),
+        push: Option<std::sync::Arc<dyn qp_server::push::PushTransport>>,
+    ) -> Fixture {
         let dir = tempfile::tempdir().unwrap();
         let db_path = dir.path().join("qp.sqlite");
         let conn = store::open(&db_path).unwrap();
@@ -83,7 +90,7 @@ impl Fixture {
 
         let mut settings = test_settings(db_path.clone());
         tweak(&mut settings);
-        let server = start(settings, None).await.unwrap();
+        let server = start(settings, push).await.unwrap();
         let base = format!("http://{}", server.addr);
         Fixture {
             dir,
