@@ -1,0 +1,252 @@
+//! Phone side: an APNs `userInfo` (as JSON) or an FCM data map to a
+//! validated compact question or resolved notice. Never panics; every field
+//! is a claim checked with the protocol's own rules.
+
+use std::collections::HashMap;
+
+use serde_json::{json, Map, Value};
+
+use super::compact::{
+    CompactOption, CompactQuestion, CompactRoom, ResolvedNotice, PAYLOAD_VERSION,
+};
+use super::{PayloadError, MAX_DECODE_BYTES};
+use crate::present::copy::Copy;
+use crate::protocol::{normalize_ask, time, AskContext, ResponderScope};
+
+/// What a push carried.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Push {
+    Question(CompactQuestion),
+    Resolved(ResolvedNotice),
+}
+
+/// Decodes an APNs payload (the notification's `userInfo` as JSON).
+pub fn decode_apns(json: &str) -> Result<Push, PayloadError> {
+    if json.len() > MAX_DECODE_BYTES {
+        return Err(PayloadError::TooLarge(json.len()));
+    }
+    let v: Value = serde_json::from_str(json).map_err(|_| PayloadError::NotJson)?;
+    let obj = v
+        .as_object()
+        .ok_or_else(|| PayloadError::NotAnObject("payload".into()))?;
+    if let Some(q) = obj.get("qp") {
+        return decode_compact(q, "qp").map(Push::Question);
+    }
+    if let Some(r) = obj.get("qp_resolved") {
+        return decode_resolved(r, "qp_resolved").map(Push::Resolved);
+    }
+    Err(PayloadError::NotQuestionProtocol)
+}
+
+/// Decodes an FCM data message (`RemoteMessage.data`).
+pub fn decode_fcm(data: &HashMap<String, String>) -> Result<Push, PayloadError> {
+    let size: usize = data.iter().map(|(k, v)| k.len() + v.len()).sum();
+    if size > MAX_DECODE_BYTES {
+        return Err(PayloadError::TooLarge(size));
+    }
+    let kind = data
+        .get("type")
+        .ok_or_else(|| PayloadError::MissingKey("type".into()))?;
+    let inner = || -> Result<Value, PayloadError> {
+        let raw = data
+            .get("qp")
+            .ok_or_else(|| PayloadError::MissingKey("qp".into()))?;
+        serde_json::from_str(raw).map_err(|_| PayloadError::NotJson)
+    };
+    match kind.as_str() {
+        "question" => decode_compact(&inner()?, "qp").map(Push::Question),
+        "resolved" => decode_resolved(&inner()?, "qp").map(Push::Resolved),
+        _ => Err(PayloadError::NotQuestionProtocol),
+    }
+}
+
+/// What to show when a push cannot be decoded: a plain notification that
+/// opens the app (which then syncs from the server).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FallbackNotification {
+    pub title: String,
+    pub body: String,
+}
+
+/// A fallback notification, using the push's own title/body when they are
+/// usable strings, else the generic copy.
+pub fn fallback(title: Option<&str>, body: Option<&str>, copy: &Copy) -> FallbackNotification {
+    let usable = |s: Option<&str>| {
+        s.map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(|s| super::budget::truncate_chars(s, 200))
+    };
+    FallbackNotification {
+        title: usable(title).unwrap_or_else(|| copy.fallback_title.to_string()),
+        body: usable(body).unwrap_or_else(|| copy.fallback_body.to_string()),
+    }
+}
+
+fn object<'a>(v: &'a Value, path: &str) -> Result<&'a Map<String, Value>, PayloadError> {
+    v.as_object()
+        .ok_or_else(|| PayloadError::NotAnObject(path.to_string()))
+}
+
+fn get<'a>(obj: &'a Map<String, Value>, key: &str, path: &str) -> Result<&'a Value, PayloadError> {
+    obj.get(key)
+        .ok_or_else(|| PayloadError::MissingKey(format!("{path}.{key}")))
+}
+
+fn string<'a>(obj: &'a Map<String, Value>, key: &str, path: &str) -> Result<&'a str, PayloadError> {
+    get(obj, key, path)?
+        .as_str()
+        .ok_or_else(|| PayloadError::WrongType {
+            field: format!("{path}.{key}"),
+            expected: "a string".into(),
+        })
+}
+
+fn invalid(field: String, message: impl Into<String>) -> PayloadError {
+    PayloadError::Invalid {
+        field,
+        message: message.into(),
+    }
+}
+
+/// A question id is used in notification identifiers: 1 to 64 of `A-Z a-z 0-9 _ -`.
+fn check_id(id: &str, field: String) -> Result<(), PayloadError> {
+    let ok = (1..=64).contains(&id.len())
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    if ok {
+        Ok(())
+    } else {
+        Err(invalid(
+            field,
+            "must be 1 to 64 letters, digits, '_' or '-'",
+        ))
+    }
+}
+
+fn check_version(obj: &Map<String, Value>, path: &str) -> Result<(), PayloadError> {
+    let v = get(obj, "v", path)?
+        .as_i64()
+        .ok_or_else(|| PayloadError::WrongType {
+            field: format!("{path}.v"),
+            expected: "an integer".into(),
+        })?;
+    if v != PAYLOAD_VERSION {
+        return Err(PayloadError::UnsupportedVersion(v));
+    }
+    Ok(())
+}
+
+fn display_name(obj: &Map<String, Value>, key: &str, path: &str) -> Result<String, PayloadError> {
+    let s = string(obj, key, path)?;
+    if s.chars().count() > 80 || s.chars().any(char::is_control) {
+        return Err(invalid(
+            format!("{path}.{key}"),
+            "must be at most 80 characters, on one line",
+        ));
+    }
+    Ok(s.to_string())
+}
+
+fn timestamp(
+    obj: &Map<String, Value>,
+    key: &str,
+    path: &str,
+) -> Result<chrono::DateTime<chrono::Utc>, PayloadError> {
+    time::parse(string(obj, key, path)?)
+        .map_err(|_| invalid(format!("{path}.{key}"), "must be an RFC 3339 timestamp"))
+}
+
+fn decode_compact(v: &Value, path: &str) -> Result<CompactQuestion, PayloadError> {
+    let obj = object(v, path)?;
+    check_version(obj, path)?;
+    let id = string(obj, "id", path)?;
+    check_id(id, format!("{path}.id"))?;
+    let room_path = format!("{path}.room");
+    let room = object(get(obj, "room", path)?, &room_path)?;
+    let code = string(room, "code", &room_path)?;
+    if !(1..=16).contains(&code.len()) || !code.bytes().all(|b| b.is_ascii_alphanumeric()) {
+        return Err(invalid(
+            format!("{room_path}.code"),
+            "must be 1 to 16 letters or digits",
+        ));
+    }
+    let room_name = display_name(room, "name", &room_path)?;
+    let asker = display_name(obj, "asker", path)?;
+    let expires_at = timestamp(obj, "expires_at", path)?;
+    let created_at = timestamp(obj, "created_at", path)?;
+
+    // The displayed and answerable parts are judged by the protocol's own
+    // ask rules, so a phone accepts exactly what a server may send.
+    let options = get(obj, "options", path)?;
+    let has_text = obj.get("text_input").is_some_and(|t| !t.is_null());
+    if options.as_array().is_some_and(|a| a.is_empty()) && !has_text {
+        return Err(invalid(
+            format!("{path}.options"),
+            "a question needs options or a text input",
+        ));
+    }
+    let mut ask = json!({
+        "prompt": get(obj, "prompt", path)?,
+        "options": options,
+        "responder_scope": get(obj, "responder_scope", path)?,
+    });
+    for key in ["context", "text_input", "target_user_id"] {
+        if let Some(x) = obj.get(key) {
+            ask[key] = x.clone();
+        }
+    }
+    let ctx = AskContext {
+        now: created_at,
+        default_target_user_id: None,
+    };
+    let n = normalize_ask(&ask, &ctx).map_err(|e| PayloadError::Invalid {
+        field: format!("{path}.{}", e.field),
+        message: e.message,
+    })?;
+    if n.responder_scope == ResponderScope::Direct {
+        if let Some(t) = &n.target_user_id {
+            check_id(t, format!("{path}.target_user_id"))?;
+        }
+    }
+    Ok(CompactQuestion {
+        v: PAYLOAD_VERSION,
+        id: id.to_string(),
+        room: CompactRoom {
+            code: code.to_string(),
+            name: room_name,
+        },
+        asker,
+        prompt: n.prompt,
+        context: n.context,
+        options: n
+            .options
+            .into_iter()
+            .map(|o| CompactOption {
+                value: o.value,
+                label: o.label,
+                style: o.style,
+            })
+            .collect(),
+        text_input: n.text_input,
+        responder_scope: n.responder_scope,
+        target_user_id: n.target_user_id,
+        expires_at,
+        created_at,
+    })
+}
+
+fn decode_resolved(v: &Value, path: &str) -> Result<ResolvedNotice, PayloadError> {
+    let obj = object(v, path)?;
+    check_version(obj, path)?;
+    check_id(string(obj, "id", path)?, format!("{path}.id"))?;
+    let notice: ResolvedNotice =
+        serde_json::from_value(v.clone()).map_err(|e| invalid(path.to_string(), e.to_string()))?;
+    if !notice.state.is_terminal() {
+        return Err(invalid(
+            format!("{path}.state"),
+            "must be answered, expired or cancelled",
+        ));
+    }
+    Ok(notice)
+}

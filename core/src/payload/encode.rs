@@ -1,0 +1,286 @@
+//! Server side: a Question to an APNs payload or an FCM data message, within
+//! the 4096-byte limit.
+
+use std::collections::BTreeMap;
+
+use serde_json::{json, Value};
+
+use super::budget::shrink_to_fit;
+use super::compact::{CompactQuestion, ResolvedNotice};
+use super::{PayloadError, MAX_PAYLOAD_BYTES};
+use crate::present::copy::Copy;
+use crate::present::ios::category_id;
+use crate::protocol::Question;
+
+/// What the encoder did to fit the budget.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EncodeReport {
+    /// The encoded size in bytes (APNs: the JSON; FCM: keys plus values).
+    pub bytes: usize,
+    /// Fields left out entirely (`data`, which stays on the server).
+    pub omitted: Vec<String>,
+    /// Display fields that were shortened, in the order they were shortened.
+    pub shortened: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EncodedApns {
+    /// The JSON body to POST to APNs.
+    pub json: String,
+    pub report: EncodeReport,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EncodedFcm {
+    /// The `data` map of an FCM HTTP v1 message (string values only).
+    pub data: BTreeMap<String, String>,
+    pub report: EncodeReport,
+}
+
+/// The push being assembled: the compact question and the visible alert body.
+#[derive(Clone)]
+struct Draft {
+    cq: CompactQuestion,
+    body: String,
+}
+
+/// Display fields in the order they are shortened. Ids, option values and
+/// the text input's presence are never touched.
+#[derive(Clone, Copy, Debug)]
+enum Field {
+    Body,
+    Prompt,
+    Context,
+    RoomName,
+    Asker,
+    Placeholder,
+    Label(usize),
+}
+
+impl Field {
+    fn name(self, body_name: &str) -> String {
+        match self {
+            Field::Body => body_name.to_string(),
+            Field::Prompt => "qp.prompt".into(),
+            Field::Context => "qp.context".into(),
+            Field::RoomName => "qp.room.name".into(),
+            Field::Asker => "qp.asker".into(),
+            Field::Placeholder => "qp.text_input.placeholder".into(),
+            Field::Label(i) => format!("qp.options[{i}].label"),
+        }
+    }
+
+    fn get(self, d: &Draft) -> Option<String> {
+        match self {
+            Field::Body => Some(d.body.clone()),
+            Field::Prompt => Some(d.cq.prompt.clone()),
+            Field::Context => d.cq.context.clone(),
+            Field::RoomName => Some(d.cq.room.name.clone()),
+            Field::Asker => Some(d.cq.asker.clone()),
+            Field::Placeholder => d.cq.text_input.as_ref().and_then(|t| t.placeholder.clone()),
+            Field::Label(i) => d.cq.options.get(i).map(|o| o.label.clone()),
+        }
+    }
+
+    fn set(self, d: &mut Draft, v: String) {
+        match self {
+            Field::Body => d.body = v,
+            Field::Prompt => d.cq.prompt = v,
+            Field::Context => d.cq.context = Some(v),
+            Field::RoomName => d.cq.room.name = v,
+            Field::Asker => d.cq.asker = v,
+            Field::Placeholder => {
+                if let Some(t) = d.cq.text_input.as_mut() {
+                    t.placeholder = Some(v)
+                }
+            }
+            Field::Label(i) => {
+                if let Some(o) = d.cq.options.get_mut(i) {
+                    o.label = v
+                }
+            }
+        }
+    }
+}
+
+/// Shortens fields of `d` in order until `size(d) <= MAX_PAYLOAD_BYTES`.
+fn fit(
+    mut d: Draft,
+    body_name: &str,
+    size: impl Fn(&Draft) -> usize,
+) -> Result<(Draft, Vec<String>), PayloadError> {
+    let mut shortened = Vec::new();
+    if size(&d) <= MAX_PAYLOAD_BYTES {
+        return Ok((d, shortened));
+    }
+    let mut order = vec![
+        Field::Body,
+        Field::Prompt,
+        Field::Context,
+        Field::RoomName,
+        Field::Asker,
+        Field::Placeholder,
+    ];
+    let mut labels: Vec<usize> = (0..d.cq.options.len()).collect();
+    labels.sort_by_key(|i| std::cmp::Reverse(d.cq.options[*i].label.len()));
+    order.extend(labels.into_iter().map(Field::Label));
+    for field in order {
+        let Some(original) = field.get(&d) else {
+            continue;
+        };
+        let fitted = shrink_to_fit(&original, |candidate| {
+            let mut probe = d.clone();
+            field.set(&mut probe, candidate.to_string());
+            size(&probe) <= MAX_PAYLOAD_BYTES
+        });
+        match fitted {
+            Some(text) => {
+                if text != original {
+                    shortened.push(field.name(body_name));
+                }
+                field.set(&mut d, text);
+                return Ok((d, shortened));
+            }
+            None => {
+                field.set(&mut d, super::budget::truncate_chars(&original, 0));
+                shortened.push(field.name(body_name));
+            }
+        }
+    }
+    if size(&d) <= MAX_PAYLOAD_BYTES {
+        Ok((d, shortened))
+    } else {
+        Err(PayloadError::Invalid {
+            field: "question".into(),
+            message: format!("cannot fit in {MAX_PAYLOAD_BYTES} bytes"),
+        })
+    }
+}
+
+fn draft(q: &Question) -> Result<Draft, PayloadError> {
+    let cq = CompactQuestion::from_question(q);
+    if cq.room.code.is_empty() {
+        return Err(PayloadError::MissingKey("question.room".into()));
+    }
+    Ok(Draft {
+        body: cq.prompt.clone(),
+        cq,
+    })
+}
+
+fn omitted(q: &Question) -> Vec<String> {
+    if q.data.is_some() {
+        vec!["data".to_string()]
+    } else {
+        Vec::new()
+    }
+}
+
+fn apns_value(d: &Draft, copy: &Copy) -> Value {
+    let mut alert = json!({
+        "title": copy.title(d.cq.responder_scope, &d.cq.asker),
+        "body": d.body,
+    });
+    if let Some(c) = &d.cq.context {
+        alert["subtitle"] = json!(c);
+    }
+    json!({
+        "aps": {
+            "alert": alert,
+            "category": category_id(&d.cq.id),
+            "mutable-content": 1,
+            "thread-id": format!("qp.room.{}", d.cq.room.code),
+            "interruption-level": "time-sensitive",
+            "sound": "default",
+        },
+        "qp": d.cq,
+    })
+}
+
+fn json_len(v: &Value) -> usize {
+    serde_json::to_vec(v).map(|b| b.len()).unwrap_or(usize::MAX)
+}
+
+/// The APNs payload of a new question (a visible alert the Notification
+/// Service Extension completes).
+pub fn encode_apns_question(q: &Question, copy: &Copy) -> Result<EncodedApns, PayloadError> {
+    let (d, shortened) = fit(draft(q)?, "aps.alert.body", |d| {
+        json_len(&apns_value(d, copy))
+    })?;
+    let json = serde_json::to_string(&apns_value(&d, copy)).map_err(|_| PayloadError::NotJson)?;
+    Ok(EncodedApns {
+        report: EncodeReport {
+            bytes: json.len(),
+            omitted: omitted(q),
+            shortened,
+        },
+        json,
+    })
+}
+
+fn fcm_data(d: &Draft, copy: &Copy) -> BTreeMap<String, String> {
+    BTreeMap::from([
+        ("type".to_string(), "question".to_string()),
+        (
+            "qp".to_string(),
+            serde_json::to_string(&d.cq).unwrap_or_default(),
+        ),
+        (
+            "title".to_string(),
+            copy.title(d.cq.responder_scope, &d.cq.asker),
+        ),
+        ("body".to_string(), d.body.clone()),
+    ])
+}
+
+/// FCM counts the data payload as its keys plus values.
+fn data_len(data: &BTreeMap<String, String>) -> usize {
+    data.iter().map(|(k, v)| k.len() + v.len()).sum()
+}
+
+/// The FCM data-only message of a new question.
+pub fn encode_fcm_question(q: &Question, copy: &Copy) -> Result<EncodedFcm, PayloadError> {
+    let (d, shortened) = fit(draft(q)?, "body", |d| data_len(&fcm_data(d, copy)))?;
+    let data = fcm_data(&d, copy);
+    Ok(EncodedFcm {
+        report: EncodeReport {
+            bytes: data_len(&data),
+            omitted: omitted(q),
+            shortened,
+        },
+        data,
+    })
+}
+
+/// The silent APNs push of a resolution (`content-available`, no alert).
+pub fn encode_apns_resolved(q: &Question) -> EncodedApns {
+    let v = json!({ "aps": { "content-available": 1 }, "qp_resolved": ResolvedNotice::from_question(q) });
+    let json = serde_json::to_string(&v).unwrap_or_default();
+    EncodedApns {
+        report: EncodeReport {
+            bytes: json.len(),
+            omitted: omitted(q),
+            shortened: Vec::new(),
+        },
+        json,
+    }
+}
+
+/// The FCM data message of a resolution.
+pub fn encode_fcm_resolved(q: &Question) -> EncodedFcm {
+    let data = BTreeMap::from([
+        ("type".to_string(), "resolved".to_string()),
+        (
+            "qp".to_string(),
+            serde_json::to_string(&ResolvedNotice::from_question(q)).unwrap_or_default(),
+        ),
+    ]);
+    EncodedFcm {
+        report: EncodeReport {
+            bytes: data_len(&data),
+            omitted: omitted(q),
+            shortened: Vec::new(),
+        },
+        data,
+    }
+}

@@ -1,0 +1,76 @@
+//! Push payloads: what the server sends through APNs and FCM, and what the
+//! phone decodes from them, with the same code on both sides.
+//!
+//! A question travels as a [`CompactQuestion`]: everything a phone needs to
+//! show the notification and answer it without the network (ids, room, asker,
+//! prompt, context, options, text input, scope, times) and nothing else
+//! (`data` stays on the server). It rides:
+//! - in APNs as the custom key `qp` next to an `aps` dictionary (alert title,
+//!   subtitle and body, the per-question `category`, `mutable-content: 1`, a
+//!   `thread-id` per room, an interruption level);
+//! - in FCM as a data-only message whose string values are `type`
+//!   (`question`), `qp` (the compact question as JSON), and `title`/`body`
+//!   (for a fallback notification).
+//!
+//! A resolution travels as a [`ResolvedNotice`] (a silent push), so the phone
+//! can withdraw the notification and update its feed.
+//!
+//! The encoder guarantees each gateway's 4096-byte limit for every valid
+//! question: it leaves out `data`, then shortens display text (alert body,
+//! prompt, context, names, placeholder, labels, in that order) and never
+//! drops an id, an option or the text input; the [`EncodeReport`] says what
+//! it did. The decoder never panics: it returns a [`PayloadError`] with a
+//! stable code, and [`fallback`] gives the plain notification to show then.
+
+mod budget;
+mod compact;
+mod decode;
+mod encode;
+
+pub use compact::{CompactOption, CompactQuestion, CompactRoom, ResolvedNotice, PAYLOAD_VERSION};
+pub use decode::{decode_apns, decode_fcm, fallback, FallbackNotification, Push};
+pub use encode::{
+    encode_apns_question, encode_apns_resolved, encode_fcm_question, encode_fcm_resolved,
+    EncodeReport, EncodedApns, EncodedFcm,
+};
+
+/// The payload limit of both APNs and FCM, in bytes.
+pub const MAX_PAYLOAD_BYTES: usize = 4096;
+/// Inputs larger than this are refused before parsing (no gateway sends them).
+pub const MAX_DECODE_BYTES: usize = 16 * 1024;
+
+/// Why a payload could not be used. `code()` is stable for tests and logs.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PayloadError {
+    #[error("the payload is not valid JSON")]
+    NotJson,
+    #[error("the payload is {0} bytes, more than any gateway sends")]
+    TooLarge(usize),
+    #[error("{0} must be a JSON object")]
+    NotAnObject(String),
+    #[error("{0} is missing")]
+    MissingKey(String),
+    #[error("{field} must be {expected}")]
+    WrongType { field: String, expected: String },
+    #[error("payload version {0} is not supported by this app")]
+    UnsupportedVersion(i64),
+    #[error("{field}: {message}")]
+    Invalid { field: String, message: String },
+    #[error("not a Question Protocol push")]
+    NotQuestionProtocol,
+}
+
+impl PayloadError {
+    pub fn code(&self) -> &'static str {
+        match self {
+            PayloadError::NotJson => "not_json",
+            PayloadError::TooLarge(_) => "too_large",
+            PayloadError::NotAnObject(_) => "not_an_object",
+            PayloadError::MissingKey(_) => "missing_key",
+            PayloadError::WrongType { .. } => "wrong_type",
+            PayloadError::UnsupportedVersion(_) => "unsupported_version",
+            PayloadError::Invalid { .. } => "invalid",
+            PayloadError::NotQuestionProtocol => "not_question_protocol",
+        }
+    }
+}

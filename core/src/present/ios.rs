@@ -1,0 +1,114 @@
+//! iOS: the notification content and its per-question category.
+//!
+//! Each question gets its own category (`qp.q.<question id>`), so the buttons
+//! of one notification are never overwritten by the next. Option actions are
+//! `qp.v.<value>` in array order; the text-input action is `qp.text`. No
+//! answer action opens the app (`foreground` is never set): answering
+//! happens in the background.
+
+use super::copy::Copy;
+use super::PresentOptions;
+use crate::payload::CompactQuestion;
+use crate::protocol::OptionStyle;
+
+pub const CATEGORY_PREFIX: &str = "qp.q.";
+pub const OPTION_ACTION_PREFIX: &str = "qp.v.";
+pub const TEXT_ACTION_ID: &str = "qp.text";
+
+/// The category identifier of a question.
+pub fn category_id(question_id: &str) -> String {
+    format!("{CATEGORY_PREFIX}{question_id}")
+}
+
+/// The question id of one of our category identifiers.
+pub fn question_of_category(category: &str) -> Option<&str> {
+    category
+        .strip_prefix(CATEGORY_PREFIX)
+        .filter(|id| !id.is_empty())
+}
+
+/// The action identifier of an option.
+pub fn option_action_id(value: &str) -> String {
+    format!("{OPTION_ACTION_PREFIX}{value}")
+}
+
+/// A `UNNotificationAction`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct IosAction {
+    pub identifier: String,
+    pub title: String,
+    /// `.destructive` (red): the option's style is `danger`.
+    pub destructive: bool,
+    /// `.authenticationRequired`.
+    pub authentication_required: bool,
+    /// `.foreground`: always false for answers.
+    pub foreground: bool,
+}
+
+/// A `UNTextInputNotificationAction`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct IosTextAction {
+    pub identifier: String,
+    pub title: String,
+    pub button_title: String,
+    pub placeholder: String,
+    pub authentication_required: bool,
+}
+
+/// A `UNNotificationCategory`: actions in this order, then the text action.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct IosCategory {
+    pub identifier: String,
+    pub actions: Vec<IosAction>,
+    pub text_action: Option<IosTextAction>,
+}
+
+/// What the Notification Service Extension sets on the content.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct IosNotification {
+    pub title: String,
+    pub subtitle: Option<String>,
+    pub body: String,
+    pub thread_id: String,
+    pub category: IosCategory,
+}
+
+pub fn ios_notification(
+    q: &CompactQuestion,
+    opts: &PresentOptions,
+    copy: &Copy,
+) -> IosNotification {
+    let actions = q
+        .options
+        .iter()
+        .map(|o| IosAction {
+            identifier: option_action_id(&o.value),
+            title: o.label.clone(),
+            destructive: o.style == OptionStyle::Danger,
+            authentication_required: opts.require_unlock_for_danger
+                && o.style == OptionStyle::Danger,
+            foreground: false,
+        })
+        .collect();
+    let text_action = q.text_input.as_ref().map(|t| IosTextAction {
+        identifier: TEXT_ACTION_ID.to_string(),
+        title: copy.reply_action.to_string(),
+        button_title: copy.reply_send.to_string(),
+        placeholder: t
+            .placeholder
+            .clone()
+            .unwrap_or_else(|| copy.reply_placeholder.to_string()),
+        authentication_required: false,
+    });
+    IosNotification {
+        title: copy.title(q.responder_scope, &q.asker),
+        subtitle: q.context.clone(),
+        body: q.prompt.clone(),
+        thread_id: format!("qp.room.{}", q.room.code),
+        category: IosCategory {
+            identifier: category_id(&q.id),
+            actions,
+            text_action,
+        },
+    }
+}
