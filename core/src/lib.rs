@@ -14,8 +14,15 @@
 //! - [`present`]: what a person sees: the copy table, the iOS category and
 //!   actions, the category registry, the Android notification and actions.
 //! - [`answer`]: from a tapped action or typed reply to a validated answer.
+//! - `ffi` (feature `ffi`, on by default): the uniffi facade the Swift and
+//!   Kotlin bindings are generated from.
+
+#[cfg(feature = "ffi")]
+uniffi::setup_scaffolding!("question_protocol");
 
 pub mod answer;
+#[cfg(feature = "ffi")]
+pub mod ffi;
 pub mod payload;
 pub mod present;
 pub mod protocol;

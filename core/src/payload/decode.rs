@@ -63,6 +63,7 @@ pub fn decode_fcm(data: &HashMap<String, String>) -> Result<Push, PayloadError> 
 /// What to show when a push cannot be decoded: a plain notification that
 /// opens the app (which then syncs from the server).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "ffi", derive(uniffi::Record))]
 pub struct FallbackNotification {
     pub title: String,
     pub body: String,

@@ -33,6 +33,7 @@ pub const CHOICE_RESULT_KEY: &str = "qp.choice";
 pub const MAX_ACTIONS: usize = 3;
 
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "ffi", derive(uniffi::Record))]
 pub struct AndroidRemoteInput {
     pub result_key: String,
     pub label: String,
@@ -42,6 +43,7 @@ pub struct AndroidRemoteInput {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "ffi", derive(uniffi::Record))]
 pub struct AndroidAction {
     /// `qp.v.<value>`, `qp.text` or `qp.choose`.
     pub action_id: String,
@@ -56,6 +58,7 @@ pub struct AndroidAction {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "ffi", derive(uniffi::Record))]
 pub struct AndroidNotification {
     pub channel_id: String,
     /// `NotificationManager.notify(tag, id, …)`: tag is the question id.

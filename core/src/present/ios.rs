@@ -34,6 +34,7 @@ pub fn option_action_id(value: &str) -> String {
 
 /// A `UNNotificationAction`.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "ffi", derive(uniffi::Record))]
 pub struct IosAction {
     pub identifier: String,
     pub title: String,
@@ -47,6 +48,7 @@ pub struct IosAction {
 
 /// A `UNTextInputNotificationAction`.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "ffi", derive(uniffi::Record))]
 pub struct IosTextAction {
     pub identifier: String,
     pub title: String,
@@ -57,6 +59,7 @@ pub struct IosTextAction {
 
 /// A `UNNotificationCategory`: actions in this order, then the text action.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "ffi", derive(uniffi::Record))]
 pub struct IosCategory {
     pub identifier: String,
     pub actions: Vec<IosAction>,
@@ -65,6 +68,7 @@ pub struct IosCategory {
 
 /// What the Notification Service Extension sets on the content.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[cfg_attr(feature = "ffi", derive(uniffi::Record))]
 pub struct IosNotification {
     pub title: String,
     pub subtitle: Option<String>,

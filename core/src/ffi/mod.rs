@@ -1,0 +1,410 @@
+//! The uniffi facade: what Swift and Kotlin call. Thin on purpose: plain
+//! records in and out, one error enum, no logic beyond converting types;
+//! every decision is made by the modules it calls.
+
+use std::collections::HashMap;
+use std::time::SystemTime;
+
+use chrono::{DateTime, Utc};
+
+use crate::answer::{map_action, ActionError};
+use crate::payload::{
+    self, CompactOption, CompactQuestion, CompactRoom, PayloadError, Push, PAYLOAD_VERSION,
+};
+use crate::present::android::AndroidNotification;
+use crate::present::copy::Copy;
+use crate::present::ios::IosNotification;
+use crate::present::registry::{KnownQuestion, RegistryPlan};
+use crate::present::PresentOptions;
+use crate::protocol::{
+    normalize_ask, AnswerOutcome, AnswerSubmission, AskContext, OptionStyle, Question,
+    QuestionState, Responder, ResponderScope, TextInput, ValidationError,
+};
+
+/// The one error type of the bindings. `code` is stable (see the README).
+#[derive(Debug, thiserror::Error, uniffi::Error)]
+pub enum QpError {
+    /// A protocol rule was broken: `field` and `code` as in the conformance vectors.
+    #[error("{message}")]
+    Validation {
+        field: String,
+        code: String,
+        message: String,
+    },
+    /// A push payload could not be decoded (show the fallback notification).
+    #[error("{message}")]
+    Payload {
+        code: String,
+        field: Option<String>,
+        message: String,
+    },
+    /// A notification action could not become an answer. For `text_too_long`,
+    /// `kept_text` holds the whole text so the app can let the person fix it.
+    #[error("{message}")]
+    Action {
+        code: String,
+        message: String,
+        kept_text: Option<String>,
+    },
+    /// An argument that is not even well-formed (bad JSON, a bad timestamp).
+    #[error("{message}")]
+    InvalidInput { message: String },
+}
+
+impl From<ValidationError> for QpError {
+    fn from(e: ValidationError) -> Self {
+        QpError::Validation {
+            field: e.field.clone(),
+            code: e.code.as_str().into(),
+            message: e.message,
+        }
+    }
+}
+
+impl From<PayloadError> for QpError {
+    fn from(e: PayloadError) -> Self {
+        let field = match &e {
+            PayloadError::MissingKey(f) | PayloadError::NotAnObject(f) => Some(f.clone()),
+            PayloadError::WrongType { field, .. } | PayloadError::Invalid { field, .. } => {
+                Some(field.clone())
+            }
+            _ => None,
+        };
+        QpError::Payload {
+            code: e.code().into(),
+            field,
+            message: e.to_string(),
+        }
+    }
+}
+
+impl From<ActionError> for QpError {
+    fn from(e: ActionError) -> Self {
+        let kept_text = match &e {
+            ActionError::TextTooLong { text, .. } => Some(text.clone()),
+            _ => None,
+        };
+        QpError::Action {
+            code: e.code().into(),
+            message: e.to_string(),
+            kept_text,
+        }
+    }
+}
+
+fn invalid(message: impl Into<String>) -> QpError {
+    QpError::InvalidInput {
+        message: message.into(),
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, uniffi::Record)]
+pub struct PushOption {
+    pub value: String,
+    pub label: String,
+    pub style: OptionStyle,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, uniffi::Record)]
+pub struct PushTextInput {
+    pub placeholder: Option<String>,
+    pub max_length: u32,
+}
+
+/// A question as a push delivered it: enough to show and answer offline.
+#[derive(Debug, Clone, PartialEq, Eq, uniffi::Record)]
+pub struct PushQuestion {
+    pub id: String,
+    pub room_code: String,
+    pub room_name: String,
+    pub asker: String,
+    pub prompt: String,
+    pub context: Option<String>,
+    pub options: Vec<PushOption>,
+    pub text_input: Option<PushTextInput>,
+    pub responder_scope: ResponderScope,
+    pub target_user_id: Option<String>,
+    pub expires_at: SystemTime,
+    pub created_at: SystemTime,
+}
+
+/// A question that resolved (from a silent push).
+#[derive(Debug, Clone, PartialEq, Eq, uniffi::Record)]
+pub struct ResolvedPush {
+    pub question_id: String,
+    pub state: QuestionState,
+    pub answer_value: Option<String>,
+    pub answer_label: Option<String>,
+    pub answer_text: Option<String>,
+    pub responder_id: Option<String>,
+    pub responder_name: Option<String>,
+    pub resolved_at: Option<SystemTime>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, uniffi::Enum)]
+pub enum DecodedPush {
+    Question { question: PushQuestion },
+    Resolved { notice: ResolvedPush },
+}
+
+/// An answer to send: exactly one of the two is set.
+#[derive(Debug, Clone, PartialEq, Eq, uniffi::Record)]
+pub struct AnswerBody {
+    pub value: Option<String>,
+    pub text: Option<String>,
+}
+
+/// What the app knows of a question, for the category registry.
+#[derive(Debug, Clone, PartialEq, Eq, uniffi::Record)]
+pub struct KnownCategoryQuestion {
+    pub question_id: String,
+    pub state: QuestionState,
+    pub expires_at: SystemTime,
+    pub created_at: SystemTime,
+}
+
+impl From<CompactQuestion> for PushQuestion {
+    fn from(q: CompactQuestion) -> Self {
+        PushQuestion {
+            id: q.id,
+            room_code: q.room.code,
+            room_name: q.room.name,
+            asker: q.asker,
+            prompt: q.prompt,
+            context: q.context,
+            options: q
+                .options
+                .into_iter()
+                .map(|o| PushOption {
+                    value: o.value,
+                    label: o.label,
+                    style: o.style,
+                })
+                .collect(),
+            text_input: q.text_input.map(|t| PushTextInput {
+                placeholder: t.placeholder,
+                max_length: t.max_length,
+            }),
+            responder_scope: q.responder_scope,
+            target_user_id: q.target_user_id,
+            expires_at: q.expires_at.into(),
+            created_at: q.created_at.into(),
+        }
+    }
+}
+
+fn utc(t: SystemTime) -> DateTime<Utc> {
+    crate::protocol::time::whole_seconds(DateTime::<Utc>::from(t))
+}
+
+impl From<PushQuestion> for CompactQuestion {
+    fn from(q: PushQuestion) -> Self {
+        CompactQuestion {
+            v: PAYLOAD_VERSION,
+            id: q.id,
+            room: CompactRoom {
+                code: q.room_code,
+                name: q.room_name,
+            },
+            asker: q.asker,
+            prompt: q.prompt,
+            context: q.context,
+            options: q
+                .options
+                .into_iter()
+                .map(|o| CompactOption {
+                    value: o.value,
+                    label: o.label,
+                    style: o.style,
+                })
+                .collect(),
+            text_input: q.text_input.map(|t| TextInput {
+                placeholder: t.placeholder,
+                max_length: t.max_length,
+            }),
+            responder_scope: q.responder_scope,
+            target_user_id: q.target_user_id,
+            expires_at: utc(q.expires_at),
+            created_at: utc(q.created_at),
+        }
+    }
+}
+
+fn decoded(push: Push) -> DecodedPush {
+    match push {
+        Push::Question(q) => DecodedPush::Question { question: q.into() },
+        Push::Resolved(r) => DecodedPush::Resolved {
+            notice: ResolvedPush {
+                question_id: r.id,
+                state: r.state,
+                answer_value: r.answer.as_ref().and_then(|a| a.value.clone()),
+                answer_label: r.answer.as_ref().and_then(|a| a.label.clone()),
+                answer_text: r.answer.as_ref().and_then(|a| a.text.clone()),
+                responder_id: r.answer.as_ref().map(|a| a.responder.id.clone()),
+                responder_name: r.answer.as_ref().map(|a| a.responder.display_name.clone()),
+                resolved_at: r.resolved_at.map(Into::into),
+            },
+        },
+    }
+}
+
+/// The protocol version this library implements ("1.1").
+#[uniffi::export]
+pub fn protocol_version() -> String {
+    crate::protocol::PROTOCOL_VERSION.to_string()
+}
+
+/// Decodes an APNs `userInfo` serialized as JSON.
+#[uniffi::export]
+pub fn decode_apns_payload(json: String) -> Result<DecodedPush, QpError> {
+    Ok(decoded(payload::decode_apns(&json)?))
+}
+
+/// Decodes an FCM data message (`RemoteMessage.data`).
+#[uniffi::export]
+pub fn decode_fcm_payload(data: HashMap<String, String>) -> Result<DecodedPush, QpError> {
+    Ok(decoded(payload::decode_fcm(&data)?))
+}
+
+/// The plain notification to show when a push cannot be decoded.
+#[uniffi::export]
+pub fn fallback_notification(
+    title: Option<String>,
+    body: Option<String>,
+) -> payload::FallbackNotification {
+    payload::fallback(title.as_deref(), body.as_deref(), &Copy::EN)
+}
+
+/// The question as compact JSON (the `qp` value of a push).
+#[uniffi::export]
+pub fn push_question_to_json(question: PushQuestion) -> String {
+    serde_json::to_string(&CompactQuestion::from(question)).unwrap_or_default()
+}
+
+/// The iOS notification content and its per-question category.
+#[uniffi::export]
+pub fn ios_notification(
+    question: PushQuestion,
+    require_unlock_for_danger: bool,
+) -> IosNotification {
+    let opts = PresentOptions {
+        require_unlock_for_danger,
+    };
+    crate::present::ios::ios_notification(&question.into(), &opts, &Copy::EN)
+}
+
+/// The Android notification and its (at most three) actions.
+#[uniffi::export]
+pub fn android_notification(
+    question: PushQuestion,
+    now: SystemTime,
+    require_unlock_for_danger: bool,
+) -> AndroidNotification {
+    let opts = PresentOptions {
+        require_unlock_for_danger,
+    };
+    crate::present::android::android_notification(&question.into(), utc(now), &opts, &Copy::EN)
+}
+
+/// The full set of categories to register with `setNotificationCategories`.
+#[uniffi::export]
+pub fn plan_ios_categories(
+    registered: Vec<String>,
+    new_category: String,
+    known: Vec<KnownCategoryQuestion>,
+    now: SystemTime,
+    max: u32,
+) -> RegistryPlan {
+    let known: Vec<KnownQuestion> = known
+        .into_iter()
+        .map(|k| KnownQuestion {
+            question_id: k.question_id,
+            state: k.state,
+            expires_at: utc(k.expires_at),
+            created_at: utc(k.created_at),
+        })
+        .collect();
+    crate::present::registry::plan_categories(
+        &registered,
+        &new_category,
+        &known,
+        utc(now),
+        max as usize,
+    )
+}
+
+/// A tapped action (with typed text or a chosen label) to the answer to send.
+#[uniffi::export]
+pub fn map_notification_action(
+    question: PushQuestion,
+    action_id: String,
+    text: Option<String>,
+) -> Result<AnswerBody, QpError> {
+    Ok(
+        match map_action(&question.into(), &action_id, text.as_deref())? {
+            AnswerSubmission::Value(v) => AnswerBody {
+                value: Some(v),
+                text: None,
+            },
+            AnswerSubmission::Text(t) => AnswerBody {
+                value: None,
+                text: Some(t),
+            },
+        },
+    )
+}
+
+/// Validates and normalizes an ask body (JSON); returns the normalized ask as JSON.
+#[uniffi::export]
+pub fn normalize_ask_json(
+    body_json: String,
+    now: SystemTime,
+    default_target_user_id: Option<String>,
+) -> Result<String, QpError> {
+    let body: serde_json::Value =
+        serde_json::from_str(&body_json).map_err(|e| invalid(format!("body is not JSON: {e}")))?;
+    let ask = normalize_ask(
+        &body,
+        &AskContext {
+            now: utc(now),
+            default_target_user_id,
+        },
+    )?;
+    serde_json::to_string(&ask).map_err(|e| invalid(e.to_string()))
+}
+
+/// The result of applying an answer to a question (JSON in, JSON out).
+#[derive(Debug, Clone, PartialEq, Eq, uniffi::Record)]
+pub struct AppliedAnswer {
+    /// `accepted` or `already_resolved`.
+    pub outcome: String,
+    pub question_json: String,
+}
+
+/// Applies an answer body to a question, as the server does.
+#[uniffi::export]
+pub fn apply_answer_json(
+    question_json: String,
+    answer_json: String,
+    responder_id: String,
+    responder_name: String,
+    now: SystemTime,
+) -> Result<AppliedAnswer, QpError> {
+    let mut q: Question = serde_json::from_str(&question_json)
+        .map_err(|e| invalid(format!("question is not a Question: {e}")))?;
+    let body: serde_json::Value = serde_json::from_str(&answer_json)
+        .map_err(|e| invalid(format!("answer is not JSON: {e}")))?;
+    let submission = AnswerSubmission::from_json(&body)?;
+    let responder = Responder {
+        id: responder_id,
+        display_name: responder_name,
+    };
+    let outcome = match q.apply_answer(&submission, responder, utc(now))? {
+        AnswerOutcome::Accepted => "accepted",
+        AnswerOutcome::AlreadyResolved => "already_resolved",
+    };
+    Ok(AppliedAnswer {
+        outcome: outcome.into(),
+        question_json: serde_json::to_string(&q).map_err(|e| invalid(e.to_string()))?,
+    })
+}
