@@ -14,6 +14,11 @@
 //! - [`present`]: what a person sees: the copy table, the iOS category and
 //!   actions, the category registry, the Android notification and actions.
 //! - [`answer`]: from a tapped action or typed reply to a validated answer.
+//! - `store` (feature `phone`): the SQLite store the app and its extension
+//!   share: the feed, the outbox of answers, drafts.
+//! - `sync` (feature `phone`): flushing the outbox and pulling from the server.
+//! - `feed` (feature `phone`): the feed cells the app draws (spec 6.2).
+//! - [`logging`]: one-time logger setup (oslog on Apple, logcat on Android).
 //! - `ffi` (feature `ffi`, on by default): the uniffi facade the Swift and
 //!   Kotlin bindings are generated from.
 
@@ -21,8 +26,15 @@
 uniffi::setup_scaffolding!("question_protocol");
 
 pub mod answer;
+#[cfg(feature = "phone")]
+pub mod feed;
 #[cfg(feature = "ffi")]
 pub mod ffi;
+pub mod logging;
 pub mod payload;
 pub mod present;
 pub mod protocol;
+#[cfg(feature = "phone")]
+pub mod store;
+#[cfg(feature = "phone")]
+pub mod sync;

@@ -30,6 +30,11 @@ pub struct Copy {
     pub left_one_day: &'static str,
     pub left_days: &'static str,
     pub no_time_left: &'static str,
+    pub answer_queued: &'static str,
+    pub answer_sending: &'static str,
+    pub answer_retrying: &'static str,
+    pub answer_rejected: &'static str,
+    pub answer_too_late: &'static str,
 }
 
 impl Copy {
@@ -56,6 +61,11 @@ impl Copy {
         left_one_day: "1 day left",
         left_days: "{n} days left",
         no_time_left: "expired",
+        answer_queued: "{answer}: queued, sends when online",
+        answer_sending: "{answer}: sending…",
+        answer_retrying: "{answer}: not sent yet ({error}); will retry",
+        answer_rejected: "{answer}: not accepted ({error})",
+        answer_too_late: "{answer}: too late, already resolved",
     };
 
     /// Replaces `{key}` placeholders.

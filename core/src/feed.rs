@@ -1,0 +1,196 @@
+//! The feed (spec 6.2): the questions this user can see, newest first, each
+//! as a cell the app draws as is.
+//! - two options: inline buttons in array order, with their styles;
+//! - three or four: one "Choose an answer (N)" entry opening a sheet that
+//!   lists them in order, with the time remaining;
+//! - text-only: a field with Send; options plus text: "or type a reply";
+//! - resolved: "Approve, by you" / "Prod, by Federica"; expired: "no
+//!   answer, expired"; cancelled: neutral; a pending room question: "anyone
+//!   in the room can answer";
+//! - and where my own answer stands (queued, sending, retrying, refused).
+
+use chrono::{DateTime, Utc};
+
+use crate::present::copy::Copy;
+use crate::protocol::{AnswerSubmission, OptionStyle, QuestionState, ResponderScope};
+use crate::store::{AnswerState, Store, StoreError};
+
+/// How many cells the feed shows at most.
+pub const FEED_LIMIT: usize = 200;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "ffi", derive(uniffi::Record))]
+pub struct FeedButton {
+    pub value: String,
+    pub label: String,
+    pub style: OptionStyle,
+}
+
+/// Three or four options: one entry that opens a sheet.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "ffi", derive(uniffi::Record))]
+pub struct ChooseEntry {
+    /// "Choose an answer (4)".
+    pub title: String,
+    pub count: u32,
+    /// The sheet, in array order.
+    pub options: Vec<FeedButton>,
+    pub time_remaining: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "ffi", derive(uniffi::Record))]
+pub struct TextField {
+    pub placeholder: String,
+    pub max_length: u32,
+    /// "or type a reply" below buttons; none for a text-only question.
+    pub hint: Option<String>,
+    pub send_title: String,
+    /// Text kept from an earlier attempt (too long for the lock screen).
+    pub draft: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "ffi", derive(uniffi::Record))]
+pub struct MyAnswer {
+    pub state: AnswerState,
+    /// One line for the cell: "Approve: queued, sends when online".
+    pub status: String,
+    /// Offer a retry button (a failed attempt waiting for its next try).
+    pub can_retry: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(feature = "ffi", derive(uniffi::Record))]
+pub struct FeedCell {
+    pub question_id: String,
+    /// "Release Bot asks you" / "… asks the room".
+    pub title: String,
+    pub prompt: String,
+    pub context: Option<String>,
+    pub room_name: String,
+    /// Pending past its deadline reads as expired.
+    pub state: QuestionState,
+    /// Whether the person can answer now (pending, in time, no answer of mine open).
+    pub answerable: bool,
+    pub buttons: Vec<FeedButton>,
+    pub choose: Option<ChooseEntry>,
+    pub text_field: Option<TextField>,
+    /// "Approve, by you", "no answer, expired", "cancelled".
+    pub resolution: Option<String>,
+    /// "anyone in the room can answer" on pending room questions.
+    pub room_hint: Option<String>,
+    pub time_remaining: Option<String>,
+    pub my_answer: Option<MyAnswer>,
+}
+
+fn summary(body: &AnswerSubmission, labels: &[FeedButton]) -> String {
+    match body {
+        AnswerSubmission::Value(v) => labels
+            .iter()
+            .find(|b| &b.value == v)
+            .map(|b| b.label.clone())
+            .unwrap_or_else(|| v.clone()),
+        AnswerSubmission::Text(t) => format!("“{t}”"),
+    }
+}
+
+/// The feed for user `me` at `now`.
+pub fn feed(
+    store: &Store,
+    me: &str,
+    now: DateTime<Utc>,
+    copy: &Copy,
+) -> Result<Vec<FeedCell>, StoreError> {
+    let mut cells = Vec::new();
+    for stored in store.recent_questions(FEED_LIMIT)? {
+        let cq = &stored.question;
+        let mut q = stored.to_question();
+        let overdue = q.state == QuestionState::Pending && now >= q.expires_at;
+        if overdue {
+            q.state = QuestionState::Expired; // display only; the server confirms
+        }
+        let all: Vec<FeedButton> = cq
+            .options
+            .iter()
+            .map(|o| FeedButton {
+                value: o.value.clone(),
+                label: o.label.clone(),
+                style: o.style,
+            })
+            .collect();
+        let pending = q.state == QuestionState::Pending;
+        let mine = store.answer_for(&cq.id)?;
+        let my_answer = mine.as_ref().map(|e| {
+            let what = summary(&e.body, &all);
+            let fill = |t: &str| {
+                Copy::fill(
+                    t,
+                    &[
+                        ("answer", &what),
+                        ("error", e.last_error.as_deref().unwrap_or("")),
+                    ],
+                )
+            };
+            let (status, can_retry) = match e.state {
+                AnswerState::Queued if e.attempts > 0 => (fill(copy.answer_retrying), true),
+                AnswerState::Queued => (fill(copy.answer_queued), false),
+                AnswerState::Sending => (fill(copy.answer_sending), false),
+                AnswerState::Rejected => (fill(copy.answer_rejected), false),
+                AnswerState::AlreadyResolved => (fill(copy.answer_too_late), false),
+                AnswerState::Answered => (copy.resolution(&q, Some(me)).unwrap_or(what), false),
+            };
+            MyAnswer {
+                state: e.state,
+                status,
+                can_retry,
+            }
+        });
+        let answerable = pending
+            && !mine
+                .as_ref()
+                .is_some_and(|e| e.state.is_open() || e.state == AnswerState::Answered);
+        let remaining = copy.time_remaining(q.expires_at, now);
+        let (buttons, choose) = match all.len() {
+            0 => (Vec::new(), None),
+            1 | 2 => (all, None),
+            n => (
+                Vec::new(),
+                Some(ChooseEntry {
+                    title: copy.choose_answer(n),
+                    count: n as u32,
+                    options: all,
+                    time_remaining: remaining.clone(),
+                }),
+            ),
+        };
+        let text_field = cq.text_input.as_ref().map(|t| TextField {
+            placeholder: t
+                .placeholder
+                .clone()
+                .unwrap_or_else(|| copy.reply_placeholder.to_string()),
+            max_length: t.max_length,
+            hint: (!cq.options.is_empty()).then(|| copy.or_type_reply.to_string()),
+            send_title: copy.reply_send.to_string(),
+            draft: store.draft(&cq.id).ok().flatten(),
+        });
+        cells.push(FeedCell {
+            question_id: cq.id.clone(),
+            title: copy.title(cq.responder_scope, &cq.asker),
+            prompt: cq.prompt.clone(),
+            context: cq.context.clone(),
+            room_name: cq.room.name.clone(),
+            state: q.state,
+            answerable,
+            buttons,
+            choose,
+            text_field,
+            resolution: copy.resolution(&q, Some(me)),
+            room_hint: (pending && cq.responder_scope == ResponderScope::Room)
+                .then(|| copy.anyone_can_answer.to_string()),
+            time_remaining: pending.then_some(remaining),
+            my_answer,
+        });
+    }
+    Ok(cells)
+}

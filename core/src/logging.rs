@@ -1,0 +1,31 @@
+//! Logging through the `log` facade. [`init_logging`] installs the platform
+//! logger once (oslog on Apple targets, logcat on Android); elsewhere it
+//! installs nothing, leaving the host program's choice alone.
+//!
+//! What is logged never includes tokens or typed answers: only question ids,
+//! states and error kinds.
+
+use std::sync::Once;
+
+static INIT: Once = Once::new();
+
+/// Installs the platform logger; later calls do nothing.
+#[cfg_attr(feature = "ffi", uniffi::export)]
+pub fn init_logging() {
+    INIT.call_once(|| {
+        #[cfg(target_vendor = "apple")]
+        {
+            let _ = oslog::OsLogger::new("io.questionprotocol.core")
+                .level_filter(log::LevelFilter::Info)
+                .init();
+        }
+        #[cfg(target_os = "android")]
+        {
+            android_logger::init_once(
+                android_logger::Config::default()
+                    .with_max_level(log::LevelFilter::Info)
+                    .with_tag("QuestionProtocol"),
+            );
+        }
+    });
+}

@@ -1,0 +1,218 @@
+//! The outbox: an answer is committed here, with its idempotency key, before
+//! anything else happens, and stays until the server has answered for it.
+
+use rusqlite::{params, OptionalExtension, TransactionBehavior};
+
+use super::{now_ms, Store, StoreError};
+use crate::protocol::AnswerSubmission;
+
+/// Where an answer given on this device stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "ffi", derive(uniffi::Enum))]
+pub enum AnswerState {
+    /// Committed; waiting to be sent (or to be retried after a failure).
+    Queued,
+    /// A send is in flight.
+    Sending,
+    /// The server took it: this answer resolved the question.
+    Answered,
+    /// The question was already resolved (by someone else, expired, cancelled).
+    AlreadyResolved,
+    /// The server refused it for good (not eligible, unknown option...).
+    Rejected,
+}
+
+impl AnswerState {
+    fn as_str(self) -> &'static str {
+        match self {
+            AnswerState::Queued => "queued",
+            AnswerState::Sending => "sending",
+            AnswerState::Answered => "answered",
+            AnswerState::AlreadyResolved => "already_resolved",
+            AnswerState::Rejected => "rejected",
+        }
+    }
+
+    fn parse(s: &str) -> AnswerState {
+        match s {
+            "sending" => AnswerState::Sending,
+            "answered" => AnswerState::Answered,
+            "already_resolved" => AnswerState::AlreadyResolved,
+            "rejected" => AnswerState::Rejected,
+            _ => AnswerState::Queued,
+        }
+    }
+
+    /// Still to be delivered.
+    pub fn is_open(self) -> bool {
+        matches!(self, AnswerState::Queued | AnswerState::Sending)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OutboxEntry {
+    pub id: i64,
+    pub question_id: String,
+    pub idempotency_key: String,
+    pub body: AnswerSubmission,
+    pub state: AnswerState,
+    pub attempts: u32,
+    pub next_attempt_ms: i64,
+    pub last_error: Option<String>,
+}
+
+const COLUMNS: &str =
+    "id, question_id, idempotency_key, body, state, attempts, next_attempt_ms, last_error";
+
+fn from_row(r: &rusqlite::Row) -> rusqlite::Result<OutboxEntry> {
+    let body: String = r.get(3)?;
+    let state: String = r.get(4)?;
+    Ok(OutboxEntry {
+        id: r.get(0)?,
+        question_id: r.get(1)?,
+        idempotency_key: r.get(2)?,
+        body: serde_json::from_str(&body).map_err(|e| {
+            rusqlite::Error::FromSqlConversionFailure(3, rusqlite::types::Type::Text, Box::new(e))
+        })?,
+        state: AnswerState::parse(&state),
+        attempts: r.get(5)?,
+        next_attempt_ms: r.get(6)?,
+        last_error: r.get(7)?,
+    })
+}
+
+/// 128 random bits, hex: the answer's Idempotency-Key.
+fn new_key() -> String {
+    let mut b = [0u8; 16];
+    // getrandom only fails where the OS has no randomness source at all.
+    if getrandom::getrandom(&mut b).is_err() {
+        let n = now_ms().to_le_bytes();
+        b[..8].copy_from_slice(&n);
+    }
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+impl Store {
+    /// Commits an answer durably and returns its entry. If this device
+    /// already has an answer for the question that was not refused, that one
+    /// is returned instead: one answer, one key, never two.
+    pub fn commit_answer(
+        &self,
+        question_id: &str,
+        body: &AnswerSubmission,
+    ) -> Result<OutboxEntry, StoreError> {
+        let mut conn = self.conn();
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let existing = tx
+            .query_row(
+                &format!(
+                    "SELECT {COLUMNS} FROM outbox WHERE question_id = ?1 AND state != 'rejected' ORDER BY id DESC LIMIT 1"
+                ),
+                [question_id],
+                from_row,
+            )
+            .optional()?;
+        if let Some(e) = existing {
+            return Ok(e);
+        }
+        let now = now_ms();
+        let key = new_key();
+        tx.execute(
+            "INSERT INTO outbox (question_id, idempotency_key, body, state, next_attempt_ms, created_ms, updated_ms)
+             VALUES (?1, ?2, ?3, 'queued', ?4, ?4, ?4)",
+            params![question_id, key, serde_json::to_string(body).unwrap_or_default(), now],
+        )?;
+        let id = tx.last_insert_rowid();
+        tx.execute("DELETE FROM drafts WHERE question_id = ?1", [question_id])?;
+        tx.commit()?;
+        Ok(OutboxEntry {
+            id,
+            question_id: question_id.to_string(),
+            idempotency_key: key,
+            body: body.clone(),
+            state: AnswerState::Queued,
+            attempts: 0,
+            next_attempt_ms: now,
+            last_error: None,
+        })
+    }
+
+    /// Open entries whose time has come, oldest first.
+    pub fn due_answers(&self, now_ms: i64) -> Result<Vec<OutboxEntry>, StoreError> {
+        let conn = self.conn();
+        let mut st = conn.prepare(&format!(
+            "SELECT {COLUMNS} FROM outbox WHERE state IN ('queued', 'sending') AND next_attempt_ms <= ?1 ORDER BY id"
+        ))?;
+        let rows = st.query_map([now_ms], from_row)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Claims an entry for sending, for `lease_ms`: another flusher (the other
+    /// process) leaves it alone meanwhile; if this process dies, it is due
+    /// again when the lease ends. False if someone else holds it.
+    pub fn claim_answer(&self, id: i64, lease_ms: i64) -> Result<bool, StoreError> {
+        let now = now_ms();
+        let n = self.conn().execute(
+            "UPDATE outbox SET state = 'sending', attempts = attempts + 1, next_attempt_ms = ?2, updated_ms = ?3
+             WHERE id = ?1 AND state IN ('queued', 'sending') AND next_attempt_ms <= ?3",
+            params![id, now + lease_ms, now],
+        )?;
+        Ok(n == 1)
+    }
+
+    /// Records the end of a send: a final state, or `Queued` with the time
+    /// of the next attempt.
+    pub fn finish_answer(
+        &self,
+        id: i64,
+        state: AnswerState,
+        error: Option<&str>,
+        next_attempt_ms: i64,
+    ) -> Result<(), StoreError> {
+        self.conn().execute(
+            "UPDATE outbox SET state = ?2, last_error = ?3, next_attempt_ms = ?4, updated_ms = ?5 WHERE id = ?1",
+            params![id, state.as_str(), error, next_attempt_ms, now_ms()],
+        )?;
+        Ok(())
+    }
+
+    /// This device's latest answer to a question.
+    pub fn answer_for(&self, question_id: &str) -> Result<Option<OutboxEntry>, StoreError> {
+        Ok(self
+            .conn()
+            .query_row(
+                &format!(
+                    "SELECT {COLUMNS} FROM outbox WHERE question_id = ?1 ORDER BY id DESC LIMIT 1"
+                ),
+                [question_id],
+                from_row,
+            )
+            .optional()?)
+    }
+
+    /// Makes a waiting answer due now (the person tapped "retry").
+    pub fn retry_now(&self, question_id: &str) -> Result<bool, StoreError> {
+        let n = self.conn().execute(
+            "UPDATE outbox SET state = 'queued', next_attempt_ms = ?2 WHERE question_id = ?1 AND state IN ('queued', 'sending')",
+            params![question_id, now_ms()],
+        )?;
+        Ok(n > 0)
+    }
+
+    /// At app launch: sends interrupted by the death of a process are queued
+    /// again at once. Re-sending is safe: the same key gets the same result.
+    pub fn requeue_interrupted(&self) -> Result<usize, StoreError> {
+        Ok(self.conn().execute(
+            "UPDATE outbox SET state = 'queued', next_attempt_ms = ?1 WHERE state = 'sending'",
+            [now_ms()],
+        )?)
+    }
+
+    /// All entries (for diagnostics and tests).
+    pub fn outbox(&self) -> Result<Vec<OutboxEntry>, StoreError> {
+        let conn = self.conn();
+        let mut st = conn.prepare(&format!("SELECT {COLUMNS} FROM outbox ORDER BY id"))?;
+        let rows = st.query_map([], from_row)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+}

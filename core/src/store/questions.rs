@@ -1,0 +1,202 @@
+//! The feed rows: questions this user can see, from pushes and from the server.
+
+use chrono::{DateTime, TimeZone, Utc};
+use rusqlite::{params, OptionalExtension, TransactionBehavior};
+
+use super::{now_ms, Store, StoreError};
+use crate::payload::{CompactQuestion, ResolvedNotice};
+use crate::protocol::{Answer, Question, QuestionState};
+
+/// A question as the phone holds it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredQuestion {
+    pub question: CompactQuestion,
+    pub state: QuestionState,
+    pub answer: Option<Answer>,
+    pub resolved_at: Option<DateTime<Utc>>,
+}
+
+impl StoredQuestion {
+    /// The full protocol object (for copy and answer validation).
+    pub fn to_question(&self) -> Question {
+        let mut q = self.question.to_question();
+        q.state = self.state;
+        q.answer = self.answer.clone();
+        q.resolved_at = self.resolved_at;
+        q
+    }
+}
+
+fn ts(secs: Option<i64>) -> Option<DateTime<Utc>> {
+    secs.and_then(|s| Utc.timestamp_opt(s, 0).single())
+}
+
+fn bad_row(e: impl std::fmt::Display) -> rusqlite::Error {
+    rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, e.to_string().into())
+}
+
+fn from_row(r: &rusqlite::Row) -> rusqlite::Result<StoredQuestion> {
+    let compact: String = r.get(0)?;
+    let state: String = r.get(1)?;
+    let answer: Option<String> = r.get(2)?;
+    Ok(StoredQuestion {
+        question: serde_json::from_str(&compact).map_err(bad_row)?,
+        state: QuestionState::parse(&state).ok_or_else(|| bad_row("bad state"))?,
+        answer: answer
+            .map(|a| serde_json::from_str(&a))
+            .transpose()
+            .map_err(bad_row)?,
+        resolved_at: ts(r.get(3)?),
+    })
+}
+
+const COLUMNS: &str = "compact, state, answer, resolved_at";
+
+impl Store {
+    /// Upserts a question. A terminal row never changes again; a pending one
+    /// takes the incoming state. Returns whether this call made it terminal.
+    fn upsert(
+        &self,
+        compact: Option<&CompactQuestion>,
+        id: &str,
+        state: QuestionState,
+        answer: Option<&Answer>,
+        resolved_at: Option<DateTime<Utc>>,
+    ) -> Result<bool, StoreError> {
+        let mut conn = self.conn();
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let current: Option<String> = tx
+            .query_row("SELECT state FROM questions WHERE id = ?1", [id], |r| {
+                r.get(0)
+            })
+            .optional()?;
+        let answer_json = answer.map(|a| serde_json::to_string(a).unwrap_or_default());
+        let became_terminal = match current.as_deref().and_then(QuestionState::parse) {
+            Some(s) if s.is_terminal() => false,
+            Some(_) => {
+                tx.execute(
+                    "UPDATE questions SET state = ?2, answer = ?3, resolved_at = ?4, updated_ms = ?5,
+                         compact = COALESCE(?6, compact) WHERE id = ?1",
+                    params![
+                        id,
+                        state.as_str(),
+                        answer_json,
+                        resolved_at.map(|t| t.timestamp()),
+                        now_ms(),
+                        compact.map(|c| serde_json::to_string(c).unwrap_or_default()),
+                    ],
+                )?;
+                state.is_terminal()
+            }
+            None => {
+                // Unknown and no display data: nothing to show.
+                let Some(c) = compact else { return Ok(false) };
+                tx.execute(
+                    "INSERT INTO questions (id, compact, state, answer, resolved_at, expires_at, created_at, updated_ms)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                    params![
+                        id,
+                        serde_json::to_string(c).unwrap_or_default(),
+                        state.as_str(),
+                        answer_json,
+                        resolved_at.map(|t| t.timestamp()),
+                        c.expires_at.timestamp(),
+                        c.created_at.timestamp(),
+                        now_ms(),
+                    ],
+                )?;
+                state.is_terminal()
+            }
+        };
+        tx.commit()?;
+        Ok(became_terminal)
+    }
+
+    /// A question that arrived by push (pending unless already known).
+    pub fn record_push(&self, q: &CompactQuestion) -> Result<(), StoreError> {
+        self.upsert(Some(q), &q.id, QuestionState::Pending, None, None)?;
+        Ok(())
+    }
+
+    /// A question as the server reports it (the truth, except that a
+    /// terminal state never reverts). True when this resolved it locally:
+    /// the platform withdraws its notification.
+    pub fn record_server(&self, q: &Question) -> Result<bool, StoreError> {
+        let compact = q.room.is_some().then(|| CompactQuestion::from_question(q));
+        self.upsert(
+            compact.as_ref(),
+            &q.id,
+            q.state,
+            q.answer.as_ref(),
+            q.resolved_at,
+        )
+    }
+
+    /// A silent "resolved" push.
+    pub fn record_resolved(&self, n: &ResolvedNotice) -> Result<bool, StoreError> {
+        self.upsert(None, &n.id, n.state, n.answer.as_ref(), n.resolved_at)
+    }
+
+    pub fn question(&self, id: &str) -> Result<Option<StoredQuestion>, StoreError> {
+        Ok(self
+            .conn()
+            .query_row(
+                &format!("SELECT {COLUMNS} FROM questions WHERE id = ?1"),
+                [id],
+                from_row,
+            )
+            .optional()?)
+    }
+
+    /// The newest questions first.
+    pub fn recent_questions(&self, limit: usize) -> Result<Vec<StoredQuestion>, StoreError> {
+        let conn = self.conn();
+        let mut st = conn.prepare(&format!(
+            "SELECT {COLUMNS} FROM questions ORDER BY created_at DESC, id LIMIT ?1"
+        ))?;
+        let rows = st.query_map([limit as i64], from_row)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Ids of questions still pending here.
+    pub fn pending_ids(&self) -> Result<Vec<String>, StoreError> {
+        let conn = self.conn();
+        let mut st =
+            conn.prepare("SELECT id FROM questions WHERE state = 'pending' ORDER BY created_at")?;
+        let rows = st.query_map([], |r| r.get(0))?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// Drops a question the server no longer shows this user.
+    pub fn forget_question(&self, id: &str) -> Result<(), StoreError> {
+        self.conn()
+            .execute("DELETE FROM questions WHERE id = ?1", [id])?;
+        Ok(())
+    }
+
+    /// Keeps typed text that could not be sent as is.
+    pub fn save_draft(
+        &self,
+        question_id: &str,
+        text: &str,
+        reason: &str,
+    ) -> Result<(), StoreError> {
+        self.conn().execute(
+            "INSERT INTO drafts (question_id, text, reason, updated_ms) VALUES (?1, ?2, ?3, ?4)
+             ON CONFLICT (question_id) DO UPDATE SET text = ?2, reason = ?3, updated_ms = ?4",
+            params![question_id, text, reason, now_ms()],
+        )?;
+        Ok(())
+    }
+
+    pub fn draft(&self, question_id: &str) -> Result<Option<String>, StoreError> {
+        Ok(self
+            .conn()
+            .query_row(
+                "SELECT text FROM drafts WHERE question_id = ?1",
+                [question_id],
+                |r| r.get(0),
+            )
+            .optional()?)
+    }
+}
