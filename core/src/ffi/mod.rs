@@ -2,6 +2,9 @@
 //! records in and out, one error enum, no logic beyond converting types;
 //! every decision is made by the modules it calls.
 
+mod phone;
+pub use phone::{CommittedAnswer, PhoneCore};
+
 use std::collections::HashMap;
 use std::time::SystemTime;
 
@@ -49,6 +52,14 @@ pub enum QpError {
     /// An argument that is not even well-formed (bad JSON, a bad timestamp).
     #[error("{message}")]
     InvalidInput { message: String },
+    /// The phone store failed: `code` is locked, corrupt, cannot_open or other.
+    #[error("{message}")]
+    Storage { code: String, message: String },
+    /// The server could not be reached or refused the request.
+    #[error("{message}")]
+    Network { message: String },
+    #[error("not signed in")]
+    NotSignedIn,
 }
 
 impl From<ValidationError> for QpError {
@@ -407,4 +418,131 @@ pub fn apply_answer_json(
         outcome: outcome.into(),
         question_json: serde_json::to_string(&q).map_err(|e| invalid(e.to_string()))?,
     })
+}
+
+/// An encoded push (server side), with what the encoder did to fit 4 KB.
+#[derive(Debug, Clone, PartialEq, Eq, uniffi::Record)]
+pub struct EncodedPayload {
+    /// APNs: the JSON body. FCM: empty (see `data`).
+    pub json: String,
+    /// FCM: the data map. APNs: empty.
+    pub data: HashMap<String, String>,
+    pub bytes: u32,
+    pub omitted: Vec<String>,
+    pub shortened: Vec<String>,
+}
+
+fn question_from(json: &str) -> Result<Question, QpError> {
+    serde_json::from_str(json).map_err(|e| invalid(format!("not a Question: {e}")))
+}
+
+fn report(json: String, data: HashMap<String, String>, r: payload::EncodeReport) -> EncodedPayload {
+    EncodedPayload {
+        json,
+        data,
+        bytes: r.bytes as u32,
+        omitted: r.omitted,
+        shortened: r.shortened,
+    }
+}
+
+/// Server side: the APNs payload of a question (JSON of the Question object).
+#[uniffi::export]
+pub fn encode_apns_payload(question_json: String) -> Result<EncodedPayload, QpError> {
+    let e = payload::encode_apns_question(&question_from(&question_json)?, &Copy::EN)?;
+    Ok(report(e.json, HashMap::new(), e.report))
+}
+
+/// Server side: the FCM data message of a question.
+#[uniffi::export]
+pub fn encode_fcm_payload(question_json: String) -> Result<EncodedPayload, QpError> {
+    let e = payload::encode_fcm_question(&question_from(&question_json)?, &Copy::EN)?;
+    Ok(report(
+        String::new(),
+        e.data.into_iter().collect(),
+        e.report,
+    ))
+}
+
+/// Server side: the silent APNs push of a resolution.
+#[uniffi::export]
+pub fn encode_apns_resolved_payload(question_json: String) -> Result<EncodedPayload, QpError> {
+    let e = payload::encode_apns_resolved(&question_from(&question_json)?);
+    Ok(report(e.json, HashMap::new(), e.report))
+}
+
+/// Server side: the FCM data message of a resolution.
+#[uniffi::export]
+pub fn encode_fcm_resolved_payload(question_json: String) -> Result<EncodedPayload, QpError> {
+    let e = payload::encode_fcm_resolved(&question_from(&question_json)?);
+    Ok(report(
+        String::new(),
+        e.data.into_iter().collect(),
+        e.report,
+    ))
+}
+
+/// The decoded push as the JSON of its wire form (the compact question or
+/// the resolved notice).
+#[uniffi::export]
+pub fn decoded_push_to_json(push: DecodedPush) -> String {
+    match push {
+        DecodedPush::Question { question } => push_question_to_json(question),
+        DecodedPush::Resolved { notice } => {
+            let answer = notice
+                .responder_id
+                .as_ref()
+                .map(|id| crate::protocol::Answer {
+                    value: notice.answer_value.clone(),
+                    label: notice.answer_label.clone(),
+                    text: notice.answer_text.clone(),
+                    responder: Responder {
+                        id: id.clone(),
+                        display_name: notice.responder_name.clone().unwrap_or_default(),
+                    },
+                    answered_at: notice.resolved_at.map(utc).unwrap_or_default(),
+                });
+            serde_json::to_string(&payload::ResolvedNotice {
+                v: PAYLOAD_VERSION,
+                id: notice.question_id,
+                state: notice.state,
+                answer,
+                resolved_at: notice.resolved_at.map(utc),
+            })
+            .unwrap_or_default()
+        }
+    }
+}
+
+/// Reads a Question object and writes it back in the protocol's form.
+#[uniffi::export]
+pub fn normalize_question_json(question_json: String) -> Result<String, QpError> {
+    serde_json::to_string(&question_from(&question_json)?).map_err(|e| invalid(e.to_string()))
+}
+
+/// The state machine: whether `from` may become `to`.
+#[uniffi::export]
+pub fn state_transition_allowed(from: QuestionState, to: QuestionState) -> bool {
+    from.can_become(to)
+}
+
+/// "Release Bot asks you" / "… asks the room".
+#[uniffi::export]
+pub fn copy_title(scope: ResponderScope, asker: String) -> String {
+    Copy::EN.title(scope, &asker)
+}
+
+/// The resolution line of a question ("Approve, by you"...), none while pending.
+#[uniffi::export]
+pub fn copy_resolution(
+    question_json: String,
+    me: Option<String>,
+) -> Result<Option<String>, QpError> {
+    Ok(Copy::EN.resolution(&question_from(&question_json)?, me.as_deref()))
+}
+
+/// "12 min left".
+#[uniffi::export]
+pub fn copy_time_remaining(expires_at: SystemTime, now: SystemTime) -> String {
+    Copy::EN.time_remaining(utc(expires_at), utc(now))
 }

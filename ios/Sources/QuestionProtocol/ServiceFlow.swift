@@ -1,0 +1,122 @@
+// The Notification Service Extension's flow, without UserNotifications: it
+// runs the same on Linux (tests) and on Apple platforms, where
+// NotificationService.swift maps it onto UNNotificationServiceExtension.
+import Foundation
+
+/// What the extension hands back to the system, as plain values.
+public struct QPNotificationContent: Equatable {
+    public var title: String
+    public var subtitle: String?
+    public var body: String
+    /// The per-question category; nil for the fallback (a tap opens the app).
+    public var categoryIdentifier: String?
+    public var threadIdentifier: String?
+    public var questionId: String?
+}
+
+/// The notification center's category API (`getNotificationCategories`,
+/// `setNotificationCategories`), behind a protocol.
+public protocol QPCategoryCenter: AnyObject {
+    func categoryIdentifiers(_ completion: @escaping ([String]) -> Void)
+    /// Registers exactly `keep` (identifiers already registered) plus `add`.
+    func setCategories(keep: [String], add: IosCategory, _ completion: @escaping () -> Void)
+}
+
+/// Reads `aps.alert.title` / `body` out of a payload, for the fallback.
+func alertTexts(_ json: String) -> (String?, String?) {
+    guard let data = json.data(using: .utf8),
+          let obj = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+          let aps = obj["aps"] as? [String: Any] else { return (nil, nil) }
+    if let alert = aps["alert"] as? [String: Any] {
+        return (alert["title"] as? String, alert["body"] as? String)
+    }
+    return (nil, aps["alert"] as? String)
+}
+
+public enum QPServiceFlow {
+    /// The plain notification shown when a payload cannot be decoded.
+    public static func fallbackContent(userInfoJSON: String) -> QPNotificationContent {
+        let (title, body) = alertTexts(userInfoJSON)
+        let f = fallbackNotification(title: title, body: body)
+        return QPNotificationContent(title: f.title, subtitle: nil, body: f.body,
+                                     categoryIdentifier: nil, threadIdentifier: nil, questionId: nil)
+    }
+
+    /// Decodes the push through the core (recording it in the shared store
+    /// when `core` is available), registers the question's category merged
+    /// with what is registered, reads the set back, then calls `deliver`
+    /// exactly once. An undecodable payload still delivers a notification.
+    public static func process(userInfoJSON: String,
+                               core: PhoneCore?,
+                               center: QPCategoryCenter,
+                               requireUnlockForDanger: Bool = false,
+                               maxCategories: UInt32 = 128,
+                               deliver: @escaping (QPNotificationContent) -> Void) {
+        let decoded: DecodedPush
+        do {
+            decoded = try core?.receiveApns(json: userInfoJSON) ?? decodeApnsPayload(json: userInfoJSON)
+        } catch {
+            deliver(fallbackContent(userInfoJSON: userInfoJSON))
+            return
+        }
+        guard case let .question(question) = decoded else {
+            // A resolution is silent; nothing to show.
+            deliver(fallbackContent(userInfoJSON: userInfoJSON))
+            return
+        }
+        let n = iosNotification(question: question, requireUnlockForDanger: requireUnlockForDanger)
+        let content = QPNotificationContent(title: n.title, subtitle: n.subtitle, body: n.body,
+                                            categoryIdentifier: n.category.identifier,
+                                            threadIdentifier: n.threadId, questionId: question.id)
+        let known = (try? core?.knownQuestions()) ?? []
+        center.categoryIdentifiers { registered in
+            let plan = planIosCategories(registered: registered, newCategory: n.category.identifier,
+                                         known: known, now: Date(), max: maxCategories)
+            center.setCategories(keep: plan.keep.filter { $0 != n.category.identifier }, add: n.category) {
+                // Read the set back: on some iOS versions a category set in the
+                // extension is not active yet when the content is handed over.
+                center.categoryIdentifiers { _ in deliver(content) }
+            }
+        }
+    }
+}
+
+/// What became of a notification action.
+public enum QPAnswerOutcome: Equatable {
+    /// Committed durably; it will be sent (now or when online).
+    case committed(CommittedAnswer)
+    /// Not an answer (the default tap, a dismiss): open the app as usual.
+    case notAnAnswer
+    /// Needs the app: e.g. typed text over the limit (kept as a draft there).
+    case needsApp(code: String, message: String)
+}
+
+public enum QPAnswerFlow {
+    /// The question id of one of our category identifiers (`qp.q.<id>`).
+    public static func questionId(fromCategory category: String) -> String? {
+        let prefix = "qp.q."
+        guard category.hasPrefix(prefix), category.count > prefix.count else { return nil }
+        return String(category.dropFirst(prefix.count))
+    }
+
+    /// Commits the answer before calling `completion` (so the system may
+    /// suspend the app right after), then returns; call `flushInBackground`
+    /// next.
+    public static func handle(core: PhoneCore, questionId: String, actionIdentifier: String,
+                              typedText: String?, completion: () -> Void) -> QPAnswerOutcome {
+        defer { completion() }
+        do {
+            return .committed(try core.answerAction(questionId: questionId, actionId: actionIdentifier, text: typedText))
+        } catch let QpError.Action(code, message, _) {
+            return code == "unknown_action" ? .notAnAnswer : .needsApp(code: code, message: message)
+        } catch {
+            return .needsApp(code: "error", message: "\(error)")
+        }
+    }
+
+    /// Sends what is queued; failures stay queued for the next try.
+    @discardableResult
+    public static func flushInBackground(core: PhoneCore) -> Task<FlushReport?, Never> {
+        Task.detached { try? await core.flush() }
+    }
+}

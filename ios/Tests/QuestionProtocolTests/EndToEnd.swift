@@ -1,0 +1,64 @@
+// End to end against a real `qp serve` started by ios/run-tests: the
+// extension flow, an answer given offline, a new process, the flush.
+import Foundation
+import QuestionProtocol
+
+func env(_ k: String) -> String { ProcessInfo.processInfo.environment[k]! }
+
+func runEndToEnd(_ r: Runner) async {
+    let questionJson = try! String(contentsOfFile: env("QP_E2E_QUESTION"), encoding: .utf8)
+    let user = env("QP_E2E_USER"), token = StaticToken(env("QP_E2E_USER_TOKEN"))
+    let store = env("QP_E2E_STORE_DIR") + "/swift-phone.sqlite"
+    let dead = env("QP_E2E_DEAD_URL"), live = env("QP_E2E_URL")
+
+    // The server side encodes; the extension decodes, records, registers.
+    let payload = try! encodeApnsPayload(questionJson: questionJson).json
+    let nseCore = try! PhoneCore(storePath: store, mode: .extension, serverUrl: dead, userId: user, tokens: token)
+    let center = InMemoryCategoryCenter(["app.static"])
+    var delivered: [QPNotificationContent] = []
+    QPServiceFlow.process(userInfoJSON: payload, core: nseCore, center: center) { delivered.append($0) }
+    r.check("e2e: delivered once", delivered.count == 1)
+    let content = delivered[0]
+    let qid = content.questionId ?? ""
+    r.check("e2e: per-question category", content.categoryIdentifier == "qp.q.\(qid)")
+    r.check("e2e: category registered, static kept", center.registered == ["app.static", "qp.q.\(qid)"], "\(center.registered)")
+    r.check("e2e: title", content.title == "Release Bot asks you", content.title)
+
+    // Undecodable payloads still show a plain notification.
+    var fallback: QPNotificationContent?
+    QPServiceFlow.process(userInfoJSON: "{\"aps\":{\"alert\":{\"title\":\"Hi\",\"body\":\"There\"}},\"qp\":{\"v\":9}}",
+                          core: nseCore, center: center) { fallback = $0 }
+    r.check("e2e: fallback shows", fallback?.title == "Hi" && fallback?.categoryIdentifier == nil)
+
+    // The answer is tapped while offline: committed before completion.
+    let offline = try! PhoneCore(storePath: store, mode: .app, serverUrl: dead, userId: user, tokens: token)
+    var completedAfterCommit = false
+    let outcome = QPAnswerFlow.handle(core: offline, questionId: qid, actionIdentifier: "qp.v.approve", typedText: nil) {
+        completedAfterCommit = ((try? offline.feed())?.first?.myAnswer?.state == .queued)
+    }
+    r.check("e2e: committed before completion", completedAfterCommit)
+    if case .committed = outcome {} else { r.check("e2e: committed", false, "\(outcome)") }
+    let first = try? await offline.flush()
+    r.check("e2e: offline flush will retry", first?.willRetry == 1, "\(String(describing: first))")
+    r.check("e2e: retry offered", (try? offline.feed())?.first?.myAnswer?.canRetry == true)
+    let tooLong = QPAnswerFlow.handle(core: offline, questionId: qid, actionIdentifier: "qp.nope", typedText: nil) {}
+    r.check("e2e: a non-answer action", tooLong == .notAnAnswer)
+
+    // A new process, back online.
+    let app = try! PhoneCore(storePath: store, mode: .app, serverUrl: live, userId: user, tokens: token)
+    _ = try? app.requeueInterrupted()
+    _ = try? app.retry(questionId: qid)
+    let report = try? await app.flush()
+    r.check("e2e: answered once online", report?.answered == 1 && report?.withdraw == [qid], "\(String(describing: report))")
+    r.check("e2e: feed says by you", (try? app.feed())?.first?.resolution == "Approve, by you", "\(String(describing: (try? app.feed())?.first))")
+    let sync = try? await app.sync()
+    r.check("e2e: sync works", sync != nil)
+
+    // Bad input is a thrown, typed error.
+    do { _ = try PhoneCore(storePath: "/nonexistent/dir/x.sqlite", mode: .app, serverUrl: live, userId: user, tokens: token); r.check("e2e: bad store path throws", false) }
+    catch QpError.Storage(let code, _) { r.check("e2e: bad store path throws", code == "cannot_open", code) }
+    catch { r.check("e2e: bad store path throws", false, "\(error)") }
+    do { _ = try app.answerInApp(questionId: qid, value: "approve", text: "both"); r.check("e2e: both value and text", false) }
+    catch QpError.InvalidInput { r.check("e2e: both value and text", true) }
+    catch { r.check("e2e: both value and text", false, "\(error)") }
+}

@@ -1,0 +1,13 @@
+// The Swift test program: vectors through the bindings, then end to end.
+import Foundation
+import QuestionProtocol
+
+let runner = Runner()
+runner.check("protocol version", protocolVersion() == "1.1")
+runProtocol(runner)
+runPayload(runner)
+runPresent(runner)
+if ProcessInfo.processInfo.environment["QP_E2E_URL"] != nil {
+    await runEndToEnd(runner)
+}
+runner.finish()
