@@ -28,36 +28,36 @@ use crate::protocol::{
 #[derive(Debug, thiserror::Error, uniffi::Error)]
 pub enum QpError {
     /// A protocol rule was broken: `field` and `code` as in the conformance vectors.
-    #[error("{message}")]
+    #[error("{detail}")]
     Validation {
         field: String,
         code: String,
-        message: String,
+        detail: String,
     },
     /// A push payload could not be decoded (show the fallback notification).
-    #[error("{message}")]
+    #[error("{detail}")]
     Payload {
         code: String,
         field: Option<String>,
-        message: String,
+        detail: String,
     },
     /// A notification action could not become an answer. For `text_too_long`,
     /// `kept_text` holds the whole text so the app can let the person fix it.
-    #[error("{message}")]
+    #[error("{detail}")]
     Action {
         code: String,
-        message: String,
+        detail: String,
         kept_text: Option<String>,
     },
     /// An argument that is not even well-formed (bad JSON, a bad timestamp).
-    #[error("{message}")]
-    InvalidInput { message: String },
+    #[error("{detail}")]
+    InvalidInput { detail: String },
     /// The phone store failed: `code` is locked, corrupt, cannot_open or other.
-    #[error("{message}")]
-    Storage { code: String, message: String },
+    #[error("{detail}")]
+    Storage { code: String, detail: String },
     /// The server could not be reached or refused the request.
-    #[error("{message}")]
-    Network { message: String },
+    #[error("{detail}")]
+    Network { detail: String },
     #[error("not signed in")]
     NotSignedIn,
 }
@@ -67,7 +67,7 @@ impl From<ValidationError> for QpError {
         QpError::Validation {
             field: e.field.clone(),
             code: e.code.as_str().into(),
-            message: e.message,
+            detail: e.message,
         }
     }
 }
@@ -84,7 +84,7 @@ impl From<PayloadError> for QpError {
         QpError::Payload {
             code: e.code().into(),
             field,
-            message: e.to_string(),
+            detail: e.to_string(),
         }
     }
 }
@@ -97,7 +97,7 @@ impl From<ActionError> for QpError {
         };
         QpError::Action {
             code: e.code().into(),
-            message: e.to_string(),
+            detail: e.to_string(),
             kept_text,
         }
     }
@@ -105,7 +105,7 @@ impl From<ActionError> for QpError {
 
 fn invalid(message: impl Into<String>) -> QpError {
     QpError::InvalidInput {
-        message: message.into(),
+        detail: message.into(),
     }
 }
 
@@ -545,4 +545,17 @@ pub fn copy_resolution(
 #[uniffi::export]
 pub fn copy_time_remaining(expires_at: SystemTime, now: SystemTime) -> String {
     Copy::EN.time_remaining(utc(expires_at), utc(now))
+}
+
+/// Android: the notification id of a question (the tag is its id).
+#[uniffi::export]
+pub fn android_notification_id(question_id: String) -> i32 {
+    crate::present::android::notification_id(&question_id)
+}
+
+/// Android: the PendingIntent request code of a question's slot (0 the
+/// content intent, 1..3 the actions).
+#[uniffi::export]
+pub fn android_request_code(question_id: String, slot: u32) -> i32 {
+    crate::present::android::request_code(&question_id, slot)
 }

@@ -23,7 +23,7 @@ impl From<StoreError> for QpError {
         };
         QpError::Storage {
             code: code.into(),
-            message: e.to_string(),
+            detail: e.to_string(),
         }
     }
 }
@@ -34,7 +34,7 @@ impl From<SyncError> for QpError {
             SyncError::Store(s) => s.into(),
             SyncError::NotSignedIn => QpError::NotSignedIn,
             other => QpError::Network {
-                message: other.to_string(),
+                detail: other.to_string(),
             },
         }
     }
@@ -90,7 +90,7 @@ impl PhoneCore {
             .question(question_id)?
             .map(|s| s.question)
             .ok_or_else(|| QpError::InvalidInput {
-                message: format!("question {question_id} is not on this device"),
+                detail: format!("question {question_id} is not on this device"),
             })
     }
 }
@@ -160,7 +160,7 @@ impl PhoneCore {
             (None, Some(t)) => AnswerSubmission::Text(t),
             _ => {
                 return Err(QpError::InvalidInput {
-                    message: "give exactly one of value or text".into(),
+                    detail: "give exactly one of value or text".into(),
                 })
             }
         };

@@ -1,0 +1,82 @@
+// Turns a tapped action or a typed reply into a committed answer, updates the
+// notification at once (no endless spinner), then hands the network part to
+// background work.
+package io.questionprotocol.android
+
+import android.app.Notification
+import android.app.NotificationManager
+import android.app.RemoteInput
+import android.content.BroadcastReceiver
+import android.content.Context
+import android.content.Intent
+import io.questionprotocol.core.AnswerState
+import io.questionprotocol.core.CommittedAnswer
+import io.questionprotocol.core.PhoneCore
+import io.questionprotocol.core.QpException
+import io.questionprotocol.core.androidNotificationId
+
+/**
+ * Subclass it, return the shared core from [core], register it in the
+ * manifest (not exported), and schedule a flush in [scheduleFlush] (WorkManager
+ * with a network constraint is the usual choice).
+ */
+abstract class QuestionAnswerReceiver : BroadcastReceiver() {
+    abstract fun core(context: Context): PhoneCore
+
+    /** The hook for background flushing: `core.flush()` off the receiver. */
+    abstract fun scheduleFlush(context: Context)
+
+    /** The icon of the updated notification. */
+    abstract val smallIcon: Int
+
+    /** What happened to the last intent (for tests and logging). */
+    var lastOutcome: Outcome? = null
+        private set
+
+    sealed class Outcome {
+        data class Committed(val answer: CommittedAnswer) : Outcome()
+        data class NeedsApp(val code: String, val message: String) : Outcome()
+        data object Ignored : Outcome()
+    }
+
+    override fun onReceive(context: Context, intent: Intent) {
+        if (intent.action != QuestionIntents.ACTION_ANSWER) return
+        val questionId = intent.getStringExtra(QuestionIntents.EXTRA_QUESTION_ID) ?: return
+        val actionId = intent.getStringExtra(QuestionIntents.EXTRA_ACTION_ID) ?: return
+        val key = intent.getStringExtra(QuestionIntents.EXTRA_RESULT_KEY)
+        val typed = key?.let { RemoteInput.getResultsFromIntent(intent)?.getCharSequence(it)?.toString() }
+        // Commit locally first: the receiver has ~10 s and no network guarantee.
+        val outcome = try {
+            Outcome.Committed(core(context).answerAction(questionId, actionId, typed))
+        } catch (e: QpException.Action) {
+            if (e.code == "unknown_action") Outcome.Ignored else Outcome.NeedsApp(e.code, e.detail)
+        } catch (e: QpException) {
+            Outcome.NeedsApp("error", e.message ?: e.toString())
+        }
+        lastOutcome = outcome
+        update(context, questionId, outcome)
+        if (outcome is Outcome.Committed) scheduleFlush(context)
+    }
+
+    /** Replaces the notification with a quiet one that says where things stand. */
+    private fun update(context: Context, questionId: String, outcome: Outcome) {
+        val manager = checkNotNull(context.getSystemService(NotificationManager::class.java))
+        val text = when (outcome) {
+            is Outcome.Committed -> when (outcome.answer.state) {
+                AnswerState.ANSWERED -> "Answered"
+                AnswerState.ALREADY_RESOLVED -> "Already answered"
+                AnswerState.REJECTED -> "Not accepted; open the app"
+                else -> "Answer saved; sending…"
+            }
+            is Outcome.NeedsApp -> "Open the app to finish your answer"
+            Outcome.Ignored -> return
+        }
+        val updated = Notification.Builder(context, "qp.questions")
+            .setSmallIcon(smallIcon)
+            .setContentText(text)
+            .setOnlyAlertOnce(true)
+            .setTimeoutAfter(60_000)
+            .build()
+        manager.notify(questionId, androidNotificationId(questionId), updated)
+    }
+}

@@ -1,0 +1,152 @@
+// Builds and posts the notification of a question from an FCM data message,
+// exactly as the core's Android spec says: actions in order, RemoteInput for
+// typed replies and for choices, FLAG_MUTABLE only where RemoteInput needs it,
+// request codes unique per question and action, one channel.
+package io.questionprotocol.android
+
+import android.app.Notification
+import android.app.NotificationChannel
+import android.app.NotificationManager
+import android.app.PendingIntent
+import android.app.RemoteInput
+import android.content.Context
+import android.content.Intent
+import android.graphics.drawable.Icon
+import io.questionprotocol.core.AndroidAction
+import io.questionprotocol.core.AndroidNotification
+import io.questionprotocol.core.DecodedPush
+import io.questionprotocol.core.PhoneCore
+import io.questionprotocol.core.QpException
+import io.questionprotocol.core.androidNotification
+import io.questionprotocol.core.decodeFcmPayload
+import io.questionprotocol.core.fallbackNotification
+import java.time.Instant
+
+object QuestionIntents {
+    const val ACTION_ANSWER = "io.questionprotocol.action.ANSWER"
+    const val EXTRA_QUESTION_ID = "io.questionprotocol.extra.QUESTION_ID"
+    const val EXTRA_ACTION_ID = "io.questionprotocol.extra.ACTION_ID"
+    const val EXTRA_RESULT_KEY = "io.questionprotocol.extra.RESULT_KEY"
+    const val FALLBACK_TAG = "qp.fallback"
+}
+
+/**
+ * Call [onDataMessage] from `FirebaseMessagingService.onMessageReceived`
+ * with `remoteMessage.data`. It decodes and posts synchronously and never
+ * touches the network (Android gives about 10 seconds).
+ *
+ * @param core the shared core, or null when the store cannot be opened: the
+ *   notification still shows, and the app syncs later.
+ * @param receiver the app's [QuestionAnswerReceiver] subclass.
+ * @param openApp the intent that opens a question in the app (null: none).
+ */
+class QuestionNotifier(
+    private val context: Context,
+    private val core: PhoneCore?,
+    private val receiver: Class<out QuestionAnswerReceiver>,
+    private val smallIcon: Int,
+    private val requireUnlockForDanger: Boolean = false,
+    private val openApp: (questionId: String?) -> Intent? = { null },
+) {
+    private val manager = checkNotNull(context.getSystemService(NotificationManager::class.java))
+
+    /** What was done with a message. */
+    sealed class Result {
+        data class Posted(val questionId: String, val notificationId: Int) : Result()
+        data class Withdrawn(val questionId: String) : Result()
+        data class Fallback(val reason: String) : Result()
+    }
+
+    fun onDataMessage(data: Map<String, String>): Result {
+        val push = try {
+            core?.receiveFcm(data) ?: decodeFcmPayload(data)
+        } catch (e: QpException) {
+            return postFallback(data, e.message ?: "undecodable")
+        }
+        return when (push) {
+            is DecodedPush.Question -> {
+                val spec = androidNotification(push.question, Instant.now(), requireUnlockForDanger)
+                post(spec)
+                Result.Posted(push.question.id, spec.notificationId)
+            }
+            is DecodedPush.Resolved -> {
+                withdraw(push.notice.questionId)
+                Result.Withdrawn(push.notice.questionId)
+            }
+        }
+    }
+
+    /** Removes a question's notification (answered elsewhere, expired, cancelled). */
+    fun withdraw(questionId: String) {
+        manager.cancel(questionId, io.questionprotocol.core.androidNotificationId(questionId))
+    }
+
+    private fun ensureChannel(id: String) {
+        if (manager.getNotificationChannel(id) == null) {
+            val channel = NotificationChannel(id, "Questions", NotificationManager.IMPORTANCE_HIGH)
+            channel.description = "Questions you can answer from the notification"
+            manager.createNotificationChannel(channel)
+        }
+    }
+
+    private fun contentIntent(questionId: String?, requestCode: Int): PendingIntent? =
+        openApp(questionId)?.let {
+            PendingIntent.getActivity(context, requestCode, it, PendingIntent.FLAG_IMMUTABLE or PendingIntent.FLAG_UPDATE_CURRENT)
+        }
+
+    internal fun action(spec: AndroidNotification, a: AndroidAction): Notification.Action {
+        val intent = Intent(context, receiver)
+            .setAction(QuestionIntents.ACTION_ANSWER)
+            .putExtra(QuestionIntents.EXTRA_QUESTION_ID, spec.tag)
+            .putExtra(QuestionIntents.EXTRA_ACTION_ID, a.actionId)
+        a.remoteInput?.let { intent.putExtra(QuestionIntents.EXTRA_RESULT_KEY, it.resultKey) }
+        // RemoteInput writes the reply into the intent: it must be mutable
+        // (Android 12+). Plain buttons stay immutable.
+        val flags = PendingIntent.FLAG_UPDATE_CURRENT or
+            if (a.mutableIntent) PendingIntent.FLAG_MUTABLE else PendingIntent.FLAG_IMMUTABLE
+        val pending = PendingIntent.getBroadcast(context, a.requestCode, intent, flags)
+        val builder = Notification.Action.Builder(Icon.createWithResource(context, smallIcon), a.title, pending)
+            .setAuthenticationRequired(a.authenticationRequired)
+        a.remoteInput?.let { ri ->
+            val input = RemoteInput.Builder(ri.resultKey)
+                .setLabel(ri.label)
+                .setAllowFreeFormInput(ri.allowFreeFormInput)
+            if (ri.choices.isNotEmpty()) input.setChoices(ri.choices.toTypedArray())
+            builder.addRemoteInput(input.build())
+        }
+        return builder.build()
+    }
+
+    private fun post(spec: AndroidNotification) {
+        ensureChannel(spec.channelId)
+        val builder = Notification.Builder(context, spec.channelId)
+            .setSmallIcon(smallIcon)
+            .setContentTitle(spec.title)
+            .setContentText(spec.text)
+            .setStyle(Notification.BigTextStyle().bigText(spec.text))
+            .setGroup(spec.group)
+            .setWhen(spec.whenMs)
+            .setShowWhen(true)
+            .setTimeoutAfter(spec.timeoutAfterMs)
+            .setCategory(Notification.CATEGORY_MESSAGE)
+            .setAutoCancel(true)
+        spec.subText?.let { builder.setSubText(it) }
+        contentIntent(spec.tag, spec.contentRequestCode)?.let { builder.setContentIntent(it) }
+        for (a in spec.actions) builder.addAction(action(spec, a))
+        manager.notify(spec.tag, spec.notificationId, builder.build())
+    }
+
+    private fun postFallback(data: Map<String, String>, reason: String): Result {
+        val f = fallbackNotification(data["title"], data["body"])
+        val channel = "qp.questions"
+        ensureChannel(channel)
+        val builder = Notification.Builder(context, channel)
+            .setSmallIcon(smallIcon)
+            .setContentTitle(f.title)
+            .setContentText(f.body)
+            .setAutoCancel(true)
+        contentIntent(null, 0)?.let { builder.setContentIntent(it) }
+        manager.notify(QuestionIntents.FALLBACK_TAG, 0, builder.build())
+        return Result.Fallback(reason)
+    }
+}

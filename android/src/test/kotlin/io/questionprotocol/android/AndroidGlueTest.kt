@@ -1,0 +1,180 @@
+// The Android glue against the real framework API, under Robolectric:
+// the posted notification, its actions, RemoteInput and PendingIntent flags,
+// and the receiver committing the answer.
+package io.questionprotocol.android
+
+import android.app.Notification
+import android.app.NotificationManager
+import android.app.PendingIntent
+import android.app.RemoteInput
+import android.content.Context
+import android.content.Intent
+import android.os.Bundle
+import io.questionprotocol.core.*
+import org.junit.After
+import org.junit.Assert.assertEquals
+import org.junit.Assert.assertNotNull
+import org.junit.Assert.assertNull
+import org.junit.Assert.assertTrue
+import org.junit.Before
+import org.junit.Test
+import org.junit.runner.RunWith
+import org.robolectric.RobolectricTestRunner
+import org.robolectric.RuntimeEnvironment
+import org.robolectric.Shadows.shadowOf
+import org.robolectric.annotation.Config
+import java.io.File
+import java.nio.file.Files
+
+class TestReceiver : QuestionAnswerReceiver() {
+    companion object {
+        var core: PhoneCore? = null
+        var flushes = 0
+    }
+    override fun core(context: Context): PhoneCore = core!!
+    override fun scheduleFlush(context: Context) { flushes++ }
+    override val smallIcon: Int = android.R.drawable.ic_dialog_info
+}
+
+class StaticToken(private val value: String?) : TokenProvider {
+    override fun token(): String? = value
+}
+
+@RunWith(RobolectricTestRunner::class)
+@Config(sdk = [35])
+class AndroidGlueTest {
+    private lateinit var context: Context
+    private lateinit var dir: File
+    private lateinit var core: PhoneCore
+    private lateinit var notifier: QuestionNotifier
+    private val manager get() = checkNotNull(context.getSystemService(NotificationManager::class.java))
+
+    private fun question(id: String, options: List<Map<String, Any?>>, text: Boolean): Map<String, Any?> = mapOf(
+        "id" to id, "kind" to "question", "prompt" to "Deploy v1.4.0?", "context" to "Build #4821",
+        "options" to options, "text_input" to if (text) mapOf("placeholder" to "or say why", "max_length" to 20) else null,
+        "responder_scope" to "room", "target_user_id" to null, "resolution_policy" to "first", "state" to "pending",
+        "answer" to null, "expires_at" to "2030-06-27T11:30:00Z", "resolved_at" to null, "correlation_id" to null,
+        "reply_to" to null, "data" to null, "created_at" to "2026-06-27T10:30:00Z",
+        "room" to mapOf("code" to "OPS123", "name" to "Ops"),
+        "asker" to mapOf("type" to "agent", "id" to "a_1", "display_name" to "Release Bot"),
+    )
+
+    private fun opt(v: String, l: String, s: String = "default") = mapOf("value" to v, "label" to l, "style" to s)
+
+    @Before
+    fun setUp() {
+        context = RuntimeEnvironment.getApplication()
+        dir = Files.createTempDirectory("qp-android").toFile()
+        core = PhoneCore(File(dir, "phone.sqlite").path, StoreMode.APP, "http://127.0.0.1:9", "u_me", StaticToken("qpu_x"))
+        TestReceiver.core = core
+        TestReceiver.flushes = 0
+        notifier = QuestionNotifier(context, core, TestReceiver::class.java, android.R.drawable.ic_dialog_info,
+            openApp = { Intent(Intent.ACTION_VIEW).putExtra("question", it) })
+    }
+
+    @After
+    fun tearDown() { core.close(); dir.deleteRecursively() }
+
+    private fun posted(id: String): Notification =
+        shadowOf(manager).getNotification(id, androidNotificationId(id)) ?: error("no notification for $id")
+
+    private fun flags(pi: PendingIntent) = shadowOf(pi).flags
+
+    @Test
+    fun twoOptionsAndTextPostButtonsInOrderThenReply() {
+        val data = encodeFcmPayload(toJson(question("q_two", listOf(opt("approve", "Approve", "primary"), opt("deny", "Deny", "danger")), true))).data
+        val result = notifier.onDataMessage(data)
+        assertEquals(QuestionNotifier.Result.Posted("q_two", androidNotificationId("q_two")), result)
+        val n = posted("q_two")
+        assertEquals("qp.questions", n.channelId)
+        assertEquals(NotificationManager.IMPORTANCE_HIGH, manager.getNotificationChannel("qp.questions").importance)
+        assertEquals("Release Bot asks the room", n.extras.getString(Notification.EXTRA_TITLE))
+        assertEquals("Deploy v1.4.0?", n.extras.getCharSequence(Notification.EXTRA_TEXT).toString())
+        assertEquals(listOf("Approve", "Deny", "Reply"), n.actions.map { it.title.toString() })
+        // Buttons: immutable, no RemoteInput. Reply: mutable, a free-form RemoteInput.
+        for (i in 0..1) {
+            assertNull(n.actions[i].remoteInputs)
+            assertTrue(flags(n.actions[i].actionIntent) and PendingIntent.FLAG_IMMUTABLE != 0)
+        }
+        val reply = n.actions[2]
+        assertTrue(flags(reply.actionIntent) and PendingIntent.FLAG_MUTABLE != 0)
+        assertEquals("qp.text", reply.remoteInputs.single().resultKey)
+        assertEquals("or say why", reply.remoteInputs.single().label.toString())
+        assertTrue(reply.remoteInputs.single().allowFreeFormInput)
+        // Request codes unique per question and action.
+        val codes = n.actions.map { shadowOf(it.actionIntent).requestCode }
+        assertEquals((1u..3u).map { androidRequestCode("q_two", it) }, codes)
+        assertEquals(androidRequestCode("q_two", 0u), shadowOf(n.contentIntent).requestCode)
+        assertEquals("qp.v.approve", shadowOf(n.actions[0].actionIntent).savedIntent.getStringExtra(QuestionIntents.EXTRA_ACTION_ID))
+    }
+
+    @Test
+    fun fourOptionsOfferChoicesThroughOneAction() {
+        val opts = listOf(opt("dev", "Dev"), opt("staging", "Staging"), opt("prod", "Production", "primary"), opt("cancel", "Cancel", "danger"))
+        notifier.onDataMessage(encodeFcmPayload(toJson(question("q_four", opts, false))).data)
+        val n = posted("q_four")
+        assertEquals(1, n.actions.size)
+        val input = n.actions[0].remoteInputs.single()
+        assertEquals("qp.choice", input.resultKey)
+        assertEquals(listOf("Dev", "Staging", "Production", "Cancel"), input.choices.map { it.toString() })
+        assertTrue(!input.allowFreeFormInput)
+        assertNotNull("a tap opens the app (the spec's fallback)", n.contentIntent)
+    }
+
+    private fun tap(n: Notification, index: Int, typed: String?): TestReceiver {
+        val action = n.actions[index]
+        val intent = Intent(shadowOf(action.actionIntent).savedIntent)
+        if (typed != null) {
+            val input = action.remoteInputs.single()
+            RemoteInput.addResultsToIntent(arrayOf(input), intent, Bundle().apply { putCharSequence(input.resultKey, typed) })
+        }
+        return TestReceiver().also { it.onReceive(context, intent) }
+    }
+
+    @Test
+    fun theReceiverCommitsATypedReplyAndUpdatesTheNotificationAtOnce() {
+        notifier.onDataMessage(encodeFcmPayload(toJson(question("q_text", listOf(opt("approve", "Approve"), opt("deny", "Deny")), true))).data)
+        val receiver = tap(posted("q_text"), 2, "  ship it  ")
+        val outcome = receiver.lastOutcome as QuestionAnswerReceiver.Outcome.Committed
+        assertEquals(AnswerState.QUEUED, outcome.answer.state)
+        assertEquals(1, TestReceiver.flushes)
+        val cell = core.feed().single()
+        assertEquals("“ship it”: queued, sends when online", cell.myAnswer!!.status)
+        val updated = posted("q_text")
+        assertNull("no buttons left to tap (and no spinner)", updated.actions)
+        assertEquals("Answer saved; sending…", updated.extras.getCharSequence(Notification.EXTRA_TEXT).toString())
+    }
+
+    @Test
+    fun aChosenLabelMapsBackToItsValueAndTooLongTextIsKept() {
+        val opts = listOf(opt("dev", "Dev"), opt("staging", "Staging"), opt("prod", "Production"))
+        notifier.onDataMessage(encodeFcmPayload(toJson(question("q_pick", opts, true))).data)
+        val n = posted("q_pick")
+        assertEquals(listOf("Choose…", "Reply"), n.actions.map { it.title.toString() })
+        tap(n, 0, "Production")
+        assertEquals("Production: queued, sends when online", core.feed().single().myAnswer!!.status)
+
+        notifier.onDataMessage(encodeFcmPayload(toJson(question("q_long", opts, true))).data)
+        val receiver = tap(posted("q_long"), 1, "x".repeat(25))
+        val needs = receiver.lastOutcome as QuestionAnswerReceiver.Outcome.NeedsApp
+        assertEquals("text_too_long", needs.code)
+        assertEquals("x".repeat(25), core.feed().first { it.questionId == "q_long" }.textField!!.draft)
+        assertEquals(0, TestReceiver.flushes - 1)
+    }
+
+    @Test
+    fun aResolvedPushWithdrawsAndGarbageStillShowsSomething() {
+        notifier.onDataMessage(encodeFcmPayload(toJson(question("q_gone", listOf(opt("a", "A"), opt("b", "B")), false))).data)
+        posted("q_gone")
+        val resolved = encodeFcmResolvedPayload(toJson(question("q_gone", listOf(opt("a", "A"), opt("b", "B")), false) + mapOf("state" to "cancelled", "resolved_at" to "2026-06-27T10:40:00Z"))).data
+        assertEquals(QuestionNotifier.Result.Withdrawn("q_gone"), notifier.onDataMessage(resolved))
+        assertNull(shadowOf(manager).getNotification("q_gone", androidNotificationId("q_gone")))
+        assertEquals(QuestionState.CANCELLED, core.feed().single().state)
+
+        val r = notifier.onDataMessage(mapOf("type" to "question", "qp" to "{broken", "title" to "Release Bot asks you", "body" to "Deploy?"))
+        assertTrue(r is QuestionNotifier.Result.Fallback)
+        val fallback = shadowOf(manager).getNotification(QuestionIntents.FALLBACK_TAG, 0)
+        assertEquals("Release Bot asks you", fallback.extras.getString(Notification.EXTRA_TITLE))
+        assertNotNull(fallback.contentIntent)
+    }
+}

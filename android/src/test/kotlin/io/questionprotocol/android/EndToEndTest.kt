@@ -1,0 +1,64 @@
+// End to end against a real `qp serve` started by android/run-tests: an
+// FCM payload decoded and recorded, an answer given offline, a new process,
+// the flush. Skipped (with a message) when run outside that script.
+package io.questionprotocol.android
+
+import io.questionprotocol.core.*
+import kotlinx.coroutines.runBlocking
+import org.junit.Assert.assertEquals
+import org.junit.Assume.assumeTrue
+import org.junit.Test
+import java.io.File
+
+class EndToEndTest {
+    private fun env(k: String): String = System.getenv(k)!!
+
+    @Test
+    fun anOfflineAnswerReachesTheAskerOnce() {
+        assumeTrue("run through android/run-tests", System.getenv("QP_E2E_URL") != null)
+        val user = env("QP_E2E_USER")
+        val token = StaticToken(env("QP_E2E_USER_TOKEN"))
+        val store = File(env("QP_E2E_STORE_DIR"), "kotlin-phone.sqlite").path
+        val data = encodeFcmPayload(File(env("QP_E2E_QUESTION")).readText()).data
+
+        // The FCM handler's process: decode and record, no network.
+        val handler = PhoneCore(store, StoreMode.EXTENSION, env("QP_E2E_DEAD_URL"), user, token)
+        val q = (handler.receiveFcm(data) as DecodedPush.Question).question
+        assertEquals("Release Bot asks you", androidNotification(q, java.time.Instant.now(), false).title)
+        handler.close()
+
+        // The receiver's process, offline: committed, then a failed send.
+        val offline = PhoneCore(store, StoreMode.APP, env("QP_E2E_DEAD_URL"), user, token)
+        assertEquals(AnswerState.QUEUED, offline.answerAction(q.id, "qp.v.approve", null).state)
+        assertEquals(1u, runBlocking { offline.flush() }.willRetry)
+        assertEquals(true, offline.feed().single().myAnswer!!.canRetry)
+        offline.close()
+
+        // A new process, online.
+        val app = PhoneCore(store, StoreMode.APP, env("QP_E2E_URL"), user, token)
+        app.requeueInterrupted()
+        app.retry(q.id)
+        val report = runBlocking { app.flush() }
+        assertEquals(1u, report.answered)
+        assertEquals(listOf(q.id), report.withdraw)
+        assertEquals("Approve, by you", app.feed().single().resolution)
+        assertEquals(0u, runBlocking { app.sync() }.pending)
+        app.close()
+    }
+
+    @Test
+    fun badInputIsATypedException() {
+        try {
+            PhoneCore("/nonexistent/dir/x.sqlite", StoreMode.APP, "http://127.0.0.1:9", "u", StaticToken(null))
+            error("expected a Storage exception")
+        } catch (e: QpException.Storage) {
+            assertEquals("cannot_open", e.code)
+        }
+        try {
+            decodeApnsPayload("{")
+            error("expected a Payload exception")
+        } catch (e: QpException.Payload) {
+            assertEquals("not_json", e.code)
+        }
+    }
+}
