@@ -100,7 +100,7 @@ func state(_ s: String) -> QuestionState {
 /// A PushQuestion from compact-question JSON, through the decoder.
 func pushQuestion(_ compact: Any) throws -> PushQuestion {
     guard case let .question(q) = try decodeApnsPayload(json: "{\"qp\":\(canon(compact))}") else {
-        throw QpError.InvalidInput(message: "not a question")
+        throw QpError.InvalidInput(detail: "not a question")
     }
     return q
 }
