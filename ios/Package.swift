@@ -1,4 +1,5 @@
 // swift-tools-version:5.9
+// (Tools 5.9: the Swift 5 language mode, as uniffi's generated code expects.)
 // For Apple consumers. Run bindings/package-xcframework on a Mac first: it
 // produces QuestionProtocolFFI.xcframework and copies the generated
 // QuestionProtocol.swift into Sources/QuestionProtocol (neither is committed).
@@ -15,8 +16,7 @@ let package = Package(
         .target(
             name: "QuestionProtocol",
             dependencies: ["QuestionProtocolFFI"],
-            path: "Sources/QuestionProtocol",
-            swiftSettings: [.unsafeFlags(["-swift-version", "5"])]
+            path: "Sources/QuestionProtocol"
         ),
     ]
 )
