@@ -49,6 +49,8 @@ pub struct App {
     pub webhook_wake: Notify,
     /// Wakes the push worker when a push job is queued.
     pub push_wake: Notify,
+    /// Wakes terminal devices long-polling their dev inbox.
+    pub dev_wake: Notify,
     limiter: DefaultKeyedRateLimiter<String>,
 }
 
@@ -69,6 +71,7 @@ impl App {
             waiters: Waiters::default(),
             webhook_wake: Notify::new(),
             push_wake: Notify::new(),
+            dev_wake: Notify::new(),
         })
     }
 

@@ -19,6 +19,10 @@ pub struct Settings {
     pub webhook_retry_base: Duration,
     pub webhook_max_attempts: u32,
     pub webhook_timeout: Duration,
+    /// APNs, when configured (`--apns-key` and friends).
+    pub apns: Option<crate::push::apns::ApnsConfig>,
+    /// FCM, when configured (`--fcm-service-account`).
+    pub fcm: Option<crate::push::fcm::FcmConfig>,
 }
 
 impl Default for Settings {
@@ -33,6 +37,8 @@ impl Default for Settings {
             webhook_retry_base: Duration::from_millis(1000),
             webhook_max_attempts: 10,
             webhook_timeout: Duration::from_secs(10),
+            apns: None,
+            fcm: None,
         }
     }
 }
@@ -51,6 +57,13 @@ pub struct PartialSettings {
     pub webhook_retry_base_ms: Option<u64>,
     pub webhook_max_attempts: Option<u32>,
     pub webhook_timeout_ms: Option<u64>,
+    pub apns_key: Option<PathBuf>,
+    pub apns_key_id: Option<String>,
+    pub apns_team_id: Option<String>,
+    pub apns_base_url: Option<String>,
+    pub apns_sandbox: Option<bool>,
+    pub fcm_service_account: Option<PathBuf>,
+    pub fcm_base_url: Option<String>,
 }
 
 impl PartialSettings {
@@ -98,6 +111,49 @@ impl PartialSettings {
                 file.webhook_timeout_ms,
                 d.webhook_timeout,
             ),
+            apns: None,
+            fcm: None,
+        };
+        let apns_key = self.apns_key.or(file.apns_key);
+        let apns_key_id = self.apns_key_id.or(file.apns_key_id);
+        let apns_team_id = self.apns_team_id.or(file.apns_team_id);
+        let sandbox = self.apns_sandbox.or(file.apns_sandbox).unwrap_or(false);
+        let apns_base = self.apns_base_url.or(file.apns_base_url);
+        let s = Settings {
+            apns: match (apns_key, apns_key_id, apns_team_id) {
+                (None, None, None) => None,
+                (Some(key), Some(key_id), Some(team_id)) => Some(crate::push::apns::ApnsConfig {
+                    base_url: apns_base.unwrap_or_else(|| {
+                        let url = if sandbox {
+                            crate::push::apns::APNS_SANDBOX
+                        } else {
+                            crate::push::apns::APNS_PRODUCTION
+                        };
+                        url.to_string()
+                    }),
+                    team_id,
+                    key_id,
+                    key_pem: std::fs::read(&key)
+                        .map_err(|e| format!("apns_key {}: {e}", key.display()))?,
+                    token_ttl: crate::push::apns::TOKEN_TTL,
+                }),
+                _ => {
+                    return Err(
+                        "APNs needs all three of apns_key, apns_key_id and apns_team_id".into(),
+                    )
+                }
+            },
+            fcm: match self.fcm_service_account.or(file.fcm_service_account) {
+                None => None,
+                Some(path) => Some(crate::push::fcm::FcmConfig {
+                    base_url: self
+                        .fcm_base_url
+                        .or(file.fcm_base_url)
+                        .unwrap_or_else(|| crate::push::fcm::FCM_BASE.to_string()),
+                    account: crate::push::fcm::FcmTransport::account_from_file(&path)?,
+                }),
+            },
+            ..s
         };
         if s.ask_rate_per_minute == 0 || s.ask_burst == 0 {
             return Err("ask_rate_per_minute and ask_burst must be at least 1".into());

@@ -11,6 +11,10 @@ use tokio::task::JoinHandle;
 
 use crate::app::App;
 use crate::config::Settings;
+use crate::push::apns::ApnsTransport;
+use crate::push::dev::DevTransport;
+use crate::push::fcm::FcmTransport;
+use crate::push::router::PlatformRouter;
 use crate::push::PushTransport;
 use crate::store::Db;
 
@@ -22,7 +26,9 @@ pub struct RunningServer {
     workers: Vec<JoinHandle<()>>,
 }
 
-/// Opens the database, binds the listener and starts every task.
+/// Opens the database, binds the listener and starts every task. Pushes go
+/// through `push` when given (tests), else through the transports the
+/// settings configure (APNs, FCM) and the dev transport.
 pub async fn start(
     settings: Settings,
     push: Option<Arc<dyn PushTransport>>,
@@ -43,12 +49,24 @@ pub async fn start(
         tokio::spawn(sweep_loop(app.clone())),
         tokio::spawn(crate::webhook::run_worker(app.clone())),
     ];
-    if let Some(transport) = push {
-        workers.push(tokio::spawn(crate::push::run_worker(
-            app.clone(),
-            transport,
-        )));
-    }
+    let transport: Arc<dyn PushTransport> = match push {
+        Some(t) => t,
+        None => Arc::new(PlatformRouter {
+            ios: match app.settings.apns.clone() {
+                Some(c) => Some(Arc::new(ApnsTransport::new(c)?)),
+                None => None,
+            },
+            android: match app.settings.fcm.clone() {
+                Some(c) => Some(Arc::new(FcmTransport::new(c)?)),
+                None => None,
+            },
+            dev: Some(Arc::new(DevTransport::new(app.clone()))),
+        }),
+    };
+    workers.push(tokio::spawn(crate::push::run_worker(
+        app.clone(),
+        transport,
+    )));
     tracing::info!(%addr, "qp serve listening");
     Ok(RunningServer {
         addr,

@@ -6,6 +6,7 @@
 
 mod admin;
 mod asker;
+mod device;
 mod serve;
 
 use clap::{Parser, Subcommand};
@@ -47,6 +48,8 @@ enum Command {
     Cancel(asker::CancelArgs),
     /// Manage users, rooms, agents, tokens and webhooks (works on the database file).
     Admin(admin::AdminArgs),
+    /// A phone in the terminal: receive questions as a phone would and answer by key.
+    Device(device::DeviceArgs),
 }
 
 /// Parses the arguments, runs the command, and returns the exit code.
@@ -66,6 +69,7 @@ pub fn run() -> i32 {
         Command::Watch(args) => block_on(asker::watch(args)),
         Command::List(args) => block_on(asker::list(args)),
         Command::Cancel(args) => block_on(asker::cancel(args)),
+        Command::Device(args) => block_on(device::run(args)),
     }
 }
 

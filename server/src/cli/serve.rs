@@ -45,6 +45,27 @@ pub struct ServeArgs {
     /// Timeout of one webhook request in ms [default: 10000].
     #[arg(long, env = "QP_WEBHOOK_TIMEOUT_MS")]
     webhook_timeout_ms: Option<u64>,
+    /// APNs token-auth key (.p8); with --apns-key-id and --apns-team-id.
+    #[arg(long, env = "QP_APNS_KEY")]
+    apns_key: Option<PathBuf>,
+    /// APNs key id (10 characters, from the developer account).
+    #[arg(long, env = "QP_APNS_KEY_ID")]
+    apns_key_id: Option<String>,
+    /// Apple developer team id.
+    #[arg(long, env = "QP_APNS_TEAM_ID")]
+    apns_team_id: Option<String>,
+    /// Use the APNs sandbox (development builds) instead of production.
+    #[arg(long, env = "QP_APNS_SANDBOX")]
+    apns_sandbox: bool,
+    /// APNs base URL [default: https://api.push.apple.com, or the sandbox].
+    #[arg(long, env = "QP_APNS_BASE_URL")]
+    apns_base_url: Option<String>,
+    /// Firebase service-account JSON file: enables FCM HTTP v1.
+    #[arg(long, env = "QP_FCM_SERVICE_ACCOUNT")]
+    fcm_service_account: Option<PathBuf>,
+    /// FCM base URL [default: https://fcm.googleapis.com].
+    #[arg(long, env = "QP_FCM_BASE_URL")]
+    fcm_base_url: Option<String>,
 }
 
 pub async fn run(args: ServeArgs) -> i32 {
@@ -68,6 +89,13 @@ pub async fn run(args: ServeArgs) -> i32 {
         webhook_retry_base_ms: args.webhook_retry_base_ms,
         webhook_max_attempts: args.webhook_max_attempts,
         webhook_timeout_ms: args.webhook_timeout_ms,
+        apns_key: args.apns_key,
+        apns_key_id: args.apns_key_id,
+        apns_team_id: args.apns_team_id,
+        apns_base_url: args.apns_base_url,
+        apns_sandbox: args.apns_sandbox.then_some(true),
+        fcm_service_account: args.fcm_service_account,
+        fcm_base_url: args.fcm_base_url,
     };
     let settings = match flags.resolve(file) {
         Ok(s) => s,

@@ -34,6 +34,8 @@ pub fn router(app: Arc<App>) -> Router {
         .route("/api/questions/{id}/answer", post(answer))
         .route("/api/devices", post(register_device))
         .route("/api/devices/{id}", delete(delete_device))
+        .route("/api/me", get(me))
+        .route("/api/dev/inbox", get(dev_inbox))
         .route("/healthz", get(|| async { "ok" }))
         .fallback(|| async { ApiError::not_found("no such endpoint") })
         .with_state(app)
@@ -260,5 +262,63 @@ async fn delete_device(
         Ok(StatusCode::NO_CONTENT)
     } else {
         Err(ApiError::not_found("no such device of yours"))
+    }
+}
+
+/// Additive: who this user token belongs to (a device signs in with it).
+async fn me(UserAuth(user): UserAuth) -> Json<Value> {
+    Json(json!({ "id": user.id, "display_name": user.display_name }))
+}
+
+/// Additive, for the terminal device: the payloads the dev transport
+/// delivered to one of my `dev` devices after `after`, long-polled up to
+/// `timeout` seconds (0 to 30, default 20).
+async fn dev_inbox(
+    State(app): State<Arc<App>>,
+    UserAuth(user): UserAuth,
+    Query(query): Query<HashMap<String, String>>,
+) -> Result<Json<Value>, ApiError> {
+    let device = query
+        .get("device")
+        .cloned()
+        .ok_or_else(|| ApiError::invalid("device", "required", "device: is required"))?;
+    let after: i64 = query.get("after").and_then(|a| a.parse().ok()).unwrap_or(0);
+    let timeout = query
+        .get("timeout")
+        .and_then(|t| t.parse::<u64>().ok())
+        .unwrap_or(app::WAIT_DEFAULT_SECS)
+        .min(app::WAIT_MAX_SECS);
+    let (user_id, dev) = (user.id.clone(), device.clone());
+    let owned = app
+        .db
+        .run(move |conn| -> Result<_, ApiError> {
+            Ok(identity::device_by_id(conn, &dev)?
+                .is_some_and(|d| d.user_id == user_id && d.platform == "dev"))
+        })
+        .await?;
+    if !owned {
+        return Err(ApiError::not_found("no such dev device of yours"));
+    }
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(timeout);
+    loop {
+        // Listen before reading, so a push in between is not missed.
+        let woke = app.dev_wake.notified();
+        let dev = device.clone();
+        let pushes = app
+            .db
+            .run(move |conn| -> Result<Vec<Value>, ApiError> {
+                let mut st = conn.prepare(
+                    "SELECT seq, format, payload FROM dev_inbox WHERE device_id = ?1 AND seq > ?2 ORDER BY seq LIMIT 50",
+                )?;
+                let rows = st.query_map(rusqlite::params![dev, after], |r| {
+                    Ok(json!({ "seq": r.get::<_, i64>(0)?, "format": r.get::<_, String>(1)?, "payload": r.get::<_, String>(2)? }))
+                })?;
+                Ok(rows.collect::<Result<_, _>>()?)
+            })
+            .await?;
+        if !pushes.is_empty() || tokio::time::Instant::now() >= deadline {
+            return Ok(Json(json!({ "pushes": pushes })));
+        }
+        let _ = tokio::time::timeout_at(deadline, woke).await;
     }
 }

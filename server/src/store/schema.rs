@@ -108,6 +108,17 @@ const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX push_jobs_due ON push_jobs(next_attempt_ms) WHERE state = 'queued';
     "#,
+    // 2: the dev inbox: what the local development transport delivered.
+    r#"
+    CREATE TABLE dev_inbox (
+        seq        INTEGER PRIMARY KEY AUTOINCREMENT,
+        device_id  TEXT NOT NULL REFERENCES devices(id) ON DELETE CASCADE,
+        format     TEXT NOT NULL CHECK (format IN ('apns', 'fcm')),
+        payload    TEXT NOT NULL,
+        created_ms INTEGER NOT NULL
+    );
+    CREATE INDEX dev_inbox_by_device ON dev_inbox(device_id, seq);
+    "#,
 ];
 
 pub fn migrate(conn: &mut Connection) -> rusqlite::Result<()> {

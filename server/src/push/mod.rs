@@ -1,10 +1,17 @@
-//! The push delivery queue and the interface a transport implements.
+//! The push delivery queue and the transports.
 //!
 //! Each ask queues a `question` job per device of every eligible user, and
 //! each resolution a `resolved` job per device that got the question (both in
 //! the same transaction as the change). A worker drains due jobs through a
-//! [`PushTransport`]. The APNs and FCM transports plug in here; without a
-//! transport configured, jobs stay queued in the database.
+//! [`PushTransport`]: [`router::PlatformRouter`] sends `ios` devices through
+//! [`apns`], `android` through [`fcm`], and `dev` devices (the terminal
+//! device, `qp device`) through [`dev`]. Without a transport for a platform,
+//! its jobs stay queued in the database.
+
+pub mod apns;
+pub mod dev;
+pub mod fcm;
+pub mod router;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -48,6 +55,18 @@ pub type PushFuture<'a> = Pin<Box<dyn Future<Output = PushOutcome> + Send + 'a>>
 /// A push gateway (APNs, FCM, or a local development transport).
 pub trait PushTransport: Send + Sync + 'static {
     fn send<'a>(&'a self, message: &'a PushMessage) -> PushFuture<'a>;
+}
+
+/// A `Retry-After` header in seconds, if any.
+pub(crate) fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
+    headers
+        .get(reqwest::header::RETRY_AFTER)?
+        .to_str()
+        .ok()?
+        .trim()
+        .parse::<u64>()
+        .ok()
+        .map(Duration::from_secs)
 }
 
 /// Attempts per job before it is marked failed.

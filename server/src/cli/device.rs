@@ -1,0 +1,454 @@
+//! `qp device`: a phone in a terminal. It signs in with a user token,
+//! registers a development device, receives over a long-poll the exact
+//! payloads a phone would get (APNs or FCM shaped, per `--as`), and runs them
+//! through qp-core as a phone does: decode, present, feed store, outbox,
+//! flush. The person answers by typing a key.
+
+use std::collections::HashMap;
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::Args;
+use qp_core::answer::map_action;
+use qp_core::payload::{decode_apns, decode_fcm, CompactQuestion, Push};
+use qp_core::present::android::{android_notification, choice_labels, CHOOSE_ACTION_ID};
+use qp_core::present::copy::Copy;
+use qp_core::present::ios::{ios_notification, option_action_id, TEXT_ACTION_ID};
+use qp_core::present::PresentOptions;
+use qp_core::protocol::OptionStyle;
+use qp_core::store::{Store, StoreMode};
+use qp_core::sync::{flush, PhoneClient, TokenProvider};
+use serde_json::Value;
+use tokio::io::AsyncBufReadExt;
+
+use super::{EXIT_ERROR, EXIT_OK, EXIT_USAGE};
+
+#[derive(Args)]
+#[command(
+    after_help = "Keys, then Enter: 1-4 answer with that option (array order), `t TEXT` sends a\n\
+    typed reply, `offline` / `online` switch the network (answers queue while offline and\n\
+    are sent when online), `sync` pulls from the server, `q` quits."
+)]
+pub struct DeviceArgs {
+    /// Server URL.
+    #[arg(long, env = "QP_URL", default_value = "http://127.0.0.1:8750")]
+    url: String,
+    /// The user's device token (qpu_…, from `qp admin token add`).
+    #[arg(long, env = "QP_DEVICE_TOKEN", hide_env_values = true)]
+    token: Option<String>,
+    /// Which phone to be: the APNs payload (ios) or the FCM data message (android).
+    #[arg(long = "as", value_parser = ["ios", "android"], default_value = "ios")]
+    platform: String,
+    /// The phone's SQLite store (feed and outbox).
+    #[arg(long, default_value = "qp-device.sqlite")]
+    store: PathBuf,
+    /// Start offline: answers are queued, not sent.
+    #[arg(long)]
+    offline: bool,
+    /// Non-interactive: answer every question with this key (e.g. `1`, `t ship it`).
+    #[arg(long, value_name = "KEY")]
+    answer: Option<String>,
+    /// With --offline: go online after this many seconds.
+    #[arg(long, value_name = "SECS")]
+    online_after: Option<u64>,
+    /// Exit after this many questions were answered here or withdrawn.
+    #[arg(long, value_name = "N")]
+    exit_after: Option<u32>,
+}
+
+struct Token(String);
+impl TokenProvider for Token {
+    fn token(&self) -> Option<String> {
+        Some(self.0.clone())
+    }
+}
+
+struct Phone {
+    args: DeviceArgs,
+    http: reqwest::Client,
+    token: String,
+    me: String,
+    device_id: String,
+    store: Store,
+    client: PhoneClient,
+    online: bool,
+    color: bool,
+    /// Questions shown, newest last.
+    shown: Vec<CompactQuestion>,
+    done: u32,
+}
+
+fn style_mark(style: OptionStyle, color: bool, label: &str) -> String {
+    match (style, color) {
+        (OptionStyle::Primary, true) => format!("\x1b[1;34m{label}\x1b[0m"),
+        (OptionStyle::Danger, true) => format!("\x1b[1;31m{label}\x1b[0m"),
+        (OptionStyle::Primary, false) => format!("{label} (primary)"),
+        (OptionStyle::Danger, false) => format!("{label} (danger)"),
+        (OptionStyle::Default, _) => label.to_string(),
+    }
+}
+
+/// GET a JSON document with the device token.
+async fn fetch(http: reqwest::Client, url: String, token: String) -> Result<Value, String> {
+    let r = http
+        .get(&url)
+        .bearer_auth(token)
+        .send()
+        .await
+        .map_err(|e| format!("cannot reach the server: {e}"))?;
+    let status = r.status();
+    let v: Value = r.json().await.unwrap_or_default();
+    if !status.is_success() {
+        return Err(format!(
+            "{status}: {}",
+            v["error"]["message"].as_str().unwrap_or("")
+        ));
+    }
+    Ok(v)
+}
+
+impl Phone {
+    async fn get(&self, path: &str) -> Result<Value, String> {
+        fetch(
+            self.http.clone(),
+            format!("{}{path}", self.args.url),
+            self.token.clone(),
+        )
+        .await
+    }
+
+    fn draw(&self, q: &CompactQuestion) {
+        let copy = &Copy::EN;
+        let remaining = copy.time_remaining(q.expires_at, chrono::Utc::now());
+        println!();
+        if self.args.platform == "android" {
+            let n = android_notification(q, chrono::Utc::now(), &PresentOptions::default(), copy);
+            println!("┌─ [Android] {} · {} · {remaining}", n.title, q.room.name);
+            if let Some(s) = &n.sub_text {
+                println!("│ {s}");
+            }
+            println!("│ {}", n.text);
+            for (i, a) in n.actions.iter().enumerate() {
+                match &a.remote_input {
+                    Some(ri) if !ri.choices.is_empty() => {
+                        println!("│ ({}) {} {}", i + 1, a.title, ri.label);
+                        for (j, c) in ri.choices.iter().enumerate() {
+                            println!("│     [{}] {c}", j + 1);
+                        }
+                    }
+                    Some(ri) => println!("│ ({}) {} [t] \"{}\"", i + 1, a.title, ri.label),
+                    None => println!(
+                        "│ ({}) {}",
+                        i + 1,
+                        style_mark(a.style, self.color, &a.title)
+                    ),
+                }
+            }
+        } else {
+            let n = ios_notification(q, &PresentOptions::default(), copy);
+            println!("┌─ [iOS] {} · {} · {remaining}", n.title, q.room.name);
+            if let Some(s) = &n.subtitle {
+                println!("│ {s}");
+            }
+            println!("│ {}", n.body);
+            let buttons: Vec<String> = q
+                .options
+                .iter()
+                .enumerate()
+                .map(|(i, o)| format!("[{}] {}", i + 1, style_mark(o.style, self.color, &o.label)))
+                .collect();
+            if !buttons.is_empty() {
+                println!("│ {}", buttons.join("   "));
+            }
+            if let Some(t) = &n.category.text_action {
+                println!("│ [t] {} \"{}\"", t.title, t.placeholder);
+            }
+        }
+        let max = q
+            .text_input
+            .as_ref()
+            .map(|t| format!(", t TEXT (max {})", t.max_length))
+            .unwrap_or_default();
+        let keys = if q.options.is_empty() {
+            String::new()
+        } else {
+            format!("1-{}", q.options.len())
+        };
+        println!(
+            "└─ {}{max}",
+            if keys.is_empty() {
+                "t TEXT".to_string()
+            } else {
+                keys
+            }
+        );
+    }
+
+    /// A key for the newest pending question: an action id and its text.
+    fn action_for(&self, q: &CompactQuestion, key: &str) -> Option<(String, Option<String>)> {
+        if let Some(text) = key.strip_prefix("t ").or_else(|| key.strip_prefix("r ")) {
+            return Some((TEXT_ACTION_ID.to_string(), Some(text.to_string())));
+        }
+        let i: usize = key.parse().ok()?;
+        let option = q.options.get(i.checked_sub(1)?)?;
+        let android =
+            android_notification(q, chrono::Utc::now(), &PresentOptions::default(), &Copy::EN);
+        if self.args.platform == "android"
+            && android
+                .actions
+                .iter()
+                .any(|a| a.action_id == CHOOSE_ACTION_ID)
+        {
+            let label = choice_labels(&q.options)[i - 1].clone();
+            return Some((CHOOSE_ACTION_ID.to_string(), Some(label)));
+        }
+        Some((option_action_id(&option.value), None))
+    }
+
+    fn resolution(&self, id: &str) -> String {
+        self.store
+            .question(id)
+            .ok()
+            .flatten()
+            .and_then(|s| Copy::EN.resolution(&s.to_question(), Some(&self.me)))
+            .unwrap_or_else(|| "resolved".into())
+    }
+
+    async fn answer(&mut self, key: &str) {
+        let Some(q) = self
+            .shown
+            .iter()
+            .rev()
+            .find(|q| {
+                self.store
+                    .question(&q.id)
+                    .ok()
+                    .flatten()
+                    .is_some_and(|s| !s.state.is_terminal())
+            })
+            .cloned()
+        else {
+            println!("no question to answer");
+            return;
+        };
+        let Some((action, text)) = self.action_for(&q, key) else {
+            println!("unknown key {key:?}: 1-{} or t TEXT", q.options.len());
+            return;
+        };
+        match map_action(&q, &action, text.as_deref()) {
+            Err(e) => {
+                if let qp_core::answer::ActionError::TextTooLong { text, .. } = &e {
+                    let _ = self.store.save_draft(&q.id, text, "too long");
+                }
+                println!("not sent: {e}");
+            }
+            Ok(body) => match self.store.commit_answer(&q.id, &body) {
+                Ok(_) => {
+                    println!(
+                        "answer saved{}",
+                        if self.online {
+                            "; sending…"
+                        } else {
+                            " (offline: queued)"
+                        }
+                    );
+                    if self.online {
+                        self.flush().await;
+                    }
+                }
+                Err(e) => println!("could not save the answer: {e}"),
+            },
+        }
+    }
+
+    async fn flush(&mut self) {
+        match flush(&self.store, &self.client).await {
+            Ok(r) => {
+                for id in &r.withdraw {
+                    let line = self.resolution(id);
+                    if r.answered > 0 {
+                        println!("delivered: {line}");
+                    } else {
+                        println!("too late: {line}");
+                    }
+                    self.done += 1;
+                }
+                if r.rejected > 0 {
+                    println!("refused by the server (see the app for details)");
+                }
+                if r.will_retry > 0 {
+                    println!("not sent yet; will retry");
+                }
+            }
+            Err(e) => println!("flush failed: {e}"),
+        }
+    }
+
+    async fn receive(&mut self, format: &str, payload: &str) {
+        let push = if format == "fcm" {
+            serde_json::from_str::<HashMap<String, String>>(payload)
+                .map_err(|_| qp_core::payload::PayloadError::NotJson)
+                .and_then(|m| decode_fcm(&m))
+        } else {
+            decode_apns(payload)
+        };
+        match push {
+            Ok(Push::Question(q)) => {
+                let _ = self.store.record_push(&q);
+                self.draw(&q);
+                self.shown.push(q);
+                if let Some(key) = self.args.answer.clone() {
+                    println!("> {key}");
+                    self.answer(&key).await;
+                }
+            }
+            Ok(Push::Resolved(n)) => {
+                if self.store.record_resolved(&n).unwrap_or(false) {
+                    println!("withdrawn: {} ({})", n.id, self.resolution(&n.id));
+                    self.done += 1;
+                }
+            }
+            Err(e) => {
+                println!("┌─ New question\n│ Open the app to answer.\n└─ (undecodable push: {e})")
+            }
+        }
+    }
+}
+
+pub async fn run(args: DeviceArgs) -> i32 {
+    let Some(token) = args.token.clone().filter(|t| !t.is_empty()) else {
+        eprintln!("qp device: no device token; pass --token or set QP_DEVICE_TOKEN (qp admin token add USER)");
+        return EXIT_USAGE;
+    };
+    let http = reqwest::Client::builder()
+        .timeout(Duration::from_secs(40))
+        .build()
+        .expect("an HTTP client");
+    let store = match Store::open(&args.store, StoreMode::App) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("qp device: cannot open {}: {e}", args.store.display());
+            return EXIT_ERROR;
+        }
+    };
+    let mut phone = Phone {
+        client: match PhoneClient::new(&args.url, "", Arc::new(Token(token.clone()))) {
+            Ok(c) => c,
+            Err(e) => {
+                eprintln!("qp device: {e}");
+                return EXIT_ERROR;
+            }
+        },
+        online: !args.offline,
+        color: std::io::stdout().is_terminal(),
+        http,
+        token,
+        me: String::new(),
+        device_id: String::new(),
+        store,
+        shown: Vec::new(),
+        done: 0,
+        args,
+    };
+    let me = match phone.get("/api/me").await {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("qp device: cannot sign in: {e}");
+            return EXIT_ERROR;
+        }
+    };
+    phone.me = me["id"].as_str().unwrap_or_default().to_string();
+    phone.client = PhoneClient::new(
+        &phone.args.url,
+        &phone.me,
+        Arc::new(Token(phone.token.clone())),
+    )
+    .expect("client");
+    let push_token = format!("dev-{}", crate::ids::new_id("t"));
+    let registered = phone
+        .http
+        .post(format!("{}/api/devices", phone.args.url))
+        .bearer_auth(&phone.token)
+        .json(&serde_json::json!({"platform": "dev", "push_token": push_token, "app_id": phone.args.platform}))
+        .send()
+        .await;
+    let device: Value = match registered {
+        Ok(r) if r.status().is_success() => r.json().await.unwrap_or_default(),
+        Ok(r) => {
+            eprintln!("qp device: registration refused: {}", r.status());
+            return EXIT_ERROR;
+        }
+        Err(e) => {
+            eprintln!("qp device: cannot register: {e}");
+            return EXIT_ERROR;
+        }
+    };
+    phone.device_id = device["id"].as_str().unwrap_or_default().to_string();
+    println!(
+        "qp device: {} ({}) as {}, {}; waiting for questions",
+        me["display_name"].as_str().unwrap_or(""),
+        phone.me,
+        phone.args.platform,
+        if phone.online { "online" } else { "offline" }
+    );
+
+    let mut after = 0i64;
+    let mut stdin = tokio::io::BufReader::new(tokio::io::stdin()).lines();
+    let mut stdin_open = true;
+    let online_at = phone
+        .args
+        .online_after
+        .map(|s| tokio::time::Instant::now() + Duration::from_secs(s));
+    loop {
+        if phone.args.exit_after.is_some_and(|n| phone.done >= n) {
+            return EXIT_OK;
+        }
+        // Owned, so the other branches may use `phone` mutably.
+        let poll = fetch(
+            phone.http.clone(),
+            format!(
+                "{}/api/dev/inbox?device={}&after={after}&timeout=20",
+                phone.args.url, phone.device_id
+            ),
+            phone.token.clone(),
+        );
+        let offline = !phone.online;
+        let go_online = async move {
+            match online_at {
+                Some(t) if offline => tokio::time::sleep_until(t).await,
+                _ => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            inbox = poll => match inbox {
+                Ok(v) => {
+                    for p in v["pushes"].as_array().cloned().unwrap_or_default() {
+                        after = after.max(p["seq"].as_i64().unwrap_or(after));
+                        phone.receive(p["format"].as_str().unwrap_or(""), p["payload"].as_str().unwrap_or("")).await;
+                    }
+                }
+                Err(e) => {
+                    println!("(inbox: {e}; retrying)");
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                }
+            },
+            line = stdin.next_line(), if stdin_open => match line {
+                Ok(Some(line)) => match line.trim() {
+                    "" => {}
+                    "q" | "quit" => return EXIT_OK,
+                    "offline" | "f" => { phone.online = false; println!("offline: answers will queue"); }
+                    "online" | "o" => { phone.online = true; println!("online"); phone.flush().await; }
+                    "sync" | "s" => match qp_core::sync::sync(&phone.store, &phone.client).await {
+                        Ok(r) => println!("synced: {} pending, {} withdrawn", r.pending, r.withdraw.len()),
+                        Err(e) => println!("sync failed: {e}"),
+                    },
+                    key => phone.answer(key).await,
+                },
+                _ => stdin_open = false,
+            },
+            _ = go_online => { phone.online = true; println!("online"); phone.flush().await; }
+        }
+    }
+}

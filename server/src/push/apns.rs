@@ -1,0 +1,166 @@
+//! APNs over HTTP/2 with token-based authentication.
+//!
+//! The provider token is an ES256 JWT (`kid` = key id, `iss` = team id,
+//! `iat`) signed with the team's `.p8` key, reused for less than an hour and
+//! refreshed before (Apple rejects tokens older than one hour and throttles
+//! tokens refreshed more often than every 20 minutes). Each push carries
+//! `apns-topic` (the app's bundle id, from the device), `apns-push-type`,
+//! `apns-priority`, `apns-expiration` (the question's deadline) and
+//! `apns-collapse-id` (the question id).
+
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use jsonwebtoken::{Algorithm, EncodingKey, Header};
+use qp_core::payload::{encode_apns_question, encode_apns_resolved, MAX_PAYLOAD_BYTES};
+use qp_core::present::copy::Copy;
+
+use super::{PushFuture, PushMessage, PushOutcome, PushTransport};
+use crate::store::deliveries::PushKind;
+
+pub const APNS_PRODUCTION: &str = "https://api.push.apple.com";
+pub const APNS_SANDBOX: &str = "https://api.sandbox.push.apple.com";
+/// How long a provider token is reused.
+pub const TOKEN_TTL: Duration = Duration::from_secs(50 * 60);
+
+#[derive(Debug, Clone)]
+pub struct ApnsConfig {
+    /// `APNS_PRODUCTION`, `APNS_SANDBOX`, or a test server.
+    pub base_url: String,
+    pub team_id: String,
+    pub key_id: String,
+    /// The `.p8` key (PKCS#8 PEM).
+    pub key_pem: Vec<u8>,
+    pub token_ttl: Duration,
+}
+
+pub struct ApnsTransport {
+    http: reqwest::Client,
+    config: ApnsConfig,
+    key: EncodingKey,
+    token: Mutex<Option<(String, Instant)>>,
+}
+
+#[derive(serde::Serialize)]
+struct Claims<'a> {
+    iss: &'a str,
+    iat: i64,
+}
+
+impl ApnsTransport {
+    pub fn new(config: ApnsConfig) -> Result<Self, String> {
+        let key = EncodingKey::from_ec_pem(&config.key_pem)
+            .map_err(|e| format!("the APNs key is not an EC (P-256) PKCS#8 PEM key: {e}"))?;
+        let mut builder = reqwest::Client::builder()
+            .timeout(Duration::from_secs(15))
+            .pool_idle_timeout(Duration::from_secs(300));
+        // APNs speaks only HTTP/2: negotiated by ALPN over TLS; plain
+        // http:// (a local test server) needs prior knowledge.
+        if config.base_url.starts_with("http://") {
+            builder = builder.http2_prior_knowledge();
+        }
+        let http = builder.build().map_err(|e| e.to_string())?;
+        Ok(ApnsTransport {
+            http,
+            config,
+            key,
+            token: Mutex::new(None),
+        })
+    }
+
+    /// The current provider token, signing a new one when the old is too old.
+    fn provider_token(&self) -> Result<String, String> {
+        let mut slot = self.token.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some((t, at)) = slot.as_ref() {
+            if at.elapsed() < self.config.token_ttl {
+                return Ok(t.clone());
+            }
+        }
+        let mut header = Header::new(Algorithm::ES256);
+        header.kid = Some(self.config.key_id.clone());
+        let claims = Claims {
+            iss: &self.config.team_id,
+            iat: chrono::Utc::now().timestamp(),
+        };
+        let token = jsonwebtoken::encode(&header, &claims, &self.key).map_err(|e| e.to_string())?;
+        *slot = Some((token.clone(), Instant::now()));
+        Ok(token)
+    }
+
+    fn forget_token(&self) {
+        *self.token.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    }
+
+    async fn deliver(&self, m: &PushMessage) -> PushOutcome {
+        let (payload, push_type, priority, expiration) = match m.kind {
+            PushKind::Question => match encode_apns_question(&m.question, &Copy::EN) {
+                Ok(e) => (e.json, "alert", "10", m.question.expires_at.timestamp()),
+                Err(e) => return PushOutcome::Failed(format!("cannot encode: {e}")),
+            },
+            // Silent: delivered once if possible, never stored for later.
+            PushKind::Resolved => (encode_apns_resolved(&m.question).json, "background", "5", 0),
+        };
+        if payload.len() > MAX_PAYLOAD_BYTES {
+            return PushOutcome::Failed(format!("payload of {} bytes", payload.len()));
+        }
+        let token = match self.provider_token() {
+            Ok(t) => t,
+            Err(e) => return PushOutcome::Failed(format!("cannot sign the provider token: {e}")),
+        };
+        let url = format!("{}/3/device/{}", self.config.base_url, m.device.push_token);
+        let sent = self
+            .http
+            .post(url)
+            .header("authorization", format!("bearer {token}"))
+            .header("apns-topic", &m.device.app_id)
+            .header("apns-push-type", push_type)
+            .header("apns-priority", priority)
+            .header("apns-expiration", expiration.to_string())
+            .header("apns-collapse-id", &m.question.id)
+            .header("content-type", "application/json")
+            .body(payload)
+            .send()
+            .await;
+        let resp = match sent {
+            Ok(r) => r,
+            Err(e) => {
+                return PushOutcome::Retry {
+                    reason: format!("APNs unreachable: {e}"),
+                    after: None,
+                }
+            }
+        };
+        let status = resp.status().as_u16();
+        let retry_after = super::retry_after(resp.headers());
+        let reason = resp
+            .json::<serde_json::Value>()
+            .await
+            .ok()
+            .and_then(|v| v["reason"].as_str().map(String::from))
+            .unwrap_or_default();
+        match (status, reason.as_str()) {
+            (200, _) => PushOutcome::Sent,
+            (410, _) | (400, "BadDeviceToken") | (400, "DeviceTokenNotForTopic") => {
+                PushOutcome::DeviceGone
+            }
+            (403, "ExpiredProviderToken" | "InvalidProviderToken") => {
+                self.forget_token();
+                PushOutcome::Retry {
+                    reason: format!("APNs {status} {reason}"),
+                    after: None,
+                }
+            }
+            (429, _) | (500..=599, _) => PushOutcome::Retry {
+                reason: format!("APNs {status} {reason}"),
+                after: retry_after,
+            },
+            _ => PushOutcome::Failed(format!("APNs {status} {reason}")),
+        }
+    }
+}
+
+impl PushTransport for ApnsTransport {
+    fn send<'a>(&'a self, message: &'a PushMessage) -> PushFuture<'a> {
+        Box::pin(self.deliver(message))
+    }
+}

@@ -1,0 +1,77 @@
+//! The local development transport, for the terminal device (`qp device`):
+//! it encodes exactly what a phone would get (the APNs payload for a dev
+//! device registered as `ios`, the FCM data map for `android`), keeps it in
+//! the database's dev inbox, and wakes the device's long-poll
+//! (`GET /api/dev/inbox`).
+
+use std::sync::Arc;
+
+use qp_core::payload::{
+    encode_apns_question, encode_apns_resolved, encode_fcm_question, encode_fcm_resolved,
+};
+use qp_core::present::copy::Copy;
+use rusqlite::params;
+
+use super::{PushFuture, PushMessage, PushOutcome, PushTransport};
+use crate::app::App;
+use crate::store::deliveries::PushKind;
+use crate::store::now_ms;
+
+pub struct DevTransport {
+    app: Arc<App>,
+}
+
+impl DevTransport {
+    pub fn new(app: Arc<App>) -> Self {
+        DevTransport { app }
+    }
+
+    async fn deliver(&self, m: &PushMessage) -> PushOutcome {
+        let (format, payload) = if m.device.app_id == "android" {
+            let data = match m.kind {
+                PushKind::Question => match encode_fcm_question(&m.question, &Copy::EN) {
+                    Ok(e) => e.data,
+                    Err(e) => return PushOutcome::Failed(e.to_string()),
+                },
+                PushKind::Resolved => encode_fcm_resolved(&m.question).data,
+            };
+            ("fcm", serde_json::to_string(&data).unwrap_or_default())
+        } else {
+            let json = match m.kind {
+                PushKind::Question => match encode_apns_question(&m.question, &Copy::EN) {
+                    Ok(e) => e.json,
+                    Err(e) => return PushOutcome::Failed(e.to_string()),
+                },
+                PushKind::Resolved => encode_apns_resolved(&m.question).json,
+            };
+            ("apns", json)
+        };
+        let device_id = m.device.id.clone();
+        let stored = self
+            .app
+            .db
+            .run(move |conn| {
+                conn.execute(
+                    "INSERT INTO dev_inbox (device_id, format, payload, created_ms) VALUES (?1, ?2, ?3, ?4)",
+                    params![device_id, format, payload, now_ms()],
+                )
+            })
+            .await;
+        match stored {
+            Ok(_) => {
+                self.app.dev_wake.notify_waiters();
+                PushOutcome::Sent
+            }
+            Err(e) => PushOutcome::Retry {
+                reason: e.to_string(),
+                after: None,
+            },
+        }
+    }
+}
+
+impl PushTransport for DevTransport {
+    fn send<'a>(&'a self, message: &'a PushMessage) -> PushFuture<'a> {
+        Box::pin(self.deliver(message))
+    }
+}

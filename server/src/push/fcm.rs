@@ -1,0 +1,208 @@
+//! FCM HTTP v1: a service account's key signs an RS256 assertion, exchanged
+//! for an OAuth2 access token (JWT bearer grant) that is cached until a
+//! minute before it expires; `messages:send` carries a data-only message
+//! (high priority for a question, normal for a resolution) whose TTL matches
+//! the question's deadline.
+
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use jsonwebtoken::{Algorithm, EncodingKey, Header};
+use qp_core::payload::{encode_fcm_question, encode_fcm_resolved, MAX_PAYLOAD_BYTES};
+use qp_core::present::copy::Copy;
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::{PushFuture, PushMessage, PushOutcome, PushTransport};
+use crate::store::deliveries::PushKind;
+
+pub const FCM_BASE: &str = "https://fcm.googleapis.com";
+pub const FCM_SCOPE: &str = "https://www.googleapis.com/auth/firebase.messaging";
+
+/// The fields of a Firebase service-account JSON file that are used.
+#[derive(Debug, Clone, Deserialize)]
+pub struct ServiceAccount {
+    pub project_id: String,
+    pub client_email: String,
+    pub private_key: String,
+    pub token_uri: String,
+}
+
+#[derive(Debug, Clone)]
+pub struct FcmConfig {
+    /// `FCM_BASE` or a test server.
+    pub base_url: String,
+    pub account: ServiceAccount,
+}
+
+pub struct FcmTransport {
+    http: reqwest::Client,
+    config: FcmConfig,
+    key: EncodingKey,
+    token: Mutex<Option<(String, Instant)>>,
+}
+
+#[derive(serde::Serialize)]
+struct Assertion<'a> {
+    iss: &'a str,
+    scope: &'a str,
+    aud: &'a str,
+    iat: i64,
+    exp: i64,
+}
+
+impl FcmTransport {
+    pub fn new(config: FcmConfig) -> Result<Self, String> {
+        let key = EncodingKey::from_rsa_pem(config.account.private_key.as_bytes())
+            .map_err(|e| format!("the service account's private_key is not an RSA PEM key: {e}"))?;
+        let http = reqwest::Client::builder()
+            .timeout(Duration::from_secs(15))
+            .build()
+            .map_err(|e| e.to_string())?;
+        Ok(FcmTransport {
+            http,
+            config,
+            key,
+            token: Mutex::new(None),
+        })
+    }
+
+    /// Reads a service-account JSON file.
+    pub fn account_from_file(path: &std::path::Path) -> Result<ServiceAccount, String> {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        serde_json::from_str(&text)
+            .map_err(|e| format!("{}: not a service account: {e}", path.display()))
+    }
+
+    async fn access_token(&self) -> Result<String, PushOutcome> {
+        if let Some((t, until)) = self
+            .token
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+        {
+            if Instant::now() < *until {
+                return Ok(t.clone());
+            }
+        }
+        let now = chrono::Utc::now().timestamp();
+        let a = &self.config.account;
+        let claims = Assertion {
+            iss: &a.client_email,
+            scope: FCM_SCOPE,
+            aud: &a.token_uri,
+            iat: now,
+            exp: now + 3600,
+        };
+        let assertion = jsonwebtoken::encode(&Header::new(Algorithm::RS256), &claims, &self.key)
+            .map_err(|e| PushOutcome::Failed(format!("cannot sign the OAuth assertion: {e}")))?;
+        let resp = self
+            .http
+            .post(&a.token_uri)
+            .form(&[
+                ("grant_type", "urn:ietf:params:oauth:grant-type:jwt-bearer"),
+                ("assertion", &assertion),
+            ])
+            .send()
+            .await
+            .map_err(|e| PushOutcome::Retry {
+                reason: format!("OAuth unreachable: {e}"),
+                after: None,
+            })?;
+        let status = resp.status();
+        let body: Value = resp.json().await.unwrap_or_default();
+        let (Some(token), true) = (body["access_token"].as_str(), status.is_success()) else {
+            let reason = format!("OAuth token refused: {status} {}", body["error"]);
+            return Err(if status.is_server_error() {
+                PushOutcome::Retry {
+                    reason,
+                    after: None,
+                }
+            } else {
+                PushOutcome::Failed(reason)
+            });
+        };
+        let lifetime = body["expires_in"].as_u64().unwrap_or(3600);
+        // Renew a minute early (or halfway, for very short tokens).
+        let keep = Duration::from_secs(lifetime.saturating_sub(60).max(lifetime / 2));
+        *self.token.lock().unwrap_or_else(|p| p.into_inner()) =
+            Some((token.to_string(), Instant::now() + keep));
+        Ok(token.to_string())
+    }
+
+    async fn deliver(&self, m: &PushMessage) -> PushOutcome {
+        let (data, priority) = match m.kind {
+            PushKind::Question => match encode_fcm_question(&m.question, &Copy::EN) {
+                Ok(e) => (e.data, "HIGH"),
+                Err(e) => return PushOutcome::Failed(format!("cannot encode: {e}")),
+            },
+            PushKind::Resolved => (encode_fcm_resolved(&m.question).data, "NORMAL"),
+        };
+        let size: usize = data.iter().map(|(k, v)| k.len() + v.len()).sum();
+        if size > MAX_PAYLOAD_BYTES {
+            return PushOutcome::Failed(format!("payload of {size} bytes"));
+        }
+        let ttl = (m.question.expires_at - chrono::Utc::now())
+            .num_seconds()
+            .max(0);
+        let body = json!({
+            "message": {
+                "token": m.device.push_token,
+                "data": data,
+                "android": { "priority": priority, "ttl": format!("{ttl}s"), "collapse_key": m.question.id },
+            }
+        });
+        let token = match self.access_token().await {
+            Ok(t) => t,
+            Err(outcome) => return outcome,
+        };
+        let url = format!(
+            "{}/v1/projects/{}/messages:send",
+            self.config.base_url, self.config.account.project_id
+        );
+        let resp = match self
+            .http
+            .post(url)
+            .bearer_auth(token)
+            .json(&body)
+            .send()
+            .await
+        {
+            Ok(r) => r,
+            Err(e) => {
+                return PushOutcome::Retry {
+                    reason: format!("FCM unreachable: {e}"),
+                    after: None,
+                }
+            }
+        };
+        let status = resp.status().as_u16();
+        let retry_after = super::retry_after(resp.headers());
+        let err: Value = resp.json().await.unwrap_or_default();
+        let unregistered = err["error"]["details"]
+            .as_array()
+            .is_some_and(|d| d.iter().any(|x| x["errorCode"] == "UNREGISTERED"));
+        match status {
+            200 => PushOutcome::Sent,
+            _ if unregistered => PushOutcome::DeviceGone,
+            401 => {
+                *self.token.lock().unwrap_or_else(|p| p.into_inner()) = None;
+                PushOutcome::Retry {
+                    reason: "FCM 401: access token refused".into(),
+                    after: None,
+                }
+            }
+            429 | 500..=599 => PushOutcome::Retry {
+                reason: format!("FCM {status}"),
+                after: retry_after,
+            },
+            _ => PushOutcome::Failed(format!("FCM {status} {}", err["error"]["message"])),
+        }
+    }
+}
+
+impl PushTransport for FcmTransport {
+    fn send<'a>(&'a self, message: &'a PushMessage) -> PushFuture<'a> {
+        Box::pin(self.deliver(message))
+    }
+}

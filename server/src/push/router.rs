@@ -1,0 +1,35 @@
+//! One transport per platform: a device's `platform` picks it.
+
+use std::sync::Arc;
+
+use super::{PushFuture, PushMessage, PushOutcome, PushTransport};
+
+#[derive(Default, Clone)]
+pub struct PlatformRouter {
+    pub ios: Option<Arc<dyn PushTransport>>,
+    pub android: Option<Arc<dyn PushTransport>>,
+    pub dev: Option<Arc<dyn PushTransport>>,
+}
+
+impl PushTransport for PlatformRouter {
+    fn send<'a>(&'a self, m: &'a PushMessage) -> PushFuture<'a> {
+        let t = match m.device.platform.as_str() {
+            "ios" => self.ios.as_ref(),
+            "android" => self.android.as_ref(),
+            "dev" => self.dev.as_ref(),
+            _ => None,
+        };
+        match t {
+            Some(t) => t.send(m),
+            None => {
+                let platform = m.device.platform.clone();
+                Box::pin(async move {
+                    PushOutcome::Retry {
+                        reason: format!("no {platform} transport configured"),
+                        after: Some(std::time::Duration::from_secs(3600)),
+                    }
+                })
+            }
+        }
+    }
+}

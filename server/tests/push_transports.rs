@@ -1,0 +1,586 @@
+//! The APNs and FCM transports against local fakes that speak the real wire
+//! format: the fake APNs is an HTTP/2 server that checks the provider
+//! token's ES256 signature with the public key, the headers and the payload
+//! size; the fake FCM checks the OAuth JWT-bearer flow (RS256) and the
+//! message shape. Real gateways cannot be reached from this machine.
+
+mod common;
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::body::Bytes;
+use axum::extract::{Path as UrlPath, State};
+use axum::http::{HeaderMap, StatusCode, Version};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use jsonwebtoken::{Algorithm, DecodingKey, Validation};
+use qp_core::payload::{decode_apns, decode_fcm, Push};
+use qp_server::push::apns::{ApnsConfig, ApnsTransport};
+use qp_server::push::fcm::{FcmConfig, FcmTransport, ServiceAccount};
+use qp_server::push::{PushMessage, PushOutcome, PushTransport};
+use qp_server::store::deliveries::PushKind;
+use qp_server::store::identity::Device;
+use serde_json::{json, Value};
+
+fn fixture(name: &str) -> Vec<u8> {
+    std::fs::read(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures")
+            .join(name),
+    )
+    .unwrap()
+}
+
+fn question(prompt: &str, expires_in: i64) -> qp_core::protocol::Question {
+    let now = qp_core::protocol::time::now();
+    let ctx = qp_core::protocol::AskContext {
+        now,
+        default_target_user_id: Some("u_f".into()),
+    };
+    let mut q = qp_core::protocol::normalize_ask(
+        &json!({"prompt": prompt, "ttl": expires_in, "data": {"k": "v"}}),
+        &ctx,
+    )
+    .unwrap()
+    .into_question(format!("q_{}", rand_suffix()), now);
+    q.room = Some(qp_core::protocol::RoomRef {
+        code: "OPS123".into(),
+        name: "Ops".into(),
+    });
+    q.asker = Some(qp_core::protocol::Asker {
+        kind: "agent".into(),
+        id: "a".into(),
+        display_name: "Bot".into(),
+    });
+    q
+}
+
+/// A distinct question id suffix per call.
+fn rand_suffix() -> String {
+    static N: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    format!(
+        "{}x{}",
+        std::process::id(),
+        N.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    )
+}
+
+fn message(
+    platform: &str,
+    token: &str,
+    kind: PushKind,
+    q: &qp_core::protocol::Question,
+) -> PushMessage {
+    PushMessage {
+        device: Device {
+            id: "dev_1".into(),
+            user_id: "u_f".into(),
+            platform: platform.into(),
+            push_token: token.into(),
+            app_id: "io.example.app".into(),
+        },
+        kind,
+        question: q.clone(),
+    }
+}
+
+// ---- the fake APNs ----
+
+/// One request the fake received: device token, headers, payload, size, JWT.
+type ApnsRequest = (String, HashMap<String, String>, Value, usize, String);
+/// A scripted reply: status, reason, Retry-After.
+type ApnsReply = (u16, &'static str, Option<u64>);
+
+#[derive(Default)]
+struct ApnsLog {
+    requests: Vec<ApnsRequest>,
+    /// Replies by device token, in order; 200 once exhausted.
+    script: HashMap<String, Vec<ApnsReply>>,
+    bad_tokens: usize,
+}
+
+type Shared<T> = Arc<Mutex<T>>;
+
+async fn apns_handler(
+    State(log): State<Shared<ApnsLog>>,
+    UrlPath(token): UrlPath<String>,
+    version: Version,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    assert_eq!(version, Version::HTTP_2, "APNs speaks HTTP/2 only");
+    let h: HashMap<String, String> = headers
+        .iter()
+        .map(|(k, v)| (k.as_str().to_string(), v.to_str().unwrap_or("").to_string()))
+        .collect();
+    // The provider token: ES256, signed by the team's key, with kid and iss.
+    let jwt = h
+        .get("authorization")
+        .and_then(|a| a.strip_prefix("bearer "))
+        .unwrap_or("")
+        .to_string();
+    let key = DecodingKey::from_ec_pem(&fixture("apns-test-key.pub.pem")).unwrap();
+    let mut v = Validation::new(Algorithm::ES256);
+    v.required_spec_claims.clear();
+    v.validate_exp = false;
+    let mut log = log.lock().unwrap();
+    let valid = match jsonwebtoken::decode::<Value>(&jwt, &key, &v) {
+        Ok(t) => {
+            t.header.kid.as_deref() == Some("KEY1234567")
+                && t.claims["iss"] == "TEAM123456"
+                && (chrono::Utc::now().timestamp() - t.claims["iat"].as_i64().unwrap_or(0)).abs()
+                    < 3600
+        }
+        Err(_) => false,
+    };
+    if !valid {
+        log.bad_tokens += 1;
+        return (
+            StatusCode::FORBIDDEN,
+            axum::Json(json!({"reason": "InvalidProviderToken"})),
+        )
+            .into_response();
+    }
+    if body.len() > 4096 {
+        return (
+            StatusCode::PAYLOAD_TOO_LARGE,
+            axum::Json(json!({"reason": "PayloadTooLarge"})),
+        )
+            .into_response();
+    }
+    let payload: Value = serde_json::from_slice(&body).unwrap_or_default();
+    log.requests
+        .push((token.clone(), h, payload, body.len(), jwt));
+    let next = log
+        .script
+        .get_mut(&token)
+        .and_then(|s| (!s.is_empty()).then(|| s.remove(0)));
+    match next {
+        None => StatusCode::OK.into_response(),
+        Some((status, reason, retry)) => {
+            let mut r = (
+                StatusCode::from_u16(status).unwrap(),
+                axum::Json(json!({"reason": reason})),
+            )
+                .into_response();
+            if let Some(s) = retry {
+                r.headers_mut().insert("retry-after", s.into());
+            }
+            r
+        }
+    }
+}
+
+async fn fake_apns() -> (String, Shared<ApnsLog>) {
+    let log: Shared<ApnsLog> = Default::default();
+    let app = axum::Router::new()
+        .route("/3/device/{token}", post(apns_handler))
+        .with_state(log.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (url, log)
+}
+
+fn apns_config(base_url: &str, ttl: Duration) -> ApnsConfig {
+    ApnsConfig {
+        base_url: base_url.into(),
+        team_id: "TEAM123456".into(),
+        key_id: "KEY1234567".into(),
+        key_pem: fixture("apns-test-key.p8"),
+        token_ttl: ttl,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn apns_sends_signed_http2_requests_with_the_right_headers() {
+    let (url, log) = fake_apns().await;
+    let apns = ApnsTransport::new(apns_config(&url, Duration::from_secs(3000))).unwrap();
+    // The worst case: a 500-emoji prompt still fits in 4 KB.
+    let q = question(&"🚀".repeat(500), 600);
+    assert_eq!(
+        apns.send(&message("ios", "tok-a", PushKind::Question, &q))
+            .await,
+        PushOutcome::Sent
+    );
+    assert_eq!(
+        apns.send(&message("ios", "tok-a", PushKind::Resolved, &q))
+            .await,
+        PushOutcome::Sent
+    );
+    let log = log.lock().unwrap();
+    assert_eq!(log.bad_tokens, 0);
+    let (token, h, body, size, jwt1) = &log.requests[0];
+    assert_eq!(token, "tok-a");
+    assert!(*size <= 4096);
+    assert_eq!(h["apns-topic"], "io.example.app");
+    assert_eq!(h["apns-push-type"], "alert");
+    assert_eq!(h["apns-priority"], "10");
+    assert_eq!(h["apns-expiration"], q.expires_at.timestamp().to_string());
+    assert_eq!(h["apns-collapse-id"], q.id);
+    assert_eq!(body["aps"]["category"], format!("qp.q.{}", q.id));
+    assert_eq!(body["aps"]["mutable-content"], 1);
+    let Ok(Push::Question(cq)) = decode_apns(&body.to_string()) else {
+        panic!("the phone decodes it")
+    };
+    assert_eq!(cq.id, q.id);
+    assert!(
+        body.get("data").is_none() && body["qp"].get("data").is_none(),
+        "data stays on the server"
+    );
+    let (_, h2, body2, _, jwt2) = &log.requests[1];
+    assert_eq!(
+        (h2["apns-push-type"].as_str(), h2["apns-priority"].as_str()),
+        ("background", "5")
+    );
+    assert_eq!(body2["aps"]["content-available"], 1);
+    assert_eq!(jwt1, jwt2, "the provider token is reused");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn apns_refreshes_its_token_and_maps_every_outcome() {
+    let (url, log) = fake_apns().await;
+    let apns = ApnsTransport::new(apns_config(&url, Duration::from_millis(1200))).unwrap();
+    let q = question("Deploy?", 600);
+    {
+        let mut l = log.lock().unwrap();
+        l.script
+            .insert("gone".into(), vec![(410, "Unregistered", None)]);
+        l.script
+            .insert("bad".into(), vec![(400, "BadDeviceToken", None)]);
+        l.script
+            .insert("busy".into(), vec![(429, "TooManyRequests", Some(7))]);
+        l.script
+            .insert("down".into(), vec![(503, "ServiceUnavailable", None)]);
+        l.script
+            .insert("topic".into(), vec![(400, "BadTopic", None)]);
+    }
+    let send = |t: &'static str| {
+        let m = message("ios", t, PushKind::Question, &q);
+        let apns = &apns;
+        async move { apns.send(&m).await }
+    };
+    assert_eq!(send("gone").await, PushOutcome::DeviceGone);
+    assert_eq!(send("bad").await, PushOutcome::DeviceGone);
+    assert_eq!(
+        send("busy").await,
+        PushOutcome::Retry {
+            reason: "APNs 429 TooManyRequests".into(),
+            after: Some(Duration::from_secs(7))
+        }
+    );
+    assert!(matches!(
+        send("down").await,
+        PushOutcome::Retry { after: None, .. }
+    ));
+    assert!(matches!(send("topic").await, PushOutcome::Failed(r) if r.contains("BadTopic")));
+    tokio::time::sleep(Duration::from_millis(1300)).await;
+    assert_eq!(send("ok").await, PushOutcome::Sent);
+    let log = log.lock().unwrap();
+    let first = &log.requests[0].4;
+    let last = &log.requests.last().unwrap().4;
+    assert_ne!(first, last, "an old provider token is replaced");
+    assert_eq!(
+        log.requests.iter().filter(|r| &r.4 == first).count(),
+        5,
+        "and reused until then"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn through_the_server_410_removes_the_device_and_429_is_retried() {
+    let (url, log) = fake_apns().await;
+    log.lock().unwrap().script.insert(
+        "retry-me".into(),
+        vec![
+            (429, "TooManyRequests", Some(0)),
+            (500, "InternalServerError", None),
+        ],
+    );
+    log.lock()
+        .unwrap()
+        .script
+        .insert("dead".into(), vec![(410, "Unregistered", None)]);
+    let f = common::Fixture::with(|s| s.apns = Some(apns_config(&url, Duration::from_secs(3000))))
+        .await;
+    for token in ["retry-me", "dead"] {
+        let (s, _) = f
+            .call(
+                "POST",
+                "/api/devices",
+                Some(&f.bob_token),
+                Some(json!({"platform": "ios", "push_token": token, "app_id": "io.example.app"})),
+            )
+            .await;
+        assert_eq!(s, 201);
+    }
+    let q = f
+        .ask(json!({"prompt": "Ship?", "target_user_id": f.bob}))
+        .await;
+    let id = q["id"].as_str().unwrap().to_string();
+    let t = Instant::now();
+    loop {
+        let jobs = qp_server::store::deliveries::push_jobs_of(&f.db(), &id).unwrap();
+        if jobs.iter().any(|j| j.state == "sent") && jobs.len() == 1 {
+            assert_eq!(jobs[0].attempts, 3, "429, 500, then sent");
+            break;
+        }
+        assert!(t.elapsed() < Duration::from_secs(20), "{jobs:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let devices = qp_server::store::identity::devices_of(&f.db(), &f.bob).unwrap();
+    assert_eq!(
+        devices
+            .iter()
+            .map(|d| d.push_token.as_str())
+            .collect::<Vec<_>>(),
+        vec!["retry-me"],
+        "410 removed the device"
+    );
+}
+
+// ---- the fake FCM (OAuth token endpoint + messages:send) ----
+
+#[derive(Default)]
+struct FcmLog {
+    token_requests: usize,
+    issued: Vec<String>,
+    sends: Vec<(String, Value)>,
+    script: HashMap<String, Vec<(u16, Value)>>,
+    expires_in: u64,
+}
+
+async fn fcm_token(State(log): State<Shared<FcmLog>>, body: String) -> Response {
+    let form: HashMap<String, String> = url_decode_form(&body);
+    assert_eq!(
+        form["grant_type"],
+        "urn:ietf:params:oauth:grant-type:jwt-bearer"
+    );
+    // The assertion: RS256 with the service account's key, for this endpoint.
+    let key = DecodingKey::from_rsa_pem(&fixture("fcm-test-key.pub.pem")).unwrap();
+    let mut v = Validation::new(Algorithm::RS256);
+    v.set_audience(&[form_aud(&form["assertion"])]);
+    let mut log = log.lock().unwrap();
+    log.token_requests += 1;
+    let claims = match jsonwebtoken::decode::<Value>(&form["assertion"], &key, &v) {
+        Ok(t) => t.claims,
+        Err(e) => {
+            return (
+                StatusCode::BAD_REQUEST,
+                axum::Json(json!({"error": format!("invalid_grant: {e}")})),
+            )
+                .into_response()
+        }
+    };
+    assert_eq!(claims["iss"], "qp-test@example.iam.gserviceaccount.com");
+    assert_eq!(
+        claims["scope"],
+        "https://www.googleapis.com/auth/firebase.messaging"
+    );
+    assert!(claims["aud"].as_str().unwrap().ends_with("/token"));
+    let token = format!("ya29.test-{}", log.token_requests);
+    log.issued.push(token.clone());
+    let expires_in = if log.expires_in == 0 {
+        3600
+    } else {
+        log.expires_in
+    };
+    axum::Json(json!({"access_token": token, "expires_in": expires_in, "token_type": "Bearer"}))
+        .into_response()
+}
+
+/// The audience the assertion names (checked to be the token endpoint above).
+fn form_aud(jwt: &str) -> String {
+    let payload = jwt.split('.').nth(1).unwrap();
+    let bytes = base64_url_decode(payload);
+    serde_json::from_slice::<Value>(&bytes).unwrap()["aud"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+fn base64_url_decode(s: &str) -> Vec<u8> {
+    const A: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+    let mut out = Vec::new();
+    let (mut buf, mut bits) = (0u32, 0);
+    for c in s.bytes() {
+        let v = A.iter().position(|x| *x == c).unwrap() as u32;
+        buf = (buf << 6) | v;
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((buf >> bits) as u8);
+        }
+    }
+    out
+}
+
+fn url_decode_form(body: &str) -> HashMap<String, String> {
+    body.split('&')
+        .filter_map(|kv| kv.split_once('='))
+        .map(|(k, v)| (k.to_string(), percent_decode(v)))
+        .collect()
+}
+
+fn percent_decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'%' => {
+                out.push(u8::from_str_radix(&s[i + 1..i + 3], 16).unwrap());
+                i += 3;
+            }
+            b'+' => {
+                out.push(b' ');
+                i += 1;
+            }
+            c => {
+                out.push(c);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(out).unwrap()
+}
+
+async fn fcm_send(State(log): State<Shared<FcmLog>>, headers: HeaderMap, body: Bytes) -> Response {
+    let mut log = log.lock().unwrap();
+    let bearer = headers
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_string();
+    if !log.issued.iter().any(|t| bearer == format!("Bearer {t}")) {
+        return (
+            StatusCode::UNAUTHORIZED,
+            axum::Json(json!({"error": {"code": 401, "status": "UNAUTHENTICATED"}})),
+        )
+            .into_response();
+    }
+    let msg: Value = serde_json::from_slice(&body).unwrap();
+    let token = msg["message"]["token"].as_str().unwrap().to_string();
+    log.sends.push((bearer, msg));
+    match log
+        .script
+        .get_mut(&token)
+        .and_then(|s| (!s.is_empty()).then(|| s.remove(0)))
+    {
+        None => axum::Json(json!({"name": "projects/qp-test/messages/1"})).into_response(),
+        Some((status, err)) => {
+            (StatusCode::from_u16(status).unwrap(), axum::Json(err)).into_response()
+        }
+    }
+}
+
+async fn fake_fcm(expires_in: u64) -> (String, Shared<FcmLog>) {
+    let log: Shared<FcmLog> = Arc::new(Mutex::new(FcmLog {
+        expires_in,
+        ..Default::default()
+    }));
+    let app = axum::Router::new()
+        .route("/token", post(fcm_token))
+        .route("/v1/projects/qp-test/messages:send", post(fcm_send))
+        .with_state(log.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (url, log)
+}
+
+fn fcm(url: &str) -> FcmTransport {
+    FcmTransport::new(FcmConfig {
+        base_url: url.into(),
+        account: ServiceAccount {
+            project_id: "qp-test".into(),
+            client_email: "qp-test@example.iam.gserviceaccount.com".into(),
+            private_key: String::from_utf8(fixture("fcm-test-key.pem")).unwrap(),
+            token_uri: format!("{url}/token"),
+        },
+    })
+    .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn fcm_gets_an_oauth_token_caches_it_and_sends_data_only_messages() {
+    let (url, log) = fake_fcm(0).await;
+    let t = fcm(&url);
+    let q = question(&"é".repeat(500), 900);
+    assert_eq!(
+        t.send(&message("android", "fcm-a", PushKind::Question, &q))
+            .await,
+        PushOutcome::Sent
+    );
+    assert_eq!(
+        t.send(&message("android", "fcm-a", PushKind::Resolved, &q))
+            .await,
+        PushOutcome::Sent
+    );
+    let log = log.lock().unwrap();
+    assert_eq!(log.token_requests, 1, "the access token is cached");
+    let m = &log.sends[0].1["message"];
+    assert!(m.get("notification").is_none(), "data-only");
+    assert_eq!(m["android"]["priority"], "HIGH");
+    let ttl: i64 = m["android"]["ttl"]
+        .as_str()
+        .unwrap()
+        .trim_end_matches('s')
+        .parse()
+        .unwrap();
+    assert!(
+        (898..=900).contains(&ttl),
+        "TTL matches the question: {ttl}"
+    );
+    let data: HashMap<String, String> =
+        serde_json::from_value(m["data"].clone()).expect("string values only");
+    assert!(data.iter().map(|(k, v)| k.len() + v.len()).sum::<usize>() <= 4096);
+    let Ok(Push::Question(cq)) = decode_fcm(&data) else {
+        panic!("the phone decodes it")
+    };
+    assert_eq!(cq.id, q.id);
+    assert_eq!(log.sends[1].1["message"]["data"]["type"], "resolved");
+    assert_eq!(log.sends[1].1["message"]["android"]["priority"], "NORMAL");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn fcm_refreshes_near_expiry_and_maps_every_outcome() {
+    let (url, log) = fake_fcm(2).await; // tokens live 2 s: renewed after 1 s
+    let t = fcm(&url);
+    let q = question("Deploy?", 600);
+    let unregistered = json!({"error": {"code": 404, "status": "NOT_FOUND", "details": [
+        {"@type": "type.googleapis.com/google.firebase.fcm.v1.FcmError", "errorCode": "UNREGISTERED"}]}});
+    {
+        let mut l = log.lock().unwrap();
+        l.script.insert("gone".into(), vec![(404, unregistered)]);
+        l.script
+            .insert("busy".into(), vec![(429, json!({"error": {"code": 429}}))]);
+        l.script
+            .insert("down".into(), vec![(503, json!({"error": {"code": 503}}))]);
+        l.script.insert(
+            "bad".into(),
+            vec![(
+                400,
+                json!({"error": {"code": 400, "message": "Invalid registration"}}),
+            )],
+        );
+    }
+    let send = |token: &'static str| {
+        let m = message("android", token, PushKind::Question, &q);
+        let t = &t;
+        async move { t.send(&m).await }
+    };
+    assert_eq!(send("gone").await, PushOutcome::DeviceGone);
+    assert!(matches!(send("busy").await, PushOutcome::Retry { .. }));
+    assert!(matches!(send("down").await, PushOutcome::Retry { .. }));
+    assert!(matches!(send("bad").await, PushOutcome::Failed(r) if r.contains("400")));
+    assert_eq!(log.lock().unwrap().token_requests, 1);
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    assert_eq!(send("ok").await, PushOutcome::Sent);
+    let l = log.lock().unwrap();
+    assert_eq!(l.token_requests, 2, "renewed before it expired");
+    assert_eq!(l.sends.last().unwrap().0, "Bearer ya29.test-2");
+}
