@@ -431,3 +431,170 @@ fn help_documents_settings_and_exit_codes() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+// ---- the terminal device ----
+
+/// A running `qp device` with its stdin and a line reader over its stdout.
+struct DeviceProc {
+    child: Child,
+    lines: std::sync::mpsc::Receiver<String>,
+    seen: Vec<String>,
+}
+
+impl DeviceProc {
+    fn start(env: &Env, token: &str, args: &[&str]) -> DeviceProc {
+        let store = env
+            .db
+            .with_file_name(format!("device-{}.sqlite", &token[4..12]));
+        let mut child = Command::new(QP)
+            .arg("device")
+            .args(args)
+            .arg("--store")
+            .arg(store)
+            .env("QP_URL", &env.url)
+            .env("QP_DEVICE_TOKEN", token)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let out = BufReader::new(child.stdout.take().unwrap());
+        let (tx, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for l in out.lines().map_while(Result::ok) {
+                let _ = tx.send(l);
+            }
+        });
+        let mut d = DeviceProc {
+            child,
+            lines,
+            seen: Vec::new(),
+        };
+        d.wait_for("waiting for questions");
+        d
+    }
+
+    fn wait_for(&mut self, needle: &str) -> String {
+        let t = Instant::now();
+        loop {
+            if let Some(l) = self.seen.iter().find(|l| l.contains(needle)) {
+                return l.clone();
+            }
+            let left = Duration::from_secs(15).saturating_sub(t.elapsed());
+            match self.lines.recv_timeout(left) {
+                Ok(l) => self.seen.push(l),
+                Err(_) => panic!(
+                    "device never printed {needle:?}; it printed:\n{}",
+                    self.seen.join("\n")
+                ),
+            }
+        }
+    }
+
+    fn key(&mut self, k: &str) {
+        use std::io::Write;
+        let stdin = self.child.stdin.as_mut().unwrap();
+        writeln!(stdin, "{k}").unwrap();
+        stdin.flush().unwrap();
+    }
+}
+
+impl Drop for DeviceProc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn the_terminal_device_answers_by_key_and_the_asker_gets_it() {
+    let env = setup();
+    let mut phone = DeviceProc::start(&env, &env.user_token, &[]);
+    let asker = env
+        .qp(&[
+            "ask",
+            "OPS123",
+            "Deploy v1.4?",
+            "--context",
+            "Build 7",
+            "--yes-no",
+            "--wait",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    phone.wait_for("CI asks you");
+    phone.wait_for("Build 7");
+    let buttons = phone.wait_for("[1] Approve");
+    assert!(buttons.contains("[2] Deny"), "{buttons}");
+    phone.key("1");
+    phone.wait_for("delivered: Approve, by you");
+    let (code, out, _) = finish(asker);
+    assert_eq!((code, out.as_str()), (0, "approve\n"));
+}
+
+#[test]
+fn an_offline_device_queues_the_answer_and_delivers_it_when_back_online() {
+    let env = setup();
+    let mut phone = DeviceProc::start(&env, &env.user_token, &["--offline", "--as", "android"]);
+    let mut asker = env
+        .qp(&["ask", "OPS123", "Hold the release?", "--yes-no", "--wait"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    phone.wait_for("[Android] CI asks you");
+    phone.key("2");
+    phone.wait_for("offline: queued");
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(
+        asker.try_wait().unwrap().is_none(),
+        "nothing reached the asker while offline"
+    );
+    phone.key("online");
+    phone.wait_for("delivered: Deny, by you");
+    let (code, out, _) = finish(asker);
+    assert_eq!((code, out.as_str()), (0, "deny\n"));
+}
+
+#[test]
+fn a_question_answered_on_one_device_is_withdrawn_from_another() {
+    let env = setup();
+    let bob = admin_json(&env.db, &["user", "add", "Bob"]);
+    let bob_id = bob["id"].as_str().unwrap();
+    assert!(admin(&env.db, &["room", "add-member", "OPS123", bob_id])
+        .status
+        .success());
+    let bob_token = admin_json(&env.db, &["token", "add", bob_id])["token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let mut federica = DeviceProc::start(&env, &env.user_token, &[]);
+    let mut bobs = DeviceProc::start(&env, &bob_token, &["--as", "android"]);
+    let asker = env
+        .qp(&[
+            "ask",
+            "OPS123",
+            "Which region?",
+            "--scope",
+            "room",
+            "--option",
+            "eu:Europe",
+            "--option",
+            "us:America",
+            "--wait",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    federica.wait_for("CI asks the room");
+    bobs.wait_for("[Android] CI asks the room");
+    federica.key("1");
+    federica.wait_for("delivered: Europe, by you");
+    let line = bobs.wait_for("withdrawn:");
+    assert!(line.contains("Europe, by Federica"), "{line}");
+    let (code, out, _) = finish(asker);
+    assert_eq!((code, out.as_str()), (0, "eu\n"));
+}

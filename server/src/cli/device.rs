@@ -234,7 +234,12 @@ impl Phone {
             return;
         };
         let Some((action, text)) = self.action_for(&q, key) else {
-            println!("unknown key {key:?}: 1-{} or t TEXT", q.options.len());
+            let text = if q.text_input.is_some() {
+                ", or t TEXT"
+            } else {
+                ""
+            };
+            println!("unknown key {key:?}: 1-{}{text}", q.options.len());
             return;
         };
         match map_action(&q, &action, text.as_deref()) {
