@@ -26,16 +26,6 @@ fn fcm_map(v: &Value) -> HashMap<String, String> {
         .collect()
 }
 
-fn error_field(e: &PayloadError) -> Option<String> {
-    match e {
-        PayloadError::MissingKey(f) | PayloadError::NotAnObject(f) => Some(f.clone()),
-        PayloadError::WrongType { field, .. } | PayloadError::Invalid { field, .. } => {
-            Some(field.clone())
-        }
-        _ => None,
-    }
-}
-
 fn run_encode(v: &Value) -> Result<(), String> {
     let q = question(v)?;
     let want = &v["expect"];
@@ -151,7 +141,7 @@ fn check_decoded(result: Result<Push, PayloadError>, want: &Value) -> Result<(),
         (Err(e), Some(code)) => {
             eq("error code", &json!(e.code()), code)?;
             if let Some(f) = want.get("field") {
-                eq("error field", &json!(error_field(&e)), f)?;
+                eq("error field", &json!(e.field()), f)?;
             }
             Ok(())
         }

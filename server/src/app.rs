@@ -332,8 +332,7 @@ impl App {
                     return Ok((Err(not_found(&id)), None));
                 };
                 let fresh = expired_now.then(|| stored.question.clone());
-                let member = identity::is_member(conn, &stored.room_id, &user_id)?;
-                if !(member && stored.question.is_eligible(&user_id, member)) {
+                if !may_respond(conn, &stored, &user_id)? {
                     return Ok((Err(not_eligible()), fresh));
                 }
                 Ok((Ok(stored.question), fresh))
@@ -380,8 +379,7 @@ impl App {
                     return Ok((Err(not_found(&id)), None));
                 };
                 let mut fresh = expired_now.then(|| stored.question.clone());
-                let member = identity::is_member(conn, &stored.room_id, &user.id)?;
-                if !(member && stored.question.is_eligible(&user.id, member)) {
+                if !may_respond(conn, &stored, &user.id)? {
                     return Ok((Err(not_eligible()), fresh));
                 }
                 let mut q = stored.question;
@@ -474,6 +472,18 @@ fn require_read(agent: &Agent) -> Result<(), ApiError> {
 
 fn not_found(id: &str) -> ApiError {
     ApiError::not_found(format!("no question {id}"))
+}
+
+/// Whether `user_id` may read and answer: a member of the question's room,
+/// and its target when it is direct (the protocol's rule, with the server's
+/// membership).
+fn may_respond(
+    conn: &Connection,
+    stored: &StoredQuestion,
+    user_id: &str,
+) -> rusqlite::Result<bool> {
+    let member = identity::is_member(conn, &stored.room_id, user_id)?;
+    Ok(member && stored.question.is_eligible(user_id, member))
 }
 
 fn not_eligible() -> ApiError {

@@ -74,16 +74,9 @@ impl From<ValidationError> for QpError {
 
 impl From<PayloadError> for QpError {
     fn from(e: PayloadError) -> Self {
-        let field = match &e {
-            PayloadError::MissingKey(f) | PayloadError::NotAnObject(f) => Some(f.clone()),
-            PayloadError::WrongType { field, .. } | PayloadError::Invalid { field, .. } => {
-                Some(field.clone())
-            }
-            _ => None,
-        };
         QpError::Payload {
             code: e.code().into(),
-            field,
+            field: e.field().map(String::from),
             detail: e.to_string(),
         }
     }

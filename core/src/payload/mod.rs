@@ -61,6 +61,17 @@ pub enum PayloadError {
 }
 
 impl PayloadError {
+    /// The field the error is about, where there is one (`qp.options[1].value`).
+    pub fn field(&self) -> Option<&str> {
+        match self {
+            PayloadError::MissingKey(f) | PayloadError::NotAnObject(f) => Some(f),
+            PayloadError::WrongType { field, .. } | PayloadError::Invalid { field, .. } => {
+                Some(field)
+            }
+            _ => None,
+        }
+    }
+
     pub fn code(&self) -> &'static str {
         match self {
             PayloadError::NotJson => "not_json",

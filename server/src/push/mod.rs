@@ -148,14 +148,6 @@ pub async fn run_worker(app: Arc<App>, transport: Arc<dyn PushTransport>) {
                             conn.execute("DELETE FROM devices WHERE id = ?1", [&device_id])?;
                             Ok(())
                         }
-                        PushOutcome::Failed(reason) => deliveries::mark_push(
-                            conn,
-                            job.id,
-                            "failed",
-                            attempts,
-                            now,
-                            Some(&reason),
-                        ),
                         PushOutcome::Retry { reason, after } if attempts < PUSH_MAX_ATTEMPTS => {
                             let delay = after.unwrap_or_else(|| backoff(PUSH_RETRY_BASE, attempts));
                             deliveries::mark_push(
@@ -167,14 +159,17 @@ pub async fn run_worker(app: Arc<App>, transport: Arc<dyn PushTransport>) {
                                 Some(&reason),
                             )
                         }
-                        PushOutcome::Retry { reason, .. } => deliveries::mark_push(
-                            conn,
-                            job.id,
-                            "failed",
-                            attempts,
-                            now,
-                            Some(&reason),
-                        ),
+                        // Failed for good, or out of attempts.
+                        PushOutcome::Failed(reason) | PushOutcome::Retry { reason, .. } => {
+                            deliveries::mark_push(
+                                conn,
+                                job.id,
+                                "failed",
+                                attempts,
+                                now,
+                                Some(&reason),
+                            )
+                        }
                     }
                 })
                 .await;
