@@ -273,7 +273,8 @@ impl Phone {
             Ok(r) => {
                 for id in &r.withdraw {
                     let line = self.resolution(id);
-                    if r.answered > 0 {
+                    let mine = self.store.answer_for(id).ok().flatten().map(|e| e.state);
+                    if mine == Some(qp_core::store::AnswerState::Answered) {
                         println!("delivered: {line}");
                     } else {
                         println!("too late: {line}");
