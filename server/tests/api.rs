@@ -194,13 +194,7 @@ async fn list_filters_by_state_newest_first() {
     let a = f.ask(json!({"prompt": "first"})).await;
     let b = f.ask(json!({"prompt": "second"})).await;
     let c = f.ask(json!({"prompt": "third"})).await;
-    f.call(
-        "POST",
-        &qpath(b["id"].as_str().unwrap(), "/cancel"),
-        Some(&f.agent_token),
-        None,
-    )
-    .await;
+    f.cancel(b["id"].as_str().unwrap()).await;
     let (s, answered) = f
         .answer(
             &f.alice_token,
@@ -422,8 +416,7 @@ async fn waiters_are_released_by_cancel_and_by_expiry() {
     let q = f.ask(json!({"prompt": "cancel me"})).await;
     let id = q["id"].as_str().unwrap();
     let waiters = spawn_waiters(&f, id, 3).await;
-    f.call("POST", &qpath(id, "/cancel"), Some(&f.agent_token), None)
-        .await;
+    f.cancel(id).await;
     for w in waiters {
         let (v, took) = w.await.unwrap();
         assert_eq!(v["state"], "cancelled");
@@ -833,13 +826,7 @@ async fn asking_is_rate_limited_and_quota_bound_per_agent() {
         )
         .await;
     assert_eq!((s, err_code(&b)), (429, "quota_exceeded"));
-    f.call(
-        "POST",
-        &qpath(a["id"].as_str().unwrap(), "/cancel"),
-        Some(&f.agent_token),
-        None,
-    )
-    .await;
+    f.cancel(a["id"].as_str().unwrap()).await;
     f.ask(json!({"prompt": "3 after a cancel"})).await;
 }
 

@@ -208,16 +208,7 @@ async fn refused_answers_are_not_retried_and_sync_learns_outcomes() {
         json!({"value": "deny"}),
     )
     .await;
-    f.call(
-        "POST",
-        &format!(
-            "/api/agent/questions/{}/cancel",
-            cancelled["id"].as_str().unwrap()
-        ),
-        Some(&f.agent_token),
-        None,
-    )
-    .await;
+    f.cancel(cancelled["id"].as_str().unwrap()).await;
     let fresh = f
         .ask(json!({"prompt": "New", "responder_scope": "room"}))
         .await;

@@ -148,16 +148,7 @@ async fn every_event_arrives_signed_and_exactly_once_after_transient_failures() 
         )
         .await;
     assert_eq!(s, 200);
-    f.call(
-        "POST",
-        &format!(
-            "/api/agent/questions/{}/cancel",
-            cancelled["id"].as_str().unwrap()
-        ),
-        Some(&f.agent_token),
-        None,
-    )
-    .await;
+    f.cancel(cancelled["id"].as_str().unwrap()).await;
     f.set_expiry(expired["id"].as_str().unwrap(), -1);
 
     until("three accepted events", || {
@@ -243,13 +234,7 @@ async fn the_room_filter_forwards_only_named_events() {
         json!({"value": "deny"}),
     )
     .await;
-    f.call(
-        "POST",
-        &format!("/api/agent/questions/{}/cancel", c["id"].as_str().unwrap()),
-        Some(&f.agent_token),
-        None,
-    )
-    .await;
+    f.cancel(c["id"].as_str().unwrap()).await;
     until("the cancelled event", || {
         !rx.lock().unwrap().accepted.is_empty()
     })

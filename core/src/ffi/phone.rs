@@ -206,13 +206,13 @@ impl PhoneCore {
     pub fn known_questions(&self) -> Result<Vec<KnownCategoryQuestion>, QpError> {
         Ok(self
             .store
-            .recent_questions(500)?
+            .known_questions(crate::present::registry::DEFAULT_MAX_CATEGORIES * 4)?
             .into_iter()
-            .map(|s| KnownCategoryQuestion {
-                question_id: s.question.id.clone(),
-                state: s.state,
-                expires_at: s.question.expires_at.into(),
-                created_at: s.question.created_at.into(),
+            .map(|k| KnownCategoryQuestion {
+                question_id: k.question_id,
+                state: k.state,
+                expires_at: k.expires_at.into(),
+                created_at: k.created_at.into(),
             })
             .collect())
     }

@@ -27,6 +27,16 @@ pub struct CompactOption {
     pub style: OptionStyle,
 }
 
+impl From<QuestionOption> for CompactOption {
+    fn from(o: QuestionOption) -> Self {
+        CompactOption {
+            value: o.value,
+            label: o.label,
+            style: o.style,
+        }
+    }
+}
+
 /// Everything a phone needs to show and answer a question offline.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CompactQuestion {
@@ -69,15 +79,7 @@ impl CompactQuestion {
                 .unwrap_or_default(),
             prompt: q.prompt.clone(),
             context: q.context.clone(),
-            options: q
-                .options
-                .iter()
-                .map(|o| CompactOption {
-                    value: o.value.clone(),
-                    label: o.label.clone(),
-                    style: o.style,
-                })
-                .collect(),
+            options: q.options.iter().cloned().map(Into::into).collect(),
             text_input: q.text_input.clone(),
             responder_scope: q.responder_scope,
             target_user_id: q.target_user_id.clone(),

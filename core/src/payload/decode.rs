@@ -6,9 +6,7 @@ use std::collections::HashMap;
 
 use serde_json::{json, Map, Value};
 
-use super::compact::{
-    CompactOption, CompactQuestion, CompactRoom, ResolvedNotice, PAYLOAD_VERSION,
-};
+use super::compact::{CompactQuestion, CompactRoom, ResolvedNotice, PAYLOAD_VERSION};
 use super::{PayloadError, MAX_DECODE_BYTES};
 use crate::present::copy::Copy;
 use crate::protocol::{normalize_ask, time, AskContext, ResponderScope};
@@ -220,15 +218,7 @@ fn decode_compact(v: &Value, path: &str) -> Result<CompactQuestion, PayloadError
         asker,
         prompt: n.prompt,
         context: n.context,
-        options: n
-            .options
-            .into_iter()
-            .map(|o| CompactOption {
-                value: o.value,
-                label: o.label,
-                style: o.style,
-            })
-            .collect(),
+        options: n.options.into_iter().map(Into::into).collect(),
         text_input: n.text_input,
         responder_scope: n.responder_scope,
         target_user_id: n.target_user_id,

@@ -5,6 +5,7 @@ use rusqlite::{params, OptionalExtension, TransactionBehavior};
 
 use super::{now_ms, Store, StoreError};
 use crate::payload::{CompactQuestion, ResolvedNotice};
+use crate::present::registry::KnownQuestion;
 use crate::protocol::{Answer, Question, QuestionState};
 
 /// A question as the phone holds it.
@@ -155,6 +156,25 @@ impl Store {
             "SELECT {COLUMNS} FROM questions ORDER BY created_at DESC, id LIMIT ?1"
         ))?;
         let rows = st.query_map([limit as i64], from_row)?;
+        Ok(rows.collect::<Result<_, _>>()?)
+    }
+
+    /// What the category registry needs, newest first, read from columns
+    /// only (no JSON): this runs in the notification extension for every push.
+    pub fn known_questions(&self, limit: usize) -> Result<Vec<KnownQuestion>, StoreError> {
+        let conn = self.conn();
+        let mut st = conn.prepare_cached(
+            "SELECT id, state, expires_at, created_at FROM questions ORDER BY created_at DESC, id LIMIT ?1",
+        )?;
+        let rows = st.query_map([limit as i64], |r| {
+            let state: String = r.get(1)?;
+            Ok(KnownQuestion {
+                question_id: r.get(0)?,
+                state: QuestionState::parse(&state).ok_or_else(|| bad_row("bad state"))?,
+                expires_at: ts(Some(r.get(2)?)).unwrap_or_default(),
+                created_at: ts(Some(r.get(3)?)).unwrap_or_default(),
+            })
+        })?;
         Ok(rows.collect::<Result<_, _>>()?)
     }
 

@@ -81,8 +81,16 @@ pub struct Device {
     pub app_id: String,
 }
 
-fn is_unique_violation(e: &rusqlite::Error) -> bool {
-    matches!(e, rusqlite::Error::SqliteFailure(f, _) if f.code == rusqlite::ErrorCode::ConstraintViolation)
+/// A uniqueness violation becomes `Conflict(message)`; anything else stays a database error.
+fn conflict_on_unique(e: rusqlite::Error, message: impl FnOnce() -> String) -> StoreError {
+    match &e {
+        rusqlite::Error::SqliteFailure(f, _)
+            if f.code == rusqlite::ErrorCode::ConstraintViolation =>
+        {
+            StoreError::Conflict(message())
+        }
+        _ => e.into(),
+    }
 }
 
 // ---- users ----
@@ -111,13 +119,7 @@ pub fn create_user(
         "INSERT INTO users (id, display_name, created_at) VALUES (?1, ?2, ?3)",
         params![id, display_name, now_secs()],
     )
-    .map_err(|e| {
-        if is_unique_violation(&e) {
-            StoreError::Conflict(format!("user {id} already exists"))
-        } else {
-            e.into()
-        }
-    })?;
+    .map_err(|e| conflict_on_unique(e, || format!("user {id} already exists")))?;
     Ok(User {
         id,
         display_name: display_name.to_string(),
@@ -205,13 +207,7 @@ pub fn create_room(conn: &Connection, name: &str, code: Option<&str>) -> Result<
         "INSERT INTO rooms (id, code, name, created_at) VALUES (?1, ?2, ?3, ?4)",
         params![id, code, name, now_secs()],
     )
-    .map_err(|e| {
-        if is_unique_violation(&e) {
-            StoreError::Conflict(format!("room code {code} is taken"))
-        } else {
-            e.into()
-        }
-    })?;
+    .map_err(|e| conflict_on_unique(e, || format!("room code {code} is taken")))?;
     Ok(Room {
         id,
         code,

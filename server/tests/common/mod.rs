@@ -173,6 +173,17 @@ impl Fixture {
         q
     }
 
+    /// Cancels as the main agent.
+    pub async fn cancel(&self, id: &str) -> (u16, Value) {
+        self.call(
+            "POST",
+            &format!("/api/agent/questions/{id}/cancel"),
+            Some(&self.agent_token),
+            None,
+        )
+        .await
+    }
+
     pub async fn answer(&self, token: &str, id: &str, body: Value) -> (u16, Value) {
         self.call(
             "POST",
