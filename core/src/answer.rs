@@ -32,15 +32,38 @@ pub enum ActionError {
     UnknownChoice(String),
 }
 
+/// The kind of an [`ActionError`], for code that switches on it (the
+/// bindings' error: Swift and Kotlin match on these cases).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ActionErrorKind {
+    /// Not an answer: the default tap or a dismiss. Open the app as usual.
+    UnknownAction,
+    TextNotAllowed,
+    EmptyText,
+    /// The text is kept as a draft; the app lets the person shorten it.
+    TextTooLong,
+    UnknownChoice,
+}
+
 impl ActionError {
+    pub fn kind(&self) -> ActionErrorKind {
+        match self {
+            ActionError::UnknownAction(_) => ActionErrorKind::UnknownAction,
+            ActionError::TextNotAllowed => ActionErrorKind::TextNotAllowed,
+            ActionError::EmptyText => ActionErrorKind::EmptyText,
+            ActionError::TextTooLong { .. } => ActionErrorKind::TextTooLong,
+            ActionError::UnknownChoice(_) => ActionErrorKind::UnknownChoice,
+        }
+    }
+
     /// A stable code for tests and logs.
     pub fn code(&self) -> &'static str {
-        match self {
-            ActionError::UnknownAction(_) => "unknown_action",
-            ActionError::TextNotAllowed => "text_not_allowed",
-            ActionError::EmptyText => "empty_text",
-            ActionError::TextTooLong { .. } => "text_too_long",
-            ActionError::UnknownChoice(_) => "unknown_choice",
+        match self.kind() {
+            ActionErrorKind::UnknownAction => "unknown_action",
+            ActionErrorKind::TextNotAllowed => "text_not_allowed",
+            ActionErrorKind::EmptyText => "empty_text",
+            ActionErrorKind::TextTooLong => "text_too_long",
+            ActionErrorKind::UnknownChoice => "unknown_choice",
         }
     }
 }

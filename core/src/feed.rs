@@ -12,14 +12,13 @@
 use chrono::{DateTime, Utc};
 
 use crate::present::copy::Copy;
-use crate::protocol::{AnswerSubmission, OptionStyle, QuestionState, ResponderScope};
-use crate::store::{AnswerState, Store, StoreError};
+use crate::protocol::{AnswerSubmission, OptionStyle, Question, QuestionState, ResponderScope};
+use crate::store::{AnswerState, OutboxEntry, Store, StoreError};
 
 /// How many cells the feed shows at most.
 pub const FEED_LIMIT: usize = 200;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[cfg_attr(feature = "ffi", derive(uniffi::Record))]
 pub struct FeedButton {
     pub value: String,
     pub label: String,
@@ -28,7 +27,6 @@ pub struct FeedButton {
 
 /// Three or four options: one entry that opens a sheet.
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[cfg_attr(feature = "ffi", derive(uniffi::Record))]
 pub struct ChooseEntry {
     /// "Choose an answer (4)".
     pub title: String,
@@ -39,7 +37,6 @@ pub struct ChooseEntry {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[cfg_attr(feature = "ffi", derive(uniffi::Record))]
 pub struct TextField {
     pub placeholder: String,
     pub max_length: u32,
@@ -51,7 +48,6 @@ pub struct TextField {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[cfg_attr(feature = "ffi", derive(uniffi::Record))]
 pub struct MyAnswer {
     pub state: AnswerState,
     /// One line for the cell: "Approve: queued, sends when online".
@@ -61,7 +57,6 @@ pub struct MyAnswer {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[cfg_attr(feature = "ffi", derive(uniffi::Record))]
 pub struct FeedCell {
     pub question_id: String,
     /// "Release Bot asks you" / "… asks the room".
@@ -95,6 +90,52 @@ fn summary(body: &AnswerSubmission, labels: &[FeedButton]) -> String {
     }
 }
 
+/// Where my answer stands, in one line for a feed cell or a notification:
+/// "Approve: queued, sends when online", "Approve, by you".
+pub(crate) fn my_answer(
+    e: &OutboxEntry,
+    buttons: &[FeedButton],
+    q: &Question,
+    me: &str,
+    copy: &Copy,
+) -> MyAnswer {
+    let what = summary(&e.body, buttons);
+    let fill = |t: &str| {
+        Copy::fill(
+            t,
+            &[
+                ("answer", &what),
+                ("error", e.last_error.as_deref().unwrap_or("")),
+            ],
+        )
+    };
+    let (status, can_retry) = match e.state {
+        AnswerState::Queued if e.attempts > 0 => (fill(copy.answer_retrying), true),
+        AnswerState::Queued => (fill(copy.answer_queued), false),
+        AnswerState::Sending => (fill(copy.answer_sending), false),
+        AnswerState::Rejected => (fill(copy.answer_rejected), false),
+        AnswerState::AlreadyResolved => (fill(copy.answer_too_late), false),
+        AnswerState::Answered => (copy.resolution(q, Some(me)).unwrap_or(what), false),
+    };
+    MyAnswer {
+        state: e.state,
+        status,
+        can_retry,
+    }
+}
+
+/// The buttons of a question's options, in array order.
+pub(crate) fn buttons(q: &crate::payload::CompactQuestion) -> Vec<FeedButton> {
+    q.options
+        .iter()
+        .map(|o| FeedButton {
+            value: o.value.clone(),
+            label: o.label.clone(),
+            style: o.style,
+        })
+        .collect()
+}
+
 /// The feed for user `me` at `now`.
 pub fn feed(
     store: &Store,
@@ -110,42 +151,10 @@ pub fn feed(
         if overdue {
             q.state = QuestionState::Expired; // display only; the server confirms
         }
-        let all: Vec<FeedButton> = cq
-            .options
-            .iter()
-            .map(|o| FeedButton {
-                value: o.value.clone(),
-                label: o.label.clone(),
-                style: o.style,
-            })
-            .collect();
+        let all = buttons(cq);
         let pending = q.state == QuestionState::Pending;
         let mine = store.answer_for(&cq.id)?;
-        let my_answer = mine.as_ref().map(|e| {
-            let what = summary(&e.body, &all);
-            let fill = |t: &str| {
-                Copy::fill(
-                    t,
-                    &[
-                        ("answer", &what),
-                        ("error", e.last_error.as_deref().unwrap_or("")),
-                    ],
-                )
-            };
-            let (status, can_retry) = match e.state {
-                AnswerState::Queued if e.attempts > 0 => (fill(copy.answer_retrying), true),
-                AnswerState::Queued => (fill(copy.answer_queued), false),
-                AnswerState::Sending => (fill(copy.answer_sending), false),
-                AnswerState::Rejected => (fill(copy.answer_rejected), false),
-                AnswerState::AlreadyResolved => (fill(copy.answer_too_late), false),
-                AnswerState::Answered => (copy.resolution(&q, Some(me)).unwrap_or(what), false),
-            };
-            MyAnswer {
-                state: e.state,
-                status,
-                can_retry,
-            }
-        });
+        let my_answer = mine.as_ref().map(|e| my_answer(e, &all, &q, me, copy));
         let answerable = pending
             && !mine
                 .as_ref()

@@ -10,7 +10,6 @@ use std::sync::Once;
 static INIT: Once = Once::new();
 
 /// Installs the platform logger; later calls do nothing.
-#[cfg_attr(feature = "ffi", uniffi::export)]
 pub fn init_logging() {
     INIT.call_once(|| {
         #[cfg(target_vendor = "apple")]

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use qp_core::payload::{decode_apns, decode_fcm, encode_apns_question, encode_fcm_question, Push};
 use qp_core::present::copy::Copy;
-use qp_core::protocol::{normalize_ask, time, AskContext, RoomRef};
+use qp_core::protocol::{normalize_ask, time, AskContext, Asker, RoomRef};
 use serde_json::{json, Value};
 
 /// xorshift64*: deterministic, so a failure reproduces.
@@ -42,6 +42,12 @@ fn seeds() -> Vec<String> {
         q.room = Some(RoomRef {
             code: "OPS123".into(),
             name: "Ops".into(),
+        });
+        // The server always names the asker (an agent); the decoder requires it.
+        q.asker = Some(Asker {
+            kind: "agent".into(),
+            id: "a_release".into(),
+            display_name: "Release Bot".into(),
         });
         out.push(encode_apns_question(&q, &Copy::EN).unwrap().json);
         out.push(encode_fcm_question(&q, &Copy::EN).unwrap().data["qp"].clone());

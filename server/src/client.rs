@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use qp_core::protocol::{AskRequest, Question, WebhookEvent};
+use qp_core::retry::RetryPolicy;
 use serde_json::Value;
 
 #[derive(Debug, thiserror::Error)]
@@ -128,14 +129,14 @@ impl AskerClient {
     /// Blocks until the question is terminal, re-polling the wait endpoint
     /// and riding out transient failures (with growing pauses, never a hot loop).
     pub async fn await_resolution(&self, id: &str) -> Result<Question, ClientError> {
-        let mut pause = Duration::from_millis(500);
+        let mut failures = 0;
         loop {
             match self.wait_once(id, WAIT_POLL_SECS).await {
                 Ok(q) if q.state.is_terminal() => return Ok(q),
-                Ok(_) => pause = Duration::from_millis(500),
+                Ok(_) => failures = 0,
                 Err(e) if e.is_transient() => {
-                    tokio::time::sleep(pause).await;
-                    pause = (pause * 2).min(Duration::from_secs(10));
+                    failures += 1;
+                    tokio::time::sleep(RetryPolicy::CLIENT_WAIT.delay(failures)).await;
                 }
                 Err(e) => return Err(e),
             }

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use hmac::{Hmac, Mac};
-use rand::Rng;
+use qp_core::retry::RetryPolicy;
 use sha2::Sha256;
 
 use crate::app::App;
@@ -78,11 +78,10 @@ pub fn verify(
     Ok(())
 }
 
-/// Exponential backoff with ±20% jitter: base, 2·base, 4·base... capped at an hour.
+/// The wait before the next attempt after `attempts` failures: the core's one
+/// backoff policy, from a configurable first delay.
 pub fn backoff(base: Duration, attempts: u32) -> Duration {
-    let exp = base.saturating_mul(1u32 << attempts.saturating_sub(1).min(16));
-    let capped = exp.min(Duration::from_secs(3600));
-    capped.mul_f64(rand::thread_rng().gen_range(0.8..1.2))
+    RetryPolicy::WEBHOOK.with_min(base).delay(attempts)
 }
 
 /// Drains due deliveries forever; sleeps until the next is due or a new one is queued.
@@ -225,9 +224,10 @@ mod tests {
     fn backoff_grows_and_is_capped() {
         let base = Duration::from_millis(100);
         let first = backoff(base, 1);
-        assert!(first >= Duration::from_millis(80) && first <= Duration::from_millis(120));
+        // Full jitter on top of the curve: [d, 2d).
+        assert!(first >= Duration::from_millis(100) && first < Duration::from_millis(200));
         let fourth = backoff(base, 4);
-        assert!(fourth >= Duration::from_millis(640) && fourth <= Duration::from_millis(960));
-        assert!(backoff(base, 40) <= Duration::from_secs(3600 * 12 / 10));
+        assert!(fourth >= Duration::from_millis(800) && fourth < Duration::from_millis(1600));
+        assert!(backoff(base, 40) < Duration::from_secs(2 * 3600));
     }
 }

@@ -9,7 +9,7 @@ use serde_json::{json, Map, Value};
 use super::compact::{CompactQuestion, CompactRoom, ResolvedNotice, PAYLOAD_VERSION};
 use super::{PayloadError, MAX_DECODE_BYTES};
 use crate::present::copy::Copy;
-use crate::protocol::{normalize_ask, time, AskContext, ResponderScope};
+use crate::protocol::{identity, normalize_ask, time, AskContext, ResponderScope};
 
 /// What a push carried.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -61,7 +61,6 @@ pub fn decode_fcm(data: &HashMap<String, String>) -> Result<Push, PayloadError> 
 /// What to show when a push cannot be decoded: a plain notification that
 /// opens the app (which then syncs from the server).
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[cfg_attr(feature = "ffi", derive(uniffi::Record))]
 pub struct FallbackNotification {
     pub title: String,
     pub body: String,
@@ -107,20 +106,9 @@ fn invalid(field: String, message: impl Into<String>) -> PayloadError {
     }
 }
 
-/// A question id is used in notification identifiers: 1 to 64 of `A-Z a-z 0-9 _ -`.
+/// A question id is used in notification identifiers (the identity rule).
 fn check_id(id: &str, field: String) -> Result<(), PayloadError> {
-    let ok = (1..=64).contains(&id.len())
-        && id
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
-    if ok {
-        Ok(())
-    } else {
-        Err(invalid(
-            field,
-            "must be 1 to 64 letters, digits, '_' or '-'",
-        ))
-    }
+    identity::check_id(id).map_err(|e| invalid(field, e.to_string()))
 }
 
 fn check_version(obj: &Map<String, Value>, path: &str) -> Result<(), PayloadError> {
@@ -138,12 +126,7 @@ fn check_version(obj: &Map<String, Value>, path: &str) -> Result<(), PayloadErro
 
 fn display_name(obj: &Map<String, Value>, key: &str, path: &str) -> Result<String, PayloadError> {
     let s = string(obj, key, path)?;
-    if s.chars().count() > 80 || s.chars().any(char::is_control) {
-        return Err(invalid(
-            format!("{path}.{key}"),
-            "must be at most 80 characters, on one line",
-        ));
-    }
+    identity::check_display_name(s).map_err(|e| invalid(format!("{path}.{key}"), e.to_string()))?;
     Ok(s.to_string())
 }
 
@@ -164,12 +147,8 @@ fn decode_compact(v: &Value, path: &str) -> Result<CompactQuestion, PayloadError
     let room_path = format!("{path}.room");
     let room = object(get(obj, "room", path)?, &room_path)?;
     let code = string(room, "code", &room_path)?;
-    if !(1..=16).contains(&code.len()) || !code.bytes().all(|b| b.is_ascii_alphanumeric()) {
-        return Err(invalid(
-            format!("{room_path}.code"),
-            "must be 1 to 16 letters or digits",
-        ));
-    }
+    identity::check_room_code(code)
+        .map_err(|e| invalid(format!("{room_path}.code"), e.to_string()))?;
     let room_name = display_name(room, "name", &room_path)?;
     let asker = display_name(obj, "asker", path)?;
     let expires_at = timestamp(obj, "expires_at", path)?;

@@ -72,16 +72,42 @@ impl PayloadError {
         }
     }
 
-    pub fn code(&self) -> &'static str {
+    pub fn kind(&self) -> PayloadErrorKind {
         match self {
-            PayloadError::NotJson => "not_json",
-            PayloadError::TooLarge(_) => "too_large",
-            PayloadError::NotAnObject(_) => "not_an_object",
-            PayloadError::MissingKey(_) => "missing_key",
-            PayloadError::WrongType { .. } => "wrong_type",
-            PayloadError::UnsupportedVersion(_) => "unsupported_version",
-            PayloadError::Invalid { .. } => "invalid",
-            PayloadError::NotQuestionProtocol => "not_question_protocol",
+            PayloadError::NotJson => PayloadErrorKind::NotJson,
+            PayloadError::TooLarge(_) => PayloadErrorKind::TooLarge,
+            PayloadError::NotAnObject(_) => PayloadErrorKind::NotAnObject,
+            PayloadError::MissingKey(_) => PayloadErrorKind::MissingKey,
+            PayloadError::WrongType { .. } => PayloadErrorKind::WrongType,
+            PayloadError::UnsupportedVersion(_) => PayloadErrorKind::UnsupportedVersion,
+            PayloadError::Invalid { .. } => PayloadErrorKind::Invalid,
+            PayloadError::NotQuestionProtocol => PayloadErrorKind::NotQuestionProtocol,
         }
     }
+
+    pub fn code(&self) -> &'static str {
+        match self.kind() {
+            PayloadErrorKind::NotJson => "not_json",
+            PayloadErrorKind::TooLarge => "too_large",
+            PayloadErrorKind::NotAnObject => "not_an_object",
+            PayloadErrorKind::MissingKey => "missing_key",
+            PayloadErrorKind::WrongType => "wrong_type",
+            PayloadErrorKind::UnsupportedVersion => "unsupported_version",
+            PayloadErrorKind::Invalid => "invalid",
+            PayloadErrorKind::NotQuestionProtocol => "not_question_protocol",
+        }
+    }
+}
+
+/// The kind of a [`PayloadError`], for code that switches on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PayloadErrorKind {
+    NotJson,
+    TooLarge,
+    NotAnObject,
+    MissingKey,
+    WrongType,
+    UnsupportedVersion,
+    Invalid,
+    NotQuestionProtocol,
 }

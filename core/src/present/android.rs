@@ -24,16 +24,33 @@ use super::PresentOptions;
 use crate::payload::{CompactOption, CompactQuestion};
 use crate::protocol::OptionStyle;
 
+/// The notification channel every question is posted on.
 pub const CHANNEL_ID: &str = "qp.questions";
 pub const CHOOSE_ACTION_ID: &str = "qp.choose";
 /// RemoteInput result keys.
 pub const TEXT_RESULT_KEY: &str = "qp.text";
 pub const CHOICE_RESULT_KEY: &str = "qp.choice";
+/// The notification channel to create (`NotificationChannel`, importance high).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct AndroidChannel {
+    pub id: String,
+    pub name: String,
+    pub description: String,
+}
+
+/// The questions channel, in the copy's language.
+pub fn channel(copy: &Copy) -> AndroidChannel {
+    AndroidChannel {
+        id: CHANNEL_ID.into(),
+        name: copy.channel_name.into(),
+        description: copy.channel_description.into(),
+    }
+}
+
 /// The cap of the platform.
 pub const MAX_ACTIONS: usize = 3;
 
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-#[cfg_attr(feature = "ffi", derive(uniffi::Record))]
 pub struct AndroidRemoteInput {
     pub result_key: String,
     pub label: String,
@@ -43,7 +60,6 @@ pub struct AndroidRemoteInput {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-#[cfg_attr(feature = "ffi", derive(uniffi::Record))]
 pub struct AndroidAction {
     /// `qp.v.<value>`, `qp.text` or `qp.choose`.
     pub action_id: String,
@@ -58,7 +74,6 @@ pub struct AndroidAction {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-#[cfg_attr(feature = "ffi", derive(uniffi::Record))]
 pub struct AndroidNotification {
     pub channel_id: String,
     /// `NotificationManager.notify(tag, id, …)`: tag is the question id.

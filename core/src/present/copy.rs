@@ -35,6 +35,9 @@ pub struct Copy {
     pub answer_retrying: &'static str,
     pub answer_rejected: &'static str,
     pub answer_too_late: &'static str,
+    pub open_app_to_finish: &'static str,
+    pub channel_name: &'static str,
+    pub channel_description: &'static str,
 }
 
 impl Copy {
@@ -66,6 +69,9 @@ impl Copy {
         answer_retrying: "{answer}: not sent yet ({error}); will retry",
         answer_rejected: "{answer}: not accepted ({error})",
         answer_too_late: "{answer}: too late, already resolved",
+        open_app_to_finish: "Open the app to finish your answer",
+        channel_name: "Questions",
+        channel_description: "Questions you can answer from the notification",
     };
 
     /// Replaces `{key}` placeholders.

@@ -34,7 +34,6 @@ pub fn option_action_id(value: &str) -> String {
 
 /// A `UNNotificationAction`.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-#[cfg_attr(feature = "ffi", derive(uniffi::Record))]
 pub struct IosAction {
     pub identifier: String,
     pub title: String,
@@ -48,7 +47,6 @@ pub struct IosAction {
 
 /// A `UNTextInputNotificationAction`.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-#[cfg_attr(feature = "ffi", derive(uniffi::Record))]
 pub struct IosTextAction {
     pub identifier: String,
     pub title: String,
@@ -59,7 +57,6 @@ pub struct IosTextAction {
 
 /// A `UNNotificationCategory`: actions in this order, then the text action.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-#[cfg_attr(feature = "ffi", derive(uniffi::Record))]
 pub struct IosCategory {
     pub identifier: String,
     pub actions: Vec<IosAction>,
@@ -68,7 +65,6 @@ pub struct IosCategory {
 
 /// What the Notification Service Extension sets on the content.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-#[cfg_attr(feature = "ffi", derive(uniffi::Record))]
 pub struct IosNotification {
     pub title: String,
     pub subtitle: Option<String>,

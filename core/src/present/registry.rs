@@ -25,7 +25,6 @@ pub struct KnownQuestion {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-#[cfg_attr(feature = "ffi", derive(uniffi::Record))]
 pub struct RegistryPlan {
     /// The identifiers to register, in order (the new one last).
     pub keep: Vec<String>,

@@ -28,3 +28,10 @@ pub const DATA_MAX_BYTES: usize = 8 * 1024;
 pub const TTL_DEFAULT_SECS: i64 = 3_600;
 pub const TTL_MIN_SECS: i64 = 60;
 pub const TTL_MAX_SECS: i64 = 7 * 24 * 3_600;
+/// Ids (question, user, agent, room, device): 1 to 64 ASCII characters.
+pub const ID_MAX_CHARS: usize = 64;
+/// Display names of users, agents and rooms: 1 to 80 characters.
+pub const NAME_MAX_CHARS: usize = 80;
+/// Room codes: 3 to 16 ASCII letters or digits.
+pub const ROOM_CODE_MIN_CHARS: usize = 3;
+pub const ROOM_CODE_MAX_CHARS: usize = 16;

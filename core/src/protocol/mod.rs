@@ -14,6 +14,7 @@
 //!   against a question.
 //! - [`lifecycle`]: the state machine (`pending` -> `answered` | `expired` |
 //!   `cancelled`, terminal states never change).
+//! - [`identity`]: ids, display names and room codes (server and phone alike).
 //! - [`limits`]: every numeric limit in one table.
 //! - [`error`]: [`ValidationError`], a field name plus a stable machine code.
 //!
@@ -23,6 +24,7 @@
 pub mod answer;
 pub mod ask;
 pub mod error;
+pub mod identity;
 mod json;
 pub mod lifecycle;
 pub mod limits;

@@ -14,7 +14,6 @@ pub const KIND_QUESTION: &str = "question";
 /// How an option's button looks. Three roles only, on purpose (spec 3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-#[cfg_attr(feature = "ffi", derive(uniffi::Enum))]
 pub enum OptionStyle {
     /// The recommended or affirmative choice: the brand strike color.
     Primary,
@@ -111,7 +110,6 @@ pub struct TextInput {
 /// Who may answer.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-#[cfg_attr(feature = "ffi", derive(uniffi::Enum))]
 pub enum ResponderScope {
     /// One named person (`target_user_id`); the UI reads "asks you".
     #[default]
@@ -141,7 +139,6 @@ pub enum ResolutionPolicy {
 /// The whole state machine: `pending` and three terminal states.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-#[cfg_attr(feature = "ffi", derive(uniffi::Enum))]
 pub enum QuestionState {
     Pending,
     Answered,

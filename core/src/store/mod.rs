@@ -24,7 +24,6 @@ pub use questions::StoredQuestion;
 
 /// How the store is opened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[cfg_attr(feature = "ffi", derive(uniffi::Enum))]
 pub enum StoreMode {
     /// The app: a normal page cache.
     App,
@@ -47,6 +46,35 @@ pub enum StoreError {
     CannotOpen(String),
     #[error("store error: {0}")]
     Other(String),
+}
+
+/// The kind of a [`StoreError`], for code that switches on it (the FFI error).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StoreErrorKind {
+    Locked,
+    Corrupt,
+    CannotOpen,
+    Other,
+}
+
+impl StoreError {
+    pub fn kind(&self) -> StoreErrorKind {
+        match self {
+            StoreError::Locked(_) => StoreErrorKind::Locked,
+            StoreError::Corrupt(_) => StoreErrorKind::Corrupt,
+            StoreError::CannotOpen(_) => StoreErrorKind::CannotOpen,
+            StoreError::Other(_) => StoreErrorKind::Other,
+        }
+    }
+}
+
+impl From<rusqlite_migration::Error> for StoreError {
+    fn from(e: rusqlite_migration::Error) -> Self {
+        match e {
+            rusqlite_migration::Error::RusqliteError { err, .. } => err.into(),
+            other => StoreError::Other(format!("migration: {other}")),
+        }
+    }
 }
 
 impl From<rusqlite::Error> for StoreError {

@@ -8,7 +8,6 @@ use crate::protocol::AnswerSubmission;
 
 /// Where an answer given on this device stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[cfg_attr(feature = "ffi", derive(uniffi::Enum))]
 pub enum AnswerState {
     /// Committed; waiting to be sent (or to be retried after a failure).
     Queued,

@@ -1,6 +1,9 @@
-//! Migrations of the phone store, applied on open in one transaction each.
+//! Migrations of the phone store (rusqlite_migration, the same as the
+//! server's), recorded in `PRAGMA user_version`. Append; never edit a
+//! released one.
 
 use rusqlite::Connection;
+use rusqlite_migration::{Migrations, M};
 
 const MIGRATIONS: &[&str] = &[r#"
     -- The feed: what this user can see. `compact` is the push view (enough to
@@ -41,18 +44,29 @@ const MIGRATIONS: &[&str] = &[r#"
     );
 "#];
 
-pub fn migrate(conn: &mut Connection) -> rusqlite::Result<()> {
-    let done: usize = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
-    for (i, sql) in MIGRATIONS.iter().enumerate().skip(done) {
-        let tx = conn.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-        // Another process may have migrated while we waited for the lock.
-        let now: usize = tx.pragma_query_value(None, "user_version", |r| r.get(0))?;
-        if now > i {
-            continue;
-        }
-        tx.execute_batch(sql)?;
-        tx.pragma_update(None, "user_version", i + 1)?;
-        tx.commit()?;
+fn migrations() -> Migrations<'static> {
+    Migrations::new(MIGRATIONS.iter().map(|sql| M::up(sql)).collect())
+}
+
+/// Applies what is missing. The app and its extension may open the store at
+/// the same moment: migrations run in IMMEDIATE transactions, and a process
+/// that lost the race (its migration failed because the other one applied it
+/// meanwhile) sees the schema at the latest version and carries on.
+pub fn migrate(conn: &mut Connection) -> Result<(), rusqlite_migration::Error> {
+    let migrations = migrations();
+    conn.set_transaction_behavior(rusqlite::TransactionBehavior::Immediate);
+    let result = migrations.to_latest(conn);
+    conn.set_transaction_behavior(rusqlite::TransactionBehavior::Deferred);
+    match result {
+        Err(_) if migrations.pending_migrations(conn)? == 0 => Ok(()),
+        other => other,
     }
-    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn migrations_are_valid() {
+        assert!(super::migrations().validate().is_ok());
+    }
 }

@@ -2,19 +2,17 @@
 //! often as needed, never under another key. Outcomes are recorded:
 //! answered by me; already resolved (the winner is kept for the feed);
 //! rejected for good (not retried); or a transient failure, retried with
-//! exponential backoff and jitter, across restarts.
+//! the one backoff policy ([`RetryPolicy::PHONE_ANSWER`]), across restarts.
 
 use super::{server_message, PhoneClient, Reply, SyncError};
 use crate::protocol::{Question, QuestionState};
+use crate::retry::RetryPolicy;
 use crate::store::{now_ms, AnswerState, Store};
 
 /// How long a claimed send is left alone by other flushers.
 const LEASE_MS: i64 = 30_000;
-const RETRY_BASE_MS: i64 = 2_000;
-const RETRY_MAX_MS: i64 = 10 * 60_000;
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-#[cfg_attr(feature = "ffi", derive(uniffi::Record))]
 pub struct FlushReport {
     /// My answer resolved the question.
     pub answered: u32,
@@ -28,14 +26,8 @@ pub struct FlushReport {
     pub withdraw: Vec<String>,
 }
 
-/// `base · 2^(n-1)`, capped, with ±25% jitter.
 fn backoff_ms(attempts: u32) -> i64 {
-    let exp = RETRY_BASE_MS.saturating_mul(1i64 << attempts.saturating_sub(1).min(20));
-    let capped = exp.min(RETRY_MAX_MS);
-    let mut b = [0u8; 2];
-    let _ = getrandom::getrandom(&mut b);
-    let unit = u16::from_le_bytes(b) as f64 / u16::MAX as f64; // 0..1
-    (capped as f64 * (0.75 + 0.5 * unit)) as i64
+    RetryPolicy::PHONE_ANSWER.delay(attempts).as_millis() as i64
 }
 
 /// Sends every due answer once.

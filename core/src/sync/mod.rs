@@ -15,7 +15,6 @@ pub use pull::{sync, SyncReport};
 use crate::store::StoreError;
 
 /// Supplies the signed-in user's token. Implemented by the platform.
-#[cfg_attr(feature = "ffi", uniffi::export(with_foreign))]
 pub trait TokenProvider: Send + Sync {
     /// The current token, or `None` when signed out.
     fn token(&self) -> Option<String>;

@@ -10,7 +10,6 @@ use crate::protocol::Question;
 use crate::store::Store;
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-#[cfg_attr(feature = "ffi", derive(uniffi::Record))]
 pub struct SyncReport {
     /// Questions pending on the server for this user.
     pub pending: u32,

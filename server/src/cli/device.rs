@@ -1,8 +1,9 @@
 //! `qp device`: a phone in a terminal. It signs in with a user token,
 //! registers a development device, receives over a long-poll the exact
-//! payloads a phone would get (APNs or FCM shaped, per `--as`), and runs them
-//! through qp-core as a phone does: decode, present, feed store, outbox,
-//! flush. The person answers by typing a key.
+//! payloads a phone would get (APNs or FCM shaped, per `--as`), and hands
+//! them to qp-core's `Phone`, the very type the iOS and Android libraries
+//! run: decode, present, feed store, outbox, drafts, flush, sync. This file
+//! only draws and reads keys; every phone rule is the Phone's.
 
 use std::collections::HashMap;
 use std::io::IsTerminal;
@@ -11,15 +12,15 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Args;
-use qp_core::answer::map_action;
-use qp_core::payload::{decode_apns, decode_fcm, CompactQuestion, Push};
-use qp_core::present::android::{android_notification, choice_labels, CHOOSE_ACTION_ID};
-use qp_core::present::copy::Copy;
-use qp_core::present::ios::{ios_notification, option_action_id, TEXT_ACTION_ID};
+use qp_core::answer::ActionError;
+use qp_core::payload::{CompactQuestion, Push};
+use qp_core::phone::{Phone, PhoneError};
+use qp_core::present::android::{choice_labels, CHOOSE_ACTION_ID};
+use qp_core::present::ios::{option_action_id, TEXT_ACTION_ID};
 use qp_core::present::PresentOptions;
 use qp_core::protocol::OptionStyle;
-use qp_core::store::{Store, StoreMode};
-use qp_core::sync::{flush, PhoneClient, TokenProvider};
+use qp_core::store::{AnswerState, StoreMode};
+use qp_core::sync::TokenProvider;
 use serde_json::Value;
 use tokio::io::AsyncBufReadExt;
 
@@ -65,14 +66,13 @@ impl TokenProvider for Token {
     }
 }
 
-struct Phone {
+/// The terminal around the phone: the inbox long-poll, the keys, the drawing.
+struct Terminal {
     args: DeviceArgs,
     http: reqwest::Client,
     token: String,
-    me: String,
     device_id: String,
-    store: Store,
-    client: PhoneClient,
+    phone: Phone,
     online: bool,
     color: bool,
     /// Questions shown, newest last.
@@ -109,22 +109,14 @@ async fn fetch(http: reqwest::Client, url: String, token: String) -> Result<Valu
     Ok(v)
 }
 
-impl Phone {
-    async fn get(&self, path: &str) -> Result<Value, String> {
-        fetch(
-            self.http.clone(),
-            format!("{}{path}", self.args.url),
-            self.token.clone(),
-        )
-        .await
-    }
-
+impl Terminal {
     fn draw(&self, q: &CompactQuestion) {
-        let copy = &Copy::EN;
-        let remaining = copy.time_remaining(q.expires_at, chrono::Utc::now());
+        let remaining = self.phone.time_remaining(q, chrono::Utc::now());
         println!();
         if self.args.platform == "android" {
-            let n = android_notification(q, chrono::Utc::now(), &PresentOptions::default(), copy);
+            let n =
+                self.phone
+                    .android_notification(q, chrono::Utc::now(), &PresentOptions::default());
             println!("┌─ [Android] {} · {} · {remaining}", n.title, q.room.name);
             if let Some(s) = &n.sub_text {
                 println!("│ {s}");
@@ -147,7 +139,7 @@ impl Phone {
                 }
             }
         } else {
-            let n = ios_notification(q, &PresentOptions::default(), copy);
+            let n = self.phone.ios_notification(q, &PresentOptions::default());
             println!("┌─ [iOS] {} · {} · {remaining}", n.title, q.room.name);
             if let Some(s) = &n.subtitle {
                 println!("│ {s}");
@@ -194,7 +186,8 @@ impl Phone {
         let i: usize = key.parse().ok()?;
         let option = q.options.get(i.checked_sub(1)?)?;
         let android =
-            android_notification(q, chrono::Utc::now(), &PresentOptions::default(), &Copy::EN);
+            self.phone
+                .android_notification(q, chrono::Utc::now(), &PresentOptions::default());
         if self.args.platform == "android"
             && android
                 .actions
@@ -208,11 +201,10 @@ impl Phone {
     }
 
     fn resolution(&self, id: &str) -> String {
-        self.store
-            .question(id)
+        self.phone
+            .resolution(id)
             .ok()
             .flatten()
-            .and_then(|s| Copy::EN.resolution(&s.to_question(), Some(&self.me)))
             .unwrap_or_else(|| "resolved".into())
     }
 
@@ -221,13 +213,7 @@ impl Phone {
             .shown
             .iter()
             .rev()
-            .find(|q| {
-                self.store
-                    .question(&q.id)
-                    .ok()
-                    .flatten()
-                    .is_some_and(|s| !s.state.is_terminal())
-            })
+            .find(|q| matches!(self.phone.resolution(&q.id), Ok(None)))
             .cloned()
         else {
             println!("no question to answer");
@@ -242,43 +228,35 @@ impl Phone {
             println!("unknown key {key:?}: 1-{}{text}", q.options.len());
             return;
         };
-        match map_action(&q, &action, text.as_deref()) {
-            Err(e) => {
-                if let qp_core::answer::ActionError::TextTooLong { text, .. } = &e {
-                    let _ = self.store.save_draft(&q.id, text, "too long");
+        match self.phone.answer_action(&q.id, &action, text.as_deref()) {
+            Ok(_) => {
+                if self.online {
+                    println!("answer saved; sending…");
+                    self.flush().await;
+                } else {
+                    println!("answer saved (offline: queued)");
                 }
-                println!("not sent: {e}");
             }
-            Ok(body) => match self.store.commit_answer(&q.id, &body) {
-                Ok(_) => {
-                    println!(
-                        "answer saved{}",
-                        if self.online {
-                            "; sending…"
-                        } else {
-                            " (offline: queued)"
-                        }
-                    );
-                    if self.online {
-                        self.flush().await;
-                    }
-                }
-                Err(e) => println!("could not save the answer: {e}"),
-            },
+            Err(PhoneError::Action(e @ ActionError::TextTooLong { .. })) => {
+                println!("not sent: {e}; kept as a draft for the app")
+            }
+            Err(PhoneError::Action(e)) => println!("not sent: {e}"),
+            Err(e) => println!("could not save the answer: {e}"),
         }
     }
 
     async fn flush(&mut self) {
-        match flush(&self.store, &self.client).await {
+        match self.phone.flush().await {
             Ok(r) => {
                 for id in &r.withdraw {
                     let line = self.resolution(id);
-                    let mine = self.store.answer_for(id).ok().flatten().map(|e| e.state);
-                    if mine == Some(qp_core::store::AnswerState::Answered) {
+                    let mine = self.phone.answer_status(id).ok().flatten().map(|a| a.state);
+                    if mine == Some(AnswerState::Answered) {
                         println!("delivered: {line}");
                     } else {
                         println!("too late: {line}");
                     }
+                    self.shown.retain(|q| &q.id != id);
                     self.done += 1;
                 }
                 if r.rejected > 0 {
@@ -295,14 +273,13 @@ impl Phone {
     async fn receive(&mut self, format: &str, payload: &str) {
         let push = if format == "fcm" {
             serde_json::from_str::<HashMap<String, String>>(payload)
-                .map_err(|_| qp_core::payload::PayloadError::NotJson)
-                .and_then(|m| decode_fcm(&m))
+                .map_err(|_| PhoneError::Payload(qp_core::payload::PayloadError::NotJson))
+                .and_then(|m| self.phone.receive_fcm(&m))
         } else {
-            decode_apns(payload)
+            self.phone.receive_apns(payload)
         };
         match push {
             Ok(Push::Question(q)) => {
-                let _ = self.store.record_push(&q);
                 self.draw(&q);
                 self.shown.push(q);
                 if let Some(key) = self.args.answer.clone() {
@@ -311,8 +288,9 @@ impl Phone {
                 }
             }
             Ok(Push::Resolved(n)) => {
-                if self.store.record_resolved(&n).unwrap_or(false) {
+                if self.shown.iter().any(|q| q.id == n.id) {
                     println!("withdrawn: {} ({})", n.id, self.resolution(&n.id));
+                    self.shown.retain(|q| q.id != n.id);
                     self.done += 1;
                 }
             }
@@ -332,46 +310,45 @@ pub async fn run(args: DeviceArgs) -> i32 {
         .timeout(Duration::from_secs(40))
         .build()
         .expect("an HTTP client");
-    let store = match Store::open(&args.store, StoreMode::App) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("qp device: cannot open {}: {e}", args.store.display());
-            return EXIT_ERROR;
-        }
-    };
-    let mut phone = Phone {
-        client: match PhoneClient::new(&args.url, "", Arc::new(Token(token.clone()))) {
-            Ok(c) => c,
-            Err(e) => {
-                eprintln!("qp device: {e}");
-                return EXIT_ERROR;
-            }
-        },
-        online: !args.offline,
-        color: std::io::stdout().is_terminal(),
-        http,
-        token,
-        me: String::new(),
-        device_id: String::new(),
-        store,
-        shown: Vec::new(),
-        done: 0,
-        args,
-    };
-    let me = match phone.get("/api/me").await {
+    // Who am I? The phone compares answers against this id.
+    let me = match fetch(
+        http.clone(),
+        format!("{}/api/me", args.url.trim_end_matches('/')),
+        token.clone(),
+    )
+    .await
+    {
         Ok(v) => v,
         Err(e) => {
             eprintln!("qp device: cannot sign in: {e}");
             return EXIT_ERROR;
         }
     };
-    phone.me = me["id"].as_str().unwrap_or_default().to_string();
-    phone.client = PhoneClient::new(
-        &phone.args.url,
-        &phone.me,
-        Arc::new(Token(phone.token.clone())),
-    )
-    .expect("client");
+    let user_id = me["id"].as_str().unwrap_or_default().to_string();
+    let phone = match Phone::open(
+        &args.store,
+        StoreMode::App,
+        &args.url,
+        &user_id,
+        Arc::new(Token(token.clone())),
+    ) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("qp device: cannot open {}: {e}", args.store.display());
+            return EXIT_ERROR;
+        }
+    };
+    let mut phone = Terminal {
+        online: !args.offline,
+        color: std::io::stdout().is_terminal(),
+        http,
+        token,
+        device_id: String::new(),
+        phone,
+        shown: Vec::new(),
+        done: 0,
+        args,
+    };
     let push_token = format!("dev-{}", crate::ids::new_id("t"));
     let registered = phone
         .http
@@ -395,7 +372,7 @@ pub async fn run(args: DeviceArgs) -> i32 {
     println!(
         "qp device: {} ({}) as {}, {}; waiting for questions",
         me["display_name"].as_str().unwrap_or(""),
-        phone.me,
+        phone.phone.user_id(),
         phone.args.platform,
         if phone.online { "online" } else { "offline" }
     );
@@ -446,7 +423,7 @@ pub async fn run(args: DeviceArgs) -> i32 {
                     "q" | "quit" => return EXIT_OK,
                     "offline" | "f" => { phone.online = false; println!("offline: answers will queue"); }
                     "online" | "o" => { phone.online = true; println!("online"); phone.flush().await; }
-                    "sync" | "s" => match qp_core::sync::sync(&phone.store, &phone.client).await {
+                    "sync" | "s" => match phone.phone.sync().await {
                         Ok(r) => println!("synced: {} pending, {} withdrawn", r.pending, r.withdraw.len()),
                         Err(e) => println!("sync failed: {e}"),
                     },

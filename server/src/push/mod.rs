@@ -24,7 +24,7 @@ use crate::app::App;
 use crate::store::deliveries::{self, PushKind};
 use crate::store::identity::Device;
 use crate::store::{now_ms, questions};
-use crate::webhook::backoff;
+use qp_core::retry::RetryPolicy;
 
 /// One push to one device.
 #[derive(Debug, Clone)]
@@ -149,7 +149,9 @@ pub async fn run_worker(app: Arc<App>, transport: Arc<dyn PushTransport>) {
                             Ok(())
                         }
                         PushOutcome::Retry { reason, after } if attempts < PUSH_MAX_ATTEMPTS => {
-                            let delay = after.unwrap_or_else(|| backoff(PUSH_RETRY_BASE, attempts));
+                            let delay = after.unwrap_or_else(|| {
+                                RetryPolicy::PUSH.with_min(PUSH_RETRY_BASE).delay(attempts)
+                            });
                             deliveries::mark_push(
                                 conn,
                                 job.id,

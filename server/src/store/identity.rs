@@ -1,5 +1,6 @@
 //! Users, rooms, memberships, agents, tokens and devices.
 
+use qp_core::protocol::identity::{self as identity_rules, IdentityError};
 use rusqlite::{params, Connection, OptionalExtension};
 use serde::Serialize;
 
@@ -93,6 +94,12 @@ fn conflict_on_unique(e: rusqlite::Error, message: impl FnOnce() -> String) -> S
     }
 }
 
+/// A broken identity rule (the core's, shared with the phone's decoder) as
+/// the store's error: "room name must be 1 to 80 characters".
+fn rule(what: &str, checked: Result<(), IdentityError>) -> Result<(), StoreError> {
+    checked.map_err(|e| StoreError::Invalid(format!("{what} {e}")))
+}
+
 // ---- users ----
 
 pub fn create_user(
@@ -101,17 +108,17 @@ pub fn create_user(
     id: Option<&str>,
 ) -> Result<User, StoreError> {
     let display_name = display_name.trim();
-    if display_name.is_empty() || display_name.chars().count() > 80 {
-        return Err(StoreError::Invalid(
-            "display name must be 1 to 80 characters".into(),
-        ));
-    }
+    rule(
+        "display name",
+        identity_rules::check_display_name(display_name),
+    )?;
     let id = match id {
-        Some(id) if id.starts_with("u_") && id.len() <= 64 => id.to_string(),
         Some(id) => {
-            return Err(StoreError::Invalid(format!(
-                "user id {id:?} must start with \"u_\" and be at most 64 characters"
-            )))
+            rule(
+                &format!("user id {id:?}"),
+                identity_rules::check_user_id(id),
+            )?;
+            id.to_string()
         }
         None => ids::new_id("u"),
     };
@@ -185,19 +192,14 @@ const ROOM_COLUMNS: &str = "id, code, name, webhook_url, webhook_secret, webhook
 
 pub fn create_room(conn: &Connection, name: &str, code: Option<&str>) -> Result<Room, StoreError> {
     let name = name.trim();
-    if name.is_empty() || name.chars().count() > 80 {
-        return Err(StoreError::Invalid(
-            "room name must be 1 to 80 characters".into(),
-        ));
-    }
+    rule("room name", identity_rules::check_display_name(name))?;
     let code = match code {
         Some(c) => {
             let c = c.trim().to_ascii_uppercase();
-            if !(3..=16).contains(&c.len()) || !c.chars().all(|ch| ch.is_ascii_alphanumeric()) {
-                return Err(StoreError::Invalid(format!(
-                    "room code {c:?} must be 3 to 16 letters or digits"
-                )));
-            }
+            rule(
+                &format!("room code {c:?}"),
+                identity_rules::check_room_code(&c),
+            )?;
             c
         }
         None => ids::new_room_code(),
@@ -335,11 +337,7 @@ pub fn create_agent(
     room_ids: &[String],
 ) -> Result<(Agent, String), StoreError> {
     let name = name.trim();
-    if name.is_empty() || name.chars().count() > 80 {
-        return Err(StoreError::Invalid(
-            "agent name must be 1 to 80 characters".into(),
-        ));
-    }
+    rule("agent name", identity_rules::check_display_name(name))?;
     require_user(conn, owner_user_id)?;
     for s in scopes {
         if s != SCOPE_ASK && s != SCOPE_READ {

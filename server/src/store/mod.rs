@@ -36,6 +36,14 @@ pub struct Db {
 
 type Job = Box<dyn FnOnce(&mut Connection) + Send>;
 
+/// A failure of ours (not SQLite's) as a rusqlite error.
+fn failure(message: String) -> rusqlite::Error {
+    rusqlite::Error::SqliteFailure(
+        rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_ERROR),
+        Some(message),
+    )
+}
+
 fn stopped(message: String) -> rusqlite::Error {
     rusqlite::Error::SqliteFailure(
         rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_ABORT),

@@ -1,7 +1,9 @@
-//! Schema migrations, applied in order on open; `PRAGMA user_version` records
-//! how many have run. Append new migrations; never edit a released one.
+//! Schema migrations (rusqlite_migration), applied in order on open;
+//! `PRAGMA user_version` records how many have run. Append new migrations;
+//! never edit a released one.
 
 use rusqlite::Connection;
+use rusqlite_migration::{Migrations, M};
 
 const MIGRATIONS: &[&str] = &[
     // 1: identity, questions, webhook deliveries, devices and push jobs.
@@ -121,13 +123,23 @@ const MIGRATIONS: &[&str] = &[
     "#,
 ];
 
+/// Applies what is missing, each migration in its own transaction
+/// (rusqlite_migration, the approach the phone store uses too).
 pub fn migrate(conn: &mut Connection) -> rusqlite::Result<()> {
-    let done: usize = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
-    for (i, sql) in MIGRATIONS.iter().enumerate().skip(done) {
-        let tx = conn.transaction()?;
-        tx.execute_batch(sql)?;
-        tx.pragma_update(None, "user_version", i + 1)?;
-        tx.commit()?;
+    let migrations = Migrations::new(MIGRATIONS.iter().map(|sql| M::up(sql)).collect());
+    migrations.to_latest(conn).map_err(|e| match e {
+        rusqlite_migration::Error::RusqliteError { err, .. } => err,
+        other => super::failure(format!("migration: {other}")),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn migrations_are_valid() {
+        let m = Migrations::new(MIGRATIONS.iter().map(|sql| M::up(sql)).collect());
+        assert!(m.validate().is_ok());
     }
-    Ok(())
 }

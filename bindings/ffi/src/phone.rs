@@ -1,0 +1,165 @@
+//! `PhoneCore`, the object Swift and Kotlin hold: one per process (the app,
+//! or one run of the notification extension). Every method forwards to
+//! [`qp_core::phone::Phone`], where the phone's rules live; this file only
+//! converts arguments and errors.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use qp_core::phone::Phone;
+
+use crate::error::QpError;
+use crate::types::{
+    CommittedAnswer, DecodedPush, FeedCell, FlushReport, MyAnswer, PushQuestion, RegistryPlan,
+    StoreMode, SyncReport, Timestamp,
+};
+
+/// Supplies the signed-in user's token, from the Keychain or the Keystore.
+/// Asked for each request; the core never stores or logs it.
+#[uniffi::export(with_foreign)]
+pub trait TokenProvider: Send + Sync {
+    /// The current token, or `None` when signed out.
+    fn token(&self) -> Option<String>;
+}
+
+/// The app's provider, as the core's port.
+struct AppTokens(Arc<dyn TokenProvider>);
+
+impl qp_core::sync::TokenProvider for AppTokens {
+    fn token(&self) -> Option<String> {
+        self.0.token()
+    }
+}
+
+#[derive(uniffi::Object)]
+pub struct PhoneCore {
+    inner: Phone,
+}
+
+impl PhoneCore {
+    /// The phone inside (Rust tests and benchmarks).
+    pub fn phone(&self) -> &Phone {
+        &self.inner
+    }
+}
+
+#[uniffi::export(async_runtime = "tokio")]
+impl PhoneCore {
+    /// Opens the store shared by the app and its extension. `mode` is
+    /// `Extension` inside the notification extension.
+    #[uniffi::constructor]
+    pub fn new(
+        store_path: String,
+        mode: StoreMode,
+        server_url: String,
+        user_id: String,
+        tokens: Arc<dyn TokenProvider>,
+    ) -> Result<Arc<Self>, QpError> {
+        let inner = Phone::open(
+            Path::new(&store_path),
+            mode,
+            &server_url,
+            &user_id,
+            Arc::new(AppTokens(tokens)),
+        )?;
+        Ok(Arc::new(PhoneCore { inner }))
+    }
+
+    /// Notification extension: decode an APNs payload and record it.
+    pub fn receive_apns(&self, json: String) -> Result<DecodedPush, QpError> {
+        Ok(self.inner.receive_apns(&json)?.into())
+    }
+
+    /// FCM handler: decode a data message and record it.
+    pub fn receive_fcm(&self, data: HashMap<String, String>) -> Result<DecodedPush, QpError> {
+        Ok(self.inner.receive_fcm(&data)?.into())
+    }
+
+    /// The categories to register (`setNotificationCategories`): what is
+    /// registered, merged with the new one, pruned by what the store knows.
+    pub fn plan_ios_categories(
+        &self,
+        registered: Vec<String>,
+        new_category: String,
+        now: Timestamp,
+        max: u32,
+    ) -> Result<RegistryPlan, QpError> {
+        Ok(self
+            .inner
+            .plan_ios_categories(&registered, &new_category, now, max as usize)?)
+    }
+
+    /// A notification action (with typed text or a chosen label): validated
+    /// and committed durably before this returns.
+    pub fn answer_action(
+        &self,
+        question_id: String,
+        action_id: String,
+        text: Option<String>,
+    ) -> Result<CommittedAnswer, QpError> {
+        Ok(self
+            .inner
+            .answer_action(&question_id, &action_id, text.as_deref())?)
+    }
+
+    /// An answer given in the app's feed: exactly one of `value` or `text`.
+    pub fn answer_in_app(
+        &self,
+        question_id: String,
+        value: Option<String>,
+        text: Option<String>,
+    ) -> Result<CommittedAnswer, QpError> {
+        Ok(self.inner.answer_in_app(&question_id, value, text)?)
+    }
+
+    /// Where this device's answer to a question stands, if it gave one.
+    pub fn answer_status(&self, question_id: String) -> Result<Option<MyAnswer>, QpError> {
+        Ok(self.inner.answer_status(&question_id)?)
+    }
+
+    /// "Approve, by you", "no answer, expired"…; none while pending.
+    pub fn resolution(&self, question_id: String) -> Result<Option<String>, QpError> {
+        Ok(self.inner.resolution(&question_id)?)
+    }
+
+    /// Typed text kept for a question (too long for the lock screen).
+    pub fn draft(&self, question_id: String) -> Result<Option<String>, QpError> {
+        Ok(self.inner.draft(&question_id)?)
+    }
+
+    /// Sends every due answer (safe to call from several places).
+    pub async fn flush(&self) -> Result<FlushReport, QpError> {
+        Ok(self.inner.flush().await?)
+    }
+
+    /// Pulls pending questions and refreshes held ones; returns what to withdraw.
+    pub async fn sync(&self) -> Result<SyncReport, QpError> {
+        Ok(self.inner.sync().await?)
+    }
+
+    /// The feed, newest first.
+    pub fn feed(&self) -> Result<Vec<FeedCell>, QpError> {
+        Ok(self.inner.feed(chrono::Utc::now())?)
+    }
+
+    /// The person tapped "retry" on a waiting answer.
+    pub fn retry(&self, question_id: String) -> Result<bool, QpError> {
+        Ok(self.inner.retry(&question_id)?)
+    }
+
+    /// At app launch: sends cut short by a crash are queued again.
+    pub fn requeue_interrupted(&self) -> Result<u32, QpError> {
+        Ok(self.inner.requeue_interrupted()?)
+    }
+
+    /// A held question (for the answer sheet).
+    pub fn question(&self, question_id: String) -> Result<Option<PushQuestion>, QpError> {
+        Ok(self.inner.question(&question_id)?)
+    }
+
+    /// Before suspension: write the WAL back so no lock is held.
+    pub fn checkpoint(&self) -> Result<(), QpError> {
+        Ok(self.inner.checkpoint()?)
+    }
+}

@@ -1,0 +1,129 @@
+//! Free functions the platform glue calls where no `PhoneCore` is at hand
+//! (a store that cannot be opened still shows a notification) and the
+//! cross-boundary names both sides must agree on. All forward to qp-core.
+
+use std::collections::HashMap;
+
+use qp_core::payload;
+use qp_core::present::copy::Copy;
+use qp_core::present::{android, ios, registry, PresentOptions};
+
+use crate::error::QpError;
+use crate::types::{
+    AndroidChannel, AndroidNotification, DecodedPush, FallbackNotification, IosNotification,
+    KnownQuestion, PushQuestion, RegistryPlan, Timestamp,
+};
+
+/// The protocol version this library implements ("1.1").
+#[uniffi::export]
+pub fn protocol_version() -> String {
+    qp_core::protocol::PROTOCOL_VERSION.to_string()
+}
+
+/// Installs the platform logger (oslog on Apple, logcat on Android) once
+/// per process; later calls do nothing. Call it first, in the app and in
+/// the extension.
+#[uniffi::export]
+pub fn init_logging() {
+    qp_core::logging::init_logging();
+}
+
+/// Decodes an APNs `userInfo` serialized as JSON (without a store).
+#[uniffi::export]
+pub fn decode_apns_payload(json: String) -> Result<DecodedPush, QpError> {
+    Ok(payload::decode_apns(&json)?.into())
+}
+
+/// Decodes an FCM data message (`RemoteMessage.data`) without a store.
+#[uniffi::export]
+pub fn decode_fcm_payload(data: HashMap<String, String>) -> Result<DecodedPush, QpError> {
+    Ok(payload::decode_fcm(&data)?.into())
+}
+
+/// The plain notification to show when a push cannot be decoded.
+#[uniffi::export]
+pub fn fallback_notification(title: Option<String>, body: Option<String>) -> FallbackNotification {
+    payload::fallback(title.as_deref(), body.as_deref(), &Copy::EN)
+}
+
+/// The iOS notification content and its per-question category.
+#[uniffi::export]
+pub fn ios_notification(
+    question: PushQuestion,
+    require_unlock_for_danger: bool,
+) -> IosNotification {
+    let opts = PresentOptions {
+        require_unlock_for_danger,
+    };
+    ios::ios_notification(&question, &opts, &Copy::EN)
+}
+
+/// The Android notification and its (at most three) actions.
+#[uniffi::export]
+pub fn android_notification(
+    question: PushQuestion,
+    now: Timestamp,
+    require_unlock_for_danger: bool,
+) -> AndroidNotification {
+    let opts = PresentOptions {
+        require_unlock_for_danger,
+    };
+    android::android_notification(&question, now, &opts, &Copy::EN)
+}
+
+/// The full set of categories to register, from what the caller knows
+/// (`PhoneCore.planIosCategories` reads it from the store instead).
+#[uniffi::export]
+pub fn plan_ios_categories(
+    registered: Vec<String>,
+    new_category: String,
+    known: Vec<KnownQuestion>,
+    now: Timestamp,
+    max: u32,
+) -> RegistryPlan {
+    registry::plan_categories(&registered, &new_category, &known, now, max as usize)
+}
+
+/// How many categories the app keeps registered at most.
+#[uniffi::export]
+pub fn max_ios_categories() -> u32 {
+    registry::DEFAULT_MAX_CATEGORIES as u32
+}
+
+/// The category identifier of a question (`qp.q.<id>`).
+#[uniffi::export]
+pub fn ios_category_id(question_id: String) -> String {
+    ios::category_id(&question_id)
+}
+
+/// The question id of one of our category identifiers; none for others
+/// (the app's own categories).
+#[uniffi::export]
+pub fn question_id_of_category(category: String) -> Option<String> {
+    ios::question_of_category(&category).map(String::from)
+}
+
+/// Android: the notification channel every question is posted on.
+#[uniffi::export]
+pub fn android_channel() -> AndroidChannel {
+    android::channel(&Copy::EN)
+}
+
+/// Android: the line shown when an answer needs the app to be finished.
+#[uniffi::export]
+pub fn android_open_app_text() -> String {
+    Copy::EN.open_app_to_finish.to_string()
+}
+
+/// Android: the notification id of a question (the tag is its id).
+#[uniffi::export]
+pub fn android_notification_id(question_id: String) -> i32 {
+    android::notification_id(&question_id)
+}
+
+/// Android: the PendingIntent request code of a question's slot (0 the
+/// content intent, 1..3 the actions).
+#[uniffi::export]
+pub fn android_request_code(question_id: String, slot: u32) -> i32 {
+    android::request_code(&question_id, slot)
+}

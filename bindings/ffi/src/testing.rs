@@ -1,0 +1,222 @@
+//! Exports for the Swift and Kotlin test suites only (feature `testing`):
+//! they replay the language-neutral vectors through the bindings, and need
+//! the server-side rules (normalize an ask, apply an answer, encode a push)
+//! and the copy table as functions. A shipped library is built without
+//! them (bindings/package-*), so apps cannot come to depend on them.
+
+use std::collections::HashMap;
+
+use qp_core::answer::map_action;
+use qp_core::payload::{self, CompactQuestion, Push, ResolvedNotice};
+use qp_core::present::copy::Copy;
+use qp_core::protocol::{
+    normalize_ask, AnswerOutcome, AnswerSubmission, AskContext, Question, Responder,
+};
+
+use crate::error::QpError;
+use crate::types::{DecodedPush, PushQuestion, QuestionState, ResponderScope, Timestamp};
+
+fn invalid(message: impl Into<String>) -> QpError {
+    QpError::InvalidInput {
+        detail: message.into(),
+    }
+}
+
+fn question_from(json: &str) -> Result<Question, QpError> {
+    serde_json::from_str(json).map_err(|e| invalid(format!("not a Question: {e}")))
+}
+
+fn to_json(v: &impl serde::Serialize) -> Result<String, QpError> {
+    serde_json::to_string(v).map_err(|e| invalid(e.to_string()))
+}
+
+/// An answer to send: exactly one of the two is set.
+#[derive(Debug, Clone, PartialEq, Eq, uniffi::Record)]
+pub struct AnswerBody {
+    pub value: Option<String>,
+    pub text: Option<String>,
+}
+
+/// A tapped action (with typed text or a chosen label) to the answer to send.
+#[uniffi::export]
+pub fn map_notification_action(
+    question: PushQuestion,
+    action_id: String,
+    text: Option<String>,
+) -> Result<AnswerBody, QpError> {
+    Ok(match map_action(&question, &action_id, text.as_deref())? {
+        AnswerSubmission::Value(v) => AnswerBody {
+            value: Some(v),
+            text: None,
+        },
+        AnswerSubmission::Text(t) => AnswerBody {
+            value: None,
+            text: Some(t),
+        },
+    })
+}
+
+/// Validates and normalizes an ask body (JSON); returns the normalized ask as JSON.
+#[uniffi::export]
+pub fn normalize_ask_json(
+    body_json: String,
+    now: Timestamp,
+    default_target_user_id: Option<String>,
+) -> Result<String, QpError> {
+    let body: serde_json::Value =
+        serde_json::from_str(&body_json).map_err(|e| invalid(format!("body is not JSON: {e}")))?;
+    let ask = normalize_ask(
+        &body,
+        &AskContext {
+            now,
+            default_target_user_id,
+        },
+    )?;
+    to_json(&ask)
+}
+
+/// The result of applying an answer to a question (JSON in, JSON out).
+#[derive(Debug, Clone, PartialEq, Eq, uniffi::Record)]
+pub struct AppliedAnswer {
+    /// `accepted` or `already_resolved`.
+    pub outcome: String,
+    pub question_json: String,
+}
+
+/// Applies an answer body to a question, as the server does.
+#[uniffi::export]
+pub fn apply_answer_json(
+    question_json: String,
+    answer_json: String,
+    responder_id: String,
+    responder_name: String,
+    now: Timestamp,
+) -> Result<AppliedAnswer, QpError> {
+    let mut q = question_from(&question_json)?;
+    let body: serde_json::Value = serde_json::from_str(&answer_json)
+        .map_err(|e| invalid(format!("answer is not JSON: {e}")))?;
+    let submission = AnswerSubmission::from_json(&body)?;
+    let responder = Responder {
+        id: responder_id,
+        display_name: responder_name,
+    };
+    let outcome = match q.apply_answer(&submission, responder, now)? {
+        AnswerOutcome::Accepted => "accepted",
+        AnswerOutcome::AlreadyResolved => "already_resolved",
+    };
+    Ok(AppliedAnswer {
+        outcome: outcome.into(),
+        question_json: to_json(&q)?,
+    })
+}
+
+/// An encoded push (server side), with what the encoder did to fit 4 KB.
+#[derive(Debug, Clone, PartialEq, Eq, uniffi::Record)]
+pub struct EncodedPayload {
+    /// APNs: the JSON body. FCM: empty (see `data`).
+    pub json: String,
+    /// FCM: the data map. APNs: empty.
+    pub data: HashMap<String, String>,
+    pub bytes: u32,
+    pub omitted: Vec<String>,
+    pub shortened: Vec<String>,
+}
+
+fn report(json: String, data: HashMap<String, String>, r: payload::EncodeReport) -> EncodedPayload {
+    EncodedPayload {
+        json,
+        data,
+        bytes: r.bytes as u32,
+        omitted: r.omitted,
+        shortened: r.shortened,
+    }
+}
+
+/// Server side: the APNs payload of a question (JSON of the Question object).
+#[uniffi::export]
+pub fn encode_apns_payload(question_json: String) -> Result<EncodedPayload, QpError> {
+    let e = payload::encode_apns_question(&question_from(&question_json)?, &Copy::EN)?;
+    Ok(report(e.json, HashMap::new(), e.report))
+}
+
+/// Server side: the FCM data message of a question.
+#[uniffi::export]
+pub fn encode_fcm_payload(question_json: String) -> Result<EncodedPayload, QpError> {
+    let e = payload::encode_fcm_question(&question_from(&question_json)?, &Copy::EN)?;
+    Ok(report(
+        String::new(),
+        e.data.into_iter().collect(),
+        e.report,
+    ))
+}
+
+/// Server side: the APNs push of a resolution.
+#[uniffi::export]
+pub fn encode_apns_resolved_payload(question_json: String) -> Result<EncodedPayload, QpError> {
+    let e = payload::encode_apns_resolved(&question_from(&question_json)?);
+    Ok(report(e.json, HashMap::new(), e.report))
+}
+
+/// Server side: the FCM data message of a resolution.
+#[uniffi::export]
+pub fn encode_fcm_resolved_payload(question_json: String) -> Result<EncodedPayload, QpError> {
+    let e = payload::encode_fcm_resolved(&question_from(&question_json)?);
+    Ok(report(
+        String::new(),
+        e.data.into_iter().collect(),
+        e.report,
+    ))
+}
+
+/// The question as compact JSON (the `qp` value of a push).
+#[uniffi::export]
+pub fn push_question_to_json(question: PushQuestion) -> String {
+    serde_json::to_string(&question).unwrap_or_default()
+}
+
+/// The decoded push as the JSON of its wire form.
+#[uniffi::export]
+pub fn decoded_push_to_json(push: DecodedPush) -> String {
+    let push = match push {
+        DecodedPush::Question { question } => Push::Question(question),
+        DecodedPush::Resolved { notice } => Push::Resolved(notice),
+    };
+    match push {
+        Push::Question(q) => serde_json::to_string::<CompactQuestion>(&q),
+        Push::Resolved(n) => serde_json::to_string::<ResolvedNotice>(&n),
+    }
+    .unwrap_or_default()
+}
+
+/// Reads a Question object and writes it back in the protocol's form.
+#[uniffi::export]
+pub fn normalize_question_json(question_json: String) -> Result<String, QpError> {
+    to_json(&question_from(&question_json)?)
+}
+
+/// The state machine: whether `from` may become `to`.
+#[uniffi::export]
+pub fn state_transition_allowed(from: QuestionState, to: QuestionState) -> bool {
+    from.can_become(to)
+}
+
+/// "Release Bot asks you" / "… asks the room".
+#[uniffi::export]
+pub fn copy_title(scope: ResponderScope, asker: String) -> String {
+    Copy::EN.title(scope, &asker)
+}
+
+/// The resolution line of a question ("Approve, by you"...), none while pending.
+#[uniffi::export]
+pub fn copy_resolution(
+    question_json: String,
+    me: Option<String>,
+) -> Result<Option<String>, QpError> {
+    Ok(Copy::EN.resolution(&question_from(&question_json)?, me.as_deref()))
+}
+
+/// "12 min left".
+#[uniffi::export]
+pub fn copy_time_remaining(expires_at: Timestamp, now: Timestamp) -> String {
+    Copy::EN.time_remaining(expires_at, now)
+}

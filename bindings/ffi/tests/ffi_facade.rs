@@ -1,0 +1,266 @@
+//! The uniffi facade, called as Swift and Kotlin call it: the core's records
+//! in and out, typed errors (kinds, not strings) for bad input, and the
+//! `PhoneCore` object forwarding to the core's `Phone`.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use chrono::{DateTime, TimeZone, Utc};
+use qp_ffi::platform::*;
+use qp_ffi::types::*;
+use qp_ffi::{PhoneCore, QpError, TokenProvider};
+
+const APNS: &str = r#"{"aps":{"alert":{"title":"Release Bot asks you","body":"Deploy?"}},
+ "qp":{"v":1,"id":"q_1","room":{"code":"OPS123","name":"Ops"},"asker":"Release Bot","prompt":"Deploy?",
+ "context":null,"options":[{"value":"approve","label":"Approve","style":"primary"},{"value":"deny","label":"Deny","style":"danger"}],
+ "text_input":{"placeholder":null,"max_length":10},"responder_scope":"direct","target_user_id":"u_1",
+ "expires_at":"2026-06-27T11:30:00Z","created_at":"2026-06-27T10:30:00Z"}}"#;
+
+fn at(secs: i64) -> DateTime<Utc> {
+    Utc.timestamp_opt(secs, 0).unwrap()
+}
+
+fn question() -> PushQuestion {
+    match decode_apns_payload(APNS.into()).unwrap() {
+        DecodedPush::Question { question } => question,
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn decode_and_present_through_the_facade() {
+    let q = question();
+    assert_eq!(q.options[1].style, OptionStyle::Danger);
+    assert_eq!(q.responder_scope, ResponderScope::Direct);
+    assert_eq!(q.expires_at, at(1_782_559_800));
+    let ios = ios_notification(q.clone(), true);
+    assert_eq!(ios.category.identifier, ios_category_id("q_1".into()));
+    assert_eq!(
+        question_id_of_category(ios.category.identifier.clone()).as_deref(),
+        Some("q_1")
+    );
+    assert_eq!(question_id_of_category("app.static".into()), None);
+    assert!(ios.category.actions[1].authentication_required);
+    let android = android_notification(q.clone(), at(1_782_556_200), false);
+    assert_eq!(android.actions.len(), 3, "two buttons and Reply");
+    assert_eq!(android.timeout_after_ms, 3_600_000);
+    assert_eq!(android.channel_id, android_channel().id);
+    assert_eq!(android_channel().name, "Questions");
+    assert_eq!(max_ios_categories(), 128);
+    assert_eq!(protocol_version(), "1.1");
+    assert_eq!(
+        fallback_notification(None, Some("  ".into())).title,
+        "New question"
+    );
+}
+
+#[test]
+fn bad_input_is_a_typed_error_never_a_panic() {
+    match decode_apns_payload("{".into()) {
+        Err(QpError::Payload { kind, .. }) => assert_eq!(kind, PayloadErrorKind::NotJson),
+        other => panic!("{other:?}"),
+    }
+    match decode_fcm_payload(HashMap::new()) {
+        Err(QpError::Payload { kind, field, .. }) => assert_eq!(
+            (kind, field.as_deref()),
+            (PayloadErrorKind::MissingKey, Some("type"))
+        ),
+        other => panic!("{other:?}"),
+    }
+    // A record built by hand with nonsense in it still cannot crash anything.
+    let mut q = question();
+    q.options.clear();
+    q.text_input = None;
+    q.id = "../../etc".into();
+    let _ = ios_notification(q.clone(), false);
+    let _ = android_notification(q, at(0), false);
+}
+
+struct Token(Option<String>);
+impl TokenProvider for Token {
+    fn token(&self) -> Option<String> {
+        self.0.clone()
+    }
+}
+
+fn phone_core(dir: &tempfile::TempDir) -> Arc<PhoneCore> {
+    PhoneCore::new(
+        dir.path().join("shared.sqlite").display().to_string(),
+        StoreMode::Extension,
+        "http://127.0.0.1:9".into(),
+        "u_1".into(),
+        Arc::new(Token(None)),
+    )
+    .unwrap()
+}
+
+/// The object the apps hold runs the core's `Phone`: what the Phone decides
+/// (keep too-long text as a draft, one answer per question, the status
+/// line) is what the bindings return, and the same `Phone` read directly
+/// agrees. `qp device` drives the same type (server/tests/cli.rs).
+#[test]
+fn the_phone_object_forwards_to_the_core_phone() {
+    let dir = tempfile::tempdir().unwrap();
+    let core = phone_core(&dir);
+    assert!(matches!(
+        core.receive_apns(APNS.into()).unwrap(),
+        DecodedPush::Question { .. }
+    ));
+    match core.answer_action("q_1".into(), "qp.text".into(), Some("x".repeat(11))) {
+        Err(QpError::Action {
+            kind, kept_text, ..
+        }) => {
+            assert_eq!(kind, ActionErrorKind::TextTooLong);
+            assert_eq!(
+                kept_text,
+                Some("x".repeat(11)),
+                "the typed text is kept whole"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(core.draft("q_1".into()).unwrap(), Some("x".repeat(11)));
+    assert_eq!(core.phone().draft("q_1").unwrap(), Some("x".repeat(11)));
+    match core.answer_action(
+        "q_1".into(),
+        "com.apple.UNNotificationDefaultActionIdentifier".into(),
+        None,
+    ) {
+        Err(QpError::Action { kind, .. }) => assert_eq!(kind, ActionErrorKind::UnknownAction),
+        other => panic!("{other:?}"),
+    }
+    let committed = core
+        .answer_action("q_1".into(), "qp.v.deny".into(), None)
+        .unwrap();
+    assert_eq!(committed.state, AnswerState::Queued);
+    assert_eq!(committed.status, "Deny: queued, sends when online");
+    assert_eq!(
+        core.answer_status("q_1".into()).unwrap(),
+        core.phone().answer_status("q_1").unwrap()
+    );
+    match core.answer_in_app("q_2".into(), Some("approve".into()), None) {
+        Err(QpError::UnknownQuestion { question_id }) => assert_eq!(question_id, "q_2"),
+        other => panic!("{other:?}"),
+    }
+    let plan = core
+        .plan_ios_categories(
+            vec!["app.static".into()],
+            ios_category_id("q_1".into()),
+            Utc::now(),
+            128,
+        )
+        .unwrap();
+    assert_eq!(plan.keep, vec!["app.static", "qp.q.q_1"]);
+    assert_eq!(core.feed().unwrap().len(), 1);
+    core.checkpoint().unwrap();
+}
+
+#[test]
+fn a_store_that_cannot_open_is_a_typed_error() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("shared.sqlite"),
+        b"this is not a database, not at all",
+    )
+    .unwrap();
+    match PhoneCore::new(
+        dir.path().join("shared.sqlite").display().to_string(),
+        StoreMode::App,
+        "http://127.0.0.1:9".into(),
+        "u_1".into(),
+        Arc::new(Token(None)),
+    ) {
+        Err(QpError::Storage { kind, .. }) => assert_eq!(kind, StoreErrorKind::Corrupt),
+        Err(other) => panic!("{other:?}"),
+        Ok(_) => panic!("opened a corrupt store"),
+    }
+}
+
+/// The exports the Swift and Kotlin vector suites use (feature `testing`).
+#[cfg(feature = "testing")]
+mod testing_exports {
+    use super::*;
+    use qp_ffi::testing::*;
+
+    #[test]
+    fn action_mapping_and_json() {
+        let a = map_notification_action(question(), "qp.v.deny".into(), None).unwrap();
+        assert_eq!((a.value.as_deref(), a.text), (Some("deny"), None));
+        let json = push_question_to_json(question());
+        let again = decode_apns_payload(format!("{{\"qp\":{json}}}")).unwrap();
+        assert_eq!(
+            again,
+            DecodedPush::Question {
+                question: question()
+            }
+        );
+        match normalize_ask_json(r#"{"prompt": ""}"#.into(), at(0), None) {
+            Err(QpError::Validation { field, code, .. }) => {
+                assert_eq!((field.as_str(), code), ("prompt", ValidationCode::Empty))
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            normalize_ask_json("nope".into(), at(0), None),
+            Err(QpError::InvalidInput { .. })
+        ));
+        assert!(matches!(
+            apply_answer_json("{}".into(), "{}".into(), "u".into(), "U".into(), at(0)),
+            Err(QpError::InvalidInput { .. })
+        ));
+    }
+
+    #[test]
+    fn ask_and_answer_json_round_trip() {
+        let ask = normalize_ask_json(
+            r#"{"prompt":"Go?","responder_scope":"room"}"#.into(),
+            at(1_782_556_200),
+            None,
+        )
+        .unwrap();
+        let ask: serde_json::Value = serde_json::from_str(&ask).unwrap();
+        assert_eq!(ask["expires_at"], "2026-06-27T11:30:00Z");
+        let mut q = ask.clone();
+        q["id"] = "q_9".into();
+        q["state"] = "pending".into();
+        q["created_at"] = "2026-06-27T10:30:00Z".into();
+        let r = apply_answer_json(
+            q.to_string(),
+            r#"{"value":"deny"}"#.into(),
+            "u_1".into(),
+            "Ann".into(),
+            at(1_782_556_300),
+        )
+        .unwrap();
+        assert_eq!(r.outcome, "accepted");
+        let resolved: serde_json::Value = serde_json::from_str(&r.question_json).unwrap();
+        assert_eq!(resolved["answer"]["responder"]["display_name"], "Ann");
+        let again = apply_answer_json(
+            r.question_json,
+            r#"{"value":"approve"}"#.into(),
+            "u_2".into(),
+            "Bo".into(),
+            at(1_782_556_400),
+        )
+        .unwrap();
+        assert_eq!(again.outcome, "already_resolved");
+        let plan = plan_ios_categories(
+            vec!["app.static".into(), "qp.q.q_old".into()],
+            "qp.q.q_9".into(),
+            vec![KnownQuestion {
+                question_id: "q_old".into(),
+                state: QuestionState::Answered,
+                expires_at: at(0),
+                created_at: at(0),
+            }],
+            at(10),
+            128,
+        );
+        assert_eq!(plan.keep, vec!["app.static", "qp.q.q_9"]);
+        assert_eq!(protocol_version(), "1.1");
+        assert_eq!(
+            fallback_notification(None, Some("  ".into())).title,
+            "New question"
+        );
+    }
+}

@@ -1,0 +1,321 @@
+//! The phone: one type that owns the shared store and the server client and
+//! holds every rule of the phone side. The uniffi object that Swift and Kotlin
+//! call (`qp-ffi`) forwards to it; `qp device` drives it in a terminal. A rule
+//! changed here is seen by the iOS app, its extension, the Android app and the
+//! terminal device alike.
+//!
+//! One `Phone` per process (the app, or each run of the notification
+//! extension), over one store file that both processes share.
+
+mod error;
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+
+pub use error::PhoneError;
+
+use crate::answer::{map_action, ActionError};
+use crate::feed::{self, FeedCell, MyAnswer};
+use crate::payload::{self, CompactQuestion, FallbackNotification, Push};
+use crate::present::android::{self, AndroidChannel, AndroidNotification};
+use crate::present::copy::Copy;
+use crate::present::ios::{self, IosNotification};
+use crate::present::registry::{self, RegistryPlan};
+use crate::present::PresentOptions;
+use crate::protocol::{validate_answer, AnswerSubmission};
+use crate::store::{AnswerState, Store, StoreMode};
+use crate::sync::{self, FlushReport, PhoneClient, SyncReport, TokenProvider};
+
+/// An answer committed on this device.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommittedAnswer {
+    pub question_id: String,
+    pub state: AnswerState,
+    /// False when an earlier answer of this device was kept instead.
+    pub is_new: bool,
+    /// Where it stands, in one line for the notification or the feed:
+    /// "Approve: queued, sends when online".
+    pub status: String,
+}
+
+/// The phone. See the module documentation.
+pub struct Phone {
+    store: Store,
+    client: PhoneClient,
+    user_id: String,
+    copy: &'static Copy,
+}
+
+impl Phone {
+    /// Opens the store shared by the app and its extension (`mode` is
+    /// `Extension` inside the notification extension) and prepares the client
+    /// of `server_url` for user `user_id`. The token is asked of `tokens` for
+    /// each request and never stored by the core.
+    pub fn open(
+        store_path: &Path,
+        mode: StoreMode,
+        server_url: &str,
+        user_id: &str,
+        tokens: Arc<dyn TokenProvider>,
+    ) -> Result<Phone, PhoneError> {
+        let store = Store::open(store_path, mode)?;
+        let client = PhoneClient::new(server_url, user_id, tokens)?;
+        Ok(Phone {
+            store,
+            client,
+            user_id: user_id.to_string(),
+            copy: &Copy::EN,
+        })
+    }
+
+    /// The signed-in user's id.
+    pub fn user_id(&self) -> &str {
+        &self.user_id
+    }
+
+    /// The store, for what the phone does not wrap (tests, diagnostics).
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    // ---- receiving ----
+
+    /// An APNs payload (the notification's `userInfo` as JSON): decoded,
+    /// checked field by field, and recorded in the feed.
+    pub fn receive_apns(&self, json: &str) -> Result<Push, PhoneError> {
+        Ok(self.record(payload::decode_apns(json)?))
+    }
+
+    /// An FCM data message: decoded, checked and recorded.
+    pub fn receive_fcm(&self, data: &HashMap<String, String>) -> Result<Push, PhoneError> {
+        Ok(self.record(payload::decode_fcm(data)?))
+    }
+
+    fn record(&self, push: Push) -> Push {
+        // A store that cannot be written right now (locked before the first
+        // unlock, busy) must not stop the notification: the question is
+        // shown, and the next sync brings it into the feed.
+        let recorded = match &push {
+            Push::Question(q) => self.store.record_push(q).map(|_| ()),
+            Push::Resolved(n) => self.store.record_resolved(n).map(|_| ()),
+        };
+        if let Err(e) = recorded {
+            log::warn!("push not recorded: {e}");
+        }
+        push
+    }
+
+    /// The plain notification for a push that could not be decoded.
+    pub fn fallback_notification(
+        &self,
+        title: Option<&str>,
+        body: Option<&str>,
+    ) -> FallbackNotification {
+        payload::fallback(title, body, self.copy)
+    }
+
+    // ---- presenting ----
+
+    /// The iOS notification content and its per-question category.
+    pub fn ios_notification(&self, q: &CompactQuestion, opts: &PresentOptions) -> IosNotification {
+        ios::ios_notification(q, opts, self.copy)
+    }
+
+    /// The Android notification and its (at most three) actions.
+    pub fn android_notification(
+        &self,
+        q: &CompactQuestion,
+        now: DateTime<Utc>,
+        opts: &PresentOptions,
+    ) -> AndroidNotification {
+        android::android_notification(q, now, opts, self.copy)
+    }
+
+    /// "12 min left", "expired".
+    pub fn time_remaining(&self, q: &CompactQuestion, now: DateTime<Utc>) -> String {
+        self.copy.time_remaining(q.expires_at, now)
+    }
+
+    /// The Android notification channel to create.
+    pub fn android_channel(&self) -> AndroidChannel {
+        android::channel(self.copy)
+    }
+
+    /// The full set of categories to register with
+    /// `setNotificationCategories`: what is `registered` now, merged with
+    /// `new_category`, pruned of resolved, expired and then the oldest of our
+    /// questions as this store knows them.
+    pub fn plan_ios_categories(
+        &self,
+        registered: &[String],
+        new_category: &str,
+        now: DateTime<Utc>,
+        max: usize,
+    ) -> Result<RegistryPlan, PhoneError> {
+        // Reading four times the bound is enough to judge every category
+        // that can be registered, and keeps the extension's read small.
+        let known = self.store.known_questions(max.saturating_mul(4).max(1))?;
+        Ok(registry::plan_categories(
+            registered,
+            new_category,
+            &known,
+            now,
+            max,
+        ))
+    }
+
+    // ---- answering ----
+
+    /// A notification action (with typed text or a chosen label), validated
+    /// and committed durably before this returns. Typed text over the limit
+    /// is kept as a draft for the app, and the error carries it whole.
+    pub fn answer_action(
+        &self,
+        question_id: &str,
+        action_id: &str,
+        text: Option<&str>,
+    ) -> Result<CommittedAnswer, PhoneError> {
+        let q = self.held(question_id)?;
+        match map_action(&q, action_id, text) {
+            Ok(body) => self.commit(&q, body),
+            Err(e) => {
+                if let ActionError::TextTooLong { text, .. } = &e {
+                    self.store.save_draft(question_id, text, "too long")?;
+                }
+                Err(e.into())
+            }
+        }
+    }
+
+    /// An answer given in the app's feed: exactly one of `value` or `text`.
+    /// Typed text is trimmed, then checked with the protocol's answer rules.
+    pub fn answer_in_app(
+        &self,
+        question_id: &str,
+        value: Option<String>,
+        text: Option<String>,
+    ) -> Result<CommittedAnswer, PhoneError> {
+        let q = self.held(question_id)?;
+        let body = match (value, text) {
+            (Some(v), None) => AnswerSubmission::Value(v),
+            (None, Some(t)) => AnswerSubmission::Text(t.trim().to_string()),
+            _ => {
+                return Err(PhoneError::InvalidInput(
+                    "give exactly one of value or text".into(),
+                ))
+            }
+        };
+        validate_answer(&q.to_question(), &body)?;
+        self.commit(&q, body)
+    }
+
+    fn commit(
+        &self,
+        q: &CompactQuestion,
+        body: AnswerSubmission,
+    ) -> Result<CommittedAnswer, PhoneError> {
+        let before = self.store.answer_for(&q.id)?;
+        let entry = self.store.commit_answer(&q.id, &body)?;
+        let is_new = before.is_none_or(|b| b.id != entry.id);
+        let status = feed::my_answer(
+            &entry,
+            &feed::buttons(q),
+            &q.to_question(),
+            &self.user_id,
+            self.copy,
+        )
+        .status;
+        Ok(CommittedAnswer {
+            question_id: q.id.clone(),
+            state: entry.state,
+            is_new,
+            status,
+        })
+    }
+
+    fn held(&self, question_id: &str) -> Result<CompactQuestion, PhoneError> {
+        self.store
+            .question(question_id)?
+            .map(|s| s.question)
+            .ok_or_else(|| PhoneError::UnknownQuestion(question_id.to_string()))
+    }
+
+    /// Where this device's answer to a question stands, if it gave one:
+    /// "Approve: sending…", "Approve, by you", "Approve: too late…".
+    pub fn answer_status(&self, question_id: &str) -> Result<Option<MyAnswer>, PhoneError> {
+        let Some(stored) = self.store.question(question_id)? else {
+            return Ok(None);
+        };
+        let Some(entry) = self.store.answer_for(question_id)? else {
+            return Ok(None);
+        };
+        Ok(Some(feed::my_answer(
+            &entry,
+            &feed::buttons(&stored.question),
+            &stored.to_question(),
+            &self.user_id,
+            self.copy,
+        )))
+    }
+
+    /// The line of a resolved question as this person reads it: "Approve, by
+    /// you", "Deny, by Federica", "no answer, expired"; `None` while pending
+    /// or unknown here.
+    pub fn resolution(&self, question_id: &str) -> Result<Option<String>, PhoneError> {
+        Ok(self
+            .store
+            .question(question_id)?
+            .and_then(|s| self.copy.resolution(&s.to_question(), Some(&self.user_id))))
+    }
+
+    /// Typed text kept for a question (too long to send from the lock screen).
+    pub fn draft(&self, question_id: &str) -> Result<Option<String>, PhoneError> {
+        Ok(self.store.draft(question_id)?)
+    }
+
+    /// A held question (for the answer sheet).
+    pub fn question(&self, question_id: &str) -> Result<Option<CompactQuestion>, PhoneError> {
+        Ok(self.store.question(question_id)?.map(|s| s.question))
+    }
+
+    // ---- the network ----
+
+    /// Sends every due answer (safe to call from the app and the extension at
+    /// once: each answer is leased by one sender).
+    pub async fn flush(&self) -> Result<FlushReport, PhoneError> {
+        Ok(sync::flush(&self.store, &self.client).await?)
+    }
+
+    /// Pulls pending questions and refreshes held ones; says what to withdraw.
+    pub async fn sync(&self) -> Result<SyncReport, PhoneError> {
+        Ok(sync::sync(&self.store, &self.client).await?)
+    }
+
+    /// The person tapped "retry" on a waiting answer: send it at the next flush.
+    pub fn retry(&self, question_id: &str) -> Result<bool, PhoneError> {
+        Ok(self.store.retry_now(question_id)?)
+    }
+
+    /// At app launch: sends cut short by a crash are queued again.
+    pub fn requeue_interrupted(&self) -> Result<u32, PhoneError> {
+        Ok(self.store.requeue_interrupted()? as u32)
+    }
+
+    // ---- the app ----
+
+    /// The feed at `now`, newest first.
+    pub fn feed(&self, now: DateTime<Utc>) -> Result<Vec<FeedCell>, PhoneError> {
+        Ok(feed::feed(&self.store, &self.user_id, now, self.copy)?)
+    }
+
+    /// Before the process is suspended: write the WAL back so no lock is held.
+    pub fn checkpoint(&self) -> Result<(), PhoneError> {
+        Ok(self.store.checkpoint()?)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,93 @@
+//! Who and where: the rules for identifiers (question, user, agent and room
+//! ids), display names (users, agents, rooms) and room codes.
+//!
+//! These values are created by the server's admin commands and travel in every
+//! push, where the phone's decoder checks them again: both sides call these
+//! functions, so a name the server accepts is a name the phone can show.
+//! Identifiers end up in notification identifiers and category ids, hence the
+//! small ASCII alphabet; names are shown on one line of a lock screen.
+
+use super::limits::{ID_MAX_CHARS, NAME_MAX_CHARS, ROOM_CODE_MAX_CHARS, ROOM_CODE_MIN_CHARS};
+
+/// A broken identity rule, phrased to follow the field's name:
+/// "`room.code` must be 3 to 16 letters or digits".
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("must be {rule}")]
+pub struct IdentityError {
+    /// What the value must be, e.g. "1 to 64 letters, digits, '_' or '-'".
+    pub rule: &'static str,
+}
+
+fn broken(rule: &'static str) -> IdentityError {
+    IdentityError { rule }
+}
+
+/// An id (question, user, agent, room, device): 1 to 64 of `A-Z a-z 0-9 _ -`.
+pub fn check_id(id: &str) -> Result<(), IdentityError> {
+    let ok = (1..=ID_MAX_CHARS).contains(&id.len())
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    ok.then_some(())
+        .ok_or(broken("1 to 64 letters, digits, '_' or '-'"))
+}
+
+/// A user id: an id that starts with `u_`.
+pub fn check_user_id(id: &str) -> Result<(), IdentityError> {
+    if !id.starts_with("u_") || id.len() < 3 {
+        return Err(broken("\"u_\" followed by letters, digits, '_' or '-'"));
+    }
+    check_id(id)
+        .map_err(|_| broken("\"u_\" followed by letters, digits, '_' or '-' (at most 64 in all)"))
+}
+
+/// A display name (user, agent, room): 1 to 80 characters on one line, not
+/// only white space. Callers trim before storing.
+pub fn check_display_name(name: &str) -> Result<(), IdentityError> {
+    let chars = name.chars().count();
+    if chars == 0 || chars > NAME_MAX_CHARS || name.trim().is_empty() {
+        return Err(broken("1 to 80 characters"));
+    }
+    if name.chars().any(char::is_control) {
+        return Err(broken("on one line, without control characters"));
+    }
+    Ok(())
+}
+
+/// A room code: 3 to 16 ASCII letters or digits (people type it).
+pub fn check_room_code(code: &str) -> Result<(), IdentityError> {
+    let ok = (ROOM_CODE_MIN_CHARS..=ROOM_CODE_MAX_CHARS).contains(&code.len())
+        && code.bytes().all(|b| b.is_ascii_alphanumeric());
+    ok.then_some(()).ok_or(broken("3 to 16 letters or digits"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids() {
+        assert!(check_id("q_01HZX-abc").is_ok());
+        for bad in ["", "u_bob.smith", "u_josé", "a b", &"x".repeat(65)] {
+            assert!(check_id(bad).is_err(), "{bad:?}");
+        }
+        assert!(check_user_id("u_bob").is_ok());
+        assert!(check_user_id("bob").is_err());
+        assert!(check_user_id("u_").is_err());
+        assert!(check_user_id("u_bob.smith").is_err());
+    }
+
+    #[test]
+    fn names_and_codes() {
+        assert!(check_display_name("Release Bot 🚀").is_ok());
+        assert!(check_display_name("").is_err());
+        assert!(check_display_name("   ").is_err());
+        assert!(check_display_name("Ops\nTeam").is_err());
+        assert!(check_display_name("a\tb").is_err());
+        assert!(check_display_name(&"é".repeat(80)).is_ok());
+        assert!(check_display_name(&"é".repeat(81)).is_err());
+        assert!(check_room_code("OPS123").is_ok());
+        assert!(check_room_code("AB").is_err());
+        assert!(check_room_code("OPS-1").is_err());
+    }
+}
