@@ -1,23 +1,38 @@
-//! The notification extension's path in a fresh process: open the shared
-//! store (extension mode), decode the push, build the iOS notification and
-//! plan the category registry, persist the question. Prints the time of
-//! that path and the process's peak resident memory.
+//! The notification extension's whole path in a fresh process, as the Swift
+//! glue runs it (QPNotificationService -> QPServiceFlow.process):
+//!  1. construct the phone object as the extension does: `PhoneCore::new`
+//!     in extension mode (opens and migrates the shared store, builds the
+//!     HTTP client with its TLS configuration);
+//!  2. `receive_apns`: decode, check every field, record the question;
+//!  3. `ios_notification`: the content and the per-question category;
+//!  4. `plan_ios_categories`: merge with what is registered, pruned by what
+//!     the store knows (reads the store).
 //!
-//!     nse_path STORE_PATH   (run by scripts/bench-phone, once per process)
+//! Prints the time of that path in microseconds and the process's peak
+//! resident memory in KiB (VmHWM). Run once per process by
+//! scripts/bench-phone:
+//!
+//!     nse_path STORE_PATH
 
+use std::sync::Arc;
 use std::time::Instant;
 
-use qp_core::payload::{decode_apns, Push};
-use qp_core::present::copy::Copy;
-use qp_core::present::ios::ios_notification;
-use qp_core::present::registry::{plan_categories, DEFAULT_MAX_CATEGORIES};
-use qp_core::present::PresentOptions;
-use qp_core::store::{Store, StoreMode};
+use qp_ffi::platform::{ios_notification, max_ios_categories};
+use qp_ffi::types::{DecodedPush, StoreMode};
+use qp_ffi::{PhoneCore, TokenProvider};
 
 const PAYLOAD: &str = r#"{"aps":{"alert":{"title":"Release Bot asks you","subtitle":"Build #4821","body":"Deploy v1.4.0 to production?"},"category":"qp.q.Q","mutable-content":1,"thread-id":"qp.room.OPS123","interruption-level":"time-sensitive","sound":"default"},
 "qp":{"v":1,"id":"Q","room":{"code":"OPS123","name":"Ops"},"asker":"Release Bot","prompt":"Deploy v1.4.0 to production?","context":"Build #4821",
 "options":[{"value":"approve","label":"Approve","style":"primary"},{"value":"deny","label":"Deny","style":"danger"}],"text_input":{"placeholder":"or say why","max_length":60},
 "responder_scope":"direct","target_user_id":"u_federica","expires_at":"2030-06-27T11:30:00Z","created_at":"2026-06-27T10:30:00Z"}}"#;
+
+/// The Keychain read the app would do; the extension path does not call it.
+struct Keychain;
+impl TokenProvider for Keychain {
+    fn token(&self) -> Option<String> {
+        None
+    }
+}
 
 fn vm_hwm_kb() -> u64 {
     std::fs::read_to_string("/proc/self/status")
@@ -36,34 +51,42 @@ fn main() {
     let payload = PAYLOAD
         .replace("\"Q\"", &format!("\"{id}\""))
         .replace("qp.q.Q", &format!("qp.q.{id}"));
+    // What the app registered before (its static category and earlier questions').
+    let registered = vec!["app.static".to_string()];
 
     let t = Instant::now();
-    let store = Store::open(std::path::Path::new(&path), StoreMode::Extension).expect("store");
+    let core = PhoneCore::new(
+        path,
+        StoreMode::Extension,
+        "https://qp.example.com".into(),
+        "u_federica".into(),
+        Arc::new(Keychain),
+    )
+    .expect("the shared store");
     let t_open = t.elapsed();
-    let Ok(Push::Question(q)) = decode_apns(&payload) else {
-        panic!("decode")
+    let DecodedPush::Question { question } = core.receive_apns(payload).expect("decode") else {
+        panic!("a question")
     };
-    let n = ios_notification(&q, &PresentOptions::default(), &Copy::EN);
-    let registered = vec!["app.static".to_string()];
-    let plan = plan_categories(
-        &registered,
-        &n.category.identifier,
-        &[],
-        q.created_at,
-        DEFAULT_MAX_CATEGORIES,
-    );
-    let t_present = t.elapsed();
-    store.record_push(&q).expect("persist");
+    let t_receive = t.elapsed();
+    let n = ios_notification(question.clone(), false);
+    let plan = core
+        .plan_ios_categories(
+            registered,
+            n.category.identifier.clone(),
+            chrono::Utc::now(),
+            max_ios_categories(),
+        )
+        .expect("plan");
     let elapsed = t.elapsed();
     // QP_PHASES=1 prints where the time went.
     if std::env::var_os("QP_PHASES").is_some() {
         eprintln!(
-            "open {:?} present {:?} persist {:?}",
+            "construct {:?} receive (decode + persist) {:?} present + plan {:?}",
             t_open,
-            t_present - t_open,
-            elapsed - t_present
+            t_receive - t_open,
+            elapsed - t_receive
         );
     }
-    assert_eq!(plan.keep.len(), 2);
+    assert_eq!(plan.keep.last(), Some(&n.category.identifier));
     println!("{} {}", elapsed.as_micros(), vm_hwm_kb());
 }

@@ -50,7 +50,7 @@ public enum QPServiceFlow {
                                core: PhoneCore?,
                                center: QPCategoryCenter,
                                requireUnlockForDanger: Bool = false,
-                               maxCategories: UInt32 = 128,
+                               maxCategories: UInt32 = maxIosCategories(),
                                deliver: @escaping (QPNotificationContent) -> Void) {
         let decoded: DecodedPush
         do {
@@ -68,10 +68,13 @@ public enum QPServiceFlow {
         let content = QPNotificationContent(title: n.title, subtitle: n.subtitle, body: n.body,
                                             categoryIdentifier: n.category.identifier,
                                             threadIdentifier: n.threadId, questionId: question.id)
-        let known = (try? core?.knownQuestions()) ?? []
         center.categoryIdentifiers { registered in
-            let plan = planIosCategories(registered: registered, newCategory: n.category.identifier,
-                                         known: known, now: Date(), max: maxCategories)
+            // The core plans from what its store knows; without a store,
+            // from nothing (ours are then kept up to the bound).
+            let plan = (try? core?.planIosCategories(registered: registered, newCategory: n.category.identifier,
+                                                     now: Date(), max: maxCategories))
+                ?? planIosCategories(registered: registered, newCategory: n.category.identifier,
+                                     known: [], now: Date(), max: maxCategories)
             center.setCategories(keep: plan.keep.filter { $0 != n.category.identifier }, add: n.category) {
                 // Read the set back: on some iOS versions a category set in the
                 // extension is not active yet when the content is handed over.
@@ -88,15 +91,13 @@ public enum QPAnswerOutcome: Equatable {
     /// Not an answer (the default tap, a dismiss): open the app as usual.
     case notAnAnswer
     /// Needs the app: e.g. typed text over the limit (kept as a draft there).
-    case needsApp(code: String, message: String)
+    case needsApp(message: String)
 }
 
 public enum QPAnswerFlow {
-    /// The question id of one of our category identifiers (`qp.q.<id>`).
+    /// The question id of one of our category identifiers (the core decides).
     public static func questionId(fromCategory category: String) -> String? {
-        let prefix = "qp.q."
-        guard category.hasPrefix(prefix), category.count > prefix.count else { return nil }
-        return String(category.dropFirst(prefix.count))
+        questionIdOfCategory(category: category)
     }
 
     /// Commits the answer before calling `completion` (so the system may
@@ -107,10 +108,10 @@ public enum QPAnswerFlow {
         defer { completion() }
         do {
             return .committed(try core.answerAction(questionId: questionId, actionId: actionIdentifier, text: typedText))
-        } catch let QpError.Action(code, message, _) {
-            return code == "unknown_action" ? .notAnAnswer : .needsApp(code: code, message: message)
+        } catch let QpError.Action(kind, message, _) {
+            return kind == .unknownAction ? .notAnAnswer : .needsApp(message: message)
         } catch {
-            return .needsApp(code: "error", message: "\(error)")
+            return .needsApp(message: "\(error)")
         }
     }
 

@@ -20,7 +20,8 @@ func runEndToEnd(_ r: Runner) async {
     r.check("e2e: delivered once", delivered.count == 1)
     let content = delivered[0]
     let qid = content.questionId ?? ""
-    r.check("e2e: per-question category", content.categoryIdentifier == "qp.q.\(qid)")
+    r.check("e2e: per-question category", content.categoryIdentifier == iosCategoryId(questionId: qid))
+    r.check("e2e: the category names its question", QPAnswerFlow.questionId(fromCategory: content.categoryIdentifier ?? "") == qid)
     r.check("e2e: category registered, static kept", center.registered == ["app.static", "qp.q.\(qid)"], "\(center.registered)")
     r.check("e2e: title", content.title == "Release Bot asks you", content.title)
 
@@ -56,7 +57,7 @@ func runEndToEnd(_ r: Runner) async {
 
     // Bad input is a thrown, typed error.
     do { _ = try PhoneCore(storePath: "/nonexistent/dir/x.sqlite", mode: .app, serverUrl: live, userId: user, tokens: token); r.check("e2e: bad store path throws", false) }
-    catch QpError.Storage(let code, _) { r.check("e2e: bad store path throws", code == "cannot_open", code) }
+    catch QpError.Storage(let kind, _) { r.check("e2e: bad store path throws", kind == .cannotOpen, "\(kind)") }
     catch { r.check("e2e: bad store path throws", false, "\(error)") }
     do { _ = try app.answerInApp(questionId: qid, value: "approve", text: "both"); r.check("e2e: both value and text", false) }
     catch QpError.InvalidInput { r.check("e2e: both value and text", true) }

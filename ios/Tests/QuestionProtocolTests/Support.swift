@@ -104,3 +104,13 @@ func pushQuestion(_ compact: Any) throws -> PushQuestion {
     }
     return q
 }
+
+/// The vectors' snake_case code of an error kind (`.tooLong` -> "too_long",
+/// `.unsupportedInV1` -> "unsupported_in_v1").
+func wire<T>(_ kind: T) -> String {
+    var out = ""
+    for ch in "\(kind)" {
+        if ch.isUppercase { out += "_" + ch.lowercased() } else { out.append(ch) }
+    }
+    return out
+}

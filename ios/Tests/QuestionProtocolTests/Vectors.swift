@@ -16,7 +16,7 @@ func contextOf(_ v: [String: Any]) -> (Date, String?) {
 
 func errorMismatch(_ error: Error, _ want: [String: Any]) -> String? {
     if case let QpError.Validation(field, code, _) = error {
-        return canon(["field": field, "code": code]) == canon(want) ? nil : "error \(field)/\(code), want \(canon(want))"
+        return canon(["field": field, "code": wire(code)]) == canon(want) ? nil : "error \(field)/\(code), want \(canon(want))"
     }
     return "unexpected error \(error)"
 }
@@ -85,8 +85,8 @@ func runProtocol(_ r: Runner) {
 }
 
 func payloadError(_ error: Error, _ expect: [String: Any]) -> String? {
-    guard case let QpError.Payload(code, field, _) = error else { return "unexpected error \(error)" }
-    if code != expect["error"] as? String { return "code \(code)" }
+    guard case let QpError.Payload(kind, field, _) = error else { return "unexpected error \(error)" }
+    if wire(kind) != expect["error"] as? String { return "kind \(kind)" }
     if let f = expect["field"] as? String, f != field { return "field \(field ?? "nil")" }
     return nil
 }
@@ -206,7 +206,7 @@ func runPresent(_ r: Runner) {
                 }
             case "registry":
                 let known = (v["known"] as! [[String: Any]]).map {
-                    KnownCategoryQuestion(questionId: $0["question_id"] as! String, state: state($0["state"] as! String),
+                    KnownQuestion(questionId: $0["question_id"] as! String, state: state($0["state"] as! String),
                                           expiresAt: iso($0["expires_at"] as! String), createdAt: iso($0["created_at"] as! String))
                 }
                 let plan = planIosCategories(registered: v["registered"] as! [String], newCategory: v["new"] as! String,
@@ -218,8 +218,8 @@ func runPresent(_ r: Runner) {
                     let a = try mapNotificationAction(question: q, actionId: v["action_id"] as! String, text: v["text"] as? String)
                     let got: [String: Any] = a.value.map { ["value": $0] } ?? ["text": a.text!]
                     problem = canon(got) == canon(expect) ? nil : "got \(canon(got))"
-                } catch let QpError.Action(code, _, kept) {
-                    if code != expect["error"] as? String { problem = "error \(code)" }
+                } catch let QpError.Action(kind, _, kept) {
+                    if wire(kind) != expect["error"] as? String { problem = "error \(kind)" }
                     else if let k = expect["kept_text"] as? String, kept != k { problem = "kept text" }
                 }
             default: problem = "unknown kind"

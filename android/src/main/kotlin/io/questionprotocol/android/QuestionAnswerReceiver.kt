@@ -9,11 +9,13 @@ import android.app.RemoteInput
 import android.content.BroadcastReceiver
 import android.content.Context
 import android.content.Intent
-import io.questionprotocol.core.AnswerState
+import io.questionprotocol.core.ActionErrorKind
 import io.questionprotocol.core.CommittedAnswer
 import io.questionprotocol.core.PhoneCore
 import io.questionprotocol.core.QpException
+import io.questionprotocol.core.androidChannel
 import io.questionprotocol.core.androidNotificationId
+import io.questionprotocol.core.androidOpenAppText
 
 /**
  * Subclass it, return the shared core from [core], register it in the
@@ -35,7 +37,7 @@ abstract class QuestionAnswerReceiver : BroadcastReceiver() {
 
     sealed class Outcome {
         data class Committed(val answer: CommittedAnswer) : Outcome()
-        data class NeedsApp(val code: String, val message: String) : Outcome()
+        data class NeedsApp(val message: String) : Outcome()
         data object Ignored : Outcome()
     }
 
@@ -49,29 +51,25 @@ abstract class QuestionAnswerReceiver : BroadcastReceiver() {
         val outcome = try {
             Outcome.Committed(core(context).answerAction(questionId, actionId, typed))
         } catch (e: QpException.Action) {
-            if (e.code == "unknown_action") Outcome.Ignored else Outcome.NeedsApp(e.code, e.detail)
+            if (e.kind == ActionErrorKind.UNKNOWN_ACTION) Outcome.Ignored else Outcome.NeedsApp(e.detail)
         } catch (e: QpException) {
-            Outcome.NeedsApp("error", e.message ?: e.toString())
+            Outcome.NeedsApp(e.message ?: e.toString())
         }
         lastOutcome = outcome
         update(context, questionId, outcome)
         if (outcome is Outcome.Committed) scheduleFlush(context)
     }
 
-    /** Replaces the notification with a quiet one that says where things stand. */
+    /** Replaces the notification with a quiet one that says where things
+     *  stand, in the core's words ("Approve: queued, sends when online"). */
     private fun update(context: Context, questionId: String, outcome: Outcome) {
         val manager = checkNotNull(context.getSystemService(NotificationManager::class.java))
         val text = when (outcome) {
-            is Outcome.Committed -> when (outcome.answer.state) {
-                AnswerState.ANSWERED -> "Answered"
-                AnswerState.ALREADY_RESOLVED -> "Already answered"
-                AnswerState.REJECTED -> "Not accepted; open the app"
-                else -> "Answer saved; sending…"
-            }
-            is Outcome.NeedsApp -> "Open the app to finish your answer"
+            is Outcome.Committed -> outcome.answer.status
+            is Outcome.NeedsApp -> androidOpenAppText()
             Outcome.Ignored -> return
         }
-        val updated = Notification.Builder(context, "qp.questions")
+        val updated = Notification.Builder(context, androidChannel().id)
             .setSmallIcon(smallIcon)
             .setContentText(text)
             .setOnlyAlertOnce(true)

@@ -17,6 +17,7 @@ import io.questionprotocol.core.AndroidNotification
 import io.questionprotocol.core.DecodedPush
 import io.questionprotocol.core.PhoneCore
 import io.questionprotocol.core.QpException
+import io.questionprotocol.core.androidChannel
 import io.questionprotocol.core.androidNotification
 import io.questionprotocol.core.decodeFcmPayload
 import io.questionprotocol.core.fallbackNotification
@@ -70,8 +71,8 @@ class QuestionNotifier(
                 Result.Posted(push.question.id, spec.notificationId)
             }
             is DecodedPush.Resolved -> {
-                withdraw(push.notice.questionId)
-                Result.Withdrawn(push.notice.questionId)
+                withdraw(push.notice.id)
+                Result.Withdrawn(push.notice.id)
             }
         }
     }
@@ -81,12 +82,15 @@ class QuestionNotifier(
         manager.cancel(questionId, io.questionprotocol.core.androidNotificationId(questionId))
     }
 
-    private fun ensureChannel(id: String) {
-        if (manager.getNotificationChannel(id) == null) {
-            val channel = NotificationChannel(id, "Questions", NotificationManager.IMPORTANCE_HIGH)
-            channel.description = "Questions you can answer from the notification"
+    /** The core's questions channel (id, name and description). */
+    private fun ensureChannel(): String {
+        val spec = androidChannel()
+        if (manager.getNotificationChannel(spec.id) == null) {
+            val channel = NotificationChannel(spec.id, spec.name, NotificationManager.IMPORTANCE_HIGH)
+            channel.description = spec.description
             manager.createNotificationChannel(channel)
         }
+        return spec.id
     }
 
     private fun contentIntent(questionId: String?, requestCode: Int): PendingIntent? =
@@ -118,7 +122,7 @@ class QuestionNotifier(
     }
 
     private fun post(spec: AndroidNotification) {
-        ensureChannel(spec.channelId)
+        ensureChannel()
         val builder = Notification.Builder(context, spec.channelId)
             .setSmallIcon(smallIcon)
             .setContentTitle(spec.title)
@@ -138,8 +142,7 @@ class QuestionNotifier(
 
     private fun postFallback(data: Map<String, String>, reason: String): Result {
         val f = fallbackNotification(data["title"], data["body"])
-        val channel = "qp.questions"
-        ensureChannel(channel)
+        val channel = ensureChannel()
         val builder = Notification.Builder(context, channel)
             .setSmallIcon(smallIcon)
             .setContentTitle(f.title)

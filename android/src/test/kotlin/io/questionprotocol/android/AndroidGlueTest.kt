@@ -142,7 +142,8 @@ class AndroidGlueTest {
         assertEquals("“ship it”: queued, sends when online", cell.myAnswer!!.status)
         val updated = posted("q_text")
         assertNull("no buttons left to tap (and no spinner)", updated.actions)
-        assertEquals("Answer saved; sending…", updated.extras.getCharSequence(Notification.EXTRA_TEXT).toString())
+        // The core's status line, the same words the feed shows.
+        assertEquals(cell.myAnswer!!.status, updated.extras.getCharSequence(Notification.EXTRA_TEXT).toString())
     }
 
     @Test
@@ -157,7 +158,9 @@ class AndroidGlueTest {
         notifier.onDataMessage(encodeFcmPayload(toJson(question("q_long", opts, true))).data)
         val receiver = tap(posted("q_long"), 1, "x".repeat(25))
         val needs = receiver.lastOutcome as QuestionAnswerReceiver.Outcome.NeedsApp
-        assertEquals("text_too_long", needs.code)
+        assertEquals("the typed answer has 25 characters; at most 20 are allowed", needs.message)
+        assertEquals("Open the app to finish your answer",
+            posted("q_long").extras.getCharSequence(Notification.EXTRA_TEXT).toString())
         assertEquals("x".repeat(25), core.feed().first { it.questionId == "q_long" }.textField!!.draft)
         assertEquals(0, TestReceiver.flushes - 1)
     }

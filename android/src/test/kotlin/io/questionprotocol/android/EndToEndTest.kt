@@ -52,13 +52,13 @@ class EndToEndTest {
             PhoneCore("/nonexistent/dir/x.sqlite", StoreMode.APP, "http://127.0.0.1:9", "u", StaticToken(null))
             error("expected a Storage exception")
         } catch (e: QpException.Storage) {
-            assertEquals("cannot_open", e.code)
+            assertEquals(StoreErrorKind.CANNOT_OPEN, e.kind)
         }
         try {
             decodeApnsPayload("{")
             error("expected a Payload exception")
         } catch (e: QpException.Payload) {
-            assertEquals("not_json", e.code)
+            assertEquals(PayloadErrorKind.NOT_JSON, e.kind)
         }
     }
 }
