@@ -598,3 +598,62 @@ fn a_question_answered_on_one_device_is_withdrawn_from_another() {
     let (code, out, _) = finish(asker);
     assert_eq!((code, out.as_str()), (0, "eu\n"));
 }
+
+/// `qp device` runs the phone code apps ship (`qp_core::phone::Phone`): a
+/// typed reply over the question's limit is not sent, and the Phone keeps it
+/// whole as a draft in the device's store, exactly as the FFI object does
+/// (bindings/ffi/tests/ffi_facade.rs). Read back through a second `Phone`
+/// over the same file, as the app would after the extension kept it.
+#[test]
+fn the_terminal_device_keeps_a_too_long_reply_as_a_draft_like_the_apps() {
+    let env = setup();
+    let mut phone = DeviceProc::start(&env, &env.user_token, &[]);
+    let asker = env
+        .qp(&[
+            "ask",
+            "OPS123",
+            "Why hold?",
+            "--text",
+            "a reason",
+            "--text-max",
+            "10",
+            "--ttl",
+            "60",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let (code, id, _) = finish(asker);
+    assert_eq!(code, 0);
+    phone.wait_for("CI asks you");
+    phone.key("t this reason is far too long");
+    let line = phone.wait_for("not sent:");
+    assert!(line.contains("kept as a draft"), "{line}");
+    let store = env
+        .db
+        .with_file_name(format!("device-{}.sqlite", &env.user_token[4..12]));
+    struct NoToken;
+    impl qp_core::sync::TokenProvider for NoToken {
+        fn token(&self) -> Option<String> {
+            None
+        }
+    }
+    let app = qp_core::phone::Phone::open(
+        &store,
+        qp_core::store::StoreMode::App,
+        &env.url,
+        "u_fed",
+        std::sync::Arc::new(NoToken),
+    )
+    .unwrap();
+    let id = id.trim();
+    assert_eq!(
+        app.draft(id).unwrap().as_deref(),
+        Some("this reason is far too long")
+    );
+    // A reply that fits is sent, and the draft it replaces is gone.
+    phone.key("t short one");
+    phone.wait_for("delivered: “short one”, by you");
+    assert_eq!(app.draft(id).unwrap(), None);
+}
