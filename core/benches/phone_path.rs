@@ -23,6 +23,7 @@ fn payload(ask: serde_json::Value) -> String {
         name: "Ops".into(),
     });
     q.asker = Some(Asker {
+        handle: Some("release-bot".into()),
         kind: "agent".into(),
         id: "a_1".into(),
         display_name: "Release Bot".into(),

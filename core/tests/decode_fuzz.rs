@@ -45,6 +45,7 @@ fn seeds() -> Vec<String> {
         });
         // The server always names the asker (an agent); the decoder requires it.
         q.asker = Some(Asker {
+            handle: Some("release-bot".into()),
             kind: "agent".into(),
             id: "a_release".into(),
             display_name: "Release Bot".into(),

@@ -158,6 +158,7 @@ impl App {
                     name: room.name.clone(),
                 });
                 q.asker = Some(Asker {
+                    handle: Some(agent.handle.clone()),
                     kind: "agent".into(),
                     id: agent.id.clone(),
                     display_name: agent.name.clone(),

@@ -1,12 +1,21 @@
 //! Outgoing webhooks: signing, verifying, and the delivery worker.
 //!
-//! Each delivery is POSTed with:
-//! - `X-QP-Event`: the event name (`question.answered`...)
-//! - `X-QP-Delivery`: the delivery id, stable across retries (dedupe on it)
-//! - `X-QP-Timestamp`: Unix seconds of this attempt
-//! - `X-QP-Signature`: `v1=` + hex HMAC-SHA256 with the room's secret over
-//!   `"{timestamp}.{delivery_id}." + body`, so the timestamp and the id are
-//!   bound into the signature and a receiver can reject replays.
+//! Every delivery is signed so that receivers of either kind verify it
+//! unmodified. One construction, "v2", is HMAC-SHA256 with the room's secret
+//! over `"v2\n{timestamp}\n{delivery_id}\n" + body` (lowercase hex): the
+//! timestamp and the delivery id are bound into the signature, so a receiver
+//! can reject replays and dedupe retries. Headers:
+//! - qp's own: `X-QP-Event`, `X-QP-Delivery` (stable across retries),
+//!   `X-QP-Timestamp` (Unix seconds of this attempt), `X-QP-Signature:
+//!   v2=<hex>` (the v2 construction);
+//! - the reference implementation's (PingRoom), for receivers written for it:
+//!   `X-PingRoom-Event`, `X-PingRoom-Delivery`, `X-PingRoom-Timestamp`,
+//!   `X-PingRoom-Signature-V2: <hex>` (the same v2 value) and the older
+//!   `X-PingRoom-Signature: <hex>` over `"{timestamp}." + body` (it does not
+//!   bind the delivery id; receivers that see V2 verify V2 only).
+//!
+//! Earlier qp versions signed `v1=` over `"{timestamp}.{delivery_id}." +
+//! body`; [`verify`] still accepts it.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -23,30 +32,70 @@ pub const HEADER_EVENT: &str = "x-qp-event";
 pub const HEADER_DELIVERY: &str = "x-qp-delivery";
 pub const HEADER_TIMESTAMP: &str = "x-qp-timestamp";
 pub const HEADER_SIGNATURE: &str = "x-qp-signature";
+pub const PINGROOM_EVENT: &str = "x-pingroom-event";
+pub const PINGROOM_DELIVERY: &str = "x-pingroom-delivery";
+pub const PINGROOM_TIMESTAMP: &str = "x-pingroom-timestamp";
+pub const PINGROOM_SIGNATURE: &str = "x-pingroom-signature";
+pub const PINGROOM_SIGNATURE_V2: &str = "x-pingroom-signature-v2";
 
-fn mac(secret: &str, timestamp: i64, delivery_id: &str, body: &[u8]) -> Hmac<Sha256> {
+/// How old a timestamp a receiver should accept (the reference's 5 minutes).
+pub const TOLERANCE_SECS: i64 = 300;
+
+fn hmac_hex(secret: &str, parts: &[&[u8]]) -> String {
     let mut mac =
         Hmac::<Sha256>::new_from_slice(secret.as_bytes()).expect("HMAC takes any key length");
-    mac.update(format!("{timestamp}.{delivery_id}.").as_bytes());
-    mac.update(body);
-    mac
+    for p in parts {
+        mac.update(p);
+    }
+    hex::encode(mac.finalize().into_bytes())
 }
 
-/// The `X-QP-Signature` value for these exact bytes.
+/// The v2 signature (hex): over `"v2\n{timestamp}\n{delivery_id}\n" + body`.
+pub fn signature_v2(secret: &str, timestamp: i64, delivery_id: &str, body: &[u8]) -> String {
+    let prefix = format!("v2\n{timestamp}\n{delivery_id}\n");
+    hmac_hex(secret, &[prefix.as_bytes(), body])
+}
+
+/// The reference implementation's first scheme (hex): over `"{timestamp}." + body`.
+pub fn signature_timestamp_only(secret: &str, timestamp: i64, body: &[u8]) -> String {
+    let prefix = format!("{timestamp}.");
+    hmac_hex(secret, &[prefix.as_bytes(), body])
+}
+
+/// qp's own header value: `v2=<hex>`.
 pub fn signature(secret: &str, timestamp: i64, delivery_id: &str, body: &[u8]) -> String {
-    format!(
-        "v1={}",
-        hex::encode(
-            mac(secret, timestamp, delivery_id, body)
-                .finalize()
-                .into_bytes()
-        )
-    )
+    format!("v2={}", signature_v2(secret, timestamp, delivery_id, body))
+}
+
+/// Every signature header of one delivery attempt, as (name, value).
+pub fn signed_headers(
+    secret: &str,
+    event: &str,
+    delivery_id: &str,
+    timestamp: i64,
+    body: &[u8],
+) -> Vec<(&'static str, String)> {
+    let v2 = signature_v2(secret, timestamp, delivery_id, body);
+    let ts = timestamp.to_string();
+    vec![
+        (HEADER_EVENT, event.to_string()),
+        (HEADER_DELIVERY, delivery_id.to_string()),
+        (HEADER_TIMESTAMP, ts.clone()),
+        (HEADER_SIGNATURE, format!("v2={v2}")),
+        (PINGROOM_EVENT, event.to_string()),
+        (PINGROOM_DELIVERY, delivery_id.to_string()),
+        (PINGROOM_TIMESTAMP, ts),
+        (
+            PINGROOM_SIGNATURE,
+            signature_timestamp_only(secret, timestamp, body),
+        ),
+        (PINGROOM_SIGNATURE_V2, v2),
+    ]
 }
 
 #[derive(Debug, PartialEq, Eq, thiserror::Error)]
 pub enum VerifyError {
-    #[error("the signature header is not of the form v1=<hex>")]
+    #[error("the signature header is not of the form v2=<hex> (or v1=<hex>)")]
     Malformed,
     #[error("the signature does not match the body")]
     Mismatch,
@@ -54,8 +103,9 @@ pub enum VerifyError {
     Stale,
 }
 
-/// Checks a received webhook (for Rust receivers): the signature over the
-/// exact body, and a timestamp within `tolerance_secs` of `now_secs`.
+/// Checks a received webhook (for Rust receivers) from qp's headers: the
+/// `X-QP-Signature` value (`v2=` or the older `v1=`) over the exact body, and
+/// a timestamp within `tolerance_secs` of `now_secs`.
 pub fn verify(
     secret: &str,
     timestamp: i64,
@@ -65,13 +115,19 @@ pub fn verify(
     now_secs: i64,
     tolerance_secs: i64,
 ) -> Result<(), VerifyError> {
-    let hex_sig = signature_header
-        .strip_prefix("v1=")
+    let (scheme, hex_sig) = signature_header
+        .split_once('=')
         .ok_or(VerifyError::Malformed)?;
     let sig = hex::decode(hex_sig).map_err(|_| VerifyError::Malformed)?;
-    mac(secret, timestamp, delivery_id, body)
-        .verify_slice(&sig)
-        .map_err(|_| VerifyError::Mismatch)?;
+    let mut mac =
+        Hmac::<Sha256>::new_from_slice(secret.as_bytes()).expect("HMAC takes any key length");
+    match scheme {
+        "v2" => mac.update(format!("v2\n{timestamp}\n{delivery_id}\n").as_bytes()),
+        "v1" => mac.update(format!("{timestamp}.{delivery_id}.").as_bytes()),
+        _ => return Err(VerifyError::Malformed),
+    }
+    mac.update(body);
+    mac.verify_slice(&sig).map_err(|_| VerifyError::Mismatch)?;
     if (now_secs - timestamp).abs() > tolerance_secs {
         return Err(VerifyError::Stale);
     }
@@ -142,17 +198,15 @@ async fn deliver(app: &App, client: &reqwest::Client, d: DueWebhook) {
         None => Err(("the room has no webhook any more".to_string(), false)),
         Some(hook) => {
             let ts = chrono::Utc::now().timestamp();
-            let sig = signature(&hook.secret, ts, &d.id, d.body.as_bytes());
-            let sent = client
+            let mut request = client
                 .post(&hook.url)
-                .header("content-type", "application/json")
-                .header(HEADER_EVENT, &d.event)
-                .header(HEADER_DELIVERY, &d.id)
-                .header(HEADER_TIMESTAMP, ts.to_string())
-                .header(HEADER_SIGNATURE, sig)
-                .body(d.body.clone())
-                .send()
-                .await;
+                .header("content-type", "application/json");
+            for (name, value) in
+                signed_headers(&hook.secret, &d.event, &d.id, ts, d.body.as_bytes())
+            {
+                request = request.header(name, value);
+            }
+            let sent = request.body(d.body.clone()).send().await;
             match sent {
                 Ok(r) if r.status().is_success() => Ok(()),
                 Ok(r) => Err((format!("receiver answered {}", r.status()), true)),
@@ -218,6 +272,37 @@ mod tests {
             verify("0123456789abcdef", 1000, "d_1", "abc", body, 1000, 300),
             Err(VerifyError::Malformed)
         );
+        // Signatures of earlier qp versions still verify.
+        let v1 = {
+            let mut mac = Hmac::<Sha256>::new_from_slice(b"0123456789abcdef").unwrap();
+            mac.update(b"1000.d_1.");
+            mac.update(body);
+            format!("v1={}", hex::encode(mac.finalize().into_bytes()))
+        };
+        assert_eq!(
+            verify("0123456789abcdef", 1000, "d_1", &v1, body, 1010, 300),
+            Ok(())
+        );
+    }
+
+    #[test]
+    fn every_header_of_a_delivery() {
+        let h = signed_headers(
+            "s3cret-s3cret-s3cret",
+            "question.answered",
+            "d_1",
+            1000,
+            b"{}",
+        );
+        let get = |k: &str| h.iter().find(|(n, _)| *n == k).unwrap().1.clone();
+        assert_eq!(
+            get(HEADER_SIGNATURE),
+            format!("v2={}", get(PINGROOM_SIGNATURE_V2))
+        );
+        assert_eq!(get(PINGROOM_DELIVERY), "d_1");
+        assert_eq!(get(PINGROOM_TIMESTAMP), "1000");
+        assert_ne!(get(PINGROOM_SIGNATURE), get(PINGROOM_SIGNATURE_V2));
+        assert_eq!(get(PINGROOM_SIGNATURE).len(), 64);
     }
 
     #[test]

@@ -51,6 +51,7 @@ fn question(prompt: &str, expires_in: i64) -> qp_core::protocol::Question {
         name: "Ops".into(),
     });
     q.asker = Some(qp_core::protocol::Asker {
+        handle: Some("release-bot".into()),
         kind: "agent".into(),
         id: "a".into(),
         display_name: "Bot".into(),

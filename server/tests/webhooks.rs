@@ -30,7 +30,8 @@ struct Received {
 }
 
 /// The receiver's own check, written from the documented scheme (not the
-/// server's code): HMAC-SHA256(secret, "{timestamp}.{delivery}." + body).
+/// server's code): `X-QP-Signature: v2=` + hex
+/// HMAC-SHA256(secret, "v2\n{timestamp}\n{delivery}\n" + body).
 fn signature_ok(headers: &HeaderMap, body: &[u8]) -> bool {
     let get = |k: &str| {
         headers
@@ -44,11 +45,11 @@ fn signature_ok(headers: &HeaderMap, body: &[u8]) -> bool {
         get("x-qp-delivery"),
         get("x-qp-signature"),
     );
-    let Some(hex_sig) = sig.strip_prefix("v1=") else {
+    let Some(hex_sig) = sig.strip_prefix("v2=") else {
         return false;
     };
     let mut mac = Hmac::<Sha256>::new_from_slice(SECRET.as_bytes()).unwrap();
-    mac.update(format!("{ts}.{id}.").as_bytes());
+    mac.update(format!("v2\n{ts}\n{id}\n").as_bytes());
     mac.update(body);
     let fresh = ts
         .parse::<i64>()

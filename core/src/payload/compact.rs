@@ -122,6 +122,7 @@ impl CompactQuestion {
                 name: self.room.name.clone(),
             }),
             asker: Some(Asker {
+                handle: None,
                 kind: "agent".into(),
                 id: String::new(),
                 display_name: self.asker.clone(),

@@ -21,7 +21,7 @@
 //!   spec's "hard-capped"); below 1 it is an error.
 //! - `direct` without `target_user_id` targets the caller's bound user
 //!   ([`AskContext::default_target_user_id`]); with no such user it is an error.
-//! - `ttl` defaults to 3600 s and is clamped into [60 s, 7 days].
+//! - `ttl` defaults to 3600 s and is clamped into [30 s, 7 days].
 //! - Unknown fields are ignored; a known field with a wrong type is an error.
 
 use chrono::{DateTime, Duration, Utc};
@@ -405,16 +405,10 @@ fn parse_option(entry: &Value, field: &str) -> Result<QuestionOption, Validation
 /// `style`, reconciled with the legacy `primary` / `destructive` booleans.
 fn parse_style(m: &Map<String, Value>, field: &str) -> Result<OptionStyle, ValidationError> {
     let style_field = format!("{field}.style");
-    let explicit = match opt_str(m, "style", &style_field)? {
-        None => None,
-        Some(s) => Some(OptionStyle::parse(s).ok_or_else(|| {
-            ValidationError::new(
-                &style_field,
-                ErrorCode::InvalidValue,
-                format!("must be one of primary, danger, default; got {s:?}"),
-            )
-        })?),
-    };
+    // `cancel` is the quiet role; a word from a later version is ignored
+    // here (the legacy flags, written for older readers, or `default` decide).
+    let word = opt_str(m, "style", &style_field)?;
+    let explicit = word.and_then(OptionStyle::read);
     let primary = opt_bool(m, "primary", &format!("{field}.primary"))? == Some(true);
     let destructive = opt_bool(m, "destructive", &format!("{field}.destructive"))? == Some(true);
     let legacy = match (primary, destructive) {

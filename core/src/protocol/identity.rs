@@ -61,6 +61,29 @@ pub fn check_room_code(code: &str) -> Result<(), IdentityError> {
     ok.then_some(()).ok_or(broken("3 to 16 letters or digits"))
 }
 
+/// The handle of an agent: its name in lower-case ASCII letters and digits,
+/// other runs of characters as one `-`, at most 40 characters ("Release
+/// Bot 🚀" -> `release-bot`). Derived once, when the agent is created, and
+/// kept: renaming the agent later does not change it. A name with no ASCII
+/// letter or digit gets `fallback` (the agent's id).
+pub fn handle_of(name: &str, fallback: &str) -> String {
+    let mut out = String::new();
+    for c in name.chars() {
+        if c.is_ascii_alphanumeric() {
+            out.push(c.to_ascii_lowercase());
+        } else if !out.is_empty() && !out.ends_with('-') {
+            out.push('-');
+        }
+    }
+    out.truncate(40);
+    let out = out.trim_end_matches('-').to_string();
+    if out.is_empty() {
+        fallback.to_ascii_lowercase()
+    } else {
+        out
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -89,5 +112,14 @@ mod tests {
         assert!(check_room_code("OPS123").is_ok());
         assert!(check_room_code("AB").is_err());
         assert!(check_room_code("OPS-1").is_err());
+    }
+
+    #[test]
+    fn handles() {
+        assert_eq!(handle_of("Release Bot", "a_1"), "release-bot");
+        assert_eq!(handle_of("  CI / Deploy 🚀 v2 ", "a_1"), "ci-deploy-v2");
+        assert_eq!(handle_of("Relé", "a_1"), "rel");
+        assert_eq!(handle_of("🚀", "a_XYZ"), "a_xyz");
+        assert_eq!(handle_of(&"ab ".repeat(30), "a_1").len(), 39);
     }
 }

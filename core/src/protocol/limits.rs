@@ -24,9 +24,10 @@ pub const USER_ID_MAX_CHARS: usize = 64;
 /// `data`: a JSON object of at most 8 KiB, measured as compact JSON. It is stored
 /// and echoed back, never sent in a push.
 pub const DATA_MAX_BYTES: usize = 8 * 1024;
-/// `ttl` in seconds: default one hour, clamped into [1 minute, 7 days].
+/// `ttl` in seconds: default one hour, clamped into [30 seconds, 7 days]
+/// (30 s is the reference clients' documented minimum).
 pub const TTL_DEFAULT_SECS: i64 = 3_600;
-pub const TTL_MIN_SECS: i64 = 60;
+pub const TTL_MIN_SECS: i64 = 30;
 pub const TTL_MAX_SECS: i64 = 7 * 24 * 3_600;
 /// Ids (question, user, agent, room, device): 1 to 64 ASCII characters.
 pub const ID_MAX_CHARS: usize = 64;

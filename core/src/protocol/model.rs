@@ -12,7 +12,11 @@ use super::time::{rfc3339, rfc3339_opt};
 pub const KIND_QUESTION: &str = "question";
 
 /// How an option's button looks. Three roles only, on purpose (spec 3).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+///
+/// Read leniently: `"cancel"` (the spec's own example of a quiet option) is
+/// the `default` role, and a style word from a later protocol version
+/// degrades to `default` rather than failing the question (additive-only).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum OptionStyle {
     /// The recommended or affirmative choice: the brand strike color.
@@ -33,6 +37,7 @@ impl OptionStyle {
         }
     }
 
+    /// One of the three role words; `None` for any other word.
     pub fn parse(s: &str) -> Option<Self> {
         match s {
             "primary" => Some(OptionStyle::Primary),
@@ -40,6 +45,23 @@ impl OptionStyle {
             "default" => Some(OptionStyle::Default),
             _ => None,
         }
+    }
+
+    /// A style word as written by any client: the three roles, `cancel` as
+    /// the quiet role, and `None` for a word this version does not know
+    /// (the caller then falls back to the legacy flags, or `default`).
+    pub fn read(s: &str) -> Option<Self> {
+        match s {
+            "cancel" => Some(OptionStyle::Default),
+            other => Self::parse(other),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for OptionStyle {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let word = String::deserialize(d)?;
+        Ok(Self::read(&word).unwrap_or_default())
     }
 }
 
@@ -197,13 +219,17 @@ pub struct RoomRef {
     pub name: String,
 }
 
-/// Who asked (additive; from the data model, seed 001).
+/// Who asked (additive, as the protocol's data model has it).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Asker {
     /// `agent` or `user`.
     #[serde(rename = "type")]
     pub kind: String,
     pub id: String,
+    /// A stable, URL-safe name derived at creation (`release-bot`); `null`
+    /// where it is not known (a question rebuilt from a push).
+    #[serde(default)]
+    pub handle: Option<String>,
     pub display_name: String,
 }
 

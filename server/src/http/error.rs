@@ -1,8 +1,18 @@
-//! The one error shape of the HTTP API:
-//! `{"error": {"code": "...", "message": "...", "field": "..." | null}}`,
-//! plus `"question"` when the error concerns a question that exists (409).
+//! The one error shape of the HTTP API, read by both kinds of client:
+//! ```json
+//! {"code": "...", "message": "...", "field": "..." | null,
+//!  "error": {"code": "...", "message": "...", "field": "..." | null}}
+//! ```
+//! The flat `code` and `message` are what clients of the reference
+//! implementation read; the nested `error` object is qp's own (kept for its
+//! clients). `"question"` is added when the error concerns a question that
+//! exists (409). [`json_errors`] gives the framework's own rejections (405,
+//! 413, a path that is not UTF-8…) the same shape, and enforces the URI and
+//! header limits with 414 and 431 in that shape.
 
+use axum::extract::Request;
 use axum::http::{header, HeaderValue, StatusCode};
+use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use qp_core::protocol::{Question, ValidationError};
@@ -87,6 +97,9 @@ impl ApiError {
     /// The JSON body of this error.
     pub fn body(&self) -> serde_json::Value {
         let mut body = json!({
+            "code": self.code,
+            "message": self.message,
+            "field": self.field,
             "error": { "code": self.code, "message": self.message, "field": self.field }
         });
         if let Some(q) = &self.question {
@@ -119,4 +132,96 @@ impl IntoResponse for ApiError {
         }
         resp
     }
+}
+
+/// The longest request target served (path and query); longer is 414.
+pub const MAX_URI_BYTES: usize = 8 * 1024;
+/// The most request headers, and their total size (names and values); more is 431.
+pub const MAX_HEADERS: usize = 100;
+pub const MAX_HEADER_BYTES: usize = 16 * 1024;
+
+/// The stable code of a status the framework produced on its own.
+fn code_of(status: StatusCode) -> &'static str {
+    match status.as_u16() {
+        400 => "bad_request",
+        401 => "unauthorized",
+        403 => "forbidden",
+        404 => "not_found",
+        405 => "method_not_allowed",
+        408 => "request_timeout",
+        409 => "conflict",
+        413 => "payload_too_large",
+        414 => "uri_too_long",
+        415 => "unsupported_media_type",
+        422 => "unprocessable",
+        429 => "rate_limited",
+        431 => "headers_too_large",
+        s if s >= 500 => "internal",
+        _ => "error",
+    }
+}
+
+fn is_json(resp: &Response) -> bool {
+    resp.headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/json"))
+}
+
+/// Middleware: requests over the URI or header limits are refused with 414 or
+/// 431 in the error shape; any error response the framework wrote itself
+/// (plain text or empty: a wrong method, a body over the limit, a path
+/// that is not UTF-8) is rewritten into the error shape, keeping its status,
+/// its headers (`Allow` on 405) and its text as the message.
+pub async fn json_errors(req: Request, next: Next) -> Response {
+    let uri_len = req.uri().path_and_query().map_or(0, |pq| pq.as_str().len());
+    if uri_len > MAX_URI_BYTES {
+        return ApiError::new(
+            StatusCode::URI_TOO_LONG,
+            "uri_too_long",
+            format!("the request target is {uri_len} bytes; at most {MAX_URI_BYTES} are accepted"),
+        )
+        .into_response();
+    }
+    let headers = req.headers();
+    let header_bytes: usize = headers
+        .iter()
+        .map(|(k, v)| k.as_str().len() + v.len())
+        .sum();
+    if headers.len() > MAX_HEADERS || header_bytes > MAX_HEADER_BYTES {
+        return ApiError::new(
+            StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
+            "headers_too_large",
+            format!(
+                "{} headers of {header_bytes} bytes; at most {MAX_HEADERS} headers and {MAX_HEADER_BYTES} bytes are accepted",
+                headers.len()
+            ),
+        )
+        .into_response();
+    }
+    let resp = next.run(req).await;
+    let status = resp.status();
+    if !(status.is_client_error() || status.is_server_error()) || is_json(&resp) {
+        return resp;
+    }
+    let (parts, body) = resp.into_parts();
+    // The framework's own text ("Failed to buffer the body: length limit
+    // exceeded"); short, so reading it whole is fine.
+    let text = axum::body::to_bytes(body, 4096).await.unwrap_or_default();
+    let text = String::from_utf8_lossy(&text).trim().to_string();
+    let message = if text.is_empty() {
+        status
+            .canonical_reason()
+            .unwrap_or("error")
+            .to_ascii_lowercase()
+    } else {
+        text
+    };
+    let mut out = ApiError::new(status, code_of(status), message).into_response();
+    for (k, v) in parts.headers.iter() {
+        if k != header::CONTENT_TYPE && k != header::CONTENT_LENGTH {
+            out.headers_mut().insert(k.clone(), v.clone());
+        }
+    }
+    out
 }

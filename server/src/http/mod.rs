@@ -38,6 +38,7 @@ pub fn router(app: Arc<App>) -> Router {
         .route("/api/dev/inbox", get(dev_inbox))
         .route("/healthz", get(|| async { "ok" }))
         .fallback(|| async { ApiError::not_found("no such endpoint") })
+        .layer(axum::middleware::from_fn(error::json_errors))
         .with_state(app)
 }
 

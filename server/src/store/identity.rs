@@ -45,6 +45,8 @@ pub const SCOPE_READ: &str = "read";
 pub struct Agent {
     pub id: String,
     pub name: String,
+    /// URL-safe, derived from the name at creation (`release-bot`).
+    pub handle: String,
     pub owner_user_id: String,
     pub scopes: Vec<String>,
 }
@@ -347,9 +349,10 @@ pub fn create_agent(
         }
     }
     let id = ids::new_id("a");
+    let handle = identity_rules::handle_of(name, &id);
     conn.execute(
-        "INSERT INTO agents (id, name, owner_user_id, scopes, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
-        params![id, name, owner_user_id, scopes.join(","), now_secs()],
+        "INSERT INTO agents (id, name, handle, owner_user_id, scopes, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        params![id, name, handle, owner_user_id, scopes.join(","), now_secs()],
     )?;
     for room_id in room_ids {
         conn.execute(
@@ -362,6 +365,7 @@ pub fn create_agent(
         Agent {
             id,
             name: name.to_string(),
+            handle,
             owner_user_id: owner_user_id.to_string(),
             scopes: scopes.to_vec(),
         },
@@ -369,11 +373,23 @@ pub fn create_agent(
     ))
 }
 
+const AGENT_BY_ID: &str =
+    "SELECT id, name, owner_user_id, scopes, handle FROM agents WHERE id = ?1";
+const ALL_AGENTS: &str =
+    "SELECT id, name, owner_user_id, scopes, handle FROM agents ORDER BY created_at, id";
+
 fn agent_from_row(r: &rusqlite::Row) -> rusqlite::Result<Agent> {
     let scopes: String = r.get(3)?;
+    let id: String = r.get(0)?;
+    let name: String = r.get(1)?;
+    // Agents created before handles existed get theirs derived on read.
+    let handle = r
+        .get::<_, Option<String>>(4)?
+        .unwrap_or_else(|| identity_rules::handle_of(&name, &id));
     Ok(Agent {
-        id: r.get(0)?,
-        name: r.get(1)?,
+        id,
+        name,
+        handle,
         owner_user_id: r.get(2)?,
         scopes: scopes
             .split(',')
@@ -384,8 +400,7 @@ fn agent_from_row(r: &rusqlite::Row) -> rusqlite::Result<Agent> {
 }
 
 pub fn list_agents(conn: &Connection) -> rusqlite::Result<Vec<(Agent, Vec<String>)>> {
-    let mut st =
-        conn.prepare("SELECT id, name, owner_user_id, scopes FROM agents ORDER BY created_at, id")?;
+    let mut st = conn.prepare(ALL_AGENTS)?;
     let agents: Vec<Agent> = st
         .query_map([], agent_from_row)?
         .collect::<Result<_, _>>()?;
@@ -484,7 +499,7 @@ pub fn authenticate(conn: &Connection, token: &str) -> rusqlite::Result<Option<P
         .optional()?;
     match row {
         Some((kind, subject)) if kind == "agent" => Ok(conn
-            .prepare_cached("SELECT id, name, owner_user_id, scopes FROM agents WHERE id = ?1")?
+            .prepare_cached(AGENT_BY_ID)?
             .query_row([subject], agent_from_row)
             .optional()?
             .map(Principal::Agent)),

@@ -121,6 +121,11 @@ const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX dev_inbox_by_device ON dev_inbox(device_id, seq);
     "#,
+    // 3: agents' URL-safe handles (the asker's `handle`); older agents get
+    // theirs derived from the name when read.
+    r#"
+    ALTER TABLE agents ADD COLUMN handle TEXT;
+    "#,
 ];
 
 /// Applies what is missing, each migration in its own transaction
