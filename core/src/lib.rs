@@ -16,6 +16,7 @@
 //!   actions, the category registry, the Android notification and actions.
 //! - [`answer`]: from a tapped action or typed reply to a validated answer.
 //! - [`retry`]: the one backoff policy (phone flush, webhooks, pushes, client).
+//! - [`pairing`]: one-time pairing codes and links (server, phone and CLI).
 //! - [`logging`]: one-time logger setup (oslog on Apple, logcat on Android).
 //!
 //! With the `phone` feature:
@@ -30,6 +31,7 @@ pub mod answer;
 #[cfg(feature = "phone")]
 pub mod feed;
 pub mod logging;
+pub mod pairing;
 pub mod payload;
 #[cfg(feature = "phone")]
 pub mod phone;

@@ -52,6 +52,8 @@ pub struct App {
     /// Wakes terminal devices long-polling their dev inbox.
     pub dev_wake: Notify,
     limiter: DefaultKeyedRateLimiter<String>,
+    /// Failed pairing attempts per client address.
+    pub pair_failures: crate::pairing::PairFailures,
 }
 
 /// The response of an answer, kept verbatim under its Idempotency-Key.
@@ -72,6 +74,7 @@ impl App {
             webhook_wake: Notify::new(),
             push_wake: Notify::new(),
             dev_wake: Notify::new(),
+            pair_failures: Default::default(),
         })
     }
 

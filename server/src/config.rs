@@ -23,6 +23,20 @@ pub struct Settings {
     pub apns: Option<crate::push::apns::ApnsConfig>,
     /// FCM, when configured (`--fcm-service-account`).
     pub fcm: Option<crate::push::fcm::FcmConfig>,
+    /// The URL phones reach this server at (pairing links); by default
+    /// `http://` + the listen address.
+    pub public_url: Option<String>,
+}
+
+impl Settings {
+    /// The base URL that goes into pairing links.
+    pub fn public_url(&self) -> String {
+        self.public_url
+            .clone()
+            .unwrap_or_else(|| format!("http://{}", self.listen))
+            .trim_end_matches('/')
+            .to_string()
+    }
 }
 
 impl Default for Settings {
@@ -39,6 +53,7 @@ impl Default for Settings {
             webhook_timeout: Duration::from_secs(10),
             apns: None,
             fcm: None,
+            public_url: None,
         }
     }
 }
@@ -64,6 +79,7 @@ pub struct PartialSettings {
     pub apns_sandbox: Option<bool>,
     pub fcm_service_account: Option<PathBuf>,
     pub fcm_base_url: Option<String>,
+    pub public_url: Option<String>,
 }
 
 impl PartialSettings {
@@ -113,6 +129,7 @@ impl PartialSettings {
             ),
             apns: None,
             fcm: None,
+            public_url: self.public_url.or(file.public_url),
         };
         let apns_key = self.apns_key.or(file.apns_key);
         let apns_key_id = self.apns_key_id.or(file.apns_key_id);

@@ -19,6 +19,8 @@ pub fn new_id(prefix: &str) -> String {
 pub const AGENT_TOKEN_PREFIX: &str = "qpa_";
 /// Prefix of user (device) tokens.
 pub const USER_TOKEN_PREFIX: &str = "qpu_";
+/// Prefix of operator (admin endpoint) tokens.
+pub const ADMIN_TOKEN_PREFIX: &str = "qpx_";
 
 /// A new bearer token (256 random bits). Shown once, stored only as its hash.
 pub fn new_token(prefix: &str) -> String {

@@ -14,6 +14,7 @@ pub mod client;
 pub mod config;
 pub mod http;
 pub mod ids;
+pub mod pairing;
 pub mod push;
 pub mod serve;
 pub mod store;

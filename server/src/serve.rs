@@ -90,7 +90,7 @@ async fn accept_loop(listener: TcpListener, router: axum::Router, mut stop: ones
 
     let mut connections = tokio::task::JoinSet::new();
     loop {
-        let (stream, _) = tokio::select! {
+        let (stream, peer) = tokio::select! {
             _ = &mut stop => break,
             accepted = listener.accept() => match accepted {
                 Ok(a) => a,
@@ -109,7 +109,10 @@ async fn accept_loop(listener: TcpListener, router: axum::Router, mut stop: ones
         connections.spawn(async move {
             let service =
                 hyper::service::service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
-                    router.clone().call(req.map(axum::body::Body::new))
+                    let mut req = req.map(axum::body::Body::new);
+                    // The client's address, for per-address limits (pairing).
+                    req.extensions_mut().insert(axum::extract::ConnectInfo(peer));
+                    router.clone().call(req)
                 });
             let conn = hyper::server::conn::http1::Builder::new()
                 .timer(TokioTimer::new())

@@ -7,7 +7,7 @@ use qp_core::payload::PayloadError;
 use qp_core::phone::PhoneError;
 use qp_core::protocol::ValidationError;
 
-use crate::types::{ActionErrorKind, PayloadErrorKind, StoreErrorKind, ValidationCode};
+use crate::types::{ActionErrorKind, PairErrorKind, PayloadErrorKind, StoreErrorKind, ValidationCode};
 
 #[derive(Debug, thiserror::Error, uniffi::Error)]
 pub enum QpError {
@@ -51,6 +51,10 @@ pub enum QpError {
     Network { detail: String },
     #[error("not signed in")]
     NotSignedIn,
+    /// Pairing failed: `kind` says why (an unknown, used or expired code, too
+    /// many attempts, no network, the secure storage refused).
+    #[error("{detail}")]
+    Pairing { kind: PairErrorKind, detail: String },
 }
 
 impl From<ValidationError> for QpError {
@@ -101,6 +105,10 @@ impl From<PhoneError> for QpError {
             PhoneError::Network(detail) => QpError::Network { detail },
             PhoneError::UnknownQuestion(question_id) => QpError::UnknownQuestion { question_id },
             PhoneError::InvalidInput(detail) => QpError::InvalidInput { detail },
+            PhoneError::Pairing(p) => QpError::Pairing {
+                kind: p.kind,
+                detail: p.detail,
+            },
         }
     }
 }

@@ -13,6 +13,7 @@
 uniffi::setup_scaffolding!("question_protocol");
 
 pub mod error;
+pub mod pairing;
 pub mod phone;
 pub mod platform;
 #[cfg(feature = "testing")]
@@ -20,4 +21,5 @@ pub mod testing;
 pub mod types;
 
 pub use error::QpError;
+pub use pairing::{pair_device, SecureStore};
 pub use phone::{PhoneCore, TokenProvider};

@@ -349,6 +349,37 @@ pub struct FeedCell {
     pub my_answer: Option<MyAnswer>,
 }
 
+// ---- pairing ----
+
+pub type DeviceRegistration = qp_core::phone::DeviceRegistration;
+#[uniffi::remote(Record)]
+pub struct DeviceRegistration {
+    pub platform: String,
+    pub push_token: String,
+    pub app_id: Option<String>,
+}
+
+pub type PairedAccount = qp_core::phone::PairedAccount;
+#[uniffi::remote(Record)]
+pub struct PairedAccount {
+    pub server_url: String,
+    pub user_id: String,
+    pub display_name: String,
+    pub device_id: Option<String>,
+}
+
+pub type PairErrorKind = qp_core::phone::PairErrorKind;
+#[uniffi::remote(Enum)]
+pub enum PairErrorKind {
+    NotACode,
+    NoServer,
+    InvalidCode,
+    TooManyAttempts,
+    Unreachable,
+    Refused,
+    StorageFailed,
+}
+
 // ---- error kinds (the cases Swift and Kotlin switch on) ----
 
 pub type ActionErrorKind = qp_core::answer::ActionErrorKind;

@@ -31,6 +31,9 @@ pub enum PhoneError {
     /// The question is not held on this device (never pushed nor synced).
     #[error("question {0} is not on this device")]
     UnknownQuestion(String),
+    /// Pairing failed (the kind says why).
+    #[error(transparent)]
+    Pairing(#[from] super::PairError),
     /// An argument that is not well-formed.
     #[error("{0}")]
     InvalidInput(String),

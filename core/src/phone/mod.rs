@@ -8,6 +8,7 @@
 //! extension), over one store file that both processes share.
 
 mod error;
+mod pair;
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -16,6 +17,7 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 
 pub use error::PhoneError;
+pub use pair::{DeviceRegistration, PairError, PairErrorKind, PairedAccount, TokenStore};
 
 use crate::answer::{map_action, ActionError};
 use crate::feed::{self, FeedCell, MyAnswer};
@@ -69,6 +71,22 @@ impl Phone {
             user_id: user_id.to_string(),
             copy: &Copy::EN,
         })
+    }
+
+    /// First run: exchanges a pairing link (`https://HOST/pair#CODE`, from
+    /// the QR code) or a bare code (then `server_url` says where) for the
+    /// user's token, which goes straight to the app's secure storage
+    /// (`tokens`) and nowhere else. With `device`, the push registration is
+    /// made in the same call. Then open the phone with the returned server
+    /// and user, and a token provider that reads the same storage.
+    pub async fn pair(
+        link_or_code: &str,
+        server_url: Option<&str>,
+        device_label: &str,
+        device: Option<&DeviceRegistration>,
+        tokens: &dyn TokenStore,
+    ) -> Result<PairedAccount, PhoneError> {
+        Ok(pair::pair(link_or_code, server_url, device_label, device, tokens).await?)
     }
 
     /// The signed-in user's id.

@@ -10,7 +10,8 @@ use serde_json::json;
 
 use super::{EXIT_ERROR, EXIT_OK, EXIT_USAGE};
 use crate::store::identity::{self, Webhook};
-use crate::store::{self, deliveries, StoreError};
+use crate::store::invites::{self, InviteKind};
+use crate::store::{self, deliveries, now_secs, StoreError};
 
 #[derive(Args)]
 pub struct AdminArgs {
@@ -49,6 +50,20 @@ enum UserCmd {
     },
     /// List users.
     List,
+    /// Create a one-time pairing code for a user's phone; prints the link,
+    /// the code and the link as a QR code to scan with the app.
+    Invite {
+        user: String,
+        /// The URL phones reach the server at (goes into the link).
+        #[arg(long, env = "QP_PUBLIC_URL", default_value = "http://127.0.0.1:8750")]
+        url: String,
+        /// How long the code works, in seconds.
+        #[arg(long, default_value_t = invites::DEFAULT_TTL_SECS)]
+        ttl: i64,
+        /// Print {"code", "link", "expires_at"} as JSON, without the QR code.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Subcommand)]
@@ -108,6 +123,17 @@ enum AgentCmd {
     },
     /// Allow an agent to ask in one more room.
     Allow { agent: String, room: String },
+    /// Create a one-time code that `qp login CODE` exchanges for a token of
+    /// this agent (stored in the user's config directory).
+    Invite {
+        agent: String,
+        /// The server URL `qp login` should use.
+        #[arg(long, env = "QP_PUBLIC_URL", default_value = "http://127.0.0.1:8750")]
+        url: String,
+        /// How long the code works, in seconds.
+        #[arg(long, default_value_t = invites::DEFAULT_TTL_SECS)]
+        ttl: i64,
+    },
     /// List agents and their rooms.
     List,
 }
@@ -120,7 +146,14 @@ enum TokenCmd {
         #[arg(long, default_value = "")]
         label: String,
     },
-    /// List tokens (hash prefixes only; tokens themselves are never stored).
+    /// Create an operator token for the admin HTTP endpoints (invites);
+    /// prints {"token", ...}, shown only now.
+    AddAdmin {
+        #[arg(long, default_value = "")]
+        label: String,
+    },
+    /// List tokens: hash prefix, kind, subject, label, created, last used
+    /// (tokens themselves are never stored).
     List,
     /// Revoke a token by the hash prefix `token list` shows.
     Revoke { hash_prefix: String },
@@ -167,6 +200,26 @@ fn execute(conn: &Connection, what: What) -> Result<String, StoreError> {
             .map(|u| format!("{}\t{}", u.id, u.display_name))
             .collect::<Vec<_>>()
             .join("\n"),
+        What::User(UserCmd::Invite {
+            user,
+            url,
+            ttl,
+            json,
+        }) => {
+            identity::require_user(conn, &user)?;
+            let inv = invites::create(conn, InviteKind::User, &user, ttl, now_secs())?;
+            let link = qp_core::pairing::pair_link(&url, &inv.code);
+            let expires_at = time_of(inv.expires_at);
+            if json {
+                json!({ "code": inv.code, "link": link, "expires_at": expires_at }).to_string()
+            } else {
+                format!(
+                    "Scan with the app, or open on the phone:\n\n{}\n{link}\n\ncode {} (works once, until {expires_at})",
+                    qr(&link),
+                    inv.code
+                )
+            }
+        }
         What::Room(RoomCmd::Add { name, code }) => {
             let r = identity::create_room(conn, &name, code.as_deref())?;
             json!({ "id": r.id, "code": r.code, "name": r.name }).to_string()
@@ -259,6 +312,17 @@ fn execute(conn: &Connection, what: What) -> Result<String, StoreError> {
             identity::allow_agent_room(conn, &agent, &room_id)?;
             String::new()
         }
+        What::Agent(AgentCmd::Invite { agent, url, ttl }) => {
+            if identity::agent(conn, &agent)?.is_none() {
+                return Err(StoreError::NotFound(format!("no agent {agent}")));
+            }
+            let inv = invites::create(conn, InviteKind::Agent, &agent, ttl, now_secs())?;
+            format!(
+                "On the agent's machine:\n\n  qp login {} --url {url}\n\n(works once, until {})",
+                inv.code,
+                time_of(inv.expires_at)
+            )
+        }
         What::Agent(AgentCmd::List) => identity::list_agents(conn)?
             .iter()
             .map(|(a, rooms)| {
@@ -277,12 +341,21 @@ fn execute(conn: &Connection, what: What) -> Result<String, StoreError> {
             let token = identity::create_user_token(conn, &user, &label)?;
             json!({ "user_id": user, "label": label, "token": token }).to_string()
         }
+        What::Token(TokenCmd::AddAdmin { label }) => {
+            let token = identity::create_admin_token(conn, &label)?;
+            json!({ "kind": "admin", "label": label, "token": token }).to_string()
+        }
         What::Token(TokenCmd::List) => identity::list_tokens(conn)?
             .iter()
             .map(|t| {
                 format!(
-                    "{}\t{}\t{}\t{}",
-                    t.hash_prefix, t.kind, t.subject_id, t.label
+                    "{}\t{}\t{}\t{}\tcreated {}\tlast used {}",
+                    t.hash_prefix,
+                    t.kind,
+                    t.subject_id,
+                    if t.label.is_empty() { "-" } else { &t.label },
+                    time_of(t.created_at),
+                    t.last_used_at.map(time_of).unwrap_or_else(|| "never".into())
                 )
             })
             .collect::<Vec<_>>()
@@ -292,4 +365,23 @@ fn execute(conn: &Connection, what: What) -> Result<String, StoreError> {
             String::new()
         }
     })
+}
+
+fn time_of(secs: i64) -> String {
+    chrono::DateTime::from_timestamp(secs, 0)
+        .map(|t| qp_core::protocol::time::format(&t))
+        .unwrap_or_default()
+}
+
+/// `text` as a QR code in the terminal: two rows of modules per line of
+/// half-block characters, dark on light, with the quiet zone.
+pub fn qr(text: &str) -> String {
+    match qrcode::QrCode::new(text.as_bytes()) {
+        Ok(code) => code
+            .render::<qrcode::render::unicode::Dense1x2>()
+            .dark_color(qrcode::render::unicode::Dense1x2::Light)
+            .light_color(qrcode::render::unicode::Dense1x2::Dark)
+            .build(),
+        Err(e) => format!("(no QR code: {e})"),
+    }
 }

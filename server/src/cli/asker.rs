@@ -12,21 +12,33 @@ use crate::client::{AskerClient, ClientError};
 
 #[derive(Args, Clone)]
 pub struct Connection {
-    /// Server URL.
-    #[arg(long, env = "QP_URL", default_value = "http://127.0.0.1:8750")]
-    url: String,
-    /// Agent token (qpa_…).
+    /// Server URL [default: the one `qp login` stored, else http://127.0.0.1:8750].
+    #[arg(long, env = "QP_URL")]
+    url: Option<String>,
+    /// Agent token (qpa_…) [default: the one `qp login` stored].
     #[arg(long, env = "QP_TOKEN", hide_env_values = true)]
     token: Option<String>,
 }
 
 impl Connection {
     fn client(&self) -> Result<AskerClient, i32> {
-        let Some(token) = self.token.as_deref().filter(|t| !t.is_empty()) else {
-            eprintln!("qp: no agent token; pass --token or set QP_TOKEN");
+        let stored = super::credentials::load();
+        let token = self
+            .token
+            .clone()
+            .filter(|t| !t.is_empty())
+            .or_else(|| stored.as_ref().map(|c| c.token.clone()));
+        let Some(token) = token else {
+            eprintln!("qp: no agent token; pass --token, set QP_TOKEN, or run `qp login CODE`");
             return Err(EXIT_USAGE);
         };
-        AskerClient::new(&self.url, token).map_err(|e| {
+        let url = self
+            .url
+            .clone()
+            .filter(|u| !u.is_empty())
+            .or_else(|| stored.map(|c| c.url))
+            .unwrap_or_else(|| super::DEFAULT_URL.to_string());
+        AskerClient::new(&url, &token).map_err(|e| {
             eprintln!("qp: {e}");
             EXIT_ERROR
         })

@@ -14,7 +14,7 @@ use std::time::Duration;
 use clap::Args;
 use qp_core::answer::ActionError;
 use qp_core::payload::{CompactQuestion, Push};
-use qp_core::phone::{Phone, PhoneError};
+use qp_core::phone::{DeviceRegistration, Phone, PhoneError, TokenStore};
 use qp_core::present::android::{choice_labels, CHOOSE_ACTION_ID};
 use qp_core::present::ios::{option_action_id, TEXT_ACTION_ID};
 use qp_core::present::PresentOptions;
@@ -36,9 +36,14 @@ pub struct DeviceArgs {
     /// Server URL.
     #[arg(long, env = "QP_URL", default_value = "http://127.0.0.1:8750")]
     url: String,
-    /// The user's device token (qpu_…, from `qp admin token add`).
+    /// The user's device token (qpu_…, from `qp admin token add`) [default:
+    /// the one an earlier --pair kept next to the store].
     #[arg(long, env = "QP_DEVICE_TOKEN", hide_env_values = true)]
     token: Option<String>,
+    /// First run: pair with a link or code from `qp admin user invite`, as a
+    /// phone does (the token is kept next to the store, owner-only).
+    #[arg(long, value_name = "LINK", conflicts_with = "token")]
+    pair: Option<String>,
     /// Which phone to be: the APNs payload (ios) or the FCM data message (android).
     #[arg(long = "as", value_parser = ["ios", "android"], default_value = "ios")]
     platform: String,
@@ -110,6 +115,31 @@ async fn fetch(http: reqwest::Client, url: String, token: String) -> Result<Valu
 }
 
 impl Terminal {
+    /// Registers this terminal as a development device (push over the dev inbox).
+    async fn register(&mut self) -> Result<(), i32> {
+        let push_token = format!("dev-{}", crate::ids::new_id("t"));
+        let registered = self
+            .http
+            .post(format!("{}/api/devices", self.args.url))
+            .bearer_auth(&self.token)
+            .json(&serde_json::json!({"platform": "dev", "push_token": push_token, "app_id": self.args.platform}))
+            .send()
+            .await;
+        let device: Value = match registered {
+            Ok(r) if r.status().is_success() => r.json().await.unwrap_or_default(),
+            Ok(r) => {
+                eprintln!("qp device: registration refused: {}", r.status());
+                return Err(EXIT_ERROR);
+            }
+            Err(e) => {
+                eprintln!("qp device: cannot register: {e}");
+                return Err(EXIT_ERROR);
+            }
+        };
+        self.device_id = device["id"].as_str().unwrap_or_default().to_string();
+        Ok(())
+    }
+
     fn draw(&self, q: &CompactQuestion) {
         let remaining = self.phone.time_remaining(q, chrono::Utc::now());
         println!();
@@ -301,9 +331,68 @@ impl Terminal {
     }
 }
 
-pub async fn run(args: DeviceArgs) -> i32 {
-    let Some(token) = args.token.clone().filter(|t| !t.is_empty()) else {
-        eprintln!("qp device: no device token; pass --token or set QP_DEVICE_TOKEN (qp admin token add USER)");
+/// The terminal's secure storage: a file next to the store, owner-only
+/// (a phone uses the Keychain or the Keystore; never the SQLite store).
+struct TokenFile(PathBuf);
+
+impl TokenFile {
+    fn next_to(store: &std::path::Path) -> TokenFile {
+        let mut name = store.as_os_str().to_owned();
+        name.push(".token");
+        TokenFile(PathBuf::from(name))
+    }
+
+    fn read(&self) -> Option<String> {
+        std::fs::read_to_string(&self.0)
+            .ok()
+            .map(|t| t.trim().to_string())
+            .filter(|t| !t.is_empty())
+    }
+}
+
+impl TokenStore for TokenFile {
+    fn save_token(&self, _user_id: &str, token: &str) -> Result<(), String> {
+        use std::io::Write;
+        use std::os::unix::fs::OpenOptionsExt;
+        let _ = std::fs::remove_file(&self.0);
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&self.0)
+            .map_err(|e| format!("cannot write {}: {e}", self.0.display()))?;
+        f.write_all(token.as_bytes()).map_err(|e| e.to_string())
+    }
+}
+
+pub async fn run(mut args: DeviceArgs) -> i32 {
+    let token_file = TokenFile::next_to(&args.store);
+    let mut paired_device = None;
+    if let Some(link) = args.pair.clone() {
+        let registration = DeviceRegistration {
+            platform: "dev".into(),
+            push_token: format!("dev-{}", crate::ids::new_id("t")),
+            app_id: Some(args.platform.clone()),
+        };
+        match Phone::pair(&link, Some(&args.url), "qp device", Some(&registration), &token_file).await {
+            Ok(account) => {
+                println!("qp device: paired as {} ({})", account.display_name, account.user_id);
+                args.url = account.server_url;
+                paired_device = account.device_id;
+            }
+            Err(e) => {
+                eprintln!("qp device: pairing failed: {e}");
+                return EXIT_ERROR;
+            }
+        }
+    }
+    let Some(token) = args
+        .token
+        .clone()
+        .filter(|t| !t.is_empty())
+        .or_else(|| token_file.read())
+    else {
+        eprintln!("qp device: no device token; pass --pair LINK (qp admin user invite USER), or --token / QP_DEVICE_TOKEN (qp admin token add USER)");
         return EXIT_USAGE;
     };
     let http = reqwest::Client::builder()
@@ -349,26 +438,11 @@ pub async fn run(args: DeviceArgs) -> i32 {
         done: 0,
         args,
     };
-    let push_token = format!("dev-{}", crate::ids::new_id("t"));
-    let registered = phone
-        .http
-        .post(format!("{}/api/devices", phone.args.url))
-        .bearer_auth(&phone.token)
-        .json(&serde_json::json!({"platform": "dev", "push_token": push_token, "app_id": phone.args.platform}))
-        .send()
-        .await;
-    let device: Value = match registered {
-        Ok(r) if r.status().is_success() => r.json().await.unwrap_or_default(),
-        Ok(r) => {
-            eprintln!("qp device: registration refused: {}", r.status());
-            return EXIT_ERROR;
-        }
-        Err(e) => {
-            eprintln!("qp device: cannot register: {e}");
-            return EXIT_ERROR;
-        }
-    };
-    phone.device_id = device["id"].as_str().unwrap_or_default().to_string();
+    if let Some(id) = paired_device {
+        phone.device_id = id;
+    } else if let Err(code) = phone.register().await {
+        return code;
+    }
     println!(
         "qp device: {} ({}) as {}, {}; waiting for questions",
         me["display_name"].as_str().unwrap_or(""),

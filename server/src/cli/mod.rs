@@ -6,7 +6,9 @@
 
 mod admin;
 mod asker;
+mod credentials;
 mod device;
+mod login;
 mod serve;
 
 use clap::{Parser, Subcommand};
@@ -17,6 +19,9 @@ pub const EXIT_USAGE: i32 = 2;
 pub const EXIT_EXPIRED: i32 = 3;
 pub const EXIT_CANCELLED: i32 = 4;
 pub const EXIT_INTERRUPTED: i32 = 130;
+
+/// Where the server listens by default, and so where clients look.
+pub const DEFAULT_URL: &str = "http://127.0.0.1:8750";
 
 #[derive(Parser)]
 #[command(
@@ -50,6 +55,8 @@ enum Command {
     Admin(admin::AdminArgs),
     /// A phone in the terminal: receive questions as a phone would and answer by key.
     Device(device::DeviceArgs),
+    /// Exchange a one-time code (qp admin agent invite) for an agent token, stored for the asker verbs.
+    Login(login::LoginArgs),
 }
 
 /// Parses the arguments, runs the command, and returns the exit code.
@@ -70,6 +77,7 @@ pub fn run() -> i32 {
         Command::List(args) => block_on(asker::list(args)),
         Command::Cancel(args) => block_on(asker::cancel(args)),
         Command::Device(args) => block_on(device::run(args)),
+        Command::Login(args) => block_on(login::run(args)),
     }
 }
 

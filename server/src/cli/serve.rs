@@ -66,6 +66,9 @@ pub struct ServeArgs {
     /// FCM base URL [default: https://fcm.googleapis.com].
     #[arg(long, env = "QP_FCM_BASE_URL")]
     fcm_base_url: Option<String>,
+    /// The URL phones reach this server at, for pairing links [default: http:// + --listen].
+    #[arg(long, env = "QP_PUBLIC_URL")]
+    public_url: Option<String>,
 }
 
 pub async fn run(args: ServeArgs) -> i32 {
@@ -96,6 +99,7 @@ pub async fn run(args: ServeArgs) -> i32 {
         apns_sandbox: args.apns_sandbox.then_some(true),
         fcm_service_account: args.fcm_service_account,
         fcm_base_url: args.fcm_base_url,
+        public_url: args.public_url,
     };
     let settings = match flags.resolve(file) {
         Ok(s) => s,

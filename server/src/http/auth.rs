@@ -52,9 +52,9 @@ impl FromRequestParts<Arc<App>> for AgentAuth {
     async fn from_request_parts(parts: &mut Parts, app: &Arc<App>) -> Result<Self, ApiError> {
         match principal(parts, app).await? {
             Principal::Agent(a) => Ok(AgentAuth(a)),
-            Principal::User(_) => Err(ApiError::forbidden(
+            Principal::User(_) | Principal::Admin { .. } => Err(ApiError::forbidden(
                 "wrong_token_kind",
-                "this endpoint takes an agent token, not a user token",
+                "this endpoint takes an agent token",
             )),
         }
     }
@@ -66,9 +66,28 @@ impl FromRequestParts<Arc<App>> for UserAuth {
     async fn from_request_parts(parts: &mut Parts, app: &Arc<App>) -> Result<Self, ApiError> {
         match principal(parts, app).await? {
             Principal::User(u) => Ok(UserAuth(u)),
-            Principal::Agent(_) => Err(ApiError::forbidden(
+            Principal::Agent(_) | Principal::Admin { .. } => Err(ApiError::forbidden(
                 "wrong_token_kind",
-                "this endpoint takes a user token, not an agent token",
+                "this endpoint takes a user token",
+            )),
+        }
+    }
+}
+
+/// An operator (`qp admin token add-admin`), for the admin endpoints.
+pub struct AdminAuth {
+    pub label: String,
+}
+
+impl FromRequestParts<Arc<App>> for AdminAuth {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, app: &Arc<App>) -> Result<Self, ApiError> {
+        match principal(parts, app).await? {
+            Principal::Admin { label } => Ok(AdminAuth { label }),
+            _ => Err(ApiError::forbidden(
+                "wrong_token_kind",
+                "this endpoint takes an admin token (qp admin token add-admin)",
             )),
         }
     }

@@ -116,6 +116,18 @@ impl From<ValidationError> for ApiError {
     }
 }
 
+impl From<crate::store::StoreError> for ApiError {
+    fn from(e: crate::store::StoreError) -> Self {
+        use crate::store::StoreError as E;
+        match e {
+            E::NotFound(m) => ApiError::not_found(m),
+            E::Conflict(m) => ApiError::new(StatusCode::CONFLICT, "conflict", m),
+            E::Invalid(m) => ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid_value", m),
+            E::Sqlite(e) => e.into(),
+        }
+    }
+}
+
 impl From<rusqlite::Error> for ApiError {
     fn from(e: rusqlite::Error) -> Self {
         tracing::error!(error = %e, "database error");

@@ -3,6 +3,7 @@
 
 pub mod auth;
 pub mod error;
+mod pairing;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -36,6 +37,11 @@ pub fn router(app: Arc<App>) -> Router {
         .route("/api/devices/{id}", delete(delete_device))
         .route("/api/me", get(me))
         .route("/api/dev/inbox", get(dev_inbox))
+        .route("/api/pair", post(pairing::pair))
+        .route("/api/agent/login", post(pairing::agent_login))
+        .route("/api/admin/users/{id}/invites", post(pairing::invite_user))
+        .route("/api/admin/agents/{id}/invites", post(pairing::invite_agent))
+        .route("/pair", get(pairing::landing))
         .route("/healthz", get(|| async { "ok" }))
         .fallback(|| async { ApiError::not_found("no such endpoint") })
         .layer(axum::middleware::from_fn(error::json_errors))
@@ -190,44 +196,52 @@ async fn answer(
     Ok((status, [(header::CONTENT_TYPE, "application/json")], r.body).into_response())
 }
 
-async fn register_device(
-    State(app): State<Arc<App>>,
-    UserAuth(user): UserAuth,
-    body: Bytes,
-) -> Result<(StatusCode, Json<Value>), ApiError> {
-    let body = parse_json(&body)?;
+/// The fields of a push registration (`platform`, `push_token`, `app_id`),
+/// checked; `prefix` names where they sit (`device.` inside a pairing).
+fn device_fields(body: &Value, prefix: &str) -> Result<(String, String, String), ApiError> {
     let field = |name: &str, max: usize| -> Result<String, ApiError> {
+        let path = format!("{prefix}{name}");
         match body.get(name) {
             Some(Value::String(s)) if !s.trim().is_empty() && s.chars().count() <= max => {
                 Ok(s.trim().to_string())
             }
             Some(Value::String(_)) => Err(ApiError::invalid(
-                name,
+                &path,
                 "invalid_value",
-                format!("{name}: must be 1 to {max} characters"),
+                format!("{path}: must be 1 to {max} characters"),
             )),
             None | Some(Value::Null) => Err(ApiError::invalid(
-                name,
+                &path,
                 "required",
-                format!("{name}: is required"),
+                format!("{path}: is required"),
             )),
             Some(_) => Err(ApiError::invalid(
-                name,
+                &path,
                 "invalid_type",
-                format!("{name}: must be a string"),
+                format!("{path}: must be a string"),
             )),
         }
     };
     let platform = field("platform", 16)?;
     if !["ios", "android", "dev"].contains(&platform.as_str()) {
         return Err(ApiError::invalid(
-            "platform",
+            &format!("{prefix}platform"),
             "invalid_value",
-            format!("platform: must be ios, android or dev; got {platform:?}"),
+            format!("{prefix}platform: must be ios, android or dev; got {platform:?}"),
         ));
     }
     let push_token = field("push_token", 4096)?;
     let app_id = field("app_id", 255)?;
+    Ok((platform, push_token, app_id))
+}
+
+async fn register_device(
+    State(app): State<Arc<App>>,
+    UserAuth(user): UserAuth,
+    body: Bytes,
+) -> Result<(StatusCode, Json<Value>), ApiError> {
+    let body = parse_json(&body)?;
+    let (platform, push_token, app_id) = device_fields(&body, "")?;
     let user_id = user.id.clone();
     let device = app
         .db

@@ -62,6 +62,8 @@ impl Agent {
 pub enum Principal {
     Agent(Agent),
     User(User),
+    /// An operator's token (`qp admin token add-admin`): admin endpoints only.
+    Admin { label: String },
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -73,6 +75,8 @@ pub struct TokenInfo {
     pub subject_id: String,
     pub label: String,
     pub created_at: i64,
+    /// Unix seconds of the last request made with it (to the minute), if any.
+    pub last_used_at: Option<i64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -455,7 +459,7 @@ pub fn create_user_token(
 
 pub fn list_tokens(conn: &Connection) -> rusqlite::Result<Vec<TokenInfo>> {
     let mut st = conn.prepare(
-        "SELECT hash, kind, subject_id, label, created_at FROM tokens ORDER BY created_at, hash",
+        "SELECT hash, kind, subject_id, label, created_at, last_used_at FROM tokens ORDER BY created_at, hash",
     )?;
     let rows = st.query_map([], |r| {
         let hash: String = r.get(0)?;
@@ -465,6 +469,7 @@ pub fn list_tokens(conn: &Connection) -> rusqlite::Result<Vec<TokenInfo>> {
             subject_id: r.get(2)?,
             label: r.get(3)?,
             created_at: r.get(4)?,
+            last_used_at: r.get(5)?,
         })
     })?;
     rows.collect()
@@ -491,20 +496,62 @@ pub fn revoke_token(conn: &Connection, hash_prefix: &str) -> Result<(), StoreErr
     }
 }
 
-/// Who presents `token`, if anyone.
+/// The agent with this id.
+pub fn agent(conn: &Connection, id: &str) -> rusqlite::Result<Option<Agent>> {
+    conn.prepare_cached(AGENT_BY_ID)?
+        .query_row([id], agent_from_row)
+        .optional()
+}
+
+/// A new operator token for the admin endpoints (`POST /api/admin/…`).
+pub fn create_admin_token(conn: &Connection, label: &str) -> Result<String, StoreError> {
+    Ok(insert_token(conn, "admin", "admin", label, ids::ADMIN_TOKEN_PREFIX)?)
+}
+
+/// A new token minted by redeeming an invite (a paired phone, `qp login`).
+pub fn mint_token(
+    conn: &Connection,
+    kind: super::invites::InviteKind,
+    subject_id: &str,
+    label: &str,
+) -> rusqlite::Result<String> {
+    match kind {
+        super::invites::InviteKind::User => {
+            insert_token(conn, "user", subject_id, label, ids::USER_TOKEN_PREFIX)
+        }
+        super::invites::InviteKind::Agent => {
+            insert_token(conn, "agent", subject_id, label, ids::AGENT_TOKEN_PREFIX)
+        }
+    }
+}
+
+/// How often a token's `last_used_at` is written at most: reads stay reads.
+const LAST_USED_GRANULARITY_SECS: i64 = 60;
+
+/// Who presents `token`, if anyone. Records when it was last used (to the
+/// minute, so most requests write nothing).
 pub fn authenticate(conn: &Connection, token: &str) -> rusqlite::Result<Option<Principal>> {
-    let row: Option<(String, String)> = conn
-        .prepare_cached("SELECT kind, subject_id FROM tokens WHERE hash = ?1")?
-        .query_row([ids::token_hash(token)], |r| Ok((r.get(0)?, r.get(1)?)))
+    let hash = ids::token_hash(token);
+    let row: Option<(String, String, String, Option<i64>)> = conn
+        .prepare_cached("SELECT kind, subject_id, label, last_used_at FROM tokens WHERE hash = ?1")?
+        .query_row([&hash], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
         .optional()?;
-    match row {
-        Some((kind, subject)) if kind == "agent" => Ok(conn
+    let Some((kind, subject, label, last_used)) = row else {
+        return Ok(None);
+    };
+    let now = now_secs();
+    if last_used.is_none_or(|t| now - t >= LAST_USED_GRANULARITY_SECS) {
+        conn.prepare_cached("UPDATE tokens SET last_used_at = ?2 WHERE hash = ?1")?
+            .execute(params![hash, now])?;
+    }
+    match kind.as_str() {
+        "agent" => Ok(conn
             .prepare_cached(AGENT_BY_ID)?
             .query_row([subject], agent_from_row)
             .optional()?
             .map(Principal::Agent)),
-        Some((_, subject)) => Ok(user(conn, &subject)?.map(Principal::User)),
-        None => Ok(None),
+        "admin" => Ok(Some(Principal::Admin { label })),
+        _ => Ok(user(conn, &subject)?.map(Principal::User)),
     }
 }
 

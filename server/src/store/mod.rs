@@ -5,6 +5,7 @@
 
 pub mod deliveries;
 pub mod identity;
+pub mod invites;
 pub mod questions;
 mod schema;
 

@@ -126,6 +126,33 @@ const MIGRATIONS: &[&str] = &[
     r#"
     ALTER TABLE agents ADD COLUMN handle TEXT;
     "#,
+    // 4: one-time pairing invites (phones and agents), admin tokens, and when
+    // each token was last used. SQLite cannot change a CHECK constraint in
+    // place: the tokens table is rebuilt.
+    r#"
+    CREATE TABLE tokens_v4 (
+        hash         TEXT PRIMARY KEY,
+        kind         TEXT NOT NULL CHECK (kind IN ('agent', 'user', 'admin')),
+        subject_id   TEXT NOT NULL,
+        label        TEXT NOT NULL DEFAULT '',
+        created_at   INTEGER NOT NULL,
+        last_used_at INTEGER
+    );
+    INSERT INTO tokens_v4 (hash, kind, subject_id, label, created_at)
+        SELECT hash, kind, subject_id, label, created_at FROM tokens;
+    DROP TABLE tokens;
+    ALTER TABLE tokens_v4 RENAME TO tokens;
+    CREATE TABLE invites (
+        id              TEXT PRIMARY KEY,  -- the code's first group (public)
+        secret_hash     TEXT NOT NULL,     -- SHA-256 of the whole code
+        kind            TEXT NOT NULL CHECK (kind IN ('user', 'agent')),
+        subject_id      TEXT NOT NULL,
+        created_at      INTEGER NOT NULL,
+        expires_at      INTEGER NOT NULL,
+        used_at         INTEGER,
+        failed_attempts INTEGER NOT NULL DEFAULT 0
+    );
+    "#,
 ];
 
 /// Applies what is missing, each migration in its own transaction

@@ -1,0 +1,142 @@
+//! Pairing endpoints: a phone or an agent's CLI exchanges a one-time code
+//! for its token; an operator creates invites.
+//!
+//! - `POST /api/pair` `{code, label?, device?: {platform, push_token, app_id?}}`
+//!   -> `{token, user: {id, display_name}, device: {id, platform, app_id} | null}`
+//! - `POST /api/agent/login` `{code, label?}` -> `{token, agent: {id, name, handle}}`
+//! - `POST /api/admin/users/{id}/invites` and `/api/admin/agents/{id}/invites`
+//!   (admin token) `{ttl_secs?}` -> `{code, link, expires_at}`
+//! - `GET /pair`: where a pairing link lands in a browser without the app.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::extract::{ConnectInfo, Path, State};
+use axum::http::StatusCode;
+use axum::response::Html;
+use axum::body::Bytes;
+use axum::Json;
+use qp_core::pairing::pair_link;
+use serde_json::{json, Value};
+
+use super::auth::AdminAuth;
+use super::error::ApiError;
+use super::{device_fields, parse_json};
+use crate::app::App;
+use crate::pairing::DeviceFields;
+use crate::store::invites::{InviteKind, DEFAULT_TTL_SECS};
+
+/// The client's address (the accept loop puts it on every request).
+fn peer(ConnectInfo(addr): ConnectInfo<SocketAddr>) -> std::net::IpAddr {
+    addr.ip()
+}
+
+fn code_of(body: &Value) -> Result<String, ApiError> {
+    match body.get("code") {
+        Some(Value::String(s)) => Ok(s.clone()),
+        None | Some(Value::Null) => Err(ApiError::invalid("code", "required", "code: is required")),
+        Some(_) => Err(ApiError::invalid("code", "invalid_type", "code: must be a string")),
+    }
+}
+
+fn label_of(body: &Value, default: &str) -> Result<String, ApiError> {
+    match body.get("label") {
+        None | Some(Value::Null) => Ok(default.to_string()),
+        Some(Value::String(s)) if s.chars().count() <= 80 && !s.chars().any(char::is_control) => {
+            Ok(if s.trim().is_empty() { default.to_string() } else { s.trim().to_string() })
+        }
+        Some(_) => Err(ApiError::invalid(
+            "label",
+            "invalid_value",
+            "label: at most 80 characters on one line",
+        )),
+    }
+}
+
+pub async fn pair(
+    State(app): State<Arc<App>>,
+    addr: ConnectInfo<SocketAddr>,
+    body: Bytes,
+) -> Result<Json<Value>, ApiError> {
+    let body = parse_json(&body)?;
+    let code = code_of(&body)?;
+    let label = label_of(&body, "paired phone")?;
+    let device = match body.get("device") {
+        None | Some(Value::Null) => None,
+        Some(d @ Value::Object(_)) => {
+            let (platform, push_token, app_id) = device_fields(d, "device.")?;
+            Some(DeviceFields { platform, push_token, app_id })
+        }
+        Some(_) => {
+            return Err(ApiError::invalid("device", "invalid_type", "device: must be an object"))
+        }
+    };
+    let out = app
+        .redeem(peer(addr), &code, InviteKind::User, label, device)
+        .await?;
+    Ok(Json(out))
+}
+
+pub async fn agent_login(
+    State(app): State<Arc<App>>,
+    addr: ConnectInfo<SocketAddr>,
+    body: Bytes,
+) -> Result<Json<Value>, ApiError> {
+    let body = parse_json(&body)?;
+    let code = code_of(&body)?;
+    let label = label_of(&body, "qp login")?;
+    Ok(Json(
+        app.redeem(peer(addr), &code, InviteKind::Agent, label, None)
+            .await?,
+    ))
+}
+
+async fn invite(app: &App, kind: InviteKind, id: String, body: &Bytes) -> Result<(StatusCode, Json<Value>), ApiError> {
+    let ttl = if body.is_empty() {
+        DEFAULT_TTL_SECS
+    } else {
+        match parse_json(body)?.get("ttl_secs") {
+            None | Some(Value::Null) => DEFAULT_TTL_SECS,
+            Some(v) => v.as_i64().ok_or_else(|| {
+                ApiError::invalid("ttl_secs", "invalid_type", "ttl_secs: must be a whole number")
+            })?,
+        }
+    };
+    let inv = app.invite(kind, id, ttl).await?;
+    let link = pair_link(&app.settings.public_url(), &inv.code);
+    let expires_at = chrono::DateTime::from_timestamp(inv.expires_at, 0)
+        .map(|t| qp_core::protocol::time::format(&t))
+        .unwrap_or_default();
+    Ok((
+        StatusCode::CREATED,
+        Json(json!({ "code": inv.code, "link": link, "expires_at": expires_at })),
+    ))
+}
+
+pub async fn invite_user(
+    State(app): State<Arc<App>>,
+    _admin: AdminAuth,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> Result<(StatusCode, Json<Value>), ApiError> {
+    invite(&app, InviteKind::User, id, &body).await
+}
+
+pub async fn invite_agent(
+    State(app): State<Arc<App>>,
+    _admin: AdminAuth,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> Result<(StatusCode, Json<Value>), ApiError> {
+    invite(&app, InviteKind::Agent, id, &body).await
+}
+
+/// A pairing link opened where the app is not installed (or on a desktop).
+/// The code stays in the fragment: it never reaches this server.
+pub async fn landing() -> Html<&'static str> {
+    Html(
+        "<!doctype html><meta charset=utf-8><title>Pair your phone</title>\
+         <p>This is a pairing link for the Question Protocol app. Open it on your phone \
+         with the app installed, or scan its QR code from the app.</p>",
+    )
+}
