@@ -28,7 +28,9 @@ pub const LINK_PATH: &str = "/pair";
 /// Why a link or code could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum LinkError {
-    #[error("not a pairing code or link: a code is 16 letters and digits, like K7QD-8M3X-PA2F-9TRV")]
+    #[error(
+        "not a pairing code or link: a code is 16 letters and digits, like K7QD-8M3X-PA2F-9TRV"
+    )]
     NotACode,
     #[error("a code alone does not say which server to pair with; scan the QR code or open the link instead")]
     NoServer,
@@ -103,7 +105,9 @@ pub fn parse_pair_input(input: &str) -> Result<PairLink, LinkError> {
         let is_link = before.starts_with("https://") || before.starts_with("http://");
         let server = before.trim_end_matches('/').strip_suffix(LINK_PATH);
         return match (is_link, server, normalize_code(fragment)) {
-            (true, Some(server), Some(code)) if server.contains("://") && !server.ends_with('/') => {
+            (true, Some(server), Some(code))
+                if server.contains("://") && !server.ends_with('/') =>
+            {
                 Ok(PairLink {
                     server_url: Some(server.to_string()),
                     code,
@@ -128,11 +132,26 @@ mod tests {
     fn codes_read_as_people_write_them() {
         let code = code_from_random(&[7u8; 16]);
         assert_eq!(code, "7777-7777-7777-7777");
-        assert_eq!(normalize_code("k7qd 8m3x pa2f 9trv").unwrap(), "K7QD-8M3X-PA2F-9TRV");
-        assert_eq!(normalize_code("K7QD8M3XPA2F9TRV").unwrap(), "K7QD-8M3X-PA2F-9TRV");
+        assert_eq!(
+            normalize_code("k7qd 8m3x pa2f 9trv").unwrap(),
+            "K7QD-8M3X-PA2F-9TRV"
+        );
+        assert_eq!(
+            normalize_code("K7QD8M3XPA2F9TRV").unwrap(),
+            "K7QD-8M3X-PA2F-9TRV"
+        );
         // Look-alikes: O is 0, I and L are 1.
-        assert_eq!(normalize_code("OOOO-IIII-LLLL-0000").unwrap(), "0000-1111-1111-0000");
-        for bad in ["", "K7QD-8M3X-PA2F", "K7QD-8M3X-PA2F-9TRVX", "K7QD-8M3X-PA2F-9TRU", "K7QD-8M3X-PA2F-9TR✓"] {
+        assert_eq!(
+            normalize_code("OOOO-IIII-LLLL-0000").unwrap(),
+            "0000-1111-1111-0000"
+        );
+        for bad in [
+            "",
+            "K7QD-8M3X-PA2F",
+            "K7QD-8M3X-PA2F-9TRVX",
+            "K7QD-8M3X-PA2F-9TRU",
+            "K7QD-8M3X-PA2F-9TR✓",
+        ] {
             assert_eq!(normalize_code(bad), None, "{bad}");
         }
     }
@@ -145,7 +164,10 @@ mod tests {
         assert_eq!(parsed.server_url.as_deref(), Some("https://qp.example.com"));
         assert_eq!(parsed.invite_id(), "K7QD");
         let prefixed = parse_pair_input("http://127.0.0.1:8750/qp/pair#k7qd8m3xpa2f9trv").unwrap();
-        assert_eq!(prefixed.server_url.as_deref(), Some("http://127.0.0.1:8750/qp"));
+        assert_eq!(
+            prefixed.server_url.as_deref(),
+            Some("http://127.0.0.1:8750/qp")
+        );
         assert_eq!(prefixed.code, "K7QD-8M3X-PA2F-9TRV");
         let bare = parse_pair_input("  K7QD-8M3X-PA2F-9TRV\n").unwrap();
         assert_eq!(bare.server_url, None);

@@ -85,7 +85,13 @@ impl App {
                         }
                     }
                 }
-                Ok(invites::create(conn, kind, &subject_id, ttl_secs, now_secs())?)
+                Ok(invites::create(
+                    conn,
+                    kind,
+                    &subject_id,
+                    ttl_secs,
+                    now_secs(),
+                )?)
             })
             .await
     }

@@ -39,6 +39,11 @@ pub async fn start(
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", settings.listen))?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
+    let mut settings = settings;
+    // Pairing links name the bound address (port 0 resolved) unless told.
+    if settings.public_url.is_none() {
+        settings.public_url = Some(format!("http://{addr}"));
+    }
     let app = App::new(db, settings);
 
     let (tx, rx) = oneshot::channel::<()>();
@@ -111,7 +116,8 @@ async fn accept_loop(listener: TcpListener, router: axum::Router, mut stop: ones
                 hyper::service::service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
                     let mut req = req.map(axum::body::Body::new);
                     // The client's address, for per-address limits (pairing).
-                    req.extensions_mut().insert(axum::extract::ConnectInfo(peer));
+                    req.extensions_mut()
+                        .insert(axum::extract::ConnectInfo(peer));
                     router.clone().call(req)
                 });
             let conn = hyper::server::conn::http1::Builder::new()

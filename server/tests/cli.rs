@@ -17,6 +17,9 @@ struct Env {
     url: String,
     agent_token: String,
     user_token: String,
+    uid: String,
+    /// Every line `qp serve` logged.
+    log: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
 }
 
 impl Drop for Env {
@@ -92,7 +95,14 @@ fn setup() -> Env {
             break rest.trim().to_string();
         }
     };
-    std::thread::spawn(move || for _ in lines {}); // keep draining the log
+    let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = log.clone();
+    // Keep draining the log, and keep it for the tests that read it.
+    std::thread::spawn(move || {
+        for l in lines.map_while(Result::ok) {
+            sink.lock().unwrap().push(l);
+        }
+    });
     Env {
         _dir: dir,
         db,
@@ -100,6 +110,8 @@ fn setup() -> Env {
         url,
         agent_token,
         user_token,
+        uid: uid.to_string(),
+        log,
     }
 }
 
@@ -656,4 +668,140 @@ fn the_terminal_device_keeps_a_too_long_reply_as_a_draft_like_the_apps() {
     phone.key("t short one");
     phone.wait_for("delivered: “short one”, by you");
     assert_eq!(app.draft(id).unwrap(), None);
+}
+
+/// The first run of a phone, in a terminal: the operator's invite (with its
+/// QR code), `qp device --pair LINK`, and an answer that reaches the asker.
+/// The minted token is kept owner-only next to the device store and appears
+/// in no output: not the admin's listing, not the server's log.
+#[test]
+fn a_terminal_device_pairs_with_an_invite_link_and_answers() {
+    let env = setup();
+    let out = admin(&env.db, &["user", "invite", &env.uid, "--url", &env.url]);
+    assert!(out.status.success());
+    let shown = String::from_utf8(out.stdout).unwrap();
+    assert!(shown.contains('█'), "a QR code is drawn: {shown}");
+    let link = shown
+        .split_whitespace()
+        .find(|w| w.contains("/pair#"))
+        .unwrap()
+        .to_string();
+    let store = env.db.with_file_name("paired-device.sqlite");
+    let mut child = Command::new(QP)
+        .args([
+            "device",
+            "--pair",
+            &link,
+            "--answer",
+            "1",
+            "--exit-after",
+            "1",
+            "--store",
+        ])
+        .arg(&store)
+        .env("QP_URL", "http://127.0.0.1:9") // the link says where the server is
+        .env_remove("QP_DEVICE_TOKEN")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    let (code, out, _) = env.run(&["ask", "OPS123", "Ship it?", "--yes-no", "--wait"]);
+    assert_eq!((code, out.as_str()), (0, "approve\n"));
+    let status = child.wait().unwrap();
+    let mut printed = String::new();
+    use std::io::Read;
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut printed)
+        .unwrap();
+    assert!(status.success(), "{printed}");
+    assert!(printed.contains("paired as Federica"), "{printed}");
+
+    let token_file = env.db.with_file_name("paired-device.sqlite.token");
+    let token = std::fs::read_to_string(&token_file).unwrap();
+    assert!(token.starts_with("qpu_"));
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&token_file).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600);
+    let listing = admin(&env.db, &["token", "list"]);
+    let listing = String::from_utf8(listing.stdout).unwrap();
+    assert!(listing.contains("qp device"), "{listing}");
+    assert!(!listing.contains(&token));
+    assert!(!printed.contains(&token));
+    let phone_db = std::fs::read(&store).unwrap();
+    assert!(!phone_db.windows(token.len()).any(|w| w == token.as_bytes()));
+    assert!(!env.log.lock().unwrap().iter().any(|l| l.contains(&token)));
+
+    // The same link does not work twice.
+    let again = Command::new(QP)
+        .args(["device", "--pair", &link, "--store"])
+        .arg(env.db.with_file_name("second.sqlite"))
+        .output()
+        .unwrap();
+    assert_eq!(again.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("already used"));
+}
+
+/// An agent's machine: `qp admin agent invite`, `qp login CODE`, then
+/// `qp ask` with no token in the environment.
+#[test]
+fn qp_login_stores_an_agent_token_owner_only_and_the_asker_verbs_use_it() {
+    let env = setup();
+    let agents = String::from_utf8(admin(&env.db, &["agent", "list"]).stdout).unwrap();
+    let agent_id = agents.split('\t').next().unwrap().to_string();
+    let out = admin(&env.db, &["agent", "invite", &agent_id, "--url", &env.url]);
+    let shown = String::from_utf8(out.stdout).unwrap();
+    let code = shown
+        .split_whitespace()
+        .skip_while(|w| *w != "login")
+        .nth(1)
+        .unwrap()
+        .to_string();
+    let config = env.db.with_file_name("agent-config");
+    let login = Command::new(QP)
+        .args(["login", &code, "--url", &env.url])
+        .env("QP_CONFIG_DIR", &config)
+        .output()
+        .unwrap();
+    assert!(
+        login.status.success(),
+        "{}",
+        String::from_utf8_lossy(&login.stderr)
+    );
+    use std::os::unix::fs::PermissionsExt;
+    let file = config.join("credentials.json");
+    assert_eq!(
+        std::fs::metadata(&file).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    assert_eq!(
+        std::fs::metadata(&config).unwrap().permissions().mode() & 0o777,
+        0o700
+    );
+
+    let ask = Command::new(QP)
+        .args(["ask", "OPS123", "Logged in?", "--yes-no"])
+        .env("QP_CONFIG_DIR", &config)
+        .env_remove("QP_TOKEN")
+        .env_remove("QP_URL")
+        .output()
+        .unwrap();
+    assert!(
+        ask.status.success(),
+        "{}",
+        String::from_utf8_lossy(&ask.stderr)
+    );
+    assert!(String::from_utf8_lossy(&ask.stdout).starts_with("q_"));
+
+    // Used once; a second login with it fails clearly.
+    let again = Command::new(QP)
+        .args(["login", &code, "--url", &env.url])
+        .env("QP_CONFIG_DIR", env.db.with_file_name("other-config"))
+        .output()
+        .unwrap();
+    assert_eq!(again.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&again.stderr).contains("already used"));
 }

@@ -472,3 +472,140 @@ async fn app_and_extension_write_one_store_at_once_without_loss() {
     assert_eq!(outbox.len(), 2 * rounds);
     assert!(outbox.iter().all(|e| e.state == AnswerState::Answered));
 }
+
+/// The platform's secure storage, as the app's Keychain would be: the app
+/// stores the paired token in it, and the extension's token provider reads
+/// it back. Nothing else holds the token.
+#[derive(Default)]
+struct Keychain(std::sync::Mutex<Option<String>>);
+
+impl qp_core::phone::TokenStore for Keychain {
+    fn save_token(&self, _user_id: &str, token: &str) -> Result<(), String> {
+        *self.0.lock().unwrap() = Some(token.to_string());
+        Ok(())
+    }
+}
+
+struct KeychainReader(Arc<Keychain>);
+impl TokenProvider for KeychainReader {
+    fn token(&self) -> Option<String> {
+        self.0 .0.lock().unwrap().clone()
+    }
+}
+
+/// Every log line the core writes during the test, to prove no token is in one.
+struct CapturedLog(std::sync::Mutex<Vec<String>>);
+impl log::Log for CapturedLog {
+    fn enabled(&self, _: &log::Metadata) -> bool {
+        true
+    }
+    fn log(&self, record: &log::Record) {
+        self.0.lock().unwrap().push(record.args().to_string());
+    }
+    fn flush(&self) {}
+}
+static LOG: CapturedLog = CapturedLog(std::sync::Mutex::new(Vec::new()));
+
+#[tokio::test(flavor = "multi_thread")]
+async fn invite_pair_and_answer_through_the_phone_core() {
+    use qp_core::phone::{DeviceRegistration, PairErrorKind, Phone, PhoneError};
+    let _ = log::set_logger(&LOG).map(|()| log::set_max_level(log::LevelFilter::Trace));
+    let f = Fixture::new().await;
+    let admin = qp_server::store::identity::create_admin_token(&f.db(), "ops").unwrap();
+    let (s, inv) = f
+        .call(
+            "POST",
+            &format!("/api/admin/users/{}/invites", f.bob),
+            Some(&admin),
+            None,
+        )
+        .await;
+    assert_eq!(s, 201, "{inv}");
+    let link = inv["link"].as_str().unwrap().to_string();
+
+    // The app's first run: scan the QR code, pair, keep the token in the Keychain.
+    let keychain = Arc::new(Keychain::default());
+    let device = DeviceRegistration {
+        platform: "ios".into(),
+        push_token: "apns-bob-1".into(),
+        app_id: Some("com.example.qp".into()),
+    };
+    let account = Phone::pair(
+        &link,
+        None,
+        "Bob's iPhone",
+        Some(&device),
+        keychain.as_ref(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(account.user_id, f.bob);
+    assert_eq!(account.server_url, f.base);
+    assert!(account.device_id.is_some());
+    let token = keychain
+        .0
+        .lock()
+        .unwrap()
+        .clone()
+        .expect("the token is in the Keychain");
+    // The link works once.
+    let again = Phone::pair(&link, None, "Bob's iPhone", None, &Keychain::default()).await;
+    assert!(
+        matches!(&again, Err(PhoneError::Pairing(e)) if e.kind == PairErrorKind::InvalidCode),
+        "{again:?}"
+    );
+
+    // A question arrives; the extension (its own process, its own Phone)
+    // reads the token the app stored, records the push and the answer is sent.
+    let q = f
+        .ask(json!({"prompt": "Roll back?", "responder_scope": "room"}))
+        .await;
+    let id = q["id"].as_str().unwrap().to_string();
+    let store = f.dir.path().join("bob-paired.sqlite");
+    let extension = Phone::open(
+        &store,
+        StoreMode::Extension,
+        &account.server_url,
+        &account.user_id,
+        Arc::new(KeychainReader(keychain.clone())),
+    )
+    .unwrap();
+    let report = extension.sync().await.unwrap();
+    assert!(report.pending >= 1);
+    extension.answer_action(&id, "qp.v.approve", None).unwrap();
+    let flushed = extension.flush().await.unwrap();
+    assert_eq!(flushed.answered, 1, "{flushed:?}");
+    let (_, resolved) = f
+        .call(
+            "GET",
+            &format!("/api/agent/questions/{id}"),
+            Some(&f.agent_token),
+            None,
+        )
+        .await;
+    assert_eq!(resolved["answer"]["responder"]["id"], f.bob);
+
+    // The token is in no file of the phone and in no log line of the core.
+    for entry in std::fs::read_dir(f.dir.path()).unwrap() {
+        let path = entry.unwrap().path();
+        if path
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with("bob-paired")
+        {
+            let bytes = std::fs::read(&path).unwrap();
+            assert!(
+                !bytes.windows(token.len()).any(|w| w == token.as_bytes()),
+                "{} holds the token",
+                path.display()
+            );
+        }
+    }
+    let logged = LOG.0.lock().unwrap();
+    assert!(
+        logged.iter().any(|l| l.contains("paired as")),
+        "the core logged: {logged:?}"
+    );
+    assert!(!logged.iter().any(|l| l.contains(&token)));
+}

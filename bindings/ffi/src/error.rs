@@ -7,7 +7,9 @@ use qp_core::payload::PayloadError;
 use qp_core::phone::PhoneError;
 use qp_core::protocol::ValidationError;
 
-use crate::types::{ActionErrorKind, PairErrorKind, PayloadErrorKind, StoreErrorKind, ValidationCode};
+use crate::types::{
+    ActionErrorKind, PairErrorKind, PayloadErrorKind, StoreErrorKind, ValidationCode,
+};
 
 #[derive(Debug, thiserror::Error, uniffi::Error)]
 pub enum QpError {

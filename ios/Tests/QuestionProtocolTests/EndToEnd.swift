@@ -62,4 +62,40 @@ func runEndToEnd(_ r: Runner) async {
     do { _ = try app.answerInApp(questionId: qid, value: "approve", text: "both"); r.check("e2e: both value and text", false) }
     catch QpError.InvalidInput { r.check("e2e: both value and text", true) }
     catch { r.check("e2e: both value and text", false, "\(error)") }
+
+    // First run: pair with the operator's one-time link; the token goes to
+    // the (fake) Keychain, and a phone reading it from there is signed in.
+    let keychain = FakeKeychain()
+    do {
+        let account = try await pairDevice(linkOrCode: env("QP_E2E_PAIR_LINK"), serverUrl: nil,
+                                           deviceLabel: "Swift test", device: nil, store: keychain)
+        r.check("pair: signed in as the invited user", account.userId == user, account.userId)
+        r.check("pair: the link's server", account.serverUrl == live, account.serverUrl)
+        r.check("pair: the token is in the Keychain", keychain.token(for: user)?.hasPrefix("qpu_") == true)
+        let paired = try PhoneCore(storePath: env("QP_E2E_STORE_DIR") + "/swift-paired.sqlite", mode: .extension,
+                                   serverUrl: account.serverUrl, userId: account.userId, tokens: keychain)
+        // A refused token would throw here (the server answers 401).
+        _ = try await paired.sync()
+        r.check("pair: the paired phone syncs with the stored token", true)
+    } catch {
+        r.check("pair: succeeds", false, "\(error)")
+    }
+    do {
+        _ = try await pairDevice(linkOrCode: env("QP_E2E_PAIR_LINK"), serverUrl: nil,
+                                 deviceLabel: "Swift test", device: nil, store: FakeKeychain())
+        r.check("pair: a link works once", false)
+    } catch QpError.Pairing(let kind, _) {
+        r.check("pair: a link works once", kind == .invalidCode, "\(kind)")
+    } catch {
+        r.check("pair: a link works once", false, "\(error)")
+    }
+    do {
+        _ = try await pairDevice(linkOrCode: "K7QD-8M3X-PA2F-9TRV", serverUrl: nil,
+                                 deviceLabel: "Swift test", device: nil, store: FakeKeychain())
+        r.check("pair: a bare code needs a server", false)
+    } catch QpError.Pairing(let kind, _) {
+        r.check("pair: a bare code needs a server", kind == .noServer, "\(kind)")
+    } catch {
+        r.check("pair: a bare code needs a server", false, "\(error)")
+    }
 }

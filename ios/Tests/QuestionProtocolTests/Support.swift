@@ -76,6 +76,25 @@ final class StaticToken: TokenProvider, @unchecked Sendable {
     func token() -> String? { value }
 }
 
+/// The app's Keychain, in memory: pairing saves the token here and the
+/// phone's token provider reads it back.
+final class FakeKeychain: SecureStore, TokenProvider, @unchecked Sendable {
+    private let lock = NSLock()
+    private var saved: [String: String] = [:]
+    func saveToken(userId: String, token: String) throws {
+        lock.lock(); defer { lock.unlock() }
+        saved[userId] = token
+    }
+    func token(for user: String) -> String? {
+        lock.lock(); defer { lock.unlock() }
+        return saved[user]
+    }
+    func token() -> String? {
+        lock.lock(); defer { lock.unlock() }
+        return saved.values.first
+    }
+}
+
 func styleName(_ s: OptionStyle) -> String {
     switch s {
     case .primary: return "primary"

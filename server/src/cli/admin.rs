@@ -355,7 +355,9 @@ fn execute(conn: &Connection, what: What) -> Result<String, StoreError> {
                     t.subject_id,
                     if t.label.is_empty() { "-" } else { &t.label },
                     time_of(t.created_at),
-                    t.last_used_at.map(time_of).unwrap_or_else(|| "never".into())
+                    t.last_used_at
+                        .map(time_of)
+                        .unwrap_or_else(|| "never".into())
                 )
             })
             .collect::<Vec<_>>()

@@ -20,7 +20,11 @@ pub struct Credential {
 
 /// The credential file's path (none without a home directory).
 pub fn path() -> Option<PathBuf> {
-    let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+    let var = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
     let dir = var("QP_CONFIG_DIR")
         .or_else(|| var("XDG_CONFIG_HOME").map(|d| d.join("qp")))
         .or_else(|| var("HOME").map(|h| h.join(".config").join("qp")))?;
@@ -41,7 +45,10 @@ pub fn save(c: &Credential) -> std::io::Result<PathBuf> {
     use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
     let path = path().ok_or_else(|| std::io::Error::other("no home or config directory"))?;
     let dir = path.parent().expect("a file in a folder");
-    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)?;
     let tmp = dir.join(format!(".credentials.{}.tmp", std::process::id()));
     let mut f = std::fs::OpenOptions::new()
         .write(true)

@@ -374,9 +374,20 @@ pub async fn run(mut args: DeviceArgs) -> i32 {
             push_token: format!("dev-{}", crate::ids::new_id("t")),
             app_id: Some(args.platform.clone()),
         };
-        match Phone::pair(&link, Some(&args.url), "qp device", Some(&registration), &token_file).await {
+        match Phone::pair(
+            &link,
+            Some(&args.url),
+            "qp device",
+            Some(&registration),
+            &token_file,
+        )
+        .await
+        {
             Ok(account) => {
-                println!("qp device: paired as {} ({})", account.display_name, account.user_id);
+                println!(
+                    "qp device: paired as {} ({})",
+                    account.display_name, account.user_id
+                );
                 args.url = account.server_url;
                 paired_device = account.device_id;
             }

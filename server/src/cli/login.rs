@@ -11,9 +11,11 @@ use super::credentials::{self, Credential};
 use super::{DEFAULT_URL, EXIT_ERROR, EXIT_OK, EXIT_USAGE};
 
 #[derive(Args)]
-#[command(after_help = "The operator runs `qp admin agent invite AGENT` and hands you the code.\n\
+#[command(
+    after_help = "The operator runs `qp admin agent invite AGENT` and hands you the code.\n\
     The token is stored in $QP_CONFIG_DIR, $XDG_CONFIG_HOME/qp or ~/.config/qp\n\
-    (credentials.json, readable by you only); QP_TOKEN, when set, still wins.")]
+    (credentials.json, readable by you only); QP_TOKEN, when set, still wins."
+)]
 pub struct LoginArgs {
     /// The code (K7QD-8M3X-PA2F-9TRV), or a pairing link that carries the server.
     code: String,
@@ -72,7 +74,10 @@ pub async fn run(args: LoginArgs) -> i32 {
         url: url.clone(),
         token: body["token"].as_str().unwrap_or_default().to_string(),
         agent_id: body["agent"]["id"].as_str().unwrap_or_default().to_string(),
-        agent_name: body["agent"]["name"].as_str().unwrap_or_default().to_string(),
+        agent_name: body["agent"]["name"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string(),
     };
     match credentials::save(&credential) {
         Ok(path) => {

@@ -40,7 +40,10 @@ pub fn router(app: Arc<App>) -> Router {
         .route("/api/pair", post(pairing::pair))
         .route("/api/agent/login", post(pairing::agent_login))
         .route("/api/admin/users/{id}/invites", post(pairing::invite_user))
-        .route("/api/admin/agents/{id}/invites", post(pairing::invite_agent))
+        .route(
+            "/api/admin/agents/{id}/invites",
+            post(pairing::invite_agent),
+        )
         .route("/pair", get(pairing::landing))
         .route("/healthz", get(|| async { "ok" }))
         .fallback(|| async { ApiError::not_found("no such endpoint") })

@@ -11,10 +11,10 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
+use axum::body::Bytes;
 use axum::extract::{ConnectInfo, Path, State};
 use axum::http::StatusCode;
 use axum::response::Html;
-use axum::body::Bytes;
 use axum::Json;
 use qp_core::pairing::pair_link;
 use serde_json::{json, Value};
@@ -35,7 +35,11 @@ fn code_of(body: &Value) -> Result<String, ApiError> {
     match body.get("code") {
         Some(Value::String(s)) => Ok(s.clone()),
         None | Some(Value::Null) => Err(ApiError::invalid("code", "required", "code: is required")),
-        Some(_) => Err(ApiError::invalid("code", "invalid_type", "code: must be a string")),
+        Some(_) => Err(ApiError::invalid(
+            "code",
+            "invalid_type",
+            "code: must be a string",
+        )),
     }
 }
 
@@ -43,7 +47,11 @@ fn label_of(body: &Value, default: &str) -> Result<String, ApiError> {
     match body.get("label") {
         None | Some(Value::Null) => Ok(default.to_string()),
         Some(Value::String(s)) if s.chars().count() <= 80 && !s.chars().any(char::is_control) => {
-            Ok(if s.trim().is_empty() { default.to_string() } else { s.trim().to_string() })
+            Ok(if s.trim().is_empty() {
+                default.to_string()
+            } else {
+                s.trim().to_string()
+            })
         }
         Some(_) => Err(ApiError::invalid(
             "label",
@@ -65,10 +73,18 @@ pub async fn pair(
         None | Some(Value::Null) => None,
         Some(d @ Value::Object(_)) => {
             let (platform, push_token, app_id) = device_fields(d, "device.")?;
-            Some(DeviceFields { platform, push_token, app_id })
+            Some(DeviceFields {
+                platform,
+                push_token,
+                app_id,
+            })
         }
         Some(_) => {
-            return Err(ApiError::invalid("device", "invalid_type", "device: must be an object"))
+            return Err(ApiError::invalid(
+                "device",
+                "invalid_type",
+                "device: must be an object",
+            ))
         }
     };
     let out = app
@@ -91,14 +107,23 @@ pub async fn agent_login(
     ))
 }
 
-async fn invite(app: &App, kind: InviteKind, id: String, body: &Bytes) -> Result<(StatusCode, Json<Value>), ApiError> {
+async fn invite(
+    app: &App,
+    kind: InviteKind,
+    id: String,
+    body: &Bytes,
+) -> Result<(StatusCode, Json<Value>), ApiError> {
     let ttl = if body.is_empty() {
         DEFAULT_TTL_SECS
     } else {
         match parse_json(body)?.get("ttl_secs") {
             None | Some(Value::Null) => DEFAULT_TTL_SECS,
             Some(v) => v.as_i64().ok_or_else(|| {
-                ApiError::invalid("ttl_secs", "invalid_type", "ttl_secs: must be a whole number")
+                ApiError::invalid(
+                    "ttl_secs",
+                    "invalid_type",
+                    "ttl_secs: must be a whole number",
+                )
             })?,
         }
     };

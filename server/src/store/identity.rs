@@ -63,7 +63,9 @@ pub enum Principal {
     Agent(Agent),
     User(User),
     /// An operator's token (`qp admin token add-admin`): admin endpoints only.
-    Admin { label: String },
+    Admin {
+        label: String,
+    },
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -505,7 +507,13 @@ pub fn agent(conn: &Connection, id: &str) -> rusqlite::Result<Option<Agent>> {
 
 /// A new operator token for the admin endpoints (`POST /api/admin/…`).
 pub fn create_admin_token(conn: &Connection, label: &str) -> Result<String, StoreError> {
-    Ok(insert_token(conn, "admin", "admin", label, ids::ADMIN_TOKEN_PREFIX)?)
+    Ok(insert_token(
+        conn,
+        "admin",
+        "admin",
+        label,
+        ids::ADMIN_TOKEN_PREFIX,
+    )?)
 }
 
 /// A new token minted by redeeming an invite (a paired phone, `qp login`).
@@ -534,7 +542,9 @@ pub fn authenticate(conn: &Connection, token: &str) -> rusqlite::Result<Option<P
     let hash = ids::token_hash(token);
     let row: Option<(String, String, String, Option<i64>)> = conn
         .prepare_cached("SELECT kind, subject_id, label, last_used_at FROM tokens WHERE hash = ?1")?
-        .query_row([&hash], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
+        .query_row([&hash], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+        })
         .optional()?;
     let Some((kind, subject, label, last_used)) = row else {
         return Ok(None);

@@ -89,7 +89,10 @@ pub fn create(
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Redeemed {
     /// Valid: now spent.
-    Ok { kind: InviteKind, subject_id: String },
+    Ok {
+        kind: InviteKind,
+        subject_id: String,
+    },
     /// No live invite has this id (never existed, or long gone).
     Unknown,
     Used,
@@ -109,7 +112,16 @@ pub fn redeem(conn: &Connection, code: &str, now: i64) -> rusqlite::Result<Redee
             "SELECT secret_hash, kind, subject_id, expires_at, used_at, failed_attempts
              FROM invites WHERE id = ?1",
             [id],
-            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?, r.get(5)?)),
+            |r| {
+                Ok((
+                    r.get(0)?,
+                    r.get(1)?,
+                    r.get(2)?,
+                    r.get(3)?,
+                    r.get(4)?,
+                    r.get(5)?,
+                ))
+            },
         )
         .optional()?;
     let Some((hash, kind, subject_id, expires_at, used_at, failed)) = row else {
@@ -143,7 +155,10 @@ pub fn redeem(conn: &Connection, code: &str, now: i64) -> rusqlite::Result<Redee
     if expires_at <= now {
         return Ok(Redeemed::Expired);
     }
-    conn.execute("UPDATE invites SET used_at = ?2 WHERE id = ?1", params![id, now])?;
+    conn.execute(
+        "UPDATE invites SET used_at = ?2 WHERE id = ?1",
+        params![id, now],
+    )?;
     let kind = if kind == "agent" {
         InviteKind::Agent
     } else {
@@ -167,11 +182,16 @@ mod tests {
         let c = db();
         let inv = create(&c, InviteKind::User, "u_1", 600, 1000).unwrap();
         assert_eq!(inv.expires_at, 1600);
-        let stored: String = c.query_row("SELECT secret_hash FROM invites", [], |r| r.get(0)).unwrap();
+        let stored: String = c
+            .query_row("SELECT secret_hash FROM invites", [], |r| r.get(0))
+            .unwrap();
         assert!(!stored.contains(&inv.code[5..]), "only a hash is stored");
         assert_eq!(
             redeem(&c, &inv.code, 1500).unwrap(),
-            Redeemed::Ok { kind: InviteKind::User, subject_id: "u_1".into() }
+            Redeemed::Ok {
+                kind: InviteKind::User,
+                subject_id: "u_1".into()
+            }
         );
         assert_eq!(redeem(&c, &inv.code, 1501).unwrap(), Redeemed::Used);
         let late = create(&c, InviteKind::Agent, "a_1", 600, 1000).unwrap();
@@ -189,6 +209,9 @@ mod tests {
         assert_eq!(redeem(&c, &wrong, 1001).unwrap(), Redeemed::Burned);
         // The right code no longer works either.
         assert_eq!(redeem(&c, &inv.code, 1002).unwrap(), Redeemed::Burned);
-        assert_eq!(redeem(&c, "ZZZZ-0000-0000-0000", 1002).unwrap(), Redeemed::Unknown);
+        assert_eq!(
+            redeem(&c, "ZZZZ-0000-0000-0000", 1002).unwrap(),
+            Redeemed::Unknown
+        );
     }
 }

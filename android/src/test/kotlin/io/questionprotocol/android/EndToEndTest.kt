@@ -61,4 +61,37 @@ class EndToEndTest {
             assertEquals(PayloadErrorKind.NOT_JSON, e.kind)
         }
     }
+
+    /** The app's Keystore-backed storage, in memory. */
+    class FakeKeystore : SecureStore, TokenProvider {
+        val saved = java.util.concurrent.ConcurrentHashMap<String, String>()
+        override fun saveToken(userId: String, token: String) { saved[userId] = token }
+        override fun token(): String? = saved.values.firstOrNull()
+    }
+
+    @Test
+    fun pairingPutsTheTokenInTheSecureStoreAndSignsThePhoneIn() {
+        assumeTrue("run through android/run-tests", System.getenv("QP_E2E_URL") != null)
+        val keystore = FakeKeystore()
+        val device = DeviceRegistration("android", "fcm-kotlin-test", "io.questionprotocol.test")
+        val account = runBlocking {
+            pairDevice(env("QP_E2E_PAIR_LINK"), null, "Pixel (test)", device, keystore)
+        }
+        assertEquals(env("QP_E2E_USER"), account.userId)
+        assertEquals(env("QP_E2E_URL"), account.serverUrl)
+        assertEquals(true, account.deviceId != null)
+        assertEquals(true, keystore.saved[account.userId]!!.startsWith("qpu_"))
+        // Signed in with what the store kept: a refused token would throw.
+        val phone = PhoneCore(File(env("QP_E2E_STORE_DIR"), "kotlin-paired.sqlite").path,
+            StoreMode.APP, account.serverUrl, account.userId, keystore)
+        runBlocking { phone.sync() }
+        phone.close()
+        // The link works once.
+        try {
+            runBlocking { pairDevice(env("QP_E2E_PAIR_LINK"), null, "again", null, FakeKeystore()) }
+            error("expected a Pairing exception")
+        } catch (e: QpException.Pairing) {
+            assertEquals(PairErrorKind.INVALID_CODE, e.kind)
+        }
+    }
 }

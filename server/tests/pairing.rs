@@ -1,0 +1,196 @@
+//! Pairing over the real HTTP API: admin invites, one-time codes for phones
+//! and agents, expiry, the per-invite and per-address guessing bounds, and
+//! that a minted token is stored only as a hash and listed with its label.
+
+mod common;
+
+use common::{err_code, Fixture};
+use qp_server::store::identity;
+use serde_json::{json, Value};
+
+async fn admin_token(fx: &Fixture) -> String {
+    identity::create_admin_token(&fx.db(), "ops").unwrap()
+}
+
+async fn invite(fx: &Fixture, admin: &str, kind: &str, id: &str) -> Value {
+    let (s, b) = fx
+        .call(
+            "POST",
+            &format!("/api/admin/{kind}/{id}/invites"),
+            Some(admin),
+            None,
+        )
+        .await;
+    assert_eq!(s, 201, "{b}");
+    b
+}
+
+async fn pair(fx: &Fixture, code: &str, device: Option<Value>) -> (u16, Value) {
+    fx.call(
+        "POST",
+        "/api/pair",
+        None,
+        Some(json!({ "code": code, "label": "Alice's iPhone", "device": device })),
+    )
+    .await
+}
+
+#[tokio::test]
+async fn a_phone_pairs_once_with_an_invite_and_gets_its_own_token() {
+    let fx = Fixture::new().await;
+    let admin = admin_token(&fx).await;
+    let inv = invite(&fx, &admin, "users", &fx.alice).await;
+    let code = inv["code"].as_str().unwrap();
+    assert!(
+        inv["link"]
+            .as_str()
+            .unwrap()
+            .ends_with(&format!("/pair#{code}")),
+        "{inv}"
+    );
+
+    // Lower case and without dashes, as people type it, with the push registration.
+    let typed = code.replace('-', "").to_lowercase();
+    let (s, b) = pair(
+        &fx,
+        &typed,
+        Some(json!({"platform": "ios", "push_token": "apns-abc", "app_id": "com.example.qp"})),
+    )
+    .await;
+    assert_eq!(s, 200, "{b}");
+    assert_eq!(b["user"]["id"], fx.alice);
+    assert_eq!(b["device"]["platform"], "ios");
+    let token = b["token"].as_str().unwrap().to_string();
+    let (s, me) = fx.call("GET", "/api/me", Some(&token), None).await;
+    assert_eq!((s, me["id"].as_str()), (200, Some(fx.alice.as_str())));
+
+    // Once only.
+    let (s, again) = pair(&fx, code, None).await;
+    assert_eq!((s, err_code(&again)), (400, "invalid_code"));
+    assert!(
+        again["message"].as_str().unwrap().contains("already used"),
+        "{again}"
+    );
+
+    // Stored as a hash only, listed with its label and its last use.
+    let raw = std::fs::read(&fx.db_path).unwrap();
+    assert!(!raw.windows(token.len()).any(|w| w == token.as_bytes()));
+    let listed = identity::list_tokens(&fx.db()).unwrap();
+    let t = listed.iter().find(|t| t.label == "Alice's iPhone").unwrap();
+    assert_eq!(
+        (t.kind.as_str(), t.subject_id.as_str()),
+        ("user", fx.alice.as_str())
+    );
+    assert!(t.last_used_at.is_some(), "GET /api/me was a use");
+}
+
+#[tokio::test]
+async fn expired_unknown_and_misdirected_codes_fail_clearly() {
+    let fx = Fixture::new().await;
+    let admin = admin_token(&fx).await;
+    let inv = invite(&fx, &admin, "users", &fx.bob).await;
+    let code = inv["code"].as_str().unwrap();
+    fx.db()
+        .execute("UPDATE invites SET expires_at = 0", [])
+        .unwrap();
+    let (s, b) = pair(&fx, code, None).await;
+    assert_eq!((s, err_code(&b)), (400, "invalid_code"));
+    assert!(b["message"].as_str().unwrap().contains("expired"), "{b}");
+
+    let (s, b) = pair(&fx, "not a code", None).await;
+    assert_eq!(
+        (s, err_code(&b), b["field"].as_str()),
+        (400, "invalid_code", Some("code"))
+    );
+
+    // An agent's code is refused at the phone endpoint and stays usable.
+    let agent_id: String = fx
+        .db()
+        .query_row(
+            "SELECT id FROM agents ORDER BY created_at LIMIT 1",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let inv = invite(&fx, &admin, "agents", &agent_id).await;
+    let code = inv["code"].as_str().unwrap();
+    let (s, _) = pair(&fx, code, None).await;
+    assert_eq!(s, 400);
+    let (s, b) = fx
+        .call(
+            "POST",
+            "/api/agent/login",
+            None,
+            Some(json!({"code": code})),
+        )
+        .await;
+    assert_eq!(s, 200, "{b}");
+    assert_eq!(b["agent"]["id"], agent_id);
+    let agent_token = b["token"].as_str().unwrap();
+    let (s, _) = fx
+        .call("GET", "/api/agent/questions", Some(agent_token), None)
+        .await;
+    assert_eq!(s, 200, "the minted agent token asks and lists");
+
+    // Only an admin token creates invites.
+    let (s, b) = fx
+        .call(
+            "POST",
+            &format!("/api/admin/users/{}/invites", fx.alice),
+            Some(&fx.alice_token),
+            None,
+        )
+        .await;
+    assert_eq!((s, err_code(&b)), (403, "wrong_token_kind"));
+    let (s, _) = fx
+        .call(
+            "POST",
+            "/api/admin/users/u_nobody/invites",
+            Some(&admin),
+            None,
+        )
+        .await;
+    assert_eq!(s, 404);
+}
+
+#[tokio::test]
+async fn wrong_guesses_burn_the_invite_and_then_block_the_address() {
+    let fx = Fixture::new().await;
+    let admin = admin_token(&fx).await;
+    let inv = invite(&fx, &admin, "users", &fx.alice).await;
+    let code = inv["code"].as_str().unwrap().to_string();
+    // Five wrong secrets against this invite's id burn it.
+    let wrong = format!("{}-0000-0000-0000", &code[..4]);
+    for _ in 0..5 {
+        let (s, _) = pair(&fx, &wrong, None).await;
+        assert_eq!(s, 400);
+    }
+    let (s, b) = pair(&fx, &code, None).await;
+    assert_eq!((s, err_code(&b)), (400, "invalid_code"));
+    assert!(
+        b["message"]
+            .as_str()
+            .unwrap()
+            .contains("too many wrong attempts"),
+        "{b}"
+    );
+
+    // That was six failures from this address; four more unknown codes and
+    // the address is blocked, even for a valid code.
+    let fresh = invite(&fx, &admin, "users", &fx.bob).await;
+    for i in 0..4 {
+        let (s, _) = pair(&fx, &format!("ZZZ{i}-0000-0000-0000"), None).await;
+        assert_eq!(s, 400);
+    }
+    let resp = fx
+        .http
+        .post(format!("{}/api/pair", fx.base))
+        .json(&json!({"code": fresh["code"]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 429);
+    assert!(resp.headers().get("retry-after").is_some());
+    let b: Value = resp.json().await.unwrap();
+    assert_eq!(b["code"], "too_many_attempts");
+}
