@@ -28,7 +28,7 @@ fn payload(ask: serde_json::Value) -> String {
         id: "a_1".into(),
         display_name: "Release Bot".into(),
     });
-    encode_apns_question(&q, &Copy::EN).unwrap().json
+    encode_apns_question(&q, Copy::english()).unwrap().json
 }
 
 fn phone_path(json: &str) -> usize {
@@ -36,8 +36,8 @@ fn phone_path(json: &str) -> usize {
         panic!("decodes")
     };
     let opts = PresentOptions::default();
-    let ios = ios_notification(&q, &opts, &Copy::EN);
-    let android = android_notification(&q, q.created_at, &opts, &Copy::EN);
+    let ios = ios_notification(&q, &opts, Copy::english());
+    let android = android_notification(&q, q.created_at, &opts, Copy::english());
     ios.category.actions.len() + android.actions.len()
 }
 

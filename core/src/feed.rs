@@ -11,7 +11,7 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::present::copy::Copy;
+use crate::present::copy::{AnswerLine, Copy};
 use crate::protocol::{AnswerSubmission, OptionStyle, Question, QuestionState, ResponderScope};
 use crate::store::{AnswerState, OutboxEntry, Store, StoreError};
 
@@ -79,14 +79,18 @@ pub struct FeedCell {
     pub my_answer: Option<MyAnswer>,
 }
 
-fn summary(body: &AnswerSubmission, labels: &[FeedButton]) -> String {
+/// My answer as it reads inside a sentence: the option's label (isolated
+/// where directions can mix) or the quoted reply.
+fn summary(body: &AnswerSubmission, labels: &[FeedButton], copy: &Copy) -> String {
     match body {
-        AnswerSubmission::Value(v) => labels
-            .iter()
-            .find(|b| &b.value == v)
-            .map(|b| b.label.clone())
-            .unwrap_or_else(|| v.clone()),
-        AnswerSubmission::Text(t) => format!("“{t}”"),
+        AnswerSubmission::Value(v) => copy.embed(
+            labels
+                .iter()
+                .find(|b| &b.value == v)
+                .map(|b| b.label.as_str())
+                .unwrap_or(v),
+        ),
+        AnswerSubmission::Text(t) => copy.typed(t),
     }
 }
 
@@ -99,22 +103,15 @@ pub(crate) fn my_answer(
     me: &str,
     copy: &Copy,
 ) -> MyAnswer {
-    let what = summary(&e.body, buttons);
-    let fill = |t: &str| {
-        Copy::fill(
-            t,
-            &[
-                ("answer", &what),
-                ("error", e.last_error.as_deref().unwrap_or("")),
-            ],
-        )
-    };
+    let what = summary(&e.body, buttons, copy);
+    let error = e.last_error.as_deref().unwrap_or("");
+    let line = |l: AnswerLine| copy.answer_line(l, &what, error);
     let (status, can_retry) = match e.state {
-        AnswerState::Queued if e.attempts > 0 => (fill(copy.answer_retrying), true),
-        AnswerState::Queued => (fill(copy.answer_queued), false),
-        AnswerState::Sending => (fill(copy.answer_sending), false),
-        AnswerState::Rejected => (fill(copy.answer_rejected), false),
-        AnswerState::AlreadyResolved => (fill(copy.answer_too_late), false),
+        AnswerState::Queued if e.attempts > 0 => (line(AnswerLine::Retrying), true),
+        AnswerState::Queued => (line(AnswerLine::Queued), false),
+        AnswerState::Sending => (line(AnswerLine::Sending), false),
+        AnswerState::Rejected => (line(AnswerLine::Rejected), false),
+        AnswerState::AlreadyResolved => (line(AnswerLine::TooLate), false),
         AnswerState::Answered => (copy.resolution(q, Some(me)).unwrap_or(what), false),
     };
     MyAnswer {
@@ -177,10 +174,10 @@ pub fn feed(
             placeholder: t
                 .placeholder
                 .clone()
-                .unwrap_or_else(|| copy.reply_placeholder.to_string()),
+                .unwrap_or_else(|| copy.reply_placeholder()),
             max_length: t.max_length,
-            hint: (!cq.options.is_empty()).then(|| copy.or_type_reply.to_string()),
-            send_title: copy.reply_send.to_string(),
+            hint: (!cq.options.is_empty()).then(|| copy.or_type_reply()),
+            send_title: copy.reply_send(),
             draft: store.draft(&cq.id).ok().flatten(),
         });
         cells.push(FeedCell {
@@ -196,7 +193,7 @@ pub fn feed(
             text_field,
             resolution: copy.resolution(&q, Some(me)),
             room_hint: (pending && cq.responder_scope == ResponderScope::Room)
-                .then(|| copy.anyone_can_answer.to_string()),
+                .then(|| copy.anyone_can_answer()),
             time_remaining: pending.then_some(remaining),
             my_answer,
         });

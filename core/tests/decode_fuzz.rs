@@ -50,8 +50,8 @@ fn seeds() -> Vec<String> {
             id: "a_release".into(),
             display_name: "Release Bot".into(),
         });
-        out.push(encode_apns_question(&q, &Copy::EN).unwrap().json);
-        out.push(encode_fcm_question(&q, &Copy::EN).unwrap().data["qp"].clone());
+        out.push(encode_apns_question(&q, Copy::english()).unwrap().json);
+        out.push(encode_fcm_question(&q, Copy::english()).unwrap().data["qp"].clone());
     }
     out
 }

@@ -29,8 +29,8 @@ fn fcm_map(v: &Value) -> HashMap<String, String> {
 fn run_encode(v: &Value) -> Result<(), String> {
     let q = question(v)?;
     let want = &v["expect"];
-    let apns = encode_apns_question(&q, &Copy::EN).map_err(|e| e.to_string())?;
-    let fcm = encode_fcm_question(&q, &Copy::EN).map_err(|e| e.to_string())?;
+    let apns = encode_apns_question(&q, Copy::english()).map_err(|e| e.to_string())?;
+    let fcm = encode_fcm_question(&q, Copy::english()).map_err(|e| e.to_string())?;
     if let Some(w) = want.get("apns") {
         eq("apns", &serde_json::from_str(&apns.json).unwrap(), w)?;
     }
@@ -91,8 +91,8 @@ fn run_encode_resolved(v: &Value) -> Result<(), String> {
 /// The budget guarantee: fits, and nothing a person answers with is lost.
 fn run_encode_budget(v: &Value) -> Result<(), String> {
     let q = question(v)?;
-    let apns = encode_apns_question(&q, &Copy::EN).map_err(|e| e.to_string())?;
-    let fcm = encode_fcm_question(&q, &Copy::EN).map_err(|e| e.to_string())?;
+    let apns = encode_apns_question(&q, Copy::english()).map_err(|e| e.to_string())?;
+    let fcm = encode_fcm_question(&q, Copy::english()).map_err(|e| e.to_string())?;
     if apns.json.len() > MAX_PAYLOAD_BYTES || apns.report.bytes != apns.json.len() {
         return Err(format!("APNs payload is {} bytes", apns.json.len()));
     }

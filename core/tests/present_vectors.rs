@@ -30,13 +30,13 @@ fn run_present(v: &Value) -> Result<(), String> {
             .as_bool()
             .unwrap_or(false),
     };
-    let ios = ios_notification(&q, &opts, &Copy::EN);
+    let ios = ios_notification(&q, &opts, Copy::english());
     eq(
         "ios",
         &serde_json::to_value(&ios).unwrap(),
         &v["expect"]["ios"],
     )?;
-    let android = android_notification(&q, ts(&v["now"]), &opts, &Copy::EN);
+    let android = android_notification(&q, ts(&v["now"]), &opts, Copy::english());
     if android.actions.len() > 3 {
         return Err("more than three Android actions".into());
     }
@@ -69,17 +69,17 @@ fn run_copy(v: &Value) -> Result<(), String> {
     if let Some(w) = want.get("title") {
         eq(
             "title",
-            &json!(Copy::EN.title(q.responder_scope, "Release Bot")),
+            &json!(Copy::english().title(q.responder_scope, "Release Bot")),
             w,
         )?;
     }
     if let Some(w) = want.get("resolution") {
-        eq("resolution", &json!(Copy::EN.resolution(&q, me)), w)?;
+        eq("resolution", &json!(Copy::english().resolution(&q, me)), w)?;
     }
     if let Some(w) = want.get("time_remaining") {
         eq(
             "time",
-            &json!(Copy::EN.time_remaining(q.expires_at, ts(&v["now"]))),
+            &json!(Copy::english().time_remaining(q.expires_at, ts(&v["now"]))),
             w,
         )?;
     }

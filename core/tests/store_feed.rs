@@ -162,7 +162,7 @@ fn feed_cells_follow_the_spec() {
     s.commit_answer("q_both", &AnswerSubmission::Value("yes".into()))
         .unwrap();
 
-    let cells = feed(&s, "u_me", now() + Duration::minutes(48), &Copy::EN).unwrap();
+    let cells = feed(&s, "u_me", now() + Duration::minutes(48), Copy::english()).unwrap();
     let ids: Vec<&str> = cells.iter().map(|c| c.question_id.as_str()).collect();
     assert_eq!(ids, ["q_both", "q_text", "q_four", "q_two"], "newest first");
 
@@ -227,7 +227,7 @@ fn feed_cells_follow_the_spec() {
     assert!(!both.answerable, "an answer is already on its way");
 
     // Past the deadline a pending question reads as expired.
-    let later = feed(&s, "u_me", now() + Duration::hours(2), &Copy::EN).unwrap();
+    let later = feed(&s, "u_me", now() + Duration::hours(2), Copy::english()).unwrap();
     assert!(later
         .iter()
         .all(|c| c.state == QuestionState::Expired && !c.answerable));

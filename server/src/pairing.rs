@@ -54,11 +54,24 @@ impl PairFailures {
     }
 }
 
-/// A device registration sent with a pairing.
+/// A push registration, as checked from a request.
 pub struct DeviceFields {
     pub platform: String,
     pub push_token: String,
     pub app_id: String,
+    /// BCP 47, or empty.
+    pub locale: String,
+}
+
+impl DeviceFields {
+    pub fn registration(&self) -> identity::DeviceRegistration<'_> {
+        identity::DeviceRegistration {
+            platform: &self.platform,
+            push_token: &self.push_token,
+            app_id: &self.app_id,
+            locale: &self.locale,
+        }
+    }
 }
 
 fn invalid_code(message: &str) -> ApiError {
@@ -159,9 +172,7 @@ impl App {
                             Some(d) => Some(identity::upsert_device(
                                 &tx,
                                 &user.id,
-                                &d.platform,
-                                &d.push_token,
-                                &d.app_id,
+                                &d.registration(),
                             )?),
                             None => None,
                         };

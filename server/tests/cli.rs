@@ -657,6 +657,7 @@ fn the_terminal_device_keeps_a_too_long_reply_as_a_draft_like_the_apps() {
         &env.url,
         "u_fed",
         std::sync::Arc::new(NoToken),
+        &[],
     )
     .unwrap();
     let id = id.trim();

@@ -194,3 +194,40 @@ async fn wrong_guesses_burn_the_invite_and_then_block_the_address() {
     let b: Value = resp.json().await.unwrap();
     assert_eq!(b["code"], "too_many_attempts");
 }
+
+#[tokio::test]
+async fn devices_register_their_language_and_a_bad_tag_is_refused() {
+    let fx = Fixture::new().await;
+    let reg = |locale: Value| json!({"platform": "android", "push_token": "fcm-1", "app_id": "io.example", "locale": locale});
+    let (s, b) = fx
+        .call(
+            "POST",
+            "/api/devices",
+            Some(&fx.alice_token),
+            Some(reg(json!("not a tag!"))),
+        )
+        .await;
+    assert_eq!((s, b["field"].as_str()), (422, Some("locale")), "{b}");
+    let (s, _) = fx
+        .call(
+            "POST",
+            "/api/devices",
+            Some(&fx.alice_token),
+            Some(reg(json!("pt-BR"))),
+        )
+        .await;
+    assert_eq!(s, 201);
+    // Registering again updates the language.
+    let (s, _) = fx
+        .call(
+            "POST",
+            "/api/devices",
+            Some(&fx.alice_token),
+            Some(reg(json!("de"))),
+        )
+        .await;
+    assert_eq!(s, 201);
+    let devices = identity::devices_of(&fx.db(), &fx.alice).unwrap();
+    assert_eq!(devices.len(), 1);
+    assert_eq!(devices[0].locale, "de");
+}

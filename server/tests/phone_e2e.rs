@@ -33,7 +33,7 @@ fn client(base: &str, user: &str, token: &str) -> PhoneClient {
 /// What the notification extension does with a push: decode, record.
 fn receive(store_path: &Path, q: &Value) -> qp_core::payload::CompactQuestion {
     let q: Question = serde_json::from_value(q.clone()).unwrap();
-    let payload = encode_apns_question(&q, &Copy::EN).unwrap().json;
+    let payload = encode_apns_question(&q, Copy::english()).unwrap().json;
     let store = Store::open(store_path, StoreMode::Extension).unwrap();
     let Push::Question(cq) = decode_apns(&payload).unwrap() else {
         panic!("a question push")
@@ -78,7 +78,7 @@ async fn an_offline_answer_survives_a_restart_and_reaches_the_asker_once() {
         let e = store.answer_for(&id).unwrap().unwrap();
         assert_eq!((e.state, e.attempts), (AnswerState::Queued, 1));
         assert!(e.last_error.is_some());
-        let cell = &feed(&store, &f.bob, chrono::Utc::now(), &Copy::EN).unwrap()[0];
+        let cell = &feed(&store, &f.bob, chrono::Utc::now(), Copy::english()).unwrap()[0];
         assert!(
             cell.my_answer.as_ref().unwrap().can_retry,
             "a failed send offers a retry"
@@ -120,7 +120,7 @@ async fn an_offline_answer_survives_a_restart_and_reaches_the_asker_once() {
         vec![(f.bob.clone(), key)],
         "one answer, one key"
     );
-    let cell = &feed(&store, &f.bob, chrono::Utc::now(), &Copy::EN).unwrap()[0];
+    let cell = &feed(&store, &f.bob, chrono::Utc::now(), Copy::english()).unwrap()[0];
     assert_eq!(cell.resolution.as_deref(), Some("Approve, by you"));
     assert!(!cell.answerable);
 }
@@ -159,7 +159,7 @@ async fn two_devices_answer_at_once_and_exactly_one_wins() {
     let held = loser.question(&id).unwrap().unwrap();
     assert_eq!(held.state, QuestionState::Answered);
     assert_eq!(held.answer.unwrap().label.as_deref(), Some(winner_label));
-    let cell = &feed(loser, loser_id, chrono::Utc::now(), &Copy::EN).unwrap()[0];
+    let cell = &feed(loser, loser_id, chrono::Utc::now(), Copy::english()).unwrap()[0];
     assert_eq!(
         cell.resolution.as_deref(),
         Some(format!("{winner_label}, by {winner_name}").as_str())
@@ -230,7 +230,7 @@ async fn refused_answers_are_not_retried_and_sync_learns_outcomes() {
         .question(fresh["id"].as_str().unwrap())
         .unwrap()
         .is_some());
-    let cells = feed(&store, &f.bob, chrono::Utc::now(), &Copy::EN).unwrap();
+    let cells = feed(&store, &f.bob, chrono::Utc::now(), Copy::english()).unwrap();
     let by_id = |id: &Value| {
         cells
             .iter()
@@ -525,10 +525,13 @@ async fn invite_pair_and_answer_through_the_phone_core() {
 
     // The app's first run: scan the QR code, pair, keep the token in the Keychain.
     let keychain = Arc::new(Keychain::default());
+    // A German phone; the development transport stands in for APNs (same
+    // payload), so the push is read back from the dev inbox.
     let device = DeviceRegistration {
-        platform: "ios".into(),
-        push_token: "apns-bob-1".into(),
-        app_id: Some("com.example.qp".into()),
+        platform: "dev".into(),
+        push_token: "dev-bob-1".into(),
+        app_id: Some("ios".into()),
+        locale: Some("de-DE".into()),
     };
     let account = Phone::pair(
         &link,
@@ -555,12 +558,36 @@ async fn invite_pair_and_answer_through_the_phone_core() {
         "{again:?}"
     );
 
-    // A question arrives; the extension (its own process, its own Phone)
-    // reads the token the app stored, records the push and the answer is sent.
+    // A question arrives as the push the German device gets: its visible
+    // alert (what shows if the extension cannot run) is German.
     let q = f
         .ask(json!({"prompt": "Roll back?", "responder_scope": "room"}))
         .await;
     let id = q["id"].as_str().unwrap().to_string();
+    let device_id = account.device_id.clone().unwrap();
+    let (s, inbox) = f
+        .call(
+            "GET",
+            &format!("/api/dev/inbox?device={device_id}&after=0&timeout=5"),
+            Some(&token),
+            None,
+        )
+        .await;
+    assert_eq!(s, 200, "{inbox}");
+    let payload = inbox["pushes"][0]["payload"].as_str().unwrap().to_string();
+    let pushed: Value = serde_json::from_str(&payload).unwrap();
+    let alert = &pushed["aps"]["alert"];
+    assert!(
+        alert["title"].as_str().unwrap().ends_with("fragt den Raum"),
+        "{alert}"
+    );
+    assert_eq!(
+        alert["body"], "Roll back?",
+        "the asker's text is not translated"
+    );
+
+    // The extension (its own process, its own Phone, the person's languages)
+    // reads the token the app stored, records the push; the answer is sent.
     let store = f.dir.path().join("bob-paired.sqlite");
     let extension = Phone::open(
         &store,
@@ -568,11 +595,22 @@ async fn invite_pair_and_answer_through_the_phone_core() {
         &account.server_url,
         &account.user_id,
         Arc::new(KeychainReader(keychain.clone())),
+        &["de-DE".to_string(), "en".to_string()],
     )
     .unwrap();
-    let report = extension.sync().await.unwrap();
-    assert!(report.pending >= 1);
-    extension.answer_action(&id, "qp.v.approve", None).unwrap();
+    extension.receive_apns(&payload).unwrap();
+    let cell = extension.feed(chrono::Utc::now()).unwrap().remove(0);
+    assert!(cell.title.ends_with("fragt den Raum"), "{}", cell.title);
+    assert_eq!(
+        cell.room_hint.as_deref(),
+        Some("alle im Raum können antworten")
+    );
+    assert!(cell.time_remaining.unwrap().starts_with("noch "));
+    let committed = extension.answer_action(&id, "qp.v.approve", None).unwrap();
+    assert_eq!(
+        committed.status,
+        "Approve: gespeichert, wird online gesendet"
+    );
     let flushed = extension.flush().await.unwrap();
     assert_eq!(flushed.answered, 1, "{flushed:?}");
     let (_, resolved) = f
@@ -584,6 +622,18 @@ async fn invite_pair_and_answer_through_the_phone_core() {
         )
         .await;
     assert_eq!(resolved["answer"]["responder"]["id"], f.bob);
+    assert_eq!(
+        extension.feed(chrono::Utc::now()).unwrap()[0]
+            .resolution
+            .as_deref(),
+        Some("Approve, von dir")
+    );
+    assert_eq!(
+        extension.feed(chrono::Utc::now()).unwrap()[0]
+            .resolution
+            .as_deref(),
+        Some("Approve, von dir")
+    );
 
     // The token is in no file of the phone and in no log line of the core.
     for entry in std::fs::read_dir(f.dir.path()).unwrap() {

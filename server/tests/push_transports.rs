@@ -82,6 +82,7 @@ fn message(
             platform: platform.into(),
             push_token: token.into(),
             app_id: "io.example.app".into(),
+            locale: String::new(),
         },
         kind,
         question: q.clone(),

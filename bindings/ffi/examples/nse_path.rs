@@ -17,7 +17,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use qp_ffi::platform::{ios_notification, max_ios_categories};
+use qp_ffi::platform::max_ios_categories;
 use qp_ffi::types::{DecodedPush, StoreMode};
 use qp_ffi::{PhoneCore, TokenProvider};
 
@@ -61,6 +61,7 @@ fn main() {
         "https://qp.example.com".into(),
         "u_federica".into(),
         Arc::new(Keychain),
+        vec!["de-DE".into(), "en".into()],
     )
     .expect("the shared store");
     let t_open = t.elapsed();
@@ -68,7 +69,7 @@ fn main() {
         panic!("a question")
     };
     let t_receive = t.elapsed();
-    let n = ios_notification(question.clone(), false);
+    let n = core.ios_notification(question.clone(), false);
     let plan = core
         .plan_ios_categories(
             registered,

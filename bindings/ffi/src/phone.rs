@@ -7,12 +7,14 @@ use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 
-use qp_core::phone::Phone;
+use qp_core::phone::{Phone, PhoneError};
+use qp_core::present::PresentOptions;
 
 use crate::error::QpError;
 use crate::types::{
-    CommittedAnswer, DecodedPush, FeedCell, FlushReport, MyAnswer, PushQuestion, RegistryPlan,
-    StoreMode, SyncReport, Timestamp,
+    AndroidChannel, AndroidNotification, CommittedAnswer, DecodedPush, FallbackNotification,
+    FeedCell, FlushReport, IosNotification, MyAnswer, PushQuestion, RegistryPlan, StoreMode,
+    SyncReport, Timestamp,
 };
 
 /// Supplies the signed-in user's token, from the Keychain or the Keystore.
@@ -42,6 +44,17 @@ impl PhoneCore {
     pub fn phone(&self) -> &Phone {
         &self.inner
     }
+
+    /// A phone error for the app: the messages a person reads (a too-long
+    /// reply, a tap that is not an answer) in their language.
+    fn error(&self, e: PhoneError) -> QpError {
+        let people = self.inner.describe(&e);
+        let mut out = QpError::from(e);
+        if let QpError::Action { detail, .. } = &mut out {
+            *detail = people;
+        }
+        out
+    }
 }
 
 #[uniffi::export(async_runtime = "tokio")]
@@ -55,6 +68,7 @@ impl PhoneCore {
         server_url: String,
         user_id: String,
         tokens: Arc<dyn TokenProvider>,
+        languages: Vec<String>,
     ) -> Result<Arc<Self>, QpError> {
         let inner = Phone::open(
             Path::new(&store_path),
@@ -62,8 +76,70 @@ impl PhoneCore {
             &server_url,
             &user_id,
             Arc::new(AppTokens(tokens)),
+            &languages,
         )?;
         Ok(Arc::new(PhoneCore { inner }))
+    }
+
+    /// The person changed their languages (iOS: `NSLocale.currentLocaleDidChangeNotification`;
+    /// Android: `ACTION_LOCALE_CHANGED`).
+    pub fn set_languages(&self, languages: Vec<String>) {
+        self.inner.set_languages(&languages);
+    }
+
+    /// The language the phone speaks (`pt-BR` for `pt-PT`; `en` when none matched).
+    pub fn language(&self) -> String {
+        self.inner.language()
+    }
+
+    /// The iOS notification content and its category, in the person's language.
+    pub fn ios_notification(
+        &self,
+        question: PushQuestion,
+        require_unlock_for_danger: bool,
+    ) -> IosNotification {
+        self.inner.ios_notification(
+            &question,
+            &PresentOptions {
+                require_unlock_for_danger,
+            },
+        )
+    }
+
+    /// The Android notification and its actions, in the person's language.
+    pub fn android_notification(
+        &self,
+        question: PushQuestion,
+        now: Timestamp,
+        require_unlock_for_danger: bool,
+    ) -> AndroidNotification {
+        self.inner.android_notification(
+            &question,
+            now,
+            &PresentOptions {
+                require_unlock_for_danger,
+            },
+        )
+    }
+
+    /// The plain notification for a push that could not be decoded.
+    pub fn fallback_notification(
+        &self,
+        title: Option<String>,
+        body: Option<String>,
+    ) -> FallbackNotification {
+        self.inner
+            .fallback_notification(title.as_deref(), body.as_deref())
+    }
+
+    /// Android: the questions channel, named in the person's language.
+    pub fn android_channel(&self) -> AndroidChannel {
+        self.inner.android_channel()
+    }
+
+    /// Android: "Open the app to finish your answer".
+    pub fn open_app_to_finish(&self) -> String {
+        self.inner.open_app_to_finish()
     }
 
     /// Notification extension: decode an APNs payload and record it.
@@ -98,9 +174,9 @@ impl PhoneCore {
         action_id: String,
         text: Option<String>,
     ) -> Result<CommittedAnswer, QpError> {
-        Ok(self
-            .inner
-            .answer_action(&question_id, &action_id, text.as_deref())?)
+        self.inner
+            .answer_action(&question_id, &action_id, text.as_deref())
+            .map_err(|e| self.error(e))
     }
 
     /// An answer given in the app's feed: exactly one of `value` or `text`.
@@ -110,7 +186,9 @@ impl PhoneCore {
         value: Option<String>,
         text: Option<String>,
     ) -> Result<CommittedAnswer, QpError> {
-        Ok(self.inner.answer_in_app(&question_id, value, text)?)
+        self.inner
+            .answer_in_app(&question_id, value, text)
+            .map_err(|e| self.error(e))
     }
 
     /// Where this device's answer to a question stands, if it gave one.

@@ -40,10 +40,28 @@ pub fn decode_fcm_payload(data: HashMap<String, String>) -> Result<DecodedPush, 
     Ok(payload::decode_fcm(&data)?.into())
 }
 
+// Where no PhoneCore is at hand, the words come from `languages`: the
+// person's preferred languages, most preferred first (iOS
+// `Locale.preferredLanguages`, Android `LocaleList`); empty means English.
+
+/// The language these `languages` negotiate to (`pt-BR` for `pt-PT`).
+#[uniffi::export]
+pub fn negotiated_language(languages: Vec<String>) -> String {
+    Copy::for_languages(&languages).language().to_string()
+}
+
 /// The plain notification to show when a push cannot be decoded.
 #[uniffi::export]
-pub fn fallback_notification(title: Option<String>, body: Option<String>) -> FallbackNotification {
-    payload::fallback(title.as_deref(), body.as_deref(), &Copy::EN)
+pub fn fallback_notification(
+    title: Option<String>,
+    body: Option<String>,
+    languages: Vec<String>,
+) -> FallbackNotification {
+    payload::fallback(
+        title.as_deref(),
+        body.as_deref(),
+        &Copy::for_languages(&languages),
+    )
 }
 
 /// The iOS notification content and its per-question category.
@@ -51,11 +69,12 @@ pub fn fallback_notification(title: Option<String>, body: Option<String>) -> Fal
 pub fn ios_notification(
     question: PushQuestion,
     require_unlock_for_danger: bool,
+    languages: Vec<String>,
 ) -> IosNotification {
     let opts = PresentOptions {
         require_unlock_for_danger,
     };
-    ios::ios_notification(&question, &opts, &Copy::EN)
+    ios::ios_notification(&question, &opts, &Copy::for_languages(&languages))
 }
 
 /// The Android notification and its (at most three) actions.
@@ -64,11 +83,12 @@ pub fn android_notification(
     question: PushQuestion,
     now: Timestamp,
     require_unlock_for_danger: bool,
+    languages: Vec<String>,
 ) -> AndroidNotification {
     let opts = PresentOptions {
         require_unlock_for_danger,
     };
-    android::android_notification(&question, now, &opts, &Copy::EN)
+    android::android_notification(&question, now, &opts, &Copy::for_languages(&languages))
 }
 
 /// The full set of categories to register, from what the caller knows
@@ -105,14 +125,8 @@ pub fn question_id_of_category(category: String) -> Option<String> {
 
 /// Android: the notification channel every question is posted on.
 #[uniffi::export]
-pub fn android_channel() -> AndroidChannel {
-    android::channel(&Copy::EN)
-}
-
-/// Android: the line shown when an answer needs the app to be finished.
-#[uniffi::export]
-pub fn android_open_app_text() -> String {
-    Copy::EN.open_app_to_finish.to_string()
+pub fn android_channel(languages: Vec<String>) -> AndroidChannel {
+    android::channel(&Copy::for_languages(&languages))
 }
 
 /// Android: the notification id of a question (the tag is its id).

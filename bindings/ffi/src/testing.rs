@@ -135,14 +135,14 @@ fn report(json: String, data: HashMap<String, String>, r: payload::EncodeReport)
 /// Server side: the APNs payload of a question (JSON of the Question object).
 #[uniffi::export]
 pub fn encode_apns_payload(question_json: String) -> Result<EncodedPayload, QpError> {
-    let e = payload::encode_apns_question(&question_from(&question_json)?, &Copy::EN)?;
+    let e = payload::encode_apns_question(&question_from(&question_json)?, Copy::english())?;
     Ok(report(e.json, HashMap::new(), e.report))
 }
 
 /// Server side: the FCM data message of a question.
 #[uniffi::export]
 pub fn encode_fcm_payload(question_json: String) -> Result<EncodedPayload, QpError> {
-    let e = payload::encode_fcm_question(&question_from(&question_json)?, &Copy::EN)?;
+    let e = payload::encode_fcm_question(&question_from(&question_json)?, Copy::english())?;
     Ok(report(
         String::new(),
         e.data.into_iter().collect(),
@@ -203,7 +203,7 @@ pub fn state_transition_allowed(from: QuestionState, to: QuestionState) -> bool 
 /// "Release Bot asks you" / "… asks the room".
 #[uniffi::export]
 pub fn copy_title(scope: ResponderScope, asker: String) -> String {
-    Copy::EN.title(scope, &asker)
+    Copy::english().title(scope, &asker)
 }
 
 /// The resolution line of a question ("Approve, by you"...), none while pending.
@@ -212,11 +212,89 @@ pub fn copy_resolution(
     question_json: String,
     me: Option<String>,
 ) -> Result<Option<String>, QpError> {
-    Ok(Copy::EN.resolution(&question_from(&question_json)?, me.as_deref()))
+    Ok(Copy::english().resolution(&question_from(&question_json)?, me.as_deref()))
 }
 
 /// "12 min left".
 #[uniffi::export]
 pub fn copy_time_remaining(expires_at: Timestamp, now: Timestamp) -> String {
-    Copy::EN.time_remaining(expires_at, now)
+    Copy::english().time_remaining(expires_at, now)
+}
+
+/// One i18n vector (core/tests/vectors/i18n): the string the core writes for
+/// `kind` with `args_json` in `languages`. Kinds: `language`, `title`,
+/// `resolution`, `time_remaining`, `choose_answer`, `message`,
+/// `answer_line`, `action_error`, `fallback`.
+#[uniffi::export]
+pub fn localized_copy(
+    languages: Vec<String>,
+    kind: String,
+    args_json: String,
+) -> Result<String, QpError> {
+    use qp_core::answer::ActionError;
+    use qp_core::present::copy::AnswerLine;
+    let copy = Copy::for_languages(&languages);
+    let a: serde_json::Value =
+        serde_json::from_str(&args_json).map_err(|e| invalid(format!("args: {e}")))?;
+    let s = |k: &str| a[k].as_str().unwrap_or_default().to_string();
+    let n = |k: &str| a[k].as_i64().unwrap_or_default();
+    Ok(match kind.as_str() {
+        "language" => copy.language().to_string(),
+        "title" => {
+            let scope = if s("scope") == "room" {
+                qp_core::protocol::ResponderScope::Room
+            } else {
+                qp_core::protocol::ResponderScope::Direct
+            };
+            copy.title(scope, &s("asker"))
+        }
+        "resolution" => {
+            let q: Question = serde_json::from_value(a["question"].clone())
+                .map_err(|e| invalid(format!("question: {e}")))?;
+            copy.resolution(&q, a["me"].as_str()).unwrap_or_default()
+        }
+        "time_remaining" => {
+            let now = chrono::DateTime::from_timestamp(1_800_000_000, 0).unwrap_or_default();
+            copy.time_remaining(now + chrono::Duration::seconds(n("seconds")), now)
+        }
+        "choose_answer" => copy.choose_answer(n("count") as usize),
+        "message" => match s("id").as_str() {
+            "choose-action" => copy.choose_action(),
+            "reply-action" => copy.reply_action(),
+            "reply-send" => copy.reply_send(),
+            "reply-placeholder" => copy.reply_placeholder(),
+            "or-type-reply" => copy.or_type_reply(),
+            "anyone-can-answer" => copy.anyone_can_answer(),
+            "fallback-title" => copy.fallback_title(),
+            "fallback-body" => copy.fallback_body(),
+            "open-app-to-finish" => copy.open_app_to_finish(),
+            "channel-name" => copy.channel_name(),
+            "channel-description" => copy.channel_description(),
+            other => return Err(invalid(format!("unknown message {other}"))),
+        },
+        "answer_line" => {
+            let line = match s("line").as_str() {
+                "queued" => AnswerLine::Queued,
+                "sending" => AnswerLine::Sending,
+                "retrying" => AnswerLine::Retrying,
+                "rejected" => AnswerLine::Rejected,
+                _ => AnswerLine::TooLate,
+            };
+            let answer = match a["text"].as_str() {
+                Some(t) => copy.typed(t),
+                None => copy.embed(&s("label")),
+            };
+            copy.answer_line(line, &answer, &s("error"))
+        }
+        "action_error" => copy.action_error(&ActionError::TextTooLong {
+            text: String::new(),
+            max_length: n("max") as u32,
+            length: n("length") as u32,
+        }),
+        "fallback" => {
+            let f = payload::fallback(None, None, &copy);
+            format!("{} / {}", f.title, f.body)
+        }
+        other => return Err(invalid(format!("unknown kind {other}"))),
+    })
 }

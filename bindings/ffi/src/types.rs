@@ -357,6 +357,7 @@ pub struct DeviceRegistration {
     pub platform: String,
     pub push_token: String,
     pub app_id: Option<String>,
+    pub locale: Option<String>,
 }
 
 pub type PairedAccount = qp_core::phone::PairedAccount;

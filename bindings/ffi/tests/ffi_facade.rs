@@ -33,7 +33,7 @@ fn decode_and_present_through_the_facade() {
     assert_eq!(q.options[1].style, OptionStyle::Danger);
     assert_eq!(q.responder_scope, ResponderScope::Direct);
     assert_eq!(q.expires_at, at(1_782_559_800));
-    let ios = ios_notification(q.clone(), true);
+    let ios = ios_notification(q.clone(), true, vec![]);
     assert_eq!(ios.category.identifier, ios_category_id("q_1".into()));
     assert_eq!(
         question_id_of_category(ios.category.identifier.clone()).as_deref(),
@@ -41,15 +41,16 @@ fn decode_and_present_through_the_facade() {
     );
     assert_eq!(question_id_of_category("app.static".into()), None);
     assert!(ios.category.actions[1].authentication_required);
-    let android = android_notification(q.clone(), at(1_782_556_200), false);
+    let android = android_notification(q.clone(), at(1_782_556_200), false, vec![]);
     assert_eq!(android.actions.len(), 3, "two buttons and Reply");
     assert_eq!(android.timeout_after_ms, 3_600_000);
-    assert_eq!(android.channel_id, android_channel().id);
-    assert_eq!(android_channel().name, "Questions");
+    assert_eq!(android.channel_id, android_channel(vec![]).id);
+    assert_eq!(android_channel(vec![]).name, "Questions");
+    assert_eq!(android_channel(vec!["de-AT".into()]).name, "Fragen");
     assert_eq!(max_ios_categories(), 128);
     assert_eq!(protocol_version(), "1.1");
     assert_eq!(
-        fallback_notification(None, Some("  ".into())).title,
+        fallback_notification(None, Some("  ".into()), vec![]).title,
         "New question"
     );
 }
@@ -72,8 +73,8 @@ fn bad_input_is_a_typed_error_never_a_panic() {
     q.options.clear();
     q.text_input = None;
     q.id = "../../etc".into();
-    let _ = ios_notification(q.clone(), false);
-    let _ = android_notification(q, at(0), false);
+    let _ = ios_notification(q.clone(), false, vec![]);
+    let _ = android_notification(q, at(0), false, vec![]);
 }
 
 struct Token(Option<String>);
@@ -90,6 +91,7 @@ fn phone_core(dir: &tempfile::TempDir) -> Arc<PhoneCore> {
         "http://127.0.0.1:9".into(),
         "u_1".into(),
         Arc::new(Token(None)),
+        vec![],
     )
     .unwrap()
 }
@@ -169,6 +171,7 @@ fn a_store_that_cannot_open_is_a_typed_error() {
         "http://127.0.0.1:9".into(),
         "u_1".into(),
         Arc::new(Token(None)),
+        vec![],
     ) {
         Err(QpError::Storage { kind, .. }) => assert_eq!(kind, StoreErrorKind::Corrupt),
         Err(other) => panic!("{other:?}"),
@@ -259,7 +262,7 @@ mod testing_exports {
         assert_eq!(plan.keep, vec!["app.static", "qp.q.q_9"]);
         assert_eq!(protocol_version(), "1.1");
         assert_eq!(
-            fallback_notification(None, Some("  ".into())).title,
+            fallback_notification(None, Some("  ".into()), vec![]).title,
             "New question"
         );
     }

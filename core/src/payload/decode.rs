@@ -75,8 +75,8 @@ pub fn fallback(title: Option<&str>, body: Option<&str>, copy: &Copy) -> Fallbac
             .map(|s| super::budget::truncate_chars(s, 200))
     };
     FallbackNotification {
-        title: usable(title).unwrap_or_else(|| copy.fallback_title.to_string()),
-        body: usable(body).unwrap_or_else(|| copy.fallback_body.to_string()),
+        title: usable(title).unwrap_or_else(|| copy.fallback_title()),
+        body: usable(body).unwrap_or_else(|| copy.fallback_body()),
     }
 }
 

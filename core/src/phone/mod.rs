@@ -12,7 +12,7 @@ mod pair;
 
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 
 use chrono::{DateTime, Utc};
 
@@ -48,20 +48,25 @@ pub struct Phone {
     store: Store,
     client: PhoneClient,
     user_id: String,
-    copy: &'static Copy,
+    /// The person's languages, negotiated; replaced when they change.
+    copy: RwLock<Arc<Copy>>,
 }
 
 impl Phone {
     /// Opens the store shared by the app and its extension (`mode` is
     /// `Extension` inside the notification extension) and prepares the client
     /// of `server_url` for user `user_id`. The token is asked of `tokens` for
-    /// each request and never stored by the core.
+    /// each request and never stored by the core. `languages` are the
+    /// person's preferred languages, most preferred first (iOS
+    /// `Locale.preferredLanguages`, Android `LocaleList`); every string the
+    /// phone returns is in the best of them that is bundled, else English.
     pub fn open(
         store_path: &Path,
         mode: StoreMode,
         server_url: &str,
         user_id: &str,
         tokens: Arc<dyn TokenProvider>,
+        languages: &[String],
     ) -> Result<Phone, PhoneError> {
         let store = Store::open(store_path, mode)?;
         let client = PhoneClient::new(server_url, user_id, tokens)?;
@@ -69,8 +74,32 @@ impl Phone {
             store,
             client,
             user_id: user_id.to_string(),
-            copy: &Copy::EN,
+            copy: RwLock::new(Arc::new(Copy::for_languages(languages))),
         })
+    }
+
+    /// The person changed their languages: every string from now on follows.
+    pub fn set_languages(&self, languages: &[String]) {
+        *self.copy.write().unwrap_or_else(|p| p.into_inner()) =
+            Arc::new(Copy::for_languages(languages));
+    }
+
+    /// The negotiated language (`pt-BR` for `pt-PT`, `en` for unknown ones).
+    pub fn language(&self) -> String {
+        self.copy().language().to_string()
+    }
+
+    fn copy(&self) -> Arc<Copy> {
+        self.copy.read().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// A phone error as a person should read it, in their language (a
+    /// too-long reply, a tap that is not an answer); others as they are.
+    pub fn describe(&self, e: &PhoneError) -> String {
+        match e {
+            PhoneError::Action(a) => self.copy().action_error(a),
+            other => other.to_string(),
+        }
     }
 
     /// First run: exchanges a pairing link (`https://HOST/pair#CODE`, from
@@ -132,14 +161,14 @@ impl Phone {
         title: Option<&str>,
         body: Option<&str>,
     ) -> FallbackNotification {
-        payload::fallback(title, body, self.copy)
+        payload::fallback(title, body, &self.copy())
     }
 
     // ---- presenting ----
 
     /// The iOS notification content and its per-question category.
     pub fn ios_notification(&self, q: &CompactQuestion, opts: &PresentOptions) -> IosNotification {
-        ios::ios_notification(q, opts, self.copy)
+        ios::ios_notification(q, opts, &self.copy())
     }
 
     /// The Android notification and its (at most three) actions.
@@ -149,17 +178,22 @@ impl Phone {
         now: DateTime<Utc>,
         opts: &PresentOptions,
     ) -> AndroidNotification {
-        android::android_notification(q, now, opts, self.copy)
+        android::android_notification(q, now, opts, &self.copy())
     }
 
     /// "12 min left", "expired".
     pub fn time_remaining(&self, q: &CompactQuestion, now: DateTime<Utc>) -> String {
-        self.copy.time_remaining(q.expires_at, now)
+        self.copy().time_remaining(q.expires_at, now)
+    }
+
+    /// "Open the app to finish your answer" (Android, after a failed action).
+    pub fn open_app_to_finish(&self) -> String {
+        self.copy().open_app_to_finish()
     }
 
     /// The Android notification channel to create.
     pub fn android_channel(&self) -> AndroidChannel {
-        android::channel(self.copy)
+        android::channel(&self.copy())
     }
 
     /// The full set of categories to register with
@@ -243,7 +277,7 @@ impl Phone {
             &feed::buttons(q),
             &q.to_question(),
             &self.user_id,
-            self.copy,
+            &self.copy(),
         )
         .status;
         Ok(CommittedAnswer {
@@ -275,7 +309,7 @@ impl Phone {
             &feed::buttons(&stored.question),
             &stored.to_question(),
             &self.user_id,
-            self.copy,
+            &self.copy(),
         )))
     }
 
@@ -283,10 +317,10 @@ impl Phone {
     /// you", "Deny, by Federica", "no answer, expired"; `None` while pending
     /// or unknown here.
     pub fn resolution(&self, question_id: &str) -> Result<Option<String>, PhoneError> {
-        Ok(self
-            .store
-            .question(question_id)?
-            .and_then(|s| self.copy.resolution(&s.to_question(), Some(&self.user_id))))
+        Ok(self.store.question(question_id)?.and_then(|s| {
+            self.copy()
+                .resolution(&s.to_question(), Some(&self.user_id))
+        }))
     }
 
     /// Typed text kept for a question (too long to send from the lock screen).
@@ -326,7 +360,7 @@ impl Phone {
 
     /// The feed at `now`, newest first.
     pub fn feed(&self, now: DateTime<Utc>) -> Result<Vec<FeedCell>, PhoneError> {
-        Ok(feed::feed(&self.store, &self.user_id, now, self.copy)?)
+        Ok(feed::feed(&self.store, &self.user_id, now, &self.copy())?)
     }
 
     /// Before the process is suspended: write the WAL back so no lock is held.

@@ -26,6 +26,8 @@ pub struct DeviceRegistration {
     pub platform: String,
     pub push_token: String,
     pub app_id: Option<String>,
+    /// The person's language (BCP 47), for the visible text of pushes.
+    pub locale: Option<String>,
 }
 
 /// Who the phone is now signed in as.
@@ -102,6 +104,7 @@ pub(crate) async fn pair(
         "label": device_label,
         "device": device.map(|d| json!({
             "platform": d.platform, "push_token": d.push_token, "app_id": d.app_id,
+            "locale": d.locale,
         })),
     });
     let http = reqwest::Client::builder()

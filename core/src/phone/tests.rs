@@ -27,6 +27,7 @@ fn phone(dir: &tempfile::TempDir, mode: StoreMode) -> Phone {
         "http://127.0.0.1:9",
         "u_me",
         Arc::new(NoToken),
+        &[],
     )
     .unwrap()
 }

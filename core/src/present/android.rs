@@ -42,8 +42,8 @@ pub struct AndroidChannel {
 pub fn channel(copy: &Copy) -> AndroidChannel {
     AndroidChannel {
         id: CHANNEL_ID.into(),
-        name: copy.channel_name.into(),
-        description: copy.channel_description.into(),
+        name: copy.channel_name(),
+        description: copy.channel_description(),
     }
 }
 
@@ -155,7 +155,7 @@ pub fn android_notification(
     } else if n > 0 {
         actions.push(AndroidAction {
             action_id: CHOOSE_ACTION_ID.to_string(),
-            title: copy.choose_action.to_string(),
+            title: copy.choose_action(),
             style: OptionStyle::Default,
             remote_input: Some(AndroidRemoteInput {
                 result_key: CHOICE_RESULT_KEY.to_string(),
@@ -172,14 +172,14 @@ pub fn android_notification(
     if let Some(t) = &q.text_input {
         actions.push(AndroidAction {
             action_id: TEXT_ACTION_ID.to_string(),
-            title: copy.reply_action.to_string(),
+            title: copy.reply_action(),
             style: OptionStyle::Default,
             remote_input: Some(AndroidRemoteInput {
                 result_key: TEXT_RESULT_KEY.to_string(),
                 label: t
                     .placeholder
                     .clone()
-                    .unwrap_or_else(|| copy.reply_placeholder.to_string()),
+                    .unwrap_or_else(|| copy.reply_placeholder()),
                 choices: Vec::new(),
                 allow_free_form_input: true,
             }),

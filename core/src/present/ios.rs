@@ -92,12 +92,12 @@ pub fn ios_notification(
         .collect();
     let text_action = q.text_input.as_ref().map(|t| IosTextAction {
         identifier: TEXT_ACTION_ID.to_string(),
-        title: copy.reply_action.to_string(),
-        button_title: copy.reply_send.to_string(),
+        title: copy.reply_action(),
+        button_title: copy.reply_send(),
         placeholder: t
             .placeholder
             .clone()
-            .unwrap_or_else(|| copy.reply_placeholder.to_string()),
+            .unwrap_or_else(|| copy.reply_placeholder()),
         authentication_required: false,
     });
     IosNotification {

@@ -34,10 +34,12 @@ func alertTexts(_ json: String) -> (String?, String?) {
 }
 
 public enum QPServiceFlow {
-    /// The plain notification shown when a payload cannot be decoded.
-    public static func fallbackContent(userInfoJSON: String) -> QPNotificationContent {
+    /// The plain notification shown when a payload cannot be decoded, in
+    /// the person's language.
+    public static func fallbackContent(userInfoJSON: String,
+                                       languages: [String] = Locale.preferredLanguages) -> QPNotificationContent {
         let (title, body) = alertTexts(userInfoJSON)
-        let f = fallbackNotification(title: title, body: body)
+        let f = fallbackNotification(title: title, body: body, languages: languages)
         return QPNotificationContent(title: f.title, subtitle: nil, body: f.body,
                                      categoryIdentifier: nil, threadIdentifier: nil, questionId: nil)
     }
@@ -51,20 +53,23 @@ public enum QPServiceFlow {
                                center: QPCategoryCenter,
                                requireUnlockForDanger: Bool = false,
                                maxCategories: UInt32 = maxIosCategories(),
+                               languages: [String] = Locale.preferredLanguages,
                                deliver: @escaping (QPNotificationContent) -> Void) {
         let decoded: DecodedPush
         do {
             decoded = try core?.receiveApns(json: userInfoJSON) ?? decodeApnsPayload(json: userInfoJSON)
         } catch {
-            deliver(fallbackContent(userInfoJSON: userInfoJSON))
+            deliver(fallbackContent(userInfoJSON: userInfoJSON, languages: languages))
             return
         }
         guard case let .question(question) = decoded else {
             // A resolution is silent; nothing to show.
-            deliver(fallbackContent(userInfoJSON: userInfoJSON))
+            deliver(fallbackContent(userInfoJSON: userInfoJSON, languages: languages))
             return
         }
-        let n = iosNotification(question: question, requireUnlockForDanger: requireUnlockForDanger)
+        // In the person's language: the core's (it was created with them), or these.
+        let n = core?.iosNotification(question: question, requireUnlockForDanger: requireUnlockForDanger)
+            ?? iosNotification(question: question, requireUnlockForDanger: requireUnlockForDanger, languages: languages)
         let content = QPNotificationContent(title: n.title, subtitle: n.subtitle, body: n.body,
                                             categoryIdentifier: n.category.identifier,
                                             threadIdentifier: n.threadId, questionId: question.id)

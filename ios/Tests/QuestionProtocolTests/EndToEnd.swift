@@ -13,10 +13,10 @@ func runEndToEnd(_ r: Runner) async {
 
     // The server side encodes; the extension decodes, records, registers.
     let payload = try! encodeApnsPayload(questionJson: questionJson).json
-    let nseCore = try! PhoneCore(storePath: store, mode: .extension, serverUrl: dead, userId: user, tokens: token)
+    let nseCore = try! PhoneCore(storePath: store, mode: .extension, serverUrl: dead, userId: user, tokens: token, languages: [])
     let center = InMemoryCategoryCenter(["app.static"])
     var delivered: [QPNotificationContent] = []
-    QPServiceFlow.process(userInfoJSON: payload, core: nseCore, center: center) { delivered.append($0) }
+    QPServiceFlow.process(userInfoJSON: payload, core: nseCore, center: center, languages: []) { delivered.append($0) }
     r.check("e2e: delivered once", delivered.count == 1)
     let content = delivered[0]
     let qid = content.questionId ?? ""
@@ -28,11 +28,11 @@ func runEndToEnd(_ r: Runner) async {
     // Undecodable payloads still show a plain notification.
     var fallback: QPNotificationContent?
     QPServiceFlow.process(userInfoJSON: "{\"aps\":{\"alert\":{\"title\":\"Hi\",\"body\":\"There\"}},\"qp\":{\"v\":9}}",
-                          core: nseCore, center: center) { fallback = $0 }
+                          core: nseCore, center: center, languages: []) { fallback = $0 }
     r.check("e2e: fallback shows", fallback?.title == "Hi" && fallback?.categoryIdentifier == nil)
 
     // The answer is tapped while offline: committed before completion.
-    let offline = try! PhoneCore(storePath: store, mode: .app, serverUrl: dead, userId: user, tokens: token)
+    let offline = try! PhoneCore(storePath: store, mode: .app, serverUrl: dead, userId: user, tokens: token, languages: [])
     var completedAfterCommit = false
     let outcome = QPAnswerFlow.handle(core: offline, questionId: qid, actionIdentifier: "qp.v.approve", typedText: nil) {
         completedAfterCommit = ((try? offline.feed())?.first?.myAnswer?.state == .queued)
@@ -46,7 +46,7 @@ func runEndToEnd(_ r: Runner) async {
     r.check("e2e: a non-answer action", tooLong == .notAnAnswer)
 
     // A new process, back online.
-    let app = try! PhoneCore(storePath: store, mode: .app, serverUrl: live, userId: user, tokens: token)
+    let app = try! PhoneCore(storePath: store, mode: .app, serverUrl: live, userId: user, tokens: token, languages: [])
     _ = try? app.requeueInterrupted()
     _ = try? app.retry(questionId: qid)
     let report = try? await app.flush()
@@ -56,7 +56,7 @@ func runEndToEnd(_ r: Runner) async {
     r.check("e2e: sync works", sync != nil)
 
     // Bad input is a thrown, typed error.
-    do { _ = try PhoneCore(storePath: "/nonexistent/dir/x.sqlite", mode: .app, serverUrl: live, userId: user, tokens: token); r.check("e2e: bad store path throws", false) }
+    do { _ = try PhoneCore(storePath: "/nonexistent/dir/x.sqlite", mode: .app, serverUrl: live, userId: user, tokens: token, languages: []); r.check("e2e: bad store path throws", false) }
     catch QpError.Storage(let kind, _) { r.check("e2e: bad store path throws", kind == .cannotOpen, "\(kind)") }
     catch { r.check("e2e: bad store path throws", false, "\(error)") }
     do { _ = try app.answerInApp(questionId: qid, value: "approve", text: "both"); r.check("e2e: both value and text", false) }
@@ -73,7 +73,9 @@ func runEndToEnd(_ r: Runner) async {
         r.check("pair: the link's server", account.serverUrl == live, account.serverUrl)
         r.check("pair: the token is in the Keychain", keychain.token(for: user)?.hasPrefix("qpu_") == true)
         let paired = try PhoneCore(storePath: env("QP_E2E_STORE_DIR") + "/swift-paired.sqlite", mode: .extension,
-                                   serverUrl: account.serverUrl, userId: account.userId, tokens: keychain)
+                                   serverUrl: account.serverUrl, userId: account.userId, tokens: keychain,
+                                   languages: ["de-DE", "en"])
+        r.check("i18n: the phone speaks the person's language", paired.language() == "de", paired.language())
         // A refused token would throw here (the server answers 401).
         _ = try await paired.sync()
         r.check("pair: the paired phone syncs with the stored token", true)
@@ -98,4 +100,12 @@ func runEndToEnd(_ r: Runner) async {
     } catch {
         r.check("pair: a bare code needs a server", false, "\(error)")
     }
+
+    // Without a core (a store that cannot open), the words follow the languages given.
+    var german: QPNotificationContent?
+    QPServiceFlow.process(userInfoJSON: payload, core: nil, center: InMemoryCategoryCenter([]),
+                          languages: ["de-CH"]) { german = $0 }
+    r.check("i18n: the extension's notification in German", german?.title == "Release Bot fragt dich", german?.title ?? "nil")
+    let fb = QPServiceFlow.fallbackContent(userInfoJSON: "{}", languages: ["ja-JP"])
+    r.check("i18n: the fallback in Japanese", fb.title == "新しい質問", fb.title)
 }

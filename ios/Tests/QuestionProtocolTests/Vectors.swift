@@ -181,9 +181,9 @@ func runPresent(_ r: Runner) {
             case "present":
                 let q = try pushQuestion(v["question"]!)
                 let unlock = (v["options"] as! [String: Any])["require_unlock_for_danger"] as! Bool
-                let ios = iosNotification(question: q, requireUnlockForDanger: unlock)
+                let ios = iosNotification(question: q, requireUnlockForDanger: unlock, languages: [])
                 if canon(iosDict(ios)) != canon(expect["ios"]) { problem = "ios \(canon(iosDict(ios)))"; break }
-                let android = androidNotification(question: q, now: iso(v["now"] as! String), requireUnlockForDanger: unlock)
+                let android = androidNotification(question: q, now: iso(v["now"] as! String), requireUnlockForDanger: unlock, languages: [])
                 var want = expect["android"] as! [String: Any]
                 want["actions"] = (want["actions"] as! [[String: Any]]).map { $0.filter { $0.key != "slot" } }
                 if canon(androidDict(android)) != canon(want) { problem = "android \(canon(androidDict(android)))"; break }
@@ -228,5 +228,21 @@ func runPresent(_ r: Runner) {
             problem = "unexpected error \(error)"
         }
         r.check(name, problem == nil, problem ?? "")
+    }
+}
+
+/// Localized copy: every language, each feed cell kind, plural boundaries,
+/// fallbacks and isolates (core/tests/vectors/i18n).
+func runI18n(_ r: Runner) {
+    let all = vectors("i18n")
+    r.check("i18n vectors found", all.count >= 400, "\(all.count)")
+    for (name, v) in all {
+        do {
+            let got = try localizedCopy(languages: v["languages"] as! [String], kind: v["kind"] as! String,
+                                        argsJson: canon(v["args"]))
+            r.check(name, got == v["expect"] as? String, "got \(got)")
+        } catch {
+            r.check(name, false, "\(error)")
+        }
     }
 }

@@ -7,6 +7,7 @@ runner.check("protocol version", protocolVersion() == "1.1")
 runProtocol(runner)
 runPayload(runner)
 runPresent(runner)
+runI18n(runner)
 if ProcessInfo.processInfo.environment["QP_E2E_URL"] != nil {
     await runEndToEnd(runner)
 }

@@ -59,6 +59,10 @@ pub struct DeviceArgs {
     /// With --offline: go online after this many seconds.
     #[arg(long, value_name = "SECS")]
     online_after: Option<u64>,
+    /// The person's languages, most preferred first, comma-separated
+    /// (`de,en`) [default: from LANG, else English].
+    #[arg(long, value_name = "LANGS", env = "QP_LANG")]
+    lang: Option<String>,
     /// Exit after this many questions were answered here or withdrawn.
     #[arg(long, value_name = "N")]
     exit_after: Option<u32>,
@@ -122,7 +126,10 @@ impl Terminal {
             .http
             .post(format!("{}/api/devices", self.args.url))
             .bearer_auth(&self.token)
-            .json(&serde_json::json!({"platform": "dev", "push_token": push_token, "app_id": self.args.platform}))
+            .json(&serde_json::json!({
+                "platform": "dev", "push_token": push_token, "app_id": self.args.platform,
+                "locale": self.phone.language(),
+            }))
             .send()
             .await;
         let device: Value = match registered {
@@ -365,14 +372,35 @@ impl TokenStore for TokenFile {
     }
 }
 
+/// The terminal's preferred languages: --lang / QP_LANG, else the POSIX
+/// locale (`de_DE.UTF-8` -> `de-DE`), else none (English).
+fn languages(args: &DeviceArgs) -> Vec<String> {
+    if let Some(list) = &args.lang {
+        return list
+            .split(',')
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .map(String::from)
+            .collect();
+    }
+    ["LC_ALL", "LC_MESSAGES", "LANG"]
+        .iter()
+        .filter_map(|k| std::env::var(k).ok())
+        .find(|v| !v.is_empty() && v != "C" && v != "POSIX" && !v.starts_with("C."))
+        .map(|v| vec![v.split('.').next().unwrap_or_default().replace('_', "-")])
+        .unwrap_or_default()
+}
+
 pub async fn run(mut args: DeviceArgs) -> i32 {
     let token_file = TokenFile::next_to(&args.store);
+    let languages = languages(&args);
     let mut paired_device = None;
     if let Some(link) = args.pair.clone() {
         let registration = DeviceRegistration {
             platform: "dev".into(),
             push_token: format!("dev-{}", crate::ids::new_id("t")),
             app_id: Some(args.platform.clone()),
+            locale: languages.first().cloned(),
         };
         match Phone::pair(
             &link,
@@ -431,6 +459,7 @@ pub async fn run(mut args: DeviceArgs) -> i32 {
         &args.url,
         &user_id,
         Arc::new(Token(token.clone())),
+        &languages,
     ) {
         Ok(p) => p,
         Err(e) => {

@@ -19,6 +19,7 @@ use qp_core::protocol::{Question, QuestionState};
 use serde_json::{json, Value};
 
 use crate::app::{self, App};
+use crate::pairing::DeviceFields;
 use crate::store::identity;
 use auth::{AgentAuth, UserAuth};
 use error::ApiError;
@@ -201,7 +202,7 @@ async fn answer(
 
 /// The fields of a push registration (`platform`, `push_token`, `app_id`),
 /// checked; `prefix` names where they sit (`device.` inside a pairing).
-fn device_fields(body: &Value, prefix: &str) -> Result<(String, String, String), ApiError> {
+fn device_fields(body: &Value, prefix: &str) -> Result<DeviceFields, ApiError> {
     let field = |name: &str, max: usize| -> Result<String, ApiError> {
         let path = format!("{prefix}{name}");
         match body.get(name) {
@@ -235,7 +236,28 @@ fn device_fields(body: &Value, prefix: &str) -> Result<(String, String, String),
     }
     let push_token = field("push_token", 4096)?;
     let app_id = field("app_id", 255)?;
-    Ok((platform, push_token, app_id))
+    // Optional: the person's language, a BCP 47 tag (`de`, `pt-BR`).
+    let locale = match body.get("locale") {
+        None | Some(Value::Null) => String::new(),
+        Some(Value::String(s))
+            if s.len() <= 35 && s.parse::<unic_langid::LanguageIdentifier>().is_ok() =>
+        {
+            s.clone()
+        }
+        Some(_) => {
+            return Err(ApiError::invalid(
+                &format!("{prefix}locale"),
+                "invalid_value",
+                format!("{prefix}locale: must be a language tag such as \"de\" or \"pt-BR\""),
+            ))
+        }
+    };
+    Ok(DeviceFields {
+        platform,
+        push_token,
+        app_id,
+        locale,
+    })
 }
 
 async fn register_device(
@@ -244,7 +266,7 @@ async fn register_device(
     body: Bytes,
 ) -> Result<(StatusCode, Json<Value>), ApiError> {
     let body = parse_json(&body)?;
-    let (platform, push_token, app_id) = device_fields(&body, "")?;
+    let fields = device_fields(&body, "")?;
     let user_id = user.id.clone();
     let device = app
         .db
@@ -252,9 +274,7 @@ async fn register_device(
             Ok(identity::upsert_device(
                 conn,
                 &user_id,
-                &platform,
-                &push_token,
-                &app_id,
+                &fields.registration(),
             )?)
         })
         .await?;

@@ -23,7 +23,6 @@ use super::auth::AdminAuth;
 use super::error::ApiError;
 use super::{device_fields, parse_json};
 use crate::app::App;
-use crate::pairing::DeviceFields;
 use crate::store::invites::{InviteKind, DEFAULT_TTL_SECS};
 
 /// The client's address (the accept loop puts it on every request).
@@ -71,14 +70,7 @@ pub async fn pair(
     let label = label_of(&body, "paired phone")?;
     let device = match body.get("device") {
         None | Some(Value::Null) => None,
-        Some(d @ Value::Object(_)) => {
-            let (platform, push_token, app_id) = device_fields(d, "device.")?;
-            Some(DeviceFields {
-                platform,
-                push_token,
-                app_id,
-            })
-        }
+        Some(d @ Value::Object(_)) => Some(device_fields(d, "device.")?),
         Some(_) => {
             return Err(ApiError::invalid(
                 "device",

@@ -93,10 +93,12 @@ impl ApnsTransport {
 
     async fn deliver(&self, m: &PushMessage) -> PushOutcome {
         let (payload, push_type, priority, expiration) = match m.kind {
-            PushKind::Question => match encode_apns_question(&m.question, &Copy::EN) {
-                Ok(e) => (e.json, "alert", "10", m.question.expires_at.timestamp()),
-                Err(e) => return PushOutcome::Failed(format!("cannot encode: {e}")),
-            },
+            PushKind::Question => {
+                match encode_apns_question(&m.question, &Copy::for_languages(&[&m.device.locale])) {
+                    Ok(e) => (e.json, "alert", "10", m.question.expires_at.timestamp()),
+                    Err(e) => return PushOutcome::Failed(format!("cannot encode: {e}")),
+                }
+            }
             // Silent: delivered once if possible, never stored for later.
             PushKind::Resolved => (encode_apns_resolved(&m.question).json, "background", "5", 0),
         };

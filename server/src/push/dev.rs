@@ -29,7 +29,10 @@ impl DevTransport {
     async fn deliver(&self, m: &PushMessage) -> PushOutcome {
         let (format, payload) = if m.device.app_id == "android" {
             let data = match m.kind {
-                PushKind::Question => match encode_fcm_question(&m.question, &Copy::EN) {
+                PushKind::Question => match encode_fcm_question(
+                    &m.question,
+                    &Copy::for_languages(&[&m.device.locale]),
+                ) {
                     Ok(e) => e.data,
                     Err(e) => return PushOutcome::Failed(e.to_string()),
                 },
@@ -38,7 +41,10 @@ impl DevTransport {
             ("fcm", serde_json::to_string(&data).unwrap_or_default())
         } else {
             let json = match m.kind {
-                PushKind::Question => match encode_apns_question(&m.question, &Copy::EN) {
+                PushKind::Question => match encode_apns_question(
+                    &m.question,
+                    &Copy::for_languages(&[&m.device.locale]),
+                ) {
                     Ok(e) => e.json,
                     Err(e) => return PushOutcome::Failed(e.to_string()),
                 },

@@ -132,10 +132,12 @@ impl FcmTransport {
 
     async fn deliver(&self, m: &PushMessage) -> PushOutcome {
         let (data, priority) = match m.kind {
-            PushKind::Question => match encode_fcm_question(&m.question, &Copy::EN) {
-                Ok(e) => (e.data, "HIGH"),
-                Err(e) => return PushOutcome::Failed(format!("cannot encode: {e}")),
-            },
+            PushKind::Question => {
+                match encode_fcm_question(&m.question, &Copy::for_languages(&[&m.device.locale])) {
+                    Ok(e) => (e.data, "HIGH"),
+                    Err(e) => return PushOutcome::Failed(format!("cannot encode: {e}")),
+                }
+            }
             PushKind::Resolved => (encode_fcm_resolved(&m.question).data, "NORMAL"),
         };
         let size: usize = data.iter().map(|(k, v)| k.len() + v.len()).sum();

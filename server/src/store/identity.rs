@@ -88,6 +88,9 @@ pub struct Device {
     pub platform: String,
     pub push_token: String,
     pub app_id: String,
+    /// The person's language (BCP 47, `de`, `pt-BR`), for the visible text
+    /// of pushes; empty for English.
+    pub locale: String,
 }
 
 /// A uniqueness violation becomes `Conflict(message)`; anything else stays a database error.
@@ -567,15 +570,28 @@ pub fn authenticate(conn: &Connection, token: &str) -> rusqlite::Result<Option<P
 
 // ---- devices ----
 
+/// What a device registers with.
+pub struct DeviceRegistration<'a> {
+    pub platform: &'a str,
+    pub push_token: &'a str,
+    pub app_id: &'a str,
+    pub locale: &'a str,
+}
+
 /// Registers (or re-registers) a device for push. The same platform token
-/// registered again moves to this user (a phone changed hands or re-installed).
+/// registered again moves to this user (a phone changed hands or
+/// re-installed); registering again also updates its app id and language.
 pub fn upsert_device(
     conn: &Connection,
     user_id: &str,
-    platform: &str,
-    push_token: &str,
-    app_id: &str,
+    reg: &DeviceRegistration<'_>,
 ) -> rusqlite::Result<Device> {
+    let DeviceRegistration {
+        platform,
+        push_token,
+        app_id,
+        locale,
+    } = *reg;
     let existing: Option<String> = conn
         .query_row(
             "SELECT id FROM devices WHERE platform = ?1 AND push_token = ?2",
@@ -586,17 +602,17 @@ pub fn upsert_device(
     let id = match existing {
         Some(id) => {
             conn.execute(
-                "UPDATE devices SET user_id = ?2, app_id = ?3 WHERE id = ?1",
-                params![id, user_id, app_id],
+                "UPDATE devices SET user_id = ?2, app_id = ?3, locale = ?4 WHERE id = ?1",
+                params![id, user_id, app_id, locale],
             )?;
             id
         }
         None => {
             let id = ids::new_id("dev");
             conn.execute(
-                "INSERT INTO devices (id, user_id, platform, push_token, app_id, created_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                params![id, user_id, platform, push_token, app_id, now_secs()],
+                "INSERT INTO devices (id, user_id, platform, push_token, app_id, locale, created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                params![id, user_id, platform, push_token, app_id, locale, now_secs()],
             )?;
             id
         }
@@ -607,6 +623,7 @@ pub fn upsert_device(
         platform: platform.to_string(),
         push_token: push_token.to_string(),
         app_id: app_id.to_string(),
+        locale: locale.to_string(),
     })
 }
 
@@ -620,7 +637,7 @@ pub fn delete_device(conn: &Connection, user_id: &str, device_id: &str) -> rusql
 
 pub fn devices_of(conn: &Connection, user_id: &str) -> rusqlite::Result<Vec<Device>> {
     let mut st = conn.prepare(
-        "SELECT id, user_id, platform, push_token, app_id FROM devices WHERE user_id = ?1 ORDER BY created_at, id",
+        "SELECT id, user_id, platform, push_token, app_id, locale FROM devices WHERE user_id = ?1 ORDER BY created_at, id",
     )?;
     let rows = st.query_map([user_id], |r| {
         Ok(Device {
@@ -629,6 +646,7 @@ pub fn devices_of(conn: &Connection, user_id: &str) -> rusqlite::Result<Vec<Devi
             platform: r.get(2)?,
             push_token: r.get(3)?,
             app_id: r.get(4)?,
+            locale: r.get(5)?,
         })
     })?;
     rows.collect()
@@ -636,7 +654,7 @@ pub fn devices_of(conn: &Connection, user_id: &str) -> rusqlite::Result<Vec<Devi
 
 pub fn device_by_id(conn: &Connection, id: &str) -> rusqlite::Result<Option<Device>> {
     conn.query_row(
-        "SELECT id, user_id, platform, push_token, app_id FROM devices WHERE id = ?1",
+        "SELECT id, user_id, platform, push_token, app_id, locale FROM devices WHERE id = ?1",
         [id],
         |r| {
             Ok(Device {
@@ -645,6 +663,7 @@ pub fn device_by_id(conn: &Connection, id: &str) -> rusqlite::Result<Option<Devi
                 platform: r.get(2)?,
                 push_token: r.get(3)?,
                 app_id: r.get(4)?,
+                locale: r.get(5)?,
             })
         },
     )

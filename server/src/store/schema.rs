@@ -153,6 +153,10 @@ const MIGRATIONS: &[&str] = &[
         failed_attempts INTEGER NOT NULL DEFAULT 0
     );
     "#,
+    // 5: each device's language, for the visible text of its pushes.
+    r#"
+    ALTER TABLE devices ADD COLUMN locale TEXT NOT NULL DEFAULT '';
+    "#,
 ];
 
 /// Applies what is missing, each migration in its own transaction

@@ -13,9 +13,7 @@ import io.questionprotocol.core.ActionErrorKind
 import io.questionprotocol.core.CommittedAnswer
 import io.questionprotocol.core.PhoneCore
 import io.questionprotocol.core.QpException
-import io.questionprotocol.core.androidChannel
 import io.questionprotocol.core.androidNotificationId
-import io.questionprotocol.core.androidOpenAppText
 
 /**
  * Subclass it, return the shared core from [core], register it in the
@@ -64,12 +62,13 @@ abstract class QuestionAnswerReceiver : BroadcastReceiver() {
      *  stand, in the core's words ("Approve: queued, sends when online"). */
     private fun update(context: Context, questionId: String, outcome: Outcome) {
         val manager = checkNotNull(context.getSystemService(NotificationManager::class.java))
+        val core = core(context)
         val text = when (outcome) {
             is Outcome.Committed -> outcome.answer.status
-            is Outcome.NeedsApp -> androidOpenAppText()
+            is Outcome.NeedsApp -> core.openAppToFinish()
             Outcome.Ignored -> return
         }
-        val updated = Notification.Builder(context, androidChannel().id)
+        val updated = Notification.Builder(context, core.androidChannel().id)
             .setSmallIcon(smallIcon)
             .setContentText(text)
             .setOnlyAlertOnce(true)

@@ -41,6 +41,10 @@ object QuestionIntents {
  * @param receiver the app's [QuestionAnswerReceiver] subclass.
  * @param openApp the intent that opens a question in the app (null: none).
  */
+/** The person's languages, most preferred first (`LocaleList`, API 24+). */
+fun deviceLanguages(): List<String> =
+    android.os.LocaleList.getDefault().toLanguageTags().split(",").filter { it.isNotEmpty() }
+
 class QuestionNotifier(
     private val context: Context,
     private val core: PhoneCore?,
@@ -66,7 +70,9 @@ class QuestionNotifier(
         }
         return when (push) {
             is DecodedPush.Question -> {
-                val spec = androidNotification(push.question, Instant.now(), requireUnlockForDanger)
+                // In the person's language: the core's, or the device's locales.
+                val spec = core?.androidNotification(push.question, Instant.now(), requireUnlockForDanger)
+                    ?: androidNotification(push.question, Instant.now(), requireUnlockForDanger, deviceLanguages())
                 post(spec)
                 Result.Posted(push.question.id, spec.notificationId)
             }
@@ -84,7 +90,7 @@ class QuestionNotifier(
 
     /** The core's questions channel (id, name and description). */
     private fun ensureChannel(): String {
-        val spec = androidChannel()
+        val spec = core?.androidChannel() ?: androidChannel(deviceLanguages())
         if (manager.getNotificationChannel(spec.id) == null) {
             val channel = NotificationChannel(spec.id, spec.name, NotificationManager.IMPORTANCE_HIGH)
             channel.description = spec.description
@@ -141,7 +147,8 @@ class QuestionNotifier(
     }
 
     private fun postFallback(data: Map<String, String>, reason: String): Result {
-        val f = fallbackNotification(data["title"], data["body"])
+        val f = core?.fallbackNotification(data["title"], data["body"])
+            ?: fallbackNotification(data["title"], data["body"], deviceLanguages())
         val channel = ensureChannel()
         val builder = Notification.Builder(context, channel)
             .setSmallIcon(smallIcon)

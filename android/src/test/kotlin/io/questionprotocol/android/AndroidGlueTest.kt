@@ -65,7 +65,7 @@ class AndroidGlueTest {
     fun setUp() {
         context = RuntimeEnvironment.getApplication()
         dir = Files.createTempDirectory("qp-android").toFile()
-        core = PhoneCore(File(dir, "phone.sqlite").path, StoreMode.APP, "http://127.0.0.1:9", "u_me", StaticToken("qpu_x"))
+        core = PhoneCore(File(dir, "phone.sqlite").path, StoreMode.APP, "http://127.0.0.1:9", "u_me", StaticToken("qpu_x"), listOf("en"))
         TestReceiver.core = core
         TestReceiver.flushes = 0
         notifier = QuestionNotifier(context, core, TestReceiver::class.java, android.R.drawable.ic_dialog_info,
@@ -158,7 +158,7 @@ class AndroidGlueTest {
         notifier.onDataMessage(encodeFcmPayload(toJson(question("q_long", opts, true))).data)
         val receiver = tap(posted("q_long"), 1, "x".repeat(25))
         val needs = receiver.lastOutcome as QuestionAnswerReceiver.Outcome.NeedsApp
-        assertEquals("the typed answer has 25 characters; at most 20 are allowed", needs.message)
+        assertEquals("Your reply has 25 characters; at most 20 fit. Open the app to shorten it.", needs.message)
         assertEquals("Open the app to finish your answer",
             posted("q_long").extras.getCharSequence(Notification.EXTRA_TEXT).toString())
         assertEquals("x".repeat(25), core.feed().first { it.questionId == "q_long" }.textField!!.draft)

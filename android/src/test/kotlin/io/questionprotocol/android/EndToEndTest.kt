@@ -22,20 +22,21 @@ class EndToEndTest {
         val data = encodeFcmPayload(File(env("QP_E2E_QUESTION")).readText()).data
 
         // The FCM handler's process: decode and record, no network.
-        val handler = PhoneCore(store, StoreMode.EXTENSION, env("QP_E2E_DEAD_URL"), user, token)
+        val handler = PhoneCore(store, StoreMode.EXTENSION, env("QP_E2E_DEAD_URL"), user, token, listOf())
         val q = (handler.receiveFcm(data) as DecodedPush.Question).question
-        assertEquals("Release Bot asks you", androidNotification(q, java.time.Instant.now(), false).title)
+        assertEquals("Release Bot asks you", androidNotification(q, java.time.Instant.now(), false, listOf()).title)
+        assertEquals("Release Bot fragt dich", androidNotification(q, java.time.Instant.now(), false, listOf("de-AT")).title)
         handler.close()
 
         // The receiver's process, offline: committed, then a failed send.
-        val offline = PhoneCore(store, StoreMode.APP, env("QP_E2E_DEAD_URL"), user, token)
+        val offline = PhoneCore(store, StoreMode.APP, env("QP_E2E_DEAD_URL"), user, token, listOf())
         assertEquals(AnswerState.QUEUED, offline.answerAction(q.id, "qp.v.approve", null).state)
         assertEquals(1u, runBlocking { offline.flush() }.willRetry)
         assertEquals(true, offline.feed().single().myAnswer!!.canRetry)
         offline.close()
 
         // A new process, online.
-        val app = PhoneCore(store, StoreMode.APP, env("QP_E2E_URL"), user, token)
+        val app = PhoneCore(store, StoreMode.APP, env("QP_E2E_URL"), user, token, listOf())
         app.requeueInterrupted()
         app.retry(q.id)
         val report = runBlocking { app.flush() }
@@ -49,7 +50,7 @@ class EndToEndTest {
     @Test
     fun badInputIsATypedException() {
         try {
-            PhoneCore("/nonexistent/dir/x.sqlite", StoreMode.APP, "http://127.0.0.1:9", "u", StaticToken(null))
+            PhoneCore("/nonexistent/dir/x.sqlite", StoreMode.APP, "http://127.0.0.1:9", "u", StaticToken(null), listOf())
             error("expected a Storage exception")
         } catch (e: QpException.Storage) {
             assertEquals(StoreErrorKind.CANNOT_OPEN, e.kind)
@@ -73,7 +74,7 @@ class EndToEndTest {
     fun pairingPutsTheTokenInTheSecureStoreAndSignsThePhoneIn() {
         assumeTrue("run through android/run-tests", System.getenv("QP_E2E_URL") != null)
         val keystore = FakeKeystore()
-        val device = DeviceRegistration("android", "fcm-kotlin-test", "io.questionprotocol.test")
+        val device = DeviceRegistration("android", "fcm-kotlin-test", "io.questionprotocol.test", "fr-FR")
         val account = runBlocking {
             pairDevice(env("QP_E2E_PAIR_LINK"), null, "Pixel (test)", device, keystore)
         }
@@ -83,7 +84,8 @@ class EndToEndTest {
         assertEquals(true, keystore.saved[account.userId]!!.startsWith("qpu_"))
         // Signed in with what the store kept: a refused token would throw.
         val phone = PhoneCore(File(env("QP_E2E_STORE_DIR"), "kotlin-paired.sqlite").path,
-            StoreMode.APP, account.serverUrl, account.userId, keystore)
+            StoreMode.APP, account.serverUrl, account.userId, keystore, listOf("fr-FR"))
+        assertEquals("fr", phone.language())
         runBlocking { phone.sync() }
         phone.close()
         // The link works once.

@@ -166,9 +166,9 @@ class VectorsTest {
                 val wantAndroid = obj(expect["android"]).toMutableMap()
                 val slots = (wantAndroid["actions"] as List<*>).map { (obj(it)["slot"] as Number).toInt() }
                 wantAndroid["actions"] = (wantAndroid["actions"] as List<*>).map { obj(it) - "slot" }
-                val n = androidNotification(q, Instant.parse(v["now"] as String), unlock)
+                val n = androidNotification(q, Instant.parse(v["now"] as String), unlock, listOf())
                 when {
-                    norm(ios(iosNotification(q, unlock))) != norm(expect["ios"]) -> "ios ${ios(iosNotification(q, unlock))}"
+                    norm(ios(iosNotification(q, unlock, listOf()))) != norm(expect["ios"]) -> "ios ${ios(iosNotification(q, unlock, listOf()))}"
                     norm(android(n)) != norm(wantAndroid) -> "android ${android(n)}"
                     n.actions.map { it.requestCode } != slots.map { androidRequestCode(q.id, it.toUInt()) } -> "request codes"
                     n.contentRequestCode != androidRequestCode(q.id, 0u) || n.notificationId != androidNotificationId(q.id) -> "ids"
@@ -210,5 +210,12 @@ class VectorsTest {
             }
             else -> "unknown kind"
         }
+    }
+
+    @Test
+    fun i18nVectors() = runAll("i18n", 400) { v ->
+        @Suppress("UNCHECKED_CAST")
+        val got = localizedCopy(v["languages"] as List<String>, v["kind"] as String, toJson(v["args"]))
+        if (got == v["expect"]) null else "got $got"
     }
 }
