@@ -76,6 +76,7 @@ pub fn negotiate(preferred: &[impl AsRef<str>]) -> Vec<String> {
     let requested: Vec<LanguageIdentifier> = preferred
         .iter()
         .filter_map(|p| p.as_ref().replace('_', "-").parse().ok())
+        .map(with_chinese_script)
         .collect();
     let available: Vec<LanguageIdentifier> =
         LOCALES.iter().filter_map(|(t, _)| t.parse().ok()).collect();
@@ -96,6 +97,22 @@ pub fn negotiate(preferred: &[impl AsRef<str>]) -> Vec<String> {
         chain.push(FALLBACK_LANGUAGE.to_string());
     }
     chain
+}
+
+/// Chinese tags without a script get the one their region writes (`zh-CN`
+/// -> `zh-Hans-CN`, `zh-TW` -> `zh-Hant-TW`), as Android reports `zh-CN`
+/// where iOS says `zh-Hans-CN`. The general "likely subtags" table would do
+/// this for every language, at about 330 KB of library size; Chinese is the
+/// one bundled language whose script depends on the region.
+fn with_chinese_script(mut l: LanguageIdentifier) -> LanguageIdentifier {
+    if l.language.as_str() == "zh" && l.script.is_none() {
+        let traditional = l
+            .region
+            .is_some_and(|r| matches!(r.as_str(), "TW" | "HK" | "MO"));
+        let script = if traditional { "Hant" } else { "Hans" };
+        l.script = script.parse().ok();
+    }
+    l
 }
 
 /// One line about this device's own answer.
@@ -387,6 +404,9 @@ mod tests {
         assert_eq!(negotiate(&["xx"]), vec!["en"]);
         assert_eq!(negotiate(&["de-CH", "fr-FR"]), vec!["de", "fr", "en"]);
         assert_eq!(negotiate(&["zh-Hans-CN"]), vec!["zh-Hans", "en"]);
+        assert_eq!(negotiate(&["zh-CN"]), vec!["zh-Hans", "en"]);
+        assert_eq!(negotiate(&["zh"]), vec!["zh-Hans", "en"]);
+        assert_eq!(negotiate(&["zh-TW"]), vec!["en"]);
         assert_eq!(negotiate(&["en-GB", "de"]), vec!["en", "de"]);
         assert_eq!(negotiate(&["not a tag!", "he-IL"]), vec!["he", "en"]);
         let none: [&str; 0] = [];
