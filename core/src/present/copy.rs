@@ -7,7 +7,7 @@
 //! through Fluent's selectors ("1 min left" / "5 min left"; Arabic's zero,
 //! one, two, few, many and other).
 //!
-//! A [`Copy`] is the chain negotiated from a person's preferred languages
+//! A [`Copy`](struct@Copy) is the chain negotiated from a person's preferred languages
 //! (iOS `Locale.preferredLanguages`, Android `LocaleList`): the best match
 //! first, English last, so a message missing from a translation still reads
 //! in English. `pt-PT` gets Brazilian Portuguese, `xx` gets English.
