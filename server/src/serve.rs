@@ -123,10 +123,10 @@ async fn accept_loop(listener: TcpListener, router: axum::Router, mut stop: ones
             let conn = hyper::server::conn::http1::Builder::new()
                 .timer(TokioTimer::new())
                 .header_read_timeout(Duration::from_secs(30))
-                // Above our own limit (http::error::MAX_HEADERS), so that a
-                // request with too many headers gets our JSON 431, not
-                // hyper's empty one.
-                .max_headers(crate::http::error::MAX_HEADERS * 2)
+                // hyper's own header limit stays at its default (100, on the
+                // stack): raising it costs ~4 KB per parked long-poll. Our
+                // JSON 431 (http::error::MAX_HEADERS) sits below it.
+
                 .serve_connection(TokioIo::new(stream), service);
             if let Err(e) = conn.await {
                 tracing::debug!(error = %e, "connection ended");
