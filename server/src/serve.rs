@@ -126,7 +126,6 @@ async fn accept_loop(listener: TcpListener, router: axum::Router, mut stop: ones
                 // hyper's own header limit stays at its default (100, on the
                 // stack): raising it costs ~4 KB per parked long-poll. Our
                 // JSON 431 (http::error::MAX_HEADERS) sits below it.
-
                 .serve_connection(TokioIo::new(stream), service);
             if let Err(e) = conn.await {
                 tracing::debug!(error = %e, "connection ended");

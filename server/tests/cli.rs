@@ -806,3 +806,61 @@ fn qp_login_stores_an_agent_token_owner_only_and_the_asker_verbs_use_it() {
     assert_eq!(again.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&again.stderr).contains("already used"));
 }
+
+/// Names the phone cannot decode are refused where they are made (the admin
+/// CLI), by the same rules the phone's decoder applies.
+#[test]
+fn the_admin_refuses_names_and_ids_a_phone_could_not_show() {
+    let env = setup();
+    for args in [
+        vec!["user", "add", "Bob", "--id", "u_bob.smith"],
+        vec!["user", "add", "José", "--id", "u_josé"],
+        vec!["room", "add", "Ops\nTeam"],
+        vec!["user", "add", "Bob\u{7}"],
+    ] {
+        let out = admin(&env.db, &args);
+        assert_eq!(out.status.code(), Some(2), "{args:?} was accepted");
+        assert!(!String::from_utf8_lossy(&out.stderr).is_empty());
+    }
+    let out = admin(&env.db, &["agent", "add", "CI\tbot", "--owner", &env.uid]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+/// A typed answer with terminal escape sequences is shown, not obeyed; and a
+/// shell gate can tell a typed "approve" from the tapped option.
+#[test]
+fn typed_answers_are_terminal_safe_and_distinguishable_from_options() {
+    let env = setup();
+    let ask = |extra: &[&str]| {
+        let mut args = vec![
+            "ask", "OPS123", "Ship?", "--option", "approve", "--option", "deny", "--text", "why",
+            "--wait",
+        ];
+        args.extend_from_slice(extra);
+        env.qp(&args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let child = ask(&[]);
+    let id = env.pending_id();
+    env.answer(&id, json!({"text": "ok\u{1b}]0;pwned\u{7}\u{1b}[2J"}));
+    let (code, out, _) = finish(child);
+    assert_eq!(code, 0);
+    assert_eq!(out, "ok\\x1b]0;pwned\\x07\\x1b[2J\n");
+    assert!(!out.contains('\u{1b}'));
+
+    // `--print value`: a typed "approve" prints nothing and exits 5 ...
+    let child = ask(&["--print", "value"]);
+    let id = env.pending_id();
+    env.answer(&id, json!({"text": "approve"}));
+    let (code, out, _) = finish(child);
+    assert_eq!((code, out.as_str()), (5, ""));
+    // ... and the tapped option prints its value and exits 0.
+    let child = ask(&["--print", "value"]);
+    let id = env.pending_id();
+    env.answer(&id, json!({"value": "approve"}));
+    let (code, out, _) = finish(child);
+    assert_eq!((code, out.as_str()), (0, "approve\n"));
+}

@@ -65,6 +65,7 @@ pub enum ValidationCode {
     NotAllowed,
     UnsupportedInV1,
     TooLarge,
+    TooDeep,
     InvalidCharacters,
     UnknownOption,
     TextNotAllowed,

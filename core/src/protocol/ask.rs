@@ -30,7 +30,8 @@ use serde_json::{Map, Value};
 
 use super::error::{ErrorCode, ValidationError};
 use super::json::{
-    char_len, check_len, check_single_line, opt_bool, opt_int, opt_str, present, wrong_type,
+    char_len, check_len, check_readable, check_single_line, opt_bool, opt_int, opt_str, present,
+    wrong_type,
 };
 use super::limits::*;
 use super::model::{
@@ -189,8 +190,12 @@ pub fn normalize_ask(body: &Value, ctx: &AskContext) -> Result<NormalizedAsk, Va
         Some(other) => return Err(wrong_type("prompt", "a string", other)),
     };
     check_len("prompt", prompt, PROMPT_MAX_CHARS)?;
+    check_readable("prompt", prompt)?;
 
     let context = trimmed_optional(obj, "context", CONTEXT_MAX_CHARS)?;
+    if let Some(c) = &context {
+        check_readable("context", c)?;
+    }
     let text_input = parse_text_input(obj)?;
     let options = parse_options(obj, text_input.is_some())?;
     let (responder_scope, target_user_id) = parse_scope(obj, ctx)?;
@@ -269,6 +274,7 @@ fn parse_text_input(obj: &Map<String, Value>) -> Result<Option<TextInput>, Valid
         Some(p) => {
             check_len("text_input.placeholder", p, PLACEHOLDER_MAX_CHARS)?;
             check_single_line("text_input.placeholder", p)?;
+            check_readable("text_input.placeholder", p)?;
             Some(p.to_string())
         }
     };
@@ -361,6 +367,7 @@ fn parse_option(entry: &Value, field: &str) -> Result<QuestionOption, Validation
             check_single_line(field, s)?;
             let label = s.trim();
             check_len(field, label, OPTION_LABEL_MAX_CHARS)?;
+            check_readable(field, label)?;
             Ok(QuestionOption {
                 value: s.clone(),
                 label: label.to_string(),
@@ -390,6 +397,7 @@ fn parse_option(entry: &Value, field: &str) -> Result<QuestionOption, Validation
             };
             check_len(&label_field, label, OPTION_LABEL_MAX_CHARS)?;
             check_single_line(&label_field, label)?;
+            check_readable(&label_field, label)?;
 
             let style = parse_style(m, field)?;
             Ok(QuestionOption {
@@ -498,10 +506,37 @@ fn parse_policy(obj: &Map<String, Value>) -> Result<ResolutionPolicy, Validation
     }
 }
 
+/// How deeply a JSON value nests (a scalar is 0, `{}` is 1). Iterative, so a
+/// hostile value cannot exhaust the stack here.
+fn json_depth(v: &Value) -> usize {
+    let mut deepest = 0;
+    let mut stack = vec![(v, 0usize)];
+    while let Some((v, d)) = stack.pop() {
+        let children: Box<dyn Iterator<Item = &Value>> = match v {
+            Value::Array(a) => Box::new(a.iter()),
+            Value::Object(o) => Box::new(o.values()),
+            _ => continue,
+        };
+        deepest = deepest.max(d + 1);
+        stack.extend(children.map(|c| (c, d + 1)));
+    }
+    deepest
+}
+
 fn parse_data(obj: &Map<String, Value>) -> Result<Option<Map<String, Value>>, ValidationError> {
     match present(obj, "data") {
         None => Ok(None),
         Some(Value::Object(m)) => {
+            // Depth first: readers add a few levels around `data` (a list of
+            // questions, a webhook envelope), and JSON parsers stop at 128.
+            let depth = json_depth(&Value::Object(m.clone()));
+            if depth > DATA_MAX_DEPTH {
+                return Err(ValidationError::new(
+                    "data",
+                    ErrorCode::TooDeep,
+                    format!("must nest at most {DATA_MAX_DEPTH} levels, got {depth}"),
+                ));
+            }
             let size = serde_json::to_vec(m).map(|v| v.len()).unwrap_or(usize::MAX);
             if size > DATA_MAX_BYTES {
                 return Err(ValidationError::new(

@@ -36,6 +36,8 @@ pub enum ErrorCode {
     UnsupportedInV1,
     /// A JSON value larger than its byte cap (`data`).
     TooLarge,
+    /// A JSON value nested deeper than allowed (`data`).
+    TooDeep,
     /// Control characters where they would break a button or an identifier.
     InvalidCharacters,
     /// An answer's `value` is not one of the question's options.
@@ -66,6 +68,7 @@ impl ErrorCode {
             ErrorCode::NotAllowed => "not_allowed",
             ErrorCode::UnsupportedInV1 => "unsupported_in_v1",
             ErrorCode::TooLarge => "too_large",
+            ErrorCode::TooDeep => "too_deep",
             ErrorCode::InvalidCharacters => "invalid_characters",
             ErrorCode::UnknownOption => "unknown_option",
             ErrorCode::TextNotAllowed => "text_not_allowed",

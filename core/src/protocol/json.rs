@@ -126,3 +126,52 @@ pub(crate) fn check_single_line(field: &str, s: &str) -> Result<(), ValidationEr
     }
     Ok(())
 }
+
+/// Bidirectional embeddings and overrides (U+202A..U+202E): they reorder the
+/// text around them and can make a prompt or a button read as something
+/// else ("Deny" shown for an option that approves). Isolates (U+2066..U+2069)
+/// are allowed: they cannot leak out of the string.
+fn is_bidi_override(c: char) -> bool {
+    ('\u{202A}'..='\u{202E}').contains(&c)
+}
+
+/// Characters that show nothing: white space, zero-width and format
+/// characters, the braille blank, the Hangul fillers.
+fn is_invisible(c: char) -> bool {
+    c.is_whitespace()
+        || matches!(c,
+            '\u{00AD}' | '\u{034F}' | '\u{061C}' | '\u{115F}' | '\u{1160}' | '\u{17B4}' | '\u{17B5}'
+            | '\u{180B}'..='\u{180F}' | '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}'
+            | '\u{2060}'..='\u{206F}' | '\u{2800}' | '\u{3164}' | '\u{FE00}'..='\u{FE0F}'
+            | '\u{FEFF}' | '\u{FFA0}' | '\u{E0000}'..='\u{E007F}')
+}
+
+/// Text a person reads (prompt, context, labels, placeholder): no
+/// bidirectional overrides, and at least one visible character (a button
+/// made of zero-width spaces is an invisible button).
+pub(crate) fn check_readable(field: &str, s: &str) -> Result<(), ValidationError> {
+    // Line breaks and tabs are text; other control characters (NUL, BEL,
+    // ESC and the terminal sequences they start) are not.
+    if s.chars().any(|c| c.is_control() && c != '\n' && c != '\t') {
+        return Err(ValidationError::new(
+            field,
+            ErrorCode::InvalidCharacters,
+            "must not contain control characters other than line breaks and tabs",
+        ));
+    }
+    if s.chars().any(is_bidi_override) {
+        return Err(ValidationError::new(
+            field,
+            ErrorCode::InvalidCharacters,
+            "must not contain bidirectional overrides (U+202A to U+202E)",
+        ));
+    }
+    if s.chars().all(is_invisible) {
+        return Err(ValidationError::new(
+            field,
+            ErrorCode::Empty,
+            "must have at least one visible character",
+        ));
+    }
+    Ok(())
+}

@@ -24,6 +24,10 @@ pub const USER_ID_MAX_CHARS: usize = 64;
 /// `data`: a JSON object of at most 8 KiB, measured as compact JSON. It is stored
 /// and echoed back, never sent in a push.
 pub const DATA_MAX_BYTES: usize = 8 * 1024;
+/// `data` nests at most 32 levels (objects and arrays), so every reader of a
+/// question, which wraps it in a few levels more, stays far below JSON
+/// parsers' recursion limits (serde_json stops at 128).
+pub const DATA_MAX_DEPTH: usize = 32;
 /// `ttl` in seconds: default one hour, clamped into [30 seconds, 7 days]
 /// (30 s is the reference clients' documented minimum).
 pub const TTL_DEFAULT_SECS: i64 = 3_600;

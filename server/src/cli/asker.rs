@@ -7,7 +7,10 @@ use qp_core::protocol::{
 };
 use serde_json::{Map, Value};
 
-use super::{EXIT_CANCELLED, EXIT_ERROR, EXIT_EXPIRED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE};
+use super::terminal::safe;
+use super::{
+    EXIT_CANCELLED, EXIT_ERROR, EXIT_EXPIRED, EXIT_INTERRUPTED, EXIT_OK, EXIT_TYPED, EXIT_USAGE,
+};
 use crate::client::{AskerClient, ClientError};
 
 #[derive(Args, Clone)]
@@ -51,7 +54,8 @@ impl Connection {
     qp ask OPS123 'Which environment?' --scope room --option staging --option prod:Production:primary\n  \
     qp ask OPS123 'Why hold the release?' --text 'Type a reason' --wait\n\n\
     With --wait: prints the chosen value (or the typed text) and exits 0 when answered,\n\
-    3 when expired, 4 when cancelled, 1 on error, 2 on usage error.")]
+    3 when expired, 4 when cancelled, 1 on error, 2 on usage error; with --print value,\n\
+    a typed answer prints nothing and exits 5 (a gate never mistakes typed text for an option).")]
 pub struct AskArgs {
     /// [ROOM] PROMPT: the room's invite code (or --room / QP_ROOM) and the question.
     #[arg(required = true, num_args = 1..=2, value_name = "ROOM PROMPT")]
@@ -102,6 +106,10 @@ pub struct AskArgs {
     /// Block until the question resolves; print the answer.
     #[arg(long)]
     wait: bool,
+    /// With --wait, what to print when answered: auto (the value, or the typed
+    /// text), value (a typed answer exits 5), text (a tapped option exits 5), json.
+    #[arg(long, value_enum, default_value = "auto", requires = "wait")]
+    print: PrintMode,
     #[command(flatten)]
     conn: Connection,
 }
@@ -207,11 +215,12 @@ pub async fn ask(a: AskArgs) -> i32 {
         }
         return EXIT_OK;
     }
-    await_and_print(&client, &q.id, a.json).await
+    let mode = if a.json { PrintMode::Json } else { a.print };
+    await_and_print(&client, &q.id, mode).await
 }
 
 /// Waits (Ctrl-C leaves the question alone) and prints the outcome.
-async fn await_and_print(client: &AskerClient, id: &str, json: bool) -> i32 {
+async fn await_and_print(client: &AskerClient, id: &str, mode: PrintMode) -> i32 {
     let result = tokio::select! {
         r = client.await_resolution(id) => r,
         _ = tokio::signal::ctrl_c() => {
@@ -220,33 +229,43 @@ async fn await_and_print(client: &AskerClient, id: &str, json: bool) -> i32 {
         }
     };
     match result {
-        Ok(q) => print_outcome(&q, json),
+        Ok(q) => print_outcome(&q, mode),
         Err(e) => report(&e),
     }
 }
 
-/// stdout: the value or typed text (or the JSON); exit code: the state.
-fn print_outcome(q: &Question, json: bool) -> i32 {
-    if json {
+/// stdout: the value or typed text (or the JSON), terminal-safe; exit
+/// code: the state.
+fn print_outcome(q: &Question, mode: PrintMode) -> i32 {
+    if mode == PrintMode::Json {
         println!("{}", serde_json::to_string_pretty(q).unwrap_or_default());
     }
     match q.state {
         QuestionState::Answered => {
-            if let Some(a) = &q.answer {
-                if !json {
-                    println!(
-                        "{}",
-                        a.value.as_deref().or(a.text.as_deref()).unwrap_or_default()
-                    );
-                }
-                eprintln!(
-                    "answered by {} ({}) at {}",
-                    a.responder.display_name,
-                    a.responder.id,
-                    qp_core::protocol::time::format(&a.answered_at)
-                );
+            let Some(a) = &q.answer else {
+                return EXIT_ERROR;
+            };
+            let printed = match mode {
+                PrintMode::Json => None,
+                PrintMode::Auto => a.value.as_deref().or(a.text.as_deref()),
+                PrintMode::Value => a.value.as_deref(),
+                PrintMode::Text => a.text.as_deref(),
+            };
+            if let Some(p) = printed {
+                println!("{}", safe(p));
             }
-            EXIT_OK
+            eprintln!(
+                "answered by {} ({}) at {}{}",
+                safe(&a.responder.display_name),
+                a.responder.id,
+                qp_core::protocol::time::format(&a.answered_at),
+                if a.text.is_some() { ", typed" } else { "" }
+            );
+            if printed.is_none() && mode != PrintMode::Json {
+                EXIT_TYPED
+            } else {
+                EXIT_OK
+            }
         }
         QuestionState::Expired => {
             eprintln!("expired: no answer");
@@ -260,6 +279,20 @@ fn print_outcome(q: &Question, json: bool) -> i32 {
     }
 }
 
+/// What `--wait` / `watch` print on stdout when the question is answered.
+#[derive(Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum PrintMode {
+    /// The chosen value, or the typed text (the spec's shell gate).
+    Auto,
+    /// The chosen value only; a typed answer prints nothing and exits 5, so a
+    /// gate never mistakes a typed "approve" for the tapped option.
+    Value,
+    /// The typed text only; a tapped option prints nothing and exits 5.
+    Text,
+    /// The whole question as JSON (as --json).
+    Json,
+}
+
 #[derive(Args)]
 pub struct WatchArgs {
     /// The question id (q_…).
@@ -267,13 +300,17 @@ pub struct WatchArgs {
     /// Print the whole question as JSON.
     #[arg(long)]
     json: bool,
+    /// What to print when answered: auto (value or typed text), value, text, json.
+    #[arg(long, value_enum, default_value = "auto")]
+    print: PrintMode,
     #[command(flatten)]
     conn: Connection,
 }
 
 pub async fn watch(a: WatchArgs) -> i32 {
+    let mode = if a.json { PrintMode::Json } else { a.print };
     match a.conn.client() {
-        Ok(client) => await_and_print(&client, &a.id, a.json).await,
+        Ok(client) => await_and_print(&client, &a.id, mode).await,
         Err(code) => code,
     }
 }
@@ -315,8 +352,8 @@ pub async fn list(a: ListArgs) -> i32 {
                     "{}\t{}\t{}\t{}",
                     q.id,
                     q.state.as_str(),
-                    answer,
-                    q.prompt.replace('\n', " ")
+                    safe(&answer),
+                    safe(&q.prompt)
                 );
             }
             EXIT_OK

@@ -24,6 +24,7 @@ use qp_core::sync::TokenProvider;
 use serde_json::Value;
 use tokio::io::AsyncBufReadExt;
 
+use super::terminal::safe;
 use super::{EXIT_ERROR, EXIT_OK, EXIT_USAGE};
 
 #[derive(Args)]
@@ -154,45 +155,64 @@ impl Terminal {
             let n =
                 self.phone
                     .android_notification(q, chrono::Utc::now(), &PresentOptions::default());
-            println!("┌─ [Android] {} · {} · {remaining}", n.title, q.room.name);
+            println!(
+                "┌─ [Android] {} · {} · {remaining}",
+                safe(&n.title),
+                safe(&q.room.name)
+            );
             if let Some(s) = &n.sub_text {
-                println!("│ {s}");
+                println!("│ {}", safe(s));
             }
-            println!("│ {}", n.text);
+            println!("│ {}", safe(&n.text));
             for (i, a) in n.actions.iter().enumerate() {
                 match &a.remote_input {
                     Some(ri) if !ri.choices.is_empty() => {
-                        println!("│ ({}) {} {}", i + 1, a.title, ri.label);
+                        println!("│ ({}) {} {}", i + 1, safe(&a.title), safe(&ri.label));
                         for (j, c) in ri.choices.iter().enumerate() {
-                            println!("│     [{}] {c}", j + 1);
+                            println!("│     [{}] {}", j + 1, safe(c));
                         }
                     }
-                    Some(ri) => println!("│ ({}) {} [t] \"{}\"", i + 1, a.title, ri.label),
+                    Some(ri) => println!(
+                        "│ ({}) {} [t] \"{}\"",
+                        i + 1,
+                        safe(&a.title),
+                        safe(&ri.label)
+                    ),
                     None => println!(
                         "│ ({}) {}",
                         i + 1,
-                        style_mark(a.style, self.color, &a.title)
+                        style_mark(a.style, self.color, &safe(&a.title))
                     ),
                 }
             }
         } else {
             let n = self.phone.ios_notification(q, &PresentOptions::default());
-            println!("┌─ [iOS] {} · {} · {remaining}", n.title, q.room.name);
+            println!(
+                "┌─ [iOS] {} · {} · {remaining}",
+                safe(&n.title),
+                safe(&q.room.name)
+            );
             if let Some(s) = &n.subtitle {
-                println!("│ {s}");
+                println!("│ {}", safe(s));
             }
-            println!("│ {}", n.body);
+            println!("│ {}", safe(&n.body));
             let buttons: Vec<String> = q
                 .options
                 .iter()
                 .enumerate()
-                .map(|(i, o)| format!("[{}] {}", i + 1, style_mark(o.style, self.color, &o.label)))
+                .map(|(i, o)| {
+                    format!(
+                        "[{}] {}",
+                        i + 1,
+                        style_mark(o.style, self.color, &safe(&o.label))
+                    )
+                })
                 .collect();
             if !buttons.is_empty() {
                 println!("│ {}", buttons.join("   "));
             }
             if let Some(t) = &n.category.text_action {
-                println!("│ [t] {} \"{}\"", t.title, t.placeholder);
+                println!("│ [t] {} \"{}\"", safe(&t.title), safe(&t.placeholder));
             }
         }
         let max = q
@@ -289,9 +309,9 @@ impl Terminal {
                     let line = self.resolution(id);
                     let mine = self.phone.answer_status(id).ok().flatten().map(|a| a.state);
                     if mine == Some(AnswerState::Answered) {
-                        println!("delivered: {line}");
+                        println!("delivered: {}", safe(&line));
                     } else {
-                        println!("too late: {line}");
+                        println!("too late: {}", safe(&line));
                     }
                     self.shown.retain(|q| &q.id != id);
                     self.done += 1;
@@ -326,7 +346,7 @@ impl Terminal {
             }
             Ok(Push::Resolved(n)) => {
                 if self.shown.iter().any(|q| q.id == n.id) {
-                    println!("withdrawn: {} ({})", n.id, self.resolution(&n.id));
+                    println!("withdrawn: {} ({})", n.id, safe(&self.resolution(&n.id)));
                     self.shown.retain(|q| q.id != n.id);
                     self.done += 1;
                 }

@@ -10,6 +10,7 @@ mod credentials;
 mod device;
 mod login;
 mod serve;
+mod terminal;
 
 use clap::{Parser, Subcommand};
 
@@ -19,6 +20,8 @@ pub const EXIT_USAGE: i32 = 2;
 pub const EXIT_EXPIRED: i32 = 3;
 pub const EXIT_CANCELLED: i32 = 4;
 pub const EXIT_INTERRUPTED: i32 = 130;
+/// `--print value` only: answered, but with typed text instead of an option.
+pub const EXIT_TYPED: i32 = 5;
 
 /// Where the server listens by default, and so where clients look.
 pub const DEFAULT_URL: &str = "http://127.0.0.1:8750";
@@ -32,6 +35,7 @@ pub const DEFAULT_URL: &str = "http://127.0.0.1:8750";
         Turn a human decision into a shell gate:\n  \
         if [ \"$(qp ask OPS123 'Deploy to prod?' --yes-no --wait)\" = approve ]; then ./deploy.sh; fi\n\n\
         Exit codes: 0 answered (or success), 1 error, 2 usage error, 3 expired, 4 cancelled,\n\
+        5 answered the other way than --print value|text asked for,\n\
         130 interrupted while waiting (the question stays pending; resume with `qp watch ID`)."
 )]
 pub struct Cli {

@@ -578,9 +578,10 @@ pub struct DeviceRegistration<'a> {
     pub locale: &'a str,
 }
 
-/// Registers (or re-registers) a device for push. The same platform token
-/// registered again moves to this user (a phone changed hands or
-/// re-installed); registering again also updates its app id and language.
+/// Registers (or re-registers) a device for push. Registering again updates
+/// its app id and language. The same platform token registered by another
+/// user (a phone changed hands) becomes a new device of that user, with a
+/// new id and none of the old one's history.
 pub fn upsert_device(
     conn: &Connection,
     user_id: &str,
@@ -592,18 +593,29 @@ pub fn upsert_device(
         app_id,
         locale,
     } = *reg;
-    let existing: Option<String> = conn
+    let existing: Option<(String, String)> = conn
         .query_row(
-            "SELECT id FROM devices WHERE platform = ?1 AND push_token = ?2",
+            "SELECT id, user_id FROM devices WHERE platform = ?1 AND push_token = ?2",
             params![platform, push_token],
-            |r| r.get(0),
+            |r| Ok((r.get(0)?, r.get(1)?)),
         )
         .optional()?;
+    // A phone that changes hands (the same push token, another user) starts
+    // a clean history: the old device row goes, and with it (ON DELETE
+    // CASCADE) what was delivered to it and its queued pushes, so the new
+    // owner can never read the previous owner's questions.
+    let existing = match existing {
+        Some((id, owner)) if owner != user_id => {
+            conn.execute("DELETE FROM devices WHERE id = ?1", [&id])?;
+            None
+        }
+        other => other.map(|(id, _)| id),
+    };
     let id = match existing {
         Some(id) => {
             conn.execute(
-                "UPDATE devices SET user_id = ?2, app_id = ?3, locale = ?4 WHERE id = ?1",
-                params![id, user_id, app_id, locale],
+                "UPDATE devices SET app_id = ?2, locale = ?3 WHERE id = ?1",
+                params![id, app_id, locale],
             )?;
             id
         }

@@ -1,0 +1,156 @@
+//! Regression tests for what abuse testing found (each reproduces a report):
+//! deep `data` poisoning every reader, a push token moving a device with its
+//! history, invisible buttons and reversed text.
+
+mod common;
+
+use common::{err_code, Fixture};
+use serde_json::{json, Value};
+
+fn nested(depth: usize) -> Value {
+    let mut v = json!({"leaf": 1});
+    for _ in 1..depth {
+        v = json!({ "a": v });
+    }
+    v
+}
+
+#[tokio::test]
+async fn deeply_nested_data_is_refused_and_every_reader_keeps_working() {
+    let f = Fixture::new().await;
+    // The report: 125 levels were accepted, and the pending list (two levels
+    // deeper) then failed to parse on every phone for as long as it was pending.
+    let (s, b) = f
+        .call(
+            "POST",
+            &format!("/api/agent/rooms/{}/questions", f.room_code),
+            Some(&f.agent_token),
+            Some(json!({"prompt": "Deploy?", "responder_scope": "room", "data": nested(125)})),
+        )
+        .await;
+    assert_eq!(
+        (s, err_code(&b), b["field"].as_str()),
+        (422, "too_deep", Some("data"))
+    );
+    f.ask(json!({"prompt": "Deploy?", "responder_scope": "room", "data": nested(32)}))
+        .await;
+    // The phone side reads the list with serde, as sync does.
+    let resp = f
+        .http
+        .get(format!("{}/api/questions/pending", f.base))
+        .bearer_auth(&f.bob_token)
+        .send()
+        .await
+        .unwrap();
+    #[derive(serde::Deserialize)]
+    struct Pending {
+        questions: Vec<qp_core::protocol::Question>,
+    }
+    let list: Pending = serde_json::from_slice(&resp.bytes().await.unwrap()).unwrap();
+    assert_eq!(list.questions.len(), 1);
+    let (s, _) = f
+        .call("GET", "/api/agent/questions", Some(&f.agent_token), None)
+        .await;
+    assert_eq!(s, 200);
+}
+
+async fn inbox(f: &Fixture, token: &str, device: &str) -> (u16, Value) {
+    f.call(
+        "GET",
+        &format!("/api/dev/inbox?device={device}&after=0&timeout=0"),
+        Some(token),
+        None,
+    )
+    .await
+}
+
+#[tokio::test]
+async fn a_push_token_that_changes_hands_starts_a_clean_history() {
+    let f = Fixture::new().await;
+    let reg = json!({"platform": "dev", "push_token": "dev-shared-phone", "app_id": "ios"});
+    let (s, alice_dev) = f
+        .call(
+            "POST",
+            "/api/devices",
+            Some(&f.alice_token),
+            Some(reg.clone()),
+        )
+        .await;
+    assert_eq!(s, 201);
+    let alice_dev = alice_dev["id"].as_str().unwrap().to_string();
+    f.ask(json!({"prompt": "Rotate the secret key 42?", "responder_scope": "room"}))
+        .await;
+    // Wait for the dev transport to deliver it to Alice's device.
+    let mut delivered = false;
+    for _ in 0..50 {
+        let (_, b) = inbox(&f, &f.alice_token, &alice_dev).await;
+        if b["pushes"].as_array().is_some_and(|p| !p.is_empty()) {
+            delivered = true;
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert!(delivered);
+
+    // Bob registers the same push token (the phone changed hands).
+    let (s, bob_dev) = f
+        .call("POST", "/api/devices", Some(&f.bob_token), Some(reg))
+        .await;
+    assert_eq!(s, 201);
+    let bob_dev = bob_dev["id"].as_str().unwrap().to_string();
+    assert_ne!(bob_dev, alice_dev, "a new owner gets a new device");
+    let (s, b) = inbox(&f, &f.bob_token, &bob_dev).await;
+    assert_eq!(s, 200);
+    assert!(
+        !b.to_string().contains("Rotate the secret"),
+        "the earlier owner's pushes are not readable: {b}"
+    );
+    let (s, _) = inbox(&f, &f.bob_token, &alice_dev).await;
+    assert_eq!(s, 404);
+    let left: i64 = f
+        .db()
+        .query_row("SELECT COUNT(*) FROM dev_inbox", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(left, 0, "the old history is gone, not just hidden");
+}
+
+#[tokio::test]
+async fn invisible_buttons_and_reversed_text_are_refused() {
+    let f = Fixture::new().await;
+    for (body, field, code) in [
+        (
+            json!({"prompt": "Deploy?", "options": [{"value": "a", "label": "\u{200B}"}, "b"]}),
+            "options[0].label",
+            "empty",
+        ),
+        (
+            json!({"prompt": "Deploy?", "options": ["a", {"value": "b", "label": "\u{2800}\u{2800}"}]}),
+            "options[1].label",
+            "empty",
+        ),
+        (
+            json!({"prompt": "Pay \u{202E}001$"}),
+            "prompt",
+            "invalid_characters",
+        ),
+        (
+            json!({"prompt": "Deploy?", "options": [{"value": "a", "label": "\u{202E}yneD"}, "b"]}),
+            "options[0].label",
+            "invalid_characters",
+        ),
+    ] {
+        let (s, b) = f
+            .call(
+                "POST",
+                &format!("/api/agent/rooms/{}/questions", f.room_code),
+                Some(&f.agent_token),
+                Some(body),
+            )
+            .await;
+        assert_eq!(
+            (s, err_code(&b), b["field"].as_str()),
+            (422, code, Some(field)),
+            "{b}"
+        );
+    }
+}
