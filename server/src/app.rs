@@ -54,6 +54,9 @@ pub struct App {
     limiter: DefaultKeyedRateLimiter<String>,
     /// Failed pairing attempts per client address.
     pub pair_failures: crate::pairing::PairFailures,
+    /// Becomes true when the server stops: parked long-polls answer at once
+    /// (with the question as it stands, so clients re-poll elsewhere).
+    pub stopping: tokio::sync::watch::Sender<bool>,
 }
 
 /// The response of an answer, kept verbatim under its Idempotency-Key.
@@ -75,6 +78,7 @@ impl App {
             push_wake: Notify::new(),
             dev_wake: Notify::new(),
             pair_failures: Default::default(),
+            stopping: tokio::sync::watch::channel(false).0,
         })
     }
 
@@ -233,13 +237,15 @@ impl App {
                 return other;
             }
         };
-        // Wake at the deadline too, so expiry releases the waiter on time.
+        // Wake at the deadline too, so expiry releases the waiter on time;
+        // and at once when the server stops (the client re-polls).
         let until_expiry = (q.expires_at - Utc::now()).to_std().unwrap_or_default();
-        let woke = tokio::time::timeout(timeout.min(until_expiry), rx.changed()).await;
-        let released = match woke {
-            Ok(Ok(())) => rx.borrow().clone(),
-            _ => None,
+        let mut stopping = self.stopping.subscribe();
+        let resolved = tokio::select! {
+            w = tokio::time::timeout(timeout.min(until_expiry), rx.changed()) => matches!(w, Ok(Ok(()))),
+            _ = async { let _ = stopping.wait_for(|s| *s).await; } => false,
         };
+        let released = if resolved { rx.borrow().clone() } else { None };
         drop(rx);
         self.waiters.forget_if_unused(&id);
         match released {

@@ -48,7 +48,7 @@ pub async fn start(
 
     let (tx, rx) = oneshot::channel::<()>();
     let router = crate::http::router(app.clone());
-    let http = tokio::spawn(accept_loop(listener, router, rx));
+    let http = tokio::spawn(accept_loop(listener, router, rx, app.stopping.subscribe()));
 
     let mut workers = vec![
         tokio::spawn(sweep_loop(app.clone())),
@@ -89,7 +89,15 @@ pub async fn start(
 /// long-polls are the normal load of this server, so each one should cost as
 /// little as hyper's HTTP/1 connection does (see BENCHMARKS.md). Askers and
 /// phones speak HTTP/1.1.
-async fn accept_loop(listener: TcpListener, router: axum::Router, mut stop: oneshot::Receiver<()>) {
+/// How long stopping waits for in-flight requests before closing the rest.
+pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
+
+async fn accept_loop(
+    listener: TcpListener,
+    router: axum::Router,
+    mut stop: oneshot::Receiver<()>,
+    stopping: tokio::sync::watch::Receiver<bool>,
+) {
     use hyper_util::rt::{TokioIo, TokioTimer};
     use tower_service::Service;
 
@@ -111,6 +119,7 @@ async fn accept_loop(listener: TcpListener, router: axum::Router, mut stop: ones
         };
         let _ = stream.set_nodelay(true);
         let router = router.clone();
+        let mut stopping = stopping.clone();
         connections.spawn(async move {
             let service =
                 hyper::service::service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
@@ -127,12 +136,33 @@ async fn accept_loop(listener: TcpListener, router: axum::Router, mut stop: ones
                 // stack): raising it costs ~4 KB per parked long-poll. Our
                 // JSON 431 (http::error::MAX_HEADERS) sits below it.
                 .serve_connection(TokioIo::new(stream), service);
-            if let Err(e) = conn.await {
+            tokio::pin!(conn);
+            let ended = tokio::select! {
+                r = conn.as_mut() => r,
+                _ = async { let _ = stopping.wait_for(|s| *s).await; } => {
+                    // Finish the request in flight (parked long-polls were
+                    // just answered), then close instead of keeping alive.
+                    conn.as_mut().graceful_shutdown();
+                    conn.await
+                }
+            };
+            if let Err(e) = ended {
                 tracing::debug!(error = %e, "connection ended");
             }
         });
     }
-    connections.abort_all();
+    drop(listener); // no new connections from here on
+    let drained = tokio::time::timeout(DRAIN_TIMEOUT, async {
+        while connections.join_next().await.is_some() {}
+    })
+    .await;
+    if drained.is_err() {
+        tracing::warn!(
+            left = connections.len(),
+            "closing connections still busy after the drain timeout"
+        );
+        connections.abort_all();
+    }
 }
 
 /// The scheduled expiry sweep.
@@ -151,18 +181,23 @@ async fn sweep_loop(app: Arc<App>) {
 
 impl RunningServer {
     /// Stops accepting, ends every connection and background task.
+    /// Stops gracefully: no new connections; parked long-polls are answered
+    /// with the question as it stands (clients re-poll); requests in flight
+    /// finish within [`DRAIN_TIMEOUT`]; then the workers stop (their queues
+    /// are in the database, so nothing is lost).
     pub async fn stop(mut self) {
+        self.app.stopping.send_replace(true);
         if let Some(tx) = self.shutdown.take() {
             let _ = tx.send(());
         }
-        for w in &self.workers {
-            w.abort();
-        }
-        if tokio::time::timeout(Duration::from_millis(500), &mut self.http)
+        if tokio::time::timeout(DRAIN_TIMEOUT + Duration::from_secs(1), &mut self.http)
             .await
             .is_err()
         {
             self.http.abort();
+        }
+        for w in &self.workers {
+            w.abort();
         }
     }
 }

@@ -864,3 +864,60 @@ fn typed_answers_are_terminal_safe_and_distinguishable_from_options() {
     let (code, out, _) = finish(child);
     assert_eq!((code, out.as_str()), (0, "approve\n"));
 }
+
+/// Stopping the server (SIGTERM) answers parked long-polls at once with the
+/// question as it stands (pending, so clients re-poll) instead of dropping
+/// them, and exits cleanly.
+#[test]
+fn stopping_answers_parked_long_polls_and_exits_cleanly() {
+    let mut env = setup();
+    let (_, id, _) = env.run(&["ask", "OPS123", "Hold?", "--yes-no"]);
+    let id = id.trim().to_string();
+    let url = format!("{}/api/agent/questions/{id}/wait?timeout=30", env.url);
+    let token = env.agent_token.clone();
+    let waiter = std::thread::spawn(move || {
+        let started = Instant::now();
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let (status, body) = rt.block_on(async {
+            let r = reqwest::Client::new()
+                .get(url)
+                .bearer_auth(token)
+                .send()
+                .await
+                .unwrap();
+            (r.status().as_u16(), r.json::<Value>().await.unwrap())
+        });
+        (status, body, started.elapsed())
+    });
+    std::thread::sleep(Duration::from_millis(500)); // the long-poll is parked
+    let killed = Command::new("kill")
+        .args(["-TERM", &env.serve.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let (status, body, took) = waiter.join().unwrap();
+    assert_eq!(
+        (status, body["state"].as_str()),
+        (200, Some("pending")),
+        "{body}"
+    );
+    assert!(
+        took < Duration::from_secs(5),
+        "answered after {took:?}, not at once"
+    );
+    let t = Instant::now();
+    loop {
+        if let Some(exit) = env.serve.try_wait().unwrap() {
+            assert!(exit.success(), "qp serve exited with {exit}");
+            break;
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(5),
+            "qp serve did not stop"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}

@@ -357,6 +357,10 @@ async fn dev_inbox(
         if !pushes.is_empty() || tokio::time::Instant::now() >= deadline {
             return Ok(Json(json!({ "pushes": pushes })));
         }
-        let _ = tokio::time::timeout_at(deadline, woke).await;
+        let mut stopping = app.stopping.subscribe();
+        tokio::select! {
+            _ = tokio::time::timeout_at(deadline, woke) => {}
+            _ = async { let _ = stopping.wait_for(|s| *s).await; } => return Ok(Json(json!({ "pushes": [] }))),
+        }
     }
 }
