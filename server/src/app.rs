@@ -57,6 +57,8 @@ pub struct App {
     /// Becomes true when the server stops: parked long-polls answer at once
     /// (with the question as it stands, so clients re-poll elsewhere).
     pub stopping: tokio::sync::watch::Sender<bool>,
+    /// What /metrics shows.
+    pub metrics: crate::http::observe::Metrics,
 }
 
 /// The response of an answer, kept verbatim under its Idempotency-Key.
@@ -79,6 +81,7 @@ impl App {
             dev_wake: Notify::new(),
             pair_failures: Default::default(),
             stopping: tokio::sync::watch::channel(false).0,
+            metrics: Default::default(),
         })
     }
 
@@ -241,6 +244,7 @@ impl App {
         // and at once when the server stops (the client re-polls).
         let until_expiry = (q.expires_at - Utc::now()).to_std().unwrap_or_default();
         let mut stopping = self.stopping.subscribe();
+        let _parked = crate::http::observe::Parked::new(&self.metrics.parked);
         let resolved = tokio::select! {
             w = tokio::time::timeout(timeout.min(until_expiry), rx.changed()) => matches!(w, Ok(Ok(()))),
             _ = async { let _ = stopping.wait_for(|s| *s).await; } => false,

@@ -154,3 +154,80 @@ async fn invisible_buttons_and_reversed_text_are_refused() {
         );
     }
 }
+
+/// `/metrics` in Prometheus' text format, parsed: every line is a comment or
+/// `name{labels} value`, and the listed series are there with the numbers
+/// the server's state implies.
+#[tokio::test]
+async fn metrics_show_questions_waiters_queues_and_latency() {
+    let f = Fixture::new().await;
+    let q = f
+        .ask(json!({"prompt": "Deploy?", "responder_scope": "room"}))
+        .await;
+    let id = q["id"].as_str().unwrap().to_string();
+    let parked = {
+        let (http, base, token) = (f.http.clone(), f.base.clone(), f.agent_token.clone());
+        tokio::spawn(async move {
+            http.get(format!("{base}/api/agent/questions/{id}/wait?timeout=2"))
+                .bearer_auth(token)
+                .send()
+                .await
+                .unwrap()
+        })
+    };
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let resp = f
+        .http
+        .get(format!("{}/metrics", f.base))
+        .send()
+        .await
+        .unwrap();
+    assert!(resp
+        .headers()
+        .get("content-type")
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .starts_with("text/plain"));
+    let text = resp.text().await.unwrap();
+    let mut samples = std::collections::HashMap::new();
+    for line in text
+        .lines()
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+    {
+        let (series, value) = line.rsplit_once(' ').unwrap_or_else(|| panic!("{line}"));
+        let value: f64 = value
+            .parse()
+            .unwrap_or_else(|_| panic!("not a number: {line}"));
+        let name = series.split('{').next().unwrap();
+        assert!(
+            name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'),
+            "{line}"
+        );
+        samples.insert(series.to_string(), value);
+    }
+    assert_eq!(samples[r#"qp_questions{state="pending"}"#], 1.0);
+    assert_eq!(samples[r#"qp_questions{state="answered"}"#], 0.0);
+    assert_eq!(samples["qp_waiters_parked"], 1.0);
+    for name in [
+        "qp_push_queue_depth",
+        "qp_push_failed",
+        "qp_webhook_queue_depth",
+        "qp_webhook_failed",
+    ] {
+        assert!(samples.contains_key(name), "{name} missing:\n{text}");
+    }
+    let ask_count = samples
+        .iter()
+        .find(|(k, _)| {
+            k.starts_with("qp_http_request_duration_seconds_count")
+                && k.contains(r#"route="/api/agent/rooms/{room}/questions""#)
+                && k.contains(r#"status="201""#)
+        })
+        .map(|(_, v)| *v);
+    assert_eq!(ask_count, Some(1.0), "{text}");
+    assert!(!text.contains(&f.agent_token));
+    let (s, b) = f.call("GET", "/healthz", None, None).await;
+    assert_eq!((s, b.as_str()), (200, Some("ok")));
+    parked.await.unwrap();
+}

@@ -3,6 +3,7 @@
 
 pub mod auth;
 pub mod error;
+pub mod observe;
 mod pairing;
 
 use std::collections::HashMap;
@@ -46,9 +47,32 @@ pub fn router(app: Arc<App>) -> Router {
             post(pairing::invite_agent),
         )
         .route("/pair", get(pairing::landing))
-        .route("/healthz", get(|| async { "ok" }))
+        .route("/healthz", get(observe::healthz))
+        .route("/metrics", get(observe::metrics))
         .fallback(|| async { ApiError::not_found("no such endpoint") })
         .layer(axum::middleware::from_fn(error::json_errors))
+        .route_layer(axum::middleware::from_fn_with_state(
+            app.clone(),
+            observe::record,
+        ))
+        .layer(
+            // One line per request: method, path template, status, latency.
+            // Never the URI's query, a header or a body (tokens live there).
+            tower_http::trace::TraceLayer::new_for_http()
+                .make_span_with(|req: &axum::extract::Request| {
+                    let route = req
+                        .extensions()
+                        .get::<axum::extract::MatchedPath>()
+                        .map_or("unmatched", |p| p.as_str());
+                    tracing::info_span!("request", method = %req.method(), route = %route)
+                })
+                .on_request(())
+                .on_response(
+                    tower_http::trace::DefaultOnResponse::new()
+                        .level(tracing::Level::INFO)
+                        .latency_unit(tower_http::LatencyUnit::Micros),
+                ),
+        )
         .with_state(app)
 }
 
@@ -358,6 +382,7 @@ async fn dev_inbox(
             return Ok(Json(json!({ "pushes": pushes })));
         }
         let mut stopping = app.stopping.subscribe();
+        let _parked = observe::Parked::new(&app.metrics.parked);
         tokio::select! {
             _ = tokio::time::timeout_at(deadline, woke) => {}
             _ = async { let _ = stopping.wait_for(|s| *s).await; } => return Ok(Json(json!({ "pushes": [] }))),
