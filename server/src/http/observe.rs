@@ -137,11 +137,14 @@ pub async fn record(State(app): State<Arc<App>>, req: Request, next: Next) -> Re
     resp
 }
 
+/// Questions per state, and the push and webhook queue counts.
+type Counts = (Vec<(String, i64)>, [i64; 4]);
+
 /// `GET /metrics`: the Prometheus text exposition.
 pub async fn metrics(State(app): State<Arc<App>>) -> Result<Response, super::error::ApiError> {
     let counts = app
         .db
-        .run(|conn| -> rusqlite::Result<(Vec<(String, i64)>, [i64; 4])> {
+        .run(|conn| -> rusqlite::Result<Counts> {
             let mut st =
                 conn.prepare_cached("SELECT state, COUNT(*) FROM questions GROUP BY state")?;
             let states = st
