@@ -19,6 +19,10 @@ pub struct Settings {
     pub webhook_retry_base: Duration,
     pub webhook_max_attempts: u32,
     pub webhook_timeout: Duration,
+    /// How long a client may take to send a request body (408 after).
+    pub body_timeout: Duration,
+    /// Connections served at once; more are answered 503 and closed.
+    pub max_connections: usize,
     /// APNs, when configured (`--apns-key` and friends).
     pub apns: Option<crate::push::apns::ApnsConfig>,
     /// FCM, when configured (`--fcm-service-account`).
@@ -51,6 +55,8 @@ impl Default for Settings {
             webhook_retry_base: Duration::from_millis(1000),
             webhook_max_attempts: 10,
             webhook_timeout: Duration::from_secs(10),
+            body_timeout: Duration::from_secs(10),
+            max_connections: 32_768,
             apns: None,
             fcm: None,
             public_url: None,
@@ -72,6 +78,8 @@ pub struct PartialSettings {
     pub webhook_retry_base_ms: Option<u64>,
     pub webhook_max_attempts: Option<u32>,
     pub webhook_timeout_ms: Option<u64>,
+    pub body_timeout_ms: Option<u64>,
+    pub max_connections: Option<usize>,
     pub apns_key: Option<PathBuf>,
     pub apns_key_id: Option<String>,
     pub apns_team_id: Option<String>,
@@ -127,6 +135,11 @@ impl PartialSettings {
                 file.webhook_timeout_ms,
                 d.webhook_timeout,
             ),
+            body_timeout: ms(self.body_timeout_ms, file.body_timeout_ms, d.body_timeout),
+            max_connections: self
+                .max_connections
+                .or(file.max_connections)
+                .unwrap_or(d.max_connections),
             apns: None,
             fcm: None,
             public_url: self.public_url.or(file.public_url),

@@ -48,10 +48,18 @@ pub async fn start(
 
     let (tx, rx) = oneshot::channel::<()>();
     let router = crate::http::router(app.clone());
-    let http = tokio::spawn(accept_loop(listener, router, rx, app.stopping.subscribe()));
+    let cap = connection_cap(app.settings.max_connections);
+    let http = tokio::spawn(accept_loop(
+        listener,
+        router,
+        rx,
+        app.stopping.subscribe(),
+        cap,
+    ));
 
     let mut workers = vec![
         tokio::spawn(sweep_loop(app.clone())),
+        tokio::spawn(trim_after_bursts(app.clone())),
         tokio::spawn(crate::webhook::run_worker(app.clone())),
     ];
     let transport: Arc<dyn PushTransport> = match push {
@@ -89,6 +97,37 @@ pub async fn start(
 /// long-polls are the normal load of this server, so each one should cost as
 /// little as hyper's HTTP/1 connection does (see BENCHMARKS.md). Askers and
 /// phones speak HTTP/1.1.
+/// Raises the soft open-file limit as far as the hard one allows (every
+/// parked long-poll holds a socket; 1,024 is a common default) and returns
+/// how many connections to serve at once: `wanted`, or fewer when the
+/// limit leaves no room (a margin stays for the database, logs and accepts).
+fn connection_cap(wanted: usize) -> usize {
+    let soft = rlimit::increase_nofile_limit(u64::MAX).unwrap_or(1024);
+    let cap = wanted.min((soft as usize).saturating_sub(128)).max(16);
+    tracing::info!(
+        open_file_limit = soft,
+        max_connections = cap,
+        "connection limits"
+    );
+    cap
+}
+
+/// The answer to a connection over the cap, written before closing it.
+fn over_capacity_response() -> Vec<u8> {
+    let body = crate::http::error::ApiError::new(
+        axum::http::StatusCode::SERVICE_UNAVAILABLE,
+        "over_capacity",
+        "the server is at its connection limit; retry shortly",
+    )
+    .body()
+    .to_string();
+    format!(
+        "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\nretry-after: 1\r\nconnection: close\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .into_bytes()
+}
+
 /// How long stopping waits for in-flight requests before closing the rest.
 pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -97,7 +136,10 @@ async fn accept_loop(
     router: axum::Router,
     mut stop: oneshot::Receiver<()>,
     stopping: tokio::sync::watch::Receiver<bool>,
+    max_connections: usize,
 ) {
+    let permits = Arc::new(tokio::sync::Semaphore::new(max_connections));
+    let mut last_full_warning: Option<tokio::time::Instant> = None;
     use hyper_util::rt::{TokioIo, TokioTimer};
     use tower_service::Service;
 
@@ -116,6 +158,23 @@ async fn accept_loop(
             },
             // Reap finished connections so the set does not grow.
             Some(_) = connections.join_next(), if !connections.is_empty() => continue,
+        };
+        let Ok(permit) = permits.clone().try_acquire_owned() else {
+            if last_full_warning.is_none_or(|t| t.elapsed() > Duration::from_secs(1)) {
+                tracing::warn!(max_connections, "connection limit reached; answering 503");
+                last_full_warning = Some(tokio::time::Instant::now());
+            }
+            connections.spawn(async move {
+                use tokio::io::AsyncWriteExt;
+                let mut stream = stream;
+                let _ = tokio::time::timeout(
+                    Duration::from_secs(1),
+                    stream.write_all(&over_capacity_response()),
+                )
+                .await;
+                let _ = stream.shutdown().await;
+            });
+            continue;
         };
         let _ = stream.set_nodelay(true);
         let router = router.clone();
@@ -149,6 +208,7 @@ async fn accept_loop(
             if let Err(e) = ended {
                 tracing::debug!(error = %e, "connection ended");
             }
+            drop(permit);
         });
     }
     drop(listener); // no new connections from here on
@@ -166,6 +226,42 @@ async fn accept_loop(
 }
 
 /// The scheduled expiry sweep.
+/// Gives memory back to the system after a burst of long-polls ends.
+/// glibc's allocator keeps what was freed in its arenas for reuse, so 12,000
+/// long-polls once left ~290 MB resident for good; when the parked count has
+/// fallen to under half its peak since the last trim, `malloc_trim` returns
+/// the free pages (a few milliseconds, at most every two seconds).
+async fn trim_after_bursts(app: Arc<App>) {
+    use std::sync::atomic::Ordering;
+    const MIN_BURST: i64 = 256;
+    let mut peak = 0i64;
+    let mut tick = tokio::time::interval(Duration::from_secs(2));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        let parked = app.metrics.parked.load(Ordering::Relaxed);
+        peak = peak.max(parked);
+        if peak >= MIN_BURST && parked < peak / 2 {
+            let released = release_free_memory();
+            tracing::debug!(peak, parked, released, "memory trimmed after a burst");
+            peak = parked;
+        }
+    }
+}
+
+/// Returns free heap pages to the system; true when some were.
+fn release_free_memory() -> bool {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        // SAFETY: malloc_trim only walks the allocator's own free lists.
+        unsafe { libc::malloc_trim(0) == 1 }
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    {
+        false
+    }
+}
+
 async fn sweep_loop(app: Arc<App>) {
     let mut tick = tokio::time::interval(app.settings.sweep_interval);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);

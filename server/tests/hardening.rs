@@ -231,3 +231,104 @@ async fn metrics_show_questions_waiters_queues_and_latency() {
     assert_eq!((s, b.as_str()), (200, Some("ok")));
     parked.await.unwrap();
 }
+
+/// Opens a connection that announces a 1,000-byte body and sends 3 bytes.
+async fn slow_body(base: &str, token: &str, room: &str) -> tokio::net::TcpStream {
+    use tokio::io::AsyncWriteExt;
+    let addr = base.trim_start_matches("http://");
+    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let head = format!(
+        "POST /api/agent/rooms/{room}/questions HTTP/1.1\r\nhost: {addr}\r\nauthorization: Bearer {token}\r\ncontent-type: application/json\r\ncontent-length: 1000\r\n\r\n{{\"p"
+    );
+    s.write_all(head.as_bytes()).await.unwrap();
+    s
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_body_that_never_arrives_gets_408_and_the_connection_closes() {
+    use tokio::io::AsyncReadExt;
+    let f = Fixture::with(|s| s.body_timeout = std::time::Duration::from_millis(800)).await;
+    let started = std::time::Instant::now();
+    let mut s = slow_body(&f.base, &f.agent_token, &f.room_code).await;
+    let mut reply = Vec::new();
+    // Before the fix the connection was held forever: bound the read.
+    tokio::time::timeout(
+        std::time::Duration::from_secs(10),
+        s.read_to_end(&mut reply),
+    )
+    .await
+    .expect("the server closed the connection")
+    .unwrap();
+    let reply = String::from_utf8_lossy(&reply);
+    assert!(reply.starts_with("HTTP/1.1 408"), "{reply}");
+    assert!(reply.contains(r#""code":"request_timeout""#), "{reply}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+}
+
+/// Soak (bounded, loopback): 2,000 slow-body connections are held while
+/// ordinary requests keep answering within 100 ms.
+#[tokio::test(flavor = "multi_thread")]
+async fn two_thousand_slow_bodies_do_not_starve_other_requests() {
+    // Client and server share this process: 2 sockets per connection.
+    let limit = rlimit::increase_nofile_limit(u64::MAX).unwrap();
+    assert!(
+        limit >= 5_000,
+        "the open-file limit ({limit}) is too low for this soak"
+    );
+    let f = Fixture::with(|s| s.body_timeout = std::time::Duration::from_secs(25)).await;
+    let mut held = Vec::new();
+    for _ in 0..2_000 {
+        held.push(slow_body(&f.base, &f.agent_token, &f.room_code).await);
+    }
+    let mut worst = std::time::Duration::ZERO;
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    let mut n = 0;
+    while std::time::Instant::now() < deadline {
+        let t = std::time::Instant::now();
+        let (s, _) = f.call("GET", "/healthz", None, None).await;
+        assert_eq!(s, 200);
+        let (s, _) = f
+            .call("GET", "/api/agent/questions", Some(&f.agent_token), None)
+            .await;
+        assert_eq!(s, 200);
+        worst = worst.max(t.elapsed());
+        n += 1;
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(n > 20);
+    assert!(
+        worst < std::time::Duration::from_millis(100),
+        "slowest pair of requests took {worst:?} with 2,000 slow bodies held"
+    );
+    drop(held);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn connections_over_the_cap_get_a_clear_503() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let f = Fixture::with(|s| s.max_connections = 20).await;
+    let addr = f.base.trim_start_matches("http://").to_string();
+    // Twenty silent connections take every slot (hyper waits for headers).
+    let mut idle = Vec::new();
+    for _ in 0..20 {
+        idle.push(tokio::net::TcpStream::connect(&addr).await.unwrap());
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    let mut s = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    s.write_all(b"GET /healthz HTTP/1.1\r\nhost: x\r\n\r\n")
+        .await
+        .unwrap();
+    let mut reply = Vec::new();
+    tokio::time::timeout(std::time::Duration::from_secs(5), s.read_to_end(&mut reply))
+        .await
+        .unwrap()
+        .unwrap();
+    let reply = String::from_utf8_lossy(&reply);
+    assert!(reply.starts_with("HTTP/1.1 503"), "{reply}");
+    assert!(reply.contains(r#""code":"over_capacity""#), "{reply}");
+    // A slot frees up, and the server serves again.
+    drop(idle);
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    let (s, _) = f.call("GET", "/healthz", None, None).await;
+    assert_eq!(s, 200);
+}

@@ -66,6 +66,12 @@ pub struct ServeArgs {
     /// FCM base URL [default: https://fcm.googleapis.com].
     #[arg(long, env = "QP_FCM_BASE_URL")]
     fcm_base_url: Option<String>,
+    /// How long a client may take to send a request body, in ms (408 after) [default: 10000].
+    #[arg(long, env = "QP_BODY_TIMEOUT_MS")]
+    body_timeout_ms: Option<u64>,
+    /// Connections served at once; more get 503 [default: 32768, capped by the open-file limit].
+    #[arg(long, env = "QP_MAX_CONNECTIONS")]
+    max_connections: Option<usize>,
     /// The URL phones reach this server at, for pairing links [default: http:// + --listen].
     #[arg(long, env = "QP_PUBLIC_URL")]
     public_url: Option<String>,
@@ -100,6 +106,8 @@ pub async fn run(args: ServeArgs) -> i32 {
         fcm_service_account: args.fcm_service_account,
         fcm_base_url: args.fcm_base_url,
         public_url: args.public_url,
+        body_timeout_ms: args.body_timeout_ms,
+        max_connections: args.max_connections,
     };
     let settings = match flags.resolve(file) {
         Ok(s) => s,

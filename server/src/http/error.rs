@@ -153,6 +153,52 @@ pub const MAX_URI_BYTES: usize = 8 * 1024;
 pub const MAX_HEADERS: usize = 64;
 pub const MAX_HEADER_BYTES: usize = 16 * 1024;
 
+/// The largest request body read (the bodies of this API are small JSON).
+pub const MAX_BODY_BYTES: usize = 2 * 1024 * 1024;
+
+/// Reads a request's body whole within `deadline`: a client that announces a
+/// body and sends it slowly (or never) gets 408 instead of holding the
+/// connection forever; one over [`MAX_BODY_BYTES`] gets 413.
+async fn read_body_in_time(
+    req: Request,
+    deadline: std::time::Duration,
+) -> Result<Request, Response> {
+    let has_body = req.headers().contains_key(header::TRANSFER_ENCODING)
+        || req
+            .headers()
+            .get(header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v != "0");
+    if !has_body {
+        return Ok(req);
+    }
+    let (parts, body) = req.into_parts();
+    match tokio::time::timeout(deadline, axum::body::to_bytes(body, MAX_BODY_BYTES)).await {
+        Ok(Ok(bytes)) => Ok(Request::from_parts(parts, axum::body::Body::from(bytes))),
+        Ok(Err(_)) => Err(ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "payload_too_large",
+            format!("the request body is over {MAX_BODY_BYTES} bytes, or was cut off"),
+        )
+        .into_response()),
+        Err(_) => {
+            let mut resp = ApiError::new(
+                StatusCode::REQUEST_TIMEOUT,
+                "request_timeout",
+                format!(
+                    "the request body did not arrive within {} s",
+                    deadline.as_secs()
+                ),
+            )
+            .into_response();
+            // The rest of that body may never come: do not keep the connection.
+            resp.headers_mut()
+                .insert(header::CONNECTION, HeaderValue::from_static("close"));
+            Err(resp)
+        }
+    }
+}
+
 /// The stable code of a status the framework produced on its own.
 fn code_of(status: StatusCode) -> &'static str {
     match status.as_u16() {
@@ -186,7 +232,11 @@ fn is_json(resp: &Response) -> bool {
 /// (plain text or empty: a wrong method, a body over the limit, a path
 /// that is not UTF-8) is rewritten into the error shape, keeping its status,
 /// its headers (`Allow` on 405) and its text as the message.
-pub async fn json_errors(req: Request, next: Next) -> Response {
+pub async fn json_errors(
+    axum::extract::State(app): axum::extract::State<std::sync::Arc<crate::app::App>>,
+    req: Request,
+    next: Next,
+) -> Response {
     let uri_len = req.uri().path_and_query().map_or(0, |pq| pq.as_str().len());
     if uri_len > MAX_URI_BYTES {
         return ApiError::new(
@@ -212,6 +262,10 @@ pub async fn json_errors(req: Request, next: Next) -> Response {
         )
         .into_response();
     }
+    let req = match read_body_in_time(req, app.settings.body_timeout).await {
+        Ok(req) => req,
+        Err(refusal) => return refusal,
+    };
     let resp = next.run(req).await;
     let status = resp.status();
     if !(status.is_client_error() || status.is_server_error()) || is_json(&resp) {

@@ -50,7 +50,10 @@ pub fn router(app: Arc<App>) -> Router {
         .route("/healthz", get(observe::healthz))
         .route("/metrics", get(observe::metrics))
         .fallback(|| async { ApiError::not_found("no such endpoint") })
-        .layer(axum::middleware::from_fn(error::json_errors))
+        .layer(axum::middleware::from_fn_with_state(
+            app.clone(),
+            error::json_errors,
+        ))
         .route_layer(axum::middleware::from_fn_with_state(
             app.clone(),
             observe::record,
