@@ -279,6 +279,23 @@ async fn main() {
         "server peak RSS (VmHWM) {} KB",
         proc_status_kb(pid, "VmHWM:")
     );
+
+    // The burst ends: every other waiter is released; the server should give
+    // the memory back (malloc_trim after bursts, server/src/serve.rs).
+    for id in ids.iter().skip(o.samples) {
+        api.answer(id).await;
+    }
+    for (_, rx) in released {
+        let _ = rx.await;
+    }
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    let after = proc_status_kb(pid, "VmRSS:");
+    println!(
+        "after the burst (all {} released, 6 s later): server RSS {} KB ({:.1} MB)",
+        o.waiters,
+        after,
+        after as f64 / 1024.0
+    );
     let _ = server.kill();
     let _ = server.wait();
 }
