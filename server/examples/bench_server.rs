@@ -288,6 +288,8 @@ async fn main() {
     for (_, rx) in released {
         let _ = rx.await;
     }
+    // The askers go away: their keep-alive connections close.
+    drop(api);
     tokio::time::sleep(Duration::from_secs(6)).await;
     let after = proc_status_kb(pid, "VmRSS:");
     println!(

@@ -55,6 +55,7 @@ pub async fn start(
         rx,
         app.stopping.subscribe(),
         cap,
+        app.clone(),
     ));
 
     let mut workers = vec![
@@ -137,6 +138,7 @@ async fn accept_loop(
     mut stop: oneshot::Receiver<()>,
     stopping: tokio::sync::watch::Receiver<bool>,
     max_connections: usize,
+    app: Arc<App>,
 ) {
     let permits = Arc::new(tokio::sync::Semaphore::new(max_connections));
     let mut last_full_warning: Option<tokio::time::Instant> = None;
@@ -179,7 +181,9 @@ async fn accept_loop(
         let _ = stream.set_nodelay(true);
         let router = router.clone();
         let mut stopping = stopping.clone();
+        let app = app.clone();
         connections.spawn(async move {
+            let _open = crate::http::observe::Parked::new(&app.metrics.connections);
             let service =
                 hyper::service::service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
                     let mut req = req.map(axum::body::Body::new);
@@ -226,11 +230,12 @@ async fn accept_loop(
 }
 
 /// The scheduled expiry sweep.
-/// Gives memory back to the system after a burst of long-polls ends.
-/// glibc's allocator keeps what was freed in its arenas for reuse, so 12,000
-/// long-polls once left ~290 MB resident for good; when the parked count has
-/// fallen to under half its peak since the last trim, `malloc_trim` returns
-/// the free pages (a few milliseconds, at most every two seconds).
+/// Gives memory back to the system after a burst of connections (long-polls)
+/// ends. glibc's allocator keeps what was freed in its arenas for reuse, so
+/// 12,000 long-polls once left ~290 MB resident for good; when the open
+/// connections have fallen to under half their peak since the last trim,
+/// `malloc_trim` returns the free pages (a few milliseconds, at most every
+/// two seconds).
 async fn trim_after_bursts(app: Arc<App>) {
     use std::sync::atomic::Ordering;
     const MIN_BURST: i64 = 256;
@@ -239,7 +244,7 @@ async fn trim_after_bursts(app: Arc<App>) {
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         tick.tick().await;
-        let parked = app.metrics.parked.load(Ordering::Relaxed);
+        let parked = app.metrics.connections.load(Ordering::Relaxed);
         peak = peak.max(parked);
         if peak >= MIN_BURST && parked < peak / 2 {
             let released = release_free_memory();

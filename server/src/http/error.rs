@@ -262,7 +262,9 @@ pub async fn json_errors(
         )
         .into_response();
     }
-    let req = match read_body_in_time(req, app.settings.body_timeout).await {
+    // Boxed: this future's state is freed once the body is read, instead of
+    // sizing every parked long-poll's middleware state for it.
+    let req = match Box::pin(read_body_in_time(req, app.settings.body_timeout)).await {
         Ok(req) => req,
         Err(refusal) => return refusal,
     };

@@ -51,6 +51,9 @@ pub struct Metrics {
     webhook_failed: Gauge,
     /// Long-polls parked now (waits and dev inboxes).
     pub parked: AtomicI64,
+    /// Client connections open now.
+    pub connections: AtomicI64,
+    connections_gauge: Gauge,
 }
 
 impl Default for Metrics {
@@ -69,11 +72,18 @@ impl Default for Metrics {
             webhook_pending: Gauge::default(),
             webhook_failed: Gauge::default(),
             parked: AtomicI64::new(0),
+            connections: AtomicI64::new(0),
+            connections_gauge: Gauge::default(),
         };
         {
             let mut r = m.registry.lock().unwrap();
             r.register("questions", "Questions by state", m.questions.clone());
             r.register("waiters_parked", "Long-polls parked now", m.waiters.clone());
+            r.register(
+                "connections_open",
+                "Client connections open now",
+                m.connections_gauge.clone(),
+            );
             r.register(
                 "push_queue_depth",
                 "Push jobs queued",
@@ -119,18 +129,19 @@ impl Drop for Parked<'_> {
 /// Middleware: records every request's latency under its route template.
 pub async fn record(State(app): State<Arc<App>>, req: Request, next: Next) -> Response {
     let started = Instant::now();
-    let method = req.method().as_str().to_string();
-    let route = req
-        .extensions()
-        .get::<MatchedPath>()
-        .map(|p| p.as_str().to_string())
-        .unwrap_or_else(|| "unmatched".into());
+    // Cheap handles while the request is in flight (long-polls park here);
+    // the label strings are made once it is done.
+    let method = req.method().clone();
+    let route = req.extensions().get::<MatchedPath>().cloned();
     let resp = next.run(req).await;
     app.metrics
         .latency
         .get_or_create(&RouteLabels {
-            method,
-            route,
+            method: method.as_str().to_string(),
+            route: route
+                .as_ref()
+                .map_or("unmatched", |p| p.as_str())
+                .to_string(),
             status: resp.status().as_u16(),
         })
         .observe(started.elapsed().as_secs_f64());
@@ -176,6 +187,8 @@ pub async fn metrics(State(app): State<Arc<App>>) -> Result<Response, super::err
             .set(n);
     }
     m.waiters.set(m.parked.load(Ordering::Relaxed));
+    m.connections_gauge
+        .set(m.connections.load(Ordering::Relaxed));
     m.push_queued.set(counts.1[0]);
     m.push_failed.set(counts.1[1]);
     m.webhook_pending.set(counts.1[2]);
