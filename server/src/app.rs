@@ -244,7 +244,7 @@ impl App {
         // and at once when the server stops (the client re-polls).
         let until_expiry = (q.expires_at - Utc::now()).to_std().unwrap_or_default();
         let mut stopping = self.stopping.subscribe();
-        let _parked = crate::http::observe::Parked::new(&self.metrics.parked);
+        let _parked = crate::http::observe::Counted::new(&self.metrics.parked);
         let resolved = tokio::select! {
             w = tokio::time::timeout(timeout.min(until_expiry), rx.changed()) => matches!(w, Ok(Ok(()))),
             _ = async { let _ = stopping.wait_for(|s| *s).await; } => false,

@@ -183,7 +183,7 @@ async fn accept_loop(
         let mut stopping = stopping.clone();
         let app = app.clone();
         connections.spawn(async move {
-            let _open = crate::http::observe::Parked::new(&app.metrics.connections);
+            let _open = crate::http::observe::Counted::new(&app.metrics.connections);
             let service =
                 hyper::service::service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
                     let mut req = req.map(axum::body::Body::new);

@@ -385,7 +385,7 @@ async fn dev_inbox(
             return Ok(Json(json!({ "pushes": pushes })));
         }
         let mut stopping = app.stopping.subscribe();
-        let _parked = observe::Parked::new(&app.metrics.parked);
+        let _parked = observe::Counted::new(&app.metrics.parked);
         tokio::select! {
             _ = tokio::time::timeout_at(deadline, woke) => {}
             _ = async { let _ = stopping.wait_for(|s| *s).await; } => return Ok(Json(json!({ "pushes": [] }))),

@@ -110,17 +110,18 @@ impl Default for Metrics {
     }
 }
 
-/// Counts a parked long-poll for as long as it lives.
-pub struct Parked<'a>(&'a AtomicI64);
+/// Counts one of something (a parked long-poll, an open connection) for as
+/// long as it lives.
+pub struct Counted<'a>(&'a AtomicI64);
 
-impl<'a> Parked<'a> {
+impl<'a> Counted<'a> {
     pub fn new(counter: &'a AtomicI64) -> Self {
         counter.fetch_add(1, Ordering::Relaxed);
-        Parked(counter)
+        Counted(counter)
     }
 }
 
-impl Drop for Parked<'_> {
+impl Drop for Counted<'_> {
     fn drop(&mut self) {
         self.0.fetch_sub(1, Ordering::Relaxed);
     }
