@@ -2,8 +2,6 @@
 //! user's token, handed straight to the app's secure storage through
 //! [`TokenStore`]. The core keeps no copy: not in SQLite, not in a log.
 
-use std::time::Duration;
-
 use serde_json::{json, Value};
 
 use crate::pairing::{parse_pair_input, LinkError};
@@ -107,11 +105,8 @@ pub(crate) async fn pair(
             "locale": d.locale,
         })),
     });
-    let http = reqwest::Client::builder()
-        .connect_timeout(Duration::from_secs(5))
-        .timeout(Duration::from_secs(15))
-        .build()
-        .map_err(|e| fail(PairErrorKind::Unreachable, e.to_string()))?;
+    let http =
+        crate::sync::http_client().map_err(|e| fail(PairErrorKind::Unreachable, e.to_string()))?;
     let resp = http
         .post(format!("{server}/api/pair"))
         .json(&body)
@@ -124,12 +119,9 @@ pub(crate) async fn pair(
             )
         })?;
     let status = resp.status().as_u16();
-    let reply: Value = resp.json().await.unwrap_or_default();
-    let message = reply["message"]
-        .as_str()
-        .or(reply["error"]["message"].as_str())
-        .unwrap_or("no details")
-        .to_string();
+    let bytes = resp.bytes().await.unwrap_or_default();
+    let message = crate::sync::server_message(&bytes);
+    let reply: Value = serde_json::from_slice(&bytes).unwrap_or_default();
     match status {
         200 => {}
         400 | 404 | 410 => return Err(fail(PairErrorKind::InvalidCode, message)),

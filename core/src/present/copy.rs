@@ -65,6 +65,12 @@ fn bundle(tag: &str) -> Option<Arc<Bundle>> {
     Some(b)
 }
 
+/// Whether `tag` is a well-formed BCP 47 language tag (`de`, `pt-BR`,
+/// `zh-Hans-CN`), as devices register with; at most 35 characters.
+pub fn is_language_tag(tag: &str) -> bool {
+    tag.len() <= 35 && tag.parse::<LanguageIdentifier>().is_ok()
+}
+
 /// The bundled languages, as tags (`de`, `pt-BR`, `zh-Hans`…).
 pub fn available_languages() -> Vec<&'static str> {
     LOCALES.iter().map(|(t, _)| *t).collect()
@@ -140,12 +146,6 @@ impl std::fmt::Debug for Copy {
     }
 }
 
-impl PartialEq for Copy {
-    fn eq(&self, other: &Self) -> bool {
-        self.language == other.language
-    }
-}
-
 impl Copy {
     /// English (the server's default, and every chain's last resort).
     pub fn english() -> &'static Copy {
@@ -155,8 +155,29 @@ impl Copy {
 
     /// The copy for a person's preferred languages, most preferred first
     /// (`["de-CH", "fr"]`). Unknown or malformed tags are skipped; nothing
-    /// usable gives English.
+    /// usable gives English. Negotiated once per distinct list in a process
+    /// (the server asks for each push's device language).
     pub fn for_languages(preferred: &[impl AsRef<str>]) -> Copy {
+        static CHAINS: OnceLock<Mutex<HashMap<String, Copy>>> = OnceLock::new();
+        let key = preferred
+            .iter()
+            .map(|p| p.as_ref())
+            .collect::<Vec<_>>()
+            .join(",");
+        let chains = CHAINS.get_or_init(Default::default);
+        if let Some(c) = chains.lock().unwrap_or_else(|p| p.into_inner()).get(&key) {
+            return c.clone();
+        }
+        let copy = Copy::negotiated(preferred);
+        let mut chains = chains.lock().unwrap_or_else(|p| p.into_inner());
+        // Bounded: language lists come from devices; a few dozen are usual.
+        if chains.len() < 1024 {
+            chains.insert(key, copy.clone());
+        }
+        copy
+    }
+
+    fn negotiated(preferred: &[impl AsRef<str>]) -> Copy {
         let tags = negotiate(preferred);
         let chain: Vec<Arc<Bundle>> = tags.iter().filter_map(|t| bundle(t)).collect();
         let language = tags

@@ -47,17 +47,22 @@ pub(crate) enum Reply {
     Unreachable(String),
 }
 
+/// The phone's HTTP client: short timeouts, as a phone on a bad network
+/// needs (shared by sync, flush and pairing).
+pub(crate) fn http_client() -> reqwest::Result<reqwest::Client> {
+    reqwest::Client::builder()
+        .connect_timeout(Duration::from_secs(5))
+        .timeout(Duration::from_secs(15))
+        .build()
+}
+
 impl PhoneClient {
     pub fn new(
         base_url: &str,
         user_id: &str,
         tokens: Arc<dyn TokenProvider>,
     ) -> Result<Self, SyncError> {
-        let http = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(5))
-            .timeout(Duration::from_secs(15))
-            .build()
-            .map_err(|e| SyncError::Network(e.to_string()))?;
+        let http = http_client().map_err(|e| SyncError::Network(e.to_string()))?;
         Ok(PhoneClient {
             http,
             base_url: base_url.trim_end_matches('/').to_string(),
@@ -105,10 +110,16 @@ impl PhoneClient {
     }
 }
 
-/// The server's error message from an error body, if any.
+/// The server's error message from an error body (the top-level `message`,
+/// or qp's nested `error.message`), if any.
 pub(crate) fn server_message(body: &[u8]) -> String {
     serde_json::from_slice::<serde_json::Value>(body)
         .ok()
-        .and_then(|v| v["error"]["message"].as_str().map(String::from))
+        .and_then(|v| {
+            v["message"]
+                .as_str()
+                .or(v["error"]["message"].as_str())
+                .map(String::from)
+        })
         .unwrap_or_else(|| "no details".into())
 }

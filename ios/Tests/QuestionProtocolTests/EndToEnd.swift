@@ -76,9 +76,15 @@ func runEndToEnd(_ r: Runner) async {
                                    serverUrl: account.serverUrl, userId: account.userId, tokens: keychain,
                                    languages: ["de-DE", "en"])
         r.check("i18n: the phone speaks the person's language", paired.language() == "de", paired.language())
-        // A refused token would throw here (the server answers 401).
-        _ = try await paired.sync()
-        r.check("pair: the paired phone syncs with the stored token", true)
+        // Signed in with what the Keychain kept: the same phone with an empty
+        // Keychain is refused, this one syncs.
+        let unpaired = try PhoneCore(storePath: env("QP_E2E_STORE_DIR") + "/swift-unpaired.sqlite", mode: .app,
+                                     serverUrl: account.serverUrl, userId: account.userId, tokens: FakeKeychain(),
+                                     languages: [])
+        do { _ = try await unpaired.sync(); r.check("pair: no token, no sync", false) }
+        catch QpError.NotSignedIn { r.check("pair: no token, no sync", true) }
+        let synced = try await paired.sync()
+        r.check("pair: the stored token signs the phone in", synced.pending == 0, "\(synced)")
     } catch {
         r.check("pair: succeeds", false, "\(error)")
     }

@@ -55,7 +55,7 @@ enum UserCmd {
     Invite {
         user: String,
         /// The URL phones reach the server at (goes into the link).
-        #[arg(long, env = "QP_PUBLIC_URL", default_value = "http://127.0.0.1:8750")]
+        #[arg(long, env = "QP_PUBLIC_URL", default_value = super::DEFAULT_URL)]
         url: String,
         /// How long the code works, in seconds.
         #[arg(long, default_value_t = invites::DEFAULT_TTL_SECS)]
@@ -128,7 +128,7 @@ enum AgentCmd {
     Invite {
         agent: String,
         /// The server URL `qp login` should use.
-        #[arg(long, env = "QP_PUBLIC_URL", default_value = "http://127.0.0.1:8750")]
+        #[arg(long, env = "QP_PUBLIC_URL", default_value = super::DEFAULT_URL)]
         url: String,
         /// How long the code works, in seconds.
         #[arg(long, default_value_t = invites::DEFAULT_TTL_SECS)]

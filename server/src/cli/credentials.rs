@@ -37,26 +37,37 @@ pub fn load() -> Option<Credential> {
     serde_json::from_str(&text).ok()
 }
 
-/// Stores `c`, replacing any earlier credential: the folder is created
-/// owner-only (0700), the file is written owner-only (0600) under a temporary
-/// name and renamed into place, so no reader ever sees it half written or
-/// with wider permissions.
+/// Stores `c`, replacing any earlier credential, owner-only (the folder too).
 pub fn save(c: &Credential) -> std::io::Result<PathBuf> {
-    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+    use std::os::unix::fs::DirBuilderExt;
     let path = path().ok_or_else(|| std::io::Error::other("no home or config directory"))?;
     let dir = path.parent().expect("a file in a folder");
     std::fs::DirBuilder::new()
         .recursive(true)
         .mode(0o700)
         .create(dir)?;
-    let tmp = dir.join(format!(".credentials.{}.tmp", std::process::id()));
+    write_private(&path, serde_json::to_string_pretty(c)?.as_bytes())?;
+    Ok(path)
+}
+
+/// Writes a secret file readable by its owner only (0600): under a temporary
+/// name first, then renamed into place, so no reader ever sees it half
+/// written or with wider permissions. Used for every token the CLI keeps.
+pub fn write_private(path: &std::path::Path, data: &[u8]) -> std::io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let dir = path.parent().unwrap_or_else(|| std::path::Path::new("."));
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let _ = std::fs::remove_file(&tmp);
     let mut f = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
         .mode(0o600)
         .open(&tmp)?;
-    f.write_all(serde_json::to_string_pretty(c)?.as_bytes())?;
+    f.write_all(data)?;
     f.sync_all()?;
-    std::fs::rename(&tmp, &path)?;
-    Ok(path)
+    std::fs::rename(&tmp, path)
 }

@@ -35,7 +35,7 @@ use super::{EXIT_ERROR, EXIT_OK, EXIT_USAGE};
 )]
 pub struct DeviceArgs {
     /// Server URL.
-    #[arg(long, env = "QP_URL", default_value = "http://127.0.0.1:8750")]
+    #[arg(long, env = "QP_URL", default_value = super::DEFAULT_URL)]
     url: String,
     /// The user's device token (qpu_…, from `qp admin token add`) [default:
     /// the one an earlier --pair kept next to the store].
@@ -294,10 +294,14 @@ impl Terminal {
                     println!("answer saved (offline: queued)");
                 }
             }
-            Err(PhoneError::Action(e @ ActionError::TextTooLong { .. })) => {
-                println!("not sent: {e}; kept as a draft for the app")
+            // In the person's words, as the apps show them.
+            Err(e @ PhoneError::Action(ActionError::TextTooLong { .. })) => {
+                println!(
+                    "not sent: {} (kept as a draft for the app)",
+                    self.phone.describe(&e)
+                )
             }
-            Err(PhoneError::Action(e)) => println!("not sent: {e}"),
+            Err(e @ PhoneError::Action(_)) => println!("not sent: {}", self.phone.describe(&e)),
             Err(e) => println!("could not save the answer: {e}"),
         }
     }
@@ -379,16 +383,8 @@ impl TokenFile {
 
 impl TokenStore for TokenFile {
     fn save_token(&self, _user_id: &str, token: &str) -> Result<(), String> {
-        use std::io::Write;
-        use std::os::unix::fs::OpenOptionsExt;
-        let _ = std::fs::remove_file(&self.0);
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&self.0)
-            .map_err(|e| format!("cannot write {}: {e}", self.0.display()))?;
-        f.write_all(token.as_bytes()).map_err(|e| e.to_string())
+        super::credentials::write_private(&self.0, token.as_bytes())
+            .map_err(|e| format!("cannot write {}: {e}", self.0.display()))
     }
 }
 

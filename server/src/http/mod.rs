@@ -266,11 +266,7 @@ fn device_fields(body: &Value, prefix: &str) -> Result<DeviceFields, ApiError> {
     // Optional: the person's language, a BCP 47 tag (`de`, `pt-BR`).
     let locale = match body.get("locale") {
         None | Some(Value::Null) => String::new(),
-        Some(Value::String(s))
-            if s.len() <= 35 && s.parse::<unic_langid::LanguageIdentifier>().is_ok() =>
-        {
-            s.clone()
-        }
+        Some(Value::String(s)) if qp_core::present::copy::is_language_tag(s) => s.clone(),
         Some(_) => {
             return Err(ApiError::invalid(
                 &format!("{prefix}locale"),

@@ -82,7 +82,16 @@ class EndToEndTest {
         assertEquals(env("QP_E2E_URL"), account.serverUrl)
         assertEquals(true, account.deviceId != null)
         assertEquals(true, keystore.saved[account.userId]!!.startsWith("qpu_"))
-        // Signed in with what the store kept: a refused token would throw.
+        // Signed in with what the store kept; with an empty store the same
+        // phone is refused.
+        val unpaired = PhoneCore(File(env("QP_E2E_STORE_DIR"), "kotlin-unpaired.sqlite").path,
+            StoreMode.APP, account.serverUrl, account.userId, FakeKeystore(), listOf())
+        try {
+            runBlocking { unpaired.sync() }
+            error("expected NotSignedIn")
+        } catch (e: QpException.NotSignedIn) {
+        }
+        unpaired.close()
         val phone = PhoneCore(File(env("QP_E2E_STORE_DIR"), "kotlin-paired.sqlite").path,
             StoreMode.APP, account.serverUrl, account.userId, keystore, listOf("fr-FR"))
         assertEquals("fr", phone.language())
