@@ -143,6 +143,32 @@ impl AskerClient {
         }
     }
 
+    /// Waits at most `max` for the question to resolve and returns it as it
+    /// then stands (still `pending` when the time ran out). Transient
+    /// failures are ridden out until the deadline, then returned.
+    pub async fn await_within(&self, id: &str, max: Duration) -> Result<Question, ClientError> {
+        let deadline = tokio::time::Instant::now() + max;
+        let mut failures = 0;
+        loop {
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            // Whole seconds, rounded up, so the last poll covers the deadline.
+            let secs = left.as_secs() + u64::from(left.subsec_nanos() > 0);
+            match self.wait_once(id, secs.min(WAIT_POLL_SECS)).await {
+                Ok(q) if q.state.is_terminal() || secs == 0 => return Ok(q),
+                Ok(_) => failures = 0,
+                Err(e) if e.is_transient() && !left.is_zero() => {
+                    failures += 1;
+                    let pause = RetryPolicy::CLIENT_WAIT.delay(failures).min(left);
+                    tokio::time::sleep(pause).await;
+                }
+                Err(e) => return Err(e),
+            }
+            if tokio::time::Instant::now() >= deadline {
+                return self.fetch(id).await;
+            }
+        }
+    }
+
     pub async fn fetch(&self, id: &str) -> Result<Question, ClientError> {
         let url = format!("{}/api/agent/questions/{}", self.base, urlencode(id));
         self.send(self.http.get(url)).await

@@ -6,14 +6,18 @@
 //! - [`webhook`]: signed outgoing webhooks and their worker.
 //! - [`push`]: the push job queue and the transport interface.
 //! - [`client`]: a small Rust asker client (what `qp ask` uses).
+//! - [`mcp`]: the MCP tools, on `/mcp` and on `qp mcp` (stdio).
+//! - [`hook`]: a coding agent's permission prompt as a question (`qp hook`).
 //! - [`cli`]: the `qp` command line.
 
 pub mod app;
 pub mod cli;
 pub mod client;
 pub mod config;
+pub mod hook;
 pub mod http;
 pub mod ids;
+pub mod mcp;
 pub mod pairing;
 pub mod push;
 pub mod serve;

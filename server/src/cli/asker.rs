@@ -24,7 +24,8 @@ pub struct Connection {
 }
 
 impl Connection {
-    fn client(&self) -> Result<AskerClient, i32> {
+    /// The client, or a sentence saying what is missing.
+    pub(super) fn resolve(&self) -> Result<AskerClient, (i32, String)> {
         let stored = super::credentials::load();
         let token = self
             .token
@@ -32,8 +33,10 @@ impl Connection {
             .filter(|t| !t.is_empty())
             .or_else(|| stored.as_ref().map(|c| c.token.clone()));
         let Some(token) = token else {
-            eprintln!("qp: no agent token; pass --token, set QP_TOKEN, or run `qp login CODE`");
-            return Err(EXIT_USAGE);
+            return Err((
+                EXIT_USAGE,
+                "no agent token; pass --token, set QP_TOKEN, or run `qp login CODE`".into(),
+            ));
         };
         let url = self
             .url
@@ -41,9 +44,13 @@ impl Connection {
             .filter(|u| !u.is_empty())
             .or_else(|| stored.map(|c| c.url))
             .unwrap_or_else(|| super::DEFAULT_URL.to_string());
-        AskerClient::new(&url, &token).map_err(|e| {
-            eprintln!("qp: {e}");
-            EXIT_ERROR
+        AskerClient::new(&url, &token).map_err(|e| (EXIT_ERROR, e.to_string()))
+    }
+
+    fn client(&self) -> Result<AskerClient, i32> {
+        self.resolve().map_err(|(code, message)| {
+            eprintln!("qp: {message}");
+            code
         })
     }
 }

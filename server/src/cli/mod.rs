@@ -8,7 +8,9 @@ mod admin;
 mod asker;
 mod credentials;
 mod device;
+mod hook;
 mod login;
+mod mcp;
 mod serve;
 mod terminal;
 
@@ -61,6 +63,10 @@ enum Command {
     Device(device::DeviceArgs),
     /// Exchange a one-time code (qp admin agent invite) for an agent token, stored for the asker verbs.
     Login(login::LoginArgs),
+    /// Serve the MCP tools (ask_question, wait_for_answer, …) on stdin/stdout for an MCP client.
+    Mcp(mcp::McpArgs),
+    /// A coding agent's PreToolUse hook: the tool call becomes an Allow/Deny question on the phone.
+    Hook(hook::HookArgs),
 }
 
 /// Parses the arguments, runs the command, and returns the exit code.
@@ -82,6 +88,8 @@ pub fn run() -> i32 {
         Command::Cancel(args) => block_on(asker::cancel(args)),
         Command::Device(args) => block_on(device::run(args)),
         Command::Login(args) => block_on(login::run(args)),
+        Command::Mcp(args) => block_on(mcp::run(args)),
+        Command::Hook(args) => block_on(hook::run(args)),
     }
 }
 

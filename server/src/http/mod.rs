@@ -49,6 +49,14 @@ pub fn router(app: Arc<App>) -> Router {
         .route("/pair", get(pairing::landing))
         .route("/healthz", get(observe::healthz))
         .route("/metrics", get(observe::metrics))
+        .merge(
+            Router::new()
+                .route_service("/mcp", crate::mcp::http_service(app.clone()))
+                .layer(axum::middleware::from_fn_with_state(
+                    app.clone(),
+                    crate::mcp::authenticate,
+                )),
+        )
         .fallback(|| async { ApiError::not_found("no such endpoint") })
         .layer(axum::middleware::from_fn_with_state(
             app.clone(),
