@@ -100,6 +100,7 @@ impl NormalizedAsk {
 /// The ask body as a client builds it (the CLI, the Rust asker client).
 /// The server never trusts this type: it validates the raw JSON with
 /// [`normalize_ask`].
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct AskRequest {
     pub prompt: String,
@@ -120,6 +121,7 @@ pub struct AskRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reply_to: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
     pub data: Option<Map<String, Value>>,
 }
 
@@ -134,6 +136,7 @@ impl AskRequest {
 }
 
 /// An option as an asker may write it: a bare string or an object.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum AskOption {
@@ -148,6 +151,7 @@ pub enum AskOption {
 }
 
 /// `text_input` as an asker may write it (`max_length` optional).
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AskTextInput {
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -16,6 +16,7 @@ pub const KIND_QUESTION: &str = "question";
 /// Read leniently: `"cancel"` (the spec's own example of a quiet option) is
 /// the `default` role, and a style word from a later protocol version
 /// degrades to `default` rather than failing the question (additive-only).
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum OptionStyle {
@@ -77,6 +78,42 @@ pub struct QuestionOption {
     pub style: OptionStyle,
 }
 
+/// The schema of an option as the server writes it (every key present).
+#[cfg(feature = "openapi")]
+impl utoipa::PartialSchema for QuestionOption {
+    fn schema() -> utoipa::openapi::RefOr<utoipa::openapi::schema::Schema> {
+        use utoipa::openapi::schema::{ObjectBuilder, Type};
+        ObjectBuilder::new()
+            .description(Some("One predefined answer. `primary` and `destructive` are derived from `style` for clients older than protocol 1.1."))
+            .property("value", ObjectBuilder::new().schema_type(Type::String).description(Some("What the asker gets back (1 to 40 characters).")))
+            .property("label", ObjectBuilder::new().schema_type(Type::String).description(Some("The button's text (1 to 40 characters).")))
+            .property("style", OptionStyle::schema())
+            .property("primary", ObjectBuilder::new().schema_type(Type::Boolean))
+            .property("destructive", ObjectBuilder::new().schema_type(Type::Boolean))
+            .required("value")
+            .required("label")
+            .required("style")
+            .required("primary")
+            .required("destructive")
+            .into()
+    }
+}
+
+#[cfg(feature = "openapi")]
+impl utoipa::ToSchema for QuestionOption {
+    fn schemas(
+        schemas: &mut Vec<(
+            String,
+            utoipa::openapi::RefOr<utoipa::openapi::schema::Schema>,
+        )>,
+    ) {
+        schemas.push((
+            <OptionStyle as utoipa::ToSchema>::name().into_owned(),
+            <OptionStyle as utoipa::PartialSchema>::schema(),
+        ));
+    }
+}
+
 #[derive(Serialize, Deserialize)]
 struct OptionWire {
     value: String,
@@ -123,6 +160,7 @@ impl<'de> Deserialize<'de> for QuestionOption {
 }
 
 /// The opt-in typed answer (spec 3, "Inviting a typed answer").
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TextInput {
     pub placeholder: Option<String>,
@@ -130,6 +168,7 @@ pub struct TextInput {
 }
 
 /// Who may answer.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ResponderScope {
@@ -151,6 +190,7 @@ impl ResponderScope {
 
 /// How a question resolves. Only `first` exists in v1; `quorum` and `all` are
 /// reserved names that [`super::normalize_ask`] rejects.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ResolutionPolicy {
@@ -159,6 +199,7 @@ pub enum ResolutionPolicy {
 }
 
 /// The whole state machine: `pending` and three terminal states.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum QuestionState {
@@ -195,6 +236,7 @@ impl QuestionState {
 }
 
 /// The person who answered: always the authenticated user.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Responder {
     pub id: String,
@@ -202,6 +244,7 @@ pub struct Responder {
 }
 
 /// The answer envelope (spec 4): exactly one of `value`+`label` or `text`.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Answer {
     pub value: Option<String>,
@@ -213,6 +256,7 @@ pub struct Answer {
 }
 
 /// The room a question was asked in (additive; from the data model, seed 001).
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RoomRef {
     pub code: String,
@@ -220,6 +264,7 @@ pub struct RoomRef {
 }
 
 /// Who asked (additive, as the protocol's data model has it).
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Asker {
     /// `agent` or `user`.
@@ -234,6 +279,7 @@ pub struct Asker {
 }
 
 /// The Question object (spec 3). Field order follows the spec.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Question {
     pub id: String,
@@ -264,6 +310,7 @@ pub struct Question {
     #[serde(default)]
     pub reply_to: Option<String>,
     #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
     pub data: Option<Map<String, Value>>,
     #[serde(with = "rfc3339")]
     pub created_at: DateTime<Utc>,
@@ -289,6 +336,7 @@ impl Question {
 /// The outgoing-webhook event (spec 7): a compact envelope fired when a
 /// question resolves. `event` is `question.answered`, `question.expired` or
 /// `question.cancelled`.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WebhookEvent {
     pub event: String,
@@ -298,6 +346,7 @@ pub struct WebhookEvent {
     pub answer: Option<Answer>,
     pub correlation_id: Option<String>,
     pub reply_to: Option<String>,
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
     pub data: Option<Map<String, Value>>,
     #[serde(with = "rfc3339")]
     pub timestamp: DateTime<Utc>,

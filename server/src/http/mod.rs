@@ -4,6 +4,7 @@
 pub mod auth;
 pub mod error;
 pub mod observe;
+pub mod openapi;
 mod pairing;
 
 use std::collections::HashMap;
@@ -16,7 +17,7 @@ use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post};
 use axum::{Json, Router};
-use qp_core::protocol::{Question, QuestionState};
+use qp_core::protocol::{AskRequest, Question, QuestionState};
 use serde_json::{json, Value};
 
 use crate::app::{self, App};
@@ -49,6 +50,7 @@ pub fn router(app: Arc<App>) -> Router {
         .route("/pair", get(pairing::landing))
         .route("/healthz", get(observe::healthz))
         .route("/metrics", get(observe::metrics))
+        .route("/openapi.json", get(openapi::openapi_json))
         .merge(
             Router::new()
                 .route_service("/mcp", crate::mcp::http_service(app.clone()))
@@ -99,6 +101,11 @@ fn parse_json(body: &Bytes) -> Result<Value, ApiError> {
         .map_err(|e| ApiError::malformed(format!("the body is not valid JSON: {e}")))
 }
 
+#[utoipa::path(post, path = "/api/agent/rooms/{room}/questions", tag = "asker",
+    params(("room" = String, Path, description = "The room's invite code")),
+    request_body = AskRequest,
+    responses((status = 201, description = "Asked: the question, pending", body = Question), (status = 400, description = "The body is not JSON", body = openapi::ErrorBody), (status = 401, description = "Missing, unknown or revoked token", body = openapi::ErrorBody), (status = 403, description = "The token is of the wrong kind, lacks the scope, or the room is not the agent's", body = openapi::ErrorBody), (status = 404, description = "No such question of yours", body = openapi::ErrorBody), (status = 422, description = "A field breaks a rule: `field` names it, `message` says the rule", body = openapi::ErrorBody), (status = 429, description = "Rate limit or pending quota; see Retry-After", body = openapi::ErrorBody)),
+    security(("bearer" = [])))]
 async fn ask(
     State(app): State<Arc<App>>,
     AgentAuth(agent): AgentAuth,
@@ -110,6 +117,10 @@ async fn ask(
     Ok((StatusCode::CREATED, Json(q)))
 }
 
+#[utoipa::path(get, path = "/api/agent/questions/{id}", tag = "asker",
+    params(("id" = String, Path, description = "The question id (q_…)")),
+    responses((status = 200, body = Question), (status = 401, description = "Missing, unknown or revoked token", body = openapi::ErrorBody), (status = 403, description = "The token is of the wrong kind, lacks the scope, or the room is not the agent's", body = openapi::ErrorBody), (status = 404, description = "No such question of yours", body = openapi::ErrorBody)),
+    security(("bearer" = [])))]
 async fn fetch(
     State(app): State<Arc<App>>,
     AgentAuth(agent): AgentAuth,
@@ -118,6 +129,11 @@ async fn fetch(
     Ok(Json(app.agent_question(&agent, id).await?))
 }
 
+#[utoipa::path(get, path = "/api/agent/questions/{id}/wait", tag = "asker",
+    params(("id" = String, Path, description = "The question id (q_…)"),
+           ("timeout" = Option<u64>, Query, description = "Seconds to hold the request, 0 to 30 (default 20; more is capped at 30)")),
+    responses((status = 200, description = "The question when it resolved, or still pending when the timeout passed", body = Question), (status = 401, description = "Missing, unknown or revoked token", body = openapi::ErrorBody), (status = 403, description = "The token is of the wrong kind, lacks the scope, or the room is not the agent's", body = openapi::ErrorBody), (status = 404, description = "No such question of yours", body = openapi::ErrorBody), (status = 422, description = "A field breaks a rule: `field` names it, `message` says the rule", body = openapi::ErrorBody)),
+    security(("bearer" = [])))]
 async fn wait(
     State(app): State<Arc<App>>,
     AgentAuth(agent): AgentAuth,
@@ -141,11 +157,16 @@ async fn wait(
     Ok(Json(app.wait(&agent, id, Duration::from_secs(secs)).await?))
 }
 
+#[utoipa::path(get, path = "/api/agent/questions", tag = "asker",
+    params(("state" = Option<String>, Query, description = "pending, answered, expired, cancelled or all; left out: the last 24 hours"),
+           ("limit" = Option<usize>, Query, description = "1 to 500 (default 100)")),
+    responses((status = 200, description = "This agent's questions, newest first", body = openapi::QuestionList), (status = 401, description = "Missing, unknown or revoked token", body = openapi::ErrorBody), (status = 403, description = "The token is of the wrong kind, lacks the scope, or the room is not the agent's", body = openapi::ErrorBody), (status = 422, description = "A field breaks a rule: `field` names it, `message` says the rule", body = openapi::ErrorBody)),
+    security(("bearer" = [])))]
 async fn list(
     State(app): State<Arc<App>>,
     AgentAuth(agent): AgentAuth,
     Query(query): Query<HashMap<String, String>>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<openapi::QuestionList>, ApiError> {
     let (state, all) = match query.get("state").map(String::as_str) {
         None | Some("") => (None, false),
         Some("all") => (None, true),
@@ -176,9 +197,13 @@ async fn list(
         },
     };
     let questions = app.list(&agent, state, all, limit).await?;
-    Ok(Json(json!({ "questions": questions })))
+    Ok(Json(openapi::QuestionList { questions }))
 }
 
+#[utoipa::path(post, path = "/api/agent/questions/{id}/cancel", tag = "asker",
+    params(("id" = String, Path, description = "The question id (q_…)")),
+    responses((status = 200, description = "Cancelled", body = Question), (status = 401, description = "Missing, unknown or revoked token", body = openapi::ErrorBody), (status = 403, description = "The token is of the wrong kind, lacks the scope, or the room is not the agent's", body = openapi::ErrorBody), (status = 404, description = "No such question of yours", body = openapi::ErrorBody), (status = 409, description = "Already resolved: the body carries the question as it stands", body = openapi::ErrorBody)),
+    security(("bearer" = [])))]
 async fn cancel(
     State(app): State<Arc<App>>,
     AgentAuth(agent): AgentAuth,
@@ -187,14 +212,21 @@ async fn cancel(
     Ok(Json(app.cancel(&agent, id).await?))
 }
 
+#[utoipa::path(get, path = "/api/questions/pending", tag = "responder",
+    responses((status = 200, description = "The questions this person may answer now", body = openapi::QuestionList), (status = 401, description = "Missing, unknown or revoked token", body = openapi::ErrorBody), (status = 403, description = "The token is of the wrong kind, lacks the scope, or the room is not the agent's", body = openapi::ErrorBody)),
+    security(("bearer" = [])))]
 async fn pending(
     State(app): State<Arc<App>>,
     UserAuth(user): UserAuth,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<openapi::QuestionList>, ApiError> {
     let questions = app.pending(&user).await?;
-    Ok(Json(json!({ "questions": questions })))
+    Ok(Json(openapi::QuestionList { questions }))
 }
 
+#[utoipa::path(get, path = "/api/questions/{id}", tag = "responder",
+    params(("id" = String, Path, description = "The question id (q_…)")),
+    responses((status = 200, body = Question), (status = 401, description = "Missing, unknown or revoked token", body = openapi::ErrorBody), (status = 403, description = "The token is of the wrong kind, lacks the scope, or the room is not the agent's", body = openapi::ErrorBody), (status = 404, description = "No such question of yours", body = openapi::ErrorBody)),
+    security(("bearer" = [])))]
 async fn user_fetch(
     State(app): State<Arc<App>>,
     UserAuth(user): UserAuth,
@@ -221,6 +253,12 @@ fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
     }
 }
 
+#[utoipa::path(post, path = "/api/questions/{id}/answer", tag = "responder",
+    params(("id" = String, Path, description = "The question id (q_…)"),
+           ("Idempotency-Key" = Option<String>, Header, description = "1 to 200 visible ASCII characters; a retry with the same key gets the first response")),
+    request_body = openapi::AnswerBody,
+    responses((status = 200, description = "The question, answered (by this answer or an earlier one)", body = Question), (status = 400, description = "The body is not JSON", body = openapi::ErrorBody), (status = 401, description = "Missing, unknown or revoked token", body = openapi::ErrorBody), (status = 403, description = "The token is of the wrong kind, lacks the scope, or the room is not the agent's", body = openapi::ErrorBody), (status = 404, description = "No such question of yours", body = openapi::ErrorBody), (status = 409, description = "Already resolved: the body carries the question as it stands", body = openapi::ErrorBody), (status = 422, description = "A field breaks a rule: `field` names it, `message` says the rule", body = openapi::ErrorBody)),
+    security(("bearer" = [])))]
 async fn answer(
     State(app): State<Arc<App>>,
     UserAuth(user): UserAuth,
@@ -291,11 +329,15 @@ fn device_fields(body: &Value, prefix: &str) -> Result<DeviceFields, ApiError> {
     })
 }
 
+#[utoipa::path(post, path = "/api/devices", tag = "responder",
+    request_body = openapi::DeviceRegistration,
+    responses((status = 201, description = "Registered (or updated, for a known push token)", body = openapi::Device), (status = 400, description = "The body is not JSON", body = openapi::ErrorBody), (status = 401, description = "Missing, unknown or revoked token", body = openapi::ErrorBody), (status = 403, description = "The token is of the wrong kind, lacks the scope, or the room is not the agent's", body = openapi::ErrorBody), (status = 422, description = "A field breaks a rule: `field` names it, `message` says the rule", body = openapi::ErrorBody)),
+    security(("bearer" = [])))]
 async fn register_device(
     State(app): State<Arc<App>>,
     UserAuth(user): UserAuth,
     body: Bytes,
-) -> Result<(StatusCode, Json<Value>), ApiError> {
+) -> Result<(StatusCode, Json<openapi::Device>), ApiError> {
     let body = parse_json(&body)?;
     let fields = device_fields(&body, "")?;
     let user_id = user.id.clone();
@@ -311,10 +353,18 @@ async fn register_device(
         .await?;
     Ok((
         StatusCode::CREATED,
-        Json(json!({ "id": device.id, "platform": device.platform, "app_id": device.app_id })),
+        Json(openapi::Device {
+            id: device.id,
+            platform: device.platform,
+            app_id: device.app_id,
+        }),
     ))
 }
 
+#[utoipa::path(delete, path = "/api/devices/{id}", tag = "responder",
+    params(("id" = String, Path, description = "The device id")),
+    responses((status = 204, description = "Removed"), (status = 401, description = "Missing, unknown or revoked token", body = openapi::ErrorBody), (status = 403, description = "The token is of the wrong kind, lacks the scope, or the room is not the agent's", body = openapi::ErrorBody), (status = 404, description = "No such device of yours", body = openapi::ErrorBody)),
+    security(("bearer" = [])))]
 async fn delete_device(
     State(app): State<Arc<App>>,
     UserAuth(user): UserAuth,
@@ -335,13 +385,25 @@ async fn delete_device(
 }
 
 /// Additive: who this user token belongs to (a device signs in with it).
-async fn me(UserAuth(user): UserAuth) -> Json<Value> {
-    Json(json!({ "id": user.id, "display_name": user.display_name }))
+#[utoipa::path(get, path = "/api/me", tag = "responder",
+    responses((status = 200, description = "Who this user token belongs to", body = openapi::UserRef), (status = 401, description = "Missing, unknown or revoked token", body = openapi::ErrorBody), (status = 403, description = "The token is of the wrong kind, lacks the scope, or the room is not the agent's", body = openapi::ErrorBody)),
+    security(("bearer" = [])))]
+async fn me(UserAuth(user): UserAuth) -> Json<openapi::UserRef> {
+    Json(openapi::UserRef {
+        id: user.id,
+        display_name: user.display_name,
+    })
 }
 
 /// Additive, for the terminal device: the payloads the dev transport
 /// delivered to one of my `dev` devices after `after`, long-polled up to
 /// `timeout` seconds (0 to 30, default 20).
+#[utoipa::path(get, path = "/api/dev/inbox", tag = "responder",
+    params(("device" = String, Query, description = "One of this user's `dev` devices"),
+           ("after" = Option<i64>, Query, description = "Only pushes after this sequence number"),
+           ("timeout" = Option<u64>, Query, description = "Seconds to hold the request, 0 to 30 (default 20)")),
+    responses((status = 200, description = "Pushes delivered to the terminal device", body = openapi::DevInbox), (status = 401, description = "Missing, unknown or revoked token", body = openapi::ErrorBody), (status = 403, description = "The token is of the wrong kind, lacks the scope, or the room is not the agent's", body = openapi::ErrorBody), (status = 422, description = "A field breaks a rule: `field` names it, `message` says the rule", body = openapi::ErrorBody), (status = 404, description = "No such dev device of yours", body = openapi::ErrorBody)),
+    security(("bearer" = [])))]
 async fn dev_inbox(
     State(app): State<Arc<App>>,
     UserAuth(user): UserAuth,

@@ -153,6 +153,8 @@ pub async fn record(State(app): State<Arc<App>>, req: Request, next: Next) -> Re
 type Counts = (Vec<(String, i64)>, [i64; 4]);
 
 /// `GET /metrics`: the Prometheus text exposition.
+#[utoipa::path(get, path = "/metrics", tag = "operations",
+    responses((status = 200, description = "Prometheus text exposition (version 0.0.4)", content_type = "text/plain")))]
 pub async fn metrics(State(app): State<Arc<App>>) -> Result<Response, super::error::ApiError> {
     let counts = app
         .db
@@ -208,6 +210,9 @@ pub async fn metrics(State(app): State<Arc<App>>) -> Result<Response, super::err
 }
 
 /// `GET /healthz`: 200 "ok" when the database answers, else 503.
+#[utoipa::path(get, path = "/healthz", tag = "operations",
+    responses((status = 200, description = "ok", content_type = "text/plain"),
+        (status = 503, description = "The database does not answer", body = super::openapi::ErrorBody)))]
 pub async fn healthz(State(app): State<Arc<App>>) -> Response {
     let ok = app
         .db

@@ -17,7 +17,7 @@ use axum::http::StatusCode;
 use axum::response::Html;
 use axum::Json;
 use qp_core::pairing::pair_link;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::auth::AdminAuth;
 use super::error::ApiError;
@@ -60,6 +60,13 @@ fn label_of(body: &Value, default: &str) -> Result<String, ApiError> {
     }
 }
 
+#[utoipa::path(post, path = "/api/pair", tag = "pairing",
+    request_body = super::openapi::PairRequest,
+    responses((status = 200, description = "Paired: the user token, shown once", body = super::openapi::Paired),
+        (status = 400, description = "The body is not JSON", body = super::openapi::ErrorBody),
+        (status = 422, description = "A field breaks a rule", body = super::openapi::ErrorBody),
+        (status = 404, description = "Unknown, used or expired code", body = super::openapi::ErrorBody),
+        (status = 429, description = "Too many failed attempts from this address", body = super::openapi::ErrorBody)))]
 pub async fn pair(
     State(app): State<Arc<App>>,
     addr: ConnectInfo<SocketAddr>,
@@ -85,6 +92,13 @@ pub async fn pair(
     Ok(Json(out))
 }
 
+#[utoipa::path(post, path = "/api/agent/login", tag = "pairing",
+    request_body = super::openapi::AgentLoginRequest,
+    responses((status = 200, description = "The agent token, shown once", body = super::openapi::AgentLoggedIn),
+        (status = 400, description = "The body is not JSON", body = super::openapi::ErrorBody),
+        (status = 422, description = "A field breaks a rule", body = super::openapi::ErrorBody),
+        (status = 404, description = "Unknown, used or expired code", body = super::openapi::ErrorBody),
+        (status = 429, description = "Too many failed attempts from this address", body = super::openapi::ErrorBody)))]
 pub async fn agent_login(
     State(app): State<Arc<App>>,
     addr: ConnectInfo<SocketAddr>,
@@ -104,7 +118,7 @@ async fn invite(
     kind: InviteKind,
     id: String,
     body: &Bytes,
-) -> Result<(StatusCode, Json<Value>), ApiError> {
+) -> Result<(StatusCode, Json<super::openapi::Invite>), ApiError> {
     let ttl = if body.is_empty() {
         DEFAULT_TTL_SECS
     } else {
@@ -126,25 +140,47 @@ async fn invite(
         .unwrap_or_default();
     Ok((
         StatusCode::CREATED,
-        Json(json!({ "code": inv.code, "link": link, "expires_at": expires_at })),
+        Json(super::openapi::Invite {
+            code: inv.code,
+            link,
+            expires_at,
+        }),
     ))
 }
 
+#[utoipa::path(post, path = "/api/admin/users/{id}/invites", tag = "pairing",
+    params(("id" = String, Path, description = "The user id")),
+    request_body(content = Option<super::openapi::InviteRequest>, description = "Optional"),
+    responses((status = 201, description = "A one-time code for the user's phone", body = super::openapi::Invite),
+        (status = 401, description = "Missing or unknown token", body = super::openapi::ErrorBody),
+        (status = 403, description = "Not an admin token", body = super::openapi::ErrorBody),
+        (status = 404, description = "No such user", body = super::openapi::ErrorBody),
+        (status = 422, description = "A field breaks a rule", body = super::openapi::ErrorBody)),
+    security(("bearer" = [])))]
 pub async fn invite_user(
     State(app): State<Arc<App>>,
     _admin: AdminAuth,
     Path(id): Path<String>,
     body: Bytes,
-) -> Result<(StatusCode, Json<Value>), ApiError> {
+) -> Result<(StatusCode, Json<super::openapi::Invite>), ApiError> {
     invite(&app, InviteKind::User, id, &body).await
 }
 
+#[utoipa::path(post, path = "/api/admin/agents/{id}/invites", tag = "pairing",
+    params(("id" = String, Path, description = "The agent id")),
+    request_body(content = Option<super::openapi::InviteRequest>, description = "Optional"),
+    responses((status = 201, description = "A one-time code for `qp login`", body = super::openapi::Invite),
+        (status = 401, description = "Missing or unknown token", body = super::openapi::ErrorBody),
+        (status = 403, description = "Not an admin token", body = super::openapi::ErrorBody),
+        (status = 404, description = "No such agent", body = super::openapi::ErrorBody),
+        (status = 422, description = "A field breaks a rule", body = super::openapi::ErrorBody)),
+    security(("bearer" = [])))]
 pub async fn invite_agent(
     State(app): State<Arc<App>>,
     _admin: AdminAuth,
     Path(id): Path<String>,
     body: Bytes,
-) -> Result<(StatusCode, Json<Value>), ApiError> {
+) -> Result<(StatusCode, Json<super::openapi::Invite>), ApiError> {
     invite(&app, InviteKind::Agent, id, &body).await
 }
 

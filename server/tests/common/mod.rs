@@ -215,3 +215,40 @@ pub fn err_code(body: &Value) -> &str {
 pub fn err_field(body: &Value) -> &str {
     body["error"]["field"].as_str().unwrap_or("<none>")
 }
+
+/// The Python that runs the third-party clients in `tests/python` (the MCP
+/// SDK, an OpenAPI validator): `scripts/ensure-test-python` makes its
+/// virtualenv when missing. A failure to make it fails the test.
+pub fn test_python() -> PathBuf {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+    let out = std::process::Command::new(format!("{root}/scripts/ensure-test-python"))
+        .output()
+        .expect("scripts/ensure-test-python runs");
+    assert!(
+        out.status.success(),
+        "could not make the test Python's virtualenv:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rel = String::from_utf8(out.stdout).unwrap();
+    std::path::Path::new(root).join(rel.trim())
+}
+
+/// Runs `tests/python/<script>` with the test Python against the built
+/// `qp`, and asserts its closing "N passed, 0 failed".
+pub fn run_python_suite(script: &str) {
+    let out = std::process::Command::new(test_python())
+        .arg(format!(
+            "{}/tests/python/{script}",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .env("QP", env!("CARGO_BIN_EXE_qp"))
+        .output()
+        .expect("the Python suite runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    println!("{stdout}");
+    eprintln!("{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success() && stdout.contains(" passed, 0 failed"),
+        "{script} failed:\n{stdout}"
+    );
+}

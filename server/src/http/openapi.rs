@@ -1,0 +1,230 @@
+//! The OpenAPI 3.1 description of the HTTP API, generated from the handlers'
+//! `#[utoipa::path]` annotations and the protocol types' schemas (qp-core's
+//! `openapi` feature). Served at `/openapi.json`; the copy checked in at
+//! `server/openapi.json` is compared with it by `tests/openapi.rs`, and real
+//! responses are validated against it by `tests/python/openapi_check.py`.
+//!
+//! The response bodies that are not protocol types are declared here, and
+//! the handlers build them from these types, so the schema is the code.
+
+use std::sync::OnceLock;
+
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
+use qp_core::protocol::ask::AskTextInput;
+use qp_core::protocol::{
+    Answer, AskOption, AskRequest, Asker, OptionStyle, Question, QuestionOption, QuestionState,
+    ResolutionPolicy, Responder, ResponderScope, RoomRef, TextInput, WebhookEvent,
+};
+use serde::Serialize;
+use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::{Modify, OpenApi, ToSchema};
+
+/// A list of questions.
+#[derive(Serialize, ToSchema)]
+pub struct QuestionList {
+    pub questions: Vec<Question>,
+}
+
+/// The error object, nested under `error` (qp's clients read it there).
+#[derive(Serialize, ToSchema)]
+pub struct ErrorDetail {
+    /// A stable machine code: `unauthorized`, `not_found`, `too_long`, …
+    pub code: String,
+    /// A sentence for a person, naming the field and the rule.
+    pub message: String,
+    /// The field at fault, when there is one.
+    pub field: Option<String>,
+}
+
+/// Every error response. The flat `code`/`message`/`field` are what the
+/// reference implementation's clients read; `error` is the same, nested.
+#[derive(Serialize, ToSchema)]
+pub struct ErrorBody {
+    pub code: String,
+    pub message: String,
+    pub field: Option<String>,
+    pub error: ErrorDetail,
+    /// The question as it stands, on 409 (already resolved).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub question: Option<Question>,
+}
+
+/// An answer: exactly one of `value` (a tapped option) or `text` (typed).
+#[derive(Serialize, ToSchema)]
+pub struct AnswerBody {
+    pub value: Option<String>,
+    pub text: Option<String>,
+}
+
+/// A push registration.
+#[derive(Serialize, ToSchema)]
+pub struct DeviceRegistration {
+    /// `ios`, `android` or `dev` (the terminal device).
+    pub platform: String,
+    /// The APNs device token or FCM registration token (1 to 4096 characters).
+    pub push_token: String,
+    /// The app's bundle id or package name.
+    pub app_id: String,
+    /// The person's language, a BCP 47 tag (`de`, `pt-BR`): pushes are written in it.
+    pub locale: Option<String>,
+}
+
+/// A registered device.
+#[derive(Serialize, ToSchema)]
+pub struct Device {
+    pub id: String,
+    pub platform: String,
+    pub app_id: String,
+}
+
+/// A user, as a token's holder sees itself.
+#[derive(Serialize, ToSchema)]
+pub struct UserRef {
+    pub id: String,
+    pub display_name: String,
+}
+
+/// An agent, as `qp login` sees it.
+#[derive(Serialize, ToSchema)]
+pub struct AgentRef {
+    pub id: String,
+    pub name: String,
+    pub handle: String,
+}
+
+/// A pairing: a one-time code for a user token, and optionally a device.
+#[derive(Serialize, ToSchema)]
+pub struct PairRequest {
+    pub code: String,
+    /// The token's label (at most 80 characters); default "paired phone".
+    pub label: Option<String>,
+    pub device: Option<DeviceRegistration>,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct Paired {
+    /// The user token (qpu_…), shown once.
+    pub token: String,
+    pub user: UserRef,
+    pub device: Option<Device>,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct AgentLoginRequest {
+    pub code: String,
+    pub label: Option<String>,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct AgentLoggedIn {
+    /// The agent token (qpa_…), shown once.
+    pub token: String,
+    pub agent: AgentRef,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct InviteRequest {
+    /// Seconds the code stays valid (default 24 hours).
+    pub ttl_secs: Option<i64>,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct Invite {
+    /// The one-time code.
+    pub code: String,
+    /// A link that opens the app (and carries the code in its fragment).
+    pub link: String,
+    pub expires_at: String,
+}
+
+/// Pushes the dev transport delivered to a terminal device.
+#[derive(Serialize, ToSchema)]
+pub struct DevInbox {
+    pub pushes: Vec<DevPush>,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct DevPush {
+    pub seq: i64,
+    /// `apns` or `fcm`: the wire format of `payload`.
+    pub format: String,
+    /// The push payload as the platform would receive it (JSON text).
+    pub payload: String,
+}
+
+struct BearerAuth;
+
+impl Modify for BearerAuth {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(
+                HttpBuilder::new()
+                    .scheme(HttpAuthScheme::Bearer)
+                    .description(Some(
+                        "An agent token (qpa_…) for the asker endpoints, a user token (qpu_…) \
+                         for a person's device, an admin token (qpx_…) for invites.",
+                    ))
+                    .build(),
+            ),
+        );
+    }
+}
+
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "Question Protocol (qp)",
+        description = "Ask a person a question they answer from their phone's lock screen. \
+            Agents ask and wait (long-poll) or receive a signed webhook; people's devices list \
+            and answer. Every error has the shape of `ErrorBody`.",
+        license(name = "Apache-2.0", identifier = "Apache-2.0"),
+    ),
+    paths(
+        super::ask, super::list, super::fetch, super::wait, super::cancel,
+        super::pending, super::user_fetch, super::answer,
+        super::register_device, super::delete_device, super::me, super::dev_inbox,
+        super::pairing::pair, super::pairing::agent_login,
+        super::pairing::invite_user, super::pairing::invite_agent,
+        super::observe::healthz, super::observe::metrics, openapi_json,
+    ),
+    components(schemas(
+        Question, QuestionOption, OptionStyle, TextInput, ResponderScope, ResolutionPolicy,
+        QuestionState, Answer, Responder, RoomRef, Asker, WebhookEvent,
+        AskRequest, AskOption, AskTextInput,
+        QuestionList, ErrorBody, ErrorDetail, AnswerBody, DeviceRegistration, Device, UserRef,
+        AgentRef, PairRequest, Paired, AgentLoginRequest, AgentLoggedIn, InviteRequest, Invite,
+        DevInbox, DevPush,
+    )),
+    modifiers(&BearerAuth),
+    tags(
+        (name = "asker", description = "Agents: ask, wait, list, cancel (agent token)."),
+        (name = "responder", description = "A person's devices: pending questions, answers, push registration (user token)."),
+        (name = "pairing", description = "One-time codes exchanged for tokens."),
+        (name = "operations", description = "Health, metrics and this document."),
+    )
+)]
+pub struct ApiDoc;
+
+/// The document as served: pretty JSON, built once.
+pub fn document() -> &'static str {
+    static DOC: OnceLock<String> = OnceLock::new();
+    DOC.get_or_init(|| {
+        let mut doc = ApiDoc::openapi();
+        doc.info.version = env!("CARGO_PKG_VERSION").to_string();
+        let mut text = doc
+            .to_pretty_json()
+            .expect("the OpenAPI document serializes");
+        text.push('\n');
+        text
+    })
+}
+
+/// The OpenAPI 3.1 description of this API.
+#[utoipa::path(get, path = "/openapi.json", tag = "operations",
+    responses((status = 200, description = "This document", content_type = "application/json")))]
+pub async fn openapi_json() -> Response {
+    ([(header::CONTENT_TYPE, "application/json")], document()).into_response()
+}

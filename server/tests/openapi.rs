@@ -1,0 +1,39 @@
+//! The OpenAPI document: the copy checked in at `server/openapi.json` is the
+//! one the server serves (regenerate with `QP_WRITE_OPENAPI=1 cargo test -p
+//! qp-server --test openapi`), it validates under a third-party OpenAPI 3.1
+//! validator, and the server's real responses fit it
+//! (`python/openapi_check.py`).
+
+mod common;
+
+use common::Fixture;
+
+const CHECKED_IN: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/openapi.json");
+
+#[tokio::test]
+async fn the_served_document_is_the_checked_in_one() {
+    let f = Fixture::new().await;
+    let resp = f
+        .http
+        .get(format!("{}/openapi.json", f.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    assert_eq!(resp.headers()["content-type"], "application/json");
+    let served = resp.text().await.unwrap();
+    if std::env::var_os("QP_WRITE_OPENAPI").is_some() {
+        std::fs::write(CHECKED_IN, &served).unwrap();
+    }
+    let checked_in = std::fs::read_to_string(CHECKED_IN).unwrap_or_default();
+    assert!(
+        served == checked_in,
+        "server/openapi.json differs from what the server serves; if the API change is \
+         intended, regenerate it: QP_WRITE_OPENAPI=1 cargo test -p qp-server --test openapi"
+    );
+}
+
+#[test]
+fn the_document_validates_and_real_responses_fit_it() {
+    common::run_python_suite("openapi_check.py");
+}
