@@ -256,7 +256,7 @@ pub fn settings_block(command: &str, timeout_secs: u64) -> Value {
     json!({
         "hooks": {
             DECIDED_EVENT: [{
-                "matcher": "Bash|Write|Edit|MultiEdit|NotebookEdit|WebFetch|mcp__.*",
+                "matcher": "Bash|Write|Edit|MultiEdit|NotebookEdit|WebFetch",
                 "hooks": [{ "type": "command", "command": command, "timeout": timeout_secs }]
             }]
         }

@@ -63,10 +63,9 @@ fn label_of(body: &Value, default: &str) -> Result<String, ApiError> {
 #[utoipa::path(post, path = "/api/pair", tag = "pairing",
     request_body = super::openapi::PairRequest,
     responses((status = 200, description = "Paired: the user token, shown once", body = super::openapi::Paired),
-        (status = 400, description = "The body is not JSON", body = super::openapi::ErrorBody),
+        (status = 400, description = "The body is not JSON, or the code is unknown, used, expired or burned (`invalid_code`)", body = super::openapi::ErrorBody),
         (status = 422, description = "A field breaks a rule", body = super::openapi::ErrorBody),
-        (status = 404, description = "Unknown, used or expired code", body = super::openapi::ErrorBody),
-        (status = 429, description = "Too many failed attempts from this address", body = super::openapi::ErrorBody)))]
+        (status = 429, description = "Too many failed attempts from this address (`too_many_attempts`)", body = super::openapi::ErrorBody)))]
 pub async fn pair(
     State(app): State<Arc<App>>,
     addr: ConnectInfo<SocketAddr>,
@@ -95,10 +94,9 @@ pub async fn pair(
 #[utoipa::path(post, path = "/api/agent/login", tag = "pairing",
     request_body = super::openapi::AgentLoginRequest,
     responses((status = 200, description = "The agent token, shown once", body = super::openapi::AgentLoggedIn),
-        (status = 400, description = "The body is not JSON", body = super::openapi::ErrorBody),
+        (status = 400, description = "The body is not JSON, or the code is unknown, used, expired or burned (`invalid_code`)", body = super::openapi::ErrorBody),
         (status = 422, description = "A field breaks a rule", body = super::openapi::ErrorBody),
-        (status = 404, description = "Unknown, used or expired code", body = super::openapi::ErrorBody),
-        (status = 429, description = "Too many failed attempts from this address", body = super::openapi::ErrorBody)))]
+        (status = 429, description = "Too many failed attempts from this address (`too_many_attempts`)", body = super::openapi::ErrorBody)))]
 pub async fn agent_login(
     State(app): State<Arc<App>>,
     addr: ConnectInfo<SocketAddr>,

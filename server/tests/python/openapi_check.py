@@ -53,8 +53,10 @@ class Checker:
         return [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in v.iter_errors(instance)]
 
     def call(self, method, template, params=None, token=None, body=None, query="", headers=None, raw=None,
-             breaks_schema=False):
-        """Sends a request; `breaks_schema`: the body is meant not to fit the documented schema."""
+             breaks_schema=False, expect=None):
+        """Sends a request and checks the response against the document.
+        `expect`: the status it must get (default: any 2xx); `breaks_schema`:
+        the body is meant not to fit the documented request schema."""
         path = template
         for k, v in (params or {}).items():
             path = path.replace("{" + k + "}", urllib.parse.quote(v, safe=""))
@@ -75,6 +77,8 @@ class Checker:
         op = self.doc["paths"].get(template, {}).get(method.lower())
         name = f"{method.upper()} {template} -> {status}"
         self.seen.add((template, method.lower()))
+        want = f"{expect}" if expect else "2xx"
+        check(name + f" (wanted {want})", status == expect if expect else 200 <= status < 300, text[:300])
         if op is None:
             check(name + " is documented", False, "no such operation in the document")
             return status, None
@@ -149,28 +153,28 @@ def exercise(c, agent, agent_id, user, admin_token, other_user):
     s, q = c.call("post", ask_path, room, agent, full)
     qid = q["id"]
     c.call("post", ask_path, room, agent, {"prompt": "Deploy?"})
-    c.call("post", ask_path, room, agent, {"prompt": ""})                       # 422
-    c.call("post", ask_path, room, agent, raw=b"{not json")                     # 400
-    c.call("post", ask_path, room, None, {"prompt": "Deploy?"})                 # 401
-    c.call("post", ask_path, room, user, {"prompt": "Deploy?"})                 # 403
-    c.call("post", ask_path, {"room": "NOPE99"}, agent, {"prompt": "Deploy?"})  # 404
+    c.call("post", ask_path, room, agent, {"prompt": ""}, expect=422)                     
+    c.call("post", ask_path, room, agent, raw=b"{not json", expect=400)                   
+    c.call("post", ask_path, room, None, {"prompt": "Deploy?"}, expect=401)               
+    c.call("post", ask_path, room, user, {"prompt": "Deploy?"}, expect=403)               
+    c.call("post", ask_path, {"room": "NOPE99"}, agent, {"prompt": "Deploy?"}, expect=404)
 
     q_path = {"id": qid}
     c.call("get", "/api/agent/questions/{id}", q_path, agent)
-    c.call("get", "/api/agent/questions/{id}", {"id": "q_missing"}, agent)       # 404
+    c.call("get", "/api/agent/questions/{id}", {"id": "q_missing"}, agent, expect=404)     
     c.call("get", "/api/agent/questions/{id}/wait", q_path, agent, query="?timeout=0")
-    c.call("get", "/api/agent/questions/{id}/wait", q_path, agent, query="?timeout=soon")  # 422
+    c.call("get", "/api/agent/questions/{id}/wait", q_path, agent, query="?timeout=soon", expect=422)
     c.call("get", "/api/agent/questions", None, agent)
     c.call("get", "/api/agent/questions", None, agent, query="?state=all&limit=5")
-    c.call("get", "/api/agent/questions", None, agent, query="?state=maybe")    # 422
+    c.call("get", "/api/agent/questions", None, agent, query="?state=maybe", expect=422)  
 
     c.call("get", "/api/questions/pending", None, user)
     c.call("get", "/api/questions/{id}", q_path, user)
-    c.call("post", "/api/questions/{id}/answer", q_path, user, {"value": "nope"})          # 422
+    c.call("post", "/api/questions/{id}/answer", q_path, user, {"value": "nope"}, expect=422)        
     c.call("post", "/api/questions/{id}/answer", q_path, user, {"value": "prod"},
            headers={"Idempotency-Key": "k-1"})
-    c.call("post", "/api/questions/{id}/answer", q_path, user, {"text": "later"})          # 200: already answered
-    c.call("post", "/api/agent/questions/{id}/cancel", q_path, agent)                      # 409
+    c.call("post", "/api/questions/{id}/answer", q_path, user, {"text": "later"}, expect=200)          # already answered
+    c.call("post", "/api/agent/questions/{id}/cancel", q_path, agent, expect=409)                    
     s, typed = c.call("post", ask_path, room, agent, {"prompt": "Why?", "text_input": {}})
     c.call("post", "/api/questions/{id}/answer", {"id": typed["id"]}, user, {"text": "QA is out"})
     s, pending = c.call("post", ask_path, room, agent, {"prompt": "Cancel me?"})
@@ -178,22 +182,22 @@ def exercise(c, agent, agent_id, user, admin_token, other_user):
 
     s, dev = c.call("post", "/api/devices", None, user,
                     {"platform": "dev", "push_token": "terminal-1", "app_id": "qp.device", "locale": "de"})
-    c.call("post", "/api/devices", None, user, {"platform": "pager", "push_token": "x", "app_id": "y"})  # 422
+    c.call("post", "/api/devices", None, user, {"platform": "pager", "push_token": "x", "app_id": "y"}, expect=422)
     c.call("post", ask_path, room, agent, {"prompt": "Reaches the dev device?"})
     c.call("get", "/api/dev/inbox", None, user, query=f"?device={dev['id']}&timeout=2")
-    c.call("get", "/api/dev/inbox", None, user, query="?device=d_nope&timeout=0")           # 404
+    c.call("get", "/api/dev/inbox", None, user, query="?device=d_nope&timeout=0", expect=404)         
     c.call("get", "/api/me", None, user)
     c.call("delete", "/api/devices/{id}", {"id": dev["id"]}, user)
-    c.call("delete", "/api/devices/{id}", {"id": dev["id"]}, user)                           # 404
+    c.call("delete", "/api/devices/{id}", {"id": dev["id"]}, user, expect=404)                         
 
     s, inv = c.call("post", "/api/admin/users/{id}/invites", {"id": other_user}, admin_token, {"ttl_secs": 600})
-    c.call("post", "/api/admin/users/{id}/invites", {"id": other_user}, agent, {})         # 403
+    c.call("post", "/api/admin/users/{id}/invites", {"id": other_user}, agent, {}, expect=403)       
     c.call("post", "/api/pair", None, None, {"code": inv["code"], "label": "Ben's phone",
                                              "device": {"platform": "android", "push_token": "fcm-1", "app_id": "org.qp"}})
-    c.call("post", "/api/pair", None, None, {"code": inv["code"]})                           # used: 404
+    c.call("post", "/api/pair", None, None, {"code": inv["code"]}, expect=400)  # used
     s, inv = c.call("post", "/api/admin/agents/{id}/invites", {"id": agent_id}, admin_token)
     c.call("post", "/api/agent/login", None, None, {"code": inv["code"], "label": "laptop"})
-    c.call("post", "/api/agent/login", None, None, {"code": 42}, breaks_schema=True)          # 422
+    c.call("post", "/api/agent/login", None, None, {"code": 42}, breaks_schema=True, expect=422)        
     c.call("get", "/healthz")
     c.call("get", "/metrics")
     c.call("get", "/openapi.json")
