@@ -20,7 +20,10 @@ pub enum ClientError {
         /// The question as it stands, for 409 conflicts.
         question: Option<Box<Question>>,
     },
-    #[error("cannot reach the server at {url}: {source}")]
+    #[error(
+        "cannot reach the server at {url}: {}",
+        qp_core::sync::error_chain(source)
+    )]
     Transport { url: String, source: reqwest::Error },
     #[error("unexpected response from the server: {0}")]
     Decode(String),
@@ -40,6 +43,33 @@ impl ClientError {
 /// How long one wait request asks the server to hold (the server's max is 30 s).
 pub const WAIT_POLL_SECS: u64 = 25;
 
+/// An HTTP client builder trusting the web's roots plus the CA
+/// certificates in `extra_ca_pem` (a private CA, `qp admin tls dev-cert`).
+/// The one place the `qp` clients get their TLS trust from.
+pub fn http_builder(extra_ca_pem: Option<&[u8]>) -> Result<reqwest::ClientBuilder, String> {
+    let mut builder = reqwest::Client::builder();
+    if let Some(pem) = extra_ca_pem {
+        let certs = reqwest::Certificate::from_pem_bundle(pem)
+            .map_err(|e| format!("the CA certificate is not PEM: {e}"))?;
+        if certs.is_empty() {
+            return Err("the CA certificate file has no \"BEGIN CERTIFICATE\" block".into());
+        }
+        for cert in certs {
+            builder = builder.add_root_certificate(cert);
+        }
+    }
+    Ok(builder)
+}
+
+/// Reads `--ca-cert` / `QP_CA_CERT`, checking it holds a PEM certificate.
+pub fn read_ca(path: Option<&std::path::Path>) -> Result<Option<Vec<u8>>, String> {
+    let Some(p) = path else { return Ok(None) };
+    let pem = std::fs::read(p).map_err(|e| format!("--ca-cert {}: {e}", p.display()))?;
+    let _checked =
+        http_builder(Some(&pem)).map_err(|e| format!("--ca-cert {}: {e}", p.display()))?;
+    Ok(Some(pem))
+}
+
 #[derive(Clone)]
 pub struct AskerClient {
     http: reqwest::Client,
@@ -50,7 +80,18 @@ pub struct AskerClient {
 impl AskerClient {
     /// `base_url` like `http://127.0.0.1:8750`; `token` an agent token.
     pub fn new(base_url: &str, token: &str) -> Result<Self, ClientError> {
-        let http = reqwest::Client::builder()
+        Self::with_ca(base_url, token, None)
+    }
+
+    /// As [`AskerClient::new`], also trusting the CA certificates in
+    /// `extra_ca_pem` (PEM) for an `https://` server.
+    pub fn with_ca(
+        base_url: &str,
+        token: &str,
+        extra_ca_pem: Option<&[u8]>,
+    ) -> Result<Self, ClientError> {
+        let http = http_builder(extra_ca_pem)
+            .map_err(ClientError::Decode)?
             .timeout(Duration::from_secs(WAIT_POLL_SECS + 15))
             .build()
             .map_err(|e| ClientError::Transport {

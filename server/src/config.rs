@@ -28,16 +28,66 @@ pub struct Settings {
     /// FCM, when configured (`--fcm-service-account`).
     pub fcm: Option<crate::push::fcm::FcmConfig>,
     /// The URL phones reach this server at (pairing links); by default
-    /// `http://` + the listen address.
+    /// `http://` (or `https://`) + the listen address.
     pub public_url: Option<String>,
+    /// TLS in the binary: off (loopback or behind a proxy), certificate
+    /// files, or ACME.
+    pub tls: TlsSettings,
+    /// A proxy in front terminates TLS: plain HTTP may listen beyond loopback.
+    pub behind_proxy: bool,
+    /// Proxies whose `X-Forwarded-For` names the client (for per-address
+    /// limits); requests from anyone else are taken at their socket address.
+    pub trusted_proxies: Vec<ipnet::IpNet>,
 }
+
+/// Where the server's certificate comes from.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub enum TlsSettings {
+    /// Plain HTTP.
+    #[default]
+    Off,
+    /// PEM files, re-read when they change (checked every `reload_interval`),
+    /// so a renewal by an outside tool needs no restart.
+    Files {
+        cert: PathBuf,
+        key: PathBuf,
+        reload_interval: Duration,
+    },
+    /// Certificates from an ACME CA (Let's Encrypt by default), answered by
+    /// TLS-ALPN-01 on this listener, cached on disk, renewed before expiry.
+    Acme(AcmeSettings),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct AcmeSettings {
+    pub domains: Vec<String>,
+    /// `mailto:` addresses for the CA's expiry notices.
+    pub contact: Vec<String>,
+    /// Account key and certificates live here between runs.
+    pub cache: PathBuf,
+    /// The CA's directory URL (staging and private CAs welcome).
+    pub directory: String,
+    /// An extra CA certificate (PEM) to trust for the ACME server itself
+    /// (a private CA, or a test CA such as Pebble's).
+    pub directory_ca: Option<PathBuf>,
+}
+
+/// Let's Encrypt's production directory.
+pub const LETS_ENCRYPT: &str = "https://acme-v02.api.letsencrypt.org/directory";
 
 impl Settings {
     /// The base URL that goes into pairing links.
     pub fn public_url(&self) -> String {
         self.public_url
             .clone()
-            .unwrap_or_else(|| format!("http://{}", self.listen))
+            .unwrap_or_else(|| match &self.tls {
+                TlsSettings::Off => format!("http://{}", self.listen),
+                TlsSettings::Files { .. } => format!("https://{}", self.listen),
+                TlsSettings::Acme(a) => match self.listen.port() {
+                    443 => format!("https://{}", a.domains[0]),
+                    port => format!("https://{}:{port}", a.domains[0]),
+                },
+            })
             .trim_end_matches('/')
             .to_string()
     }
@@ -60,6 +110,9 @@ impl Default for Settings {
             apns: None,
             fcm: None,
             public_url: None,
+            tls: TlsSettings::Off,
+            behind_proxy: false,
+            trusted_proxies: Vec::new(),
         }
     }
 }
@@ -88,6 +141,16 @@ pub struct PartialSettings {
     pub fcm_service_account: Option<PathBuf>,
     pub fcm_base_url: Option<String>,
     pub public_url: Option<String>,
+    pub tls_cert: Option<PathBuf>,
+    pub tls_key: Option<PathBuf>,
+    pub tls_reload_ms: Option<u64>,
+    pub acme_domain: Option<Vec<String>>,
+    pub acme_contact: Option<Vec<String>>,
+    pub acme_cache: Option<PathBuf>,
+    pub acme_directory: Option<String>,
+    pub acme_directory_ca: Option<PathBuf>,
+    pub behind_proxy: Option<bool>,
+    pub trusted_proxy: Option<Vec<String>>,
 }
 
 impl PartialSettings {
@@ -143,7 +206,38 @@ impl PartialSettings {
             apns: None,
             fcm: None,
             public_url: self.public_url.or(file.public_url),
+            tls: TlsSettings::Off,
+            behind_proxy: self.behind_proxy.or(file.behind_proxy).unwrap_or(false),
+            trusted_proxies: self
+                .trusted_proxy
+                .or(file.trusted_proxy)
+                .unwrap_or_default()
+                .iter()
+                .map(|p| parse_proxy(p))
+                .collect::<Result<_, _>>()?,
         };
+        let tls = tls_settings(
+            (
+                self.tls_cert.or(file.tls_cert),
+                self.tls_key.or(file.tls_key),
+            ),
+            self.tls_reload_ms.or(file.tls_reload_ms),
+            self.acme_domain.or(file.acme_domain).unwrap_or_default(),
+            AcmeSettings {
+                domains: Vec::new(),
+                contact: self.acme_contact.or(file.acme_contact).unwrap_or_default(),
+                cache: self
+                    .acme_cache
+                    .or(file.acme_cache)
+                    .unwrap_or_else(|| PathBuf::from("qp-acme")),
+                directory: self
+                    .acme_directory
+                    .or(file.acme_directory)
+                    .unwrap_or_else(|| LETS_ENCRYPT.to_string()),
+                directory_ca: self.acme_directory_ca.or(file.acme_directory_ca),
+            },
+        )?;
+        let s = Settings { tls, ..s };
         let apns_key = self.apns_key.or(file.apns_key);
         let apns_key_id = self.apns_key_id.or(file.apns_key_id);
         let apns_team_id = self.apns_team_id.or(file.apns_team_id);
@@ -194,7 +288,63 @@ impl PartialSettings {
         if s.webhook_max_attempts == 0 {
             return Err("webhook_max_attempts must be at least 1".into());
         }
+        if s.tls == TlsSettings::Off && !s.behind_proxy && !s.listen.ip().is_loopback() {
+            return Err(format!(
+                "refusing to serve plain HTTP on {}: phones and tokens need TLS beyond loopback. \
+                 Give tls_cert and tls_key (--tls-cert/--tls-key), or acme_domain (--acme-domain), \
+                 or, when a proxy in front terminates TLS, behind_proxy (--behind-proxy)",
+                s.listen
+            ));
+        }
         Ok(s)
+    }
+}
+
+/// An address or a network (`10.0.0.7`, `10.0.0.0/8`, `::1`).
+fn parse_proxy(p: &str) -> Result<ipnet::IpNet, String> {
+    let p = p.trim();
+    p.parse::<ipnet::IpNet>()
+        .or_else(|_| p.parse::<std::net::IpAddr>().map(ipnet::IpNet::from))
+        .map_err(|_| format!("trusted_proxy: {p:?} is not an IP address or network (10.0.0.0/8)"))
+}
+
+/// Files, ACME or nothing; never both.
+fn tls_settings(
+    files: (Option<PathBuf>, Option<PathBuf>),
+    reload_ms: Option<u64>,
+    domains: Vec<String>,
+    acme: AcmeSettings,
+) -> Result<TlsSettings, String> {
+    let domains: Vec<String> = domains
+        .iter()
+        .flat_map(|d| d.split(','))
+        .map(|d| d.trim().to_ascii_lowercase())
+        .filter(|d| !d.is_empty())
+        .collect();
+    match (files, domains.is_empty()) {
+        ((None, None), true) => Ok(TlsSettings::Off),
+        ((Some(cert), Some(key)), true) => Ok(TlsSettings::Files {
+            cert,
+            key,
+            reload_interval: Duration::from_millis(reload_ms.unwrap_or(5_000).max(100)),
+        }),
+        ((None, None), false) => {
+            if let Some(bad) = domains.iter().find(|d| {
+                d.len() > 253
+                    || !d
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.')
+            }) {
+                return Err(format!("acme_domain: {bad:?} is not a DNS name"));
+            }
+            Ok(TlsSettings::Acme(AcmeSettings { domains, ..acme }))
+        }
+        ((Some(_), None), _) | ((None, Some(_)), _) => {
+            Err("tls_cert and tls_key go together: give both PEM files".into())
+        }
+        ((Some(_), Some(_)), false) => {
+            Err("give either tls_cert/tls_key or acme_domain, not both".into())
+        }
     }
 }
 
@@ -219,6 +369,72 @@ mod tests {
             s.max_pending_per_agent,
             Settings::default().max_pending_per_agent
         );
+    }
+
+    #[test]
+    fn plain_http_beyond_loopback_needs_the_proxy_flag() {
+        let public = PartialSettings {
+            listen: Some("0.0.0.0:8750".parse().unwrap()),
+            ..Default::default()
+        };
+        let e = public
+            .clone()
+            .resolve(PartialSettings::default())
+            .unwrap_err();
+        assert!(e.contains("behind_proxy") && e.contains("tls_cert"), "{e}");
+        let proxied = PartialSettings {
+            behind_proxy: Some(true),
+            trusted_proxy: Some(vec!["10.0.0.0/8".into(), "192.168.1.7".into()]),
+            ..public.clone()
+        };
+        let s = proxied.resolve(PartialSettings::default()).unwrap();
+        assert_eq!(s.trusted_proxies.len(), 2);
+        let files = PartialSettings {
+            tls_cert: Some("c.pem".into()),
+            tls_key: Some("k.pem".into()),
+            ..public
+        };
+        let s = files.resolve(PartialSettings::default()).unwrap();
+        assert!(matches!(s.tls, TlsSettings::Files { .. }));
+        assert_eq!(s.public_url(), "https://0.0.0.0:8750");
+    }
+
+    #[test]
+    fn tls_settings_are_checked() {
+        let r = |p: PartialSettings| p.resolve(PartialSettings::default());
+        let half = PartialSettings {
+            tls_cert: Some("c.pem".into()),
+            ..Default::default()
+        };
+        assert!(r(half).unwrap_err().contains("go together"));
+        let both = PartialSettings {
+            tls_cert: Some("c.pem".into()),
+            tls_key: Some("k.pem".into()),
+            acme_domain: Some(vec!["qp.example.com".into()]),
+            ..Default::default()
+        };
+        assert!(r(both).unwrap_err().contains("not both"));
+        let bad = PartialSettings {
+            acme_domain: Some(vec!["qp example".into()]),
+            ..Default::default()
+        };
+        assert!(r(bad).unwrap_err().contains("not a DNS name"));
+        let proxy = PartialSettings {
+            trusted_proxy: Some(vec!["nope".into()]),
+            ..Default::default()
+        };
+        assert!(r(proxy).unwrap_err().contains("trusted_proxy"));
+        let acme = PartialSettings {
+            acme_domain: Some(vec!["QP.example.com, qp2.example.com".into()]),
+            ..Default::default()
+        };
+        let s = r(acme).unwrap();
+        let TlsSettings::Acme(a) = &s.tls else {
+            panic!()
+        };
+        assert_eq!(a.domains, ["qp.example.com", "qp2.example.com"]);
+        assert_eq!(a.directory, LETS_ENCRYPT);
+        assert_eq!(s.public_url(), "https://qp.example.com:8750");
     }
 
     #[test]

@@ -8,6 +8,7 @@
 //! - [`client`]: a small Rust asker client (what `qp ask` uses).
 //! - [`mcp`]: the MCP tools, on `/mcp` and on `qp mcp` (stdio).
 //! - [`hook`]: a coding agent's permission prompt as a question (`qp hook`).
+//! - [`tls`]: TLS in the binary (certificate files or ACME) and proxies.
 //! - [`cli`]: the `qp` command line.
 
 pub mod app;
@@ -22,5 +23,6 @@ pub mod pairing;
 pub mod push;
 pub mod serve;
 pub mod store;
+pub mod tls;
 pub mod waiters;
 pub mod webhook;

@@ -39,10 +39,17 @@ pub async fn start(
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", settings.listen))?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
+    let tls = crate::tls::Tls::start(&settings.tls).await?.map(Arc::new);
     let mut settings = settings;
     // Pairing links name the bound address (port 0 resolved) unless told.
     if settings.public_url.is_none() {
-        settings.public_url = Some(format!("http://{addr}"));
+        settings.public_url = Some(
+            Settings {
+                listen: addr,
+                ..settings.clone()
+            }
+            .public_url(),
+        );
     }
     let app = App::new(db, settings);
 
@@ -56,6 +63,7 @@ pub async fn start(
         app.stopping.subscribe(),
         cap,
         app.clone(),
+        tls,
     ));
 
     let mut workers = vec![
@@ -91,13 +99,6 @@ pub async fn start(
     })
 }
 
-/// Serves HTTP/1.1 connections until `stop` fires, then ends them all.
-///
-/// Why not `axum::serve`: it speaks HTTP/1 and HTTP/2 through hyper-util's
-/// auto builder, whose per-connection state is larger; thousands of parked
-/// long-polls are the normal load of this server, so each one should cost as
-/// little as hyper's HTTP/1 connection does (see BENCHMARKS.md). Askers and
-/// phones speak HTTP/1.1.
 /// Raises the soft open-file limit as far as the hard one allows (every
 /// parked long-poll holds a socket; 1,024 is a common default) and returns
 /// how many connections to serve at once: `wanted`, or fewer when the
@@ -132,6 +133,15 @@ fn over_capacity_response() -> Vec<u8> {
 /// How long stopping waits for in-flight requests before closing the rest.
 pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// Serves connections until `stop` fires, then ends them all: plain
+/// HTTP/1.1, or TLS with HTTP/2 or HTTP/1.1 as the client's ALPN chose.
+///
+/// Why not `axum::serve`: it speaks HTTP/1 and HTTP/2 through hyper-util's
+/// auto builder, whose per-connection state is larger; thousands of parked
+/// long-polls are the normal load of this server, so each one should cost as
+/// little as hyper's HTTP/1 connection does (see BENCHMARKS.md). Without
+/// TLS nobody negotiates HTTP/2 (askers and phones speak HTTP/1.1), so the
+/// plain listener is HTTP/1.1 only.
 async fn accept_loop(
     listener: TcpListener,
     router: axum::Router,
@@ -139,10 +149,12 @@ async fn accept_loop(
     stopping: tokio::sync::watch::Receiver<bool>,
     max_connections: usize,
     app: Arc<App>,
+    tls: Option<Arc<crate::tls::Tls>>,
 ) {
     let permits = Arc::new(tokio::sync::Semaphore::new(max_connections));
     let mut last_full_warning: Option<tokio::time::Instant> = None;
-    use hyper_util::rt::{TokioIo, TokioTimer};
+    use crate::tls::Accepted;
+    use hyper_util::rt::TokioIo;
     use tower_service::Service;
 
     let mut connections = tokio::task::JoinSet::new();
@@ -166,48 +178,54 @@ async fn accept_loop(
                 tracing::warn!(max_connections, "connection limit reached; answering 503");
                 last_full_warning = Some(tokio::time::Instant::now());
             }
+            let plain = tls.is_none();
             connections.spawn(async move {
                 use tokio::io::AsyncWriteExt;
                 let mut stream = stream;
-                let _ = tokio::time::timeout(
-                    Duration::from_secs(1),
-                    stream.write_all(&over_capacity_response()),
-                )
-                .await;
+                // Over TLS there is no cheap way to say it: just close.
+                if plain {
+                    let _ = tokio::time::timeout(
+                        Duration::from_secs(1),
+                        stream.write_all(&over_capacity_response()),
+                    )
+                    .await;
+                }
                 let _ = stream.shutdown().await;
             });
             continue;
         };
         let _ = stream.set_nodelay(true);
         let router = router.clone();
-        let mut stopping = stopping.clone();
+        let stopping = stopping.clone();
         let app = app.clone();
+        let tls = tls.clone();
         connections.spawn(async move {
             let _open = crate::http::observe::Counted::new(&app.metrics.connections);
+            let trusted = app.settings.trusted_proxies.clone();
             let service =
                 hyper::service::service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
                     let mut req = req.map(axum::body::Body::new);
                     // The client's address, for per-address limits (pairing).
+                    let client = crate::tls::proxy::client_address(peer, req.headers(), &trusted);
                     req.extensions_mut()
-                        .insert(axum::extract::ConnectInfo(peer));
+                        .insert(axum::extract::ConnectInfo(client));
                     router.clone().call(req)
                 });
-            let conn = hyper::server::conn::http1::Builder::new()
-                .timer(TokioTimer::new())
-                .header_read_timeout(Duration::from_secs(30))
-                // hyper's own header limit stays at its default (100, on the
-                // stack): raising it costs ~4 KB per parked long-poll. Our
-                // JSON 431 (http::error::MAX_HEADERS) sits below it.
-                .serve_connection(TokioIo::new(stream), service);
-            tokio::pin!(conn);
-            let ended = tokio::select! {
-                r = conn.as_mut() => r,
-                _ = async { let _ = stopping.wait_for(|s| *s).await; } => {
-                    // Finish the request in flight (parked long-polls were
-                    // just answered), then close instead of keeping alive.
-                    conn.as_mut().graceful_shutdown();
-                    conn.await
-                }
+            let ended = match tls {
+                None => serve_http1(TokioIo::new(stream), service, stopping).await,
+                Some(tls) => match tls.accept(stream).await {
+                    Ok(Accepted::Http { stream, h2: true }) => {
+                        serve_http2(TokioIo::new(stream), service, stopping).await
+                    }
+                    Ok(Accepted::Http { stream, h2: false }) => {
+                        serve_http1(TokioIo::new(stream), service, stopping).await
+                    }
+                    Ok(Accepted::AcmeValidation) => Ok(()),
+                    Err(e) => {
+                        tracing::debug!(error = %e, "TLS handshake failed");
+                        Ok(())
+                    }
+                },
             };
             if let Err(e) = ended {
                 tracing::debug!(error = %e, "connection ended");
@@ -229,7 +247,68 @@ async fn accept_loop(
     }
 }
 
-/// The scheduled expiry sweep.
+/// Drives one connection until it ends, or until the server stops: then the
+/// request in flight finishes (parked long-polls were just answered) and the
+/// connection closes instead of staying alive.
+macro_rules! drive {
+    ($conn:expr, $stopping:expr) => {{
+        let conn = $conn;
+        tokio::pin!(conn);
+        let mut stopping = $stopping;
+        tokio::select! {
+            r = conn.as_mut() => r,
+            _ = async { let _ = stopping.wait_for(|s| *s).await; } => {
+                conn.as_mut().graceful_shutdown();
+                conn.await
+            }
+        }
+    }};
+}
+
+async fn serve_http1<I, S>(
+    io: I,
+    service: S,
+    stopping: tokio::sync::watch::Receiver<bool>,
+) -> Result<(), hyper::Error>
+where
+    I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
+    S: hyper::service::HttpService<hyper::body::Incoming> + Send,
+    S::Future: Send,
+    S::ResBody: Send + 'static,
+    <S::ResBody as hyper::body::Body>::Data: Send,
+    <S::ResBody as hyper::body::Body>::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let conn = hyper::server::conn::http1::Builder::new()
+        .timer(hyper_util::rt::TokioTimer::new())
+        .header_read_timeout(Duration::from_secs(30))
+        // hyper's own header limit stays at its default (100, on the
+        // stack): raising it costs ~4 KB per parked long-poll. Our JSON 431
+        // (http::error::MAX_HEADERS) sits below it.
+        .serve_connection(io, service);
+    drive!(conn, stopping)
+}
+
+async fn serve_http2<I, S>(
+    io: I,
+    service: S,
+    stopping: tokio::sync::watch::Receiver<bool>,
+) -> Result<(), hyper::Error>
+where
+    I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
+    S: hyper::service::HttpService<hyper::body::Incoming> + Send + 'static,
+    S::Future: Send + 'static,
+    S::ResBody: Send + 'static,
+    <S::ResBody as hyper::body::Body>::Data: Send,
+    <S::ResBody as hyper::body::Body>::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    let conn = hyper::server::conn::http2::Builder::new(hyper_util::rt::TokioExecutor::new())
+        .timer(hyper_util::rt::TokioTimer::new())
+        // The same header budget as HTTP/1 (our 431 sits below it).
+        .max_header_list_size(64 * 1024)
+        .serve_connection(io, service);
+    drive!(conn, stopping)
+}
+
 /// Gives memory back to the system after a burst of connections (long-polls)
 /// ends. glibc's allocator keeps what was freed in its arenas for reuse, so
 /// 12,000 long-polls once left ~290 MB resident for good; when the open
@@ -267,6 +346,7 @@ fn release_free_memory() -> bool {
     }
 }
 
+/// The scheduled expiry sweep.
 async fn sweep_loop(app: Arc<App>) {
     let mut tick = tokio::time::interval(app.settings.sweep_interval);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);

@@ -16,7 +16,7 @@ use qp_core::payload::{decode_apns, encode_apns_question, Push};
 use qp_core::present::copy::Copy;
 use qp_core::protocol::{Question, QuestionState};
 use qp_core::store::{AnswerState, Store, StoreMode};
-use qp_core::sync::{flush, sync, PhoneClient, TokenProvider};
+use qp_core::sync::{flush, sync, PhoneClient, TokenProvider, Trust};
 use serde_json::{json, Value};
 
 struct Token(String);
@@ -539,6 +539,7 @@ async fn invite_pair_and_answer_through_the_phone_core() {
         "Bob's iPhone",
         Some(&device),
         keychain.as_ref(),
+        &Trust::platform(),
     )
     .await
     .unwrap();
@@ -552,7 +553,15 @@ async fn invite_pair_and_answer_through_the_phone_core() {
         .clone()
         .expect("the token is in the Keychain");
     // The link works once.
-    let again = Phone::pair(&link, None, "Bob's iPhone", None, &Keychain::default()).await;
+    let again = Phone::pair(
+        &link,
+        None,
+        "Bob's iPhone",
+        None,
+        &Keychain::default(),
+        &Trust::platform(),
+    )
+    .await;
     assert!(
         matches!(&again, Err(PhoneError::Pairing(e)) if e.kind == PairErrorKind::InvalidCode),
         "{again:?}"
@@ -596,6 +605,7 @@ async fn invite_pair_and_answer_through_the_phone_core() {
         &account.user_id,
         Arc::new(KeychainReader(keychain.clone())),
         &["de-DE".to_string(), "en".to_string()],
+        &Trust::platform(),
     )
     .unwrap();
     extension.receive_apns(&payload).unwrap();

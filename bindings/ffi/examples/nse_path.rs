@@ -62,6 +62,7 @@ fn main() {
         "u_federica".into(),
         Arc::new(Keychain),
         vec!["de-DE".into(), "en".into()],
+        None,
     )
     .expect("the shared store");
     let t_open = t.elapsed();

@@ -60,8 +60,10 @@ impl PhoneCore {
 #[uniffi::export(async_runtime = "tokio")]
 impl PhoneCore {
     /// Opens the store shared by the app and its extension. `mode` is
-    /// `Extension` inside the notification extension.
-    #[uniffi::constructor]
+    /// `Extension` inside the notification extension. HTTPS trusts the
+    /// platform's roots (iOS: the Security framework, MDM roots included)
+    /// plus `extra_ca_pem` when given (a team's private CA, in PEM).
+    #[uniffi::constructor(default(extra_ca_pem = None))]
     pub fn new(
         store_path: String,
         mode: StoreMode,
@@ -69,6 +71,7 @@ impl PhoneCore {
         user_id: String,
         tokens: Arc<dyn TokenProvider>,
         languages: Vec<String>,
+        extra_ca_pem: Option<String>,
     ) -> Result<Arc<Self>, QpError> {
         let inner = Phone::open(
             Path::new(&store_path),
@@ -77,6 +80,7 @@ impl PhoneCore {
             &user_id,
             Arc::new(AppTokens(tokens)),
             &languages,
+            &trust(extra_ca_pem),
         )?;
         Ok(Arc::new(PhoneCore { inner }))
     }
@@ -239,5 +243,13 @@ impl PhoneCore {
     /// Before suspension: write the WAL back so no lock is held.
     pub fn checkpoint(&self) -> Result<(), QpError> {
         Ok(self.inner.checkpoint()?)
+    }
+}
+
+/// The trust of the phone's HTTPS client: the platform's, plus a PEM CA.
+pub(crate) fn trust(extra_ca_pem: Option<String>) -> qp_core::sync::Trust {
+    match extra_ca_pem {
+        Some(pem) => qp_core::sync::Trust::with_extra_ca(pem),
+        None => qp_core::sync::Trust::platform(),
     }
 }

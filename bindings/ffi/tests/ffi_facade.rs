@@ -92,6 +92,7 @@ fn phone_core(dir: &tempfile::TempDir) -> Arc<PhoneCore> {
         "u_1".into(),
         Arc::new(Token(None)),
         vec![],
+        None,
     )
     .unwrap()
 }
@@ -172,6 +173,7 @@ fn a_store_that_cannot_open_is_a_typed_error() {
         "u_1".into(),
         Arc::new(Token(None)),
         vec![],
+        None,
     ) {
         Err(QpError::Storage { kind, .. }) => assert_eq!(kind, StoreErrorKind::Corrupt),
         Err(other) => panic!("{other:?}"),
@@ -265,5 +267,25 @@ mod testing_exports {
             fallback_notification(None, Some("  ".into()), vec![]).title,
             "New question"
         );
+    }
+}
+
+#[test]
+fn an_extra_ca_that_is_not_pem_is_refused_with_its_name() {
+    let dir = tempfile::tempdir().unwrap();
+    match PhoneCore::new(
+        dir.path().join("shared.sqlite").display().to_string(),
+        StoreMode::App,
+        "https://qp.example.com".into(),
+        "u_1".into(),
+        Arc::new(Token(None)),
+        vec![],
+        Some("this is not a certificate".into()),
+    ) {
+        Err(QpError::InvalidInput { detail }) => {
+            assert!(detail.contains("extra_ca_pem"), "{detail}")
+        }
+        Err(other) => panic!("{other:?}"),
+        Ok(_) => panic!("accepted a CA that is not PEM"),
     }
 }

@@ -29,7 +29,7 @@ use crate::present::registry::{self, RegistryPlan};
 use crate::present::PresentOptions;
 use crate::protocol::{validate_answer, AnswerSubmission};
 use crate::store::{AnswerState, Store, StoreMode};
-use crate::sync::{self, FlushReport, PhoneClient, SyncReport, TokenProvider};
+use crate::sync::{self, FlushReport, PhoneClient, SyncReport, TokenProvider, Trust};
 
 /// An answer committed on this device.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -67,9 +67,11 @@ impl Phone {
         user_id: &str,
         tokens: Arc<dyn TokenProvider>,
         languages: &[String],
+        trust: &Trust,
     ) -> Result<Phone, PhoneError> {
+        trust.check().map_err(PhoneError::InvalidInput)?;
         let store = Store::open(store_path, mode)?;
-        let client = PhoneClient::new(server_url, user_id, tokens)?;
+        let client = PhoneClient::with_trust(server_url, user_id, tokens, trust)?;
         Ok(Phone {
             store,
             client,
@@ -114,8 +116,18 @@ impl Phone {
         device_label: &str,
         device: Option<&DeviceRegistration>,
         tokens: &dyn TokenStore,
+        trust: &Trust,
     ) -> Result<PairedAccount, PhoneError> {
-        Ok(pair::pair(link_or_code, server_url, device_label, device, tokens).await?)
+        trust.check().map_err(PhoneError::InvalidInput)?;
+        Ok(pair::pair(
+            link_or_code,
+            server_url,
+            device_label,
+            device,
+            tokens,
+            trust,
+        )
+        .await?)
     }
 
     /// The signed-in user's id.

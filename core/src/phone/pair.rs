@@ -90,6 +90,7 @@ pub(crate) async fn pair(
     device_label: &str,
     device: Option<&DeviceRegistration>,
     tokens: &dyn TokenStore,
+    trust: &crate::sync::Trust,
 ) -> Result<PairedAccount, PairError> {
     let link = parse_pair_input(link_or_code)?;
     let server = link
@@ -105,8 +106,9 @@ pub(crate) async fn pair(
             "locale": d.locale,
         })),
     });
-    let http =
-        crate::sync::http_client().map_err(|e| fail(PairErrorKind::Unreachable, e.to_string()))?;
+    let http = trust
+        .http_client()
+        .map_err(|e| fail(PairErrorKind::Unreachable, e))?;
     let resp = http
         .post(format!("{server}/api/pair"))
         .json(&body)
@@ -115,7 +117,10 @@ pub(crate) async fn pair(
         .map_err(|e| {
             fail(
                 PairErrorKind::Unreachable,
-                format!("the server could not be reached: {}", e.without_url()),
+                format!(
+                    "the server could not be reached: {}",
+                    crate::sync::error_chain(&e.without_url())
+                ),
             )
         })?;
     let status = resp.status().as_u16();

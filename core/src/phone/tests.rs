@@ -28,6 +28,7 @@ fn phone(dir: &tempfile::TempDir, mode: StoreMode) -> Phone {
         "u_me",
         Arc::new(NoToken),
         &[],
+        &crate::sync::Trust::platform(),
     )
     .unwrap()
 }

@@ -5,12 +5,13 @@
 
 mod flush;
 mod pull;
+mod trust;
 
 use std::sync::Arc;
-use std::time::Duration;
 
 pub use flush::{flush, FlushReport};
 pub use pull::{sync, SyncReport};
+pub use trust::Trust;
 
 use crate::store::StoreError;
 
@@ -41,28 +42,46 @@ pub struct PhoneClient {
     tokens: Arc<dyn TokenProvider>,
 }
 
+/// An error and its causes on one line, so "error sending request" says
+/// why ("invalid peer certificate: UnknownIssuer", "connection refused").
+pub fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        let part = s.to_string();
+        if !text.contains(&part) {
+            text.push_str(": ");
+            text.push_str(&part);
+        }
+        source = s.source();
+    }
+    text
+}
+
 /// One HTTP exchange: the status and the body, or a network failure.
 pub(crate) enum Reply {
     Status(u16, Vec<u8>),
     Unreachable(String),
 }
 
-/// The phone's HTTP client: short timeouts, as a phone on a bad network
-/// needs (shared by sync, flush and pairing).
-pub(crate) fn http_client() -> reqwest::Result<reqwest::Client> {
-    reqwest::Client::builder()
-        .connect_timeout(Duration::from_secs(5))
-        .timeout(Duration::from_secs(15))
-        .build()
-}
-
 impl PhoneClient {
+    /// A client trusting the platform's roots.
     pub fn new(
         base_url: &str,
         user_id: &str,
         tokens: Arc<dyn TokenProvider>,
     ) -> Result<Self, SyncError> {
-        let http = http_client().map_err(|e| SyncError::Network(e.to_string()))?;
+        Self::with_trust(base_url, user_id, tokens, &Trust::platform())
+    }
+
+    /// A client trusting what `trust` says (an extra CA).
+    pub fn with_trust(
+        base_url: &str,
+        user_id: &str,
+        tokens: Arc<dyn TokenProvider>,
+        trust: &Trust,
+    ) -> Result<Self, SyncError> {
+        let http = trust.http_client().map_err(SyncError::Network)?;
         Ok(PhoneClient {
             http,
             base_url: base_url.trim_end_matches('/').to_string(),
@@ -100,12 +119,12 @@ impl PhoneClient {
                 let status = resp.status().as_u16();
                 match resp.bytes().await {
                     Ok(b) => Ok(Reply::Status(status, b.to_vec())),
-                    Err(e) => Ok(Reply::Unreachable(e.without_url().to_string())),
+                    Err(e) => Ok(Reply::Unreachable(error_chain(&e.without_url()))),
                 }
             }
             // Without the URL: it carries the question id, not the token, but
             // error text ends up in the UI and logs; keep it short.
-            Err(e) => Ok(Reply::Unreachable(e.without_url().to_string())),
+            Err(e) => Ok(Reply::Unreachable(error_chain(&e.without_url()))),
         }
     }
 }

@@ -36,6 +36,24 @@ enum What {
     /// User tokens for devices.
     #[command(subcommand)]
     Token(TokenCmd),
+    /// TLS helpers (no database needed).
+    #[command(subcommand)]
+    Tls(TlsCmd),
+}
+
+#[derive(Subcommand)]
+enum TlsCmd {
+    /// Write a throwaway local CA (ca.pem) and a server certificate signed by
+    /// it (cert.pem, key.pem) into DIR, for HTTPS on one machine:
+    /// `qp serve --tls-cert DIR/cert.pem --tls-key DIR/key.pem`, clients with
+    /// `--ca-cert DIR/ca.pem`. Not for production (use ACME or your CA).
+    DevCert {
+        /// Where to write ca.pem, cert.pem and key.pem (created if missing).
+        dir: PathBuf,
+        /// Names the certificate is for (DNS names or IP addresses).
+        #[arg(long = "name", default_values_t = ["localhost".to_string(), "127.0.0.1".to_string(), "::1".to_string()])]
+        names: Vec<String>,
+    },
 }
 
 #[derive(Subcommand)]
@@ -160,6 +178,15 @@ enum TokenCmd {
 }
 
 pub fn run(args: AdminArgs) -> i32 {
+    if let What::Tls(TlsCmd::DevCert { dir, names }) = &args.what {
+        return match dev_cert(dir, names) {
+            Ok(()) => EXIT_OK,
+            Err(e) => {
+                eprintln!("qp admin tls dev-cert: {e}");
+                EXIT_ERROR
+            }
+        };
+    }
     let conn = match store::open(&args.db) {
         Ok(c) => c,
         Err(e) => {
@@ -183,6 +210,29 @@ pub fn run(args: AdminArgs) -> i32 {
             EXIT_ERROR
         }
     }
+}
+
+fn dev_cert(dir: &std::path::Path, names: &[String]) -> Result<(), String> {
+    let ca = crate::tls::devcert::DevCa::new("qp local development CA")?;
+    let server = ca.server_cert(names)?;
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let write = |name: &str, text: &str, private: bool| -> Result<(), String> {
+        let path = dir.join(name);
+        let done = if private {
+            super::credentials::write_private(&path, text.as_bytes())
+        } else {
+            std::fs::write(&path, text)
+        };
+        done.map_err(|e| format!("{}: {e}", path.display()))
+    };
+    write("ca.pem", &ca.ca_pem, false)?;
+    write("cert.pem", &server.cert_pem, false)?;
+    write("key.pem", &server.key_pem, true)?;
+    println!(
+        "{}",
+        json!({ "ca": dir.join("ca.pem"), "cert": dir.join("cert.pem"), "key": dir.join("key.pem"), "names": names })
+    );
+    Ok(())
 }
 
 fn room_id(conn: &Connection, code: &str) -> Result<String, StoreError> {
@@ -345,6 +395,8 @@ fn execute(conn: &Connection, what: What) -> Result<String, StoreError> {
             let token = identity::create_admin_token(conn, &label)?;
             json!({ "kind": "admin", "label": label, "token": token }).to_string()
         }
+        // Handled in `run`, before a database is opened.
+        What::Tls(_) => String::new(),
         What::Token(TokenCmd::List) => identity::list_tokens(conn)?
             .iter()
             .map(|t| {

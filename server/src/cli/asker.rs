@@ -21,6 +21,9 @@ pub struct Connection {
     /// Agent token (qpa_…) [default: the one `qp login` stored].
     #[arg(long, env = "QP_TOKEN", hide_env_values = true)]
     token: Option<String>,
+    /// A CA certificate (PEM) to trust besides the system's, for an https:// server with a private CA.
+    #[arg(long, env = "QP_CA_CERT")]
+    ca_cert: Option<std::path::PathBuf>,
 }
 
 impl Connection {
@@ -44,7 +47,8 @@ impl Connection {
             .filter(|u| !u.is_empty())
             .or_else(|| stored.map(|c| c.url))
             .unwrap_or_else(|| super::DEFAULT_URL.to_string());
-        AskerClient::new(&url, &token).map_err(|e| (EXIT_ERROR, e.to_string()))
+        let ca = crate::client::read_ca(self.ca_cert.as_deref()).map_err(|e| (EXIT_USAGE, e))?;
+        AskerClient::with_ca(&url, &token, ca.as_deref()).map_err(|e| (EXIT_ERROR, e.to_string()))
     }
 
     fn client(&self) -> Result<AskerClient, i32> {

@@ -20,7 +20,7 @@ use qp_core::present::ios::{option_action_id, TEXT_ACTION_ID};
 use qp_core::present::PresentOptions;
 use qp_core::protocol::OptionStyle;
 use qp_core::store::{AnswerState, StoreMode};
-use qp_core::sync::TokenProvider;
+use qp_core::sync::{TokenProvider, Trust};
 use serde_json::Value;
 use tokio::io::AsyncBufReadExt;
 
@@ -67,6 +67,10 @@ pub struct DeviceArgs {
     /// Exit after this many questions were answered here or withdrawn.
     #[arg(long, value_name = "N")]
     exit_after: Option<u32>,
+    /// A CA certificate (PEM) the phone trusts besides the platform's, as an
+    /// app passes a private CA to the library.
+    #[arg(long, env = "QP_CA_CERT")]
+    ca_cert: Option<PathBuf>,
 }
 
 struct Token(String);
@@ -411,6 +415,17 @@ pub async fn run(mut args: DeviceArgs) -> i32 {
     let token_file = TokenFile::next_to(&args.store);
     let languages = languages(&args);
     let mut paired_device = None;
+    let ca = match crate::client::read_ca(args.ca_cert.as_deref()) {
+        Ok(ca) => ca,
+        Err(e) => {
+            eprintln!("qp device: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let trust = match &ca {
+        Some(pem) => Trust::with_extra_ca(String::from_utf8_lossy(pem)),
+        None => Trust::platform(),
+    };
     if let Some(link) = args.pair.clone() {
         let registration = DeviceRegistration {
             platform: "dev".into(),
@@ -424,6 +439,7 @@ pub async fn run(mut args: DeviceArgs) -> i32 {
             "qp device",
             Some(&registration),
             &token_file,
+            &trust,
         )
         .await
         {
@@ -450,10 +466,17 @@ pub async fn run(mut args: DeviceArgs) -> i32 {
         eprintln!("qp device: no device token; pass --pair LINK (qp admin user invite USER), or --token / QP_DEVICE_TOKEN (qp admin token add USER)");
         return EXIT_USAGE;
     };
-    let http = reqwest::Client::builder()
-        .timeout(Duration::from_secs(40))
-        .build()
-        .expect("an HTTP client");
+    let http = match crate::client::http_builder(ca.as_deref()).and_then(|b| {
+        b.timeout(Duration::from_secs(40))
+            .build()
+            .map_err(|e| e.to_string())
+    }) {
+        Ok(h) => h,
+        Err(e) => {
+            eprintln!("qp device: {e}");
+            return EXIT_USAGE;
+        }
+    };
     // Who am I? The phone compares answers against this id.
     let me = match fetch(
         http.clone(),
@@ -476,6 +499,7 @@ pub async fn run(mut args: DeviceArgs) -> i32 {
         &user_id,
         Arc::new(Token(token.clone())),
         &languages,
+        &trust,
     ) {
         Ok(p) => p,
         Err(e) => {

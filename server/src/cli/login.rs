@@ -25,6 +25,9 @@ pub struct LoginArgs {
     /// A name for this token in `qp admin token list`.
     #[arg(long, default_value = "qp login")]
     label: String,
+    /// A CA certificate (PEM) to trust besides the system's (a private CA).
+    #[arg(long, env = "QP_CA_CERT")]
+    ca_cert: Option<std::path::PathBuf>,
 }
 
 pub async fn run(args: LoginArgs) -> i32 {
@@ -39,10 +42,13 @@ pub async fn run(args: LoginArgs) -> i32 {
         .server_url
         .clone()
         .unwrap_or_else(|| args.url.trim_end_matches('/').to_string());
-    let http = match reqwest::Client::builder()
-        .timeout(std::time::Duration::from_secs(15))
-        .build()
-    {
+    let builder = crate::client::read_ca(args.ca_cert.as_deref())
+        .and_then(|ca| crate::client::http_builder(ca.as_deref()));
+    let http = match builder.and_then(|b| {
+        b.timeout(std::time::Duration::from_secs(15))
+            .build()
+            .map_err(|e| e.to_string())
+    }) {
         Ok(h) => h,
         Err(e) => {
             eprintln!("qp login: {e}");

@@ -48,7 +48,7 @@ pub struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Run the companion server (HTTP API, expiry sweep, webhooks).
-    Serve(serve::ServeArgs),
+    Serve(Box<serve::ServeArgs>),
     /// Ask a question; prints its id, or with --wait the answer.
     Ask(asker::AskArgs),
     /// Wait for a question to resolve and print the answer (exit code as for ask --wait).
@@ -81,7 +81,7 @@ pub fn run() -> i32 {
     };
     match cli.command {
         Command::Admin(args) => admin::run(args),
-        Command::Serve(args) => block_on(serve::run(args)),
+        Command::Serve(args) => block_on(serve::run(*args)),
         Command::Ask(args) => block_on(asker::ask(args)),
         Command::Watch(args) => block_on(asker::watch(args)),
         Command::List(args) => block_on(asker::list(args)),

@@ -72,9 +72,54 @@ pub struct ServeArgs {
     /// Connections served at once; more get 503 [default: 32768, capped by the open-file limit].
     #[arg(long, env = "QP_MAX_CONNECTIONS")]
     max_connections: Option<usize>,
-    /// The URL phones reach this server at, for pairing links [default: http:// + --listen].
+    /// The URL phones reach this server at, for pairing links [default: http(s):// + --listen].
     #[arg(long, env = "QP_PUBLIC_URL")]
     public_url: Option<String>,
+    /// TLS certificate chain (PEM), with --tls-key; re-read when the file changes.
+    #[arg(long, env = "QP_TLS_CERT", help_heading = "TLS")]
+    tls_cert: Option<PathBuf>,
+    /// TLS private key (PEM: PKCS#8, PKCS#1 or SEC1).
+    #[arg(long, env = "QP_TLS_KEY", help_heading = "TLS")]
+    tls_key: Option<PathBuf>,
+    /// How often the certificate files are checked for a change, in ms [default: 5000].
+    #[arg(long, env = "QP_TLS_RELOAD_MS", help_heading = "TLS")]
+    tls_reload_ms: Option<u64>,
+    /// Get certificates by ACME for this domain (repeat, or comma-separate); TLS-ALPN-01 on --listen, which must be reachable on port 443.
+    #[arg(
+        long,
+        env = "QP_ACME_DOMAIN",
+        value_delimiter = ',',
+        help_heading = "TLS"
+    )]
+    acme_domain: Vec<String>,
+    /// Contact for the CA's notices (mailto:ops@example.com); repeatable.
+    #[arg(
+        long,
+        env = "QP_ACME_CONTACT",
+        value_delimiter = ',',
+        help_heading = "TLS"
+    )]
+    acme_contact: Vec<String>,
+    /// Directory for the ACME account and certificates [default: qp-acme].
+    #[arg(long, env = "QP_ACME_CACHE", help_heading = "TLS")]
+    acme_cache: Option<PathBuf>,
+    /// The ACME directory URL [default: Let's Encrypt production; staging: https://acme-staging-v02.api.letsencrypt.org/directory].
+    #[arg(long, env = "QP_ACME_DIRECTORY", help_heading = "TLS")]
+    acme_directory: Option<String>,
+    /// An extra CA certificate (PEM) to trust for the ACME server (a private CA).
+    #[arg(long, env = "QP_ACME_DIRECTORY_CA", help_heading = "TLS")]
+    acme_directory_ca: Option<PathBuf>,
+    /// A proxy in front terminates TLS: allow plain HTTP beyond loopback.
+    #[arg(long, env = "QP_BEHIND_PROXY", help_heading = "TLS")]
+    behind_proxy: bool,
+    /// A proxy (address or network) whose X-Forwarded-For names the client; repeatable.
+    #[arg(
+        long,
+        env = "QP_TRUSTED_PROXY",
+        value_delimiter = ',',
+        help_heading = "TLS"
+    )]
+    trusted_proxy: Vec<String>,
 }
 
 pub async fn run(args: ServeArgs) -> i32 {
@@ -108,6 +153,16 @@ pub async fn run(args: ServeArgs) -> i32 {
         public_url: args.public_url,
         body_timeout_ms: args.body_timeout_ms,
         max_connections: args.max_connections,
+        tls_cert: args.tls_cert,
+        tls_key: args.tls_key,
+        tls_reload_ms: args.tls_reload_ms,
+        acme_domain: (!args.acme_domain.is_empty()).then_some(args.acme_domain),
+        acme_contact: (!args.acme_contact.is_empty()).then_some(args.acme_contact),
+        acme_cache: args.acme_cache,
+        acme_directory: args.acme_directory,
+        acme_directory_ca: args.acme_directory_ca,
+        behind_proxy: args.behind_proxy.then_some(true),
+        trusted_proxy: (!args.trusted_proxy.is_empty()).then_some(args.trusted_proxy),
     };
     let settings = match flags.resolve(file) {
         Ok(s) => s,
@@ -130,7 +185,12 @@ pub async fn run(args: ServeArgs) -> i32 {
             return EXIT_ERROR;
         }
     };
-    eprintln!("qp serve: listening on http://{}", server.addr);
+    let scheme = if server.app.settings.tls == crate::config::TlsSettings::Off {
+        "http"
+    } else {
+        "https"
+    };
+    eprintln!("qp serve: listening on {scheme}://{}", server.addr);
     wait_for_stop_signal().await;
     eprintln!("qp serve: stopping");
     server.stop().await;
