@@ -44,6 +44,7 @@ impl From<SyncError> for PhoneError {
         match e {
             SyncError::Store(s) => PhoneError::Store(s),
             SyncError::NotSignedIn => PhoneError::NotSignedIn,
+            SyncError::InvalidTrust(m) => PhoneError::InvalidInput(m),
             other => PhoneError::Network(other.to_string()),
         }
     }

@@ -69,7 +69,6 @@ impl Phone {
         languages: &[String],
         trust: &Trust,
     ) -> Result<Phone, PhoneError> {
-        trust.check().map_err(PhoneError::InvalidInput)?;
         let store = Store::open(store_path, mode)?;
         let client = PhoneClient::with_trust(server_url, user_id, tokens, trust)?;
         Ok(Phone {
@@ -118,16 +117,8 @@ impl Phone {
         tokens: &dyn TokenStore,
         trust: &Trust,
     ) -> Result<PairedAccount, PhoneError> {
-        trust.check().map_err(PhoneError::InvalidInput)?;
-        Ok(pair::pair(
-            link_or_code,
-            server_url,
-            device_label,
-            device,
-            tokens,
-            trust,
-        )
-        .await?)
+        let http = trust.http_client().map_err(PhoneError::InvalidInput)?;
+        Ok(pair::pair(link_or_code, server_url, device_label, device, tokens, http).await?)
     }
 
     /// The signed-in user's id.

@@ -90,7 +90,7 @@ pub(crate) async fn pair(
     device_label: &str,
     device: Option<&DeviceRegistration>,
     tokens: &dyn TokenStore,
-    trust: &crate::sync::Trust,
+    http: reqwest::Client,
 ) -> Result<PairedAccount, PairError> {
     let link = parse_pair_input(link_or_code)?;
     let server = link
@@ -106,9 +106,6 @@ pub(crate) async fn pair(
             "locale": d.locale,
         })),
     });
-    let http = trust
-        .http_client()
-        .map_err(|e| fail(PairErrorKind::Unreachable, e))?;
     let resp = http
         .post(format!("{server}/api/pair"))
         .json(&body)

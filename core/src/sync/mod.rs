@@ -29,6 +29,9 @@ pub enum SyncError {
     Network(String),
     #[error("the server refused the request: {status} {message}")]
     Server { status: u16, message: String },
+    /// The trust settings are unusable (an extra CA that is not a certificate).
+    #[error("{0}")]
+    InvalidTrust(String),
     #[error(transparent)]
     Store(#[from] StoreError),
 }
@@ -81,7 +84,7 @@ impl PhoneClient {
         tokens: Arc<dyn TokenProvider>,
         trust: &Trust,
     ) -> Result<Self, SyncError> {
-        let http = trust.http_client().map_err(SyncError::Network)?;
+        let http = trust.http_client().map_err(SyncError::InvalidTrust)?;
         Ok(PhoneClient {
             http,
             base_url: base_url.trim_end_matches('/').to_string(),

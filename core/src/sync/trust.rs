@@ -36,11 +36,6 @@ impl Trust {
         }
     }
 
-    /// Checks the extra CA's PEM; the error names what is wrong.
-    pub fn check(&self) -> Result<(), String> {
-        self.extra_roots().map(|_| ())
-    }
-
     /// The extra CA certificates; an error names what is wrong with the PEM.
     fn extra_roots(&self) -> Result<Vec<CertificateDer<'static>>, String> {
         let Some(pem) = self
@@ -82,7 +77,7 @@ fn with_roots(
     } else {
         rustls_platform_verifier::Verifier::new_with_extra_roots(extra, provider.clone())
     }
-    .map_err(|e| format!("the platform's trust store: {e}"))?;
+    .map_err(|e| format!("extra_ca_pem: {e}"))?;
     let config = rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
         .map_err(|e| e.to_string())?
