@@ -6,7 +6,9 @@
 //!     target/release/examples/bench_server --qp target/release/qp
 //!
 //! Options: --waiters N (10000), --samples N (1000), --cycle-secs S (10),
-//! --concurrency N (32). Results go to stdout as a small report.
+//! --concurrency N (32), --tls (HTTPS with a throwaway CA; the clients
+//! speak HTTP/1.1, one connection per waiter as with plain HTTP, so the two
+//! runs compare the cost of TLS itself). Results go to stdout.
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
@@ -24,6 +26,7 @@ struct Opts {
     samples: usize,
     cycle_secs: u64,
     concurrency: usize,
+    tls: bool,
 }
 
 fn opts() -> Opts {
@@ -33,11 +36,17 @@ fn opts() -> Opts {
         samples: 1000,
         cycle_secs: 10,
         concurrency: 32,
+        tls: false,
     };
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
     while i < args.len() {
         let v = args.get(i + 1).cloned().unwrap_or_default();
+        if args[i] == "--tls" {
+            o.tls = true;
+            i += 1;
+            continue;
+        }
         match args[i].as_str() {
             "--qp" => o.qp = v,
             "--waiters" => o.waiters = v.parse().expect("--waiters N"),
@@ -146,6 +155,17 @@ async fn main() {
             identity::create_user_token(&conn, &u.id, "").unwrap(),
         )
     };
+    let ca = qp_server::tls::devcert::DevCa::new("bench CA").unwrap();
+    let mut tls_args = Vec::new();
+    if o.tls {
+        let cert = ca.server_cert(&["127.0.0.1".into()]).unwrap();
+        std::fs::write(dir.path().join("cert.pem"), cert.cert_pem).unwrap();
+        std::fs::write(dir.path().join("key.pem"), cert.key_pem).unwrap();
+        tls_args.push("--tls-cert".into());
+        tls_args.push(dir.path().join("cert.pem").into_os_string());
+        tls_args.push("--tls-key".into());
+        tls_args.push(dir.path().join("key.pem").into_os_string());
+    }
     let mut server = Command::new(&o.qp)
         .args([
             "serve",
@@ -157,6 +177,7 @@ async fn main() {
             "100000000",
         ])
         .args(["--max-pending-per-agent", "100000000"])
+        .args(&tls_args)
         .arg("--db")
         .arg(&db)
         .env("QP_LOG", "warn")
@@ -173,7 +194,9 @@ async fn main() {
         }
     };
     std::thread::spawn(move || for _ in lines {});
-    let http = reqwest::Client::builder()
+    let http = qp_server::client::http_builder(o.tls.then_some(ca.ca_pem.as_bytes()))
+        .unwrap()
+        .http1_only()
         .timeout(Duration::from_secs(45))
         .build()
         .unwrap();
@@ -183,9 +206,14 @@ async fn main() {
         agent,
         user,
     };
+    let rss_idle = proc_status_kb(pid, "VmRSS:");
     println!(
-        "qp serve pid {pid}; idle RSS {} KB",
-        proc_status_kb(pid, "VmRSS:")
+        "qp serve pid {pid} ({}); idle RSS {rss_idle} KB",
+        if o.tls {
+            "HTTPS, HTTP/1.1"
+        } else {
+            "plain HTTP/1.1"
+        }
     );
 
     // ---- 1. ask -> wait -> answer -> released, in a closed loop ----
@@ -250,10 +278,11 @@ async fn main() {
     tokio::time::sleep(Duration::from_secs(3)).await;
     let rss_held = proc_status_kb(pid, "VmRSS:");
     println!(
-        "held: {} waiters parked; server RSS {} KB ({:.1} MB)",
+        "held: {} waiters parked; server RSS {} KB ({:.1} MB); {:.1} KB per parked waiter above idle",
         o.waiters,
         rss_held,
-        rss_held as f64 / 1024.0
+        rss_held as f64 / 1024.0,
+        rss_held.saturating_sub(rss_idle) as f64 / o.waiters as f64
     );
 
     let mut lat = Vec::with_capacity(o.samples);

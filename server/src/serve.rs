@@ -153,7 +153,6 @@ async fn accept_loop(
 ) {
     let permits = Arc::new(tokio::sync::Semaphore::new(max_connections));
     let mut last_full_warning: Option<tokio::time::Instant> = None;
-    use crate::tls::Accepted;
     use hyper_util::rt::TokioIo;
     use tower_service::Service;
 
@@ -213,19 +212,10 @@ async fn accept_loop(
                 });
             let ended = match tls {
                 None => serve_http1(TokioIo::new(stream), service, stopping).await,
-                Some(tls) => match tls.accept(stream).await {
-                    Ok(Accepted::Http { stream, h2: true }) => {
-                        serve_http2(TokioIo::new(stream), service, stopping).await
-                    }
-                    Ok(Accepted::Http { stream, h2: false }) => {
-                        serve_http1(TokioIo::new(stream), service, stopping).await
-                    }
-                    Ok(Accepted::AcmeValidation) => Ok(()),
-                    Err(e) => {
-                        tracing::debug!(error = %e, "TLS handshake failed");
-                        Ok(())
-                    }
-                },
+                // Boxed: this task's state is as large as its largest
+                // branch, and every parked plain long-poll would otherwise
+                // carry room for a TLS session and an HTTP/2 connection.
+                Some(tls) => Box::pin(serve_tls(tls, stream, service, stopping)).await,
             };
             if let Err(e) = ended {
                 tracing::debug!(error = %e, "connection ended");
@@ -263,6 +253,37 @@ macro_rules! drive {
             }
         }
     }};
+}
+
+/// The TLS handshake, then HTTP/2 or HTTP/1.1 as negotiated.
+async fn serve_tls<S>(
+    tls: Arc<crate::tls::Tls>,
+    stream: tokio::net::TcpStream,
+    service: S,
+    stopping: tokio::sync::watch::Receiver<bool>,
+) -> Result<(), hyper::Error>
+where
+    S: hyper::service::HttpService<hyper::body::Incoming> + Send + 'static,
+    S::Future: Send + 'static,
+    S::ResBody: Send + 'static,
+    <S::ResBody as hyper::body::Body>::Data: Send,
+    <S::ResBody as hyper::body::Body>::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    use crate::tls::Accepted;
+    use hyper_util::rt::TokioIo;
+    match tls.accept(stream).await {
+        Ok(Accepted::Http { stream, h2: true }) => {
+            serve_http2(TokioIo::new(stream), service, stopping).await
+        }
+        Ok(Accepted::Http { stream, h2: false }) => {
+            serve_http1(TokioIo::new(stream), service, stopping).await
+        }
+        Ok(Accepted::AcmeValidation) => Ok(()),
+        Err(e) => {
+            tracing::debug!(error = %e, "TLS handshake failed");
+            Ok(())
+        }
+    }
 }
 
 async fn serve_http1<I, S>(
