@@ -38,7 +38,12 @@ pub enum SyncError {
 
 /// How the phone reaches its server.
 pub struct PhoneClient {
-    http: reqwest::Client,
+    /// Built on first use: the notification extension constructs a phone
+    /// for every push but sends only when it has something to send, and
+    /// loading the platform's trust store can cost milliseconds (Linux reads
+    /// every system root).
+    http: std::sync::OnceLock<reqwest::Client>,
+    trust: Trust,
     base_url: String,
     /// The signed-in user's id: "answered by me" is decided against it.
     pub user_id: String,
@@ -84,9 +89,10 @@ impl PhoneClient {
         tokens: Arc<dyn TokenProvider>,
         trust: &Trust,
     ) -> Result<Self, SyncError> {
-        let http = trust.http_client().map_err(SyncError::InvalidTrust)?;
+        trust.check().map_err(SyncError::InvalidTrust)?;
         Ok(PhoneClient {
-            http,
+            http: std::sync::OnceLock::new(),
+            trust: trust.clone(),
             base_url: base_url.trim_end_matches('/').to_string(),
             user_id: user_id.to_string(),
             tokens,
@@ -107,8 +113,14 @@ impl PhoneClient {
         body: Option<&serde_json::Value>,
         idempotency_key: Option<&str>,
     ) -> Result<Reply, SyncError> {
-        let mut req = self
-            .http
+        let http = match self.http.get() {
+            Some(h) => h,
+            None => {
+                let built = self.trust.http_client().map_err(SyncError::InvalidTrust)?;
+                self.http.get_or_init(|| built)
+            }
+        };
+        let mut req = http
             .request(method, format!("{}{path}", self.base_url))
             .bearer_auth(self.token()?);
         if let Some(k) = idempotency_key {

@@ -36,6 +36,18 @@ impl Trust {
         }
     }
 
+    /// Checks the extra CA without loading the platform's store (cheap):
+    /// PEM that holds certificates a root store accepts.
+    pub fn check(&self) -> Result<(), String> {
+        let mut store = rustls::RootCertStore::empty();
+        for cert in self.extra_roots()? {
+            store
+                .add(cert)
+                .map_err(|e| format!("extra_ca_pem: not a usable CA certificate ({e})"))?;
+        }
+        Ok(())
+    }
+
     /// The extra CA certificates; an error names what is wrong with the PEM.
     fn extra_roots(&self) -> Result<Vec<CertificateDer<'static>>, String> {
         let Some(pem) = self
@@ -106,6 +118,9 @@ mod tests {
 
     #[test]
     fn a_bad_extra_ca_is_named() {
+        let bad_der =
+            Trust::with_extra_ca("-----BEGIN CERTIFICATE-----\nAAA\n-----END CERTIFICATE-----\n");
+        assert!(bad_der.check().unwrap_err().contains("extra_ca_pem"));
         let e = Trust::with_extra_ca("not a pem").http_client().unwrap_err();
         assert!(e.contains("extra_ca_pem"), "{e}");
         let e =
