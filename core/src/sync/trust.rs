@@ -69,12 +69,13 @@ impl Trust {
     /// The phone's HTTP client: short timeouts, as a phone on a bad
     /// network needs (shared by sync, flush and pairing).
     pub(crate) fn http_client(&self) -> Result<reqwest::Client, String> {
+        self.check()?;
         let extra = self.extra_roots()?;
         let builder = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(5))
             .timeout(Duration::from_secs(15));
         let builder = with_roots(builder, extra)?;
-        builder.build().map_err(|e| e.to_string())
+        builder.build().map_err(|e| super::error_chain(&e))
     }
 }
 
@@ -87,9 +88,26 @@ fn with_roots(
     let verifier = if extra.is_empty() {
         rustls_platform_verifier::Verifier::new(provider.clone())
     } else {
-        rustls_platform_verifier::Verifier::new_with_extra_roots(extra, provider.clone())
-    }
-    .map_err(|e| format!("extra_ca_pem: {e}"))?;
+        rustls_platform_verifier::Verifier::new_with_extra_roots(extra.clone(), provider.clone())
+    };
+    let verifier = match verifier {
+        Ok(v) => v,
+        // A system without a trust store (a minimal container): plain HTTP
+        // and servers of the extra CA still work; other HTTPS fails at the
+        // handshake with an unknown issuer, which names the problem.
+        Err(e) => {
+            log::warn!(
+                "the platform's trust store is unavailable ({e}); trusting only extra_ca_pem"
+            );
+            let mut builder = builder;
+            for der in extra {
+                let cert = reqwest::Certificate::from_der(&der)
+                    .map_err(|e| format!("extra_ca_pem: {e}"))?;
+                builder = builder.add_root_certificate(cert);
+            }
+            return Ok(builder);
+        }
+    };
     let config = rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
         .map_err(|e| e.to_string())?
