@@ -7,11 +7,16 @@ use std::time::Duration;
 use qp_core::protocol::ask::AskTextInput;
 use qp_core::protocol::{AskOption, AskRequest, OptionStyle, Question, ResponderScope};
 use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::tool::ToolCallContext;
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    ServerCapabilities, ServerConfig,
+};
 use rmcp::service::RequestContext;
 use rmcp::{tool, tool_handler, tool_router, ErrorData, RoleServer, ServerHandler};
 use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
@@ -310,6 +315,29 @@ impl QpTools {
 
 #[tool_handler(router = self.tool_router)]
 impl ServerHandler for QpTools {
+    /// Arguments that do not fit a tool's schema (a number for `prompt`, an
+    /// option without `value`) come back as our tool error naming the
+    /// argument, like every other rule, before the call is routed.
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let arguments = request.arguments.clone().unwrap_or_default();
+        if let Some((field, message)) = argument_error(&request.name, arguments) {
+            return Ok(failure(&Failure {
+                code: "invalid_arguments".into(),
+                field,
+                message,
+                question: None,
+            })
+            .into());
+        }
+        self.tool_router
+            .call(ToolCallContext::new(self, request, context))
+            .await
+    }
+
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("qp", env!("CARGO_PKG_VERSION")))
@@ -328,6 +356,27 @@ fn agent(ctx: &RequestContext<RoleServer>) -> Option<Agent> {
         .get::<axum::http::request::Parts>()
         .and_then(|p| p.extensions.get::<Agent>())
         .cloned()
+}
+
+/// The argument at fault and the rule, read again with the path kept.
+fn argument_error(tool: &str, arguments: Map<String, Value>) -> Option<(Option<String>, String)> {
+    fn check<T: DeserializeOwned>(args: Map<String, Value>) -> Option<(Option<String>, String)> {
+        let err = serde_path_to_error::deserialize::<_, T>(Value::Object(args)).err()?;
+        let path = err.path().to_string();
+        let field = (path != ".").then_some(path);
+        let message = match &field {
+            Some(f) => format!("{f}: {}", err.inner()),
+            None => err.inner().to_string(),
+        };
+        Some((field, message))
+    }
+    match tool {
+        "ask_question" => check::<AskQuestionArgs>(arguments),
+        "wait_for_answer" => check::<WaitArgs>(arguments),
+        "get_question" | "cancel_question" => check::<QuestionIdArgs>(arguments),
+        "list_questions" => check::<ListArgs>(arguments),
+        _ => None,
+    }
 }
 
 fn wait_secs(wait: Option<u64>) -> Result<Duration, Failure> {

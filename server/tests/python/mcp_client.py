@@ -149,6 +149,11 @@ async def suite(label, session, base, db, person):
     e = r.get("error", {})
     check(tag + "a protocol rule is a tool error with the field", err and e.get("field") == "context"
           and "40" in e.get("message", ""), r)
+    err, r = result(await session.call_tool("ask_question", {"room": "OPS123", "prompt": 42, "wait": 0}))
+    check(tag + "arguments of the wrong type are a tool error naming the argument", err
+          and r.get("error", {}).get("field") == "prompt" and "string" in r.get("error", {}).get("message", ""), r)
+    err, r = result(await session.call_tool("ask_question", {"room": "OPS123", "prompt": "Deploy?", "options": [{"label": "no value"}], "wait": 0}))
+    check(tag + "… nested ones too", err and r.get("error", {}).get("field") == "options[0]", r)
     err, r = result(await session.call_tool("ask_question", {"room": "NOPE99", "prompt": "Deploy?", "wait": 0}))
     check(tag + "an unknown room is a tool error", err and r.get("error", {}).get("code") == "not_found", r)
     err, r = result(await session.call_tool("ask_question", {"room": "OPS123", "prompt": "Deploy?", "wait": 5000}))
