@@ -11,7 +11,6 @@ Prints one line per check and "N passed, M failed"; exits 1 on any failure.
 import json
 import os
 import sqlite3
-import subprocess
 import sys
 import tempfile
 import threading
@@ -25,20 +24,9 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-QP = os.environ.get("QP", "qp")
+from qp_harness import QP, admin, check, serve, summary
+
 TOOLS = {"ask_question", "wait_for_answer", "get_question", "list_questions", "cancel_question"}
-
-results = []
-
-
-def check(name, ok, detail=""):
-    results.append(bool(ok))
-    print(("ok   " if ok else "FAIL ") + name + ("" if ok else f": {detail}"), flush=True)
-
-
-def admin(db, *args):
-    out = subprocess.run([QP, "admin", "--db", db, *args], capture_output=True, text=True, check=True)
-    return json.loads(out.stdout) if out.stdout.strip().startswith(("{", "[")) else out.stdout
 
 
 def http(method, url, token=None, body=None):
@@ -265,17 +253,7 @@ def main():
     agent = admin(db, "agent", "add", "Release Bot", "--owner", user["id"], "--room", "OPS123")["token"]
     user_token = admin(db, "token", "add", user["id"], "--label", "phone")["token"]
 
-    serve = subprocess.Popen(
-        [QP, "serve", "--listen", "127.0.0.1:0", "--db", db, "--sweep-interval-ms", "100",
-         "--ask-burst", "100", "--ask-rate-per-minute", "600"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    try:
-        base = None
-        for line in serve.stderr:
-            if "listening on " in line:
-                base = line.split("listening on ")[1].strip()
-                break
-        threading.Thread(target=lambda: [None for _ in serve.stderr], daemon=True).start()
+    with serve(db, "--sweep-interval-ms", "100", "--ask-burst", "100", "--ask-rate-per-minute", "600") as base:
         person = Person(base, user_token)
 
         # The endpoint's gate, as a plain HTTP client sees it.
@@ -289,13 +267,7 @@ def main():
 
         anyio.run(over_http, base, agent, db, person)
         anyio.run(over_stdio, base, agent, db, person)
-    finally:
-        serve.kill()
-        serve.wait()
-    passed = sum(results)
-    failed = len(results) - passed
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed else 0
+    return summary()
 
 
 if __name__ == "__main__":

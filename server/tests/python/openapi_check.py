@@ -13,10 +13,8 @@ Prints one line per check and "N passed, M failed"; exits 1 on any failure.
 
 import json
 import os
-import subprocess
 import sys
 import tempfile
-import threading
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -26,18 +24,7 @@ from openapi_spec_validator import validate as validate_spec
 from referencing import Registry, Resource
 from referencing.jsonschema import DRAFT202012
 
-QP = os.environ.get("QP", "qp")
-results = []
-
-
-def check(name, ok, detail=""):
-    results.append(bool(ok))
-    print(("ok   " if ok else "FAIL ") + name + ("" if ok else f": {detail}"), flush=True)
-
-
-def admin(db, *args):
-    out = subprocess.run([QP, "admin", "--db", db, *args], capture_output=True, text=True, check=True)
-    return json.loads(out.stdout) if out.stdout.strip().startswith(("{", "[")) else out.stdout
+from qp_harness import admin, check, serve, summary
 
 
 class Checker:
@@ -113,15 +100,7 @@ def main():
     user_token = admin(db, "token", "add", user["id"], "--label", "phone")["token"]
     admin_token = admin(db, "token", "add-admin", "--label", "ops")["token"]
 
-    serve = subprocess.Popen([QP, "serve", "--listen", "127.0.0.1:0", "--db", db],
-                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    try:
-        base = None
-        for line in serve.stderr:
-            if "listening on " in line:
-                base = line.split("listening on ")[1].strip()
-                break
-        threading.Thread(target=lambda: [None for _ in serve.stderr], daemon=True).start()
+    with serve(db) as base:
         with urllib.request.urlopen(base + "/openapi.json", timeout=10) as r:
             doc = json.load(r)
         try:
@@ -133,13 +112,7 @@ def main():
         bad = checker.validate("/components/schemas/Question", {"id": "q_1", "prompt": "Deploy?", "state": "maybe"})
         check("the checker itself rejects a question that breaks the schema", len(bad) >= 3, bad)
         exercise(checker, agent["token"], agent["id"], user_token, admin_token, other["id"])
-    finally:
-        serve.kill()
-        serve.wait()
-    passed = sum(results)
-    failed = len(results) - passed
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed else 0
+    return summary()
 
 
 def exercise(c, agent, agent_id, user, admin_token, other_user):
@@ -153,28 +126,28 @@ def exercise(c, agent, agent_id, user, admin_token, other_user):
     s, q = c.call("post", ask_path, room, agent, full)
     qid = q["id"]
     c.call("post", ask_path, room, agent, {"prompt": "Deploy?"})
-    c.call("post", ask_path, room, agent, {"prompt": ""}, expect=422)                     
-    c.call("post", ask_path, room, agent, raw=b"{not json", expect=400)                   
-    c.call("post", ask_path, room, None, {"prompt": "Deploy?"}, expect=401)               
-    c.call("post", ask_path, room, user, {"prompt": "Deploy?"}, expect=403)               
+    c.call("post", ask_path, room, agent, {"prompt": ""}, expect=422)
+    c.call("post", ask_path, room, agent, raw=b"{not json", expect=400)
+    c.call("post", ask_path, room, None, {"prompt": "Deploy?"}, expect=401)
+    c.call("post", ask_path, room, user, {"prompt": "Deploy?"}, expect=403)
     c.call("post", ask_path, {"room": "NOPE99"}, agent, {"prompt": "Deploy?"}, expect=404)
 
     q_path = {"id": qid}
     c.call("get", "/api/agent/questions/{id}", q_path, agent)
-    c.call("get", "/api/agent/questions/{id}", {"id": "q_missing"}, agent, expect=404)     
+    c.call("get", "/api/agent/questions/{id}", {"id": "q_missing"}, agent, expect=404)
     c.call("get", "/api/agent/questions/{id}/wait", q_path, agent, query="?timeout=0")
     c.call("get", "/api/agent/questions/{id}/wait", q_path, agent, query="?timeout=soon", expect=422)
     c.call("get", "/api/agent/questions", None, agent)
     c.call("get", "/api/agent/questions", None, agent, query="?state=all&limit=5")
-    c.call("get", "/api/agent/questions", None, agent, query="?state=maybe", expect=422)  
+    c.call("get", "/api/agent/questions", None, agent, query="?state=maybe", expect=422)
 
     c.call("get", "/api/questions/pending", None, user)
     c.call("get", "/api/questions/{id}", q_path, user)
-    c.call("post", "/api/questions/{id}/answer", q_path, user, {"value": "nope"}, expect=422)        
+    c.call("post", "/api/questions/{id}/answer", q_path, user, {"value": "nope"}, expect=422)
     c.call("post", "/api/questions/{id}/answer", q_path, user, {"value": "prod"},
            headers={"Idempotency-Key": "k-1"})
     c.call("post", "/api/questions/{id}/answer", q_path, user, {"text": "later"}, expect=200)          # already answered
-    c.call("post", "/api/agent/questions/{id}/cancel", q_path, agent, expect=409)                    
+    c.call("post", "/api/agent/questions/{id}/cancel", q_path, agent, expect=409)
     s, typed = c.call("post", ask_path, room, agent, {"prompt": "Why?", "text_input": {}})
     c.call("post", "/api/questions/{id}/answer", {"id": typed["id"]}, user, {"text": "QA is out"})
     s, pending = c.call("post", ask_path, room, agent, {"prompt": "Cancel me?"})
@@ -185,19 +158,19 @@ def exercise(c, agent, agent_id, user, admin_token, other_user):
     c.call("post", "/api/devices", None, user, {"platform": "pager", "push_token": "x", "app_id": "y"}, expect=422)
     c.call("post", ask_path, room, agent, {"prompt": "Reaches the dev device?"})
     c.call("get", "/api/dev/inbox", None, user, query=f"?device={dev['id']}&timeout=2")
-    c.call("get", "/api/dev/inbox", None, user, query="?device=d_nope&timeout=0", expect=404)         
+    c.call("get", "/api/dev/inbox", None, user, query="?device=d_nope&timeout=0", expect=404)
     c.call("get", "/api/me", None, user)
     c.call("delete", "/api/devices/{id}", {"id": dev["id"]}, user)
-    c.call("delete", "/api/devices/{id}", {"id": dev["id"]}, user, expect=404)                         
+    c.call("delete", "/api/devices/{id}", {"id": dev["id"]}, user, expect=404)
 
     s, inv = c.call("post", "/api/admin/users/{id}/invites", {"id": other_user}, admin_token, {"ttl_secs": 600})
-    c.call("post", "/api/admin/users/{id}/invites", {"id": other_user}, agent, {}, expect=403)       
+    c.call("post", "/api/admin/users/{id}/invites", {"id": other_user}, agent, {}, expect=403)
     c.call("post", "/api/pair", None, None, {"code": inv["code"], "label": "Ben's phone",
                                              "device": {"platform": "android", "push_token": "fcm-1", "app_id": "org.qp"}})
     c.call("post", "/api/pair", None, None, {"code": inv["code"]}, expect=400)  # used
     s, inv = c.call("post", "/api/admin/agents/{id}/invites", {"id": agent_id}, admin_token)
     c.call("post", "/api/agent/login", None, None, {"code": inv["code"], "label": "laptop"})
-    c.call("post", "/api/agent/login", None, None, {"code": 42}, breaks_schema=True, expect=422)        
+    c.call("post", "/api/agent/login", None, None, {"code": 42}, breaks_schema=True, expect=422)
     c.call("get", "/healthz")
     c.call("get", "/metrics")
     c.call("get", "/openapi.json")
