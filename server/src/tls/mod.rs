@@ -49,7 +49,8 @@ pub enum Accepted {
 
 impl Tls {
     /// Loads the certificate (files) or starts the ACME state machine;
-    /// `None` for plain HTTP. The returned tasks run until the server stops.
+    /// `None` for plain HTTP. The file watcher ends when the listener's
+    /// config is dropped; the ACME task runs for the life of the runtime.
     pub async fn start(settings: &TlsSettings) -> Result<Option<Tls>, String> {
         let (resolver, acme_challenge): (Arc<dyn ResolvesServerCert>, _) = match settings {
             TlsSettings::Off => return Ok(None),
