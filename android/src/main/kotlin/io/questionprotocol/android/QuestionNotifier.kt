@@ -12,6 +12,7 @@ import android.app.RemoteInput
 import android.content.Context
 import android.content.Intent
 import android.graphics.drawable.Icon
+import android.os.Build
 import io.questionprotocol.core.AndroidAction
 import io.questionprotocol.core.AndroidNotification
 import io.questionprotocol.core.DecodedPush
@@ -60,7 +61,16 @@ class QuestionNotifier(
         data class Posted(val questionId: String, val notificationId: Int) : Result()
         data class Withdrawn(val questionId: String) : Result()
         data class Fallback(val reason: String) : Result()
+        /** Recorded in the feed, but not shown: the person has notifications
+         *  off for the app (on Android 13+, also: POST_NOTIFICATIONS was not
+         *  granted). Ask for it from the app; the feed still has the question. */
+        data class NotificationsBlocked(val questionId: String) : Result()
     }
+
+    /** Whether a question can reach the lock screen at all (false when the
+     *  person turned notifications off or, on Android 13+, did not grant
+     *  POST_NOTIFICATIONS). Never throws. */
+    fun canNotify(): Boolean = manager.areNotificationsEnabled()
 
     fun onDataMessage(data: Map<String, String>): Result {
         val push = try {
@@ -70,6 +80,9 @@ class QuestionNotifier(
         }
         return when (push) {
             is DecodedPush.Question -> {
+                // Posting would be dropped silently (or, without the
+                // permission on 13+, refused): say so instead.
+                if (!canNotify()) return Result.NotificationsBlocked(push.question.id)
                 // In the person's language: the core's, or the device's locales.
                 val spec = core?.androidNotification(push.question, Instant.now(), requireUnlockForDanger)
                     ?: androidNotification(push.question, Instant.now(), requireUnlockForDanger, deviceLanguages())
@@ -116,7 +129,9 @@ class QuestionNotifier(
             if (a.mutableIntent) PendingIntent.FLAG_MUTABLE else PendingIntent.FLAG_IMMUTABLE
         val pending = PendingIntent.getBroadcast(context, a.requestCode, intent, flags)
         val builder = Notification.Action.Builder(Icon.createWithResource(context, smallIcon), a.title, pending)
-            .setAuthenticationRequired(a.authenticationRequired)
+        // Android 12 (API 31) and later only; before it, the lock screen
+        // cannot ask for the unlock, and the answer goes through as tapped.
+        if (Build.VERSION.SDK_INT >= Build.VERSION_CODES.S) builder.setAuthenticationRequired(a.authenticationRequired)
         a.remoteInput?.let { ri ->
             val input = RemoteInput.Builder(ri.resultKey)
                 .setLabel(ri.label)

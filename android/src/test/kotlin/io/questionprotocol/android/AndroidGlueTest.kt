@@ -40,8 +40,8 @@ class StaticToken(private val value: String?) : TokenProvider {
     override fun token(): String? = value
 }
 
+// The SDK levels come from robolectric.properties (26, 29, 31, 33, 35).
 @RunWith(RobolectricTestRunner::class)
-@Config(sdk = [35])
 class AndroidGlueTest {
     private lateinit var context: Context
     private lateinit var dir: File
@@ -179,5 +179,28 @@ class AndroidGlueTest {
         val fallback = shadowOf(manager).getNotification(QuestionIntents.FALLBACK_TAG, 0)
         assertEquals("Release Bot asks you", fallback.extras.getString(Notification.EXTRA_TITLE))
         assertNotNull(fallback.contentIntent)
+    }
+
+    @Test
+    fun dangerActionsAskForTheUnlockWhereAndroidCan() {
+        val locked = QuestionNotifier(context, core, TestReceiver::class.java, android.R.drawable.ic_dialog_info,
+            requireUnlockForDanger = true)
+        locked.onDataMessage(encodeFcmPayload(toJson(question("q_lock", listOf(opt("approve", "Approve", "primary"), opt("wipe", "Wipe", "danger")), false))).data)
+        val n = posted("q_lock")
+        assertEquals(listOf("Approve", "Wipe"), n.actions.map { it.title.toString() })
+        if (android.os.Build.VERSION.SDK_INT >= 31) {
+            assertTrue("the danger action asks for the unlock", n.actions[1].isAuthenticationRequired)
+            assertTrue(!n.actions[0].isAuthenticationRequired)
+        }
+    }
+
+    @Test
+    fun notificationsTurnedOffAreReportedAndTheQuestionStaysInTheFeed() {
+        shadowOf(manager).setNotificationsEnabled(false)
+        assertTrue(!notifier.canNotify())
+        val result = notifier.onDataMessage(encodeFcmPayload(toJson(question("q_quiet", listOf(opt("a", "A"), opt("b", "B")), false))).data)
+        assertEquals(QuestionNotifier.Result.NotificationsBlocked("q_quiet"), result)
+        assertNull(shadowOf(manager).getNotification("q_quiet", androidNotificationId("q_quiet")))
+        assertEquals("q_quiet", core.feed().single().questionId)
     }
 }
