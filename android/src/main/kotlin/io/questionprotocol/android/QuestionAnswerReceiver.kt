@@ -1,6 +1,7 @@
 // Turns a tapped action or a typed reply into a committed answer, updates the
-// notification at once (no endless spinner), then hands the network part to
-// background work.
+// notification at once (no endless spinner), then tries to deliver it within
+// the receiver's allowance (goAsync) and shows the outcome in the core's
+// words ("Approve, by you"); what could not be sent goes to background work.
 package io.questionprotocol.android
 
 import android.app.Notification
@@ -14,6 +15,8 @@ import io.questionprotocol.core.CommittedAnswer
 import io.questionprotocol.core.PhoneCore
 import io.questionprotocol.core.QpException
 import io.questionprotocol.core.androidNotificationId
+import kotlinx.coroutines.runBlocking
+import kotlinx.coroutines.withTimeoutOrNull
 
 /**
  * Subclass it, return the shared core from [core], register it in the
@@ -21,10 +24,21 @@ import io.questionprotocol.core.androidNotificationId
  * with a network constraint is the usual choice).
  */
 abstract class QuestionAnswerReceiver : BroadcastReceiver() {
+    companion object {
+        /** A receiver may run about 10 s, goAsync included: send within 8. */
+        const val DELIVERY_BUDGET_MS = 8_000L
+    }
+
     abstract fun core(context: Context): PhoneCore
 
-    /** The hook for background flushing: `core.flush()` off the receiver. */
+    /** The hook for background flushing: `core.flush()` off the receiver,
+     *  called when the answer could not be delivered at once. */
     abstract fun scheduleFlush(context: Context)
+
+    /** Runs the delivery attempt off the main thread (tests run it inline). */
+    open fun runInBackground(work: () -> Unit) {
+        Thread(work, "qp-deliver").start()
+    }
 
     /** The icon of the updated notification. */
     abstract val smallIcon: Int
@@ -55,20 +69,53 @@ abstract class QuestionAnswerReceiver : BroadcastReceiver() {
         }
         lastOutcome = outcome
         update(context, questionId, outcome)
-        if (outcome is Outcome.Committed) scheduleFlush(context)
+        if (outcome !is Outcome.Committed) return
+        // Null when called outside a real broadcast (tests call onReceive).
+        val pending: PendingResult? = goAsync()
+        runInBackground {
+            try {
+                if (!deliverNow(context, questionId)) scheduleFlush(context)
+            } finally {
+                pending?.finish()
+            }
+        }
+    }
+
+    /** Sends what is queued within [DELIVERY_BUDGET_MS] and shows where the
+     *  answer stands: "Approve, by you" once the server has it, else the
+     *  core's status line. True when nothing is left to send. */
+    private fun deliverNow(context: Context, questionId: String): Boolean {
+        val core = core(context)
+        val report = try {
+            runBlocking { withTimeoutOrNull(DELIVERY_BUDGET_MS) { core.flush() } }
+        } catch (e: QpException) {
+            null
+        }
+        val cell = try {
+            core.feed().firstOrNull { it.questionId == questionId }
+        } catch (e: QpException) {
+            null
+        }
+        val text = cell?.resolution ?: cell?.myAnswer?.status
+        if (text != null) notifyQuiet(context, questionId, text)
+        return report != null && report.willRetry == 0u
     }
 
     /** Replaces the notification with a quiet one that says where things
      *  stand, in the core's words ("Approve: queued, sends when online"). */
     private fun update(context: Context, questionId: String, outcome: Outcome) {
-        val manager = checkNotNull(context.getSystemService(NotificationManager::class.java))
         val core = core(context)
         val text = when (outcome) {
             is Outcome.Committed -> outcome.answer.status
             is Outcome.NeedsApp -> core.openAppToFinish()
             Outcome.Ignored -> return
         }
-        val updated = Notification.Builder(context, core.androidChannel().id)
+        notifyQuiet(context, questionId, text)
+    }
+
+    private fun notifyQuiet(context: Context, questionId: String, text: String) {
+        val manager = checkNotNull(context.getSystemService(NotificationManager::class.java))
+        val updated = Notification.Builder(context, core(context).androidChannel().id)
             .setSmallIcon(smallIcon)
             .setContentText(text)
             .setOnlyAlertOnce(true)

@@ -34,6 +34,8 @@ class TestReceiver : QuestionAnswerReceiver() {
     override fun core(context: Context): PhoneCore = core!!
     override fun scheduleFlush(context: Context) { flushes++ }
     override val smallIcon: Int = android.R.drawable.ic_dialog_info
+    // Inline, so a test sees the delivery attempt's outcome on return.
+    override fun runInBackground(work: () -> Unit) = work()
 }
 
 class StaticToken(private val value: String?) : TokenProvider {
@@ -138,8 +140,11 @@ class AndroidGlueTest {
         val outcome = receiver.lastOutcome as QuestionAnswerReceiver.Outcome.Committed
         assertEquals(AnswerState.QUEUED, outcome.answer.state)
         assertEquals(1, TestReceiver.flushes)
+        // The receiver tried to send at once (the server is unreachable here)
+        // and handed the answer to background work.
         val cell = core.feed().single()
-        assertEquals("“ship it”: queued, sends when online", cell.myAnswer!!.status)
+        assertTrue(cell.myAnswer!!.status, cell.myAnswer!!.status.startsWith("“ship it”: not sent yet ("))
+        assertTrue(cell.myAnswer!!.canRetry)
         val updated = posted("q_text")
         assertNull("no buttons left to tap (and no spinner)", updated.actions)
         // The core's status line, the same words the feed shows.
@@ -153,7 +158,7 @@ class AndroidGlueTest {
         val n = posted("q_pick")
         assertEquals(listOf("Choose…", "Reply"), n.actions.map { it.title.toString() })
         tap(n, 0, "Production")
-        assertEquals("Production: queued, sends when online", core.feed().single().myAnswer!!.status)
+        assertTrue(core.feed().single().myAnswer!!.status.startsWith("Production: not sent yet ("))
 
         notifier.onDataMessage(encodeFcmPayload(toJson(question("q_long", opts, true))).data)
         val receiver = tap(posted("q_long"), 1, "x".repeat(25))
@@ -202,5 +207,34 @@ class AndroidGlueTest {
         assertEquals(QuestionNotifier.Result.NotificationsBlocked("q_quiet"), result)
         assertNull(shadowOf(manager).getNotification("q_quiet", androidNotificationId("q_quiet")))
         assertEquals("q_quiet", core.feed().single().questionId)
+    }
+
+    /** Asks as the agent on the server android/run-tests started; the question JSON. */
+    private fun askOnServer(url: String, prompt: String): String {
+        val body = """{"prompt": "$prompt", "options": [{"value": "approve", "label": "Approve", "style": "primary"}, {"value": "deny", "label": "Deny"}]}"""
+        val request = java.net.http.HttpRequest.newBuilder(java.net.URI.create("$url/api/agent/rooms/OPS123/questions"))
+            .header("Authorization", "Bearer " + System.getenv("QP_E2E_AGENT_TOKEN"))
+            .header("Content-Type", "application/json")
+            .POST(java.net.http.HttpRequest.BodyPublishers.ofString(body))
+            .build()
+        val response = java.net.http.HttpClient.newHttpClient().send(request, java.net.http.HttpResponse.BodyHandlers.ofString())
+        assertEquals(201, response.statusCode())
+        return response.body()
+    }
+
+    @Test
+    fun aLockScreenAnswerIsDeliveredWithinTheReceiverAndTheNotificationSaysSo() {
+        org.junit.Assume.assumeTrue("run through android/run-tests", System.getenv("QP_E2E_URL") != null)
+        val url = System.getenv("QP_E2E_URL")
+        val online = PhoneCore(File(dir, "online.sqlite").path, StoreMode.APP, url, System.getenv("QP_E2E_USER"),
+            StaticToken(System.getenv("QP_E2E_USER_TOKEN")), listOf("en"))
+        TestReceiver.core = online
+        val onlineNotifier = QuestionNotifier(context, online, TestReceiver::class.java, android.R.drawable.ic_dialog_info)
+        val posted = onlineNotifier.onDataMessage(encodeFcmPayload(askOnServer(url, "Restart the worker? (SDK ${android.os.Build.VERSION.SDK_INT})")).data)
+        val id = (posted as QuestionNotifier.Result.Posted).questionId
+        tap(posted(id), 0, null)
+        assertEquals("delivered at once: nothing left for background work", 0, TestReceiver.flushes)
+        assertEquals("Approve, by you", posted(id).extras.getCharSequence(Notification.EXTRA_TEXT).toString())
+        online.close()
     }
 }
