@@ -55,6 +55,8 @@ abstract class QuestionAnswerReceiver : BroadcastReceiver() {
 
     override fun onReceive(context: Context, intent: Intent) {
         if (intent.action != QuestionIntents.ACTION_ANSWER) return
+        // The receiver may run in a fresh process: logcat first (once).
+        io.questionprotocol.core.initLogging()
         val questionId = intent.getStringExtra(QuestionIntents.EXTRA_QUESTION_ID) ?: return
         val actionId = intent.getStringExtra(QuestionIntents.EXTRA_ACTION_ID) ?: return
         val key = intent.getStringExtra(QuestionIntents.EXTRA_RESULT_KEY)

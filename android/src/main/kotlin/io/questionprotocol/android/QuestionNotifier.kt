@@ -56,6 +56,12 @@ class QuestionNotifier(
 ) {
     private val manager = checkNotNull(context.getSystemService(NotificationManager::class.java))
 
+    init {
+        // The core's log lines go to logcat (tag QuestionProtocol); once per
+        // process, later calls do nothing.
+        io.questionprotocol.core.initLogging()
+    }
+
     /** What was done with a message. */
     sealed class Result {
         data class Posted(val questionId: String, val notificationId: Int) : Result()
