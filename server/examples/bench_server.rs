@@ -194,8 +194,12 @@ async fn main() {
         }
     };
     std::thread::spawn(move || for _ in lines {});
-    let http = qp_server::client::http_builder(o.tls.then_some(ca.ca_pem.as_bytes()))
-        .unwrap()
+    let trust = match o.tls {
+        true => qp_server::client::ExtraCa::from_pem(ca.ca_pem.as_bytes()).unwrap(),
+        false => qp_server::client::ExtraCa::none(),
+    };
+    let http = trust
+        .builder()
         .http1_only()
         .timeout(Duration::from_secs(45))
         .build()

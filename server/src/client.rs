@@ -43,31 +43,62 @@ impl ClientError {
 /// How long one wait request asks the server to hold (the server's max is 30 s).
 pub const WAIT_POLL_SECS: u64 = 25;
 
-/// An HTTP client builder trusting the web's roots plus the CA
-/// certificates in `extra_ca_pem` (a private CA, `qp admin tls dev-cert`).
-/// The one place the `qp` clients get their TLS trust from.
-pub fn http_builder(extra_ca_pem: Option<&[u8]>) -> Result<reqwest::ClientBuilder, String> {
-    let mut builder = reqwest::Client::builder();
-    if let Some(pem) = extra_ca_pem {
+/// The CA certificates the `qp` clients trust besides the web's roots (a
+/// private CA, `qp admin tls dev-cert`): read and checked once, then every
+/// client is built from it. The one place those clients get their trust.
+#[derive(Clone, Default)]
+pub struct ExtraCa {
+    pem: Vec<u8>,
+    certs: Vec<reqwest::Certificate>,
+}
+
+impl ExtraCa {
+    /// None: the web's roots only.
+    pub fn none() -> ExtraCa {
+        ExtraCa::default()
+    }
+
+    /// Certificates in PEM; an error says what is wrong.
+    pub fn from_pem(pem: &[u8]) -> Result<ExtraCa, String> {
         let certs = reqwest::Certificate::from_pem_bundle(pem)
             .map_err(|e| format!("the CA certificate is not PEM: {e}"))?;
         if certs.is_empty() {
             return Err("the CA certificate file has no \"BEGIN CERTIFICATE\" block".into());
         }
-        for cert in certs {
-            builder = builder.add_root_certificate(cert);
-        }
+        Ok(ExtraCa {
+            pem: pem.to_vec(),
+            certs,
+        })
     }
-    Ok(builder)
-}
 
-/// Reads `--ca-cert` / `QP_CA_CERT`, checking it holds a PEM certificate.
-pub fn read_ca(path: Option<&std::path::Path>) -> Result<Option<Vec<u8>>, String> {
-    let Some(p) = path else { return Ok(None) };
-    let pem = std::fs::read(p).map_err(|e| format!("--ca-cert {}: {e}", p.display()))?;
-    let _checked =
-        http_builder(Some(&pem)).map_err(|e| format!("--ca-cert {}: {e}", p.display()))?;
-    Ok(Some(pem))
+    /// `--ca-cert` / `QP_CA_CERT`; none when not given.
+    pub fn read(path: Option<&std::path::Path>) -> Result<ExtraCa, String> {
+        let Some(p) = path else {
+            return Ok(ExtraCa::none());
+        };
+        let pem = std::fs::read(p).map_err(|e| format!("--ca-cert {}: {e}", p.display()))?;
+        Self::from_pem(&pem).map_err(|e| format!("--ca-cert {}: {e}", p.display()))
+    }
+
+    /// The PEM text, for the phone core's trust (`qp device`); None when empty.
+    pub fn pem(&self) -> Option<&[u8]> {
+        (!self.pem.is_empty()).then_some(self.pem.as_slice())
+    }
+
+    /// A client builder trusting the web's roots and these certificates.
+    pub fn builder(&self) -> reqwest::ClientBuilder {
+        self.certs.iter().fold(reqwest::Client::builder(), |b, c| {
+            b.add_root_certificate(c.clone())
+        })
+    }
+
+    /// A client with this trust and a whole-request `timeout`.
+    pub fn client(&self, timeout: Duration) -> Result<reqwest::Client, String> {
+        self.builder()
+            .timeout(timeout)
+            .build()
+            .map_err(|e| qp_core::sync::error_chain(&e))
+    }
 }
 
 #[derive(Clone)]
@@ -80,18 +111,13 @@ pub struct AskerClient {
 impl AskerClient {
     /// `base_url` like `http://127.0.0.1:8750`; `token` an agent token.
     pub fn new(base_url: &str, token: &str) -> Result<Self, ClientError> {
-        Self::with_ca(base_url, token, None)
+        Self::with_ca(base_url, token, &ExtraCa::none())
     }
 
-    /// As [`AskerClient::new`], also trusting the CA certificates in
-    /// `extra_ca_pem` (PEM) for an `https://` server.
-    pub fn with_ca(
-        base_url: &str,
-        token: &str,
-        extra_ca_pem: Option<&[u8]>,
-    ) -> Result<Self, ClientError> {
-        let http = http_builder(extra_ca_pem)
-            .map_err(ClientError::Decode)?
+    /// As [`AskerClient::new`], also trusting `ca` for an `https://` server.
+    pub fn with_ca(base_url: &str, token: &str, ca: &ExtraCa) -> Result<Self, ClientError> {
+        let http = ca
+            .builder()
             .timeout(Duration::from_secs(WAIT_POLL_SECS + 15))
             .build()
             .map_err(|e| ClientError::Transport {

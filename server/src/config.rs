@@ -80,16 +80,23 @@ impl Settings {
     pub fn public_url(&self) -> String {
         self.public_url
             .clone()
-            .unwrap_or_else(|| match &self.tls {
-                TlsSettings::Off => format!("http://{}", self.listen),
-                TlsSettings::Files { .. } => format!("https://{}", self.listen),
-                TlsSettings::Acme(a) => match self.listen.port() {
-                    443 => format!("https://{}", a.domains[0]),
-                    port => format!("https://{}:{port}", a.domains[0]),
-                },
-            })
+            .unwrap_or_else(|| self.url_of(self.listen))
             .trim_end_matches('/')
             .to_string()
+    }
+
+    /// This server's URL when listening on `addr` (the bound address once
+    /// port 0 is resolved): the scheme its TLS setting gives, and with
+    /// ACME the certificate's first domain.
+    pub fn url_of(&self, addr: SocketAddr) -> String {
+        match &self.tls {
+            TlsSettings::Off => format!("http://{addr}"),
+            TlsSettings::Files { .. } => format!("https://{addr}"),
+            TlsSettings::Acme(a) => match addr.port() {
+                443 => format!("https://{}", a.domains[0]),
+                port => format!("https://{}:{port}", a.domains[0]),
+            },
+        }
     }
 }
 

@@ -43,13 +43,7 @@ pub async fn start(
     let mut settings = settings;
     // Pairing links name the bound address (port 0 resolved) unless told.
     if settings.public_url.is_none() {
-        settings.public_url = Some(
-            Settings {
-                listen: addr,
-                ..settings.clone()
-            }
-            .public_url(),
-        );
+        settings.public_url = Some(settings.url_of(addr));
     }
     let app = App::new(db, settings);
 
@@ -255,6 +249,28 @@ macro_rules! drive {
     }};
 }
 
+/// What serves one connection: the router behind `service_fn`, answering
+/// axum bodies (one name for the bounds HTTP/1 and HTTP/2 both need).
+trait ConnService:
+    hyper::service::HttpService<
+        hyper::body::Incoming,
+        ResBody = axum::body::Body,
+        Future: Send + 'static,
+    > + Send
+    + 'static
+{
+}
+
+impl<S> ConnService for S where
+    S: hyper::service::HttpService<
+            hyper::body::Incoming,
+            ResBody = axum::body::Body,
+            Future: Send + 'static,
+        > + Send
+        + 'static
+{
+}
+
 /// The TLS handshake, then HTTP/2 or HTTP/1.1 as negotiated.
 async fn serve_tls<S>(
     tls: Arc<crate::tls::Tls>,
@@ -263,11 +279,7 @@ async fn serve_tls<S>(
     stopping: tokio::sync::watch::Receiver<bool>,
 ) -> Result<(), hyper::Error>
 where
-    S: hyper::service::HttpService<hyper::body::Incoming> + Send + 'static,
-    S::Future: Send + 'static,
-    S::ResBody: Send + 'static,
-    <S::ResBody as hyper::body::Body>::Data: Send,
-    <S::ResBody as hyper::body::Body>::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    S: ConnService,
 {
     use crate::tls::Accepted;
     use hyper_util::rt::TokioIo;
@@ -293,11 +305,7 @@ async fn serve_http1<I, S>(
 ) -> Result<(), hyper::Error>
 where
     I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
-    S: hyper::service::HttpService<hyper::body::Incoming> + Send,
-    S::Future: Send,
-    S::ResBody: Send + 'static,
-    <S::ResBody as hyper::body::Body>::Data: Send,
-    <S::ResBody as hyper::body::Body>::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    S: ConnService,
 {
     let conn = hyper::server::conn::http1::Builder::new()
         .timer(hyper_util::rt::TokioTimer::new())
@@ -316,11 +324,7 @@ async fn serve_http2<I, S>(
 ) -> Result<(), hyper::Error>
 where
     I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
-    S: hyper::service::HttpService<hyper::body::Incoming> + Send + 'static,
-    S::Future: Send + 'static,
-    S::ResBody: Send + 'static,
-    <S::ResBody as hyper::body::Body>::Data: Send,
-    <S::ResBody as hyper::body::Body>::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+    S: ConnService,
 {
     let conn = hyper::server::conn::http2::Builder::new(hyper_util::rt::TokioExecutor::new())
         .timer(hyper_util::rt::TokioTimer::new())

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use qp_server::client::ExtraCa;
 use qp_server::tls::devcert::DevCa;
 
 const QP: &str = env!("CARGO_BIN_EXE_qp");
@@ -49,8 +50,9 @@ fn pebble_binary() -> PathBuf {
 /// The certificate the server presents on a new connection (DER), or the
 /// error when the handshake or request fails.
 async fn served_cert(url: &str, root_pem: &[u8]) -> Result<Vec<u8>, String> {
-    let client = qp_server::client::http_builder(Some(root_pem))
+    let client = ExtraCa::from_pem(root_pem)
         .unwrap()
+        .builder()
         .tls_info(true)
         .timeout(Duration::from_secs(5))
         .build()
@@ -154,8 +156,9 @@ async fn a_certificate_from_an_acme_ca_is_issued_renewed_and_cached() {
             .unwrap(),
     );
     let pebble_ca = ca.ca_pem.clone().into_bytes();
-    let mgmt = qp_server::client::http_builder(Some(&pebble_ca))
+    let mgmt = ExtraCa::from_pem(&pebble_ca)
         .unwrap()
+        .builder()
         .build()
         .unwrap();
     // Pebble's issuing root (random per run), which clients of qp will trust.

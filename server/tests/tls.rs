@@ -55,8 +55,7 @@ impl Files {
 }
 
 fn client(ca: Option<&Path>, http1_only: bool) -> reqwest::Client {
-    let pem = ca.map(|p| std::fs::read(p).unwrap());
-    let mut b = qp_server::client::http_builder(pem.as_deref()).unwrap();
+    let mut b = qp_server::client::ExtraCa::read(ca).unwrap().builder();
     if http1_only {
         b = b.http1_only();
     }

@@ -36,19 +36,13 @@ impl Trust {
         }
     }
 
-    /// Checks the extra CA without loading the platform's store (cheap):
-    /// PEM that holds certificates a root store accepts.
+    /// Checks the extra CA without loading the platform's store (cheap).
     pub fn check(&self) -> Result<(), String> {
-        let mut store = rustls::RootCertStore::empty();
-        for cert in self.extra_roots()? {
-            store
-                .add(cert)
-                .map_err(|e| format!("extra_ca_pem: not a usable CA certificate ({e})"))?;
-        }
-        Ok(())
+        self.extra_roots().map(drop)
     }
 
-    /// The extra CA certificates; an error names what is wrong with the PEM.
+    /// The extra CA certificates: PEM that holds certificates a root store
+    /// accepts; an error names what is wrong.
     fn extra_roots(&self) -> Result<Vec<CertificateDer<'static>>, String> {
         let Some(pem) = self
             .extra_ca_pem
@@ -63,13 +57,18 @@ impl Trust {
         if certs.is_empty() {
             return Err("extra_ca_pem: no \"BEGIN CERTIFICATE\" block".into());
         }
+        let mut store = rustls::RootCertStore::empty();
+        for cert in &certs {
+            store
+                .add(cert.clone())
+                .map_err(|e| format!("extra_ca_pem: not a usable CA certificate ({e})"))?;
+        }
         Ok(certs)
     }
 
     /// The phone's HTTP client: short timeouts, as a phone on a bad
     /// network needs (shared by sync, flush and pairing).
     pub(crate) fn http_client(&self) -> Result<reqwest::Client, String> {
-        self.check()?;
         let extra = self.extra_roots()?;
         let builder = reqwest::Client::builder()
             .connect_timeout(Duration::from_secs(5))

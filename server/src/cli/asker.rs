@@ -11,7 +11,7 @@ use super::terminal::safe;
 use super::{
     EXIT_CANCELLED, EXIT_ERROR, EXIT_EXPIRED, EXIT_INTERRUPTED, EXIT_OK, EXIT_TYPED, EXIT_USAGE,
 };
-use crate::client::{AskerClient, ClientError};
+use crate::client::{AskerClient, ClientError, ExtraCa};
 
 #[derive(Args, Clone)]
 pub struct Connection {
@@ -47,8 +47,8 @@ impl Connection {
             .filter(|u| !u.is_empty())
             .or_else(|| stored.map(|c| c.url))
             .unwrap_or_else(|| super::DEFAULT_URL.to_string());
-        let ca = crate::client::read_ca(self.ca_cert.as_deref()).map_err(|e| (EXIT_USAGE, e))?;
-        AskerClient::with_ca(&url, &token, ca.as_deref()).map_err(|e| (EXIT_ERROR, e.to_string()))
+        let ca = ExtraCa::read(self.ca_cert.as_deref()).map_err(|e| (EXIT_USAGE, e))?;
+        AskerClient::with_ca(&url, &token, &ca).map_err(|e| (EXIT_ERROR, e.to_string()))
     }
 
     fn client(&self) -> Result<AskerClient, i32> {

@@ -415,14 +415,14 @@ pub async fn run(mut args: DeviceArgs) -> i32 {
     let token_file = TokenFile::next_to(&args.store);
     let languages = languages(&args);
     let mut paired_device = None;
-    let ca = match crate::client::read_ca(args.ca_cert.as_deref()) {
+    let ca = match crate::client::ExtraCa::read(args.ca_cert.as_deref()) {
         Ok(ca) => ca,
         Err(e) => {
             eprintln!("qp device: {e}");
             return EXIT_USAGE;
         }
     };
-    let trust = match &ca {
+    let trust = match ca.pem() {
         Some(pem) => Trust::with_extra_ca(String::from_utf8_lossy(pem)),
         None => Trust::platform(),
     };
@@ -466,11 +466,7 @@ pub async fn run(mut args: DeviceArgs) -> i32 {
         eprintln!("qp device: no device token; pass --pair LINK (qp admin user invite USER), or --token / QP_DEVICE_TOKEN (qp admin token add USER)");
         return EXIT_USAGE;
     };
-    let http = match crate::client::http_builder(ca.as_deref()).and_then(|b| {
-        b.timeout(Duration::from_secs(40))
-            .build()
-            .map_err(|e| e.to_string())
-    }) {
+    let http = match ca.client(Duration::from_secs(40)) {
         Ok(h) => h,
         Err(e) => {
             eprintln!("qp device: {e}");

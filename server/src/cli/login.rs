@@ -42,13 +42,9 @@ pub async fn run(args: LoginArgs) -> i32 {
         .server_url
         .clone()
         .unwrap_or_else(|| args.url.trim_end_matches('/').to_string());
-    let builder = crate::client::read_ca(args.ca_cert.as_deref())
-        .and_then(|ca| crate::client::http_builder(ca.as_deref()));
-    let http = match builder.and_then(|b| {
-        b.timeout(std::time::Duration::from_secs(15))
-            .build()
-            .map_err(|e| e.to_string())
-    }) {
+    let http = match crate::client::ExtraCa::read(args.ca_cert.as_deref())
+        .and_then(|ca| ca.client(std::time::Duration::from_secs(15)))
+    {
         Ok(h) => h,
         Err(e) => {
             eprintln!("qp login: {e}");

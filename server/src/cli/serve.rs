@@ -185,12 +185,10 @@ pub async fn run(args: ServeArgs) -> i32 {
             return EXIT_ERROR;
         }
     };
-    let scheme = if server.app.settings.tls == crate::config::TlsSettings::Off {
-        "http"
-    } else {
-        "https"
-    };
-    eprintln!("qp serve: listening on {scheme}://{}", server.addr);
+    eprintln!(
+        "qp serve: listening on {}",
+        server.app.settings.url_of(server.addr)
+    );
     wait_for_stop_signal().await;
     eprintln!("qp serve: stopping");
     server.stop().await;

@@ -100,6 +100,20 @@ def result(r):
     return bool(r.is_error), body
 
 
+async def while_waiting(session, qid, action):
+    """Runs `action` while a wait_for_answer on `qid` is parked on the same
+    session; returns both results."""
+    got = {}
+    async with anyio.create_task_group() as tg:
+        async def waiter():
+            got["wait"] = result(await session.call_tool("wait_for_answer", {"question_id": qid, "wait": 20}))
+
+        tg.start_soon(waiter)
+        await anyio.sleep(0.5)
+        got["action"] = await action()
+    return got["wait"], got["action"]
+
+
 async def suite(label, session, base, db, person):
     tag = f"[{label}] "
     await session.initialize()
@@ -152,31 +166,23 @@ async def suite(label, session, base, db, person):
     check(tag + "the wait running out says still pending", not err and r.get("still_pending") is True
           and r.get("state") == "pending" and r.get("question_id", "").startswith("q_"), r)
     qid = r.get("question_id", "")
-    async with anyio.create_task_group() as tg:
-        got = {}
 
-        async def waiter():
-            got["r"] = result(await session.call_tool("wait_for_answer", {"question_id": qid, "wait": 20}))
-
-        tg.start_soon(waiter)
-        await anyio.sleep(0.5)
+    async def expire():
         expire_now(db, qid)
-    err, r = got["r"]
+
+    (err, r), _ = await while_waiting(session, qid, expire)
     check(tag + "wait_for_answer reports expiry", not err and r.get("state") == "expired"
           and r.get("still_pending") is False, r)
 
     # Cancelled while waiting, by another call on the same session.
     err, r = result(await session.call_tool("ask_question", {"room": "OPS123", "prompt": f"{label}: cancel me", "wait": 0}))
     qid = r.get("question_id", "")
-    async with anyio.create_task_group() as tg:
-        got = {}
 
-        async def waiter():
-            got["r"] = result(await session.call_tool("wait_for_answer", {"question_id": qid, "wait": 20}))
+    async def cancel():
+        return result(await session.call_tool("cancel_question", {"question_id": qid}))
 
-        tg.start_soon(waiter)
-        await anyio.sleep(0.5)
-        got["cancel"] = result(await session.call_tool("cancel_question", {"question_id": qid}))
+    waited, cancelled = await while_waiting(session, qid, cancel)
+    got = {"r": waited, "cancel": cancelled}
     check(tag + "cancel_question cancels", got["cancel"][1].get("state") == "cancelled", got["cancel"])
     check(tag + "the concurrent wait reports cancelled", got["r"][1].get("state") == "cancelled", got["r"])
     err, r = result(await session.call_tool("cancel_question", {"question_id": qid}))
