@@ -62,7 +62,7 @@ fn run_encode(v: &Value) -> Result<(), String> {
 
 fn run_encode_resolved(v: &Value) -> Result<(), String> {
     let q = question(v)?;
-    let apns = encode_apns_resolved(&q);
+    let apns = encode_apns_resolved(&q, Copy::english(), v["me"].as_str());
     eq(
         "apns",
         &serde_json::from_str(&apns.json).unwrap(),

@@ -208,8 +208,11 @@ async fn apns_sends_signed_http2_requests_with_the_right_headers() {
             .await,
         PushOutcome::Sent
     );
+    let mut cancelled = q.clone();
+    cancelled.state = qp_core::protocol::QuestionState::Cancelled;
+    cancelled.resolved_at = Some(chrono::Utc::now());
     assert_eq!(
-        apns.send(&message("ios", "tok-a", PushKind::Resolved, &q))
+        apns.send(&message("ios", "tok-a", PushKind::Resolved, &cancelled))
             .await,
         PushOutcome::Sent
     );
@@ -233,12 +236,30 @@ async fn apns_sends_signed_http2_requests_with_the_right_headers() {
         body.get("data").is_none() && body["qp"].get("data").is_none(),
         "data stays on the server"
     );
-    let (_, h2, body2, _, jwt2) = &log.requests[1];
+    // The resolution replaces the question's notification in place: an
+    // alert (a silent push never reaches the extension and is dropped for a
+    // force-quit app) under the same collapse id, quiet and without buttons,
+    // kept by APNs for a phone that is off.
+    let (_, h2, body2, size2, jwt2) = &log.requests[1];
+    assert!(*size2 <= 4096);
     assert_eq!(
         (h2["apns-push-type"].as_str(), h2["apns-priority"].as_str()),
-        ("background", "5")
+        ("alert", "10")
     );
-    assert_eq!(body2["aps"]["content-available"], 1);
+    assert_eq!(h2["apns-collapse-id"], q.id);
+    let kept_for = h2["apns-expiration"].parse::<i64>().unwrap() - chrono::Utc::now().timestamp();
+    assert!((23 * 3600..=24 * 3600).contains(&kept_for), "{kept_for}");
+    let aps = &body2["aps"];
+    assert_eq!(aps["mutable-content"], 1);
+    assert_eq!(aps["interruption-level"], "passive");
+    assert!(aps.get("sound").is_none() && aps.get("category").is_none());
+    assert!(aps.get("content-available").is_none());
+    assert_eq!(aps["alert"]["subtitle"], "cancelled");
+    assert_eq!(aps["thread-id"], body["aps"]["thread-id"]);
+    let Ok(Push::Resolved(n)) = decode_apns(&body2.to_string()) else {
+        panic!("the phone decodes the resolution")
+    };
+    assert_eq!(n.id, q.id);
     assert_eq!(jwt1, jwt2, "the provider token is reused");
 }
 

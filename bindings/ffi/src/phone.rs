@@ -13,8 +13,8 @@ use qp_core::present::PresentOptions;
 use crate::error::QpError;
 use crate::types::{
     AndroidChannel, AndroidNotification, CommittedAnswer, DecodedPush, FallbackNotification,
-    FeedCell, FlushReport, IosNotification, MyAnswer, PushQuestion, RegistryPlan, StoreMode,
-    SyncReport, Timestamp,
+    FeedCell, FlushReport, IosNotification, IosResolvedNotification, MyAnswer, PushQuestion,
+    ReconcilePlan, RegistryPlan, StoreMode, SyncReport, Timestamp,
 };
 
 /// Supplies the signed-in user's token, from the Keychain or the Keystore.
@@ -240,9 +240,40 @@ impl PhoneCore {
         Ok(self.inner.question(&question_id)?)
     }
 
-    /// Before suspension: write the WAL back so no lock is held.
+    /// Writes the WAL back into the main file (the store stays open).
     pub fn checkpoint(&self) -> Result<(), QpError> {
         Ok(self.inner.checkpoint()?)
+    }
+
+    /// Before the process is suspended (iOS: entering the background,
+    /// inside a background task; the extension before its content handler):
+    /// waits for store work in flight and closes the store, so no file lock
+    /// is held in the shared container (`0xdead10cc`). Store calls fail with
+    /// `Storage(kind: suspended)` until `resume()`.
+    pub fn suspend(&self) -> Result<(), QpError> {
+        Ok(self.inner.suspend()?)
+    }
+
+    /// Back in the foreground, or launched in the background (an action, a
+    /// refresh): opens the store again. Harmless when not suspended.
+    pub fn resume(&self) -> Result<(), QpError> {
+        Ok(self.inner.resume()?)
+    }
+
+    /// The resolved copy of a held question, to replace its notification
+    /// (identifier = question id); nil while pending or unknown here.
+    pub fn ios_resolved_notification(
+        &self,
+        question_id: String,
+    ) -> Result<Option<IosResolvedNotification>, QpError> {
+        Ok(self.inner.ios_resolved_notification(&question_id)?)
+    }
+
+    /// What to do with this library's notifications on screen (their
+    /// identifiers, which are question ids), after a sync: replace (iOS) or
+    /// withdraw (Android) the resolved, remove the unknown, post the missed.
+    pub fn reconcile(&self, on_screen: Vec<String>) -> Result<ReconcilePlan, QpError> {
+        Ok(self.inner.reconcile(&on_screen, chrono::Utc::now())?)
     }
 }
 

@@ -150,10 +150,18 @@ pub fn encode_fcm_payload(question_json: String) -> Result<EncodedPayload, QpErr
     ))
 }
 
-/// Server side: the APNs push of a resolution.
-#[uniffi::export]
-pub fn encode_apns_resolved_payload(question_json: String) -> Result<EncodedPayload, QpError> {
-    let e = payload::encode_apns_resolved(&question_from(&question_json)?);
+/// Server side: the APNs push of a resolution, in English, for the phone of
+/// user `me` (who reads "by you" when they answered).
+#[uniffi::export(default(me = None))]
+pub fn encode_apns_resolved_payload(
+    question_json: String,
+    me: Option<String>,
+) -> Result<EncodedPayload, QpError> {
+    let e = payload::encode_apns_resolved(
+        &question_from(&question_json)?,
+        Copy::english(),
+        me.as_deref(),
+    );
     Ok(report(e.json, HashMap::new(), e.report))
 }
 

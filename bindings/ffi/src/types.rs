@@ -190,6 +190,24 @@ pub struct IosNotification {
     pub category: IosCategory,
 }
 
+pub type IosResolvedNotification = qp_core::present::ios::IosResolvedNotification;
+#[uniffi::remote(Record)]
+pub struct IosResolvedNotification {
+    pub identifier: String,
+    pub title: String,
+    pub subtitle: String,
+    pub body: String,
+    pub thread_id: String,
+}
+
+pub type ReconcilePlan = qp_core::present::reconcile::ReconcilePlan;
+#[uniffi::remote(Record)]
+pub struct ReconcilePlan {
+    pub resolved: Vec<IosResolvedNotification>,
+    pub remove: Vec<String>,
+    pub post: Vec<PushQuestion>,
+}
+
 pub type KnownQuestion = qp_core::present::registry::KnownQuestion;
 #[uniffi::remote(Record)]
 pub struct KnownQuestion {
@@ -413,6 +431,7 @@ pub enum StoreErrorKind {
     Locked,
     Corrupt,
     CannotOpen,
+    Suspended,
     Other,
 }
 

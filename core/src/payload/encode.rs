@@ -252,15 +252,68 @@ pub fn encode_fcm_question(q: &Question, copy: &Copy) -> Result<EncodedFcm, Payl
     })
 }
 
-/// The silent APNs push of a resolution (`content-available`, no alert).
-pub fn encode_apns_resolved(q: &Question) -> EncodedApns {
-    let v = json!({ "aps": { "content-available": 1 }, "qp_resolved": ResolvedNotice::from_question(q) });
-    let json = serde_json::to_string(&v).unwrap_or_default();
+/// The APNs push of a resolution: an alert that replaces the question's
+/// notification in place (the transport sends it with the question's
+/// `apns-collapse-id`), quietly (`passive`, no sound, no category, so no
+/// buttons), with `mutable-content` so the extension records the resolution
+/// and words it in the person's current language. A silent
+/// (`content-available`) push would not do: it never reaches the extension,
+/// is throttled, and is not delivered at all to an app the person
+/// force-quit. The alert is already the resolved copy in the device's
+/// language (`copy`), for `me` (the device's user: "by you"), so it reads
+/// right even when the extension cannot run. Shortened to fit 4 KB: the
+/// body (the prompt) first, then the subtitle.
+pub fn encode_apns_resolved(q: &Question, copy: &Copy, me: Option<&str>) -> EncodedApns {
+    let notice = ResolvedNotice::from_question(q);
+    let shown = crate::present::ios::ios_resolved_notification(q, me, copy);
+    let (title, subtitle, body, thread) = match shown {
+        Some(n) => (n.title, n.subtitle, n.body, n.thread_id),
+        // A pending question is not resolved; never sent, but well-formed.
+        None => (
+            String::new(),
+            String::new(),
+            q.prompt.clone(),
+            String::new(),
+        ),
+    };
+    let value = |title: &str, subtitle: &str, body: &str| {
+        json!({
+            "aps": {
+                "alert": { "title": title, "subtitle": subtitle, "body": body },
+                "mutable-content": 1,
+                "thread-id": thread,
+                "interruption-level": "passive",
+            },
+            "qp_resolved": notice,
+        })
+    };
+    let fits = |t: &str, s: &str, b: &str| json_len(&value(t, s, b)) <= MAX_PAYLOAD_BYTES;
+    let mut shortened = Vec::new();
+    // [title, subtitle, body], shortened body first.
+    let mut texts = [title, subtitle, body];
+    for (i, name) in [
+        (2, "aps.alert.body"),
+        (1, "aps.alert.subtitle"),
+        (0, "aps.alert.title"),
+    ] {
+        if fits(&texts[0], &texts[1], &texts[2]) {
+            break;
+        }
+        let fitted = shrink_to_fit(&texts[i], |candidate| {
+            let mut probe = texts.clone();
+            probe[i] = candidate.to_string();
+            fits(&probe[0], &probe[1], &probe[2])
+        });
+        texts[i] = fitted.unwrap_or_default();
+        shortened.push(name.to_string());
+    }
+    let [title, subtitle, body] = texts;
+    let json = serde_json::to_string(&value(&title, &subtitle, &body)).unwrap_or_default();
     EncodedApns {
         report: EncodeReport {
             bytes: json.len(),
             omitted: omitted(q),
-            shortened: Vec::new(),
+            shortened,
         },
         json,
     }

@@ -24,7 +24,8 @@ use crate::feed::{self, FeedCell, MyAnswer};
 use crate::payload::{self, CompactQuestion, FallbackNotification, Push};
 use crate::present::android::{self, AndroidChannel, AndroidNotification};
 use crate::present::copy::Copy;
-use crate::present::ios::{self, IosNotification};
+use crate::present::ios::{self, IosNotification, IosResolvedNotification};
+use crate::present::reconcile::{self, OnScreen, ReconcilePlan};
 use crate::present::registry::{self, RegistryPlan};
 use crate::present::PresentOptions;
 use crate::protocol::{validate_answer, AnswerSubmission};
@@ -366,9 +367,83 @@ impl Phone {
         Ok(feed::feed(&self.store, &self.user_id, now, &self.copy())?)
     }
 
-    /// Before the process is suspended: write the WAL back so no lock is held.
+    /// Writes the WAL back into the main file (the store stays open).
     pub fn checkpoint(&self) -> Result<(), PhoneError> {
         Ok(self.store.checkpoint()?)
+    }
+
+    // ---- the process lifecycle ----
+
+    /// Before the process is suspended (iOS: entering the background, inside
+    /// a background task; the extension before it hands its content over):
+    /// waits for the store work in flight, then closes the store so no file
+    /// lock is held (iOS kills a suspended process holding one in the shared
+    /// container: `0xdead10cc`). Until [`resume`](Self::resume), store calls
+    /// fail with a `Suspended` store error; decoding still works.
+    pub fn suspend(&self) -> Result<(), PhoneError> {
+        Ok(self.store.suspend()?)
+    }
+
+    /// Back in the foreground (or a background launch: a notification
+    /// action, a background refresh): opens the store again.
+    pub fn resume(&self) -> Result<(), PhoneError> {
+        Ok(self.store.resume()?)
+    }
+
+    // ---- reconciling the notifications on screen ----
+
+    /// The resolved copy of a question this device holds (the extension
+    /// shows it for a resolution push); `None` while pending or unknown.
+    pub fn ios_resolved_notification(
+        &self,
+        question_id: &str,
+    ) -> Result<Option<IosResolvedNotification>, PhoneError> {
+        Ok(self.store.question(question_id)?.and_then(|s| {
+            ios::ios_resolved_notification(&s.to_question(), Some(&self.user_id), &self.copy())
+        }))
+    }
+
+    /// What to do with the notifications on screen (`on_screen`: the
+    /// identifiers of this library's notifications, which are question ids),
+    /// from what the store knows: call after [`sync`](Self::sync) at launch
+    /// and foreground, or in the extension with what it has. Questions it
+    /// says to post are marked shown here, and so are those on screen.
+    pub fn reconcile(
+        &self,
+        on_screen: &[String],
+        now: DateTime<Utc>,
+    ) -> Result<ReconcilePlan, PhoneError> {
+        let stored = on_screen
+            .iter()
+            .map(|id| self.store.question(id))
+            .collect::<Result<Vec<_>, _>>()?;
+        let screen: Vec<OnScreen<'_>> = on_screen
+            .iter()
+            .zip(&stored)
+            .map(|(id, s)| OnScreen {
+                identifier: id,
+                stored: s.as_ref(),
+            })
+            .collect();
+        let unshown = self.store.never_presented()?;
+        let mut answered_here = std::collections::HashSet::new();
+        for s in &unshown {
+            if self.store.answer_for(&s.question.id)?.is_some() {
+                answered_here.insert(s.question.id.clone());
+            }
+        }
+        let plan = reconcile::plan(
+            &screen,
+            &unshown,
+            |id| answered_here.contains(id),
+            &self.user_id,
+            now,
+            &self.copy(),
+        );
+        let mut shown: Vec<&str> = on_screen.iter().map(String::as_str).collect();
+        shown.extend(plan.post.iter().map(|q| q.id.as_str()));
+        self.store.mark_presented(&shown)?;
+        Ok(plan)
     }
 }
 

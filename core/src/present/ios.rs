@@ -112,3 +112,42 @@ pub fn ios_notification(
         },
     }
 }
+
+/// A resolved question's notification: it replaces the question's own on
+/// the lock screen (same request identifier, the question id, which is the
+/// push's `apns-collapse-id`), quietly and with no actions (no category).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct IosResolvedNotification {
+    /// The notification's identifier: the question id.
+    pub identifier: String,
+    /// The question's title, as it was shown ("Release Bot asks").
+    pub title: String,
+    /// What became of it: "Approve, by Federica", "no answer, expired".
+    pub subtitle: String,
+    /// The prompt.
+    pub body: String,
+    pub thread_id: String,
+}
+
+/// The replacement of a resolved question's notification; `None` while the
+/// question is pending. `me` is the user whose phone shows it ("by you").
+pub fn ios_resolved_notification(
+    q: &crate::protocol::Question,
+    me: Option<&str>,
+    copy: &Copy,
+) -> Option<IosResolvedNotification> {
+    let subtitle = copy.resolution(q, me)?;
+    let asker = q
+        .asker
+        .as_ref()
+        .map(|a| a.display_name.as_str())
+        .unwrap_or("");
+    let room = q.room.as_ref().map(|r| r.code.as_str()).unwrap_or("");
+    Some(IosResolvedNotification {
+        identifier: q.id.clone(),
+        title: copy.title(q.responder_scope, asker),
+        subtitle,
+        body: q.prompt.clone(),
+        thread_id: format!("qp.room.{room}"),
+    })
+}

@@ -9,6 +9,8 @@
 pub mod android;
 pub mod copy;
 pub mod ios;
+#[cfg(feature = "phone")]
+pub mod reconcile;
 pub mod registry;
 
 /// Options an app sets once.

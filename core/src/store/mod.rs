@@ -13,6 +13,7 @@ mod outbox;
 mod questions;
 mod schema;
 
+use std::ops::{Deref, DerefMut};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
@@ -44,6 +45,10 @@ pub enum StoreError {
     /// The folder is missing or not writable.
     #[error("the store cannot be opened: {0}")]
     CannotOpen(String),
+    /// [`Store::suspend`] was called and [`Store::resume`] not yet: the
+    /// process is about to be (or is) suspended and holds no file lock.
+    #[error("the store is suspended (the app is in the background)")]
+    Suspended,
     #[error("store error: {0}")]
     Other(String),
 }
@@ -54,6 +59,7 @@ pub enum StoreErrorKind {
     Locked,
     Corrupt,
     CannotOpen,
+    Suspended,
     Other,
 }
 
@@ -63,6 +69,7 @@ impl StoreError {
             StoreError::Locked(_) => StoreErrorKind::Locked,
             StoreError::Corrupt(_) => StoreErrorKind::Corrupt,
             StoreError::CannotOpen(_) => StoreErrorKind::CannotOpen,
+            StoreError::Suspended => StoreErrorKind::Suspended,
             StoreError::Other(_) => StoreErrorKind::Other,
         }
     }
@@ -94,33 +101,39 @@ impl From<rusqlite::Error> for StoreError {
     }
 }
 
+/// The store. Its one connection is closed while suspended (see
+/// [`Store::suspend`]) and opened again on [`Store::resume`].
 pub struct Store {
-    conn: Mutex<Connection>,
+    conn: Mutex<Option<Connection>>,
     path: PathBuf,
+    mode: StoreMode,
+}
+
+/// The connection, held for one piece of work (a statement or a transaction).
+pub(crate) struct ConnGuard<'a>(MutexGuard<'a, Option<Connection>>);
+
+impl Deref for ConnGuard<'_> {
+    type Target = Connection;
+    fn deref(&self) -> &Connection {
+        // A ConnGuard is only made over an open connection (Store::conn).
+        self.0.as_ref().expect("connection checked open")
+    }
+}
+
+impl DerefMut for ConnGuard<'_> {
+    fn deref_mut(&mut self) -> &mut Connection {
+        self.0.as_mut().expect("connection checked open")
+    }
 }
 
 impl Store {
     /// Opens (creating if needed) and migrates the store at `path`.
     pub fn open(path: &Path, mode: StoreMode) -> Result<Store, StoreError> {
-        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
-            | OpenFlags::SQLITE_OPEN_CREATE
-            | OpenFlags::SQLITE_OPEN_NO_MUTEX
-            | OpenFlags::SQLITE_OPEN_URI;
-        let mut conn = Connection::open_with_flags(path, flags)?;
-        conn.busy_timeout(Duration::from_secs(5))?;
-        // Reading the header first turns "not a database" into an error here.
-        conn.pragma_update(None, "journal_mode", "WAL")?;
-        conn.pragma_update(None, "synchronous", "NORMAL")?;
-        keep_wal_file(&conn);
-        if mode == StoreMode::Extension {
-            // About 256 KB of page cache and no memory-mapped I/O.
-            conn.pragma_update(None, "cache_size", -256)?;
-            conn.pragma_update(None, "mmap_size", 0)?;
-        }
-        schema::migrate(&mut conn)?;
+        let conn = open_connection(path, mode)?;
         Ok(Store {
-            conn: Mutex::new(conn),
+            conn: Mutex::new(Some(conn)),
             path: path.to_path_buf(),
+            mode,
         })
     }
 
@@ -128,14 +141,65 @@ impl Store {
         &self.path
     }
 
-    fn conn(&self) -> MutexGuard<'_, Connection> {
+    fn slot(&self) -> MutexGuard<'_, Option<Connection>> {
         self.conn.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Writes the WAL back into the main file; call before the app is
-    /// suspended so no lock is held across suspension.
+    /// The open connection, or [`StoreError::Suspended`].
+    pub(crate) fn conn(&self) -> Result<ConnGuard<'_>, StoreError> {
+        let slot = self.slot();
+        if slot.is_none() {
+            return Err(StoreError::Suspended);
+        }
+        Ok(ConnGuard(slot))
+    }
+
+    /// Before the process is suspended (iOS: the app going to the
+    /// background, the extension handing its content over). Waits for the
+    /// database work in flight (each holds the connection for one statement
+    /// or one transaction), writes the WAL back, and closes the connection,
+    /// so no lock is held on any of the store's files: iOS terminates a
+    /// suspended process that holds a file lock in a shared App Group
+    /// container (`0xdead10cc`), and an open WAL connection always holds one
+    /// on the `-shm` file. Until [`resume`](Self::resume), every store call
+    /// fails with [`StoreError::Suspended`] (a flush in flight stops there;
+    /// its answer stays in the outbox and is sent by the next flush).
+    /// Calling it twice is harmless.
+    pub fn suspend(&self) -> Result<(), StoreError> {
+        let mut slot = self.slot();
+        if let Some(conn) = slot.take() {
+            let checkpointed = conn.pragma_update(None, "wal_checkpoint", "TRUNCATE");
+            // Closed either way: a failed checkpoint (another process
+            // reading) leaves the WAL for the next writer, not a lock.
+            if let Err((conn, e)) = conn.close() {
+                // Not closed (a statement still open, which cannot happen
+                // with the guard held): keep it rather than leak it.
+                *slot = Some(conn);
+                return Err(e.into());
+            }
+            checkpointed?;
+        }
+        Ok(())
+    }
+
+    /// After the process is back in the foreground: opens the connection
+    /// again. Harmless when not suspended.
+    pub fn resume(&self) -> Result<(), StoreError> {
+        let mut slot = self.slot();
+        if slot.is_none() {
+            *slot = Some(open_connection(&self.path, self.mode)?);
+        }
+        Ok(())
+    }
+
+    /// True between [`suspend`](Self::suspend) and [`resume`](Self::resume).
+    pub fn is_suspended(&self) -> bool {
+        self.slot().is_none()
+    }
+
+    /// Writes the WAL back into the main file (the connection stays open).
     pub fn checkpoint(&self) -> Result<(), StoreError> {
-        self.conn()
+        self.conn()?
             .pragma_update(None, "wal_checkpoint", "TRUNCATE")?;
         Ok(())
     }
@@ -143,10 +207,30 @@ impl Store {
     /// `PRAGMA integrity_check` is "ok".
     pub fn is_intact(&self) -> Result<bool, StoreError> {
         let r: String = self
-            .conn()
+            .conn()?
             .query_row("PRAGMA integrity_check", [], |r| r.get(0))?;
         Ok(r == "ok")
     }
+}
+
+fn open_connection(path: &Path, mode: StoreMode) -> Result<Connection, StoreError> {
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+        | OpenFlags::SQLITE_OPEN_CREATE
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX
+        | OpenFlags::SQLITE_OPEN_URI;
+    let mut conn = Connection::open_with_flags(path, flags)?;
+    conn.busy_timeout(Duration::from_secs(5))?;
+    // Reading the header first turns "not a database" into an error here.
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    conn.pragma_update(None, "synchronous", "NORMAL")?;
+    keep_wal_file(&conn);
+    if mode == StoreMode::Extension {
+        // About 256 KB of page cache and no memory-mapped I/O.
+        conn.pragma_update(None, "cache_size", -256)?;
+        conn.pragma_update(None, "mmap_size", 0)?;
+    }
+    schema::migrate(&mut conn)?;
+    Ok(conn)
 }
 
 /// Keeps the WAL and shared-memory files when the last connection closes, so

@@ -100,7 +100,7 @@ impl Store {
         question_id: &str,
         body: &AnswerSubmission,
     ) -> Result<OutboxEntry, StoreError> {
-        let mut conn = self.conn();
+        let mut conn = self.conn()?;
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let existing = tx
             .query_row(
@@ -138,7 +138,7 @@ impl Store {
 
     /// Open entries whose time has come, oldest first.
     pub fn due_answers(&self, now_ms: i64) -> Result<Vec<OutboxEntry>, StoreError> {
-        let conn = self.conn();
+        let conn = self.conn()?;
         let mut st = conn.prepare(&format!(
             "SELECT {COLUMNS} FROM outbox WHERE state IN ('queued', 'sending') AND next_attempt_ms <= ?1 ORDER BY id"
         ))?;
@@ -151,7 +151,7 @@ impl Store {
     /// again when the lease ends. False if someone else holds it.
     pub fn claim_answer(&self, id: i64, lease_ms: i64) -> Result<bool, StoreError> {
         let now = now_ms();
-        let n = self.conn().execute(
+        let n = self.conn()?.execute(
             "UPDATE outbox SET state = 'sending', attempts = attempts + 1, next_attempt_ms = ?2, updated_ms = ?3
              WHERE id = ?1 AND state IN ('queued', 'sending') AND next_attempt_ms <= ?3",
             params![id, now + lease_ms, now],
@@ -168,7 +168,7 @@ impl Store {
         error: Option<&str>,
         next_attempt_ms: i64,
     ) -> Result<(), StoreError> {
-        self.conn().execute(
+        self.conn()?.execute(
             "UPDATE outbox SET state = ?2, last_error = ?3, next_attempt_ms = ?4, updated_ms = ?5 WHERE id = ?1",
             params![id, state.as_str(), error, next_attempt_ms, now_ms()],
         )?;
@@ -178,7 +178,7 @@ impl Store {
     /// This device's latest answer to a question.
     pub fn answer_for(&self, question_id: &str) -> Result<Option<OutboxEntry>, StoreError> {
         Ok(self
-            .conn()
+            .conn()?
             .query_row(
                 &format!(
                     "SELECT {COLUMNS} FROM outbox WHERE question_id = ?1 ORDER BY id DESC LIMIT 1"
@@ -191,7 +191,7 @@ impl Store {
 
     /// Makes a waiting answer due now (the person tapped "retry").
     pub fn retry_now(&self, question_id: &str) -> Result<bool, StoreError> {
-        let n = self.conn().execute(
+        let n = self.conn()?.execute(
             "UPDATE outbox SET state = 'queued', next_attempt_ms = ?2 WHERE question_id = ?1 AND state IN ('queued', 'sending')",
             params![question_id, now_ms()],
         )?;
@@ -201,7 +201,7 @@ impl Store {
     /// At app launch: sends interrupted by the death of a process are queued
     /// again at once. Re-sending is safe: the same key gets the same result.
     pub fn requeue_interrupted(&self) -> Result<usize, StoreError> {
-        Ok(self.conn().execute(
+        Ok(self.conn()?.execute(
             "UPDATE outbox SET state = 'queued', next_attempt_ms = ?1 WHERE state = 'sending'",
             [now_ms()],
         )?)
@@ -209,7 +209,7 @@ impl Store {
 
     /// All entries (for diagnostics and tests).
     pub fn outbox(&self) -> Result<Vec<OutboxEntry>, StoreError> {
-        let conn = self.conn();
+        let conn = self.conn()?;
         let mut st = conn.prepare(&format!("SELECT {COLUMNS} FROM outbox ORDER BY id"))?;
         let rows = st.query_map([], from_row)?;
         Ok(rows.collect::<Result<_, _>>()?)

@@ -64,7 +64,7 @@ impl Store {
         answer: Option<&Answer>,
         resolved_at: Option<DateTime<Utc>>,
     ) -> Result<bool, StoreError> {
-        let mut conn = self.conn();
+        let mut conn = self.conn()?;
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let current: Option<String> = tx
             .query_row("SELECT state FROM questions WHERE id = ?1", [id], |r| {
@@ -113,10 +113,39 @@ impl Store {
         Ok(became_terminal)
     }
 
-    /// A question that arrived by push (pending unless already known).
+    /// A question that arrived by push (pending unless already known); its
+    /// notification is on screen now.
     pub fn record_push(&self, q: &CompactQuestion) -> Result<(), StoreError> {
         self.upsert(Some(q), &q.id, QuestionState::Pending, None, None)?;
+        self.mark_presented(&[q.id.as_str()])
+    }
+
+    /// These questions' notifications are (or were) on screen.
+    pub fn mark_presented(&self, ids: &[&str]) -> Result<(), StoreError> {
+        let mut conn = self.conn()?;
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        {
+            let mut st = tx.prepare_cached(
+                "UPDATE questions SET presented_ms = ?2 WHERE id = ?1 AND presented_ms IS NULL",
+            )?;
+            let now = now_ms();
+            for id in ids {
+                st.execute(params![id, now])?;
+            }
+        }
+        tx.commit()?;
         Ok(())
+    }
+
+    /// Pending questions never shown on this device, oldest first.
+    pub fn never_presented(&self) -> Result<Vec<StoredQuestion>, StoreError> {
+        let conn = self.conn()?;
+        let mut st = conn.prepare(&format!(
+            "SELECT {COLUMNS} FROM questions WHERE state = 'pending' AND presented_ms IS NULL
+             ORDER BY created_at, id"
+        ))?;
+        let rows = st.query_map([], from_row)?;
+        Ok(rows.collect::<Result<_, _>>()?)
     }
 
     /// A question as the server reports it (the truth, except that a
@@ -140,7 +169,7 @@ impl Store {
 
     pub fn question(&self, id: &str) -> Result<Option<StoredQuestion>, StoreError> {
         Ok(self
-            .conn()
+            .conn()?
             .query_row(
                 &format!("SELECT {COLUMNS} FROM questions WHERE id = ?1"),
                 [id],
@@ -151,7 +180,7 @@ impl Store {
 
     /// The newest questions first.
     pub fn recent_questions(&self, limit: usize) -> Result<Vec<StoredQuestion>, StoreError> {
-        let conn = self.conn();
+        let conn = self.conn()?;
         let mut st = conn.prepare(&format!(
             "SELECT {COLUMNS} FROM questions ORDER BY created_at DESC, id LIMIT ?1"
         ))?;
@@ -162,7 +191,7 @@ impl Store {
     /// What the category registry needs, newest first, read from columns
     /// only (no JSON): this runs in the notification extension for every push.
     pub fn known_questions(&self, limit: usize) -> Result<Vec<KnownQuestion>, StoreError> {
-        let conn = self.conn();
+        let conn = self.conn()?;
         let mut st = conn.prepare_cached(
             "SELECT id, state, expires_at, created_at FROM questions ORDER BY created_at DESC, id LIMIT ?1",
         )?;
@@ -180,7 +209,7 @@ impl Store {
 
     /// Ids of questions still pending here.
     pub fn pending_ids(&self) -> Result<Vec<String>, StoreError> {
-        let conn = self.conn();
+        let conn = self.conn()?;
         let mut st =
             conn.prepare("SELECT id FROM questions WHERE state = 'pending' ORDER BY created_at")?;
         let rows = st.query_map([], |r| r.get(0))?;
@@ -189,7 +218,7 @@ impl Store {
 
     /// Drops a question the server no longer shows this user.
     pub fn forget_question(&self, id: &str) -> Result<(), StoreError> {
-        self.conn()
+        self.conn()?
             .execute("DELETE FROM questions WHERE id = ?1", [id])?;
         Ok(())
     }
@@ -201,7 +230,7 @@ impl Store {
         text: &str,
         reason: &str,
     ) -> Result<(), StoreError> {
-        self.conn().execute(
+        self.conn()?.execute(
             "INSERT INTO drafts (question_id, text, reason, updated_ms) VALUES (?1, ?2, ?3, ?4)
              ON CONFLICT (question_id) DO UPDATE SET text = ?2, reason = ?3, updated_ms = ?4",
             params![question_id, text, reason, now_ms()],
@@ -211,7 +240,7 @@ impl Store {
 
     pub fn draft(&self, question_id: &str) -> Result<Option<String>, StoreError> {
         Ok(self
-            .conn()
+            .conn()?
             .query_row(
                 "SELECT text FROM drafts WHERE question_id = ?1",
                 [question_id],

@@ -5,7 +5,8 @@
 use rusqlite::Connection;
 use rusqlite_migration::{Migrations, M};
 
-const MIGRATIONS: &[&str] = &[r#"
+const MIGRATIONS: &[&str] = &[
+    r#"
     -- The feed: what this user can see. `compact` is the push view (enough to
     -- show and answer); `answer` the winning answer once known.
     CREATE TABLE questions (
@@ -42,7 +43,15 @@ const MIGRATIONS: &[&str] = &[r#"
         reason      TEXT NOT NULL,
         updated_ms  INTEGER NOT NULL
     );
-"#];
+"#,
+    r#"
+    -- When this device last showed the question as a notification (a push
+    -- handled by the extension, or a reconciliation that posted it): a
+    -- question learned only by sync and never shown is posted at the next
+    -- reconciliation; one shown and dismissed is not shown again.
+    ALTER TABLE questions ADD COLUMN presented_ms INTEGER;
+"#,
+];
 
 fn migrations() -> Migrations<'static> {
     Migrations::new(MIGRATIONS.iter().map(|sql| M::up(sql)).collect())

@@ -120,7 +120,7 @@ func runPayload(_ r: Runner) {
                 if canon(apns.omitted) != canon(expect["omitted"]) || canon(apns.shortened) != canon(expect["shortened"]) { problem = "report" }
             case "encode_resolved":
                 let q = canon(v["question"])
-                let apns = try encodeApnsResolvedPayload(questionJson: q)
+                let apns = try encodeApnsResolvedPayload(questionJson: q, me: v["me"] as? String)
                 let fcm = try encodeFcmResolvedPayload(questionJson: q)
                 if canon(parse(apns.json)) != canon(expect["apns"]) { problem = "apns \(apns.json)" }
                 else if fcm.data["type"] != "resolved" { problem = "fcm type" }

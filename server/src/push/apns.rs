@@ -6,7 +6,8 @@
 //! tokens refreshed more often than every 20 minutes). Each push carries
 //! `apns-topic` (the app's bundle id, from the device), `apns-push-type`,
 //! `apns-priority`, `apns-expiration` (the question's deadline) and
-//! `apns-collapse-id` (the question id).
+//! `apns-collapse-id` (the question id: a resolution replaces the question's
+//! notification in place).
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -20,6 +21,8 @@ use crate::store::deliveries::PushKind;
 
 pub const APNS_PRODUCTION: &str = "https://api.push.apple.com";
 pub const APNS_SANDBOX: &str = "https://api.sandbox.push.apple.com";
+/// How long APNs keeps a resolution for a phone that is off.
+const RESOLVED_KEPT_SECS: i64 = 24 * 3600;
 /// How long a provider token is reused.
 pub const TOKEN_TTL: Duration = Duration::from_secs(50 * 60);
 
@@ -99,8 +102,18 @@ impl ApnsTransport {
                     Err(e) => return PushOutcome::Failed(format!("cannot encode: {e}")),
                 }
             }
-            // Silent: delivered once if possible, never stored for later.
-            PushKind::Resolved => (encode_apns_resolved(&m.question).json, "background", "5", 0),
+            // An alert that replaces the question's notification (same
+            // collapse id), kept by APNs for a day for a phone that is off.
+            PushKind::Resolved => {
+                let copy = Copy::for_languages(&[&m.device.locale]);
+                let json = encode_apns_resolved(&m.question, &copy, Some(&m.device.user_id)).json;
+                (
+                    json,
+                    "alert",
+                    "10",
+                    chrono::Utc::now().timestamp() + RESOLVED_KEPT_SECS,
+                )
+            }
         };
         if payload.len() > MAX_PAYLOAD_BYTES {
             return PushOutcome::Failed(format!("payload of {} bytes", payload.len()));

@@ -48,7 +48,10 @@ impl DevTransport {
                     Ok(e) => e.json,
                     Err(e) => return PushOutcome::Failed(e.to_string()),
                 },
-                PushKind::Resolved => encode_apns_resolved(&m.question).json,
+                PushKind::Resolved => {
+                    let copy = Copy::for_languages(&[&m.device.locale]);
+                    encode_apns_resolved(&m.question, &copy, Some(&m.device.user_id)).json
+                }
             };
             ("apns", json)
         };

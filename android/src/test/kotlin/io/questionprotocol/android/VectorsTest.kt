@@ -97,7 +97,7 @@ class VectorsTest {
                 }
                 "encode_resolved" -> {
                     val q = toJson(v["question"])
-                    if (parse(encodeApnsResolvedPayload(q).json) != norm(expect["apns"])) "apns"
+                    if (parse(encodeApnsResolvedPayload(q, v["me"] as String?).json) != norm(expect["apns"])) "apns"
                     else if (encodeFcmResolvedPayload(q).data["type"] != "resolved") "fcm" else null
                 }
                 "encode_budget" -> {
