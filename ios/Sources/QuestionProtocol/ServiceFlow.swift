@@ -1,6 +1,8 @@
-// The Notification Service Extension's flow, without UserNotifications: it
-// runs the same on Linux (tests) and on Apple platforms, where
-// NotificationService.swift maps it onto UNNotificationServiceExtension.
+// The notification flows without UserNotifications: what the extension does
+// with a push, what an answer action does, and reconciliation. They run the
+// same on Linux (tests) and on Apple platforms, where Apple/*.swift maps
+// them onto UNUserNotificationCenter, the extension and the app lifecycle.
+// Every decision is the core's; this file only sequences the calls.
 import Foundation
 
 /// What the extension hands back to the system, as plain values.
@@ -8,10 +10,32 @@ public struct QPNotificationContent: Equatable {
     public var title: String
     public var subtitle: String?
     public var body: String
-    /// The per-question category; nil for the fallback (a tap opens the app).
+    /// The per-question category; nil for no buttons (a resolved question,
+    /// or the fallback: a tap opens the app).
     public var categoryIdentifier: String?
     public var threadIdentifier: String?
     public var questionId: String?
+    /// Quiet (`.passive`, no sound): a resolution replacing a question.
+    public var passive: Bool = false
+
+    public init(title: String, subtitle: String?, body: String, categoryIdentifier: String?,
+                threadIdentifier: String?, questionId: String?, passive: Bool = false) {
+        self.title = title; self.subtitle = subtitle; self.body = body
+        self.categoryIdentifier = categoryIdentifier; self.threadIdentifier = threadIdentifier
+        self.questionId = questionId; self.passive = passive
+    }
+
+    /// A resolved question's replacement (no buttons, quiet).
+    public init(resolved n: IosResolvedNotification) {
+        self.init(title: n.title, subtitle: n.subtitle, body: n.body, categoryIdentifier: nil,
+                  threadIdentifier: n.threadId, questionId: n.identifier, passive: true)
+    }
+
+    /// A question as its push shows it.
+    public init(question n: IosNotification, questionId: String) {
+        self.init(title: n.title, subtitle: n.subtitle, body: n.body, categoryIdentifier: n.category.identifier,
+                  threadIdentifier: n.threadId, questionId: questionId)
+    }
 }
 
 /// The notification center's category API (`getNotificationCategories`,
@@ -22,15 +46,56 @@ public protocol QPCategoryCenter: AnyObject {
     func setCategories(keep: [String], add: IosCategory, _ completion: @escaping () -> Void)
 }
 
-/// Reads `aps.alert.title` / `body` out of a payload, for the fallback.
-func alertTexts(_ json: String) -> (String?, String?) {
+/// The rest of the notification center the flows use: what is on screen,
+/// removing and posting by identifier (the question id).
+public protocol QPNotificationCenter: QPCategoryCenter {
+    /// Identifiers of this library's notifications on screen that still
+    /// show a question (not those already showing a resolution).
+    func questionNotificationIds(_ completion: @escaping ([String]) -> Void)
+    func remove(identifiers: [String])
+    /// Posts now, replacing any notification with the same identifier.
+    func post(_ content: QPNotificationContent, identifier: String)
+}
+
+/// Reads `aps.alert.title` / `subtitle` / `body` out of a payload.
+func alertTexts(_ json: String) -> (title: String?, subtitle: String?, body: String?) {
     guard let data = json.data(using: .utf8),
           let obj = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-          let aps = obj["aps"] as? [String: Any] else { return (nil, nil) }
+          let aps = obj["aps"] as? [String: Any] else { return (nil, nil, nil) }
     if let alert = aps["alert"] as? [String: Any] {
-        return (alert["title"] as? String, alert["body"] as? String)
+        return (alert["title"] as? String, alert["subtitle"] as? String, alert["body"] as? String)
     }
-    return (nil, aps["alert"] as? String)
+    return (nil, nil, aps["alert"] as? String)
+}
+
+/// Runs a closure at most once, from any thread (completion handlers).
+final class Once: @unchecked Sendable {
+    private let lock = NSLock()
+    private var done = false
+    /// True the first time only.
+    func claim() -> Bool {
+        lock.lock(); defer { lock.unlock() }
+        if done { return false }
+        done = true
+        return true
+    }
+}
+
+/// `op`'s result, or nil when `seconds` pass first. `op` is not stopped
+/// (a flush in flight finishes or fails on its own; what it could not send
+/// stays queued).
+func withDeadline<T>(_ seconds: TimeInterval, _ op: @escaping @Sendable () async -> T?) async -> T? {
+    await withCheckedContinuation { (cont: CheckedContinuation<T?, Never>) in
+        let once = Once()
+        Task.detached {
+            let value = await op()
+            if once.claim() { cont.resume(returning: value) }
+        }
+        Task.detached {
+            try? await Task.sleep(nanoseconds: UInt64(max(0, seconds) * 1_000_000_000))
+            if once.claim() { cont.resume(returning: nil) }
+        }
+    }
 }
 
 public enum QPServiceFlow {
@@ -38,16 +103,21 @@ public enum QPServiceFlow {
     /// the person's language.
     public static func fallbackContent(userInfoJSON: String,
                                        languages: [String] = Locale.preferredLanguages) -> QPNotificationContent {
-        let (title, body) = alertTexts(userInfoJSON)
-        let f = fallbackNotification(title: title, body: body, languages: languages)
+        let alert = alertTexts(userInfoJSON)
+        let f = fallbackNotification(title: alert.title, body: alert.body, languages: languages)
         return QPNotificationContent(title: f.title, subtitle: nil, body: f.body,
                                      categoryIdentifier: nil, threadIdentifier: nil, questionId: nil)
     }
 
     /// Decodes the push through the core (recording it in the shared store
-    /// when `core` is available), registers the question's category merged
-    /// with what is registered, reads the set back, then calls `deliver`
-    /// exactly once. An undecodable payload still delivers a notification.
+    /// when `core` is available), then:
+    /// - a question: registers its category merged with what is registered,
+    ///   reads the set back, and delivers the question's content;
+    /// - a resolution: delivers the resolved copy (quiet, no buttons), from
+    ///   the store in the person's current language, or else the server's
+    ///   alert, which is the same copy in the device's language;
+    /// - anything undecodable: a plain notification.
+    /// `deliver` is called exactly once.
     public static func process(userInfoJSON: String,
                                core: PhoneCore?,
                                center: QPCategoryCenter,
@@ -62,36 +132,119 @@ public enum QPServiceFlow {
             deliver(fallbackContent(userInfoJSON: userInfoJSON, languages: languages))
             return
         }
-        guard case let .question(question) = decoded else {
-            // A resolution is silent; nothing to show.
-            deliver(fallbackContent(userInfoJSON: userInfoJSON, languages: languages))
-            return
+        switch decoded {
+        case let .resolved(notice):
+            deliver(resolvedContent(notice: notice, userInfoJSON: userInfoJSON, core: core))
+        case let .question(question):
+            // In the person's language: the core's (it was created with them), or these.
+            let n = core?.iosNotification(question: question, requireUnlockForDanger: requireUnlockForDanger)
+                ?? iosNotification(question: question, requireUnlockForDanger: requireUnlockForDanger, languages: languages)
+            register(n.category, core: core, center: center, maxCategories: maxCategories) {
+                deliver(QPNotificationContent(question: n, questionId: question.id))
+            }
         }
-        // In the person's language: the core's (it was created with them), or these.
-        let n = core?.iosNotification(question: question, requireUnlockForDanger: requireUnlockForDanger)
-            ?? iosNotification(question: question, requireUnlockForDanger: requireUnlockForDanger, languages: languages)
-        let content = QPNotificationContent(title: n.title, subtitle: n.subtitle, body: n.body,
-                                            categoryIdentifier: n.category.identifier,
-                                            threadIdentifier: n.threadId, questionId: question.id)
+    }
+
+    static func resolvedContent(notice: ResolvedPush, userInfoJSON: String, core: PhoneCore?) -> QPNotificationContent {
+        if let n = (try? core?.iosResolvedNotification(questionId: notice.id)) ?? nil {
+            return QPNotificationContent(resolved: n)
+        }
+        let alert = alertTexts(userInfoJSON)
+        return QPNotificationContent(title: alert.title ?? "", subtitle: alert.subtitle, body: alert.body ?? "",
+                                     categoryIdentifier: nil, threadIdentifier: nil, questionId: notice.id,
+                                     passive: true)
+    }
+
+    /// Registers `category` merged with what is registered (the core plans
+    /// the set), then reads the set back: on some iOS versions a category
+    /// set in the extension is not active yet when the content is handed over.
+    static func register(_ category: IosCategory, core: PhoneCore?, center: QPCategoryCenter,
+                         maxCategories: UInt32 = maxIosCategories(), _ done: @escaping () -> Void) {
         center.categoryIdentifiers { registered in
             // The core plans from what its store knows; without a store,
             // from nothing (ours are then kept up to the bound).
-            let plan = (try? core?.planIosCategories(registered: registered, newCategory: n.category.identifier,
+            let plan = (try? core?.planIosCategories(registered: registered, newCategory: category.identifier,
                                                      now: Date(), max: maxCategories))
-                ?? planIosCategories(registered: registered, newCategory: n.category.identifier,
+                ?? planIosCategories(registered: registered, newCategory: category.identifier,
                                      known: [], now: Date(), max: maxCategories)
-            center.setCategories(keep: plan.keep.filter { $0 != n.category.identifier }, add: n.category) {
-                // Read the set back: on some iOS versions a category set in the
-                // extension is not active yet when the content is handed over.
-                center.categoryIdentifiers { _ in deliver(content) }
+            center.setCategories(keep: plan.keep.filter { $0 != category.identifier }, add: category) {
+                center.categoryIdentifiers { _ in done() }
+            }
+        }
+    }
+
+    /// The extension's whole run for one push, within `budget` seconds of
+    /// network time: present it ([`process`]), send what the outbox holds
+    /// (answers left by an earlier run or an app that was suspended) and
+    /// reconcile the notifications on screen with the store, then suspend the
+    /// core so no file lock is held, then call `deliver` exactly once.
+    /// `presented` is told the content as soon as it is known (before the
+    /// network), so an extension running out of time can hand it over.
+    public static func run(userInfoJSON: String,
+                           core: PhoneCore?,
+                           center: QPNotificationCenter,
+                           budget: TimeInterval = 5,
+                           requireUnlockForDanger: Bool = false,
+                           languages: [String] = Locale.preferredLanguages,
+                           presented: ((QPNotificationContent) -> Void)? = nil,
+                           deliver: @escaping (QPNotificationContent) -> Void) {
+        try? core?.resume()
+        process(userInfoJSON: userInfoJSON, core: core, center: center,
+                requireUnlockForDanger: requireUnlockForDanger, languages: languages) { content in
+            presented?(content)
+            guard let core else { deliver(content); return }
+            Task.detached {
+                _ = await withDeadline(budget) { try? await core.flush() }
+                await QPReconciler.reconcile(core: core, center: center, except: content.questionId)
+                try? core.suspend()
+                deliver(content)
             }
         }
     }
 }
 
+public enum QPReconciler {
+    /// Brings the notifications on screen in line with the store: the
+    /// resolved replaced by their resolved copy, the unknown removed, the
+    /// never-shown posted (with their categories). `except`: the
+    /// notification being presented right now (the extension's own), left
+    /// alone.
+    public static func reconcile(core: PhoneCore, center: QPNotificationCenter, except: String? = nil,
+                                 requireUnlockForDanger: Bool = false) async {
+        let onScreen = await withCheckedContinuation { (c: CheckedContinuation<[String], Never>) in
+            center.questionNotificationIds { c.resume(returning: $0) }
+        }
+        guard let plan = try? core.reconcile(onScreen: onScreen.filter { $0 != except }) else { return }
+        center.remove(identifiers: plan.remove)
+        for n in plan.resolved {
+            center.post(QPNotificationContent(resolved: n), identifier: n.identifier)
+        }
+        for q in plan.post {
+            let n = core.iosNotification(question: q, requireUnlockForDanger: requireUnlockForDanger)
+            await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+                QPServiceFlow.register(n.category, core: core, center: center) { c.resume() }
+            }
+            center.post(QPNotificationContent(question: n, questionId: q.id), identifier: q.id)
+        }
+    }
+
+    /// At launch and on every return to the foreground: resume the store,
+    /// queue again what a crash cut short, send the outbox, pull from the
+    /// server, and reconcile. Returns the sync's report (nil offline).
+    @discardableResult
+    public static func refresh(core: PhoneCore, center: QPNotificationCenter, atLaunch: Bool = false) async -> SyncReport? {
+        try? core.resume()
+        if atLaunch { _ = try? core.requeueInterrupted() }
+        _ = try? await core.flush()
+        let synced = try? await core.sync()
+        await reconcile(core: core, center: center)
+        return synced
+    }
+}
+
 /// What became of a notification action.
 public enum QPAnswerOutcome: Equatable {
-    /// Committed durably; it will be sent (now or when online).
+    /// Committed durably; sent now or queued (`status` says which).
     case committed(CommittedAnswer)
     /// Not an answer (the default tap, a dismiss): open the app as usual.
     case notAnAnswer
@@ -105,12 +258,10 @@ public enum QPAnswerFlow {
         questionIdOfCategory(category: category)
     }
 
-    /// Commits the answer before calling `completion` (so the system may
-    /// suspend the app right after), then returns; call `flushInBackground`
-    /// next.
-    public static func handle(core: PhoneCore, questionId: String, actionIdentifier: String,
-                              typedText: String?, completion: () -> Void) -> QPAnswerOutcome {
-        defer { completion() }
+    /// Commits the action durably (the answer survives whatever happens
+    /// next) and says what it was.
+    public static func commit(core: PhoneCore, questionId: String, actionIdentifier: String,
+                              typedText: String?) -> QPAnswerOutcome {
         do {
             return .committed(try core.answerAction(questionId: questionId, actionId: actionIdentifier, text: typedText))
         } catch let QpError.Action(kind, message, _) {
@@ -120,9 +271,22 @@ public enum QPAnswerFlow {
         }
     }
 
-    /// Sends what is queued; failures stay queued for the next try.
+    /// A lock-screen action, start to finish: commit durably, then try to
+    /// send within `flushWithin` seconds (iOS may suspend the app as soon as
+    /// the completion handler runs, so the send comes first), then call
+    /// `completion` exactly once. What could not be sent stays queued for
+    /// the next extension run, background refresh or launch. The
+    /// notification itself is gone: iOS dismisses it when an action is taken.
     @discardableResult
-    public static func flushInBackground(core: PhoneCore) -> Task<FlushReport?, Never> {
-        Task.detached { try? await core.flush() }
+    public static func answer(core: PhoneCore, questionId: String, actionIdentifier: String, typedText: String?,
+                              flushWithin: TimeInterval = 8,
+                              completion: @escaping () -> Void) async -> QPAnswerOutcome {
+        try? core.resume()
+        let outcome = commit(core: core, questionId: questionId, actionIdentifier: actionIdentifier, typedText: typedText)
+        if case .committed = outcome {
+            _ = await withDeadline(flushWithin) { try? await core.flush() }
+        }
+        completion()
+        return outcome
     }
 }

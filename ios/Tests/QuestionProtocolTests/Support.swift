@@ -1,19 +1,34 @@
-// Test support: a tiny runner, JSON helpers, and the in-memory category center.
+// Test support: named checks inside XCTest cases, JSON helpers, and the
+// in-memory category center.
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+#if canImport(Glibc)
+import Glibc
+#endif
+import XCTest
 import QuestionProtocol
 
+/// Named checks inside one XCTest case: a vector suite runs hundreds of
+/// them, each failing with its own name and detail.
 final class Runner {
     var passed = 0
-    var failed: [String] = []
+    var failed = 0
 
-    func check(_ name: String, _ ok: Bool, _ detail: @autoclosure () -> String = "") {
-        if ok { passed += 1 } else { failed.append("\(name): \(detail())") }
+    func check(_ name: String, _ ok: Bool, _ detail: @autoclosure () -> String = "",
+               file: StaticString = #filePath, line: UInt = #line) {
+        if ok {
+            passed += 1
+        } else {
+            failed += 1
+            XCTFail("\(name): \(detail())", file: file, line: line)
+        }
     }
 
-    func finish() -> Never {
-        for f in failed { print("FAIL \(f)") }
-        print("\(passed) passed, \(failed.count) failed")
-        exit(failed.isEmpty ? 0 : 1)
+    /// A suite that ran nothing is a failure too (a missing vector folder).
+    func expectAtLeast(_ n: Int, file: StaticString = #filePath, line: UInt = #line) {
+        XCTAssertGreaterThanOrEqual(passed + failed, n, "too few checks ran", file: file, line: line)
     }
 }
 
@@ -132,4 +147,67 @@ func wire<T>(_ kind: T) -> String {
         if ch.isUppercase { out += "_" + ch.lowercased() } else { out.append(ch) }
     }
     return out
+}
+
+// ---- the e2e server (ios/run-tests starts it and exports QP_E2E_*) ----
+
+func env(_ k: String) -> String { ProcessInfo.processInfo.environment[k] ?? "" }
+
+/// The end-to-end cases need the server ios/run-tests starts; by hand
+/// (`swift test` alone) they are skipped, and run-tests fails on any skip.
+func requireServer() throws {
+    if env("QP_E2E_URL").isEmpty {
+        throw XCTSkip("no qp server: run ios/run-tests, which starts one and exports QP_E2E_*")
+    }
+}
+
+/// One HTTP exchange with the e2e server: status and JSON body.
+func http(_ method: String, _ path: String, token: String, body: Any? = nil) async throws -> (Int, [String: Any]) {
+    var req = URLRequest(url: URL(string: env("QP_E2E_URL") + path)!)
+    req.httpMethod = method
+    req.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
+    if let body {
+        req.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        req.httpBody = try JSONSerialization.data(withJSONObject: body)
+    }
+    let (data, resp) = try await URLSession.shared.data(for: req)
+    let json = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:]
+    return ((resp as? HTTPURLResponse)?.statusCode ?? 0, json)
+}
+
+/// The agent asks a direct question of the e2e user; returns its JSON text.
+func askQuestion(_ prompt: String) async throws -> (id: String, json: String) {
+    let (status, q) = try await http("POST", "/api/agent/rooms/OPS123/questions", token: env("QP_E2E_AGENT_TOKEN"), body: [
+        "prompt": prompt, "context": "Build #4821", "target_user_id": env("QP_E2E_USER"),
+        "options": [["value": "approve", "label": "Approve", "style": "primary"],
+                    ["value": "deny", "label": "Deny", "style": "danger"]],
+    ])
+    XCTAssertEqual(status, 201, "\(q)")
+    return (q["id"] as? String ?? "", canon(q))
+}
+
+/// The question as the server has it now (resolved or not), as JSON text.
+func serverQuestion(_ id: String) async throws -> (state: String, json: String) {
+    let (status, q) = try await http("GET", "/api/agent/questions/\(id)", token: env("QP_E2E_AGENT_TOKEN"))
+    XCTAssertEqual(status, 200, "\(q)")
+    return (q["state"] as? String ?? "", canon(q))
+}
+
+/// A loopback port that takes connections and never answers: a server that
+/// hangs (the socket stays open for the test process's life).
+func hangingServerURL() -> String {
+    #if canImport(Glibc)
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    #else
+    let fd = socket(AF_INET, SOCK_STREAM, 0)
+    #endif
+    var addr = sockaddr_in()
+    addr.sin_family = sa_family_t(AF_INET)
+    addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+    addr.sin_port = 0
+    var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+    _ = withUnsafePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) } }
+    _ = listen(fd, 16)
+    _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) } }
+    return "http://127.0.0.1:\(UInt16(bigEndian: addr.sin_port))"
 }

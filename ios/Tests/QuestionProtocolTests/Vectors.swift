@@ -1,6 +1,7 @@
 // Replays every conformance, payload and presentation vector through the
 // generated Swift bindings.
 import Foundation
+import XCTest
 import QuestionProtocol
 
 let defaultNow = "2026-06-27T10:30:00Z"
@@ -245,4 +246,14 @@ func runI18n(_ r: Runner) {
             r.check(name, false, "\(error)")
         }
     }
+}
+
+/// Every shared vector, through the generated bindings: one test case per
+/// vector folder, each vector a named check.
+final class VectorTests: XCTestCase {
+    func testProtocolVersion() { XCTAssertEqual(protocolVersion(), "1.1") }
+    func testProtocolVectors() { let r = Runner(); runProtocol(r); r.expectAtLeast(80) }
+    func testPayloadVectors() { let r = Runner(); runPayload(r); r.expectAtLeast(60) }
+    func testPresentVectors() { let r = Runner(); runPresent(r); r.expectAtLeast(10) }
+    func testI18nVectors() { let r = Runner(); runI18n(r); r.expectAtLeast(10) }
 }

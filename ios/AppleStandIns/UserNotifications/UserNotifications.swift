@@ -1,0 +1,192 @@
+// COMPILE-TIME STAND-IN for Apple's UserNotifications framework (Linux only;
+// see ../README.md). The declarations mirror Apple's documented signatures
+// for the members the glue uses; the bodies keep state in memory so tests
+// can see what the glue asked of the system.
+import Foundation
+
+public let UNNotificationDefaultActionIdentifier = "com.apple.UNNotificationDefaultActionIdentifier"
+public let UNNotificationDismissActionIdentifier = "com.apple.UNNotificationDismissActionIdentifier"
+
+public struct UNNotificationActionOptions: OptionSet, Sendable {
+    public let rawValue: UInt
+    public init(rawValue: UInt) { self.rawValue = rawValue }
+    public static let authenticationRequired = UNNotificationActionOptions(rawValue: 1 << 0)
+    public static let destructive = UNNotificationActionOptions(rawValue: 1 << 1)
+    public static let foreground = UNNotificationActionOptions(rawValue: 1 << 2)
+}
+
+public struct UNNotificationCategoryOptions: OptionSet, Sendable {
+    public let rawValue: UInt
+    public init(rawValue: UInt) { self.rawValue = rawValue }
+}
+
+public enum UNNotificationInterruptionLevel: UInt, Sendable {
+    case passive = 0, active = 1, timeSensitive = 2, critical = 3
+}
+
+open class UNNotificationAction: NSObject {
+    open private(set) var identifier: String
+    open private(set) var title: String
+    open private(set) var options: UNNotificationActionOptions
+    public init(identifier: String, title: String, options: UNNotificationActionOptions = []) {
+        self.identifier = identifier
+        self.title = title
+        self.options = options
+    }
+}
+
+open class UNTextInputNotificationAction: UNNotificationAction {
+    open private(set) var textInputButtonTitle: String
+    open private(set) var textInputPlaceholder: String
+    public init(identifier: String, title: String, options: UNNotificationActionOptions = [],
+                textInputButtonTitle: String, textInputPlaceholder: String) {
+        self.textInputButtonTitle = textInputButtonTitle
+        self.textInputPlaceholder = textInputPlaceholder
+        super.init(identifier: identifier, title: title, options: options)
+    }
+}
+
+open class UNNotificationCategory: NSObject {
+    open private(set) var identifier: String
+    open private(set) var actions: [UNNotificationAction]
+    open private(set) var intentIdentifiers: [String]
+    open private(set) var options: UNNotificationCategoryOptions
+    public init(identifier: String, actions: [UNNotificationAction], intentIdentifiers: [String],
+                options: UNNotificationCategoryOptions = []) {
+        self.identifier = identifier
+        self.actions = actions
+        self.intentIdentifiers = intentIdentifiers
+        self.options = options
+    }
+    // Categories are equal by identifier in a Set, as the system treats them.
+    open override var hash: Int { identifier.hashValue }
+    open override func isEqual(_ object: Any?) -> Bool {
+        (object as? UNNotificationCategory)?.identifier == identifier
+    }
+}
+
+open class UNNotificationSound: NSObject {
+    open class var `default`: UNNotificationSound { UNNotificationSound() }
+}
+
+open class UNNotificationContent: NSObject, NSCopying, NSMutableCopying {
+    open internal(set) var title: String = ""
+    open internal(set) var subtitle: String = ""
+    open internal(set) var body: String = ""
+    open internal(set) var categoryIdentifier: String = ""
+    open internal(set) var threadIdentifier: String = ""
+    open internal(set) var userInfo: [AnyHashable: Any] = [:]
+    open internal(set) var sound: UNNotificationSound?
+    open internal(set) var interruptionLevel: UNNotificationInterruptionLevel = .active
+    public override init() {}
+
+    public func copy(with zone: NSZone? = nil) -> Any { fill(UNNotificationContent()) }
+    public func mutableCopy(with zone: NSZone? = nil) -> Any { fill(UNMutableNotificationContent()) }
+    private func fill<T: UNNotificationContent>(_ c: T) -> T {
+        c.title = title; c.subtitle = subtitle; c.body = body
+        c.categoryIdentifier = categoryIdentifier; c.threadIdentifier = threadIdentifier
+        c.userInfo = userInfo; c.sound = sound; c.interruptionLevel = interruptionLevel
+        return c
+    }
+}
+
+open class UNMutableNotificationContent: UNNotificationContent {
+    open override var title: String { get { super.title } set { super.title = newValue } }
+    open override var subtitle: String { get { super.subtitle } set { super.subtitle = newValue } }
+    open override var body: String { get { super.body } set { super.body = newValue } }
+    open override var categoryIdentifier: String { get { super.categoryIdentifier } set { super.categoryIdentifier = newValue } }
+    open override var threadIdentifier: String { get { super.threadIdentifier } set { super.threadIdentifier = newValue } }
+    open override var userInfo: [AnyHashable: Any] { get { super.userInfo } set { super.userInfo = newValue } }
+    open override var sound: UNNotificationSound? { get { super.sound } set { super.sound = newValue } }
+    open override var interruptionLevel: UNNotificationInterruptionLevel {
+        get { super.interruptionLevel } set { super.interruptionLevel = newValue }
+    }
+}
+
+open class UNNotificationTrigger: NSObject {}
+
+open class UNNotificationRequest: NSObject {
+    open private(set) var identifier: String
+    open private(set) var content: UNNotificationContent
+    open private(set) var trigger: UNNotificationTrigger?
+    public init(identifier: String, content: UNNotificationContent, trigger: UNNotificationTrigger?) {
+        self.identifier = identifier
+        self.content = (content.copy() as? UNNotificationContent) ?? content
+        self.trigger = trigger
+    }
+}
+
+open class UNNotification: NSObject {
+    open private(set) var request: UNNotificationRequest
+    open private(set) var date: Date
+    public init(request: UNNotificationRequest, date: Date) { self.request = request; self.date = date }
+}
+
+open class UNNotificationResponse: NSObject {
+    open private(set) var notification: UNNotification
+    open private(set) var actionIdentifier: String
+    public init(notification: UNNotification, actionIdentifier: String) {
+        self.notification = notification
+        self.actionIdentifier = actionIdentifier
+    }
+}
+
+open class UNTextInputNotificationResponse: UNNotificationResponse {
+    open private(set) var userText: String
+    public init(notification: UNNotification, actionIdentifier: String, userText: String) {
+        self.userText = userText
+        super.init(notification: notification, actionIdentifier: actionIdentifier)
+    }
+}
+
+/// The system's notification center: categories and the notifications on
+/// screen, by request identifier (a new request with the same identifier
+/// replaces the old one, as on iOS).
+open class UNUserNotificationCenter: NSObject {
+    private static let shared = UNUserNotificationCenter()
+    open class func current() -> UNUserNotificationCenter { shared }
+
+    private let lock = NSLock()
+    private var categories = Set<UNNotificationCategory>()
+    private var delivered: [UNNotification] = []
+
+    open func getNotificationCategories(completionHandler: @escaping (Set<UNNotificationCategory>) -> Void) {
+        completionHandler(lock.withLock { categories })
+    }
+
+    open func setNotificationCategories(_ categories: Set<UNNotificationCategory>) {
+        lock.withLock { self.categories = categories }
+    }
+
+    open func getDeliveredNotifications(completionHandler: @escaping ([UNNotification]) -> Void) {
+        completionHandler(lock.withLock { delivered })
+    }
+
+    open func removeDeliveredNotifications(withIdentifiers identifiers: [String]) {
+        lock.withLock { delivered.removeAll { identifiers.contains($0.request.identifier) } }
+    }
+
+    open func removeAllDeliveredNotifications() {
+        lock.withLock { delivered.removeAll() }
+    }
+
+    open func add(_ request: UNNotificationRequest, withCompletionHandler completionHandler: ((Error?) -> Void)? = nil) {
+        lock.withLock {
+            if let i = delivered.firstIndex(where: { $0.request.identifier == request.identifier }) {
+                delivered[i] = UNNotification(request: request, date: Date())
+            } else {
+                delivered.append(UNNotification(request: request, date: Date()))
+            }
+        }
+        completionHandler?(nil)
+    }
+}
+
+open class UNNotificationServiceExtension: NSObject {
+    public override init() {}
+    open func didReceive(_ request: UNNotificationRequest,
+                         withContentHandler contentHandler: @escaping (UNNotificationContent) -> Void) {
+        contentHandler(request.content)
+    }
+    open func serviceExtensionTimeWillExpire() {}
+}

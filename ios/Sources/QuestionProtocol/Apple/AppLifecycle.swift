@@ -1,0 +1,138 @@
+// Apple glue: the app's side of the lifecycle. The store lives in the App
+// Group container, so the core is suspended (no file lock held) whenever
+// the app goes to the background, inside a background task, and resumed on
+// the way back; each return to the foreground sends, syncs and reconciles
+// the notifications on screen; a background app refresh does the same while
+// the app is not in use.
+#if canImport(UIKit) && canImport(UserNotifications)
+import Foundation
+import UIKit
+import UserNotifications
+#if canImport(BackgroundTasks)
+import BackgroundTasks
+#endif
+
+public final class QPAppLifecycle {
+    public let core: PhoneCore
+    public let center: QPNotificationCenter
+    /// The BGTaskScheduler identifier (also listed in Info.plist under
+    /// `BGTaskSchedulerPermittedIdentifiers`).
+    public let refreshIdentifier: String
+    /// How soon the system may run the next refresh.
+    public var refreshInterval: TimeInterval = 15 * 60
+    private var observers: [NSObjectProtocol] = []
+
+    public init(core: PhoneCore, center: QPNotificationCenter = QPUserNotificationCenter(),
+                refreshIdentifier: String = "io.questionprotocol.refresh") {
+        initLogging() // once per process (oslog)
+        self.core = core
+        self.center = center
+        self.refreshIdentifier = refreshIdentifier
+    }
+
+    /// From `application(_:didFinishLaunchingWithOptions:)`: registers the
+    /// background refresh (it must be registered before launch ends),
+    /// observes background/foreground, and refreshes once.
+    @discardableResult
+    public func start(notificationCenter: NotificationCenter = .default) -> Task<SyncReport?, Never> {
+        registerRefresh()
+        observers.append(notificationCenter.addObserver(forName: UIApplication.didEnterBackgroundNotification,
+                                                        object: nil, queue: nil) { [weak self] _ in
+            self?.didEnterBackground()
+        })
+        observers.append(notificationCenter.addObserver(forName: UIApplication.willEnterForegroundNotification,
+                                                        object: nil, queue: nil) { [weak self] _ in
+            self?.willEnterForeground()
+        })
+        let (core, center) = (self.core, self.center)
+        return Task { await QPReconciler.refresh(core: core, center: center, atLaunch: true) }
+    }
+
+    deinit {
+        observers.forEach { NotificationCenter.default.removeObserver($0) }
+    }
+
+    /// Suspends the store inside a background task (it waits for the store
+    /// work in flight) and schedules the next refresh.
+    public func didEnterBackground() {
+        let app = UIApplication.shared
+        let ended = Once()
+        var task = UIBackgroundTaskIdentifier.invalid
+        let end = { if ended.claim() { app.endBackgroundTask(task) } }
+        task = app.beginBackgroundTask(withName: "qp.suspend", expirationHandler: { end() })
+        try? core.suspend()
+        scheduleRefresh()
+        end()
+    }
+
+    /// Resumes the store, then sends, syncs and reconciles.
+    @discardableResult
+    public func willEnterForeground() -> Task<SyncReport?, Never> {
+        try? core.resume()
+        let (core, center) = (self.core, self.center)
+        return Task { await QPReconciler.refresh(core: core, center: center) }
+    }
+
+    /// A silent (`content-available`) push, when one arrives: a resolution
+    /// replaces the notification on screen.
+    public func didReceiveRemoteNotification(_ userInfo: [AnyHashable: Any],
+                                             fetchCompletionHandler completion: @escaping (UIApplication.BackgroundFetchResult) -> Void) {
+        try? core.resume()
+        guard case .resolved? = try? core.receiveApns(json: userInfoJSON(userInfo)) else {
+            completion(.noData)
+            return
+        }
+        let (core, center) = (self.core, self.center)
+        let inBackground = UIApplication.shared.applicationState == .background
+        Task {
+            await QPReconciler.reconcile(core: core, center: center)
+            if inBackground { try? core.suspend() }
+            completion(.newData)
+        }
+    }
+
+    // ---- background app refresh ----
+
+    @discardableResult
+    func registerRefresh() -> Bool {
+        #if canImport(BackgroundTasks)
+        return BGTaskScheduler.shared.register(forTaskWithIdentifier: refreshIdentifier, using: nil) { [weak self] task in
+            guard let self else { task.setTaskCompleted(success: false); return }
+            self.runRefresh(task)
+        }
+        #else
+        return false
+        #endif
+    }
+
+    public func scheduleRefresh() {
+        #if canImport(BackgroundTasks)
+        let request = BGAppRefreshTaskRequest(identifier: refreshIdentifier)
+        request.earliestBeginDate = Date(timeIntervalSinceNow: refreshInterval)
+        try? BGTaskScheduler.shared.submit(request)
+        #endif
+    }
+
+    #if canImport(BackgroundTasks)
+    /// Sends, syncs and reconciles; then schedules the next, suspends, and
+    /// completes the task exactly once (also when the system expires it).
+    func runRefresh(_ task: BGTask) {
+        let completed = Once()
+        let core = self.core
+        let complete = { (ok: Bool) in
+            if completed.claim() {
+                try? core.suspend()
+                task.setTaskCompleted(success: ok)
+            }
+        }
+        task.expirationHandler = { complete(false) }
+        scheduleRefresh()
+        let center = self.center
+        Task {
+            let report = await QPReconciler.refresh(core: core, center: center)
+            complete(report != nil)
+        }
+    }
+    #endif
+}
+#endif

@@ -1,0 +1,97 @@
+// Apple glue: UNUserNotificationCenter as the flows' notification center.
+// Kept to the calls the flows need; the decisions are the core's.
+#if canImport(UserNotifications)
+import Foundation
+import UserNotifications
+
+/// `UNUserNotificationCenter` as a `QPNotificationCenter`. Categories are
+/// merged, never replaced wholesale. Notifications are identified by
+/// question id (the push's `apns-collapse-id` is the request identifier).
+public final class QPUserNotificationCenter: QPNotificationCenter {
+    private let center: UNUserNotificationCenter
+    public init(_ center: UNUserNotificationCenter = .current()) { self.center = center }
+
+    // userInfo keys marking notifications this library posted itself.
+    static let questionKey = "qp_question_id"
+    static let resolvedKey = "qp_resolved_id"
+
+    public func categoryIdentifiers(_ completion: @escaping ([String]) -> Void) {
+        center.getNotificationCategories { completion($0.map(\.identifier)) }
+    }
+
+    public func setCategories(keep: [String], add: IosCategory, _ completion: @escaping () -> Void) {
+        center.getNotificationCategories { existing in
+            var set = Set(existing.filter { keep.contains($0.identifier) })
+            set.insert(Self.category(add))
+            self.center.setNotificationCategories(set)
+            completion()
+        }
+    }
+
+    public func questionNotificationIds(_ completion: @escaping ([String]) -> Void) {
+        center.getDeliveredNotifications { delivered in
+            completion(delivered.compactMap { n in
+                let info = n.request.content.userInfo
+                let ours = info["qp"] != nil || info[Self.questionKey] != nil
+                let resolved = info["qp_resolved"] != nil || info[Self.resolvedKey] != nil
+                return ours && !resolved ? n.request.identifier : nil
+            })
+        }
+    }
+
+    public func remove(identifiers: [String]) {
+        if !identifiers.isEmpty { center.removeDeliveredNotifications(withIdentifiers: identifiers) }
+    }
+
+    public func post(_ content: QPNotificationContent, identifier: String) {
+        let c = Self.content(content, base: nil)
+        c.userInfo = [content.passive ? Self.resolvedKey : Self.questionKey: identifier]
+        center.add(UNNotificationRequest(identifier: identifier, content: c, trigger: nil), withCompletionHandler: nil)
+    }
+
+    /// The system content for `plain`, over `base` (the push's own content,
+    /// whose userInfo is kept) when given.
+    public static func content(_ plain: QPNotificationContent, base: UNNotificationContent?) -> UNMutableNotificationContent {
+        let c = (base?.mutableCopy() as? UNMutableNotificationContent) ?? UNMutableNotificationContent()
+        c.title = plain.title
+        c.subtitle = plain.subtitle ?? ""
+        c.body = plain.body
+        c.categoryIdentifier = plain.categoryIdentifier ?? ""
+        if let t = plain.threadIdentifier { c.threadIdentifier = t }
+        if plain.passive {
+            c.interruptionLevel = .passive
+            c.sound = nil
+        } else if base == nil {
+            c.interruptionLevel = .timeSensitive
+            c.sound = .default
+        }
+        return c
+    }
+
+    static func category(_ c: IosCategory) -> UNNotificationCategory {
+        var actions: [UNNotificationAction] = c.actions.map { a in
+            var options: UNNotificationActionOptions = []
+            if a.destructive { options.insert(.destructive) }
+            if a.authenticationRequired { options.insert(.authenticationRequired) }
+            // Never .foreground: answers are handled in the background.
+            return UNNotificationAction(identifier: a.identifier, title: a.title, options: options)
+        }
+        if let t = c.textAction {
+            actions.append(UNTextInputNotificationAction(
+                identifier: t.identifier, title: t.title,
+                options: t.authenticationRequired ? [.authenticationRequired] : [],
+                textInputButtonTitle: t.buttonTitle, textInputPlaceholder: t.placeholder))
+        }
+        return UNNotificationCategory(identifier: c.identifier, actions: actions, intentIdentifiers: [], options: [])
+    }
+}
+
+/// A notification's userInfo as JSON text, for the core's decoder.
+func userInfoJSON(_ userInfo: [AnyHashable: Any]) -> String {
+    let strings = Dictionary(userInfo.compactMap { k, v in (k as? String).map { ($0, v) } },
+                             uniquingKeysWith: { a, _ in a })
+    guard JSONSerialization.isValidJSONObject(strings),
+          let data = try? JSONSerialization.data(withJSONObject: strings) else { return "{}" }
+    return String(data: data, encoding: .utf8) ?? "{}"
+}
+#endif

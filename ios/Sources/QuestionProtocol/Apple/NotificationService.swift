@@ -1,0 +1,61 @@
+// Apple glue: the Notification Service Extension. Subclass
+// `QPNotificationService` as the extension's principal class and override
+// `makeCore()`; the rest is QPServiceFlow.run.
+#if canImport(UserNotifications)
+import Foundation
+import UserNotifications
+
+open class QPNotificationService: UNNotificationServiceExtension {
+    private let lock = NSLock()
+    private var contentHandler: ((UNNotificationContent) -> Void)?
+    /// What to hand over if time runs out: the push as it came, then the
+    /// presented content once known.
+    private var best: UNNotificationContent?
+    private var core: PhoneCore?
+
+    /// The shared core (App Group store, `.extension` mode); nil when it
+    /// cannot be opened (locked before the first unlock): the push still shows.
+    open func makeCore() -> PhoneCore? { nil }
+    /// Seconds of network (sending queued answers) per push, well inside
+    /// the extension's ~30 s.
+    open var networkBudget: TimeInterval { 5 }
+    open var requireUnlockForDanger: Bool { false }
+    open func makeCenter() -> QPNotificationCenter { QPUserNotificationCenter() }
+
+    open override func didReceive(_ request: UNNotificationRequest,
+                                  withContentHandler contentHandler: @escaping (UNNotificationContent) -> Void) {
+        initLogging() // once per process (oslog)
+        let original = request.content
+        let core = makeCore()
+        lock.withLock {
+            self.contentHandler = contentHandler
+            self.best = original
+            self.core = core
+        }
+        QPServiceFlow.run(userInfoJSON: userInfoJSON(original.userInfo), core: core, center: makeCenter(),
+                          budget: networkBudget, requireUnlockForDanger: requireUnlockForDanger,
+                          presented: { plain in
+                              let content = QPUserNotificationCenter.content(plain, base: original)
+                              self.lock.withLock { self.best = content }
+                          },
+                          deliver: { plain in
+                              self.deliver(QPUserNotificationCenter.content(plain, base: original))
+                          })
+    }
+
+    open override func serviceExtensionTimeWillExpire() {
+        let (best, core) = lock.withLock { (self.best, self.core) }
+        try? core?.suspend()
+        if let best { deliver(best) }
+    }
+
+    /// Exactly once, whichever comes first: the flow or the deadline.
+    private func deliver(_ content: UNNotificationContent) {
+        let handler: ((UNNotificationContent) -> Void)? = lock.withLock {
+            defer { contentHandler = nil }
+            return contentHandler
+        }
+        handler?(content)
+    }
+}
+#endif

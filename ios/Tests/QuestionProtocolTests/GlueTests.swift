@@ -1,0 +1,350 @@
+// The Apple glue itself (Sources/QuestionProtocol/Apple), compiled on Linux
+// against the API stand-ins (AppleStandIns/) and driven as iOS would drive
+// it: the extension subclass gets a request and a content handler, the
+// response handler gets a UNNotificationResponse, the lifecycle gets the
+// background/foreground notifications and the registered refresh task. A
+// real `qp serve` (ios/run-tests) answers on loopback; "the system showing a
+// notification" is the stand-in center keeping it by identifier.
+#if os(Linux) // drives the glue through the stand-ins, which exist only on Linux
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import XCTest
+import QuestionProtocol
+import UserNotifications
+import UIKit
+import BackgroundTasks
+
+/// The extension as an app would subclass it, keeping the core it made so
+/// the test can check it was suspended.
+final class TestService: QPNotificationService {
+    let url: String
+    let store: String
+    let budget: TimeInterval
+    var made: PhoneCore?
+    init(url: String, store: String, budget: TimeInterval = 5) {
+        self.url = url; self.store = store; self.budget = budget
+    }
+    override func makeCore() -> PhoneCore? {
+        made = try? PhoneCore(storePath: store, mode: .extension, serverUrl: url, userId: env("QP_E2E_USER"),
+                              tokens: StaticToken(env("QP_E2E_USER_TOKEN")), languages: ["en"])
+        return made
+    }
+    override var networkBudget: TimeInterval { budget }
+}
+
+/// Collects what the extension hands to the system.
+final class Handed: @unchecked Sendable {
+    private let lock = NSLock()
+    private var items: [UNNotificationContent] = []
+    private let arrived = DispatchSemaphore(value: 0)
+    func take(_ c: UNNotificationContent) {
+        lock.withLock { items.append(c) }
+        arrived.signal()
+    }
+    var all: [UNNotificationContent] { lock.withLock { items } }
+    /// Waits for the next hand-over (false on timeout).
+    func wait(_ seconds: Double = 30) async -> Bool {
+        await withCheckedContinuation { c in
+            DispatchQueue.global().async { c.resume(returning: self.arrived.wait(timeout: .now() + seconds) == .success) }
+        }
+    }
+}
+
+func userInfo(_ json: String) -> [AnyHashable: Any] {
+    (parse(json) as? [String: Any]) ?? [:]
+}
+
+/// A push as the system gives it to the extension: the alert fields set
+/// from `aps`, the whole payload as userInfo, the collapse id as identifier.
+func request(_ payload: String, id: String) -> UNNotificationRequest {
+    let c = UNMutableNotificationContent()
+    let aps = (parse(payload) as? [String: Any])?["aps"] as? [String: Any]
+    let alert = aps?["alert"] as? [String: Any]
+    c.title = alert?["title"] as? String ?? ""
+    c.subtitle = alert?["subtitle"] as? String ?? ""
+    c.body = alert?["body"] as? String ?? ""
+    c.categoryIdentifier = aps?["category"] as? String ?? ""
+    c.interruptionLevel = aps?["interruption-level"] as? String == "passive" ? .passive : .timeSensitive
+    c.sound = aps?["sound"] == nil ? nil : .default
+    c.userInfo = userInfo(payload)
+    return UNNotificationRequest(identifier: id, content: c, trigger: nil)
+}
+
+/// The question's state on the server, from a synchronous context (a
+/// completion handler).
+func blockingServerState(_ id: String) -> String {
+    var req = URLRequest(url: URL(string: env("QP_E2E_URL") + "/api/agent/questions/\(id)")!)
+    req.setValue("Bearer \(env("QP_E2E_AGENT_TOKEN"))", forHTTPHeaderField: "Authorization")
+    final class Box: @unchecked Sendable { var state = "unreachable" }
+    let done = DispatchSemaphore(value: 0)
+    let box = Box()
+    URLSession.shared.dataTask(with: req) { data, _, _ in
+        if let data, let q = (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] {
+            box.state = q["state"] as? String ?? "?"
+        }
+        done.signal()
+    }.resume()
+    _ = done.wait(timeout: .now() + 10)
+    return box.state
+}
+
+func isSuspended(_ core: PhoneCore?) -> Bool {
+    do { _ = try core?.feed(); return false } catch QpError.Storage(let kind, _) { return kind == .suspended } catch { return false }
+}
+
+final class GlueTests: XCTestCase {
+    let center = UNUserNotificationCenter.current()
+    var dir = ""
+
+    override func setUp() {
+        center.removeAllDeliveredNotifications()
+        center.setNotificationCategories([])
+        UIApplication.shared.applicationState = .active
+        dir = env("QP_E2E_STORE_DIR") + "/glue-\(UUID().uuidString)"
+        try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+    }
+
+    func delivered() -> [UNNotification] {
+        var out: [UNNotification] = []
+        center.getDeliveredNotifications { out = $0 }
+        return out
+    }
+
+    func categories() -> [String] {
+        var out: [String] = []
+        center.getNotificationCategories { out = $0.map(\.identifier) }
+        return out
+    }
+
+    func core(_ url: String, _ store: String, mode: StoreMode = .app) throws -> PhoneCore {
+        try PhoneCore(storePath: store, mode: mode, serverUrl: url, userId: env("QP_E2E_USER"),
+                      tokens: StaticToken(env("QP_E2E_USER_TOKEN")), languages: ["en"])
+    }
+
+    /// Runs the extension on one push and shows what it hands over, as the
+    /// system does (same identifier: replaced in place).
+    func runExtension(_ service: TestService, _ payload: String, id: String) async -> [UNNotificationContent] {
+        let handed = Handed()
+        service.didReceive(request(payload, id: id)) { handed.take($0) }
+        let arrived = await handed.wait()
+        XCTAssertTrue(arrived, "the extension handed nothing over")
+        if let c = handed.all.first {
+            center.add(UNNotificationRequest(identifier: id, content: c, trigger: nil))
+        }
+        return handed.all
+    }
+
+    // The extension: a question is presented with its own category, the
+    // outbox is sent first, the store is left suspended, the handler runs once.
+    func testExtensionPresentsSendsQueuedAnswersSuspendsAndCompletesOnce() async throws {
+        try requireServer()
+        let store = dir + "/shared.sqlite"
+        // An answer left queued by an earlier run (the server was unreachable).
+        let earlier = try await askQuestion("Earlier question?")
+        let offline = try core(env("QP_E2E_DEAD_URL"), store)
+        _ = try offline.receiveApns(json: try encodeApnsPayload(questionJson: earlier.json).json)
+        _ = try offline.answerAction(questionId: earlier.id, actionId: "qp.v.approve", text: nil)
+        _ = try? await offline.flush() // fails: queued, retried after a short backoff
+        try await Task.sleep(nanoseconds: 4_200_000_000) // past the first backoff (2-4 s)
+
+        let q = try await askQuestion("Deploy v1.4.0 to production?")
+        let service = TestService(url: env("QP_E2E_URL"), store: store)
+        let handed = await runExtension(service, try encodeApnsPayload(questionJson: q.json).json, id: q.id)
+        XCTAssertEqual(handed.count, 1)
+        let c = try XCTUnwrap(handed.first)
+        XCTAssertEqual(c.title, "Release Bot asks you")
+        XCTAssertEqual(c.subtitle, "Build #4821")
+        XCTAssertEqual(c.categoryIdentifier, "qp.q.\(q.id)")
+        XCTAssertTrue(categories().contains("qp.q.\(q.id)"), "\(categories())")
+        // Sent before the hand-over: the server has the earlier answer.
+        let (state, _) = try await serverQuestion(earlier.id)
+        XCTAssertEqual(state, "answered")
+        XCTAssertTrue(isSuspended(service.made), "the extension's store is closed before it completes")
+        // Time running out afterwards changes nothing: once only.
+        service.serviceExtensionTimeWillExpire()
+        XCTAssertEqual(handed.count, 1)
+    }
+
+    // Out of time while the network hangs: the best content (the question,
+    // with its buttons) is handed over once, and the store is suspended.
+    func testTimeWillExpireHandsOverTheQuestionOnce() async throws {
+        try requireServer()
+        let store = dir + "/shared.sqlite"
+        let q = try await askQuestion("Rotate the keys?")
+        let first = try core(env("QP_E2E_DEAD_URL"), store)
+        // Something to send, so the extension goes to the (hanging) network.
+        let other = try await askQuestion("Restart the queue?")
+        _ = try first.receiveApns(json: try encodeApnsPayload(questionJson: other.json).json)
+        _ = try first.answerAction(questionId: other.id, actionId: "qp.v.deny", text: nil)
+
+        let service = TestService(url: hangingServerURL(), store: store, budget: 2)
+        let handed = Handed()
+        service.didReceive(request(try encodeApnsPayload(questionJson: q.json).json, id: q.id)) { handed.take($0) }
+        try await Task.sleep(nanoseconds: 500_000_000) // presented; the flush hangs
+        XCTAssertTrue(handed.all.isEmpty, "not yet: still sending")
+        service.serviceExtensionTimeWillExpire()
+        XCTAssertEqual(handed.all.count, 1)
+        XCTAssertEqual(handed.all.first?.categoryIdentifier, "qp.q.\(q.id)", "the question with its buttons")
+        XCTAssertTrue(isSuspended(service.made))
+        try await Task.sleep(nanoseconds: 2_500_000_000) // the flow's own end, after its budget
+        XCTAssertEqual(handed.all.count, 1, "handed over exactly once")
+    }
+
+    // A resolution (answered on the person's other phone, or cancelled)
+    // replaces the question's notification in place, with no network on
+    // this phone: quiet, no buttons, the resolved words.
+    func testResolutionReplacesTheNotificationInPlaceWithoutTheNetwork() async throws {
+        try requireServer()
+        let store = dir + "/shared.sqlite"
+        let dead = env("QP_E2E_DEAD_URL")
+        let answered = try await askQuestion("Ship the hotfix?")
+        let cancelled = try await askQuestion("Drain the node?")
+        for q in [answered, cancelled] {
+            _ = await runExtension(TestService(url: dead, store: store), try encodeApnsPayload(questionJson: q.json).json, id: q.id)
+        }
+        XCTAssertEqual(delivered().count, 2)
+
+        // Answered elsewhere (the user's Android phone), and cancelled by the agent.
+        let (s1, _) = try await http("POST", "/api/questions/\(answered.id)/answer", token: env("QP_E2E_USER_TOKEN"),
+                                     body: ["value": "approve"])
+        XCTAssertEqual(s1, 200)
+        let (s2, _) = try await http("POST", "/api/agent/questions/\(cancelled.id)/cancel", token: env("QP_E2E_AGENT_TOKEN"))
+        XCTAssertEqual(s2, 200)
+        for (q, words) in [(answered, "Approve, by you"), (cancelled, "cancelled")] {
+            let now = try await serverQuestion(q.id)
+            let payload = try encodeApnsResolvedPayload(questionJson: now.json, me: env("QP_E2E_USER")).json
+            let service = TestService(url: dead, store: store)
+            let handed = await runExtension(service, payload, id: q.id)
+            XCTAssertEqual(handed.count, 1)
+            let c = try XCTUnwrap(handed.first)
+            XCTAssertEqual(c.subtitle, words)
+            XCTAssertEqual(c.body, q.id == answered.id ? "Ship the hotfix?" : "Drain the node?")
+            XCTAssertEqual(c.categoryIdentifier, "", "no buttons")
+            XCTAssertEqual(c.interruptionLevel, .passive)
+            XCTAssertNil(c.sound)
+            let cell = try XCTUnwrap(try self.core(dead, store).feed().first { $0.questionId == q.id })
+            XCTAssertEqual(cell.resolution, words)
+        }
+        let shown = delivered()
+        XCTAssertEqual(shown.count, 2, "replaced, not added")
+        XCTAssertEqual(Set(shown.map { $0.request.content.subtitle }), ["Approve, by you", "cancelled"])
+    }
+
+    // Launch: the push of one question never came and another was resolved
+    // while its notification stayed on screen; the app posts the first (with
+    // its category) and replaces the second.
+    func testLaunchReconcilesTheScreenWithTheServer() async throws {
+        try requireServer()
+        let store = dir + "/shared.sqlite"
+        let shown = try await askQuestion("Promote the canary?")
+        _ = await runExtension(TestService(url: env("QP_E2E_DEAD_URL"), store: store),
+                               try encodeApnsPayload(questionJson: shown.json).json, id: shown.id)
+        let missed = try await askQuestion("Scale the workers?")
+        let (s, _) = try await http("POST", "/api/questions/\(shown.id)/answer", token: env("QP_E2E_USER_TOKEN"),
+                                    body: ["value": "deny"])
+        XCTAssertEqual(s, 200)
+
+        let app = try core(env("QP_E2E_URL"), store)
+        let lifecycle = QPAppLifecycle(core: app, refreshIdentifier: "test.refresh.\(UUID().uuidString)")
+        _ = await lifecycle.start(notificationCenter: NotificationCenter()).value
+        let byId = Dictionary(delivered().map { ($0.request.identifier, $0.request.content) }, uniquingKeysWith: { a, _ in a })
+        XCTAssertEqual(byId[shown.id]?.subtitle, "Deny, by you")
+        XCTAssertEqual(byId[shown.id]?.categoryIdentifier, "")
+        XCTAssertEqual(byId[missed.id]?.body, "Scale the workers?")
+        XCTAssertEqual(byId[missed.id]?.categoryIdentifier, "qp.q.\(missed.id)")
+        XCTAssertTrue(categories().contains("qp.q.\(missed.id)"))
+
+        // The registered background refresh runs as the system would run it:
+        // it completes (successfully) once and schedules the next.
+        let task = try XCTUnwrap(BGTaskScheduler.shared.launch(lifecycle.refreshIdentifier))
+        for _ in 0..<100 where task.completion == nil { try await Task.sleep(nanoseconds: 50_000_000) }
+        XCTAssertEqual(task.completion, true)
+        XCTAssertNotNil(BGTaskScheduler.shared.pendingRequest(lifecycle.refreshIdentifier))
+        XCTAssertTrue(isSuspended(app), "a refresh ends with the store closed")
+    }
+
+    // Background: the store is closed inside a background task that is
+    // ended; foreground: open again and refreshed.
+    func testBackgroundSuspendsAndForegroundResumes() async throws {
+        try requireServer()
+        let app = try core(env("QP_E2E_URL"), dir + "/shared.sqlite")
+        let lifecycle = QPAppLifecycle(core: app, refreshIdentifier: "test.refresh.\(UUID().uuidString)")
+        let events = NotificationCenter()
+        _ = await lifecycle.start(notificationCenter: events).value
+        events.post(name: UIApplication.didEnterBackgroundNotification, object: nil)
+        XCTAssertTrue(isSuspended(app))
+        XCTAssertEqual(UIApplication.shared.runningBackgroundTasks, [], "every background task begun is ended")
+        XCTAssertNotNil(BGTaskScheduler.shared.pendingRequest(lifecycle.refreshIdentifier), "a refresh is scheduled")
+        events.post(name: UIApplication.willEnterForegroundNotification, object: nil)
+        XCTAssertFalse(isSuspended(app))
+    }
+
+    // The lock-screen answer: the completion handler runs once, after the
+    // send (the server has the answer by then); launched in the background,
+    // the store is closed before completing.
+    func testAnswerCompletesOnceAfterTheSend() async throws {
+        try requireServer()
+        let store = dir + "/shared.sqlite"
+        let q = try await askQuestion("Merge the release branch?")
+        _ = await runExtension(TestService(url: env("QP_E2E_DEAD_URL"), store: store),
+                               try encodeApnsPayload(questionJson: q.json).json, id: q.id)
+        let note = try XCTUnwrap(delivered().first { $0.request.identifier == q.id })
+        UIApplication.shared.applicationState = .background
+        let app = try core(env("QP_E2E_URL"), store)
+        var serverStateAtCompletion: [String] = []
+        let work = QPNotificationResponseHandler.handle(
+            UNNotificationResponse(notification: note, actionIdentifier: "qp.v.approve"), core: app) {
+            // What the asker sees at the moment iOS may suspend the app.
+            serverStateAtCompletion.append(blockingServerState(q.id))
+        }
+        let outcome = await work.value
+        if case .committed? = outcome {} else { XCTFail("\(String(describing: outcome))") }
+        XCTAssertEqual(serverStateAtCompletion, ["answered"], "completion exactly once, after the send")
+        XCTAssertTrue(isSuspended(app), "launched in the background: closed before completing")
+        XCTAssertEqual(UIApplication.shared.runningBackgroundTasks, [])
+    }
+
+    // Server down: the answer stays queued (tried once before completion),
+    // and the next extension run, for any push, delivers it.
+    func testServerDownTheAnswerWaitsForTheNextExtensionRun() async throws {
+        try requireServer()
+        let store = dir + "/shared.sqlite"
+        let q = try await askQuestion("Purge the CDN?")
+        _ = await runExtension(TestService(url: env("QP_E2E_DEAD_URL"), store: store),
+                               try encodeApnsPayload(questionJson: q.json).json, id: q.id)
+        let note = try XCTUnwrap(delivered().first { $0.request.identifier == q.id })
+        let offline = try core(env("QP_E2E_DEAD_URL"), store)
+        var atCompletion: [MyAnswer?] = []
+        _ = await QPNotificationResponseHandler.handle(
+            UNNotificationResponse(notification: note, actionIdentifier: "qp.v.deny"), core: offline) {
+            atCompletion.append(try? offline.answerStatus(questionId: q.id))
+        }.value
+        XCTAssertEqual(atCompletion.count, 1)
+        XCTAssertEqual(atCompletion.first??.state, .queued)
+        XCTAssertEqual(atCompletion.first??.canRetry, true, "a send was attempted before completion")
+        let state1 = try await serverQuestion(q.id).state
+        XCTAssertEqual(state1, "pending")
+
+        try await Task.sleep(nanoseconds: 4_200_000_000) // past the first backoff (2-4 s)
+        let next = try await askQuestion("Another question")
+        _ = await runExtension(TestService(url: env("QP_E2E_URL"), store: store),
+                               try encodeApnsPayload(questionJson: next.json).json, id: next.id)
+        let state2 = try await serverQuestion(q.id).state
+        XCTAssertEqual(state2, "answered")
+    }
+
+    // Not ours: a response in another category completes at once, untouched.
+    func testAResponseOfAnotherCategoryCompletesAtOnce() throws {
+        let content = UNMutableNotificationContent()
+        content.categoryIdentifier = "app.chat"
+        let note = UNNotification(request: UNNotificationRequest(identifier: "x", content: content, trigger: nil), date: Date())
+        var completions = 0
+        let app = try core("http://127.0.0.1:9", dir + "/other.sqlite")
+        QPNotificationResponseHandler.handle(UNNotificationResponse(notification: note, actionIdentifier: "reply"),
+                                             core: app) { completions += 1 }
+        XCTAssertEqual(completions, 1)
+    }
+}
+#endif
