@@ -18,6 +18,7 @@ import io.questionprotocol.core.AndroidNotification
 import io.questionprotocol.core.DecodedPush
 import io.questionprotocol.core.PhoneCore
 import io.questionprotocol.core.QpException
+import io.questionprotocol.core.ReconcilePlan
 import io.questionprotocol.core.androidChannel
 import io.questionprotocol.core.androidNotification
 import io.questionprotocol.core.decodeFcmPayload
@@ -100,6 +101,28 @@ class QuestionNotifier(
                 Result.Withdrawn(push.notice.id)
             }
         }
+    }
+
+    /**
+     * Brings the notifications on screen in line with the store: FCM delivers
+     * nothing to a force-stopped app, and a push can be lost. Call at launch
+     * and on every return to the foreground, after `core.sync()`. Resolved
+     * questions (and ones this device no longer holds) are withdrawn; pending
+     * ones never shown here are posted. Returns the core's plan (null without
+     * a core).
+     */
+    fun reconcile(): ReconcilePlan? {
+        val core = core ?: return null
+        // Ours: tagged with the question id, under the id the core derives from it.
+        val onScreen = manager.activeNotifications
+            .filter { it.tag != null && it.id == io.questionprotocol.core.androidNotificationId(it.tag) }
+            .map { it.tag }
+        val plan = core.reconcile(onScreen)
+        (plan.resolved.map { it.identifier } + plan.remove).forEach { withdraw(it) }
+        if (canNotify()) {
+            for (q in plan.post) post(core.androidNotification(q, Instant.now(), requireUnlockForDanger))
+        }
+        return plan
     }
 
     /** Removes a question's notification (answered elsewhere, expired, cancelled). */

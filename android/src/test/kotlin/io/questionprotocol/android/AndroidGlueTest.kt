@@ -237,4 +237,45 @@ class AndroidGlueTest {
         assertEquals("Approve, by you", posted(id).extras.getCharSequence(Notification.EXTRA_TEXT).toString())
         online.close()
     }
+
+    private fun answerOnServer(url: String, id: String, value: String) {
+        val request = java.net.http.HttpRequest.newBuilder(java.net.URI.create("$url/api/questions/$id/answer"))
+            .header("Authorization", "Bearer " + System.getenv("QP_E2E_USER_TOKEN"))
+            .header("Content-Type", "application/json")
+            .POST(java.net.http.HttpRequest.BodyPublishers.ofString("""{"value": "$value"}"""))
+            .build()
+        val response = java.net.http.HttpClient.newHttpClient().send(request, java.net.http.HttpResponse.BodyHandlers.ofString())
+        assertEquals(200, response.statusCode())
+    }
+
+    @Test
+    fun reconciliationPostsWhatWasMissedAndWithdrawsWhatResolved() {
+        org.junit.Assume.assumeTrue("run through android/run-tests", System.getenv("QP_E2E_URL") != null)
+        val url = System.getenv("QP_E2E_URL")
+        val online = PhoneCore(File(dir, "reconcile.sqlite").path, StoreMode.APP, url, System.getenv("QP_E2E_USER"),
+            StaticToken(System.getenv("QP_E2E_USER_TOKEN")), listOf("en"))
+        val onlineNotifier = QuestionNotifier(context, online, TestReceiver::class.java, android.R.drawable.ic_dialog_info)
+        val sdk = android.os.Build.VERSION.SDK_INT
+        // One push arrived; the other was never delivered (the app was force-stopped).
+        val shown = (onlineNotifier.onDataMessage(encodeFcmPayload(askOnServer(url, "Promote the canary? ($sdk)")).data)
+            as QuestionNotifier.Result.Posted).questionId
+        val missedJson = askOnServer(url, "Scale the workers? ($sdk)")
+        val missed = Regex("\"id\"\\s*:\\s*\"([^\"]+)\"").find(missedJson)!!.groupValues[1]
+        // The shown one is answered elsewhere, and its resolution push is lost too.
+        answerOnServer(url, shown, "deny")
+        manager.notify("app.chat", 7, Notification.Builder(context, "other").setSmallIcon(android.R.drawable.ic_dialog_info).build())
+
+        kotlinx.coroutines.runBlocking { online.sync() }
+        val plan = onlineNotifier.reconcile()!!
+        assertEquals(listOf(shown), plan.resolved.map { it.identifier })
+        assertTrue(plan.post.any { it.id == missed })
+        assertNull("resolved: withdrawn", shadowOf(manager).getNotification(shown, androidNotificationId(shown)))
+        assertNotNull("missed: posted", shadowOf(manager).getNotification(missed, androidNotificationId(missed)))
+        assertNotNull("not ours: left alone", shadowOf(manager).getNotification("app.chat", 7))
+        // Dismissed by the person: not posted again at the next launch.
+        manager.cancel(missed, androidNotificationId(missed))
+        assertTrue(onlineNotifier.reconcile()!!.post.none { it.id == missed })
+        online.close()
+        answerOnServer(url, missed, "approve") // leaves the user nothing pending, as the other suites expect
+    }
 }
