@@ -532,7 +532,7 @@ fn load_fresh(
 }
 
 /// Writes a resolution (first one wins) and queues what it causes: the
-/// room's webhook event (if its filter wants it) and a silent push to every
+/// room's webhook event (if its filter wants it) and a resolution push to every
 /// device that got the question. Returns false if the question was already
 /// terminal in the database (nothing written).
 fn record_resolution(conn: &Connection, room_id: &str, q: &Question) -> rusqlite::Result<bool> {

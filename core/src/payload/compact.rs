@@ -131,8 +131,8 @@ impl CompactQuestion {
     }
 }
 
-/// A question left `pending`: sent silently so phones withdraw its
-/// notification and update the feed.
+/// A question left `pending`: sent so phones replace (iOS) or withdraw its
+/// notification (Android) and update the feed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ResolvedNotice {
     pub v: i64,

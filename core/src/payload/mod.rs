@@ -12,8 +12,9 @@
 //!   (`question`), `qp` (the compact question as JSON), and `title`/`body`
 //!   (for a fallback notification).
 //!
-//! A resolution travels as a [`ResolvedNotice`] (a silent push), so the phone
-//! can withdraw the notification and update its feed.
+//! A resolution travels as a [`ResolvedNotice`] (iOS: an alert that replaces the
+//! question's notification in place; Android: a data message), so the phone
+//! can replace or withdraw the notification and update its feed.
 //!
 //! The encoder guarantees each gateway's 4096-byte limit for every valid
 //! question: it leaves out `data`, then shortens display text (alert body,

@@ -162,7 +162,7 @@ impl Store {
         )
     }
 
-    /// A silent "resolved" push.
+    /// A "resolved" push.
     pub fn record_resolved(&self, n: &ResolvedNotice) -> Result<bool, StoreError> {
         self.upsert(None, &n.id, n.state, n.answer.as_ref(), n.resolved_at)
     }

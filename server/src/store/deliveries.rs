@@ -129,7 +129,7 @@ pub fn webhook_deliveries_of_room(
 pub enum PushKind {
     /// A new question: a visible notification with answer actions.
     Question,
-    /// The question resolved: a silent push so the phone withdraws it.
+    /// The question resolved: a push so the phone replaces or withdraws it.
     Resolved,
 }
 
