@@ -337,3 +337,69 @@ pub fn encode_fcm_resolved(q: &Question) -> EncodedFcm {
         data,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::{Answer, Asker, QuestionState, Responder, RoomRef};
+
+    /// The worst resolution: the longest prompt in characters that JSON
+    /// escapes to six bytes each, the longest names and typed reply.
+    #[test]
+    fn the_worst_resolution_still_fits_and_decodes() {
+        let control = "\u{1}".repeat(crate::protocol::limits::PROMPT_MAX_CHARS);
+        let name = "\u{2}".repeat(crate::protocol::limits::NAME_MAX_CHARS);
+        let now = chrono::Utc::now();
+        let mut q = crate::payload::CompactQuestion {
+            v: 1,
+            id: "q_".to_string() + &"a".repeat(60),
+            room: crate::payload::CompactRoom {
+                code: "OPS123".into(),
+                name: name.clone(),
+            },
+            asker: name.clone(),
+            prompt: control,
+            context: None,
+            options: vec![],
+            text_input: None,
+            responder_scope: crate::protocol::ResponderScope::Room,
+            target_user_id: None,
+            expires_at: now,
+            created_at: now,
+        }
+        .to_question();
+        q.room = Some(RoomRef {
+            code: "OPS123".into(),
+            name: name.clone(),
+        });
+        q.asker = Some(Asker {
+            handle: None,
+            kind: "agent".into(),
+            id: "a_1".into(),
+            display_name: name.clone(),
+        });
+        q.state = QuestionState::Answered;
+        q.resolved_at = Some(now);
+        q.answer = Some(Answer {
+            value: None,
+            label: None,
+            text: Some("\u{3}".repeat(60)),
+            responder: Responder {
+                id: "u_".to_string() + &"b".repeat(62),
+                display_name: name,
+            },
+            answered_at: now,
+        });
+        let e = encode_apns_resolved(&q, Copy::english(), None);
+        assert!(e.json.len() <= MAX_PAYLOAD_BYTES, "{} bytes", e.json.len());
+        assert_eq!(
+            e.report.shortened.first().map(String::as_str),
+            Some("aps.alert.body")
+        );
+        let crate::payload::Push::Resolved(n) = crate::payload::decode_apns(&e.json).unwrap()
+        else {
+            panic!("a resolution")
+        };
+        assert_eq!((n.id, n.state), (q.id, QuestionState::Answered));
+    }
+}

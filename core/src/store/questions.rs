@@ -63,7 +63,9 @@ impl Store {
         state: QuestionState,
         answer: Option<&Answer>,
         resolved_at: Option<DateTime<Utc>>,
+        presented: bool,
     ) -> Result<bool, StoreError> {
+        let presented_ms = presented.then(now_ms);
         let mut conn = self.conn()?;
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let current: Option<String> = tx
@@ -72,6 +74,12 @@ impl Store {
             })
             .optional()?;
         let answer_json = answer.map(|a| serde_json::to_string(a).unwrap_or_default());
+        if presented_ms.is_some() && current.is_some() {
+            tx.execute(
+                "UPDATE questions SET presented_ms = COALESCE(presented_ms, ?2) WHERE id = ?1",
+                params![id, presented_ms],
+            )?;
+        }
         let became_terminal = match current.as_deref().and_then(QuestionState::parse) {
             Some(s) if s.is_terminal() => false,
             Some(_) => {
@@ -93,8 +101,8 @@ impl Store {
                 // Unknown and no display data: nothing to show.
                 let Some(c) = compact else { return Ok(false) };
                 tx.execute(
-                    "INSERT INTO questions (id, compact, state, answer, resolved_at, expires_at, created_at, updated_ms)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                    "INSERT INTO questions (id, compact, state, answer, resolved_at, expires_at, created_at, updated_ms, presented_ms)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
                     params![
                         id,
                         serde_json::to_string(c).unwrap_or_default(),
@@ -104,6 +112,7 @@ impl Store {
                         c.expires_at.timestamp(),
                         c.created_at.timestamp(),
                         now_ms(),
+                        presented_ms,
                     ],
                 )?;
                 state.is_terminal()
@@ -116,8 +125,8 @@ impl Store {
     /// A question that arrived by push (pending unless already known); its
     /// notification is on screen now.
     pub fn record_push(&self, q: &CompactQuestion) -> Result<(), StoreError> {
-        self.upsert(Some(q), &q.id, QuestionState::Pending, None, None)?;
-        self.mark_presented(&[q.id.as_str()])
+        self.upsert(Some(q), &q.id, QuestionState::Pending, None, None, true)?;
+        Ok(())
     }
 
     /// These questions' notifications are (or were) on screen.
@@ -159,12 +168,20 @@ impl Store {
             q.state,
             q.answer.as_ref(),
             q.resolved_at,
+            false,
         )
     }
 
     /// A "resolved" push.
     pub fn record_resolved(&self, n: &ResolvedNotice) -> Result<bool, StoreError> {
-        self.upsert(None, &n.id, n.state, n.answer.as_ref(), n.resolved_at)
+        self.upsert(
+            None,
+            &n.id,
+            n.state,
+            n.answer.as_ref(),
+            n.resolved_at,
+            false,
+        )
     }
 
     pub fn question(&self, id: &str) -> Result<Option<StoredQuestion>, StoreError> {
