@@ -28,6 +28,8 @@
 //! - `feed`: the feed cells the app draws (spec 6.2).
 
 pub mod answer;
+#[cfg(feature = "e2e")]
+pub mod e2e;
 #[cfg(feature = "phone")]
 pub mod feed;
 pub mod logging;

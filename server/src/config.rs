@@ -38,6 +38,11 @@ pub struct Settings {
     /// Proxies whose `X-Forwarded-For` names the client (for per-address
     /// limits); requests from anyone else are taken at their socket address.
     pub trusted_proxies: Vec<ipnet::IpNet>,
+    /// End-to-end encrypted pushes (`push_encryption = "auto"`, the
+    /// default): every device that registered a public key gets its pushes
+    /// sealed to it; devices without one get plain pushes. `"off"`: plain
+    /// pushes for all.
+    pub push_encryption: bool,
 }
 
 /// Where the server's certificate comes from.
@@ -120,6 +125,7 @@ impl Default for Settings {
             tls: TlsSettings::Off,
             behind_proxy: false,
             trusted_proxies: Vec::new(),
+            push_encryption: true,
         }
     }
 }
@@ -158,6 +164,8 @@ pub struct PartialSettings {
     pub acme_directory_ca: Option<PathBuf>,
     pub behind_proxy: Option<bool>,
     pub trusted_proxy: Option<Vec<String>>,
+    /// `auto` or `off`.
+    pub push_encryption: Option<String>,
 }
 
 impl PartialSettings {
@@ -222,6 +230,15 @@ impl PartialSettings {
                 .iter()
                 .map(|p| parse_proxy(p))
                 .collect::<Result<_, _>>()?,
+            push_encryption: match self.push_encryption.or(file.push_encryption).as_deref() {
+                None | Some("auto") => true,
+                Some("off") => false,
+                Some(other) => {
+                    return Err(format!(
+                        "push_encryption: must be auto or off, not {other:?}"
+                    ))
+                }
+            },
         };
         let tls = tls_settings(
             (

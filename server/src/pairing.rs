@@ -61,6 +61,8 @@ pub struct DeviceFields {
     pub app_id: String,
     /// BCP 47, or empty.
     pub locale: String,
+    /// Base64 X25519, checked.
+    pub public_key: Option<String>,
 }
 
 impl DeviceFields {
@@ -70,6 +72,7 @@ impl DeviceFields {
             push_token: &self.push_token,
             app_id: &self.app_id,
             locale: &self.locale,
+            public_key: self.public_key.as_deref(),
         }
     }
 }

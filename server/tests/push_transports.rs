@@ -83,9 +83,11 @@ fn message(
             push_token: token.into(),
             app_id: "io.example.app".into(),
             locale: String::new(),
+            public_key: None,
         },
         kind,
         question: q.clone(),
+        encrypt: true,
     }
 }
 
@@ -99,6 +101,8 @@ type ApnsReply = (u16, &'static str, Option<u64>);
 #[derive(Default)]
 struct ApnsLog {
     requests: Vec<ApnsRequest>,
+    /// Each request body exactly as it arrived.
+    raw: Vec<Vec<u8>>,
     /// Replies by device token, in order; 200 once exhausted.
     script: HashMap<String, Vec<ApnsReply>>,
     bad_tokens: usize,
@@ -154,6 +158,7 @@ async fn apns_handler(
             .into_response();
     }
     let payload: Value = serde_json::from_slice(&body).unwrap_or_default();
+    log.raw.push(body.to_vec());
     log.requests
         .push((token.clone(), h, payload, body.len(), jwt));
     let next = log
@@ -372,6 +377,8 @@ struct FcmLog {
     token_requests: usize,
     issued: Vec<String>,
     sends: Vec<(String, Value)>,
+    /// Each send's body exactly as it arrived.
+    raw: Vec<Vec<u8>>,
     script: HashMap<String, Vec<(u16, Value)>>,
     expires_in: u64,
 }
@@ -486,6 +493,7 @@ async fn fcm_send(State(log): State<Shared<FcmLog>>, headers: HeaderMap, body: B
             .into_response();
     }
     let msg: Value = serde_json::from_slice(&body).unwrap();
+    log.raw.push(body.to_vec());
     let token = msg["message"]["token"].as_str().unwrap().to_string();
     log.sends.push((bearer, msg));
     match log
@@ -606,4 +614,287 @@ async fn fcm_refreshes_near_expiry_and_maps_every_outcome() {
     let l = log.lock().unwrap();
     assert_eq!(l.token_requests, 2, "renewed before it expired");
     assert_eq!(l.sends.last().unwrap().0, "Bearer ya29.test-2");
+}
+
+// ---- end-to-end encrypted pushes ----
+
+/// The app's key storage, in memory.
+#[derive(Default)]
+struct Keys(Mutex<Option<Vec<u8>>>);
+impl qp_core::phone::DeviceKeyStore for Keys {
+    fn load_device_key(&self) -> Option<Vec<u8>> {
+        self.0.lock().unwrap().clone()
+    }
+    fn save_device_key(&self, key: Vec<u8>) -> bool {
+        *self.0.lock().unwrap() = Some(key);
+        true
+    }
+}
+
+struct NoToken;
+impl qp_core::sync::TokenProvider for NoToken {
+    fn token(&self) -> Option<String> {
+        None
+    }
+}
+
+/// A phone (no network) with a device key, registered as `device_id`.
+fn keyed_phone(dir: &Path, name: &str, device_id: &str) -> qp_core::phone::Phone {
+    qp_core::phone::Phone::open(
+        &dir.join(format!("{name}.sqlite")),
+        qp_core::store::StoreMode::Extension,
+        "http://127.0.0.1:9",
+        "u_f",
+        Arc::new(NoToken),
+        &["en".to_string()],
+        &qp_core::sync::Trust::platform(),
+    )
+    .unwrap()
+    .with_device_keys(Arc::new(Keys::default()), Some(device_id.into()))
+}
+
+/// A question whose every displayed part is a distinct word to look for.
+fn secret_question() -> qp_core::protocol::Question {
+    let now = qp_core::protocol::time::now();
+    let ctx = qp_core::protocol::AskContext {
+        now,
+        default_target_user_id: Some("u_f".into()),
+    };
+    let mut q = qp_core::protocol::normalize_ask(
+        &json!({"prompt": "Rotate the PromptSecret database password?", "context": "ContextSecret 4821",
+                "options": [{"value": "approve", "label": "LabelSecretYes"}, {"value": "deny", "label": "LabelSecretNo", "style": "danger"}],
+                "text_input": {"placeholder": "PlaceholderSecret"},
+                "data": {"commit": "DataSecret"}}),
+        &ctx,
+    )
+    .unwrap()
+    .into_question(format!("q_{}", rand_suffix()), now);
+    q.room = Some(qp_core::protocol::RoomRef {
+        code: "OPS123".into(),
+        name: "RoomSecret".into(),
+    });
+    q.asker = Some(qp_core::protocol::Asker {
+        handle: None,
+        kind: "agent".into(),
+        id: "a".into(),
+        display_name: "AskerSecret Bot".into(),
+    });
+    q
+}
+
+const SECRETS: &[&str] = &[
+    "PromptSecret",
+    "ContextSecret",
+    "LabelSecretYes",
+    "LabelSecretNo",
+    "PlaceholderSecret",
+    "DataSecret",
+    "RoomSecret",
+    "AskerSecret",
+    "Federica",
+];
+
+fn assert_opaque(raw: &[u8]) {
+    let text = String::from_utf8_lossy(raw);
+    for s in SECRETS {
+        assert!(
+            !text.contains(s),
+            "{s} is readable in what the gateway got: {text}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sealed_pushes_are_opaque_to_the_gateways_and_present_as_plain_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let phone = keyed_phone(dir.path(), "a", "dev_1");
+    let key = phone.device_public_key().unwrap();
+    let q = secret_question();
+    let mut answered = q.clone();
+    answered.state = qp_core::protocol::QuestionState::Answered;
+    answered.resolved_at = Some(chrono::Utc::now());
+    answered.answer = Some(qp_core::protocol::Answer {
+        value: Some("approve".into()),
+        label: Some("LabelSecretYes".into()),
+        text: None,
+        responder: qp_core::protocol::Responder {
+            id: "u_fed".into(),
+            display_name: "Federica".into(),
+        },
+        answered_at: chrono::Utc::now(),
+    });
+    let sealed = |kind, q: &qp_core::protocol::Question| {
+        let mut m = message("ios", "tok-e2e", kind, q);
+        m.device.public_key = Some(key.clone());
+        m
+    };
+
+    let (url, log) = fake_apns().await;
+    let apns = ApnsTransport::new(apns_config(&url, Duration::from_secs(3000))).unwrap();
+    assert_eq!(
+        apns.send(&sealed(PushKind::Question, &q)).await,
+        PushOutcome::Sent
+    );
+    assert_eq!(
+        apns.send(&sealed(PushKind::Resolved, &answered)).await,
+        PushOutcome::Sent
+    );
+    let (furl, flog) = fake_fcm(3600).await;
+    let fcm = fcm(&furl);
+    let mut android = sealed(PushKind::Question, &q);
+    android.device.platform = "android".into();
+    assert_eq!(fcm.send(&android).await, PushOutcome::Sent);
+
+    let log = log.lock().unwrap();
+    for raw in log.raw.iter().chain(flog.lock().unwrap().raw.iter()) {
+        assert_opaque(raw);
+        assert!(raw.len() <= 4096 + 200, "within the gateway's limit");
+    }
+    let (_, h, body, size, _) = &log.requests[0];
+    assert!(*size <= 4096);
+    assert_eq!(
+        h["apns-collapse-id"], q.id,
+        "the id stays in clear: it is the collapse id"
+    );
+    assert_eq!(
+        body["aps"]["alert"]["title"], "New question",
+        "a generic alert"
+    );
+    assert_eq!(body["aps"]["mutable-content"], 1);
+    assert!(body["aps"].get("category").is_none() && body.get("qp").is_none());
+
+    // The phone opens it and presents exactly what the plain push presents.
+    let plain = qp_core::payload::encode_apns_question(&q, qp_core::present::copy::Copy::english())
+        .unwrap()
+        .json;
+    let Push::Question(from_plain) = decode_apns(&plain).unwrap() else {
+        panic!()
+    };
+    let Push::Question(opened) = phone.receive_apns(&body.to_string()).unwrap() else {
+        panic!("a question")
+    };
+    assert_eq!(opened, from_plain);
+    let opts = qp_core::present::PresentOptions::default();
+    assert_eq!(
+        phone.ios_notification(&opened, &opts),
+        phone.ios_notification(&from_plain, &opts)
+    );
+    assert_eq!(
+        phone.ios_notification(&opened, &opts).subtitle.as_deref(),
+        Some("ContextSecret 4821")
+    );
+    // The resolution too, and the store now holds the resolved question.
+    let (_, h2, body2, _, _) = &log.requests[1];
+    assert_eq!(h2["apns-collapse-id"], q.id);
+    assert_eq!(body2["aps"]["interruption-level"], "passive");
+    let Push::Resolved(n) = phone.receive_apns(&body2.to_string()).unwrap() else {
+        panic!("a resolution")
+    };
+    assert_eq!(n.id, q.id);
+    assert_eq!(
+        phone
+            .ios_resolved_notification(&q.id)
+            .unwrap()
+            .unwrap()
+            .subtitle,
+        "LabelSecretYes, by Federica"
+    );
+    // FCM: the same, through the data map.
+    let sends = flog.lock().unwrap().sends.clone();
+    let data: HashMap<String, String> =
+        serde_json::from_value(sends[0].1["message"]["data"].clone()).unwrap();
+    assert_eq!(data["type"], "e2e");
+    let Push::Question(via_fcm) = phone.receive_fcm(&data).unwrap() else {
+        panic!("a question")
+    };
+    assert_eq!(via_fcm, from_plain);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_sealed_push_opens_only_on_its_device_for_its_question_and_falls_back_cleanly() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = keyed_phone(dir.path(), "a", "dev_a");
+    let b = keyed_phone(dir.path(), "b", "dev_b");
+    let q = secret_question();
+    let mut m = message("ios", "tok", PushKind::Question, &q);
+    m.device.id = "dev_a".into();
+    m.device.public_key = Some(a.device_public_key().unwrap());
+    let payload = m.apns_payload().unwrap();
+    assert!(matches!(a.receive_apns(&payload), Ok(Push::Question(_))));
+
+    let cannot = |p: &qp_core::phone::Phone, json: &str| match p.receive_apns(json) {
+        Err(qp_core::phone::PhoneError::Payload(e)) => e.code(),
+        other => panic!("expected a payload error, got {other:?}"),
+    };
+    // For device A, shown on device B (its own key, its own id).
+    assert_eq!(cannot(&b, &payload), "cannot_open");
+    // Tampered: one byte of the ciphertext changed.
+    let mut v: Value = serde_json::from_str(&payload).unwrap();
+    let ct = v["qp_e2e"]["ct"].as_str().unwrap().to_string();
+    let flipped = if ct.starts_with('A') {
+        format!("B{}", &ct[1..])
+    } else {
+        format!("A{}", &ct[1..])
+    };
+    v["qp_e2e"]["ct"] = json!(flipped);
+    assert_eq!(cannot(&a, &v.to_string()), "cannot_open");
+    // Replayed as another question (the id in clear changed).
+    let mut v: Value = serde_json::from_str(&payload).unwrap();
+    v["qp_e2e"]["id"] = json!("q_other");
+    assert_eq!(cannot(&a, &v.to_string()), "cannot_open");
+    // Re-addressed to B with B's id: still A's key, so B cannot open it.
+    let mut v: Value = serde_json::from_str(&payload).unwrap();
+    v["qp_e2e"]["device"] = json!("dev_b");
+    assert_eq!(cannot(&b, &v.to_string()), "cannot_open");
+    // A reinstall (a new key) cannot open what was sealed to the old one.
+    a.rotate_device_key().unwrap();
+    assert_eq!(cannot(&a, &payload), "cannot_open");
+    // Every failure falls back to the generic words the push carries.
+    let aps: Value = serde_json::from_str(&payload).unwrap();
+    let f = a.fallback_notification(
+        aps["aps"]["alert"]["title"].as_str(),
+        aps["aps"]["alert"]["body"].as_str(),
+    );
+    assert_eq!(
+        (f.title.as_str(), f.body.as_str()),
+        ("New question", "Open the app to answer.")
+    );
+    // A phone without a key says so (and falls back the same way).
+    let plain_phone = qp_core::phone::Phone::open(
+        &dir.path().join("c.sqlite"),
+        qp_core::store::StoreMode::Extension,
+        "http://127.0.0.1:9",
+        "u_f",
+        Arc::new(NoToken),
+        &[],
+        &qp_core::sync::Trust::platform(),
+    )
+    .unwrap();
+    assert_eq!(cannot(&plain_phone, &payload), "cannot_open");
+    // Devices without a key, or a server with encryption off, get plain pushes.
+    let mut plain = message("ios", "tok", PushKind::Question, &q);
+    assert!(plain.apns_payload().unwrap().contains("PromptSecret"));
+    plain.device.public_key = m.device.public_key.clone();
+    plain.encrypt = false;
+    assert!(plain.apns_payload().unwrap().contains("PromptSecret"));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_worst_question_sealed_still_fits_4_kb_and_opens() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = keyed_phone(dir.path(), "a", "dev_1");
+    let q = question(&"🚀".repeat(500), 600);
+    let mut m = message("ios", "tok", PushKind::Question, &q);
+    m.device.public_key = Some(a.device_public_key().unwrap());
+    let apns = m.apns_payload().unwrap();
+    assert!(apns.len() <= 4096, "{}", apns.len());
+    let Push::Question(opened) = a.receive_apns(&apns).unwrap() else {
+        panic!()
+    };
+    assert_eq!(opened.id, q.id);
+    m.device.platform = "android".into();
+    let data = m.fcm_data().unwrap();
+    assert!(data.iter().map(|(k, v)| k.len() + v.len()).sum::<usize>() <= 4096);
+    let data: HashMap<String, String> = data.into_iter().collect();
+    assert!(matches!(a.receive_fcm(&data), Ok(Push::Question(_))));
 }

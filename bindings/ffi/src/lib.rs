@@ -13,6 +13,7 @@
 uniffi::setup_scaffolding!("question_protocol");
 
 pub mod error;
+pub mod keys;
 pub mod pairing;
 pub mod phone;
 pub mod platform;

@@ -11,6 +11,7 @@ use qp_core::phone::{Phone, PhoneError};
 use qp_core::present::PresentOptions;
 
 use crate::error::QpError;
+use crate::keys::{AppKeys, DeviceKeyStore};
 use crate::types::{
     AndroidChannel, AndroidNotification, CommittedAnswer, DecodedPush, FallbackNotification,
     FeedCell, FlushReport, IosNotification, IosResolvedNotification, MyAnswer, PushQuestion,
@@ -63,7 +64,12 @@ impl PhoneCore {
     /// `Extension` inside the notification extension. HTTPS trusts the
     /// platform's roots (iOS: the Security framework, MDM roots included)
     /// plus `extra_ca_pem` when given (a team's private CA, in PEM).
-    #[uniffi::constructor(default(extra_ca_pem = None))]
+    ///
+    /// End-to-end encrypted pushes: give `device_keys` (the app's key
+    /// storage; the key is made on first use) and, once registered,
+    /// `device_id` (a sealed push must name this device).
+    #[uniffi::constructor(default(extra_ca_pem = None, device_keys = None, device_id = None))]
+    #[allow(clippy::too_many_arguments)] // the FFI constructor: defaults keep call sites short
     pub fn new(
         store_path: String,
         mode: StoreMode,
@@ -72,8 +78,10 @@ impl PhoneCore {
         tokens: Arc<dyn TokenProvider>,
         languages: Vec<String>,
         extra_ca_pem: Option<String>,
+        device_keys: Option<Arc<dyn DeviceKeyStore>>,
+        device_id: Option<String>,
     ) -> Result<Arc<Self>, QpError> {
-        let inner = Phone::open(
+        let mut inner = Phone::open(
             Path::new(&store_path),
             mode,
             &server_url,
@@ -82,7 +90,26 @@ impl PhoneCore {
             &languages,
             &trust(extra_ca_pem),
         )?;
+        if let Some(keys) = device_keys {
+            inner = inner.with_device_keys(Arc::new(AppKeys(keys)), device_id);
+        }
         Ok(Arc::new(PhoneCore { inner }))
+    }
+
+    /// This device's public key (base64), made on first use: register it
+    /// (`DeviceRegistration.publicKey`) so pushes are sealed to it.
+    pub fn device_public_key(&self) -> Result<String, QpError> {
+        Ok(self.inner.device_public_key()?)
+    }
+
+    /// A new key pair replacing the old (register the device again with it).
+    pub fn rotate_device_key(&self) -> Result<String, QpError> {
+        Ok(self.inner.rotate_device_key()?)
+    }
+
+    /// This device's registration id, once known.
+    pub fn set_device_id(&self, device_id: Option<String>) {
+        self.inner.set_device_id(device_id)
     }
 
     /// The person changed their languages (iOS: `NSLocale.currentLocaleDidChangeNotification`;

@@ -377,6 +377,8 @@ pub struct DeviceRegistration {
     pub push_token: String,
     pub app_id: Option<String>,
     pub locale: Option<String>,
+    #[uniffi(default = None)]
+    pub public_key: Option<String>,
 }
 
 pub type PairedAccount = qp_core::phone::PairedAccount;
@@ -423,6 +425,7 @@ pub enum PayloadErrorKind {
     UnsupportedVersion,
     Invalid,
     NotQuestionProtocol,
+    CannotOpen,
 }
 
 pub type StoreErrorKind = qp_core::store::StoreErrorKind;

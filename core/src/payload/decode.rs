@@ -33,6 +33,9 @@ pub fn decode_apns(json: &str) -> Result<Push, PayloadError> {
     if let Some(r) = obj.get("qp_resolved") {
         return decode_resolved(r, "qp_resolved").map(Push::Resolved);
     }
+    if obj.contains_key("qp_e2e") {
+        return Err(PayloadError::CannotOpen("this device has no key".into()));
+    }
     Err(PayloadError::NotQuestionProtocol)
 }
 
@@ -54,6 +57,7 @@ pub fn decode_fcm(data: &HashMap<String, String>) -> Result<Push, PayloadError> 
     match kind.as_str() {
         "question" => decode_compact(&inner()?, "qp").map(Push::Question),
         "resolved" => decode_resolved(&inner()?, "qp").map(Push::Resolved),
+        "e2e" => Err(PayloadError::CannotOpen("this device has no key".into())),
         _ => Err(PayloadError::NotQuestionProtocol),
     }
 }

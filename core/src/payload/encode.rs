@@ -204,8 +204,19 @@ fn json_len(v: &Value) -> usize {
 /// The APNs payload of a new question (a visible alert the Notification
 /// Service Extension completes).
 pub fn encode_apns_question(q: &Question, copy: &Copy) -> Result<EncodedApns, PayloadError> {
+    apns_question_within(q, copy, |n| n)
+}
+
+/// The question's APNs payload, shortened until `outer(its length)` fits
+/// the budget (`outer` is the identity for a plain push, and the sealed
+/// envelope's size for an encrypted one).
+fn apns_question_within(
+    q: &Question,
+    copy: &Copy,
+    outer: impl Fn(usize) -> usize,
+) -> Result<EncodedApns, PayloadError> {
     let (d, shortened) = fit(draft(q)?, "aps.alert.body", |d| {
-        json_len(&apns_value(d, copy))
+        outer(json_len(&apns_value(d, copy)))
     })?;
     let json = serde_json::to_string(&apns_value(&d, copy)).map_err(|_| PayloadError::NotJson)?;
     Ok(EncodedApns {
@@ -264,6 +275,15 @@ pub fn encode_fcm_question(q: &Question, copy: &Copy) -> Result<EncodedFcm, Payl
 /// right even when the extension cannot run. Shortened to fit 4 KB: the
 /// body (the prompt) first, then the subtitle.
 pub fn encode_apns_resolved(q: &Question, copy: &Copy, me: Option<&str>) -> EncodedApns {
+    apns_resolved_within(q, copy, me, |n| n)
+}
+
+fn apns_resolved_within(
+    q: &Question,
+    copy: &Copy,
+    me: Option<&str>,
+    outer: impl Fn(usize) -> usize,
+) -> EncodedApns {
     let notice = ResolvedNotice::from_question(q);
     let shown = crate::present::ios::ios_resolved_notification(q, me, copy);
     let (title, subtitle, body, thread) = match shown {
@@ -287,7 +307,7 @@ pub fn encode_apns_resolved(q: &Question, copy: &Copy, me: Option<&str>) -> Enco
             "qp_resolved": notice,
         })
     };
-    let fits = |t: &str, s: &str, b: &str| json_len(&value(t, s, b)) <= MAX_PAYLOAD_BYTES;
+    let fits = |t: &str, s: &str, b: &str| outer(json_len(&value(t, s, b))) <= MAX_PAYLOAD_BYTES;
     let mut shortened = Vec::new();
     // [title, subtitle, body], shortened body first.
     let mut texts = [title, subtitle, body];
@@ -336,6 +356,178 @@ pub fn encode_fcm_resolved(q: &Question) -> EncodedFcm {
         },
         data,
     }
+}
+
+// ---- end-to-end encrypted pushes ----
+
+/// The device a sealed payload is for.
+#[cfg(feature = "e2e")]
+pub struct Recipient<'a> {
+    pub device_id: &'a str,
+    pub key: &'a crate::e2e::DevicePublicKey,
+}
+
+/// The sealed envelope: who and what it is for in clear (the question id is
+/// also the APNs collapse id), the rest opaque. `kind` is `question` or
+/// `resolved`.
+#[cfg(feature = "e2e")]
+fn envelope(kind: &str, question_id: &str, device_id: &str, enc: &str, ct: &str) -> Value {
+    json!({
+        "v": crate::e2e::SEALED_VERSION, "kind": kind, "id": question_id,
+        "device": device_id, "enc": enc, "ct": ct,
+    })
+}
+
+/// What the gateway carries for a sealed payload: only generic words (in
+/// the device's language) and the envelope. `passive` for a resolution.
+#[cfg(feature = "e2e")]
+fn sealed_apns_value(env: Value, passive: bool, copy: &Copy) -> Value {
+    let mut aps = json!({
+        "alert": { "title": copy.fallback_title(), "body": copy.fallback_body() },
+        "mutable-content": 1,
+        "interruption-level": if passive { "passive" } else { "time-sensitive" },
+    });
+    if !passive {
+        aps["sound"] = json!("default");
+    }
+    json!({ "aps": aps, "qp_e2e": env })
+}
+
+#[cfg(feature = "e2e")]
+fn sealed_fcm_data(env: &Value, copy: &Copy) -> BTreeMap<String, String> {
+    BTreeMap::from([
+        ("type".to_string(), "e2e".to_string()),
+        ("qp_e2e".to_string(), env.to_string()),
+        ("title".to_string(), copy.fallback_title()),
+        ("body".to_string(), copy.fallback_body()),
+    ])
+}
+
+/// The size of the gateway payload that seals `plaintext_len` bytes
+/// (exact: base64 lengths are known before sealing).
+#[cfg(feature = "e2e")]
+fn sealed_len(
+    kind: &str,
+    question_id: &str,
+    to: &Recipient<'_>,
+    passive: bool,
+    fcm: bool,
+    copy: &Copy,
+    plaintext_len: usize,
+) -> usize {
+    let enc = "A".repeat(crate::e2e::ENC_B64_LEN);
+    let ct = "A".repeat(crate::e2e::sealed_b64_len(plaintext_len));
+    let env = envelope(kind, question_id, to.device_id, &enc, &ct);
+    if fcm {
+        data_len(&sealed_fcm_data(&env, copy))
+    } else {
+        json_len(&sealed_apns_value(env, passive, copy))
+    }
+}
+
+/// Seals `inner` (a plain APNs payload: the phone decodes what it opens
+/// exactly as a plain push, so both present the same notification).
+#[cfg(feature = "e2e")]
+fn seal(
+    kind: &str,
+    question_id: &str,
+    to: &Recipient<'_>,
+    inner: &str,
+) -> Result<Value, PayloadError> {
+    let aad = crate::e2e::aad(kind, question_id, to.device_id);
+    let (enc, ct) = to
+        .key
+        .seal(inner.as_bytes(), &aad)
+        .map_err(|e| PayloadError::Invalid {
+            field: "qp_e2e".into(),
+            message: e.to_string(),
+        })?;
+    Ok(envelope(kind, question_id, to.device_id, &enc, &ct))
+}
+
+/// A sealed question: `(gateway payload, report)`. The plaintext is the
+/// question's plain APNs payload, shortened by the same rules until the
+/// sealed payload fits 4 KB.
+#[cfg(feature = "e2e")]
+fn sealed_question(
+    q: &Question,
+    copy: &Copy,
+    to: &Recipient<'_>,
+    fcm: bool,
+) -> Result<(Value, EncodeReport), PayloadError> {
+    let inner = apns_question_within(q, copy, |n| {
+        sealed_len("question", &q.id, to, false, fcm, copy, n)
+    })?;
+    Ok((seal("question", &q.id, to, &inner.json)?, inner.report))
+}
+
+#[cfg(feature = "e2e")]
+fn sealed_resolved(
+    q: &Question,
+    copy: &Copy,
+    me: Option<&str>,
+    to: &Recipient<'_>,
+    fcm: bool,
+) -> Result<(Value, EncodeReport), PayloadError> {
+    let inner = apns_resolved_within(q, copy, me, |n| {
+        sealed_len("resolved", &q.id, to, true, fcm, copy, n)
+    });
+    Ok((seal("resolved", &q.id, to, &inner.json)?, inner.report))
+}
+
+/// The APNs payload of a question sealed to one device.
+#[cfg(feature = "e2e")]
+pub fn encode_apns_question_sealed(
+    q: &Question,
+    copy: &Copy,
+    to: &Recipient<'_>,
+) -> Result<EncodedApns, PayloadError> {
+    let (env, mut report) = sealed_question(q, copy, to, false)?;
+    let json = sealed_apns_value(env, false, copy).to_string();
+    report.bytes = json.len();
+    Ok(EncodedApns { json, report })
+}
+
+/// The APNs payload of a resolution sealed to one device (an alert that
+/// replaces the question's, as the plain one does).
+#[cfg(feature = "e2e")]
+pub fn encode_apns_resolved_sealed(
+    q: &Question,
+    copy: &Copy,
+    me: Option<&str>,
+    to: &Recipient<'_>,
+) -> Result<EncodedApns, PayloadError> {
+    let (env, mut report) = sealed_resolved(q, copy, me, to, false)?;
+    let json = sealed_apns_value(env, true, copy).to_string();
+    report.bytes = json.len();
+    Ok(EncodedApns { json, report })
+}
+
+/// The FCM data message of a question sealed to one device.
+#[cfg(feature = "e2e")]
+pub fn encode_fcm_question_sealed(
+    q: &Question,
+    copy: &Copy,
+    to: &Recipient<'_>,
+) -> Result<EncodedFcm, PayloadError> {
+    let (env, mut report) = sealed_question(q, copy, to, true)?;
+    let data = sealed_fcm_data(&env, copy);
+    report.bytes = data_len(&data);
+    Ok(EncodedFcm { data, report })
+}
+
+/// The FCM data message of a resolution sealed to one device.
+#[cfg(feature = "e2e")]
+pub fn encode_fcm_resolved_sealed(
+    q: &Question,
+    copy: &Copy,
+    me: Option<&str>,
+    to: &Recipient<'_>,
+) -> Result<EncodedFcm, PayloadError> {
+    let (env, mut report) = sealed_resolved(q, copy, me, to, true)?;
+    let data = sealed_fcm_data(&env, copy);
+    report.bytes = data_len(&data);
+    Ok(EncodedFcm { data, report })
 }
 
 #[cfg(test)]

@@ -16,6 +16,11 @@
 //! question's notification in place; Android: a data message), so the phone
 //! can replace or withdraw the notification and update its feed.
 //!
+//! With end-to-end encryption (feature `e2e`, see [`crate::e2e`]) the plain
+//! APNs payload above is sealed to one device and rides as `qp_e2e` (APNs
+//! key; FCM `type: e2e`) next to a generic alert; the phone opens it
+//! ([`open_apns`], [`open_fcm`]) and decodes what it opened as a plain push.
+//!
 //! The encoder guarantees each gateway's 4096-byte limit for every valid
 //! question: it leaves out `data`, then shortens display text (alert body,
 //! prompt, context, names, placeholder, labels, in that order) and never
@@ -27,6 +32,8 @@ mod budget;
 mod compact;
 mod decode;
 mod encode;
+#[cfg(feature = "e2e")]
+mod sealed;
 
 pub use compact::{CompactOption, CompactQuestion, CompactRoom, ResolvedNotice, PAYLOAD_VERSION};
 pub use decode::{decode_apns, decode_fcm, fallback, FallbackNotification, Push};
@@ -34,6 +41,13 @@ pub use encode::{
     encode_apns_question, encode_apns_resolved, encode_fcm_question, encode_fcm_resolved,
     EncodeReport, EncodedApns, EncodedFcm,
 };
+#[cfg(feature = "e2e")]
+pub use encode::{
+    encode_apns_question_sealed, encode_apns_resolved_sealed, encode_fcm_question_sealed,
+    encode_fcm_resolved_sealed, Recipient,
+};
+#[cfg(feature = "e2e")]
+pub use sealed::{open_apns, open_fcm};
 
 /// The payload limit of both APNs and FCM, in bytes.
 pub const MAX_PAYLOAD_BYTES: usize = 4096;
@@ -59,6 +73,11 @@ pub enum PayloadError {
     Invalid { field: String, message: String },
     #[error("not a Question Protocol push")]
     NotQuestionProtocol,
+    /// End-to-end encrypted, and this device cannot open it (no key, a new
+    /// key after a reinstall, tampered, or meant for another device or
+    /// question). The generic notification shows; the app syncs over TLS.
+    #[error("the encrypted payload cannot be opened on this device: {0}")]
+    CannotOpen(String),
 }
 
 impl PayloadError {
@@ -83,6 +102,7 @@ impl PayloadError {
             PayloadError::UnsupportedVersion(_) => PayloadErrorKind::UnsupportedVersion,
             PayloadError::Invalid { .. } => PayloadErrorKind::Invalid,
             PayloadError::NotQuestionProtocol => PayloadErrorKind::NotQuestionProtocol,
+            PayloadError::CannotOpen(_) => PayloadErrorKind::CannotOpen,
         }
     }
 
@@ -96,6 +116,7 @@ impl PayloadError {
             PayloadErrorKind::UnsupportedVersion => "unsupported_version",
             PayloadErrorKind::Invalid => "invalid",
             PayloadErrorKind::NotQuestionProtocol => "not_question_protocol",
+            PayloadErrorKind::CannotOpen => "cannot_open",
         }
     }
 }
@@ -111,4 +132,5 @@ pub enum PayloadErrorKind {
     UnsupportedVersion,
     Invalid,
     NotQuestionProtocol,
+    CannotOpen,
 }

@@ -8,6 +8,7 @@
 //! extension), over one store file that both processes share.
 
 mod error;
+mod keys;
 mod pair;
 
 use std::collections::HashMap;
@@ -17,6 +18,7 @@ use std::sync::{Arc, RwLock};
 use chrono::{DateTime, Utc};
 
 pub use error::PhoneError;
+pub use keys::{device_public_key, DeviceKeyStore};
 pub use pair::{DeviceRegistration, PairError, PairErrorKind, PairedAccount, TokenStore};
 
 use crate::answer::{map_action, ActionError};
@@ -51,6 +53,12 @@ pub struct Phone {
     user_id: String,
     /// The person's languages, negotiated; replaced when they change.
     copy: RwLock<Arc<Copy>>,
+    /// End-to-end encryption: where the device key is kept, and this
+    /// device's id (sealed pushes name the device they are for).
+    keys: Option<Arc<dyn DeviceKeyStore>>,
+    device_id: RwLock<Option<String>>,
+    /// The key, once loaded or made.
+    secret: RwLock<Option<crate::e2e::DeviceSecret>>,
 }
 
 impl Phone {
@@ -77,7 +85,82 @@ impl Phone {
             client,
             user_id: user_id.to_string(),
             copy: RwLock::new(Arc::new(Copy::for_languages(languages))),
+            keys: None,
+            device_id: RwLock::new(None),
+            secret: RwLock::new(None),
         })
+    }
+
+    /// End-to-end encrypted pushes: the device key is kept in `keys` (made
+    /// on first use by [`device_public_key`](Self::device_public_key)), and
+    /// `device_id` (this device's registration, when known) must be the one
+    /// a sealed push names.
+    pub fn with_device_keys(
+        mut self,
+        keys: Arc<dyn DeviceKeyStore>,
+        device_id: Option<String>,
+    ) -> Phone {
+        self.keys = Some(keys);
+        self.set_device_id(device_id);
+        self
+    }
+
+    /// This device's registration id, once known (after registering).
+    pub fn set_device_id(&self, device_id: Option<String>) {
+        *self.device_id.write().unwrap_or_else(|p| p.into_inner()) =
+            device_id.filter(|d| !d.is_empty());
+    }
+
+    fn my_device_id(&self) -> Option<String> {
+        self.device_id
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// This device's public key (base64), to send with the device
+    /// registration (`public_key`); made and saved on first use.
+    pub fn device_public_key(&self) -> Result<String, PhoneError> {
+        let keys = self.key_store()?;
+        let secret = match self.device_secret() {
+            Some(s) => s,
+            None => keys::load_or_create(keys.as_ref())?,
+        };
+        let public = secret.public().to_base64();
+        *self.secret.write().unwrap_or_else(|p| p.into_inner()) = Some(secret);
+        Ok(public)
+    }
+
+    /// A new key pair, replacing the old one (register the device again
+    /// with the returned public key; pushes sealed to the old key then show
+    /// the generic notification).
+    pub fn rotate_device_key(&self) -> Result<String, PhoneError> {
+        let secret = keys::create(self.key_store()?.as_ref())?;
+        let public = secret.public().to_base64();
+        *self.secret.write().unwrap_or_else(|p| p.into_inner()) = Some(secret);
+        Ok(public)
+    }
+
+    fn key_store(&self) -> Result<&Arc<dyn DeviceKeyStore>, PhoneError> {
+        self.keys.as_ref().ok_or_else(|| {
+            PhoneError::InvalidInput("no device key storage was given (with_device_keys)".into())
+        })
+    }
+
+    /// The device key, loaded once from the key storage.
+    fn device_secret(&self) -> Option<crate::e2e::DeviceSecret> {
+        if let Some(s) = self
+            .secret
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+        {
+            return Some(s.clone());
+        }
+        let bytes = self.keys.as_ref()?.load_device_key()?;
+        let secret = crate::e2e::DeviceSecret::from_bytes(&bytes).ok()?;
+        *self.secret.write().unwrap_or_else(|p| p.into_inner()) = Some(secret.clone());
+        Some(secret)
     }
 
     /// The person changed their languages: every string from now on follows.
@@ -136,12 +219,32 @@ impl Phone {
 
     /// An APNs payload (the notification's `userInfo` as JSON): decoded,
     /// checked field by field, and recorded in the feed.
+    /// An end-to-end encrypted payload is opened with the device key first;
+    /// one that cannot be opened is a `CannotOpen` payload error (show the
+    /// fallback notification).
     pub fn receive_apns(&self, json: &str) -> Result<Push, PhoneError> {
+        // Plain pushes (most, today) skip the second parse.
+        if json.contains("\"qp_e2e\"") {
+            let key = self.device_secret();
+            if let Some(push) =
+                payload::open_apns(json, key.as_ref(), self.my_device_id().as_deref())?
+            {
+                return Ok(self.record(push));
+            }
+        }
         Ok(self.record(payload::decode_apns(json)?))
     }
 
-    /// An FCM data message: decoded, checked and recorded.
+    /// An FCM data message: opened if sealed, decoded, checked and recorded.
     pub fn receive_fcm(&self, data: &HashMap<String, String>) -> Result<Push, PhoneError> {
+        if data.contains_key("qp_e2e") {
+            let key = self.device_secret();
+            if let Some(push) =
+                payload::open_fcm(data, key.as_ref(), self.my_device_id().as_deref())?
+            {
+                return Ok(self.record(push));
+            }
+        }
         Ok(self.record(payload::decode_fcm(data)?))
     }
 

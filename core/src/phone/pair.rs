@@ -26,6 +26,9 @@ pub struct DeviceRegistration {
     pub app_id: Option<String>,
     /// The person's language (BCP 47), for the visible text of pushes.
     pub locale: Option<String>,
+    /// The device's public key (`Phone::device_public_key`), so pushes are
+    /// end-to-end encrypted to it; none: plain pushes.
+    pub public_key: Option<String>,
 }
 
 /// Who the phone is now signed in as.
@@ -103,7 +106,7 @@ pub(crate) async fn pair(
         "label": device_label,
         "device": device.map(|d| json!({
             "platform": d.platform, "push_token": d.push_token, "app_id": d.app_id,
-            "locale": d.locale,
+            "locale": d.locale, "public_key": d.public_key,
         })),
     });
     let resp = http

@@ -14,7 +14,7 @@ use std::time::Duration;
 use clap::Args;
 use qp_core::answer::ActionError;
 use qp_core::payload::{CompactQuestion, Push};
-use qp_core::phone::{DeviceRegistration, Phone, PhoneError, TokenStore};
+use qp_core::phone::{DeviceKeyStore, DeviceRegistration, Phone, PhoneError, TokenStore};
 use qp_core::present::android::{choice_labels, CHOOSE_ACTION_ID};
 use qp_core::present::ios::{option_action_id, TEXT_ACTION_ID};
 use qp_core::present::PresentOptions;
@@ -71,6 +71,11 @@ pub struct DeviceArgs {
     /// app passes a private CA to the library.
     #[arg(long, env = "QP_CA_CERT")]
     ca_cert: Option<PathBuf>,
+    /// Plain pushes: register no device key. By default the terminal makes
+    /// a key pair (the secret kept next to the store, owner-only) and its
+    /// pushes are end-to-end encrypted, as a phone's are.
+    #[arg(long)]
+    no_e2e: bool,
 }
 
 struct Token(String);
@@ -86,6 +91,8 @@ struct Terminal {
     http: reqwest::Client,
     token: String,
     device_id: String,
+    /// Registered with the device: its pushes are sealed to it.
+    public_key: Option<String>,
     phone: Phone,
     online: bool,
     color: bool,
@@ -133,7 +140,7 @@ impl Terminal {
             .bearer_auth(&self.token)
             .json(&serde_json::json!({
                 "platform": "dev", "push_token": push_token, "app_id": self.args.platform,
-                "locale": self.phone.language(),
+                "locale": self.phone.language(), "public_key": self.public_key,
             }))
             .send()
             .await;
@@ -149,6 +156,7 @@ impl Terminal {
             }
         };
         self.device_id = device["id"].as_str().unwrap_or_default().to_string();
+        self.phone.set_device_id(Some(self.device_id.clone()));
         Ok(())
     }
 
@@ -366,6 +374,27 @@ impl Terminal {
     }
 }
 
+/// The terminal's key storage: the device's secret key in a file next to
+/// the store, owner-only (a phone uses the Keychain or the Keystore).
+struct KeyFile(PathBuf);
+
+impl KeyFile {
+    fn next_to(store: &std::path::Path) -> KeyFile {
+        let mut name = store.as_os_str().to_owned();
+        name.push(".device-key");
+        KeyFile(PathBuf::from(name))
+    }
+}
+
+impl DeviceKeyStore for KeyFile {
+    fn load_device_key(&self) -> Option<Vec<u8>> {
+        std::fs::read(&self.0).ok()
+    }
+    fn save_device_key(&self, key: Vec<u8>) -> bool {
+        super::credentials::write_private(&self.0, &key).is_ok()
+    }
+}
+
 /// The terminal's secure storage: a file next to the store, owner-only
 /// (a phone uses the Keychain or the Keystore; never the SQLite store).
 struct TokenFile(PathBuf);
@@ -413,6 +442,18 @@ fn languages(args: &DeviceArgs) -> Vec<String> {
 
 pub async fn run(mut args: DeviceArgs) -> i32 {
     let token_file = TokenFile::next_to(&args.store);
+    let key_file = Arc::new(KeyFile::next_to(&args.store));
+    let public_key = if args.no_e2e {
+        None
+    } else {
+        match qp_core::phone::device_public_key(key_file.as_ref()) {
+            Ok(k) => Some(k),
+            Err(e) => {
+                eprintln!("qp device: cannot make the device key: {e}");
+                return EXIT_ERROR;
+            }
+        }
+    };
     let languages = languages(&args);
     let mut paired_device = None;
     let ca = match crate::client::ExtraCa::read(args.ca_cert.as_deref()) {
@@ -432,6 +473,7 @@ pub async fn run(mut args: DeviceArgs) -> i32 {
             push_token: format!("dev-{}", crate::ids::new_id("t")),
             app_id: Some(args.platform.clone()),
             locale: languages.first().cloned(),
+            public_key: public_key.clone(),
         };
         match Phone::pair(
             &link,
@@ -497,7 +539,7 @@ pub async fn run(mut args: DeviceArgs) -> i32 {
         &languages,
         &trust,
     ) {
-        Ok(p) => p,
+        Ok(p) => p.with_device_keys(key_file, paired_device.clone()),
         Err(e) => {
             eprintln!("qp device: cannot open {}: {e}", args.store.display());
             return EXIT_ERROR;
@@ -509,6 +551,7 @@ pub async fn run(mut args: DeviceArgs) -> i32 {
         http,
         token,
         device_id: String::new(),
+        public_key,
         phone,
         shown: Vec::new(),
         done: 0,

@@ -120,6 +120,11 @@ pub struct ServeArgs {
         help_heading = "TLS"
     )]
     trusted_proxy: Vec<String>,
+    /// End-to-end encrypted pushes: `auto` seals each push to the device's
+    /// public key when it registered one (plain for the others); `off` sends
+    /// every push plain. Recommended: auto [default: auto].
+    #[arg(long, env = "QP_PUSH_ENCRYPTION", value_parser = ["auto", "off"], help_heading = "Push")]
+    push_encryption: Option<String>,
 }
 
 pub async fn run(args: ServeArgs) -> i32 {
@@ -163,6 +168,7 @@ pub async fn run(args: ServeArgs) -> i32 {
         acme_directory_ca: args.acme_directory_ca,
         behind_proxy: args.behind_proxy.then_some(true),
         trusted_proxy: (!args.trusted_proxy.is_empty()).then_some(args.trusted_proxy),
+        push_encryption: args.push_encryption,
     };
     let settings = match flags.resolve(file) {
         Ok(s) => s,

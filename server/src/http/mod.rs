@@ -321,11 +321,30 @@ fn device_fields(body: &Value, prefix: &str) -> Result<DeviceFields, ApiError> {
             ))
         }
     };
+    // Optional: the device's public key for end-to-end encrypted pushes,
+    // checked to be an X25519 key now rather than failing at every push.
+    let public_key = match body.get("public_key") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => {
+            let path = format!("{prefix}public_key");
+            let key = qp_core::e2e::DevicePublicKey::parse(s, &path)
+                .map_err(|e| ApiError::invalid(&path, "invalid_value", e.to_string()))?;
+            Some(key.to_base64())
+        }
+        Some(_) => {
+            return Err(ApiError::invalid(
+                &format!("{prefix}public_key"),
+                "invalid_type",
+                format!("{prefix}public_key: must be a string (base64 of a 32-byte X25519 key)"),
+            ))
+        }
+    };
     Ok(DeviceFields {
         platform,
         push_token,
         app_id,
         locale,
+        public_key,
     })
 }
 

@@ -68,6 +68,9 @@ pub struct DeviceRegistration {
     pub app_id: String,
     /// The person's language, a BCP 47 tag (`de`, `pt-BR`): pushes are written in it.
     pub locale: Option<String>,
+    /// The device's public key (base64 of a 32-byte X25519 key): its pushes
+    /// are then end-to-end encrypted to it (HPKE); omitted: plain pushes.
+    pub public_key: Option<String>,
 }
 
 /// A registered device.

@@ -13,8 +13,6 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
-use qp_core::payload::{encode_apns_question, encode_apns_resolved, MAX_PAYLOAD_BYTES};
-use qp_core::present::copy::Copy;
 
 use super::{PushFuture, PushMessage, PushOutcome, PushTransport};
 use crate::store::deliveries::PushKind;
@@ -95,29 +93,20 @@ impl ApnsTransport {
     }
 
     async fn deliver(&self, m: &PushMessage) -> PushOutcome {
-        let (payload, push_type, priority, expiration) = match m.kind {
-            PushKind::Question => {
-                match encode_apns_question(&m.question, &Copy::for_languages(&[&m.device.locale])) {
-                    Ok(e) => (e.json, "alert", "10", m.question.expires_at.timestamp()),
-                    Err(e) => return PushOutcome::Failed(format!("cannot encode: {e}")),
-                }
-            }
+        let payload = match m.apns_payload() {
+            Ok(p) => p,
+            Err(e) => return PushOutcome::Failed(e),
+        };
+        let (push_type, priority, expiration) = match m.kind {
+            PushKind::Question => ("alert", "10", m.question.expires_at.timestamp()),
             // An alert that replaces the question's notification (same
             // collapse id), kept by APNs for a day for a phone that is off.
-            PushKind::Resolved => {
-                let copy = Copy::for_languages(&[&m.device.locale]);
-                let json = encode_apns_resolved(&m.question, &copy, Some(&m.device.user_id)).json;
-                (
-                    json,
-                    "alert",
-                    "10",
-                    chrono::Utc::now().timestamp() + RESOLVED_KEPT_SECS,
-                )
-            }
+            PushKind::Resolved => (
+                "alert",
+                "10",
+                chrono::Utc::now().timestamp() + RESOLVED_KEPT_SECS,
+            ),
         };
-        if payload.len() > MAX_PAYLOAD_BYTES {
-            return PushOutcome::Failed(format!("payload of {} bytes", payload.len()));
-        }
         let token = match self.provider_token() {
             Ok(t) => t,
             Err(e) => return PushOutcome::Failed(format!("cannot sign the provider token: {e}")),

@@ -6,15 +6,10 @@
 
 use std::sync::Arc;
 
-use qp_core::payload::{
-    encode_apns_question, encode_apns_resolved, encode_fcm_question, encode_fcm_resolved,
-};
-use qp_core::present::copy::Copy;
 use rusqlite::params;
 
 use super::{PushFuture, PushMessage, PushOutcome, PushTransport};
 use crate::app::App;
-use crate::store::deliveries::PushKind;
 use crate::store::now_ms;
 
 pub struct DevTransport {
@@ -27,33 +22,15 @@ impl DevTransport {
     }
 
     async fn deliver(&self, m: &PushMessage) -> PushOutcome {
-        let (format, payload) = if m.device.app_id == "android" {
-            let data = match m.kind {
-                PushKind::Question => match encode_fcm_question(
-                    &m.question,
-                    &Copy::for_languages(&[&m.device.locale]),
-                ) {
-                    Ok(e) => e.data,
-                    Err(e) => return PushOutcome::Failed(e.to_string()),
-                },
-                PushKind::Resolved => encode_fcm_resolved(&m.question).data,
-            };
-            ("fcm", serde_json::to_string(&data).unwrap_or_default())
+        let encoded = if m.device.app_id == "android" {
+            m.fcm_data()
+                .map(|data| ("fcm", serde_json::to_string(&data).unwrap_or_default()))
         } else {
-            let json = match m.kind {
-                PushKind::Question => match encode_apns_question(
-                    &m.question,
-                    &Copy::for_languages(&[&m.device.locale]),
-                ) {
-                    Ok(e) => e.json,
-                    Err(e) => return PushOutcome::Failed(e.to_string()),
-                },
-                PushKind::Resolved => {
-                    let copy = Copy::for_languages(&[&m.device.locale]);
-                    encode_apns_resolved(&m.question, &copy, Some(&m.device.user_id)).json
-                }
-            };
-            ("apns", json)
+            m.apns_payload().map(|json| ("apns", json))
+        };
+        let (format, payload) = match encoded {
+            Ok(e) => e,
+            Err(e) => return PushOutcome::Failed(e),
         };
         let device_id = m.device.id.clone();
         let stored = self

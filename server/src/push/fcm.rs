@@ -8,8 +8,6 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
-use qp_core::payload::{encode_fcm_question, encode_fcm_resolved, MAX_PAYLOAD_BYTES};
-use qp_core::present::copy::Copy;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -131,19 +129,14 @@ impl FcmTransport {
     }
 
     async fn deliver(&self, m: &PushMessage) -> PushOutcome {
-        let (data, priority) = match m.kind {
-            PushKind::Question => {
-                match encode_fcm_question(&m.question, &Copy::for_languages(&[&m.device.locale])) {
-                    Ok(e) => (e.data, "HIGH"),
-                    Err(e) => return PushOutcome::Failed(format!("cannot encode: {e}")),
-                }
-            }
-            PushKind::Resolved => (encode_fcm_resolved(&m.question).data, "NORMAL"),
+        let data = match m.fcm_data() {
+            Ok(d) => d,
+            Err(e) => return PushOutcome::Failed(e),
         };
-        let size: usize = data.iter().map(|(k, v)| k.len() + v.len()).sum();
-        if size > MAX_PAYLOAD_BYTES {
-            return PushOutcome::Failed(format!("payload of {size} bytes"));
-        }
+        let priority = match m.kind {
+            PushKind::Question => "HIGH",
+            PushKind::Resolved => "NORMAL",
+        };
         let ttl = (m.question.expires_at - chrono::Utc::now())
             .num_seconds()
             .max(0);

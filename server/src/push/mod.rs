@@ -18,6 +18,15 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
+use std::collections::BTreeMap;
+
+use qp_core::e2e::DevicePublicKey;
+use qp_core::payload::{
+    encode_apns_question, encode_apns_question_sealed, encode_apns_resolved,
+    encode_apns_resolved_sealed, encode_fcm_question, encode_fcm_question_sealed,
+    encode_fcm_resolved, encode_fcm_resolved_sealed, Recipient, MAX_PAYLOAD_BYTES,
+};
+use qp_core::present::copy::Copy;
 use qp_core::protocol::Question;
 
 use crate::app::App;
@@ -32,6 +41,85 @@ pub struct PushMessage {
     pub device: Device,
     pub kind: PushKind,
     pub question: Question,
+    /// Seal it to the device's public key, if it registered one (the
+    /// server's `push_encryption` setting).
+    pub encrypt: bool,
+}
+
+impl PushMessage {
+    fn copy(&self) -> Copy {
+        Copy::for_languages(&[&self.device.locale])
+    }
+
+    /// The key to seal to, when this push is end-to-end encrypted.
+    fn sealed_to(&self) -> Option<DevicePublicKey> {
+        let key = self.device.public_key.as_deref().filter(|_| self.encrypt)?;
+        // Checked at registration; a key that no longer parses is sent plain
+        // rather than not at all, and said in the log.
+        DevicePublicKey::parse(key, "public_key")
+            .inspect_err(
+                |e| tracing::warn!(device = %self.device.id, error = %e, "unusable device key"),
+            )
+            .ok()
+    }
+
+    /// What APNs carries for this push (the dev transport too, for an
+    /// iOS-shaped terminal device): sealed or plain, within 4 KB.
+    pub fn apns_payload(&self) -> Result<String, String> {
+        let (q, copy, me) = (
+            &self.question,
+            self.copy(),
+            Some(self.device.user_id.as_str()),
+        );
+        let encoded = match (self.kind, self.sealed_to()) {
+            (PushKind::Question, None) => encode_apns_question(q, &copy),
+            (PushKind::Resolved, None) => Ok(encode_apns_resolved(q, &copy, me)),
+            (kind, Some(key)) => {
+                let to = Recipient {
+                    device_id: &self.device.id,
+                    key: &key,
+                };
+                match kind {
+                    PushKind::Question => encode_apns_question_sealed(q, &copy, &to),
+                    PushKind::Resolved => encode_apns_resolved_sealed(q, &copy, me, &to),
+                }
+            }
+        };
+        let json = encoded.map_err(|e| format!("cannot encode: {e}"))?.json;
+        if json.len() > MAX_PAYLOAD_BYTES {
+            return Err(format!("payload of {} bytes", json.len()));
+        }
+        Ok(json)
+    }
+
+    /// What FCM carries for this push (the data map): sealed or plain.
+    pub fn fcm_data(&self) -> Result<BTreeMap<String, String>, String> {
+        let (q, copy, me) = (
+            &self.question,
+            self.copy(),
+            Some(self.device.user_id.as_str()),
+        );
+        let encoded = match (self.kind, self.sealed_to()) {
+            (PushKind::Question, None) => encode_fcm_question(q, &copy),
+            (PushKind::Resolved, None) => Ok(encode_fcm_resolved(q)),
+            (kind, Some(key)) => {
+                let to = Recipient {
+                    device_id: &self.device.id,
+                    key: &key,
+                };
+                match kind {
+                    PushKind::Question => encode_fcm_question_sealed(q, &copy, &to),
+                    PushKind::Resolved => encode_fcm_resolved_sealed(q, &copy, me, &to),
+                }
+            }
+        };
+        let data = encoded.map_err(|e| format!("cannot encode: {e}"))?.data;
+        let size: usize = data.iter().map(|(k, v)| k.len() + v.len()).sum();
+        if size > MAX_PAYLOAD_BYTES {
+            return Err(format!("payload of {size} bytes"));
+        }
+        Ok(data)
+    }
 }
 
 /// What a transport reports for one push.
@@ -75,11 +163,12 @@ const PUSH_RETRY_BASE: Duration = Duration::from_millis(500);
 
 /// Drains due push jobs forever through `transport`.
 pub async fn run_worker(app: Arc<App>, transport: Arc<dyn PushTransport>) {
+    let encrypt = app.settings.push_encryption;
     loop {
         let batch = app
             .db
             .run(
-                |conn| -> rusqlite::Result<Vec<(deliveries::DuePush, Option<PushMessage>)>> {
+                move |conn| -> rusqlite::Result<Vec<(deliveries::DuePush, Option<PushMessage>)>> {
                     let due = deliveries::due_pushes(conn, now_ms(), 32)?;
                     let mut out = Vec::with_capacity(due.len());
                     for job in due {
@@ -90,6 +179,7 @@ pub async fn run_worker(app: Arc<App>, transport: Arc<dyn PushTransport>) {
                                 device,
                                 kind: job.kind,
                                 question,
+                                encrypt,
                             }),
                             _ => None,
                         };

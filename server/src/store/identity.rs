@@ -91,6 +91,9 @@ pub struct Device {
     /// The person's language (BCP 47, `de`, `pt-BR`), for the visible text
     /// of pushes; empty for English.
     pub locale: String,
+    /// The device's public key (base64 X25519, checked when registered):
+    /// its pushes are end-to-end encrypted to it.
+    pub public_key: Option<String>,
 }
 
 /// A uniqueness violation becomes `Conflict(message)`; anything else stays a database error.
@@ -576,6 +579,7 @@ pub struct DeviceRegistration<'a> {
     pub push_token: &'a str,
     pub app_id: &'a str,
     pub locale: &'a str,
+    pub public_key: Option<&'a str>,
 }
 
 /// Registers (or re-registers) a device for push. Registering again updates
@@ -592,6 +596,7 @@ pub fn upsert_device(
         push_token,
         app_id,
         locale,
+        public_key,
     } = *reg;
     let existing: Option<(String, String)> = conn
         .query_row(
@@ -614,17 +619,17 @@ pub fn upsert_device(
     let id = match existing {
         Some(id) => {
             conn.execute(
-                "UPDATE devices SET app_id = ?2, locale = ?3 WHERE id = ?1",
-                params![id, app_id, locale],
+                "UPDATE devices SET app_id = ?2, locale = ?3, public_key = ?4 WHERE id = ?1",
+                params![id, app_id, locale, public_key],
             )?;
             id
         }
         None => {
             let id = ids::new_id("dev");
             conn.execute(
-                "INSERT INTO devices (id, user_id, platform, push_token, app_id, locale, created_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                params![id, user_id, platform, push_token, app_id, locale, now_secs()],
+                "INSERT INTO devices (id, user_id, platform, push_token, app_id, locale, public_key, created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                params![id, user_id, platform, push_token, app_id, locale, public_key, now_secs()],
             )?;
             id
         }
@@ -636,6 +641,7 @@ pub fn upsert_device(
         push_token: push_token.to_string(),
         app_id: app_id.to_string(),
         locale: locale.to_string(),
+        public_key: public_key.map(str::to_string),
     })
 }
 
@@ -649,7 +655,7 @@ pub fn delete_device(conn: &Connection, user_id: &str, device_id: &str) -> rusql
 
 pub fn devices_of(conn: &Connection, user_id: &str) -> rusqlite::Result<Vec<Device>> {
     let mut st = conn.prepare(
-        "SELECT id, user_id, platform, push_token, app_id, locale FROM devices WHERE user_id = ?1 ORDER BY created_at, id",
+        "SELECT id, user_id, platform, push_token, app_id, locale, public_key FROM devices WHERE user_id = ?1 ORDER BY created_at, id",
     )?;
     let rows = st.query_map([user_id], |r| {
         Ok(Device {
@@ -659,6 +665,7 @@ pub fn devices_of(conn: &Connection, user_id: &str) -> rusqlite::Result<Vec<Devi
             push_token: r.get(3)?,
             app_id: r.get(4)?,
             locale: r.get(5)?,
+            public_key: r.get(6)?,
         })
     })?;
     rows.collect()
@@ -666,7 +673,7 @@ pub fn devices_of(conn: &Connection, user_id: &str) -> rusqlite::Result<Vec<Devi
 
 pub fn device_by_id(conn: &Connection, id: &str) -> rusqlite::Result<Option<Device>> {
     conn.query_row(
-        "SELECT id, user_id, platform, push_token, app_id, locale FROM devices WHERE id = ?1",
+        "SELECT id, user_id, platform, push_token, app_id, locale, public_key FROM devices WHERE id = ?1",
         [id],
         |r| {
             Ok(Device {
@@ -676,6 +683,7 @@ pub fn device_by_id(conn: &Connection, id: &str) -> rusqlite::Result<Option<Devi
                 push_token: r.get(3)?,
                 app_id: r.get(4)?,
                 locale: r.get(5)?,
+                public_key: r.get(6)?,
             })
         },
     )

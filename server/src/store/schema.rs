@@ -157,6 +157,11 @@ const MIGRATIONS: &[&str] = &[
     r#"
     ALTER TABLE devices ADD COLUMN locale TEXT NOT NULL DEFAULT '';
     "#,
+    // 6: each device's public key (base64 X25519), for end-to-end
+    // encrypted pushes; NULL: plain pushes.
+    r#"
+    ALTER TABLE devices ADD COLUMN public_key TEXT;
+    "#,
 ];
 
 /// Applies what is missing, each migration in its own transaction
