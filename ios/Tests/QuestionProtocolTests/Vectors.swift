@@ -257,3 +257,49 @@ final class VectorTests: XCTestCase {
     func testPresentVectors() { let r = Runner(); runPresent(r); r.expectAtLeast(10) }
     func testI18nVectors() { let r = Runner(); runI18n(r); r.expectAtLeast(10) }
 }
+
+/// The app's Keychain for the device key, in memory.
+final class MemoryKeyStore: DeviceKeyStore, @unchecked Sendable {
+    private let lock = NSLock()
+    private var key: Data?
+    init(_ key: Data?) { self.key = key }
+    func loadDeviceKey() -> Data? { lock.withLock { key } }
+    func saveDeviceKey(key: Data) -> Bool { lock.withLock { self.key = key }; return true }
+}
+
+/// Sealed pushes pinned with fixed keys (core/tests/vectors/e2e): opened
+/// through the core by a phone holding the vector's key and device id.
+func runE2e(_ r: Runner) {
+    let all = vectors("e2e")
+    r.check("e2e vectors found", all.count >= 8, "\(all.count)")
+    let dir = NSTemporaryDirectory() + "qp-e2e-\(UUID().uuidString)"
+    try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+    for (name, v) in all {
+        let key = (v["device_secret"] as? String).flatMap { Data(base64Encoded: $0) }
+        var got: [String: Any]
+        do {
+            let phone = try PhoneCore(storePath: dir + "/\(v["name"] as! String).sqlite", mode: .extension,
+                                      serverUrl: "http://127.0.0.1:9", userId: "u_federica", tokens: StaticToken(nil),
+                                      languages: ["en"], deviceKeys: MemoryKeyStore(key), deviceId: v["device_id"] as? String)
+            let push = v["format"] as? String == "fcm"
+                ? try phone.receiveFcm(data: v["payload"] as! [String: String])
+                : try phone.receiveApns(json: v["payload"] as! String)
+            switch push {
+            case let .question(q):
+                got = ["kind": "question", "id": q.id, "prompt": q.prompt, "context": q.context ?? NSNull(),
+                       "asker": q.asker, "room_name": q.room.name, "labels": q.options.map(\.label)]
+            case let .resolved(n):
+                got = ["kind": "resolved", "id": n.id, "state": stateName(n.state)]
+            }
+        } catch let QpError.Payload(kind, _, _) {
+            got = ["error": wire(kind)]
+        } catch {
+            got = ["error": "\(error)"]
+        }
+        r.check(name, canon(got) == canon(v["expect"]), "got \(canon(got))")
+    }
+}
+
+extension VectorTests {
+    func testSealedPushVectors() { let r = Runner(); runE2e(r); r.expectAtLeast(9) }
+}

@@ -218,4 +218,38 @@ class VectorsTest {
         val got = localizedCopy(v["languages"] as List<String>, v["kind"] as String, toJson(v["args"]))
         if (got == v["expect"]) null else "got $got"
     }
+
+    /** The Keystore-backed storage for the device key, in memory. */
+    private class MemoryKeyStore(private var key: ByteArray?) : DeviceKeyStore {
+        override fun loadDeviceKey(): ByteArray? = key
+        override fun saveDeviceKey(key: ByteArray): Boolean { this.key = key; return true }
+    }
+
+    /** Sealed pushes pinned with fixed keys, opened through the core. */
+    @Test
+    fun sealedPushVectors() {
+        val dir = java.nio.file.Files.createTempDirectory("qp-e2e").toFile()
+        runAll("e2e", 8) { v ->
+            val key = (v["device_secret"] as String?)?.let { java.util.Base64.getDecoder().decode(it) }
+            val phone = PhoneCore(java.io.File(dir, "${v["name"]}.sqlite").path, StoreMode.EXTENSION, "http://127.0.0.1:9",
+                "u_federica", StaticToken(null), listOf("en"), null, MemoryKeyStore(key), v["device_id"] as String?)
+            val got: Map<String, Any?> = try {
+                @Suppress("UNCHECKED_CAST")
+                when (val push = if (v["format"] == "fcm") phone.receiveFcm(v["payload"] as Map<String, String>)
+                                  else phone.receiveApns(v["payload"] as String)) {
+                    is DecodedPush.Question -> mapOf("kind" to "question", "id" to push.question.id,
+                        "prompt" to push.question.prompt, "context" to push.question.context, "asker" to push.question.asker,
+                        "room_name" to push.question.room.name, "labels" to push.question.options.map { it.label })
+                    is DecodedPush.Resolved -> mapOf("kind" to "resolved", "id" to push.notice.id,
+                        "state" to push.notice.state.name.lowercase())
+                }
+            } catch (e: QpException.Payload) {
+                mapOf("error" to e.kind.name.lowercase())
+            } finally {
+                phone.close()
+            }
+            if (got == obj(v["expect"])) null else "got $got"
+        }
+        dir.deleteRecursively()
+    }
 }
