@@ -1,5 +1,7 @@
 //! The phone's hot path for one push: decode + validate + present (iOS and
-//! Android). Goal: median under 20 µs. `cargo bench -p qp-core --bench phone_path`.
+//! Android). Goal: median under 20 µs. With the `e2e` feature, the same for
+//! an end-to-end encrypted push: open (HPKE) + decode + validate + present,
+//! goal under 50 µs. `cargo bench -p qp-core --features e2e --bench phone_path`.
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
 use qp_core::payload::{decode_apns, encode_apns_question, Push};
@@ -10,7 +12,7 @@ use qp_core::present::PresentOptions;
 use qp_core::protocol::{normalize_ask, time, AskContext, Asker, RoomRef};
 use serde_json::json;
 
-fn payload(ask: serde_json::Value) -> String {
+fn question(ask: serde_json::Value) -> qp_core::protocol::Question {
     let ctx = AskContext {
         now: time::parse("2026-06-27T10:30:00Z").unwrap(),
         default_target_user_id: Some("u_federica".into()),
@@ -28,7 +30,13 @@ fn payload(ask: serde_json::Value) -> String {
         id: "a_1".into(),
         display_name: "Release Bot".into(),
     });
-    encode_apns_question(&q, Copy::english()).unwrap().json
+    q
+}
+
+fn payload(ask: serde_json::Value) -> String {
+    encode_apns_question(&question(ask), Copy::english())
+        .unwrap()
+        .json
 }
 
 fn phone_path(json: &str) -> usize {
@@ -61,6 +69,40 @@ fn bench(c: &mut Criterion) {
     });
     c.bench_function("decode+validate+present worst case", |b| {
         b.iter(|| phone_path(black_box(&worst)))
+    });
+    #[cfg(feature = "e2e")]
+    sealed(c);
+}
+
+/// The sealed push of the typical question, opened with the device key and
+/// then the same path as a plain one.
+#[cfg(feature = "e2e")]
+fn sealed(c: &mut Criterion) {
+    use qp_core::e2e::DeviceSecret;
+    use qp_core::payload::{encode_apns_question_sealed, open_apns, Recipient};
+    let secret = DeviceSecret::from_bytes(&[0x51; 32]).unwrap();
+    let public = secret.public();
+    let q = question(json!({"prompt": "Deploy v1.4.0 to production?", "context": "Build #4821"}));
+    let to = Recipient {
+        device_id: "dev_bench",
+        key: &public,
+    };
+    let json = encode_apns_question_sealed(&q, Copy::english(), &to)
+        .unwrap()
+        .json;
+    println!("sealed payload size: {} bytes", json.len());
+    c.bench_function("decrypt+decode+validate+present typical (sealed)", |b| {
+        b.iter(|| {
+            let Ok(Some(Push::Question(q))) =
+                open_apns(black_box(&json), Some(&secret), Some("dev_bench"))
+            else {
+                panic!("opens")
+            };
+            let opts = PresentOptions::default();
+            let ios = ios_notification(&q, &opts, Copy::english());
+            let android = android_notification(&q, q.created_at, &opts, Copy::english());
+            ios.category.actions.len() + android.actions.len()
+        })
     });
 }
 

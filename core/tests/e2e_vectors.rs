@@ -70,10 +70,17 @@ fn write() {
     let secret = DeviceSecret::from_bytes(&[0x51; 32]).unwrap();
     let other = DeviceSecret::from_bytes(&[0x52; 32]).unwrap();
     let public = secret.public();
-    let to = Recipient { device_id: "dev_vector", key: &public };
+    let to = Recipient {
+        device_id: "dev_vector",
+        key: &public,
+    };
     let q = question();
-    let apns = encode_apns_question_sealed(&q, Copy::english(), &to).unwrap().json;
-    let fcm = encode_fcm_question_sealed(&q, Copy::english(), &to).unwrap().data;
+    let apns = encode_apns_question_sealed(&q, Copy::english(), &to)
+        .unwrap()
+        .json;
+    let fcm = encode_fcm_question_sealed(&q, Copy::english(), &to)
+        .unwrap()
+        .data;
     let mut answered = q.clone();
     answered.state = qp_core::protocol::QuestionState::Answered;
     answered.resolved_at = Some(q.created_at + chrono::Duration::minutes(1));
@@ -83,7 +90,9 @@ fn write() {
             "answered_at": "2026-06-27T10:31:00Z"}))
         .unwrap(),
     );
-    let resolved = encode_apns_resolved_sealed(&answered, Copy::english(), None, &to).unwrap().json;
+    let resolved = encode_apns_resolved_sealed(&answered, Copy::english(), None, &to)
+        .unwrap()
+        .json;
     let edit = |json: &str, f: &dyn Fn(&mut Value)| {
         let mut v: Value = serde_json::from_str(json).unwrap();
         f(&mut v);
@@ -137,7 +146,8 @@ fn replay(v: &Value, dir: &std::path::Path) -> Result<(), String> {
     let got = match v["format"].as_str().unwrap() {
         "apns" => phone.receive_apns(v["payload"].as_str().unwrap()),
         _ => {
-            let data: HashMap<String, String> = serde_json::from_value(v["payload"].clone()).unwrap();
+            let data: HashMap<String, String> =
+                serde_json::from_value(v["payload"].clone()).unwrap();
             phone.receive_fcm(&data)
         }
     };
@@ -167,7 +177,11 @@ fn sealed_vectors_open_as_pinned() {
     assert_eq!(vectors.len(), 8);
     let failures: Vec<String> = vectors
         .iter()
-        .filter_map(|v| replay(v, dir.path()).err().map(|e| format!("{}: {e}", v["name"])))
+        .filter_map(|v| {
+            replay(v, dir.path())
+                .err()
+                .map(|e| format!("{}: {e}", v["name"]))
+        })
         .collect();
     assert!(failures.is_empty(), "{failures:#?}");
 }

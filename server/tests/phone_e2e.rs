@@ -532,6 +532,7 @@ async fn invite_pair_and_answer_through_the_phone_core() {
         push_token: "dev-bob-1".into(),
         app_id: Some("ios".into()),
         locale: Some("de-DE".into()),
+        public_key: None,
     };
     let account = Phone::pair(
         &link,

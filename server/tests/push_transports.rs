@@ -831,11 +831,8 @@ async fn a_sealed_push_opens_only_on_its_device_for_its_question_and_falls_back_
     // Tampered: one byte of the ciphertext changed.
     let mut v: Value = serde_json::from_str(&payload).unwrap();
     let ct = v["qp_e2e"]["ct"].as_str().unwrap().to_string();
-    let flipped = if ct.starts_with('A') {
-        format!("B{}", &ct[1..])
-    } else {
-        format!("A{}", &ct[1..])
-    };
+    let (first, rest) = ct.split_at(1);
+    let flipped = format!("{}{rest}", if first == "A" { "B" } else { "A" });
     v["qp_e2e"]["ct"] = json!(flipped);
     assert_eq!(cannot(&a, &v.to_string()), "cannot_open");
     // Replayed as another question (the id in clear changed).

@@ -12,11 +12,16 @@
 //! resident memory in KiB (VmHWM). Run once per process by
 //! scripts/bench-phone:
 //!
-//!     nse_path STORE_PATH
+//!     nse_path STORE_PATH [--sealed]
+//!
+//! With `--sealed` the push is end-to-end encrypted to the device's key
+//! (sealed before the clock starts, as the server would), the phone object
+//! is given its key storage, and step 2 opens the payload (HPKE) first.
 
 use std::sync::Arc;
 use std::time::Instant;
 
+use qp_ffi::keys::DeviceKeyStore;
 use qp_ffi::platform::max_ios_categories;
 use qp_ffi::types::{DecodedPush, StoreMode};
 use qp_ffi::{PhoneCore, TokenProvider};
@@ -34,6 +39,37 @@ impl TokenProvider for Keychain {
     }
 }
 
+/// The Keychain item holding the device key (read once by the core).
+struct KeychainKey(Vec<u8>);
+impl DeviceKeyStore for KeychainKey {
+    fn load_device_key(&self) -> Option<Vec<u8>> {
+        Some(self.0.clone())
+    }
+    fn save_device_key(&self, _key: Vec<u8>) -> bool {
+        false
+    }
+}
+
+/// The plain payload sealed to the device key, as the server sends it.
+fn seal(plain: &str, id: &str, secret: &[u8]) -> String {
+    let v: serde_json::Value = serde_json::from_str(plain).unwrap();
+    let q: qp_core::protocol::Question = {
+        let c: qp_core::payload::CompactQuestion = serde_json::from_value(v["qp"].clone()).unwrap();
+        c.to_question()
+    };
+    assert_eq!(q.id, id);
+    let key = qp_core::e2e::DeviceSecret::from_bytes(secret)
+        .unwrap()
+        .public();
+    let to = qp_core::payload::Recipient {
+        device_id: "dev_bench",
+        key: &key,
+    };
+    qp_core::payload::encode_apns_question_sealed(&q, qp_core::present::copy::Copy::english(), &to)
+        .unwrap()
+        .json
+}
+
 fn vm_hwm_kb() -> u64 {
     std::fs::read_to_string("/proc/self/status")
         .unwrap_or_default()
@@ -45,12 +81,19 @@ fn vm_hwm_kb() -> u64 {
 }
 
 fn main() {
-    let path = std::env::args().nth(1).expect("usage: nse_path STORE_PATH");
+    let path = std::env::args()
+        .nth(1)
+        .expect("usage: nse_path STORE_PATH [--sealed]");
+    let sealed = std::env::args().nth(2).as_deref() == Some("--sealed");
     // A new question id per run, as a real push would carry.
     let id = format!("q_{}", std::process::id());
-    let payload = PAYLOAD
+    let mut payload = PAYLOAD
         .replace("\"Q\"", &format!("\"{id}\""))
         .replace("qp.q.Q", &format!("qp.q.{id}"));
+    let secret = vec![0x51u8; 32];
+    if sealed {
+        payload = seal(&payload, &id, &secret);
+    }
     // What the app registered before (its static category and earlier questions').
     let registered = vec!["app.static".to_string()];
 
@@ -63,6 +106,8 @@ fn main() {
         Arc::new(Keychain),
         vec!["de-DE".into(), "en".into()],
         None,
+        sealed.then(|| Arc::new(KeychainKey(secret.clone())) as Arc<dyn DeviceKeyStore>),
+        sealed.then(|| "dev_bench".to_string()),
     )
     .expect("the shared store");
     let t_open = t.elapsed();

@@ -93,6 +93,8 @@ fn phone_core(dir: &tempfile::TempDir) -> Arc<PhoneCore> {
         Arc::new(Token(None)),
         vec![],
         None,
+        None,
+        None,
     )
     .unwrap()
 }
@@ -173,6 +175,8 @@ fn a_store_that_cannot_open_is_a_typed_error() {
         "u_1".into(),
         Arc::new(Token(None)),
         vec![],
+        None,
+        None,
         None,
     ) {
         Err(QpError::Storage { kind, .. }) => assert_eq!(kind, StoreErrorKind::Corrupt),
@@ -281,6 +285,8 @@ fn an_extra_ca_that_is_not_pem_is_refused_with_its_name() {
         Arc::new(Token(None)),
         vec![],
         Some("this is not a certificate".into()),
+        None,
+        None,
     ) {
         Err(QpError::InvalidInput { detail }) => {
             assert!(detail.contains("extra_ca_pem"), "{detail}")

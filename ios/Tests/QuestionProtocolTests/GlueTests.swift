@@ -22,13 +22,19 @@ final class TestService: QPNotificationService {
     let url: String
     let store: String
     let budget: TimeInterval
+    let keys: DeviceKeyStore?
+    let deviceId: String?
+    let userId: String
     var made: PhoneCore?
-    init(url: String, store: String, budget: TimeInterval = 5) {
+    init(url: String, store: String, budget: TimeInterval = 5, keys: DeviceKeyStore? = nil,
+         deviceId: String? = nil, userId: String = env("QP_E2E_USER")) {
         self.url = url; self.store = store; self.budget = budget
+        self.keys = keys; self.deviceId = deviceId; self.userId = userId
     }
     override func makeCore() -> PhoneCore? {
-        made = try? PhoneCore(storePath: store, mode: .extension, serverUrl: url, userId: env("QP_E2E_USER"),
-                              tokens: StaticToken(env("QP_E2E_USER_TOKEN")), languages: ["en"])
+        made = try? PhoneCore(storePath: store, mode: .extension, serverUrl: url, userId: userId,
+                              tokens: StaticToken(env("QP_E2E_USER_TOKEN")), languages: ["en"],
+                              deviceKeys: keys, deviceId: deviceId)
         return made
     }
     override var networkBudget: TimeInterval { budget }
@@ -333,6 +339,29 @@ final class GlueTests: XCTestCase {
                                try encodeApnsPayload(questionJson: next.json).json, id: next.id)
         let state2 = try await serverQuestion(q.id).state
         XCTAssertEqual(state2, "answered")
+    }
+
+    // An end-to-end encrypted push (the pinned vector): the extension opens
+    // it and shows the real question with its buttons; with another key it
+    // shows the generic notification the push carries, and never crashes.
+    func testASealedPushShowsTheQuestionAndAnUnopenableOneTheGenericWords() async throws {
+        let sealed = vectors("e2e").first { $0.1["name"] as? String == "question_apns" }!.1
+        let payload = sealed["payload"] as! String
+        let key = Data(base64Encoded: sealed["device_secret"] as! String)!
+        let dead = "http://127.0.0.1:9"
+        let opened = await runExtension(TestService(url: dead, store: dir + "/a.sqlite", keys: MemoryKeyStore(key),
+                                                    deviceId: "dev_vector", userId: "u_federica"),
+                                        payload, id: "q_e2e_vector")
+        XCTAssertEqual(opened.first?.title, "Release Bot asks you")
+        XCTAssertEqual(opened.first?.body, "Rotate the production database password?")
+        XCTAssertEqual(opened.first?.categoryIdentifier, "qp.q.q_e2e_vector")
+        let other = await runExtension(TestService(url: dead, store: dir + "/b.sqlite",
+                                                   keys: MemoryKeyStore(Data(repeating: 0x52, count: 32)),
+                                                   deviceId: "dev_vector", userId: "u_federica"),
+                                       payload, id: "q_e2e_vector")
+        XCTAssertEqual(other.first?.title, "New question")
+        XCTAssertEqual(other.first?.body, "Open the app to answer.")
+        XCTAssertEqual(other.first?.categoryIdentifier, "", "no buttons: a tap opens the app")
     }
 
     // Not ours: a response in another category completes at once, untouched.
