@@ -351,8 +351,16 @@ impl Terminal {
         } else {
             self.phone.receive_apns(payload)
         };
+        // What the gateway could read: say when it was sealed to this device.
+        let sealed = payload.contains("\"qp_e2e\"");
         match push {
             Ok(Push::Question(q)) => {
+                if sealed {
+                    println!(
+                        "(end-to-end encrypted push, {} bytes: opened with this device's key)",
+                        payload.len()
+                    );
+                }
                 self.draw(&q);
                 self.shown.push(q);
                 if let Some(key) = self.args.answer.clone() {
