@@ -17,7 +17,9 @@ pub trait DeviceKeyStore: Send + Sync {
     fn save_device_key(&self, key: Vec<u8>) -> bool;
 }
 
-use super::PhoneError;
+use std::sync::Arc;
+
+use super::{Phone, PhoneError};
 use crate::e2e::DeviceSecret;
 
 /// The saved key, or a new one made and saved now.
@@ -46,4 +48,79 @@ pub(crate) fn create(keys: &dyn DeviceKeyStore) -> Result<DeviceSecret, PhoneErr
 /// registration sent with pairing, before a `Phone` is opened.
 pub fn device_public_key(keys: &dyn DeviceKeyStore) -> Result<String, PhoneError> {
     Ok(load_or_create(keys)?.public().to_base64())
+}
+
+/// The device key of a phone: made, rotated, loaded once.
+impl Phone {
+    /// End-to-end encrypted pushes: the device key is kept in `keys` (made
+    /// on first use by [`device_public_key`](Self::device_public_key)), and
+    /// `device_id` (this device's registration, when known) must be the one
+    /// a sealed push names.
+    pub fn with_device_keys(
+        mut self,
+        keys: Arc<dyn DeviceKeyStore>,
+        device_id: Option<String>,
+    ) -> Phone {
+        self.keys = Some(keys);
+        self.set_device_id(device_id);
+        self
+    }
+
+    /// This device's registration id, once known (after registering).
+    pub fn set_device_id(&self, device_id: Option<String>) {
+        *self.device_id.write().unwrap_or_else(|p| p.into_inner()) =
+            device_id.filter(|d| !d.is_empty());
+    }
+
+    pub(super) fn my_device_id(&self) -> Option<String> {
+        self.device_id
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
+    /// This device's public key (base64), to send with the device
+    /// registration (`public_key`); made and saved on first use.
+    pub fn device_public_key(&self) -> Result<String, PhoneError> {
+        let keys = self.key_store()?;
+        let secret = match self.device_secret() {
+            Some(s) => s,
+            None => load_or_create(keys.as_ref())?,
+        };
+        let public = secret.public().to_base64();
+        *self.secret.write().unwrap_or_else(|p| p.into_inner()) = Some(secret);
+        Ok(public)
+    }
+
+    /// A new key pair, replacing the old one (register the device again
+    /// with the returned public key; pushes sealed to the old key then show
+    /// the generic notification).
+    pub fn rotate_device_key(&self) -> Result<String, PhoneError> {
+        let secret = create(self.key_store()?.as_ref())?;
+        let public = secret.public().to_base64();
+        *self.secret.write().unwrap_or_else(|p| p.into_inner()) = Some(secret);
+        Ok(public)
+    }
+
+    fn key_store(&self) -> Result<&Arc<dyn DeviceKeyStore>, PhoneError> {
+        self.keys.as_ref().ok_or_else(|| {
+            PhoneError::InvalidInput("no device key storage was given (with_device_keys)".into())
+        })
+    }
+
+    /// The device key, loaded once from the key storage.
+    pub(super) fn device_secret(&self) -> Option<DeviceSecret> {
+        if let Some(s) = self
+            .secret
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+        {
+            return Some(s.clone());
+        }
+        let bytes = self.keys.as_ref()?.load_device_key()?;
+        let secret = DeviceSecret::from_bytes(&bytes).ok()?;
+        *self.secret.write().unwrap_or_else(|p| p.into_inner()) = Some(secret.clone());
+        Some(secret)
+    }
 }
