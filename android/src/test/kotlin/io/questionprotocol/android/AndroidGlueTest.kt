@@ -278,4 +278,38 @@ class AndroidGlueTest {
         online.close()
         answerOnServer(url, missed, "approve") // leaves the user nothing pending, as the other suites expect
     }
+
+    private class MemoryKeyStore(private var key: ByteArray?) : DeviceKeyStore {
+        override fun loadDeviceKey(): ByteArray? = key
+        override fun saveDeviceKey(key: ByteArray): Boolean { this.key = key; return true }
+    }
+
+    /** An end-to-end encrypted FCM message (the pinned vector): posted with the
+     *  real question and its actions; with another key, the generic words the
+     *  message carries, never a crash. */
+    @Test
+    fun aSealedMessageIsPostedAndAnUnopenableOneFallsBack() {
+        @Suppress("UNCHECKED_CAST")
+        val sealed = vectors("e2e").first { it.second["name"] == "question_fcm" }.second
+        @Suppress("UNCHECKED_CAST")
+        val data = sealed["payload"] as Map<String, String>
+        val key = java.util.Base64.getDecoder().decode(sealed["device_secret"] as String)
+        val keyed = PhoneCore(File(dir, "sealed.sqlite").path, StoreMode.APP, "http://127.0.0.1:9", "u_federica",
+            StaticToken(null), listOf("en"), null, MemoryKeyStore(key), "dev_vector")
+        val n = QuestionNotifier(context, keyed, TestReceiver::class.java, android.R.drawable.ic_dialog_info)
+        assertEquals(QuestionNotifier.Result.Posted("q_e2e_vector", androidNotificationId("q_e2e_vector")), n.onDataMessage(data))
+        val shown = posted("q_e2e_vector")
+        assertEquals("Rotate the production database password?", shown.extras.getCharSequence(Notification.EXTRA_TEXT).toString())
+        assertEquals(3, shown.actions.size)
+        keyed.close()
+
+        val wrong = PhoneCore(File(dir, "wrong.sqlite").path, StoreMode.APP, "http://127.0.0.1:9", "u_federica",
+            StaticToken(null), listOf("en"), null, MemoryKeyStore(ByteArray(32) { 0x52 }), "dev_vector")
+        val result = QuestionNotifier(context, wrong, TestReceiver::class.java, android.R.drawable.ic_dialog_info).onDataMessage(data)
+        assertTrue("$result", result is QuestionNotifier.Result.Fallback)
+        val fallback = checkNotNull(shadowOf(manager).getNotification(QuestionIntents.FALLBACK_TAG, 0))
+        assertEquals("New question", fallback.extras.getCharSequence(Notification.EXTRA_TITLE).toString())
+        assertEquals("Open the app to answer.", fallback.extras.getCharSequence(Notification.EXTRA_TEXT).toString())
+        wrong.close()
+    }
 }
