@@ -874,6 +874,13 @@ async fn a_sealed_push_opens_only_on_its_device_for_its_question_and_falls_back_
     plain.device.public_key = m.device.public_key.clone();
     plain.encrypt = false;
     assert!(plain.apns_payload().unwrap().contains("PromptSecret"));
+    // A stored key that no longer parses (a damaged database) fails the
+    // push instead of downgrading it to plain.
+    plain.device.public_key = Some("not a key".into());
+    plain.encrypt = true;
+    let e = plain.apns_payload().unwrap_err();
+    assert!(e.contains("unusable device key"), "{e}");
+    assert!(plain.fcm_data().is_err());
 }
 
 #[tokio::test(flavor = "multi_thread")]

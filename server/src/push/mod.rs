@@ -13,12 +13,11 @@ pub mod dev;
 pub mod fcm;
 pub mod router;
 
+use std::collections::BTreeMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
-
-use std::collections::BTreeMap;
 
 use qp_core::e2e::DevicePublicKey;
 use qp_core::payload::{
@@ -51,16 +50,17 @@ impl PushMessage {
         Copy::for_languages(&[&self.device.locale])
     }
 
-    /// The key to seal to, when this push is end-to-end encrypted.
-    fn sealed_to(&self) -> Option<DevicePublicKey> {
-        let key = self.device.public_key.as_deref().filter(|_| self.encrypt)?;
-        // Checked at registration; a key that no longer parses is sent plain
-        // rather than not at all, and said in the log.
-        DevicePublicKey::parse(key, "public_key")
-            .inspect_err(
-                |e| tracing::warn!(device = %self.device.id, error = %e, "unusable device key"),
-            )
-            .ok()
+    /// The key to seal to, when this push is end-to-end encrypted. A key
+    /// that no longer parses (checked at registration, so only a damaged
+    /// database) fails the push: a device that asked for encryption never
+    /// gets its question in clear.
+    fn sealed_to(&self) -> Result<Option<DevicePublicKey>, String> {
+        match self.device.public_key.as_deref().filter(|_| self.encrypt) {
+            None => Ok(None),
+            Some(key) => DevicePublicKey::parse(key, "public_key")
+                .map(Some)
+                .map_err(|e| format!("unusable device key: {e}")),
+        }
     }
 
     /// What APNs carries for this push (the dev transport too, for an
@@ -71,7 +71,7 @@ impl PushMessage {
             self.copy(),
             Some(self.device.user_id.as_str()),
         );
-        let encoded = match (self.kind, self.sealed_to()) {
+        let encoded = match (self.kind, self.sealed_to()?) {
             (PushKind::Question, None) => encode_apns_question(q, &copy),
             (PushKind::Resolved, None) => Ok(encode_apns_resolved(q, &copy, me)),
             (kind, Some(key)) => {
@@ -99,7 +99,7 @@ impl PushMessage {
             self.copy(),
             Some(self.device.user_id.as_str()),
         );
-        let encoded = match (self.kind, self.sealed_to()) {
+        let encoded = match (self.kind, self.sealed_to()?) {
             (PushKind::Question, None) => encode_fcm_question(q, &copy),
             (PushKind::Resolved, None) => Ok(encode_fcm_resolved(q)),
             (kind, Some(key)) => {
