@@ -245,6 +245,8 @@ fn suspend_waits_for_the_store_work_in_flight() {
                     Err(StoreError::Suspended) => refused += 1,
                     Err(e) => panic!("unexpected store error: {e}"),
                 }
+                // Let the suspending thread in (std's mutex is not fair).
+                std::thread::sleep(Duration::from_micros(20));
             }
             (landed, refused)
         })
