@@ -74,6 +74,16 @@ fn open_phone(f: &Fixture, name: &str, url: &str, user: &str, token: &str) -> Ph
 }
 
 impl Device {
+    fn new(id: String, token: String, phone: Phone) -> Device {
+        Device {
+            id,
+            token,
+            phone,
+            after: 0,
+            screen: BTreeMap::new(),
+        }
+    }
+
     /// The pushes the gateway would have delivered since the last call.
     async fn pushes(&mut self, f: &Fixture, want: usize) -> Vec<(String, String)> {
         let mut out = Vec::new();
@@ -196,20 +206,16 @@ impl Device {
 async fn a_resolution_reaches_the_other_phone_answered_expired_or_cancelled() {
     let f = Fixture::new().await;
     // Bob's phone: no network at all, so what it shows comes from the push.
-    let mut bob = Device {
-        id: register(&f, &f.bob_token, "ios").await,
-        token: f.bob_token.clone(),
-        phone: open_phone(&f, "bob-ios", "http://127.0.0.1:9", &f.bob, &f.bob_token),
-        after: 0,
-        screen: BTreeMap::new(),
-    };
-    let mut alice = Device {
-        id: register(&f, &f.alice_token, "android").await,
-        token: f.alice_token.clone(),
-        phone: open_phone(&f, "alice-android", &f.base, &f.alice, &f.alice_token),
-        after: 0,
-        screen: BTreeMap::new(),
-    };
+    let mut bob = Device::new(
+        register(&f, &f.bob_token, "ios").await,
+        f.bob_token.clone(),
+        open_phone(&f, "bob-ios", "http://127.0.0.1:9", &f.bob, &f.bob_token),
+    );
+    let mut alice = Device::new(
+        register(&f, &f.alice_token, "android").await,
+        f.alice_token.clone(),
+        open_phone(&f, "alice-android", &f.base, &f.alice, &f.alice_token),
+    );
     let ask = |prompt: &str| {
         json!({"prompt": prompt, "context": "Build #4821", "responder_scope": "room",
                "options": [{"value": "approve", "label": "Approve"}, {"value": "deny", "label": "Deny", "style": "danger"}]})
@@ -391,19 +397,6 @@ async fn reconciliation_posts_what_was_missed_and_replaces_what_resolved() {
     assert_eq!(plan.resolved[0].subtitle, "no answer, expired");
 }
 
-/// The app's key storage, in memory.
-#[derive(Default)]
-struct Keys(std::sync::Mutex<Option<Vec<u8>>>);
-impl qp_core::phone::DeviceKeyStore for Keys {
-    fn load_device_key(&self) -> Option<Vec<u8>> {
-        self.0.lock().unwrap().clone()
-    }
-    fn save_device_key(&self, key: Vec<u8>) -> bool {
-        *self.0.lock().unwrap() = Some(key);
-        true
-    }
-}
-
 /// Through the whole server: a device registers its public key, and every
 /// push it gets (question, then resolution) is sealed to it: none of the
 /// question's words cross the gateway, and the phone shows them all. A
@@ -413,7 +406,7 @@ impl qp_core::phone::DeviceKeyStore for Keys {
 async fn a_device_with_a_key_gets_sealed_pushes_through_the_server() {
     let f = Fixture::new().await;
     let phone = open_phone(&f, "bob-sealed", "http://127.0.0.1:9", &f.bob, &f.bob_token)
-        .with_device_keys(Arc::new(Keys::default()), None);
+        .with_device_keys(Arc::new(common::MemoryKeys::default()), None);
     let public_key = phone.device_public_key().unwrap();
     let (status, body) = f
         .call(
@@ -426,20 +419,12 @@ async fn a_device_with_a_key_gets_sealed_pushes_through_the_server() {
     assert_eq!(status, 201, "{body}");
     let device_id = body["id"].as_str().unwrap().to_string();
     phone.set_device_id(Some(device_id.clone()));
-    let mut bob = Device {
-        id: device_id,
-        token: f.bob_token.clone(),
-        phone,
-        after: 0,
-        screen: BTreeMap::new(),
-    };
-    let mut alice = Device {
-        id: register(&f, &f.alice_token, "android").await,
-        token: f.alice_token.clone(),
-        phone: open_phone(&f, "alice-plain", &f.base, &f.alice, &f.alice_token),
-        after: 0,
-        screen: BTreeMap::new(),
-    };
+    let mut bob = Device::new(device_id, f.bob_token.clone(), phone);
+    let mut alice = Device::new(
+        register(&f, &f.alice_token, "android").await,
+        f.alice_token.clone(),
+        open_phone(&f, "alice-plain", &f.base, &f.alice, &f.alice_token),
+    );
 
     let q = f
         .ask(json!({"prompt": "Rotate the SecretPrompt password?", "context": "SecretContext",

@@ -41,7 +41,7 @@ pub fn decode_apns(json: &str) -> Result<Push, PayloadError> {
 
 /// Decodes an FCM data message (`RemoteMessage.data`).
 pub fn decode_fcm(data: &HashMap<String, String>) -> Result<Push, PayloadError> {
-    let size: usize = data.iter().map(|(k, v)| k.len() + v.len()).sum();
+    let size = super::fcm_data_len(data);
     if size > MAX_DECODE_BYTES {
         return Err(PayloadError::TooLarge(size));
     }

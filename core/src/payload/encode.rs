@@ -246,7 +246,7 @@ fn fcm_data(d: &Draft, copy: &Copy) -> BTreeMap<String, String> {
 
 /// FCM counts the data payload as its keys plus values.
 fn data_len(data: &BTreeMap<String, String>) -> usize {
-    data.iter().map(|(k, v)| k.len() + v.len()).sum()
+    super::fcm_data_len(data)
 }
 
 /// The FCM data-only message of a new question.

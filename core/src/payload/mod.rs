@@ -54,6 +54,11 @@ pub const MAX_PAYLOAD_BYTES: usize = 4096;
 /// Inputs larger than this are refused before parsing (no gateway sends them).
 pub const MAX_DECODE_BYTES: usize = 16 * 1024;
 
+/// The size FCM counts for a data message: its keys plus values, in bytes.
+pub fn fcm_data_len<'a>(data: impl IntoIterator<Item = (&'a String, &'a String)>) -> usize {
+    data.into_iter().map(|(k, v)| k.len() + v.len()).sum()
+}
+
 /// Why a payload could not be used. `code()` is stable for tests and logs.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PayloadError {

@@ -82,7 +82,7 @@ pub fn open_fcm(
     if data.get("type").map(String::as_str) != Some("e2e") {
         return Ok(None);
     }
-    let size: usize = data.iter().map(|(k, v)| k.len() + v.len()).sum();
+    let size = super::fcm_data_len(data);
     if size > MAX_DECODE_BYTES {
         return Err(PayloadError::TooLarge(size));
     }

@@ -457,20 +457,7 @@ impl Phone {
             })
             .collect();
         let unshown = self.store.never_presented()?;
-        let mut answered_here = std::collections::HashSet::new();
-        for s in &unshown {
-            if self.store.answer_for(&s.question.id)?.is_some() {
-                answered_here.insert(s.question.id.clone());
-            }
-        }
-        let plan = reconcile::plan(
-            &screen,
-            &unshown,
-            |id| answered_here.contains(id),
-            &self.user_id,
-            now,
-            &self.copy(),
-        );
+        let plan = reconcile::plan(&screen, &unshown, &self.user_id, now, &self.copy());
         let mut shown: Vec<&str> = on_screen.iter().map(String::as_str).collect();
         shown.extend(plan.post.iter().map(|q| q.id.as_str()));
         self.store.mark_presented(&shown)?;

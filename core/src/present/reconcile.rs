@@ -41,12 +41,10 @@ pub struct OnScreen<'a> {
 }
 
 /// The plan. `unshown` are the store's pending questions never presented
-/// here, and `answered_here` says whether this device has an answer queued
-/// or sent for a question (it is then not posted again).
+/// here and not answered here (`Store::never_presented`).
 pub fn plan(
     on_screen: &[OnScreen<'_>],
     unshown: &[StoredQuestion],
-    answered_here: impl Fn(&str) -> bool,
     me: &str,
     now: DateTime<Utc>,
     copy: &Copy,
@@ -70,7 +68,7 @@ pub fn plan(
     out.post = unshown
         .iter()
         .filter(|s| s.state == QuestionState::Pending && s.question.expires_at > now)
-        .filter(|s| !shown.contains(s.question.id.as_str()) && !answered_here(&s.question.id))
+        .filter(|s| !shown.contains(s.question.id.as_str()))
         .map(|s| s.question.clone())
         .collect();
     out

@@ -132,13 +132,29 @@ impl Store {
     /// These questions' notifications are (or were) on screen.
     pub fn mark_presented(&self, ids: &[&str]) -> Result<(), StoreError> {
         let mut conn = self.conn()?;
+        // Usually every one is marked already (its push was recorded): read
+        // first, so the extension's reconciliation takes no write lock then.
+        let unmarked: Vec<&str> = {
+            let mut st = conn
+                .prepare_cached("SELECT 1 FROM questions WHERE id = ?1 AND presented_ms IS NULL")?;
+            let mut out = Vec::new();
+            for id in ids {
+                if st.exists([id])? {
+                    out.push(*id);
+                }
+            }
+            out
+        };
+        if unmarked.is_empty() {
+            return Ok(());
+        }
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         {
             let mut st = tx.prepare_cached(
                 "UPDATE questions SET presented_ms = ?2 WHERE id = ?1 AND presented_ms IS NULL",
             )?;
             let now = now_ms();
-            for id in ids {
+            for id in unmarked {
                 st.execute(params![id, now])?;
             }
         }
@@ -146,11 +162,13 @@ impl Store {
         Ok(())
     }
 
-    /// Pending questions never shown on this device, oldest first.
+    /// Pending questions never shown on this device and not answered on it
+    /// (nothing in its outbox), oldest first: what reconciliation may post.
     pub fn never_presented(&self) -> Result<Vec<StoredQuestion>, StoreError> {
         let conn = self.conn()?;
         let mut st = conn.prepare(&format!(
-            "SELECT {COLUMNS} FROM questions WHERE state = 'pending' AND presented_ms IS NULL
+            "SELECT {COLUMNS} FROM questions q WHERE state = 'pending' AND presented_ms IS NULL
+             AND NOT EXISTS (SELECT 1 FROM outbox o WHERE o.question_id = q.id)
              ORDER BY created_at, id"
         ))?;
         let rows = st.query_map([], from_row)?;

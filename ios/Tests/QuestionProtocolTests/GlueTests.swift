@@ -142,6 +142,16 @@ final class GlueTests: XCTestCase {
         return handed.all
     }
 
+    /// Asks on the server and shows the question as the system would (its
+    /// push through the extension, which has no network here).
+    func showQuestion(_ prompt: String, store: String) async throws -> (id: String, json: String, note: UNNotification) {
+        let q = try await askQuestion(prompt)
+        _ = await runExtension(TestService(url: env("QP_E2E_DEAD_URL"), store: store),
+                               try encodeApnsPayload(questionJson: q.json).json, id: q.id)
+        let note = try XCTUnwrap(delivered().first { $0.request.identifier == q.id })
+        return (q.id, q.json, note)
+    }
+
     // The extension: a question is presented with its own category, the
     // outbox is sent first, the store is left suspended, the handler runs once.
     func testExtensionPresentsSendsQueuedAnswersSuspendsAndCompletesOnce() async throws {
@@ -205,11 +215,8 @@ final class GlueTests: XCTestCase {
         try requireServer()
         let store = dir + "/shared.sqlite"
         let dead = env("QP_E2E_DEAD_URL")
-        let answered = try await askQuestion("Ship the hotfix?")
-        let cancelled = try await askQuestion("Drain the node?")
-        for q in [answered, cancelled] {
-            _ = await runExtension(TestService(url: dead, store: store), try encodeApnsPayload(questionJson: q.json).json, id: q.id)
-        }
+        let answered = try await showQuestion("Ship the hotfix?", store: store)
+        let cancelled = try await showQuestion("Drain the node?", store: store)
         XCTAssertEqual(delivered().count, 2)
 
         // Answered elsewhere (the user's Android phone), and cancelled by the agent.
@@ -244,9 +251,7 @@ final class GlueTests: XCTestCase {
     func testLaunchReconcilesTheScreenWithTheServer() async throws {
         try requireServer()
         let store = dir + "/shared.sqlite"
-        let shown = try await askQuestion("Promote the canary?")
-        _ = await runExtension(TestService(url: env("QP_E2E_DEAD_URL"), store: store),
-                               try encodeApnsPayload(questionJson: shown.json).json, id: shown.id)
+        let shown = try await showQuestion("Promote the canary?", store: store)
         let missed = try await askQuestion("Scale the workers?")
         let (s, _) = try await http("POST", "/api/questions/\(shown.id)/answer", token: env("QP_E2E_USER_TOKEN"),
                                     body: ["value": "deny"])
@@ -293,10 +298,8 @@ final class GlueTests: XCTestCase {
     func testAnswerCompletesOnceAfterTheSend() async throws {
         try requireServer()
         let store = dir + "/shared.sqlite"
-        let q = try await askQuestion("Merge the release branch?")
-        _ = await runExtension(TestService(url: env("QP_E2E_DEAD_URL"), store: store),
-                               try encodeApnsPayload(questionJson: q.json).json, id: q.id)
-        let note = try XCTUnwrap(delivered().first { $0.request.identifier == q.id })
+        let q = try await showQuestion("Merge the release branch?", store: store)
+        let note = q.note
         UIApplication.shared.applicationState = .background
         let app = try core(env("QP_E2E_URL"), store)
         var serverStateAtCompletion: [String] = []
@@ -317,10 +320,8 @@ final class GlueTests: XCTestCase {
     func testServerDownTheAnswerWaitsForTheNextExtensionRun() async throws {
         try requireServer()
         let store = dir + "/shared.sqlite"
-        let q = try await askQuestion("Purge the CDN?")
-        _ = await runExtension(TestService(url: env("QP_E2E_DEAD_URL"), store: store),
-                               try encodeApnsPayload(questionJson: q.json).json, id: q.id)
-        let note = try XCTUnwrap(delivered().first { $0.request.identifier == q.id })
+        let q = try await showQuestion("Purge the CDN?", store: store)
+        let note = q.note
         let offline = try core(env("QP_E2E_DEAD_URL"), store)
         var atCompletion: [MyAnswer?] = []
         _ = await QPNotificationResponseHandler.handle(

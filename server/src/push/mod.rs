@@ -85,11 +85,9 @@ impl PushMessage {
                 }
             }
         };
-        let json = encoded.map_err(|e| format!("cannot encode: {e}"))?.json;
-        if json.len() > MAX_PAYLOAD_BYTES {
-            return Err(format!("payload of {} bytes", json.len()));
-        }
-        Ok(json)
+        let e = encoded.map_err(|e| format!("cannot encode: {e}"))?;
+        within_budget(e.report.bytes)?;
+        Ok(e.json)
     }
 
     /// What FCM carries for this push (the data map): sealed or plain.
@@ -113,13 +111,19 @@ impl PushMessage {
                 }
             }
         };
-        let data = encoded.map_err(|e| format!("cannot encode: {e}"))?.data;
-        let size: usize = data.iter().map(|(k, v)| k.len() + v.len()).sum();
-        if size > MAX_PAYLOAD_BYTES {
-            return Err(format!("payload of {size} bytes"));
-        }
-        Ok(data)
+        let e = encoded.map_err(|e| format!("cannot encode: {e}"))?;
+        within_budget(e.report.bytes)?;
+        Ok(e.data)
     }
+}
+
+/// The encoders guarantee the gateways' limit; a payload over it would be
+/// refused by the gateway anyway, so it is failed here with its size.
+fn within_budget(bytes: usize) -> Result<(), String> {
+    if bytes > MAX_PAYLOAD_BYTES {
+        return Err(format!("payload of {bytes} bytes"));
+    }
+    Ok(())
 }
 
 /// What a transport reports for one push.

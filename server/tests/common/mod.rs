@@ -252,3 +252,18 @@ pub fn run_python_suite(script: &str) {
         "{script} failed:\n{stdout}"
     );
 }
+
+/// The app's key storage for the device key (the Keychain, the Keystore),
+/// in memory.
+#[derive(Default)]
+pub struct MemoryKeys(std::sync::Mutex<Option<Vec<u8>>>);
+
+impl qp_core::phone::DeviceKeyStore for MemoryKeys {
+    fn load_device_key(&self) -> Option<Vec<u8>> {
+        self.0.lock().unwrap().clone()
+    }
+    fn save_device_key(&self, key: Vec<u8>) -> bool {
+        *self.0.lock().unwrap() = Some(key);
+        true
+    }
+}

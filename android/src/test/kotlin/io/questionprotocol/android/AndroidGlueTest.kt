@@ -209,17 +209,26 @@ class AndroidGlueTest {
         assertEquals("q_quiet", core.feed().single().questionId)
     }
 
-    /** Asks as the agent on the server android/run-tests started; the question JSON. */
-    private fun askOnServer(url: String, prompt: String): String {
-        val body = """{"prompt": "$prompt", "options": [{"value": "approve", "label": "Approve", "style": "primary"}, {"value": "deny", "label": "Deny"}]}"""
-        val request = java.net.http.HttpRequest.newBuilder(java.net.URI.create("$url/api/agent/rooms/OPS123/questions"))
-            .header("Authorization", "Bearer " + System.getenv("QP_E2E_AGENT_TOKEN"))
+    /** POSTs JSON to the server android/run-tests started; the response body. */
+    private fun post(url: String, path: String, token: String, body: String, status: Int): String {
+        val request = java.net.http.HttpRequest.newBuilder(java.net.URI.create("$url$path"))
+            .header("Authorization", "Bearer $token")
             .header("Content-Type", "application/json")
             .POST(java.net.http.HttpRequest.BodyPublishers.ofString(body))
             .build()
         val response = java.net.http.HttpClient.newHttpClient().send(request, java.net.http.HttpResponse.BodyHandlers.ofString())
-        assertEquals(201, response.statusCode())
+        assertEquals(status, response.statusCode())
         return response.body()
+    }
+
+    /** Asks as the agent; the question JSON. */
+    private fun askOnServer(url: String, prompt: String): String = post(url, "/api/agent/rooms/OPS123/questions",
+        System.getenv("QP_E2E_AGENT_TOKEN"),
+        """{"prompt": "$prompt", "options": [{"value": "approve", "label": "Approve", "style": "primary"}, {"value": "deny", "label": "Deny"}]}""", 201)
+
+    /** Answers as the e2e user (from another of their devices). */
+    private fun answerOnServer(url: String, id: String, value: String) {
+        post(url, "/api/questions/$id/answer", System.getenv("QP_E2E_USER_TOKEN"), """{"value": "$value"}""", 200)
     }
 
     @Test
@@ -236,16 +245,6 @@ class AndroidGlueTest {
         assertEquals("delivered at once: nothing left for background work", 0, TestReceiver.flushes)
         assertEquals("Approve, by you", posted(id).extras.getCharSequence(Notification.EXTRA_TEXT).toString())
         online.close()
-    }
-
-    private fun answerOnServer(url: String, id: String, value: String) {
-        val request = java.net.http.HttpRequest.newBuilder(java.net.URI.create("$url/api/questions/$id/answer"))
-            .header("Authorization", "Bearer " + System.getenv("QP_E2E_USER_TOKEN"))
-            .header("Content-Type", "application/json")
-            .POST(java.net.http.HttpRequest.BodyPublishers.ofString("""{"value": "$value"}"""))
-            .build()
-        val response = java.net.http.HttpClient.newHttpClient().send(request, java.net.http.HttpResponse.BodyHandlers.ofString())
-        assertEquals(200, response.statusCode())
     }
 
     @Test
@@ -279,10 +278,6 @@ class AndroidGlueTest {
         answerOnServer(url, missed, "approve") // leaves the user nothing pending, as the other suites expect
     }
 
-    private class MemoryKeyStore(private var key: ByteArray?) : DeviceKeyStore {
-        override fun loadDeviceKey(): ByteArray? = key
-        override fun saveDeviceKey(key: ByteArray): Boolean { this.key = key; return true }
-    }
 
     /** An end-to-end encrypted FCM message (the pinned vector): posted with the
      *  real question and its actions; with another key, the generic words the

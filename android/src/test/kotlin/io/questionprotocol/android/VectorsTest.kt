@@ -219,11 +219,6 @@ class VectorsTest {
         if (got == v["expect"]) null else "got $got"
     }
 
-    /** The Keystore-backed storage for the device key, in memory. */
-    private class MemoryKeyStore(private var key: ByteArray?) : DeviceKeyStore {
-        override fun loadDeviceKey(): ByteArray? = key
-        override fun saveDeviceKey(key: ByteArray): Boolean { this.key = key; return true }
-    }
 
     /** Sealed pushes pinned with fixed keys, opened through the core. */
     @Test
