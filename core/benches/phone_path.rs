@@ -75,7 +75,8 @@ fn bench(c: &mut Criterion) {
 }
 
 /// The sealed push of the typical question, opened with the device key and
-/// then the same path as a plain one.
+/// then the same path as a plain one. The key is in memory (with its public
+/// half), as after the phone's first read of the key storage in a process.
 #[cfg(feature = "e2e")]
 fn sealed(c: &mut Criterion) {
     use qp_core::e2e::DeviceSecret;

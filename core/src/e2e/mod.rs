@@ -10,12 +10,14 @@
 //! against its own. Opening never panics: any failure is an [`E2eError`],
 //! and the extension then shows the generic notification the push carries.
 
+mod open;
+
 use base64::engine::general_purpose::STANDARD as B64;
 use base64::Engine;
 use hpke::aead::ChaCha20Poly1305;
 use hpke::kdf::HkdfSha256;
 use hpke::kem::X25519HkdfSha256;
-use hpke::{Deserializable, Kem as KemTrait, OpModeR, OpModeS, Serializable};
+use hpke::{Deserializable, Kem as KemTrait, OpModeS, Serializable};
 
 type Kem = X25519HkdfSha256;
 
@@ -49,9 +51,15 @@ pub fn aad(kind: &str, question_id: &str, device_id: &str) -> Vec<u8> {
     format!("qp-e2e/1\0{kind}\0{question_id}\0{device_id}").into_bytes()
 }
 
-/// A device's secret key (the 32 bytes the platform's key storage keeps).
+/// A device's secret key (the 32 bytes the platform's key storage keeps),
+/// with its public key, computed once when the key is made or loaded: every
+/// open needs it (it is part of HPKE's KEM context), and computing it is a
+/// scalar multiplication the extension should not pay per push.
 #[derive(Clone)]
-pub struct DeviceSecret(<Kem as KemTrait>::PrivateKey);
+pub struct DeviceSecret {
+    secret: zeroize::Zeroizing<[u8; KEY_BYTES]>,
+    public: DevicePublicKey,
+}
 
 impl std::fmt::Debug for DeviceSecret {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -62,43 +70,48 @@ impl std::fmt::Debug for DeviceSecret {
 impl DeviceSecret {
     /// A new random key.
     pub fn generate() -> Result<DeviceSecret, E2eError> {
-        let mut ikm = [0u8; KEY_BYTES];
-        getrandom::getrandom(&mut ikm).map_err(|e| E2eError::NoRandomness(e.to_string()))?;
-        Ok(DeviceSecret(Kem::derive_keypair(&ikm).0))
+        let mut ikm = zeroize::Zeroizing::new([0u8; KEY_BYTES]);
+        getrandom::getrandom(ikm.as_mut()).map_err(|e| E2eError::NoRandomness(e.to_string()))?;
+        Ok(DeviceSecret::from_key(Kem::derive_keypair(ikm.as_ref()).0))
     }
 
     pub fn from_bytes(bytes: &[u8]) -> Result<DeviceSecret, E2eError> {
         <Kem as KemTrait>::PrivateKey::from_bytes(bytes)
-            .map(DeviceSecret)
+            .map(DeviceSecret::from_key)
             .map_err(|e| E2eError::BadKey {
                 field: "device_key".into(),
                 message: format!("must be a {KEY_BYTES}-byte X25519 secret key ({e})"),
             })
     }
 
+    fn from_key(key: <Kem as KemTrait>::PrivateKey) -> DeviceSecret {
+        let mut secret = zeroize::Zeroizing::new([0u8; KEY_BYTES]);
+        secret.copy_from_slice(&key.to_bytes());
+        DeviceSecret {
+            secret,
+            public: DevicePublicKey(Kem::sk_to_pk(&key)),
+        }
+    }
+
     pub fn to_bytes(&self) -> Vec<u8> {
-        self.0.to_bytes().to_vec()
+        self.secret.to_vec()
     }
 
     pub fn public(&self) -> DevicePublicKey {
-        DevicePublicKey(Kem::sk_to_pk(&self.0))
+        self.public.clone()
     }
 
     /// Opens a sealed payload (`enc` and `ct` as base64) bound to `aad`.
     pub fn open(&self, enc_b64: &str, ct_b64: &str, aad: &[u8]) -> Result<Vec<u8>, E2eError> {
-        let enc = B64.decode(enc_b64).map_err(|_| E2eError::CannotOpen)?;
+        let enc: [u8; KEY_BYTES] = B64
+            .decode(enc_b64)
+            .ok()
+            .and_then(|e| e.try_into().ok())
+            .ok_or(E2eError::CannotOpen)?;
         let ct = B64.decode(ct_b64).map_err(|_| E2eError::CannotOpen)?;
-        let enc =
-            <Kem as KemTrait>::EncappedKey::from_bytes(&enc).map_err(|_| E2eError::CannotOpen)?;
-        hpke::single_shot_open::<ChaCha20Poly1305, HkdfSha256, Kem>(
-            &OpModeR::Base,
-            &self.0,
-            &enc,
-            INFO,
-            &ct,
-            aad,
-        )
-        .map_err(|_| E2eError::CannotOpen)
+        let mut public = [0u8; KEY_BYTES];
+        public.copy_from_slice(&self.public.0.to_bytes());
+        open::open(&self.secret, &public, &enc, INFO, &ct, aad).map_err(|_| E2eError::CannotOpen)
     }
 }
 
@@ -183,6 +196,46 @@ mod tests {
             Err(E2eError::CannotOpen)
         );
         assert_eq!(a.open("%%", &ct, &binding), Err(E2eError::CannotOpen));
+    }
+
+    /// The phone's open (ours, `open.rs`) and rust-hpke's agree on what
+    /// rust-hpke seals: the same plaintext, and the same refusals.
+    #[test]
+    fn this_open_agrees_with_rust_hpke() {
+        use hpke::OpModeR;
+        for len in [0usize, 1, 63, 64, 65, 1000, 3000] {
+            let device = DeviceSecret::generate().unwrap();
+            let binding = aad("question", &format!("q_{len}"), "d_1");
+            let plaintext: Vec<u8> = (0..len).map(|i| (i * 7 + len) as u8).collect();
+            let (enc, ct) = device.public().seal(&plaintext, &binding).unwrap();
+            let theirs = |ct: &[u8], aad: &[u8]| {
+                let key = <Kem as KemTrait>::PrivateKey::from_bytes(&device.to_bytes()).unwrap();
+                let enc =
+                    <Kem as KemTrait>::EncappedKey::from_bytes(&B64.decode(&enc).unwrap()).unwrap();
+                hpke::single_shot_open::<ChaCha20Poly1305, HkdfSha256, Kem>(
+                    &OpModeR::Base,
+                    &key,
+                    &enc,
+                    INFO,
+                    ct,
+                    aad,
+                )
+                .ok()
+            };
+            let ct_bytes = B64.decode(&ct).unwrap();
+            assert_eq!(device.open(&enc, &ct, &binding).unwrap(), plaintext);
+            assert_eq!(theirs(&ct_bytes, &binding), Some(plaintext.clone()));
+            let mut tampered = ct_bytes.clone();
+            tampered[len / 2] ^= 0x80;
+            assert_eq!(theirs(&tampered, &binding), None);
+            assert_eq!(
+                device.open(&enc, &B64.encode(&tampered), &binding),
+                Err(E2eError::CannotOpen)
+            );
+            let other = aad("resolved", &format!("q_{len}"), "d_1");
+            assert_eq!(theirs(&ct_bytes, &other), None);
+            assert_eq!(device.open(&enc, &ct, &other), Err(E2eError::CannotOpen));
+        }
     }
 
     #[test]
