@@ -8,12 +8,15 @@
 //! Options: --waiters N (10000), --samples N (1000), --cycle-secs S (10),
 //! --concurrency N (32), --tls (HTTPS with a throwaway CA; the clients
 //! speak HTTP/1.1, one connection per waiter as with plain HTTP, so the two
-//! runs compare the cost of TLS itself). Results go to stdout.
+//! runs compare the cost of TLS itself), --db postgres://… (an empty
+//! PostgreSQL database instead of a temporary SQLite file) and --instances N
+//! (1; with 2, two `qp serve` processes on that database: each cycle asks and
+//! answers on one and long-polls on the other, and the held waiters are split
+//! between them, so every release crosses instances). Results go to stdout.
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use qp_server::store::{self, identity};
@@ -27,6 +30,8 @@ struct Opts {
     cycle_secs: u64,
     concurrency: usize,
     tls: bool,
+    db: Option<String>,
+    instances: usize,
 }
 
 fn opts() -> Opts {
@@ -37,6 +42,8 @@ fn opts() -> Opts {
         cycle_secs: 10,
         concurrency: 32,
         tls: false,
+        db: None,
+        instances: 1,
     };
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
@@ -53,6 +60,8 @@ fn opts() -> Opts {
             "--samples" => o.samples = v.parse().expect("--samples N"),
             "--cycle-secs" => o.cycle_secs = v.parse().expect("--cycle-secs S"),
             "--concurrency" => o.concurrency = v.parse().expect("--concurrency N"),
+            "--db" => o.db = Some(v),
+            "--instances" => o.instances = v.parse().expect("--instances N"),
             other => panic!("unknown option {other}"),
         }
         i += 2;
@@ -138,13 +147,68 @@ impl Api {
     }
 }
 
+/// A `qp serve` process under test.
+struct Server {
+    child: std::process::Child,
+    pid: u32,
+    base: String,
+}
+
+fn spawn_server(o: &Opts, db: &str, tls_args: &[std::ffi::OsString]) -> Server {
+    let mut child = Command::new(&o.qp)
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--ask-rate-per-minute",
+            "100000000",
+            "--ask-burst",
+            "100000000",
+        ])
+        .args(["--max-pending-per-agent", "100000000"])
+        .args(tls_args)
+        .args(["--db", db])
+        .env("QP_LOG", "warn")
+        .envs(std::env::vars().filter(|(k, _)| k.starts_with("MALLOC_")))
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start qp serve (build it with --release first)");
+    let pid = child.id();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let base = loop {
+        let line = lines.next().expect("qp serve exited").unwrap();
+        if let Some(rest) = line.split("listening on ").nth(1) {
+            break rest.trim().to_string();
+        }
+    };
+    std::thread::spawn(move || for _ in lines {});
+    Server { child, pid, base }
+}
+
+/// Resident memory of every server, in KB: each, and the sum.
+fn rss_kb(servers: &[Server], key: &str) -> (Vec<u64>, u64) {
+    let each: Vec<u64> = servers.iter().map(|s| proc_status_kb(s.pid, key)).collect();
+    let total = each.iter().sum();
+    (each, total)
+}
+
 #[tokio::main]
 async fn main() {
     let o = opts();
+    assert!(o.instances >= 1, "--instances must be at least 1");
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("bench.sqlite");
-    let (agent, user) = {
-        let conn = store::open(&db).unwrap();
+    let db = match &o.db {
+        Some(url) => url.clone(),
+        None => dir.path().join("bench.sqlite").display().to_string(),
+    };
+    assert!(
+        o.instances == 1 || o.db.is_some(),
+        "several instances share a PostgreSQL database: give --db postgres://…"
+    );
+    let database: store::Database = db.parse().unwrap();
+    // The sync database client cannot run inside this runtime: seed on a thread.
+    let (agent, user) = std::thread::spawn(move || {
+        let conn = store::connect(&database).unwrap();
         let room = identity::create_room(&conn, "Bench", Some("BENCH1")).unwrap();
         let u = identity::create_user(&conn, "Bench User", None).unwrap();
         identity::add_member(&conn, &room.id, &u.id).unwrap();
@@ -154,7 +218,9 @@ async fn main() {
             agent,
             identity::create_user_token(&conn, &u.id, "").unwrap(),
         )
-    };
+    })
+    .join()
+    .unwrap();
     let ca = qp_server::tls::devcert::DevCa::new("bench CA").unwrap();
     let mut tls_args = Vec::new();
     if o.tls {
@@ -166,34 +232,9 @@ async fn main() {
         tls_args.push("--tls-key".into());
         tls_args.push(dir.path().join("key.pem").into_os_string());
     }
-    let mut server = Command::new(&o.qp)
-        .args([
-            "serve",
-            "--listen",
-            "127.0.0.1:0",
-            "--ask-rate-per-minute",
-            "100000000",
-            "--ask-burst",
-            "100000000",
-        ])
-        .args(["--max-pending-per-agent", "100000000"])
-        .args(&tls_args)
-        .arg("--db")
-        .arg(&db)
-        .env("QP_LOG", "warn")
-        .envs(std::env::vars().filter(|(k, _)| k.starts_with("MALLOC_")))
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start qp serve (build it with --release first)");
-    let pid = server.id();
-    let mut lines = BufReader::new(server.stderr.take().unwrap()).lines();
-    let base = loop {
-        let line = lines.next().expect("qp serve exited").unwrap();
-        if let Some(rest) = line.split("listening on ").nth(1) {
-            break rest.trim().to_string();
-        }
-    };
-    std::thread::spawn(move || for _ in lines {});
+    let mut servers: Vec<Server> = (0..o.instances)
+        .map(|_| spawn_server(&o, &db, &tls_args))
+        .collect();
     let trust = match o.tls {
         true => qp_server::client::ExtraCa::from_pem(ca.ca_pem.as_bytes()).unwrap(),
         false => qp_server::client::ExtraCa::none(),
@@ -204,15 +245,28 @@ async fn main() {
         .timeout(Duration::from_secs(45))
         .build()
         .unwrap();
-    let api = Api {
-        http,
-        base,
-        agent,
-        user,
-    };
-    let rss_idle = proc_status_kb(pid, "VmRSS:");
+    let apis: Vec<Api> = servers
+        .iter()
+        .map(|s| Api {
+            http: http.clone(),
+            base: s.base.clone(),
+            agent: agent.clone(),
+            user: user.clone(),
+        })
+        .collect();
+    // Asked and answered on `apis[i % n]`, waited on the next instance.
+    let n = apis.len();
+    let asker = |i: usize| apis[i % n].clone();
+    let waiter_of = |i: usize| apis[(i + 1) % n].clone();
+    let (_, rss_idle) = rss_kb(&servers, "VmRSS:");
     println!(
-        "qp serve pid {pid} ({}); idle RSS {rss_idle} KB",
+        "{} qp serve process(es) on {} ({}); idle RSS {rss_idle} KB",
+        o.instances,
+        if o.db.is_some() {
+            "PostgreSQL"
+        } else {
+            "SQLite"
+        },
         if o.tls {
             "HTTPS, HTTP/1.1"
         } else {
@@ -223,16 +277,16 @@ async fn main() {
     // ---- 1. ask -> wait -> answer -> released, in a closed loop ----
     let deadline = Instant::now() + Duration::from_secs(o.cycle_secs);
     let mut tasks = Vec::new();
-    for _ in 0..o.concurrency {
-        let api = api.clone();
+    for k in 0..o.concurrency {
+        let (api, waits) = (asker(k), waiter_of(k));
         tasks.push(tokio::spawn(async move {
             let mut n = 0u64;
             while Instant::now() < deadline {
                 let id = api.ask().await;
                 let waiter = {
-                    let api = api.clone();
+                    let waits = waits.clone();
                     let id = id.clone();
-                    tokio::spawn(async move { api.wait_terminal(&id).await })
+                    tokio::spawn(async move { waits.wait_terminal(&id).await })
                 };
                 api.answer(&id).await;
                 waiter.await.unwrap();
@@ -257,8 +311,8 @@ async fn main() {
     let mut ids = Vec::with_capacity(o.waiters);
     let mut asks = Vec::new();
     for chunk in (0..o.waiters).collect::<Vec<_>>().chunks(64) {
-        for _ in chunk {
-            let api = api.clone();
+        for i in chunk {
+            let api = asker(*i);
             asks.push(tokio::spawn(async move { api.ask().await }));
         }
         for a in asks.drain(..) {
@@ -269,7 +323,7 @@ async fn main() {
     for (i, id) in ids.iter().enumerate() {
         let (tx, rx) = oneshot::channel();
         released.insert(id.clone(), rx);
-        let api = api.clone();
+        let api = waiter_of(i);
         let id = id.clone();
         tokio::spawn(async move {
             api.wait_terminal(&id).await;
@@ -280,57 +334,71 @@ async fn main() {
         }
     }
     tokio::time::sleep(Duration::from_secs(3)).await;
-    let rss_held = proc_status_kb(pid, "VmRSS:");
+    let (each, rss_held) = rss_kb(&servers, "VmRSS:");
     println!(
-        "held: {} waiters parked; server RSS {} KB ({:.1} MB); {:.1} KB per parked waiter above idle",
+        "held: {} waiters parked; server RSS {} KB ({:.1} MB{}); {:.1} KB per parked waiter above idle",
         o.waiters,
         rss_held,
         rss_held as f64 / 1024.0,
+        if n > 1 {
+            format!(
+                ", per instance {}",
+                each.iter()
+                    .map(|kb| format!("{:.1} MB", *kb as f64 / 1024.0))
+                    .collect::<Vec<_>>()
+                    .join(" + ")
+            )
+        } else {
+            String::new()
+        },
         rss_held.saturating_sub(rss_idle) as f64 / o.waiters as f64
     );
 
     let mut lat = Vec::with_capacity(o.samples);
-    let api = Arc::new(api);
-    for id in ids.iter().take(o.samples) {
+    for (i, id) in ids.iter().enumerate().take(o.samples) {
         let rx = released.remove(id).unwrap();
         let t0 = Instant::now();
-        api.answer(id).await;
+        asker(i).answer(id).await;
         let at = rx.await.unwrap();
         lat.push(at.saturating_duration_since(t0));
     }
     lat.sort();
     println!(
-        "release latency over {} answers with {}..{} waiters held: p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
+        "release latency over {} answers with {}..{} waiters held{}: p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
         lat.len(),
         o.waiters,
         o.waiters - o.samples,
+        if n > 1 { " (answered on one instance, waiting on the other)" } else { "" },
         percentile(&lat, 0.5).as_secs_f64() * 1e3,
         percentile(&lat, 0.99).as_secs_f64() * 1e3,
         lat.last().unwrap().as_secs_f64() * 1e3
     );
     println!(
         "server peak RSS (VmHWM) {} KB",
-        proc_status_kb(pid, "VmHWM:")
+        rss_kb(&servers, "VmHWM:").1
     );
 
     // The burst ends: every other waiter is released; the server should give
     // the memory back (malloc_trim after bursts, server/src/serve.rs).
-    for id in ids.iter().skip(o.samples) {
-        api.answer(id).await;
+    for (i, id) in ids.iter().enumerate().skip(o.samples) {
+        asker(i).answer(id).await;
     }
     for (_, rx) in released {
         let _ = rx.await;
     }
     // The askers go away: their keep-alive connections close.
-    drop(api);
+    drop(apis);
+    drop(http);
     tokio::time::sleep(Duration::from_secs(6)).await;
-    let after = proc_status_kb(pid, "VmRSS:");
+    let (_, after) = rss_kb(&servers, "VmRSS:");
     println!(
         "after the burst (all {} released, 6 s later): server RSS {} KB ({:.1} MB)",
         o.waiters,
         after,
         after as f64 / 1024.0
     );
-    let _ = server.kill();
-    let _ = server.wait();
+    for s in &mut servers {
+        let _ = s.child.kill();
+        let _ = s.child.wait();
+    }
 }

@@ -17,7 +17,6 @@ use qp_core::protocol::{
     normalize_ask, time, AnswerOutcome, AnswerSubmission, AskContext, Asker, Question,
     QuestionState, Responder, ResponderScope, RoomRef, WebhookEvent,
 };
-use rusqlite::Connection;
 use serde_json::Value;
 use tokio::sync::Notify;
 
@@ -27,7 +26,7 @@ use crate::ids;
 use crate::store::deliveries::{self, PushKind};
 use crate::store::identity::{self, Agent, User, SCOPE_ASK, SCOPE_READ};
 use crate::store::questions::{self, KeyedResult, StoredQuestion};
-use crate::store::{now_ms, Db};
+use crate::store::{now_ms, Conn, Db, DbResult};
 use crate::waiters::Waiters;
 
 /// Long-poll bounds of the wait endpoint, in seconds.
@@ -140,13 +139,6 @@ impl App {
                     )
                     .with_field("room"));
                 }
-                if questions::count_pending_for_agent(conn, &agent.id)? >= max_pending {
-                    return Err(ApiError::too_many(
-                        "quota_exceeded",
-                        format!("this agent already has {max_pending} pending questions; wait for some to resolve or cancel them"),
-                        60,
-                    ));
-                }
                 let now = time::now();
                 let ctx = AskContext {
                     now,
@@ -175,18 +167,29 @@ impl App {
                 });
 
                 let tx = conn.transaction()?;
-                questions::insert(&tx, &q, &room.id, &agent.id)?;
+                // The pending quota, counted in the transaction that adds
+                // one; on PostgreSQL under a per-agent lock, so asks racing
+                // on several instances cannot overshoot it.
+                questions::lock_agent(&*tx, &agent.id)?;
+                if questions::count_pending_for_agent(&*tx, &agent.id)? >= max_pending {
+                    return Err(ApiError::too_many(
+                        "quota_exceeded",
+                        format!("this agent already has {max_pending} pending questions; wait for some to resolve or cancel them"),
+                        60,
+                    ));
+                }
+                questions::insert(&*tx, &q, &room.id, &agent.id)?;
                 let recipients: Vec<String> = match q.responder_scope {
                     ResponderScope::Direct => q.target_user_id.iter().cloned().collect(),
-                    ResponderScope::Room => identity::members(&tx, &room.id)?
+                    ResponderScope::Room => identity::members(&*tx, &room.id)?
                         .into_iter()
                         .map(|u| u.id)
                         .collect(),
                 };
                 let now_ms = now_ms();
                 for user_id in recipients {
-                    for device in identity::devices_of(&tx, &user_id)? {
-                        deliveries::enqueue_push(&tx, &device.id, &q.id, PushKind::Question, now_ms)?;
+                    for device in identity::devices_of(&*tx, &user_id)? {
+                        deliveries::enqueue_push(&*tx, &device.id, &q.id, PushKind::Question, now_ms)?;
                     }
                 }
                 tx.commit()?;
@@ -302,7 +305,7 @@ impl App {
                     return Ok((Err(ApiError::already_resolved(q)), expired));
                 }
                 let tx = conn.transaction()?;
-                let changed = record_resolution(&tx, &stored.room_id, &q)?;
+                let changed = record_resolution(&*tx, &stored.room_id, &q)?;
                 tx.commit()?;
                 if !changed {
                     let current = questions::get(conn, &id)?.map(|s| s.question);
@@ -408,9 +411,9 @@ impl App {
                         AnswerResponse { status: err.status.as_u16(), body: err.body().to_string() }
                     }
                     Ok(AnswerOutcome::Accepted) => {
-                        if record_resolution(&tx, &stored.room_id, &q)? {
+                        if record_resolution(&*tx, &stored.room_id, &q)? {
                             fresh = Some(q.clone());
-                        } else if let Some(current) = questions::get(&tx, &id)? {
+                        } else if let Some(current) = questions::get(&*tx, &id)? {
                             q = current.question; // someone else won in between
                         }
                         AnswerResponse { status: 200, body: serde_json::to_string(&q).unwrap_or_default() }
@@ -425,7 +428,7 @@ impl App {
                         status: response.status,
                         response: response.body.clone(),
                     };
-                    questions::save_keyed_answer(&tx, &user.id, key, &keyed, now.timestamp())?;
+                    questions::save_keyed_answer(&*tx, &user.id, key, &keyed, now.timestamp())?;
                 }
                 tx.commit()?;
                 Ok((Ok(response), fresh))
@@ -491,11 +494,7 @@ fn not_found(id: &str) -> ApiError {
 /// Whether `user_id` may read and answer: a member of the question's room,
 /// and its target when it is direct (the protocol's rule, with the server's
 /// membership).
-fn may_respond(
-    conn: &Connection,
-    stored: &StoredQuestion,
-    user_id: &str,
-) -> rusqlite::Result<bool> {
+fn may_respond(conn: &Conn, stored: &StoredQuestion, user_id: &str) -> DbResult<bool> {
     let member = identity::is_member(conn, &stored.room_id, user_id)?;
     Ok(member && stored.question.is_eligible(user_id, member))
 }
@@ -511,10 +510,10 @@ fn not_eligible() -> ApiError {
 /// no read ever shows an overdue question as pending. The flag says whether
 /// this call expired it (the caller then announces it).
 fn load_fresh(
-    conn: &mut Connection,
+    conn: &Conn,
     id: &str,
     now: DateTime<Utc>,
-) -> rusqlite::Result<Option<(StoredQuestion, bool)>> {
+) -> DbResult<Option<(StoredQuestion, bool)>> {
     let Some(mut stored) = questions::get(conn, id)? else {
         return Ok(None);
     };
@@ -522,7 +521,7 @@ fn load_fresh(
         return Ok(Some((stored, false)));
     }
     let tx = conn.transaction()?;
-    let changed = record_resolution(&tx, &stored.room_id, &stored.question)?;
+    let changed = record_resolution(&*tx, &stored.room_id, &stored.question)?;
     tx.commit()?;
     if changed {
         Ok(Some((stored, true)))
@@ -535,10 +534,13 @@ fn load_fresh(
 /// room's webhook event (if its filter wants it) and a resolution push to every
 /// device that got the question. Returns false if the question was already
 /// terminal in the database (nothing written).
-fn record_resolution(conn: &Connection, room_id: &str, q: &Question) -> rusqlite::Result<bool> {
+fn record_resolution(conn: &Conn, room_id: &str, q: &Question) -> DbResult<bool> {
     if !questions::save_resolution(conn, q)? {
         return Ok(false);
     }
+    // Other instances' long-polls on this question, when they share
+    // PostgreSQL: sent when this transaction commits.
+    crate::wakeups::notify_resolved(conn, &q.id)?;
     let now_ms = now_ms();
     if let Some(room) = identity::room_by_id(conn, room_id)? {
         let room_ref = RoomRef {

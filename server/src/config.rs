@@ -11,7 +11,7 @@ use serde::Deserialize;
 #[derive(Debug, Clone)]
 pub struct Settings {
     pub listen: SocketAddr,
-    pub db: PathBuf,
+    pub db: crate::store::Database,
     pub sweep_interval: Duration,
     pub ask_rate_per_minute: u32,
     pub ask_burst: u32,
@@ -109,7 +109,7 @@ impl Default for Settings {
     fn default() -> Self {
         Settings {
             listen: SocketAddr::from(([127, 0, 0, 1], 8750)),
-            db: PathBuf::from("qp.sqlite"),
+            db: crate::store::Database::Sqlite(PathBuf::from("qp.sqlite")),
             sweep_interval: Duration::from_millis(1000),
             ask_rate_per_minute: 60,
             ask_burst: 20,
@@ -136,7 +136,7 @@ impl Default for Settings {
 #[serde(deny_unknown_fields)]
 pub struct PartialSettings {
     pub listen: Option<SocketAddr>,
-    pub db: Option<PathBuf>,
+    pub db: Option<crate::store::Database>,
     pub sweep_interval_ms: Option<u64>,
     pub ask_rate_per_minute: Option<u32>,
     pub ask_burst: Option<u32>,

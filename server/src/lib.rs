@@ -25,4 +25,5 @@ pub mod serve;
 pub mod store;
 pub mod tls;
 pub mod waiters;
+pub mod wakeups;
 pub mod webhook;

@@ -140,7 +140,7 @@ impl App {
             .db
             .run(move |conn| -> Result<Result<Value, &'static str>, ApiError> {
                 let tx = conn.transaction()?;
-                let redeemed = invites::redeem(&tx, &code, now_secs())?;
+                let redeemed = invites::redeem(&*tx, &code, now_secs())?;
                 let subject_id = match redeemed {
                     Redeemed::Ok { kind: k, subject_id } if k == kind => subject_id,
                     Redeemed::Ok { .. } => {
@@ -167,13 +167,13 @@ impl App {
                         return Ok(Err("code: unknown pairing code"));
                     }
                 };
-                let token = identity::mint_token(&tx, kind, &subject_id, &label)?;
+                let token = identity::mint_token(&*tx, kind, &subject_id, &label)?;
                 let body = match kind {
                     InviteKind::User => {
-                        let user = identity::require_user(&tx, &subject_id)?;
+                        let user = identity::require_user(&*tx, &subject_id)?;
                         let device: Option<Device> = match &device {
                             Some(d) => Some(identity::upsert_device(
-                                &tx,
+                                &*tx,
                                 &user.id,
                                 &d.registration(),
                             )?),
@@ -188,7 +188,7 @@ impl App {
                         })
                     }
                     InviteKind::Agent => {
-                        let agent = identity::agent(&tx, &subject_id)?
+                        let agent = identity::agent(&*tx, &subject_id)?
                             .ok_or_else(|| ApiError::not_found("the agent is gone"))?;
                         json!({
                             "token": token,

@@ -16,7 +16,7 @@ use crate::push::dev::DevTransport;
 use crate::push::fcm::FcmTransport;
 use crate::push::router::PlatformRouter;
 use crate::push::PushTransport;
-use crate::store::Db;
+use crate::store::{Database, Db};
 
 pub struct RunningServer {
     pub addr: SocketAddr,
@@ -33,8 +33,8 @@ pub async fn start(
     settings: Settings,
     push: Option<Arc<dyn PushTransport>>,
 ) -> Result<RunningServer, String> {
-    let db = Db::open(&settings.db)
-        .map_err(|e| format!("cannot open database {}: {e}", settings.db.display()))?;
+    let db =
+        Db::open(&settings.db).map_err(|e| format!("cannot open database {}: {e}", settings.db))?;
     let listener = TcpListener::bind(settings.listen)
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", settings.listen))?;
@@ -46,6 +46,26 @@ pub async fn start(
         settings.public_url = Some(settings.url_of(addr));
     }
     let app = App::new(db, settings);
+
+    let mut workers = Vec::new();
+    if let Database::Postgres(url) = &app.settings.db {
+        // Serve only once other instances' wake-ups are heard.
+        let (ready_tx, ready) = oneshot::channel();
+        workers.push(tokio::spawn(crate::wakeups::listen(
+            app.clone(),
+            url.clone(),
+            ready_tx,
+        )));
+        if tokio::time::timeout(Duration::from_secs(15), ready)
+            .await
+            .is_err()
+        {
+            return Err(format!(
+                "cannot LISTEN on {}: no wake-ups from other instances",
+                app.settings.db
+            ));
+        }
+    }
 
     let (tx, rx) = oneshot::channel::<()>();
     let router = crate::http::router(app.clone());
@@ -60,11 +80,11 @@ pub async fn start(
         tls,
     ));
 
-    let mut workers = vec![
+    workers.extend([
         tokio::spawn(sweep_loop(app.clone())),
         tokio::spawn(trim_after_bursts(app.clone())),
         tokio::spawn(crate::webhook::run_worker(app.clone())),
-    ];
+    ]);
     let transport: Arc<dyn PushTransport> = match push {
         Some(t) => t,
         None => Arc::new(PlatformRouter {

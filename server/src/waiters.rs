@@ -45,6 +45,26 @@ impl Waiters {
         }
     }
 
+    /// Whether anyone here waits on `id`.
+    pub fn is_waited(&self, id: &str) -> bool {
+        self.slots
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(id)
+            .is_some_and(|tx| tx.receiver_count() > 0)
+    }
+
+    /// The questions someone here waits on.
+    pub fn waited_ids(&self) -> Vec<String> {
+        self.slots
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .filter(|(_, tx)| tx.receiver_count() > 0)
+            .map(|(id, _)| id.clone())
+            .collect()
+    }
+
     /// How many questions have at least one slot (for tests and metrics).
     pub fn slot_count(&self) -> usize {
         self.slots.lock().unwrap_or_else(|p| p.into_inner()).len()

@@ -140,16 +140,26 @@ pub fn backoff(base: Duration, attempts: u32) -> Duration {
     RetryPolicy::WEBHOOK.with_min(base).delay(attempts)
 }
 
+/// How much longer than one attempt's timeout a claimed delivery stays
+/// another worker's: recording the result takes a moment too.
+const WEBHOOK_LEASE_MARGIN: Duration = Duration::from_secs(5);
+
 /// Drains due deliveries forever; sleeps until the next is due or a new one is queued.
 pub async fn run_worker(app: Arc<App>) {
     let client = reqwest::Client::builder()
         .timeout(app.settings.webhook_timeout)
         .build()
         .expect("an HTTP client");
+    let lease_ms = (app.settings.webhook_timeout + WEBHOOK_LEASE_MARGIN).as_millis() as i64;
     loop {
         let due = app
             .db
-            .run(|conn| deliveries::due_webhooks(conn, now_ms(), 32))
+            .run(move |conn| {
+                // One at a time, leased for one attempt: a delivery this
+                // instance dies sending is due again when the lease ends.
+                let now = now_ms();
+                deliveries::claim_webhooks(conn, now, now + lease_ms, 1)
+            })
             .await;
         let due = match due {
             Ok(d) => d,
@@ -162,7 +172,7 @@ pub async fn run_worker(app: Arc<App>) {
         if due.is_empty() {
             let next = app
                 .db
-                .run(|c| deliveries::next_webhook_due_ms(c))
+                .run(deliveries::next_webhook_due_ms)
                 .await
                 .ok()
                 .flatten();

@@ -109,7 +109,7 @@ async fn a_push_token_that_changes_hands_starts_a_clean_history() {
     assert_eq!(s, 404);
     let left: i64 = f
         .db()
-        .query_row("SELECT COUNT(*) FROM dev_inbox", [], |r| r.get(0))
+        .query_row("SELECT COUNT(*) FROM dev_inbox", &[], |r| r.get(0))
         .unwrap();
     assert_eq!(left, 0, "the old history is gone, not just hidden");
 }

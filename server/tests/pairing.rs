@@ -73,8 +73,10 @@ async fn a_phone_pairs_once_with_an_invite_and_gets_its_own_token() {
     );
 
     // Stored as a hash only, listed with its label and its last use.
-    let raw = std::fs::read(&fx.db_path).unwrap();
-    assert!(!raw.windows(token.len()).any(|w| w == token.as_bytes()));
+    assert!(
+        !common::database_contains(&fx, &token),
+        "the token is stored as a hash only"
+    );
     let listed = identity::list_tokens(&fx.db()).unwrap();
     let t = listed.iter().find(|t| t.label == "Alice's iPhone").unwrap();
     assert_eq!(
@@ -91,7 +93,7 @@ async fn expired_unknown_and_misdirected_codes_fail_clearly() {
     let inv = invite(&fx, &admin, "users", &fx.bob).await;
     let code = inv["code"].as_str().unwrap();
     fx.db()
-        .execute("UPDATE invites SET expires_at = 0", [])
+        .execute("UPDATE invites SET expires_at = 0", &[])
         .unwrap();
     let (s, b) = pair(&fx, code, None).await;
     assert_eq!((s, err_code(&b)), (400, "invalid_code"));
@@ -108,7 +110,7 @@ async fn expired_unknown_and_misdirected_codes_fail_clearly() {
         .db()
         .query_row(
             "SELECT id FROM agents ORDER BY created_at LIMIT 1",
-            [],
+            &[],
             |r| r.get(0),
         )
         .unwrap();

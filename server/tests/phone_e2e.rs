@@ -43,14 +43,13 @@ fn receive(store_path: &Path, q: &Value) -> qp_core::payload::CompactQuestion {
 }
 
 fn answer_keys(f: &Fixture, question_id: &str) -> Vec<(String, String)> {
-    let conn = f.db();
-    let mut st = conn
-        .prepare("SELECT user_id, key FROM answer_keys WHERE question_id = ?1")
-        .unwrap();
-    st.query_map([question_id], |r| Ok((r.get(0)?, r.get(1)?)))
+    f.db()
+        .query_map(
+            "SELECT user_id, key FROM answer_keys WHERE question_id = ?1",
+            qp_server::params![question_id],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
         .unwrap()
-        .map(Result::unwrap)
-        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -5,7 +5,6 @@
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
-use rusqlite::Connection;
 use serde_json::json;
 
 use super::{EXIT_ERROR, EXIT_OK, EXIT_USAGE};
@@ -15,9 +14,16 @@ use crate::store::{self, deliveries, now_secs, StoreError};
 
 #[derive(Args)]
 pub struct AdminArgs {
-    /// SQLite database file of the server.
-    #[arg(long, env = "QP_DB", default_value = "qp.sqlite", global = true)]
-    db: PathBuf,
+    /// The server's database: its SQLite file, or its PostgreSQL URL.
+    #[arg(
+        long,
+        visible_alias = "database",
+        env = "QP_DB",
+        default_value = "qp.sqlite",
+        global = true,
+        value_name = "FILE|URL"
+    )]
+    db: store::Database,
     #[command(subcommand)]
     what: What,
 }
@@ -39,6 +45,14 @@ enum What {
     /// TLS helpers (no database needed).
     #[command(subcommand)]
     Tls(TlsCmd),
+    /// Copy everything from the SQLite file (--db) into an empty PostgreSQL
+    /// database, in one transaction, to move a server to PostgreSQL. Stop
+    /// `qp serve` first; then start it with `--db postgres://…`.
+    CopyToPostgres {
+        /// The PostgreSQL database to fill (postgres://user:password@host/db);
+        /// its schema is made if missing; it must hold no data.
+        url: String,
+    },
 }
 
 #[derive(Subcommand)]
@@ -187,14 +201,26 @@ pub fn run(args: AdminArgs) -> i32 {
             }
         };
     }
-    let conn = match store::open(&args.db) {
+    if let What::CopyToPostgres { url } = &args.what {
+        return match copy_to_postgres(&args.db, url) {
+            Ok(out) => {
+                println!("{out}");
+                EXIT_OK
+            }
+            Err(e) => {
+                eprintln!("qp admin copy-to-postgres: {e}");
+                EXIT_ERROR
+            }
+        };
+    }
+    let conn = match store::connect(&args.db) {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("qp admin: cannot open database {}: {e}", args.db.display());
+            eprintln!("qp admin: cannot open database {}: {e}", args.db);
             return EXIT_ERROR;
         }
     };
-    match execute(&conn, args.what) {
+    match execute(&*conn, args.what) {
         Ok(out) => {
             if !out.is_empty() {
                 println!("{out}");
@@ -210,6 +236,28 @@ pub fn run(args: AdminArgs) -> i32 {
             EXIT_ERROR
         }
     }
+}
+
+/// `qp admin --db FILE copy-to-postgres URL`: prints the rows copied per table.
+fn copy_to_postgres(from: &store::Database, url: &str) -> Result<String, String> {
+    let store::Database::Sqlite(path) = from else {
+        return Err("--db must be the SQLite file to copy from".into());
+    };
+    if !path.exists() {
+        return Err(format!("{}: no such file", path.display()));
+    }
+    let to: store::Database = url.parse()?;
+    if !matches!(to, store::Database::Postgres(_)) {
+        return Err("the target must be a postgres:// URL".into());
+    }
+    let source = store::connect(from).map_err(|e| format!("{}: {e}", path.display()))?;
+    let target = store::connect(&to).map_err(|e| format!("{to}: {e}"))?;
+    let copied = store::copy::sqlite_to_postgres(&*source, &*target).map_err(|e| e.to_string())?;
+    let tables: serde_json::Map<String, serde_json::Value> = copied
+        .into_iter()
+        .map(|(table, n)| (table.to_string(), json!(n)))
+        .collect();
+    Ok(json!({ "from": path, "to": to.to_string(), "copied": tables }).to_string())
 }
 
 fn dev_cert(dir: &std::path::Path, names: &[String]) -> Result<(), String> {
@@ -235,11 +283,11 @@ fn dev_cert(dir: &std::path::Path, names: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-fn room_id(conn: &Connection, code: &str) -> Result<String, StoreError> {
+fn room_id(conn: &store::Conn, code: &str) -> Result<String, StoreError> {
     Ok(identity::require_room(conn, code)?.id)
 }
 
-fn execute(conn: &Connection, what: What) -> Result<String, StoreError> {
+fn execute(conn: &store::Conn, what: What) -> Result<String, StoreError> {
     Ok(match what {
         What::User(UserCmd::Add { name, id }) => {
             let u = identity::create_user(conn, &name, id.as_deref())?;
@@ -396,7 +444,7 @@ fn execute(conn: &Connection, what: What) -> Result<String, StoreError> {
             json!({ "kind": "admin", "label": label, "token": token }).to_string()
         }
         // Handled in `run`, before a database is opened.
-        What::Tls(_) => String::new(),
+        What::Tls(_) | What::CopyToPostgres { .. } => String::new(),
         What::Token(TokenCmd::List) => identity::list_tokens(conn)?
             .iter()
             .map(|t| {

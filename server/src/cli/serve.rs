@@ -21,9 +21,16 @@ pub struct ServeArgs {
     /// Address to listen on [default: 127.0.0.1:8750, loopback only].
     #[arg(long, env = "QP_LISTEN")]
     listen: Option<SocketAddr>,
-    /// SQLite database file, created if missing [default: qp.sqlite].
-    #[arg(long, env = "QP_DB")]
-    db: Option<PathBuf>,
+    /// The database: an SQLite file, created if missing, or a PostgreSQL URL
+    /// (postgres://user:password@host:5432/qp) shared by several `qp serve`
+    /// instances [default: qp.sqlite].
+    #[arg(
+        long,
+        visible_alias = "database",
+        env = "QP_DB",
+        value_name = "FILE|URL"
+    )]
+    db: Option<crate::store::Database>,
     /// How often overdue questions are expired, in ms [default: 1000].
     #[arg(long, env = "QP_SWEEP_INTERVAL_MS")]
     sweep_interval_ms: Option<u64>,

@@ -123,13 +123,25 @@ impl From<crate::store::StoreError> for ApiError {
             E::NotFound(m) => ApiError::not_found(m),
             E::Conflict(m) => ApiError::new(StatusCode::CONFLICT, "conflict", m),
             E::Invalid(m) => ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid_value", m),
-            E::Sqlite(e) => e.into(),
+            E::Db(e) => e.into(),
         }
     }
 }
 
-impl From<rusqlite::Error> for ApiError {
-    fn from(e: rusqlite::Error) -> Self {
+impl From<crate::store::DbError> for ApiError {
+    fn from(e: crate::store::DbError) -> Self {
+        if e.is_unavailable() {
+            // PostgreSQL restarting or unreachable: the client retries (the
+            // database threads reconnect on their next job).
+            tracing::warn!(error = %e, "database unavailable");
+            let mut err = ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "database_unavailable",
+                "the server cannot reach its database; retry shortly",
+            );
+            err.retry_after = Some(1);
+            return err;
+        }
         tracing::error!(error = %e, "database error");
         ApiError::internal()
     }

@@ -457,13 +457,11 @@ async fn dev_inbox(
         let pushes = app
             .db
             .run(move |conn| -> Result<Vec<Value>, ApiError> {
-                let mut st = conn.prepare(
+                Ok(conn.query_map(
                     "SELECT seq, format, payload FROM dev_inbox WHERE device_id = ?1 AND seq > ?2 ORDER BY seq LIMIT 50",
-                )?;
-                let rows = st.query_map(rusqlite::params![dev, after], |r| {
-                    Ok(json!({ "seq": r.get::<_, i64>(0)?, "format": r.get::<_, String>(1)?, "payload": r.get::<_, String>(2)? }))
-                })?;
-                Ok(rows.collect::<Result<_, _>>()?)
+                    crate::params![dev, after],
+                    |r| Ok(json!({ "seq": r.get::<i64>(0)?, "format": r.get::<String>(1)?, "payload": r.get::<String>(2)? })),
+                )?)
             })
             .await?;
         if !pushes.is_empty() || tokio::time::Instant::now() >= deadline {

@@ -158,13 +158,13 @@ type Counts = (Vec<(String, i64)>, [i64; 4]);
 pub async fn metrics(State(app): State<Arc<App>>) -> Result<Response, super::error::ApiError> {
     let counts = app
         .db
-        .run(|conn| -> rusqlite::Result<Counts> {
-            let mut st =
-                conn.prepare_cached("SELECT state, COUNT(*) FROM questions GROUP BY state")?;
-            let states = st
-                .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?
-                .collect::<Result<Vec<_>, _>>()?;
-            let one = |sql: &str| conn.query_row(sql, [], |r| r.get::<_, i64>(0));
+        .run(|conn| -> crate::store::DbResult<Counts> {
+            let states = conn.query_map(
+                "SELECT state, COUNT(*) FROM questions GROUP BY state",
+                &[],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )?;
+            let one = |sql: &str| conn.query_row(sql, &[], |r| r.get::<i64>(0));
             Ok((
                 states,
                 [
@@ -216,7 +216,7 @@ pub async fn metrics(State(app): State<Arc<App>>) -> Result<Response, super::err
 pub async fn healthz(State(app): State<Arc<App>>) -> Response {
     let ok = app
         .db
-        .run(|conn| conn.query_row("SELECT 1", [], |r| r.get::<_, i64>(0)))
+        .run(|conn| conn.query_row("SELECT 1", &[], |r| r.get::<i64>(0)))
         .await;
     match ok {
         Ok(1) => (StatusCode::OK, "ok").into_response(),

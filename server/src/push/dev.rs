@@ -6,7 +6,7 @@
 
 use std::sync::Arc;
 
-use rusqlite::params;
+use crate::params;
 
 use super::{PushFuture, PushMessage, PushOutcome, PushTransport};
 use crate::app::App;
@@ -40,7 +40,8 @@ impl DevTransport {
                 conn.execute(
                     "INSERT INTO dev_inbox (device_id, format, payload, created_ms) VALUES (?1, ?2, ?3, ?4)",
                     params![device_id, format, payload, now_ms()],
-                )
+                )?;
+                crate::wakeups::notify_dev_inbox(conn)
             })
             .await;
         match stored {

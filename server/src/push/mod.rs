@@ -164,6 +164,9 @@ pub(crate) fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Durati
 /// Attempts per job before it is marked failed.
 pub const PUSH_MAX_ATTEMPTS: u32 = 8;
 const PUSH_RETRY_BASE: Duration = Duration::from_millis(500);
+/// How long a claimed batch of push jobs stays this worker's: 32 sends
+/// through APNs/FCM over kept-alive connections take well under this.
+const PUSH_LEASE_MS: i64 = 60_000;
 
 /// Drains due push jobs forever through `transport`.
 pub async fn run_worker(app: Arc<App>, transport: Arc<dyn PushTransport>) {
@@ -172,8 +175,13 @@ pub async fn run_worker(app: Arc<App>, transport: Arc<dyn PushTransport>) {
         let batch = app
             .db
             .run(
-                move |conn| -> rusqlite::Result<Vec<(deliveries::DuePush, Option<PushMessage>)>> {
-                    let due = deliveries::due_pushes(conn, now_ms(), 32)?;
+                move |conn| -> crate::store::DbResult<
+                    Vec<(deliveries::DuePush, Option<PushMessage>)>,
+                > {
+                    // Leased: jobs this instance dies sending are due
+                    // again when the lease ends (on any instance).
+                    let now = now_ms();
+                    let due = deliveries::claim_pushes(conn, now, now + PUSH_LEASE_MS, 32)?;
                     let mut out = Vec::with_capacity(due.len());
                     for job in due {
                         let device = crate::store::identity::device_by_id(conn, &job.device_id)?;
@@ -204,7 +212,7 @@ pub async fn run_worker(app: Arc<App>, transport: Arc<dyn PushTransport>) {
         if batch.is_empty() {
             let next = app
                 .db
-                .run(|c| deliveries::next_push_due_ms(c))
+                .run(deliveries::next_push_due_ms)
                 .await
                 .ok()
                 .flatten();
@@ -224,7 +232,7 @@ pub async fn run_worker(app: Arc<App>, transport: Arc<dyn PushTransport>) {
             let device_id = job.device_id.clone();
             let written = app
                 .db
-                .run(move |conn| -> rusqlite::Result<()> {
+                .run(move |conn| -> crate::store::DbResult<()> {
                     let now = now_ms();
                     match outcome {
                         PushOutcome::Sent => {
@@ -239,7 +247,10 @@ pub async fn run_worker(app: Arc<App>, transport: Arc<dyn PushTransport>) {
                                 now,
                                 Some("device unregistered"),
                             )?;
-                            conn.execute("DELETE FROM devices WHERE id = ?1", [&device_id])?;
+                            conn.execute(
+                                "DELETE FROM devices WHERE id = ?1",
+                                crate::params![device_id],
+                            )?;
                             Ok(())
                         }
                         PushOutcome::Retry { reason, after } if attempts < PUSH_MAX_ATTEMPTS => {

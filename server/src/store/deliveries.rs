@@ -2,9 +2,23 @@
 //! written here in the same transaction as the change that caused it, so a
 //! crash or restart loses none; workers drain what is due.
 
-use rusqlite::{params, Connection, OptionalExtension};
+use super::{Conn, DbResult};
+use crate::params;
 
 use crate::ids;
+
+/// A claim statement, `head` + `)` + `tail`, for this backend: on
+/// PostgreSQL the subquery locks the rows it picks and skips rows another
+/// worker holds (`FOR UPDATE SKIP LOCKED`); SQLite has one writer and no
+/// such clause.
+macro_rules! claim_sql {
+    ($conn:expr, $head:literal, $tail:literal) => {
+        match $conn.backend() {
+            super::Backend::Sqlite => concat!($head, ")", $tail),
+            super::Backend::Postgres => concat!($head, " FOR UPDATE SKIP LOCKED)", $tail),
+        }
+    };
+}
 
 // ---- webhook deliveries ----
 
@@ -20,12 +34,12 @@ pub struct DueWebhook {
 /// Queues one event for a room's webhook; the body bytes are fixed now, so
 /// every retry sends the same bytes under the same delivery id.
 pub fn enqueue_webhook(
-    conn: &Connection,
+    conn: &Conn,
     room_id: &str,
     event: &str,
     body: &str,
     now_ms: i64,
-) -> rusqlite::Result<String> {
+) -> DbResult<String> {
     let id = ids::new_id("d");
     conn.execute(
         "INSERT INTO webhook_deliveries (id, room_id, event, body, state, next_attempt_ms, created_at)
@@ -35,37 +49,53 @@ pub fn enqueue_webhook(
     Ok(id)
 }
 
-pub fn due_webhooks(
-    conn: &Connection,
+/// Claims up to `limit` due deliveries for this worker: their next attempt
+/// moves to `lease_until_ms`, so no other worker (on this or another
+/// instance) takes them meanwhile; if this one dies mid-delivery, they are
+/// due again when the lease ends. On PostgreSQL the rows another worker is
+/// claiming are skipped, not waited for (`FOR UPDATE SKIP LOCKED`).
+pub fn claim_webhooks(
+    conn: &Conn,
     now_ms: i64,
+    lease_until_ms: i64,
     limit: usize,
-) -> rusqlite::Result<Vec<DueWebhook>> {
-    let mut st = conn.prepare_cached(
-        "SELECT id, room_id, event, body, attempts FROM webhook_deliveries
-         WHERE state = 'pending' AND next_attempt_ms <= ?1 ORDER BY seq LIMIT ?2",
+) -> DbResult<Vec<DueWebhook>> {
+    let mut due = conn.query_map(
+        claim_sql!(
+            conn,
+            "UPDATE webhook_deliveries SET next_attempt_ms = ?2 WHERE seq IN (
+                 SELECT seq FROM webhook_deliveries
+                 WHERE state = 'pending' AND next_attempt_ms <= ?1 ORDER BY seq LIMIT ?3",
+            " RETURNING seq, id, room_id, event, body, attempts"
+        ),
+        params![now_ms, lease_until_ms, limit],
+        |r| {
+            Ok((
+                r.get::<i64>(0)?,
+                DueWebhook {
+                    id: r.get(1)?,
+                    room_id: r.get(2)?,
+                    event: r.get(3)?,
+                    body: r.get(4)?,
+                    attempts: r.get(5)?,
+                },
+            ))
+        },
     )?;
-    let rows = st.query_map(params![now_ms, limit as i64], |r| {
-        Ok(DueWebhook {
-            id: r.get(0)?,
-            room_id: r.get(1)?,
-            event: r.get(2)?,
-            body: r.get(3)?,
-            attempts: r.get(4)?,
-        })
-    })?;
-    rows.collect()
+    due.sort_by_key(|(seq, _)| *seq);
+    Ok(due.into_iter().map(|(_, d)| d).collect())
 }
 
 /// When the next pending delivery is due, if any.
-pub fn next_webhook_due_ms(conn: &Connection) -> rusqlite::Result<Option<i64>> {
+pub fn next_webhook_due_ms(conn: &Conn) -> DbResult<Option<i64>> {
     conn.query_row(
         "SELECT MIN(next_attempt_ms) FROM webhook_deliveries WHERE state = 'pending'",
-        [],
+        &[],
         |r| r.get(0),
     )
 }
 
-pub fn mark_webhook_delivered(conn: &Connection, id: &str, attempts: u32) -> rusqlite::Result<()> {
+pub fn mark_webhook_delivered(conn: &Conn, id: &str, attempts: u32) -> DbResult<()> {
     conn.execute(
         "UPDATE webhook_deliveries SET state = 'delivered', attempts = ?2, last_error = NULL WHERE id = ?1",
         params![id, attempts],
@@ -75,12 +105,12 @@ pub fn mark_webhook_delivered(conn: &Connection, id: &str, attempts: u32) -> rus
 
 /// Records a failed attempt: retried at `next_ms`, or given up when `None`.
 pub fn mark_webhook_attempt_failed(
-    conn: &Connection,
+    conn: &Conn,
     id: &str,
     attempts: u32,
     next_ms: Option<i64>,
     error: &str,
-) -> rusqlite::Result<()> {
+) -> DbResult<()> {
     match next_ms {
         Some(next) => conn.execute(
             "UPDATE webhook_deliveries SET attempts = ?2, next_attempt_ms = ?3, last_error = ?4 WHERE id = ?1",
@@ -103,14 +133,10 @@ pub struct DeliveryStatus {
     pub last_error: Option<String>,
 }
 
-pub fn webhook_deliveries_of_room(
-    conn: &Connection,
-    room_id: &str,
-) -> rusqlite::Result<Vec<DeliveryStatus>> {
-    let mut st = conn.prepare(
+pub fn webhook_deliveries_of_room(conn: &Conn, room_id: &str) -> DbResult<Vec<DeliveryStatus>> {
+    conn.query_map(
         "SELECT id, event, state, attempts, last_error FROM webhook_deliveries WHERE room_id = ?1 ORDER BY seq",
-    )?;
-    let rows = st.query_map([room_id], |r| {
+        params![room_id], |r| {
         Ok(DeliveryStatus {
             id: r.get(0)?,
             event: r.get(1)?,
@@ -118,8 +144,7 @@ pub fn webhook_deliveries_of_room(
             attempts: r.get(3)?,
             last_error: r.get(4)?,
         })
-    })?;
-    rows.collect()
+    })
 }
 
 // ---- push jobs ----
@@ -143,12 +168,12 @@ impl PushKind {
 }
 
 pub fn enqueue_push(
-    conn: &Connection,
+    conn: &Conn,
     device_id: &str,
     question_id: &str,
     kind: PushKind,
     now_ms: i64,
-) -> rusqlite::Result<()> {
+) -> DbResult<()> {
     conn.execute(
         "INSERT INTO push_jobs (device_id, question_id, kind, state, next_attempt_ms, created_at)
          VALUES (?1, ?2, ?3, 'queued', ?4, ?4)",
@@ -159,12 +184,12 @@ pub fn enqueue_push(
 
 /// Devices that were sent (or queued) the question itself: they are the ones
 /// that must hear about its resolution.
-pub fn devices_that_got(conn: &Connection, question_id: &str) -> rusqlite::Result<Vec<String>> {
-    let mut st = conn.prepare_cached(
+pub fn devices_that_got(conn: &Conn, question_id: &str) -> DbResult<Vec<String>> {
+    conn.query_map(
         "SELECT DISTINCT device_id FROM push_jobs WHERE question_id = ?1 AND kind = 'question'",
-    )?;
-    let rows = st.query_map([question_id], |r| r.get(0))?;
-    rows.collect()
+        params![question_id],
+        |r| r.get(0),
+    )
 }
 
 #[derive(Debug, Clone)]
@@ -176,45 +201,58 @@ pub struct DuePush {
     pub attempts: u32,
 }
 
-pub fn due_pushes(conn: &Connection, now_ms: i64, limit: usize) -> rusqlite::Result<Vec<DuePush>> {
-    let mut st = conn.prepare_cached(
-        "SELECT id, device_id, question_id, kind, attempts FROM push_jobs
-         WHERE state = 'queued' AND next_attempt_ms <= ?1 ORDER BY id LIMIT ?2",
+/// Claims up to `limit` due push jobs, as [`claim_webhooks`] does.
+pub fn claim_pushes(
+    conn: &Conn,
+    now_ms: i64,
+    lease_until_ms: i64,
+    limit: usize,
+) -> DbResult<Vec<DuePush>> {
+    let mut due = conn.query_map(
+        claim_sql!(
+            conn,
+            "UPDATE push_jobs SET next_attempt_ms = ?2 WHERE id IN (
+                 SELECT id FROM push_jobs
+                 WHERE state = 'queued' AND next_attempt_ms <= ?1 ORDER BY id LIMIT ?3",
+            " RETURNING id, device_id, question_id, kind, attempts"
+        ),
+        params![now_ms, lease_until_ms, limit],
+        |r| {
+            let kind: String = r.get(3)?;
+            Ok(DuePush {
+                id: r.get(0)?,
+                device_id: r.get(1)?,
+                question_id: r.get(2)?,
+                kind: if kind == "resolved" {
+                    PushKind::Resolved
+                } else {
+                    PushKind::Question
+                },
+                attempts: r.get(4)?,
+            })
+        },
     )?;
-    let rows = st.query_map(params![now_ms, limit as i64], |r| {
-        let kind: String = r.get(3)?;
-        Ok(DuePush {
-            id: r.get(0)?,
-            device_id: r.get(1)?,
-            question_id: r.get(2)?,
-            kind: if kind == "resolved" {
-                PushKind::Resolved
-            } else {
-                PushKind::Question
-            },
-            attempts: r.get(4)?,
-        })
-    })?;
-    rows.collect()
+    due.sort_by_key(|d| d.id);
+    Ok(due)
 }
 
-pub fn next_push_due_ms(conn: &Connection) -> rusqlite::Result<Option<i64>> {
+pub fn next_push_due_ms(conn: &Conn) -> DbResult<Option<i64>> {
     conn.query_row(
         "SELECT MIN(next_attempt_ms) FROM push_jobs WHERE state = 'queued'",
-        [],
+        &[],
         |r| r.get(0),
     )
 }
 
 /// Records a push attempt: `state` is `sent`, `failed`, or `queued` (retry at `next_ms`).
 pub fn mark_push(
-    conn: &Connection,
+    conn: &Conn,
     id: i64,
     state: &str,
     attempts: u32,
     next_ms: i64,
     error: Option<&str>,
-) -> rusqlite::Result<()> {
+) -> DbResult<()> {
     conn.execute(
         "UPDATE push_jobs SET state = ?2, attempts = ?3, next_attempt_ms = ?4, last_error = ?5 WHERE id = ?1",
         params![id, state, attempts, next_ms, error],
@@ -232,11 +270,10 @@ pub struct PushJobRow {
 }
 
 /// Every push job of a question, oldest first (for tests and the admin).
-pub fn push_jobs_of(conn: &Connection, question_id: &str) -> rusqlite::Result<Vec<PushJobRow>> {
-    let mut st = conn.prepare(
+pub fn push_jobs_of(conn: &Conn, question_id: &str) -> DbResult<Vec<PushJobRow>> {
+    conn.query_map(
         "SELECT device_id, question_id, kind, state, attempts FROM push_jobs WHERE question_id = ?1 ORDER BY id",
-    )?;
-    let rows = st.query_map([question_id], |r| {
+        params![question_id], |r| {
         Ok(PushJobRow {
             device_id: r.get(0)?,
             question_id: r.get(1)?,
@@ -244,15 +281,15 @@ pub fn push_jobs_of(conn: &Connection, question_id: &str) -> rusqlite::Result<Ve
             state: r.get(3)?,
             attempts: r.get(4)?,
         })
-    })?;
-    rows.collect()
+    })
 }
 
-pub fn device_exists(conn: &Connection, device_id: &str) -> rusqlite::Result<bool> {
+pub fn device_exists(conn: &Conn, device_id: &str) -> DbResult<bool> {
     Ok(conn
-        .query_row("SELECT 1 FROM devices WHERE id = ?1", [device_id], |_| {
-            Ok(())
-        })
-        .optional()?
+        .query_opt(
+            "SELECT 1 FROM devices WHERE id = ?1",
+            params![device_id],
+            |_| Ok(()),
+        )?
         .is_some())
 }

@@ -1,7 +1,8 @@
 //! Users, rooms, memberships, agents, tokens and devices.
 
+use super::{Conn, DbResult};
+use crate::params;
 use qp_core::protocol::identity::{self as identity_rules, IdentityError};
-use rusqlite::{params, Connection, OptionalExtension};
 use serde::Serialize;
 
 use super::{now_secs, StoreError};
@@ -97,14 +98,11 @@ pub struct Device {
 }
 
 /// A uniqueness violation becomes `Conflict(message)`; anything else stays a database error.
-fn conflict_on_unique(e: rusqlite::Error, message: impl FnOnce() -> String) -> StoreError {
-    match &e {
-        rusqlite::Error::SqliteFailure(f, _)
-            if f.code == rusqlite::ErrorCode::ConstraintViolation =>
-        {
-            StoreError::Conflict(message())
-        }
-        _ => e.into(),
+fn conflict_on_unique(e: super::DbError, message: impl FnOnce() -> String) -> StoreError {
+    if e.is_unique_violation() {
+        StoreError::Conflict(message())
+    } else {
+        e.into()
     }
 }
 
@@ -116,11 +114,7 @@ fn rule(what: &str, checked: Result<(), IdentityError>) -> Result<(), StoreError
 
 // ---- users ----
 
-pub fn create_user(
-    conn: &Connection,
-    display_name: &str,
-    id: Option<&str>,
-) -> Result<User, StoreError> {
+pub fn create_user(conn: &Conn, display_name: &str, id: Option<&str>) -> Result<User, StoreError> {
     let display_name = display_name.trim();
     rule(
         "display name",
@@ -147,10 +141,10 @@ pub fn create_user(
     })
 }
 
-pub fn user(conn: &Connection, id: &str) -> rusqlite::Result<Option<User>> {
-    conn.query_row(
+pub fn user(conn: &Conn, id: &str) -> DbResult<Option<User>> {
+    conn.query_opt(
         "SELECT id, display_name FROM users WHERE id = ?1",
-        [id],
+        params![id],
         |r| {
             Ok(User {
                 id: r.get(0)?,
@@ -158,27 +152,28 @@ pub fn user(conn: &Connection, id: &str) -> rusqlite::Result<Option<User>> {
             })
         },
     )
-    .optional()
 }
 
-pub fn require_user(conn: &Connection, id: &str) -> Result<User, StoreError> {
+pub fn require_user(conn: &Conn, id: &str) -> Result<User, StoreError> {
     user(conn, id)?.ok_or_else(|| StoreError::NotFound(format!("no user {id}")))
 }
 
-pub fn list_users(conn: &Connection) -> rusqlite::Result<Vec<User>> {
-    let mut st = conn.prepare("SELECT id, display_name FROM users ORDER BY created_at, id")?;
-    let rows = st.query_map([], |r| {
-        Ok(User {
-            id: r.get(0)?,
-            display_name: r.get(1)?,
-        })
-    })?;
-    rows.collect()
+pub fn list_users(conn: &Conn) -> DbResult<Vec<User>> {
+    conn.query_map(
+        "SELECT id, display_name FROM users ORDER BY created_at, id",
+        &[],
+        |r| {
+            Ok(User {
+                id: r.get(0)?,
+                display_name: r.get(1)?,
+            })
+        },
+    )
 }
 
 // ---- rooms ----
 
-fn room_from_row(r: &rusqlite::Row) -> rusqlite::Result<Room> {
+fn room_from_row(r: &super::sql::Row) -> DbResult<Room> {
     let url: Option<String> = r.get(3)?;
     let secret: Option<String> = r.get(4)?;
     let events: String = r.get(5)?;
@@ -204,7 +199,7 @@ fn room_from_row(r: &rusqlite::Row) -> rusqlite::Result<Room> {
 
 const ROOM_COLUMNS: &str = "id, code, name, webhook_url, webhook_secret, webhook_events";
 
-pub fn create_room(conn: &Connection, name: &str, code: Option<&str>) -> Result<Room, StoreError> {
+pub fn create_room(conn: &Conn, name: &str, code: Option<&str>) -> Result<Room, StoreError> {
     let name = name.trim();
     rule("room name", identity_rules::check_display_name(name))?;
     let code = match code {
@@ -233,46 +228,44 @@ pub fn create_room(conn: &Connection, name: &str, code: Option<&str>) -> Result<
 }
 
 /// A room by its invite code (case-insensitive).
-pub fn room_by_code(conn: &Connection, code: &str) -> rusqlite::Result<Option<Room>> {
-    conn.query_row(
+pub fn room_by_code(conn: &Conn, code: &str) -> DbResult<Option<Room>> {
+    conn.query_opt(
         &format!("SELECT {ROOM_COLUMNS} FROM rooms WHERE code = ?1"),
-        [code.to_ascii_uppercase()],
+        params![code.to_ascii_uppercase()],
         room_from_row,
     )
-    .optional()
 }
 
-pub fn room_by_id(conn: &Connection, id: &str) -> rusqlite::Result<Option<Room>> {
-    conn.query_row(
+pub fn room_by_id(conn: &Conn, id: &str) -> DbResult<Option<Room>> {
+    conn.query_opt(
         &format!("SELECT {ROOM_COLUMNS} FROM rooms WHERE id = ?1"),
-        [id],
+        params![id],
         room_from_row,
     )
-    .optional()
 }
 
-pub fn require_room(conn: &Connection, code: &str) -> Result<Room, StoreError> {
+pub fn require_room(conn: &Conn, code: &str) -> Result<Room, StoreError> {
     room_by_code(conn, code)?
         .ok_or_else(|| StoreError::NotFound(format!("no room with code {code}")))
 }
 
-pub fn list_rooms(conn: &Connection) -> rusqlite::Result<Vec<Room>> {
-    let mut st = conn.prepare(&format!(
-        "SELECT {ROOM_COLUMNS} FROM rooms ORDER BY created_at, code"
-    ))?;
-    let rows = st.query_map([], room_from_row)?;
-    rows.collect()
+pub fn list_rooms(conn: &Conn) -> DbResult<Vec<Room>> {
+    conn.query_map(
+        &format!("SELECT {ROOM_COLUMNS} FROM rooms ORDER BY created_at, code"),
+        &[],
+        room_from_row,
+    )
 }
 
-pub fn add_member(conn: &Connection, room_id: &str, user_id: &str) -> rusqlite::Result<()> {
+pub fn add_member(conn: &Conn, room_id: &str, user_id: &str) -> DbResult<()> {
     conn.execute(
-        "INSERT OR IGNORE INTO memberships (room_id, user_id) VALUES (?1, ?2)",
+        "INSERT INTO memberships (room_id, user_id) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
         params![room_id, user_id],
     )?;
     Ok(())
 }
 
-pub fn is_member(conn: &Connection, room_id: &str, user_id: &str) -> rusqlite::Result<bool> {
+pub fn is_member(conn: &Conn, room_id: &str, user_id: &str) -> DbResult<bool> {
     conn.query_row(
         "SELECT EXISTS (SELECT 1 FROM memberships WHERE room_id = ?1 AND user_id = ?2)",
         params![room_id, user_id],
@@ -280,22 +273,22 @@ pub fn is_member(conn: &Connection, room_id: &str, user_id: &str) -> rusqlite::R
     )
 }
 
-pub fn members(conn: &Connection, room_id: &str) -> rusqlite::Result<Vec<User>> {
-    let mut st = conn.prepare(
+pub fn members(conn: &Conn, room_id: &str) -> DbResult<Vec<User>> {
+    conn.query_map(
         "SELECT u.id, u.display_name FROM memberships m JOIN users u ON u.id = m.user_id
          WHERE m.room_id = ?1 ORDER BY u.id",
-    )?;
-    let rows = st.query_map([room_id], |r| {
-        Ok(User {
-            id: r.get(0)?,
-            display_name: r.get(1)?,
-        })
-    })?;
-    rows.collect()
+        params![room_id],
+        |r| {
+            Ok(User {
+                id: r.get(0)?,
+                display_name: r.get(1)?,
+            })
+        },
+    )
 }
 
 pub fn set_webhook(
-    conn: &Connection,
+    conn: &Conn,
     room_id: &str,
     webhook: Option<&Webhook>,
 ) -> Result<(), StoreError> {
@@ -327,12 +320,12 @@ pub fn set_webhook(
 // ---- agents and tokens ----
 
 fn insert_token(
-    conn: &Connection,
+    conn: &Conn,
     kind: &str,
     subject_id: &str,
     label: &str,
     prefix: &str,
-) -> rusqlite::Result<String> {
+) -> DbResult<String> {
     let token = ids::new_token(prefix);
     conn.execute(
         "INSERT INTO tokens (hash, kind, subject_id, label, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
@@ -344,7 +337,7 @@ fn insert_token(
 /// Creates an agent owned by `owner_user_id`, allowed to act in `room_ids`,
 /// and returns it with its bearer token (shown once, never stored).
 pub fn create_agent(
-    conn: &Connection,
+    conn: &Conn,
     name: &str,
     owner_user_id: &str,
     scopes: &[String],
@@ -368,7 +361,7 @@ pub fn create_agent(
     )?;
     for room_id in room_ids {
         conn.execute(
-            "INSERT OR IGNORE INTO agent_rooms (agent_id, room_id) VALUES (?1, ?2)",
+            "INSERT INTO agent_rooms (agent_id, room_id) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
             params![id, room_id],
         )?;
     }
@@ -390,13 +383,13 @@ const AGENT_BY_ID: &str =
 const ALL_AGENTS: &str =
     "SELECT id, name, owner_user_id, scopes, handle FROM agents ORDER BY created_at, id";
 
-fn agent_from_row(r: &rusqlite::Row) -> rusqlite::Result<Agent> {
+fn agent_from_row(r: &super::sql::Row) -> DbResult<Agent> {
     let scopes: String = r.get(3)?;
     let id: String = r.get(0)?;
     let name: String = r.get(1)?;
     // Agents created before handles existed get theirs derived on read.
     let handle = r
-        .get::<_, Option<String>>(4)?
+        .get::<Option<String>>(4)?
         .unwrap_or_else(|| identity_rules::handle_of(&name, &id));
     Ok(Agent {
         id,
@@ -411,29 +404,21 @@ fn agent_from_row(r: &rusqlite::Row) -> rusqlite::Result<Agent> {
     })
 }
 
-pub fn list_agents(conn: &Connection) -> rusqlite::Result<Vec<(Agent, Vec<String>)>> {
-    let mut st = conn.prepare(ALL_AGENTS)?;
-    let agents: Vec<Agent> = st
-        .query_map([], agent_from_row)?
-        .collect::<Result<_, _>>()?;
+pub fn list_agents(conn: &Conn) -> DbResult<Vec<(Agent, Vec<String>)>> {
+    let agents = conn.query_map(ALL_AGENTS, &[], agent_from_row)?;
     let mut out = Vec::with_capacity(agents.len());
     for a in agents {
-        let mut st = conn.prepare(
+        let codes = conn.query_map(
             "SELECT r.code FROM agent_rooms ar JOIN rooms r ON r.id = ar.room_id WHERE ar.agent_id = ?1 ORDER BY r.code",
+            params![a.id],
+            |r| r.get(0),
         )?;
-        let codes = st
-            .query_map([&a.id], |r| r.get(0))?
-            .collect::<Result<Vec<String>, _>>()?;
         out.push((a, codes));
     }
     Ok(out)
 }
 
-pub fn agent_may_use_room(
-    conn: &Connection,
-    agent_id: &str,
-    room_id: &str,
-) -> rusqlite::Result<bool> {
+pub fn agent_may_use_room(conn: &Conn, agent_id: &str, room_id: &str) -> DbResult<bool> {
     conn.query_row(
         "SELECT EXISTS (SELECT 1 FROM agent_rooms WHERE agent_id = ?1 AND room_id = ?2)",
         params![agent_id, room_id],
@@ -441,20 +426,16 @@ pub fn agent_may_use_room(
     )
 }
 
-pub fn allow_agent_room(conn: &Connection, agent_id: &str, room_id: &str) -> rusqlite::Result<()> {
+pub fn allow_agent_room(conn: &Conn, agent_id: &str, room_id: &str) -> DbResult<()> {
     conn.execute(
-        "INSERT OR IGNORE INTO agent_rooms (agent_id, room_id) VALUES (?1, ?2)",
+        "INSERT INTO agent_rooms (agent_id, room_id) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
         params![agent_id, room_id],
     )?;
     Ok(())
 }
 
 /// A new device token for a user; shown once, stored as a hash.
-pub fn create_user_token(
-    conn: &Connection,
-    user_id: &str,
-    label: &str,
-) -> Result<String, StoreError> {
+pub fn create_user_token(conn: &Conn, user_id: &str, label: &str) -> Result<String, StoreError> {
     require_user(conn, user_id)?;
     Ok(insert_token(
         conn,
@@ -465,11 +446,10 @@ pub fn create_user_token(
     )?)
 }
 
-pub fn list_tokens(conn: &Connection) -> rusqlite::Result<Vec<TokenInfo>> {
-    let mut st = conn.prepare(
+pub fn list_tokens(conn: &Conn) -> DbResult<Vec<TokenInfo>> {
+    conn.query_map(
         "SELECT hash, kind, subject_id, label, created_at, last_used_at FROM tokens ORDER BY created_at, hash",
-    )?;
-    let rows = st.query_map([], |r| {
+        &[], |r| {
         let hash: String = r.get(0)?;
         Ok(TokenInfo {
             hash_prefix: hash[..12].to_string(),
@@ -479,21 +459,20 @@ pub fn list_tokens(conn: &Connection) -> rusqlite::Result<Vec<TokenInfo>> {
             created_at: r.get(4)?,
             last_used_at: r.get(5)?,
         })
-    })?;
-    rows.collect()
+    })
 }
 
 /// Revokes the one token whose hash starts with `hash_prefix` (as listed).
-pub fn revoke_token(conn: &Connection, hash_prefix: &str) -> Result<(), StoreError> {
+pub fn revoke_token(conn: &Conn, hash_prefix: &str) -> Result<(), StoreError> {
     if hash_prefix.len() < 8 || !hash_prefix.chars().all(|c| c.is_ascii_hexdigit()) {
         return Err(StoreError::Invalid(
             "give at least 8 hex digits of the token hash, as `qp admin token list` shows".into(),
         ));
     }
     let n = conn.execute(
-        "DELETE FROM tokens WHERE hash IN (SELECT hash FROM tokens WHERE hash LIKE ?1 || '%' LIMIT 2)
-           AND (SELECT COUNT(*) FROM tokens WHERE hash LIKE ?1 || '%') = 1",
-        [hash_prefix.to_ascii_lowercase()],
+        "DELETE FROM tokens WHERE hash IN (SELECT hash FROM tokens WHERE hash LIKE ?1 LIMIT 2)
+           AND (SELECT COUNT(*) FROM tokens WHERE hash LIKE ?1) = 1",
+        params![format!("{}%", hash_prefix.to_ascii_lowercase())],
     )?;
     if n == 1 {
         Ok(())
@@ -505,14 +484,12 @@ pub fn revoke_token(conn: &Connection, hash_prefix: &str) -> Result<(), StoreErr
 }
 
 /// The agent with this id.
-pub fn agent(conn: &Connection, id: &str) -> rusqlite::Result<Option<Agent>> {
-    conn.prepare_cached(AGENT_BY_ID)?
-        .query_row([id], agent_from_row)
-        .optional()
+pub fn agent(conn: &Conn, id: &str) -> DbResult<Option<Agent>> {
+    conn.query_opt(AGENT_BY_ID, params![id], agent_from_row)
 }
 
 /// A new operator token for the admin endpoints (`POST /api/admin/…`).
-pub fn create_admin_token(conn: &Connection, label: &str) -> Result<String, StoreError> {
+pub fn create_admin_token(conn: &Conn, label: &str) -> Result<String, StoreError> {
     Ok(insert_token(
         conn,
         "admin",
@@ -524,11 +501,11 @@ pub fn create_admin_token(conn: &Connection, label: &str) -> Result<String, Stor
 
 /// A new token minted by redeeming an invite (a paired phone, `qp login`).
 pub fn mint_token(
-    conn: &Connection,
+    conn: &Conn,
     kind: super::invites::InviteKind,
     subject_id: &str,
     label: &str,
-) -> rusqlite::Result<String> {
+) -> DbResult<String> {
     match kind {
         super::invites::InviteKind::User => {
             insert_token(conn, "user", subject_id, label, ids::USER_TOKEN_PREFIX)
@@ -544,27 +521,26 @@ const LAST_USED_GRANULARITY_SECS: i64 = 60;
 
 /// Who presents `token`, if anyone. Records when it was last used (to the
 /// minute, so most requests write nothing).
-pub fn authenticate(conn: &Connection, token: &str) -> rusqlite::Result<Option<Principal>> {
+pub fn authenticate(conn: &Conn, token: &str) -> DbResult<Option<Principal>> {
     let hash = ids::token_hash(token);
-    let row: Option<(String, String, String, Option<i64>)> = conn
-        .prepare_cached("SELECT kind, subject_id, label, last_used_at FROM tokens WHERE hash = ?1")?
-        .query_row([&hash], |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
-        })
-        .optional()?;
+    let row: Option<(String, String, String, Option<i64>)> = conn.query_opt(
+        "SELECT kind, subject_id, label, last_used_at FROM tokens WHERE hash = ?1",
+        params![hash],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+    )?;
     let Some((kind, subject, label, last_used)) = row else {
         return Ok(None);
     };
     let now = now_secs();
     if last_used.is_none_or(|t| now - t >= LAST_USED_GRANULARITY_SECS) {
-        conn.prepare_cached("UPDATE tokens SET last_used_at = ?2 WHERE hash = ?1")?
-            .execute(params![hash, now])?;
+        conn.execute(
+            "UPDATE tokens SET last_used_at = ?2 WHERE hash = ?1",
+            params![hash, now],
+        )?;
     }
     match kind.as_str() {
         "agent" => Ok(conn
-            .prepare_cached(AGENT_BY_ID)?
-            .query_row([subject], agent_from_row)
-            .optional()?
+            .query_opt(AGENT_BY_ID, params![subject], agent_from_row)?
             .map(Principal::Agent)),
         "admin" => Ok(Some(Principal::Admin { label })),
         _ => Ok(user(conn, &subject)?.map(Principal::User)),
@@ -586,11 +562,7 @@ pub struct DeviceRegistration<'a> {
 /// its app id and language. The same platform token registered by another
 /// user (a phone changed hands) becomes a new device of that user, with a
 /// new id and none of the old one's history.
-pub fn upsert_device(
-    conn: &Connection,
-    user_id: &str,
-    reg: &DeviceRegistration<'_>,
-) -> rusqlite::Result<Device> {
+pub fn upsert_device(conn: &Conn, user_id: &str, reg: &DeviceRegistration<'_>) -> DbResult<Device> {
     let DeviceRegistration {
         platform,
         push_token,
@@ -598,20 +570,18 @@ pub fn upsert_device(
         locale,
         public_key,
     } = *reg;
-    let existing: Option<(String, String)> = conn
-        .query_row(
-            "SELECT id, user_id FROM devices WHERE platform = ?1 AND push_token = ?2",
-            params![platform, push_token],
-            |r| Ok((r.get(0)?, r.get(1)?)),
-        )
-        .optional()?;
+    let existing: Option<(String, String)> = conn.query_opt(
+        "SELECT id, user_id FROM devices WHERE platform = ?1 AND push_token = ?2",
+        params![platform, push_token],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )?;
     // A phone that changes hands (the same push token, another user) starts
     // a clean history: the old device row goes, and with it (ON DELETE
     // CASCADE) what was delivered to it and its queued pushes, so the new
     // owner can never read the previous owner's questions.
     let existing = match existing {
         Some((id, owner)) if owner != user_id => {
-            conn.execute("DELETE FROM devices WHERE id = ?1", [&id])?;
+            conn.execute("DELETE FROM devices WHERE id = ?1", params![id])?;
             None
         }
         other => other.map(|(id, _)| id),
@@ -646,18 +616,17 @@ pub fn upsert_device(
 }
 
 /// Removes a device of this user; false when there is none.
-pub fn delete_device(conn: &Connection, user_id: &str, device_id: &str) -> rusqlite::Result<bool> {
+pub fn delete_device(conn: &Conn, user_id: &str, device_id: &str) -> DbResult<bool> {
     Ok(conn.execute(
         "DELETE FROM devices WHERE id = ?1 AND user_id = ?2",
         params![device_id, user_id],
     )? == 1)
 }
 
-pub fn devices_of(conn: &Connection, user_id: &str) -> rusqlite::Result<Vec<Device>> {
-    let mut st = conn.prepare(
+pub fn devices_of(conn: &Conn, user_id: &str) -> DbResult<Vec<Device>> {
+    conn.query_map(
         "SELECT id, user_id, platform, push_token, app_id, locale, public_key FROM devices WHERE user_id = ?1 ORDER BY created_at, id",
-    )?;
-    let rows = st.query_map([user_id], |r| {
+        params![user_id], |r| {
         Ok(Device {
             id: r.get(0)?,
             user_id: r.get(1)?,
@@ -667,14 +636,13 @@ pub fn devices_of(conn: &Connection, user_id: &str) -> rusqlite::Result<Vec<Devi
             locale: r.get(5)?,
             public_key: r.get(6)?,
         })
-    })?;
-    rows.collect()
+    })
 }
 
-pub fn device_by_id(conn: &Connection, id: &str) -> rusqlite::Result<Option<Device>> {
-    conn.query_row(
+pub fn device_by_id(conn: &Conn, id: &str) -> DbResult<Option<Device>> {
+    conn.query_opt(
         "SELECT id, user_id, platform, push_token, app_id, locale, public_key FROM devices WHERE id = ?1",
-        [id],
+        params![id],
         |r| {
             Ok(Device {
                 id: r.get(0)?,
@@ -687,5 +655,4 @@ pub fn device_by_id(conn: &Connection, id: &str) -> rusqlite::Result<Option<Devi
             })
         },
     )
-    .optional()
 }

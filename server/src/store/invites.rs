@@ -5,9 +5,10 @@
 //! secrets against its id (so guessing one invite is bounded, whatever the
 //! addresses the guesses come from).
 
+use super::{Conn, DbResult};
+use crate::params;
 use qp_core::pairing::{self, INVITE_ID_CHARS};
 use rand::RngCore;
-use rusqlite::{params, Connection, OptionalExtension};
 
 use super::StoreError;
 use crate::ids;
@@ -41,7 +42,7 @@ pub struct NewInvite {
 
 /// Creates an invite for `subject_id` that lives `ttl_secs` from `now`.
 pub fn create(
-    conn: &Connection,
+    conn: &Conn,
     kind: InviteKind,
     subject_id: &str,
     ttl_secs: i64,
@@ -62,8 +63,8 @@ pub fn create(
         rand::thread_rng().fill_bytes(&mut random);
         let code = pairing::code_from_random(&random);
         let inserted = conn.execute(
-            "INSERT OR IGNORE INTO invites (id, secret_hash, kind, subject_id, created_at, expires_at)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            "INSERT INTO invites (id, secret_hash, kind, subject_id, created_at, expires_at)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT DO NOTHING",
             params![
                 &code[..INVITE_ID_CHARS],
                 ids::token_hash(&code),
@@ -105,25 +106,23 @@ pub enum Redeemed {
 
 /// Checks `code` (canonical form) and spends it when valid. Run inside the
 /// transaction that mints the token, so a code gives exactly one token.
-pub fn redeem(conn: &Connection, code: &str, now: i64) -> rusqlite::Result<Redeemed> {
+pub fn redeem(conn: &Conn, code: &str, now: i64) -> DbResult<Redeemed> {
     let id = &code[..INVITE_ID_CHARS];
-    let row: Option<(String, String, String, i64, Option<i64>, i64)> = conn
-        .query_row(
-            "SELECT secret_hash, kind, subject_id, expires_at, used_at, failed_attempts
+    let row: Option<(String, String, String, i64, Option<i64>, i64)> = conn.query_opt(
+        "SELECT secret_hash, kind, subject_id, expires_at, used_at, failed_attempts
              FROM invites WHERE id = ?1",
-            [id],
-            |r| {
-                Ok((
-                    r.get(0)?,
-                    r.get(1)?,
-                    r.get(2)?,
-                    r.get(3)?,
-                    r.get(4)?,
-                    r.get(5)?,
-                ))
-            },
-        )
-        .optional()?;
+        params![id],
+        |r| {
+            Ok((
+                r.get(0)?,
+                r.get(1)?,
+                r.get(2)?,
+                r.get(3)?,
+                r.get(4)?,
+                r.get(5)?,
+            ))
+        },
+    )?;
     let Some((hash, kind, subject_id, expires_at, used_at, failed)) = row else {
         return Ok(Redeemed::Unknown);
     };
@@ -141,7 +140,7 @@ pub fn redeem(conn: &Connection, code: &str, now: i64) -> rusqlite::Result<Redee
     if !same {
         conn.execute(
             "UPDATE invites SET failed_attempts = failed_attempts + 1 WHERE id = ?1",
-            [id],
+            params![id],
         )?;
         return Ok(if failed + 1 >= MAX_WRONG_SECRETS {
             Redeemed::Burned
@@ -155,10 +154,14 @@ pub fn redeem(conn: &Connection, code: &str, now: i64) -> rusqlite::Result<Redee
     if expires_at <= now {
         return Ok(Redeemed::Expired);
     }
-    conn.execute(
-        "UPDATE invites SET used_at = ?2 WHERE id = ?1",
+    // Conditional, so two redemptions racing (on two instances) spend it once.
+    let spent = conn.execute(
+        "UPDATE invites SET used_at = ?2 WHERE id = ?1 AND used_at IS NULL",
         params![id, now],
     )?;
+    if spent == 0 {
+        return Ok(Redeemed::Used);
+    }
     let kind = if kind == "agent" {
         InviteKind::Agent
     } else {
@@ -171,8 +174,8 @@ pub fn redeem(conn: &Connection, code: &str, now: i64) -> rusqlite::Result<Redee
 mod tests {
     use super::*;
 
-    fn db() -> Connection {
-        let mut c = Connection::open_in_memory().unwrap();
+    fn db() -> rusqlite::Connection {
+        let mut c = rusqlite::Connection::open_in_memory().unwrap();
         super::super::schema::migrate(&mut c).unwrap();
         c
     }
@@ -182,8 +185,8 @@ mod tests {
         let c = db();
         let inv = create(&c, InviteKind::User, "u_1", 600, 1000).unwrap();
         assert_eq!(inv.expires_at, 1600);
-        let stored: String = c
-            .query_row("SELECT secret_hash FROM invites", [], |r| r.get(0))
+        let stored: String = (&c as &Conn)
+            .query_row("SELECT secret_hash FROM invites", &[], |r| r.get(0))
             .unwrap();
         assert!(!stored.contains(&inv.code[5..]), "only a hash is stored");
         assert_eq!(

@@ -1,7 +1,8 @@
 //! Questions, and the idempotency keys of answers.
 
+use super::{Conn, DbResult};
+use crate::params;
 use qp_core::protocol::{Question, QuestionState};
-use rusqlite::{params, Connection, OptionalExtension};
 
 /// A question with the server-side facts that are not on the wire.
 #[derive(Debug, Clone)]
@@ -15,10 +16,11 @@ fn to_json(q: &Question) -> String {
     serde_json::to_string(q).expect("a Question always serializes")
 }
 
-fn from_row(r: &rusqlite::Row) -> rusqlite::Result<StoredQuestion> {
+fn from_row(r: &super::sql::Row) -> DbResult<StoredQuestion> {
     let body: String = r.get(0)?;
-    let question = serde_json::from_str(&body).map_err(|e| {
-        rusqlite::Error::FromSqlConversionFailure(0, rusqlite::types::Type::Text, Box::new(e))
+    let question = serde_json::from_str(&body).map_err(|e| super::DbError::Column {
+        index: 0,
+        message: format!("a stored question does not parse: {e}"),
     })?;
     Ok(StoredQuestion {
         question,
@@ -27,12 +29,7 @@ fn from_row(r: &rusqlite::Row) -> rusqlite::Result<StoredQuestion> {
     })
 }
 
-pub fn insert(
-    conn: &Connection,
-    q: &Question,
-    room_id: &str,
-    agent_id: &str,
-) -> rusqlite::Result<()> {
+pub fn insert(conn: &Conn, q: &Question, room_id: &str, agent_id: &str) -> DbResult<()> {
     conn.execute(
         "INSERT INTO questions (id, room_id, agent_id, state, scope, target_user_id, correlation_id,
                                 expires_at, created_at, body)
@@ -53,16 +50,18 @@ pub fn insert(
     Ok(())
 }
 
-pub fn get(conn: &Connection, id: &str) -> rusqlite::Result<Option<StoredQuestion>> {
-    conn.prepare_cached("SELECT body, room_id, agent_id FROM questions WHERE id = ?1")?
-        .query_row([id], from_row)
-        .optional()
+pub fn get(conn: &Conn, id: &str) -> DbResult<Option<StoredQuestion>> {
+    conn.query_opt(
+        "SELECT body, room_id, agent_id FROM questions WHERE id = ?1",
+        params![id],
+        from_row,
+    )
 }
 
 /// Writes a question that left `pending`. The `state = 'pending'` guard makes
 /// the first resolution win: returns false (and writes nothing) when the row
 /// was already terminal.
-pub fn save_resolution(conn: &Connection, q: &Question) -> rusqlite::Result<bool> {
+pub fn save_resolution(conn: &Conn, q: &Question) -> DbResult<bool> {
     let n = conn.execute(
         "UPDATE questions SET state = ?2, body = ?3 WHERE id = ?1 AND state = 'pending'",
         params![q.id, q.state.as_str(), to_json(q)],
@@ -71,40 +70,45 @@ pub fn save_resolution(conn: &Connection, q: &Question) -> rusqlite::Result<bool
 }
 
 /// Ids of pending questions whose deadline has passed.
-pub fn overdue_ids(
-    conn: &Connection,
-    now_secs: i64,
-    limit: usize,
-) -> rusqlite::Result<Vec<String>> {
-    let mut st = conn.prepare_cached(
+pub fn overdue_ids(conn: &Conn, now_secs: i64, limit: usize) -> DbResult<Vec<String>> {
+    conn.query_map(
         "SELECT id FROM questions WHERE state = 'pending' AND expires_at <= ?1 ORDER BY expires_at LIMIT ?2",
-    )?;
-    let rows = st.query_map(params![now_secs, limit as i64], |r| r.get(0))?;
-    rows.collect()
+        params![now_secs, limit as i64], |r| r.get(0))
 }
 
-pub fn count_pending_for_agent(conn: &Connection, agent_id: &str) -> rusqlite::Result<i64> {
+/// Serializes the rest of the transaction with every other transaction of
+/// this agent that takes the same lock (PostgreSQL: a transaction-scoped
+/// advisory lock; SQLite has one writer already).
+pub fn lock_agent(conn: &Conn, agent_id: &str) -> DbResult<()> {
+    if conn.backend() == super::Backend::Postgres {
+        conn.execute(
+            "SELECT pg_advisory_xact_lock(hashtextextended(?1, 0))",
+            params![agent_id],
+        )?;
+    }
+    Ok(())
+}
+
+pub fn count_pending_for_agent(conn: &Conn, agent_id: &str) -> DbResult<i64> {
     conn.query_row(
         "SELECT COUNT(*) FROM questions WHERE agent_id = ?1 AND state = 'pending'",
-        [agent_id],
+        params![agent_id],
         |r| r.get(0),
     )
 }
 
 /// What an agent lists: its own questions, newest first.
 pub fn list_for_agent(
-    conn: &Connection,
+    conn: &Conn,
     agent_id: &str,
     state: Option<QuestionState>,
     created_since: Option<i64>,
     limit: usize,
-) -> rusqlite::Result<Vec<Question>> {
-    let mut st = conn.prepare_cached(
+) -> DbResult<Vec<Question>> {
+    let rows = conn.query_map(
         "SELECT body, room_id, agent_id FROM questions
-         WHERE agent_id = ?1 AND (?2 IS NULL OR state = ?2) AND (?3 IS NULL OR created_at >= ?3)
+         WHERE agent_id = ?1 AND (CAST(?2 AS TEXT) IS NULL OR state = ?2) AND (CAST(?3 AS BIGINT) IS NULL OR created_at >= ?3)
          ORDER BY seq DESC LIMIT ?4",
-    )?;
-    let rows = st.query_map(
         params![
             agent_id,
             state.map(|s| s.as_str()),
@@ -113,26 +117,27 @@ pub fn list_for_agent(
         ],
         from_row,
     )?;
-    rows.map(|r| r.map(|s| s.question)).collect()
+    Ok(rows.into_iter().map(|s| s.question).collect())
 }
 
 /// What a user may answer now: direct-to-them and room-scope in their rooms,
 /// pending and not past the deadline, newest first.
 pub fn pending_for_user(
-    conn: &Connection,
+    conn: &Conn,
     user_id: &str,
     now_secs: i64,
     limit: usize,
-) -> rusqlite::Result<Vec<Question>> {
-    let mut st = conn.prepare_cached(
+) -> DbResult<Vec<Question>> {
+    let rows = conn.query_map(
         "SELECT q.body, q.room_id, q.agent_id FROM questions q
          JOIN memberships m ON m.room_id = q.room_id AND m.user_id = ?1
          WHERE q.state = 'pending' AND q.expires_at > ?2
            AND (q.scope = 'room' OR q.target_user_id = ?1)
          ORDER BY q.seq DESC LIMIT ?3",
+        params![user_id, now_secs, limit as i64],
+        from_row,
     )?;
-    let rows = st.query_map(params![user_id, now_secs, limit as i64], from_row)?;
-    rows.map(|r| r.map(|s| s.question)).collect()
+    Ok(rows.into_iter().map(|s| s.question).collect())
 }
 
 /// A stored answer result for `(user, Idempotency-Key)`.
@@ -142,12 +147,8 @@ pub struct KeyedResult {
     pub response: String,
 }
 
-pub fn keyed_answer(
-    conn: &Connection,
-    user_id: &str,
-    key: &str,
-) -> rusqlite::Result<Option<KeyedResult>> {
-    conn.query_row(
+pub fn keyed_answer(conn: &Conn, user_id: &str, key: &str) -> DbResult<Option<KeyedResult>> {
+    conn.query_opt(
         "SELECT question_id, status, response FROM answer_keys WHERE user_id = ?1 AND key = ?2",
         params![user_id, key],
         |r| {
@@ -158,20 +159,26 @@ pub fn keyed_answer(
             })
         },
     )
-    .optional()
 }
 
 pub fn save_keyed_answer(
-    conn: &Connection,
+    conn: &Conn,
     user_id: &str,
     key: &str,
     result: &KeyedResult,
     now_secs: i64,
-) -> rusqlite::Result<()> {
+) -> DbResult<()> {
     conn.execute(
-        "INSERT OR IGNORE INTO answer_keys (user_id, key, question_id, status, response, created_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-        params![user_id, key, result.question_id, result.status, result.response, now_secs],
+        "INSERT INTO answer_keys (user_id, key, question_id, status, response, created_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT DO NOTHING",
+        params![
+            user_id,
+            key,
+            result.question_id,
+            result.status,
+            result.response,
+            now_secs
+        ],
     )?;
     Ok(())
 }

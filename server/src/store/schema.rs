@@ -166,11 +166,11 @@ const MIGRATIONS: &[&str] = &[
 
 /// Applies what is missing, each migration in its own transaction
 /// (rusqlite_migration, the approach the phone store uses too).
-pub fn migrate(conn: &mut Connection) -> rusqlite::Result<()> {
+pub fn migrate(conn: &mut Connection) -> super::DbResult<()> {
     let migrations = Migrations::new(MIGRATIONS.iter().map(|sql| M::up(sql)).collect());
     migrations.to_latest(conn).map_err(|e| match e {
-        rusqlite_migration::Error::RusqliteError { err, .. } => err,
-        other => super::failure(format!("migration: {other}")),
+        rusqlite_migration::Error::RusqliteError { err, .. } => err.into(),
+        other => super::DbError::Other(format!("migration: {other}")),
     })
 }
 

@@ -1,5 +1,7 @@
 //! Test fixtures: a real server on an ephemeral loopback port over a
-//! temporary SQLite file, identities made through the store, and HTTP helpers.
+//! temporary SQLite file, or over a fresh PostgreSQL database when
+//! `QP_TEST_POSTGRES` names a server (`scripts/test` starts one and runs the
+//! API suites on both), identities made through the store, and HTTP helpers.
 #![allow(dead_code)]
 
 use std::path::PathBuf;
@@ -7,12 +9,13 @@ use std::time::Duration;
 
 use qp_server::config::Settings;
 use qp_server::serve::{start, RunningServer};
-use qp_server::store::{self, identity};
+use qp_server::store::{self, identity, Database};
 use serde_json::Value;
 
 pub struct Fixture {
     pub dir: tempfile::TempDir,
-    pub db_path: PathBuf,
+    /// The SQLite file, or the PostgreSQL database, the server uses.
+    pub database: Database,
     pub server: Option<RunningServer>,
     pub base: String,
     pub http: reqwest::Client,
@@ -31,7 +34,47 @@ pub struct Fixture {
     pub agent2_token: String,
 }
 
+/// The PostgreSQL server the suites run against (`postgres://user@host:port`,
+/// no database name), when one is given.
+pub fn test_postgres() -> Option<String> {
+    std::env::var("QP_TEST_POSTGRES")
+        .ok()
+        .filter(|s| !s.is_empty())
+}
+
+/// A database for one test: a file in `dir`, or a new, empty PostgreSQL
+/// database on the test server (left for the throwaway cluster to take).
+pub fn test_database(dir: &std::path::Path) -> Database {
+    match test_postgres() {
+        None => Database::Sqlite(dir.join("qp.sqlite")),
+        Some(server) => {
+            let server = server.trim_end_matches('/');
+            let name = format!(
+                "qp_test_{}",
+                qp_server::ids::new_id("db")
+                    .replace('-', "_")
+                    .to_lowercase()
+            );
+            let admin = format!("{server}/postgres");
+            let create = format!("CREATE DATABASE {name}");
+            std::thread::spawn(move || {
+                postgres::Client::connect(&admin, postgres::NoTls)
+                    .expect("QP_TEST_POSTGRES: cannot connect to the test PostgreSQL server")
+                    .batch_execute(&create)
+                    .unwrap()
+            })
+            .join()
+            .unwrap();
+            Database::Postgres(format!("{server}/{name}"))
+        }
+    }
+}
+
 pub fn test_settings(db: PathBuf) -> Settings {
+    settings_for(Database::Sqlite(db))
+}
+
+pub fn settings_for(db: Database) -> Settings {
     Settings {
         listen: "127.0.0.1:0".parse().unwrap(),
         db,
@@ -56,8 +99,8 @@ impl Fixture {
         push: Option<std::sync::Arc<dyn qp_server::push::PushTransport>>,
     ) -> Fixture {
         let dir = tempfile::tempdir().unwrap();
-        let db_path = dir.path().join("qp.sqlite");
-        let conn = store::open(&db_path).unwrap();
+        let database = test_database(dir.path());
+        let conn = connect(&database);
         let room = identity::create_room(&conn, "Ops", Some("OPS123")).unwrap();
         let other = identity::create_room(&conn, "Elsewhere", Some("ELSE99")).unwrap();
         let alice = identity::create_user(&conn, "Alice", None).unwrap();
@@ -88,13 +131,13 @@ impl Fixture {
         let carol_token = identity::create_user_token(&conn, &carol.id, "phone").unwrap();
         drop(conn);
 
-        let mut settings = test_settings(db_path.clone());
+        let mut settings = settings_for(database.clone());
         tweak(&mut settings);
         let server = start(settings, push).await.unwrap();
         let base = format!("http://{}", server.addr);
         Fixture {
             dir,
-            db_path,
+            database,
             server: Some(server),
             base,
             http: reqwest::Client::new(),
@@ -112,9 +155,13 @@ impl Fixture {
         }
     }
 
-    /// A second connection to the server's database file.
-    pub fn db(&self) -> rusqlite::Connection {
-        store::open(&self.db_path).unwrap()
+    /// A second connection to the server's database.
+    pub fn db(&self) -> Box<store::Conn> {
+        connect(&self.database)
+    }
+
+    pub fn on_postgres(&self) -> bool {
+        matches!(self.database, Database::Postgres(_))
     }
 
     /// Stops the server and starts a new one on the same database file.
@@ -122,7 +169,7 @@ impl Fixture {
         if let Some(s) = self.server.take() {
             s.stop().await;
         }
-        let mut settings = test_settings(self.db_path.clone());
+        let mut settings = settings_for(self.database.clone());
         tweak(&mut settings);
         let server = start(settings, None).await.unwrap();
         self.base = format!("http://{}", server.addr);
@@ -199,12 +246,21 @@ impl Fixture {
     pub fn set_expiry(&self, id: &str, secs: i64) {
         let t = chrono::Utc::now().timestamp() + secs;
         let s = qp_core::protocol::time::format(&chrono::DateTime::from_timestamp(t, 0).unwrap());
-        self.db()
-            .execute(
-                "UPDATE questions SET expires_at = ?2, body = json_set(body, '$.expires_at', ?3) WHERE id = ?1",
-                rusqlite::params![id, t, s],
+        let db = self.db();
+        let body: String = db
+            .query_row(
+                "SELECT body FROM questions WHERE id = ?1",
+                qp_server::params![id],
+                |r| r.get(0),
             )
             .unwrap();
+        let mut body: Value = serde_json::from_str(&body).unwrap();
+        body["expires_at"] = Value::String(s);
+        db.execute(
+            "UPDATE questions SET expires_at = ?2, body = ?3 WHERE id = ?1",
+            qp_server::params![id, t, body.to_string()],
+        )
+        .unwrap();
     }
 }
 
@@ -265,5 +321,125 @@ impl qp_core::phone::DeviceKeyStore for MemoryKeys {
     fn save_device_key(&self, key: Vec<u8>) -> bool {
         *self.0.lock().unwrap() = Some(key);
         true
+    }
+}
+
+/// Whether `needle` appears anywhere in the server's stored data: the raw
+/// SQLite file (WAL included), or every text column of every PostgreSQL
+/// table.
+pub fn database_contains(f: &Fixture, needle: &str) -> bool {
+    match &f.database {
+        Database::Sqlite(path) => [path.clone(), path.with_extension("sqlite-wal")]
+            .iter()
+            .filter_map(|p| std::fs::read(p).ok())
+            .any(|raw| raw.windows(needle.len()).any(|w| w == needle.as_bytes())),
+        Database::Postgres(_) => {
+            let db = f.db();
+            let columns: Vec<(String, String)> = db
+                .query_map(
+                    "SELECT table_name::text, column_name::text FROM information_schema.columns
+                     WHERE table_schema = 'public' AND data_type = 'text'",
+                    &[],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )
+                .unwrap();
+            columns.iter().any(|(table, column)| {
+                db.query_row(
+                    &format!("SELECT COUNT(*) FROM {table} WHERE strpos({column}, ?1) > 0"),
+                    qp_server::params![needle],
+                    |r| r.get::<i64>(0),
+                )
+                .unwrap()
+                    > 0
+            })
+        }
+    }
+}
+
+/// A connection the async tests can use: SQLite directly; PostgreSQL on a
+/// thread of its own (the sync client runs its own runtime, which cannot
+/// start inside the test's), each call sent there and awaited.
+pub fn connect(database: &Database) -> Box<store::Conn> {
+    match database {
+        Database::Sqlite(_) => store::connect(database).unwrap(),
+        Database::Postgres(_) => Box::new(ThreadConn::new(database.clone())),
+    }
+}
+
+type Call = Box<dyn FnOnce(&store::Conn) + Send>;
+
+pub struct ThreadConn {
+    calls: std::sync::mpsc::Sender<Call>,
+}
+
+impl ThreadConn {
+    fn new(database: Database) -> ThreadConn {
+        let (calls, rx) = std::sync::mpsc::channel::<Call>();
+        let (ready, ok) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let conn = store::connect(&database).unwrap();
+            ready.send(()).unwrap();
+            for call in rx {
+                call(&*conn);
+            }
+        });
+        ok.recv().expect("connecting to the test database");
+        ThreadConn { calls }
+    }
+
+    fn call<T: Send + 'static>(&self, f: impl FnOnce(&store::Conn) -> T + Send + 'static) -> T {
+        let (tx, rx) = std::sync::mpsc::channel();
+        self.calls
+            .send(Box::new(move |c| {
+                let _ = tx.send(f(c));
+            }))
+            .unwrap();
+        rx.recv().unwrap()
+    }
+}
+
+fn owned(params: &[store::sql::Param]) -> Vec<store::sql::Value> {
+    use store::sql::{Param, Value};
+    params
+        .iter()
+        .map(|p| match p {
+            Param::Null => Value::Null,
+            Param::Int(i) => Value::Int(*i),
+            Param::Text(t) => Value::Text(t.to_string()),
+        })
+        .collect()
+}
+
+fn borrowed(values: &[store::sql::Value]) -> Vec<store::sql::Param<'_>> {
+    use store::sql::{Param, Value};
+    values
+        .iter()
+        .map(|v| match v {
+            Value::Null => Param::Null,
+            Value::Int(i) => Param::Int(*i),
+            Value::Text(t) => Param::Text(t),
+        })
+        .collect()
+}
+
+impl store::sql::Sql for ThreadConn {
+    fn backend(&self) -> store::Backend {
+        store::Backend::Postgres
+    }
+    fn execute(&self, sql: &str, params: &[store::sql::Param]) -> store::DbResult<usize> {
+        let (sql, values) = (sql.to_string(), owned(params));
+        self.call(move |c| c.execute(&sql, &borrowed(&values)))
+    }
+    fn query(
+        &self,
+        sql: &str,
+        params: &[store::sql::Param],
+    ) -> store::DbResult<Vec<store::sql::Row>> {
+        let (sql, values) = (sql.to_string(), owned(params));
+        self.call(move |c| c.query(&sql, &borrowed(&values)))
+    }
+    fn batch(&self, sql: &str) -> store::DbResult<()> {
+        let sql = sql.to_string();
+        self.call(move |c| c.batch(&sql))
     }
 }

@@ -1,0 +1,111 @@
+//! The one-shot move from an SQLite file to PostgreSQL (`qp admin
+//! copy-to-postgres`): every table, in an order that satisfies the foreign
+//! keys, in one PostgreSQL transaction, into a database that has the schema
+//! and no data yet. Stop `qp serve` first: the file must not change while
+//! it is read.
+
+use super::sql::{Param, Value};
+use super::{Conn, DbError, DbResult};
+
+/// Each table with the columns copied (generated keys are left for
+/// PostgreSQL to number, in the same order).
+const TABLES: &[(&str, &str, &str)] = &[
+    ("users", "id, display_name, created_at", "created_at, id"),
+    (
+        "rooms",
+        "id, code, name, webhook_url, webhook_secret, webhook_events, created_at",
+        "created_at, id",
+    ),
+    ("memberships", "room_id, user_id", "room_id, user_id"),
+    (
+        "agents",
+        "id, name, owner_user_id, scopes, created_at, handle",
+        "created_at, id",
+    ),
+    ("agent_rooms", "agent_id, room_id", "agent_id, room_id"),
+    (
+        "tokens",
+        "hash, kind, subject_id, label, created_at, last_used_at",
+        "created_at, hash",
+    ),
+    (
+        "questions",
+        "id, room_id, agent_id, state, scope, target_user_id, correlation_id, expires_at, created_at, body",
+        "seq",
+    ),
+    (
+        "answer_keys",
+        "user_id, key, question_id, status, response, created_at",
+        "created_at, user_id, key",
+    ),
+    (
+        "webhook_deliveries",
+        "id, room_id, event, body, state, attempts, next_attempt_ms, last_error, created_at",
+        "seq",
+    ),
+    (
+        "devices",
+        "id, user_id, platform, push_token, app_id, created_at, locale, public_key",
+        "created_at, id",
+    ),
+    (
+        "push_jobs",
+        "device_id, question_id, kind, state, attempts, next_attempt_ms, last_error, created_at",
+        "id",
+    ),
+    (
+        "dev_inbox",
+        "device_id, format, payload, created_ms",
+        "seq",
+    ),
+    (
+        "invites",
+        "id, secret_hash, kind, subject_id, created_at, expires_at, used_at, failed_attempts",
+        "created_at, id",
+    ),
+];
+
+/// Rows copied per table, in [`TABLES`] order.
+pub type Copied = Vec<(&'static str, usize)>;
+
+/// Copies everything in `from` (SQLite) into `to` (PostgreSQL, migrated,
+/// empty). Nothing is written unless everything is.
+pub fn sqlite_to_postgres(from: &Conn, to: &Conn) -> DbResult<Copied> {
+    for (table, _, _) in TABLES {
+        let n: i64 = to.query_row(&format!("SELECT COUNT(*) FROM {table}"), &[], |r| r.get(0))?;
+        if n > 0 {
+            return Err(DbError::Other(format!(
+                "the PostgreSQL database already has data ({n} rows in {table}): copy into an empty one"
+            )));
+        }
+    }
+    let tx = to.transaction()?;
+    let mut copied = Vec::with_capacity(TABLES.len());
+    for (table, columns, order) in TABLES {
+        let rows = from.query(
+            &format!("SELECT {columns} FROM {table} ORDER BY {order}"),
+            &[],
+        )?;
+        let n = columns.split(',').count();
+        let placeholders: Vec<String> = (1..=n).map(|i| format!("?{i}")).collect();
+        let insert = format!(
+            "INSERT INTO {table} ({columns}) VALUES ({})",
+            placeholders.join(", ")
+        );
+        for row in &rows {
+            let params: Vec<Param> = row
+                .0
+                .iter()
+                .map(|v| match v {
+                    Value::Null => Param::Null,
+                    Value::Int(i) => Param::Int(*i),
+                    Value::Text(t) => Param::Text(t),
+                })
+                .collect();
+            tx.execute(&insert, &params)?;
+        }
+        copied.push((*table, rows.len()));
+    }
+    tx.commit()?;
+    Ok(copied)
+}

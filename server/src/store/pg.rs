@@ -1,0 +1,347 @@
+//! The PostgreSQL backend of [`Sql`]: one connection (the sync `postgres`
+//! client) per database thread, prepared statements cached per connection,
+//! the store's `?1` parameters written as PostgreSQL's `$1`, and the schema
+//! migrations, applied under an advisory lock so instances starting
+//! together migrate once.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use postgres::types::{IsNull, ToSql, Type};
+use postgres::{Client, NoTls, Statement};
+
+use super::sql::{Backend, DbError, DbResult, Param, Row, Sql, Value};
+
+/// A connection to PostgreSQL.
+pub struct PgConn {
+    client: RefCell<Client>,
+    statements: RefCell<HashMap<String, Statement>>,
+}
+
+impl PgConn {
+    /// Connects to `url` (`postgres://user:password@host:port/database`, or
+    /// the key=value form). Loopback or a private network: no TLS here.
+    pub fn connect(url: &str) -> DbResult<PgConn> {
+        let client = Client::connect(url, NoTls)?;
+        Ok(PgConn {
+            client: RefCell::new(client),
+            statements: RefCell::new(HashMap::new()),
+        })
+    }
+
+    /// Connects and brings the schema up to date.
+    pub fn open(url: &str) -> DbResult<PgConn> {
+        let conn = PgConn::connect(url)?;
+        migrate(&conn)?;
+        Ok(conn)
+    }
+
+    /// False once the server closed the connection (restart, network):
+    /// the pool then connects anew.
+    pub fn is_open(&self) -> bool {
+        !self.client.borrow().is_closed()
+    }
+
+    fn statement(&self, sql: &str) -> DbResult<Statement> {
+        if let Some(st) = self.statements.borrow().get(sql) {
+            return Ok(st.clone());
+        }
+        let st = self.client.borrow_mut().prepare(&dollar_params(sql))?;
+        self.statements
+            .borrow_mut()
+            .insert(sql.to_string(), st.clone());
+        Ok(st)
+    }
+}
+
+/// `?1` -> `$1`, outside quoted text.
+fn dollar_params(sql: &str) -> String {
+    let mut out = String::with_capacity(sql.len());
+    let mut quoted = false;
+    let mut chars = sql.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' => {
+                quoted = !quoted;
+                out.push(c);
+            }
+            '?' if !quoted && chars.peek().is_some_and(|d| d.is_ascii_digit()) => out.push('$'),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// A parameter bound to whatever type PostgreSQL inferred for its place.
+#[derive(Debug)]
+struct Bound<'a>(Param<'a>);
+
+impl ToSql for Bound<'_> {
+    fn to_sql(
+        &self,
+        ty: &Type,
+        out: &mut bytes::BytesMut,
+    ) -> Result<IsNull, Box<dyn std::error::Error + Sync + Send>> {
+        match self.0 {
+            Param::Null => Ok(IsNull::Yes),
+            Param::Int(i) => match *ty {
+                Type::INT8 => i.to_sql(ty, out),
+                Type::INT4 => i32::try_from(i)?.to_sql(ty, out),
+                Type::INT2 => i16::try_from(i)?.to_sql(ty, out),
+                Type::BOOL => (i != 0).to_sql(ty, out),
+                _ => Err(format!("an integer cannot be bound to a {ty} parameter").into()),
+            },
+            Param::Text(s) => s.to_sql(ty, out),
+        }
+    }
+
+    fn accepts(_: &Type) -> bool {
+        true // checked in to_sql, per value
+    }
+
+    postgres::types::to_sql_checked!();
+}
+
+fn read_row(row: &postgres::Row) -> DbResult<Row> {
+    let mut values = Vec::with_capacity(row.len());
+    for (i, column) in row.columns().iter().enumerate() {
+        let value = match *column.type_() {
+            Type::INT8 => row.try_get::<_, Option<i64>>(i)?.map(Value::Int),
+            Type::INT4 => row
+                .try_get::<_, Option<i32>>(i)?
+                .map(|v| Value::Int(v.into())),
+            Type::INT2 => row
+                .try_get::<_, Option<i16>>(i)?
+                .map(|v| Value::Int(v.into())),
+            Type::BOOL => row
+                .try_get::<_, Option<bool>>(i)?
+                .map(|v| Value::Int(v.into())),
+            Type::TEXT | Type::VARCHAR | Type::BPCHAR | Type::NAME => {
+                row.try_get::<_, Option<String>>(i)?.map(Value::Text)
+            }
+            ref other => {
+                return Err(DbError::Column {
+                    index: i,
+                    message: format!("unexpected type {other}"),
+                })
+            }
+        };
+        values.push(value.unwrap_or(Value::Null));
+    }
+    Ok(Row(values))
+}
+
+impl Sql for PgConn {
+    fn backend(&self) -> Backend {
+        Backend::Postgres
+    }
+
+    fn execute(&self, sql: &str, params: &[Param]) -> DbResult<usize> {
+        let st = self.statement(sql)?;
+        let bound: Vec<Bound> = params.iter().map(|p| Bound(*p)).collect();
+        let refs: Vec<&(dyn ToSql + Sync)> = bound.iter().map(|b| b as _).collect();
+        Ok(self.client.borrow_mut().execute(&st, &refs)? as usize)
+    }
+
+    fn query(&self, sql: &str, params: &[Param]) -> DbResult<Vec<Row>> {
+        let st = self.statement(sql)?;
+        let bound: Vec<Bound> = params.iter().map(|p| Bound(*p)).collect();
+        let refs: Vec<&(dyn ToSql + Sync)> = bound.iter().map(|b| b as _).collect();
+        let rows = self.client.borrow_mut().query(&st, &refs)?;
+        rows.iter().map(read_row).collect()
+    }
+
+    fn batch(&self, sql: &str) -> DbResult<()> {
+        Ok(self.client.borrow_mut().batch_execute(sql)?)
+    }
+}
+
+/// PostgreSQL's schema, one migration per step like SQLite's (`schema.rs`);
+/// the first is the SQLite schema as of its migration 6, so the two stay
+/// comparable. Append; never edit a released one.
+const MIGRATIONS: &[&str] = &[r#"
+    CREATE TABLE users (
+        id           TEXT PRIMARY KEY,
+        display_name TEXT NOT NULL,
+        created_at   BIGINT NOT NULL
+    );
+    CREATE TABLE rooms (
+        id             TEXT PRIMARY KEY,
+        code           TEXT NOT NULL UNIQUE,
+        name           TEXT NOT NULL,
+        webhook_url    TEXT,
+        webhook_secret TEXT,
+        webhook_events TEXT NOT NULL DEFAULT '',
+        created_at     BIGINT NOT NULL
+    );
+    CREATE TABLE memberships (
+        room_id TEXT NOT NULL REFERENCES rooms(id) ON DELETE CASCADE,
+        user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+        PRIMARY KEY (room_id, user_id)
+    );
+    CREATE INDEX memberships_by_user ON memberships(user_id);
+    CREATE TABLE agents (
+        id            TEXT PRIMARY KEY,
+        name          TEXT NOT NULL,
+        owner_user_id TEXT NOT NULL REFERENCES users(id),
+        scopes        TEXT NOT NULL,
+        created_at    BIGINT NOT NULL,
+        handle        TEXT
+    );
+    CREATE TABLE agent_rooms (
+        agent_id TEXT NOT NULL REFERENCES agents(id) ON DELETE CASCADE,
+        room_id  TEXT NOT NULL REFERENCES rooms(id) ON DELETE CASCADE,
+        PRIMARY KEY (agent_id, room_id)
+    );
+    CREATE TABLE tokens (
+        hash         TEXT PRIMARY KEY,
+        kind         TEXT NOT NULL CHECK (kind IN ('agent', 'user', 'admin')),
+        subject_id   TEXT NOT NULL,
+        label        TEXT NOT NULL DEFAULT '',
+        created_at   BIGINT NOT NULL,
+        last_used_at BIGINT
+    );
+    CREATE TABLE questions (
+        seq            BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        id             TEXT NOT NULL UNIQUE,
+        room_id        TEXT NOT NULL REFERENCES rooms(id),
+        agent_id       TEXT NOT NULL REFERENCES agents(id),
+        state          TEXT NOT NULL,
+        scope          TEXT NOT NULL,
+        target_user_id TEXT,
+        correlation_id TEXT,
+        expires_at     BIGINT NOT NULL,
+        created_at     BIGINT NOT NULL,
+        body           TEXT NOT NULL
+    );
+    CREATE INDEX questions_pending_by_expiry ON questions(expires_at) WHERE state = 'pending';
+    CREATE INDEX questions_by_agent ON questions(agent_id, seq);
+    CREATE INDEX questions_by_agent_state ON questions(agent_id, state);
+    CREATE INDEX questions_by_room ON questions(room_id, state);
+    CREATE TABLE answer_keys (
+        user_id     TEXT NOT NULL,
+        key         TEXT NOT NULL,
+        question_id TEXT NOT NULL,
+        status      BIGINT NOT NULL,
+        response    TEXT NOT NULL,
+        created_at  BIGINT NOT NULL,
+        PRIMARY KEY (user_id, key)
+    );
+    CREATE TABLE webhook_deliveries (
+        seq             BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        id              TEXT NOT NULL UNIQUE,
+        room_id         TEXT NOT NULL REFERENCES rooms(id) ON DELETE CASCADE,
+        event           TEXT NOT NULL,
+        body            TEXT NOT NULL,
+        state           TEXT NOT NULL CHECK (state IN ('pending', 'delivered', 'failed')),
+        attempts        BIGINT NOT NULL DEFAULT 0,
+        next_attempt_ms BIGINT NOT NULL,
+        last_error      TEXT,
+        created_at      BIGINT NOT NULL
+    );
+    CREATE INDEX webhook_deliveries_due ON webhook_deliveries(next_attempt_ms) WHERE state = 'pending';
+    CREATE TABLE devices (
+        id         TEXT PRIMARY KEY,
+        user_id    TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+        platform   TEXT NOT NULL CHECK (platform IN ('ios', 'android', 'dev')),
+        push_token TEXT NOT NULL,
+        app_id     TEXT NOT NULL,
+        created_at BIGINT NOT NULL,
+        locale     TEXT NOT NULL DEFAULT '',
+        public_key TEXT,
+        UNIQUE (platform, push_token)
+    );
+    CREATE TABLE push_jobs (
+        id              BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        device_id       TEXT NOT NULL REFERENCES devices(id) ON DELETE CASCADE,
+        question_id     TEXT NOT NULL,
+        kind            TEXT NOT NULL CHECK (kind IN ('question', 'resolved')),
+        state           TEXT NOT NULL CHECK (state IN ('queued', 'sent', 'failed')),
+        attempts        BIGINT NOT NULL DEFAULT 0,
+        next_attempt_ms BIGINT NOT NULL,
+        last_error      TEXT,
+        created_at      BIGINT NOT NULL
+    );
+    CREATE INDEX push_jobs_due ON push_jobs(next_attempt_ms) WHERE state = 'queued';
+    CREATE TABLE dev_inbox (
+        seq        BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        device_id  TEXT NOT NULL REFERENCES devices(id) ON DELETE CASCADE,
+        format     TEXT NOT NULL CHECK (format IN ('apns', 'fcm')),
+        payload    TEXT NOT NULL,
+        created_ms BIGINT NOT NULL
+    );
+    CREATE INDEX dev_inbox_by_device ON dev_inbox(device_id, seq);
+    CREATE TABLE invites (
+        id              TEXT PRIMARY KEY,
+        secret_hash     TEXT NOT NULL,
+        kind            TEXT NOT NULL CHECK (kind IN ('user', 'agent')),
+        subject_id      TEXT NOT NULL,
+        created_at      BIGINT NOT NULL,
+        expires_at      BIGINT NOT NULL,
+        used_at         BIGINT,
+        failed_attempts BIGINT NOT NULL DEFAULT 0
+    );
+    "#];
+
+/// Any number that names this schema's advisory lock (instances starting
+/// together wait for the first one's migration).
+const MIGRATION_LOCK: i64 = 0x5150_6d69_6772;
+
+/// Applies what is missing, in one transaction per migration, recording
+/// each in `qp_schema_migrations`. A small runner rather than a crate: the
+/// SQLite side's rusqlite_migration does not speak PostgreSQL, and the
+/// advisory lock that serializes instances is the part that matters.
+fn migrate(conn: &PgConn) -> DbResult<()> {
+    let conn: &super::Conn = conn;
+    conn.batch(
+        "CREATE TABLE IF NOT EXISTS qp_schema_migrations (
+             version    BIGINT PRIMARY KEY,
+             applied_at BIGINT NOT NULL
+         )",
+    )?;
+    conn.execute(
+        "SELECT pg_advisory_lock(?1)",
+        crate::params![MIGRATION_LOCK],
+    )?;
+    let result = (|| {
+        let done: i64 = conn.query_row(
+            "SELECT COALESCE(MAX(version), 0) FROM qp_schema_migrations",
+            &[],
+            |r| r.get(0),
+        )?;
+        if done as usize > MIGRATIONS.len() {
+            return Err(DbError::Other(format!(
+                "the database's schema is version {done}, newer than this qp ({}): upgrade qp",
+                MIGRATIONS.len()
+            )));
+        }
+        for (i, sql) in MIGRATIONS.iter().enumerate().skip(done as usize) {
+            let tx = conn.transaction()?;
+            tx.batch(sql)?;
+            tx.execute(
+                "INSERT INTO qp_schema_migrations (version, applied_at) VALUES (?1, ?2)",
+                crate::params![i as i64 + 1, super::now_secs()],
+            )?;
+            tx.commit()?;
+        }
+        Ok(())
+    })();
+    conn.execute(
+        "SELECT pg_advisory_unlock(?1)",
+        crate::params![MIGRATION_LOCK],
+    )?;
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parameters_are_renumbered_outside_quoted_text() {
+        assert_eq!(
+            dollar_params("SELECT a FROM t WHERE b = ?1 AND c = '?2' AND d LIKE ?12 || '%'"),
+            "SELECT a FROM t WHERE b = $1 AND c = '?2' AND d LIKE $12 || '%'"
+        );
+    }
+}

@@ -1,0 +1,174 @@
+//! Wake-ups between instances sharing one PostgreSQL database, built on
+//! PostgreSQL itself (`LISTEN`/`NOTIFY`, no other broker).
+//!
+//! A resolution (answer, cancel, expiry) notifies `qp_events` with
+//! `resolved:<question id>` inside the transaction that writes it, so the
+//! notification goes out exactly when the change commits. Every instance
+//! listens; one that has long-polls parked on that question reads it and
+//! releases them. A push to a dev device notifies `dev`, which wakes dev
+//! inbox long-polls. When the listening connection drops, the instance
+//! reconnects with backoff, listens again, and then re-checks every parked
+//! question, so a wake-up sent while it was disconnected is not lost.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use qp_core::protocol::QuestionState;
+use qp_core::retry::RetryPolicy;
+use tokio_postgres::{AsyncMessage, NoTls};
+
+use crate::app::App;
+use crate::params;
+use crate::store::{questions, Backend, Conn, DbResult};
+
+/// The one channel every instance listens on.
+pub const CHANNEL: &str = "qp_events";
+
+/// Tells the other instances that question `id` resolved (PostgreSQL only;
+/// with SQLite there is one instance). Call inside the resolving transaction.
+pub fn notify_resolved(conn: &Conn, id: &str) -> DbResult<()> {
+    notify(conn, &format!("resolved:{id}"))
+}
+
+/// Tells every instance a dev device's inbox changed.
+pub fn notify_dev_inbox(conn: &Conn) -> DbResult<()> {
+    notify(conn, "dev")
+}
+
+fn notify(conn: &Conn, payload: &str) -> DbResult<()> {
+    if conn.backend() == Backend::Postgres {
+        conn.execute("SELECT pg_notify(?1, ?2)", params![CHANNEL, payload])?;
+    }
+    Ok(())
+}
+
+/// Listens for the other instances' wake-ups until the process ends.
+/// `ready` is sent once the first `LISTEN` is active.
+pub async fn listen(app: Arc<App>, url: String, ready: tokio::sync::oneshot::Sender<()>) {
+    let mut ready = Some(ready);
+    let mut failures = 0u32;
+    loop {
+        match listen_once(&app, &url, &mut ready).await {
+            Ok(()) => failures = 0,
+            Err(e) => {
+                failures = failures.saturating_add(1);
+                tracing::warn!(error = %e, "listening for other instances' wake-ups");
+            }
+        }
+        if *app.stopping.borrow() {
+            return;
+        }
+        tokio::time::sleep(
+            RetryPolicy::WEBHOOK
+                .with_min(Duration::from_millis(100))
+                .delay(failures)
+                .min(Duration::from_secs(5)),
+        )
+        .await;
+    }
+}
+
+/// One connection's life: connect, `LISTEN`, re-check parked waiters, then
+/// handle notifications until the connection ends.
+async fn listen_once(
+    app: &Arc<App>,
+    url: &str,
+    ready: &mut Option<tokio::sync::oneshot::Sender<()>>,
+) -> Result<(), tokio_postgres::Error> {
+    let (client, mut connection) = tokio_postgres::connect(url, NoTls).await?;
+    let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+    let driver = tokio::spawn(async move {
+        let mut messages = futures_util::stream::poll_fn(move |cx| connection.poll_message(cx));
+        while let Some(message) = messages.next().await {
+            match message {
+                Ok(AsyncMessage::Notification(n)) => {
+                    if tx.send(n.payload().to_string()).is_err() {
+                        return;
+                    }
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    tracing::warn!(error = %e, "the wake-up connection failed");
+                    return;
+                }
+            }
+        }
+    });
+    client.batch_execute(&format!("LISTEN {CHANNEL}")).await?;
+    if let Some(ready) = ready.take() {
+        let _ = ready.send(());
+    } else {
+        // Reconnected: anything resolved meanwhile sent no wake-up we heard.
+        recheck_parked(app).await;
+    }
+    let mut stopping = app.stopping.subscribe();
+    loop {
+        let payload = tokio::select! {
+            payload = rx.recv() => payload,
+            _ = async { let _ = stopping.wait_for(|s| *s).await; } => None,
+        };
+        match payload {
+            Some(payload) => handle(app, &payload).await,
+            None => break, // the connection ended, or the server stops
+        }
+    }
+    driver.abort();
+    drop(client);
+    Ok(())
+}
+
+async fn handle(app: &Arc<App>, payload: &str) {
+    if let Some(id) = payload.strip_prefix("resolved:") {
+        // Only questions someone waits on here cost a read.
+        if app.waiters.is_waited(id) {
+            release_if_resolved(app, vec![id.to_string()]).await;
+        }
+    } else if payload == "dev" {
+        app.dev_wake.notify_waiters();
+    }
+}
+
+/// Every question with a parked waiter here, read again.
+async fn recheck_parked(app: &Arc<App>) {
+    let ids = app.waiters.waited_ids();
+    if !ids.is_empty() {
+        release_if_resolved(app, ids).await;
+    }
+    app.dev_wake.notify_waiters();
+}
+
+async fn release_if_resolved(app: &Arc<App>, ids: Vec<String>) {
+    // A few tries: after an outage the first read may meet a database
+    // connection that broke with it (the pool then makes a new one).
+    for attempt in 0..5u64 {
+        let ids = ids.clone();
+        let read = app
+            .db
+            .run(move |conn| -> DbResult<Vec<_>> {
+                let mut out = Vec::new();
+                for id in &ids {
+                    if let Some(stored) = questions::get(conn, id)? {
+                        out.push(stored.question);
+                    }
+                }
+                Ok(out)
+            })
+            .await;
+        match read {
+            Ok(questions) => {
+                for q in questions {
+                    if q.state != QuestionState::Pending {
+                        app.waiters.release(Arc::new(q));
+                    }
+                }
+                return;
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, attempt, "reading questions after a wake-up");
+                tokio::time::sleep(Duration::from_millis(100 * (attempt + 1))).await;
+            }
+        }
+    }
+    // Still failing: the waiters wake at their own timeout and read again.
+}

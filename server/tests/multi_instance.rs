@@ -1,0 +1,715 @@
+//! Two `qp serve` processes on one PostgreSQL database, as a team runs them
+//! behind a load balancer: wake-ups cross instances, the first answer wins
+//! across them, a killed instance loses no acknowledged answer and its
+//! queued webhooks are delivered by the other, and expiry fires once.
+//!
+//! Needs `QP_TEST_POSTGRES` (`scripts/test` starts a throwaway server and
+//! sets it); without it these tests say so and pass nothing.
+
+mod common;
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::routing::post;
+use qp_server::store::{identity, Database};
+use serde_json::{json, Value};
+
+/// A `qp serve` process (the real binary) on the shared database.
+struct Instance {
+    child: Child,
+    base: String,
+}
+
+impl Instance {
+    fn start(db: &Database) -> Instance {
+        Instance::start_with(db, ["1000000", "1000000", "1000000"])
+    }
+
+    /// With `[asks per minute, burst, pending per agent]`.
+    fn start_with(db: &Database, limits: [&str; 3]) -> Instance {
+        Instance::start_named(db, limits, "qp")
+    }
+
+    /// Its connections carry `application_name = name` (to find them in
+    /// `pg_stat_activity`).
+    fn start_named(db: &Database, limits: [&str; 3], name: &str) -> Instance {
+        let Database::Postgres(url) = db else {
+            panic!("these tests run on PostgreSQL")
+        };
+        let url = &format!("{url}?application_name={name}");
+        let mut child = Command::new(env!("CARGO_BIN_EXE_qp"))
+            .args(["serve", "--listen", "127.0.0.1:0", "--db", url])
+            .args(["--sweep-interval-ms", "100"])
+            .args(["--ask-rate-per-minute", limits[0], "--ask-burst", limits[1]])
+            .args(["--max-pending-per-agent", limits[2]])
+            .args([
+                "--webhook-retry-base-ms",
+                "50",
+                "--webhook-timeout-ms",
+                "2000",
+            ])
+            .env("QP_LOG", "warn")
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("qp serve");
+        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        let base = loop {
+            let line = lines
+                .next()
+                .expect("qp serve exited before listening")
+                .unwrap();
+            if let Some(rest) = line.split("listening on ").nth(1) {
+                break rest.trim().to_string();
+            }
+        };
+        std::thread::spawn(move || for _ in lines {});
+        Instance { child, base }
+    }
+
+    /// kill -9: no shutdown, no flush.
+    fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Instance {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// What the webhook receiver got: (delivery id, event, question id).
+type Deliveries = Arc<Mutex<Vec<(String, String, String)>>>;
+
+async fn hook(State(got): State<Deliveries>, headers: HeaderMap, body: Bytes) -> StatusCode {
+    let id = headers
+        .get("x-qp-delivery")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_string();
+    let body: Value = serde_json::from_slice(&body).unwrap_or_default();
+    got.lock().unwrap().push((
+        id,
+        body["event"].as_str().unwrap_or("").to_string(),
+        body["question_id"].as_str().unwrap_or("").to_string(),
+    ));
+    StatusCode::OK
+}
+
+async fn start_receiver() -> (SocketAddr, Deliveries) {
+    let got: Deliveries = Default::default();
+    let app = axum::Router::new()
+        .route("/hook", post(hook))
+        .with_state(got.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    (addr, got)
+}
+
+/// One database with a room (Alice and Bob in it), an agent, their tokens,
+/// and the room's webhook pointed at `hook`.
+struct World {
+    db: Database,
+    agent: String,
+    alice: String,
+    bob: String,
+    _dir: tempfile::TempDir,
+}
+
+fn world(hook: Option<SocketAddr>) -> Option<World> {
+    if common::test_postgres().is_none() {
+        eprintln!("skipped: QP_TEST_POSTGRES is not set (scripts/test sets it)");
+        return None;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = common::test_database(dir.path());
+    let conn = common::connect(&db);
+    let room = identity::create_room(&conn, "Ops", Some("OPS123")).unwrap();
+    let alice = identity::create_user(&conn, "Alice", None).unwrap();
+    let bob = identity::create_user(&conn, "Bob", None).unwrap();
+    identity::add_member(&conn, &room.id, &alice.id).unwrap();
+    identity::add_member(&conn, &room.id, &bob.id).unwrap();
+    let (_, agent) = identity::create_agent(
+        &conn,
+        "Release Bot",
+        &alice.id,
+        &["ask".to_string()],
+        std::slice::from_ref(&room.id),
+    )
+    .unwrap();
+    if let Some(addr) = hook {
+        let hook = identity::Webhook {
+            url: format!("http://{addr}/hook"),
+            secret: "a-webhook-secret-of-some-length".into(),
+            events: vec![],
+        };
+        identity::set_webhook(&conn, &room.id, Some(&hook)).unwrap();
+    }
+    Some(World {
+        agent,
+        alice: identity::create_user_token(&conn, &alice.id, "phone").unwrap(),
+        bob: identity::create_user_token(&conn, &bob.id, "phone").unwrap(),
+        db,
+        _dir: dir,
+    })
+}
+
+fn http() -> reqwest::Client {
+    reqwest::Client::builder()
+        .timeout(Duration::from_secs(40))
+        .build()
+        .unwrap()
+}
+
+async fn ask(http: &reqwest::Client, at: &Instance, agent: &str, body: Value) -> String {
+    let q: Value = http
+        .post(format!("{}/api/agent/rooms/OPS123/questions", at.base))
+        .bearer_auth(agent)
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    q["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("ask failed: {q}"))
+        .to_string()
+}
+
+async fn answer(
+    http: &reqwest::Client,
+    at: &str,
+    token: &str,
+    id: &str,
+    value: &str,
+) -> reqwest::Result<(u16, Value)> {
+    let r = http
+        .post(format!("{at}/api/questions/{id}/answer"))
+        .bearer_auth(token)
+        .json(&json!({ "value": value }))
+        .send()
+        .await?;
+    let status = r.status().as_u16();
+    Ok((status, r.json().await?))
+}
+
+async fn parked(http: &reqwest::Client, at: &Instance) -> f64 {
+    let text = http
+        .get(format!("{}/metrics", at.base))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    text.lines()
+        .find_map(|l| l.strip_prefix("qp_waiters_parked "))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(0.0)
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> Duration {
+    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize]
+}
+
+const TWO_OPTIONS: fn() -> Value = || json!({"prompt": "Deploy?", "options": [{"value": "approve", "label": "Approve"}, {"value": "deny", "label": "Deny"}], "responder_scope": "room"});
+
+/// Ask on A, wait on B, answer on A: B's long-poll is released within
+/// 50 ms at the 99th percentile, over 1,000 rounds.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_waiter_on_one_instance_is_released_by_an_answer_on_the_other() {
+    let Some(w) = world(None) else { return };
+    let (a, b) = (Instance::start(&w.db), Instance::start(&w.db));
+    let http = http();
+    let mut latencies = Vec::with_capacity(1000);
+    for _ in 0..1000 {
+        let id = ask(&http, &a, &w.agent, TWO_OPTIONS()).await;
+        let waiter = {
+            let (http, url, agent) = (
+                http.clone(),
+                format!("{}/api/agent/questions/{id}/wait?timeout=30", b.base),
+                w.agent.clone(),
+            );
+            tokio::spawn(async move {
+                let q: Value = http
+                    .get(url)
+                    .bearer_auth(agent)
+                    .send()
+                    .await
+                    .unwrap()
+                    .json()
+                    .await
+                    .unwrap();
+                (Instant::now(), q)
+            })
+        };
+        // Answer only once B holds the long-poll (else it would read the
+        // answer instead of being woken by it).
+        let t = Instant::now();
+        while parked(&http, &b).await < 1.0 {
+            assert!(
+                t.elapsed() < Duration::from_secs(5),
+                "B never parked the wait"
+            );
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        let (status, _) = answer(&http, &a.base, &w.bob, &id, "approve")
+            .await
+            .unwrap();
+        assert_eq!(status, 200);
+        let answered_at = Instant::now();
+        let (released_at, q) = waiter.await.unwrap();
+        assert_eq!(q["state"], "answered", "{q}");
+        assert_eq!(q["answer"]["value"], "approve");
+        latencies.push(released_at.saturating_duration_since(answered_at));
+    }
+    latencies.sort();
+    let p99 = percentile(&latencies, 0.99);
+    eprintln!(
+        "cross-instance release over {} rounds: p50 {:?}, p99 {:?}, max {:?}",
+        latencies.len(),
+        percentile(&latencies, 0.5),
+        p99,
+        latencies.last().unwrap()
+    );
+    assert!(p99 < Duration::from_millis(50), "p99 {p99:?}");
+}
+
+/// 200 concurrent answers, half through each instance: one winner, which
+/// every caller sees, and one `question.answered` webhook.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_hundred_concurrent_answers_across_instances_have_one_winner() {
+    let (addr, got) = start_receiver().await;
+    let Some(w) = world(Some(addr)) else { return };
+    let (a, b) = (Instance::start(&w.db), Instance::start(&w.db));
+    let http = http();
+    let id = ask(&http, &a, &w.agent, TWO_OPTIONS()).await;
+    let mut calls = Vec::new();
+    for i in 0..200 {
+        let (http, at) = (
+            http.clone(),
+            if i % 2 == 0 {
+                a.base.clone()
+            } else {
+                b.base.clone()
+            },
+        );
+        let token = if i % 4 < 2 {
+            w.alice.clone()
+        } else {
+            w.bob.clone()
+        };
+        let value = if i % 3 == 0 { "approve" } else { "deny" };
+        let id = id.clone();
+        calls.push(tokio::spawn(async move {
+            answer(&http, &at, &token, &id, value).await.unwrap()
+        }));
+    }
+    let mut winners = HashMap::new();
+    for c in calls {
+        let (status, q) = c.await.unwrap();
+        assert_eq!(status, 200, "{q}");
+        assert_eq!(q["state"], "answered");
+        *winners
+            .entry((
+                q["answer"]["value"].to_string(),
+                q["responder"]["id"].to_string(),
+                q["answered_at"].to_string(),
+            ))
+            .or_insert(0) += 1;
+    }
+    assert_eq!(
+        winners.len(),
+        1,
+        "every caller sees the same winner: {winners:?}"
+    );
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let answered: Vec<_> = got
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(_, event, q)| event == "question.answered" && *q == id)
+        .cloned()
+        .collect();
+    assert_eq!(answered.len(), 1, "{answered:?}");
+}
+
+/// Answers pour into both instances; A is killed (-9) in the middle. Every
+/// answer acknowledged with 200 is in the database as answered with that
+/// value, and B delivers every webhook A had queued: each delivery id
+/// arrives, and none twice except a delivery A was sending when it died.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killing_an_instance_loses_no_acknowledged_answer_and_no_webhook() {
+    let (addr, got) = start_receiver().await;
+    let Some(w) = world(Some(addr)) else { return };
+    let (mut a, b) = (Instance::start(&w.db), Instance::start(&w.db));
+    let http = http();
+    let mut ids = Vec::new();
+    for i in 0..120 {
+        let at = if i % 2 == 0 { &a } else { &b };
+        ids.push(ask(&http, at, &w.agent, TWO_OPTIONS()).await);
+    }
+    // The storm: each question answered once, alternately through A and B.
+    let mut calls = Vec::new();
+    for (i, id) in ids.iter().enumerate() {
+        let (http, at, token, id) = (
+            http.clone(),
+            if i % 2 == 0 {
+                a.base.clone()
+            } else {
+                b.base.clone()
+            },
+            w.bob.clone(),
+            id.clone(),
+        );
+        let value = if i % 3 == 0 { "approve" } else { "deny" };
+        calls.push(tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(2 * i as u64)).await;
+            (
+                id.clone(),
+                value,
+                answer(&http, &at, &token, &id, value).await,
+            )
+        }));
+    }
+    tokio::time::sleep(Duration::from_millis(120)).await;
+    a.kill();
+    let mut acknowledged = Vec::new();
+    for c in calls {
+        if let (id, value, Ok((200, q))) = c.await.unwrap() {
+            assert_eq!(q["answer"]["value"], value);
+            acknowledged.push((id, value));
+        }
+    }
+    assert!(
+        acknowledged.len() >= 60,
+        "B acknowledged its half: {}",
+        acknowledged.len()
+    );
+    let conn = common::connect(&w.db);
+    for (id, value) in &acknowledged {
+        let q = qp_server::store::questions::get(&conn, id)
+            .unwrap()
+            .unwrap();
+        assert_eq!(q.question.state.as_str(), "answered", "{id}");
+        assert_eq!(
+            q.question.answer.as_ref().and_then(|a| a.value.as_deref()),
+            Some(*value)
+        );
+    }
+    // Every delivery queued (by A or B) arrives; B takes over A's after
+    // A's lease (the webhook timeout + 5 s) ends.
+    let queued: Vec<String> = conn
+        .query_map("SELECT id FROM webhook_deliveries", &[], |r| r.get(0))
+        .unwrap();
+    assert!(queued.len() >= acknowledged.len());
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let pending: i64 = conn
+            .query_row(
+                "SELECT COUNT(*) FROM webhook_deliveries WHERE state <> 'delivered'",
+                &[],
+                |r| r.get(0),
+            )
+            .unwrap();
+        if pending == 0 {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{pending} deliveries never delivered"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let got = got.lock().unwrap().clone();
+    let mut per_id: HashMap<&str, usize> = HashMap::new();
+    for (delivery, _, _) in &got {
+        *per_id.entry(delivery.as_str()).or_default() += 1;
+    }
+    for id in &queued {
+        assert!(
+            per_id.contains_key(id.as_str()),
+            "delivery {id} never arrived"
+        );
+    }
+    // A delivers one at a time: at most the one in flight at the kill can
+    // have arrived twice (receivers dedupe on X-QP-Delivery for that).
+    let twice = per_id.values().filter(|n| **n > 1).count();
+    assert!(twice <= 1, "{twice} deliveries arrived more than once");
+    drop(b);
+}
+
+/// A question that expires while both instances sweep is expired once and
+/// fires one `question.expired` webhook.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_expiry_is_swept_once_across_instances() {
+    let (addr, got) = start_receiver().await;
+    let Some(w) = world(Some(addr)) else { return };
+    let (a, b) = (Instance::start(&w.db), Instance::start(&w.db));
+    let http = http();
+    let id = ask(&http, &a, &w.agent, TWO_OPTIONS()).await;
+    // Move the deadline into the past, as a minute's wait would.
+    let conn = common::connect(&w.db);
+    let body: String = conn
+        .query_row(
+            "SELECT body FROM questions WHERE id = ?1",
+            qp_server::params![id],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let mut body: Value = serde_json::from_str(&body).unwrap();
+    let past = chrono::Utc::now().timestamp() - 1;
+    body["expires_at"] = json!(qp_core::protocol::time::format(
+        &chrono::DateTime::from_timestamp(past, 0).unwrap()
+    ));
+    conn.execute(
+        "UPDATE questions SET expires_at = ?2, body = ?3 WHERE id = ?1",
+        qp_server::params![id, past, body.to_string()],
+    )
+    .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !got
+        .lock()
+        .unwrap()
+        .iter()
+        .any(|(_, e, q)| e == "question.expired" && *q == id)
+    {
+        assert!(Instant::now() < deadline, "no question.expired webhook");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // Both keep sweeping (every 100 ms) for a while: still one.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let expired = got
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(_, e, q)| e == "question.expired" && *q == id)
+        .count();
+    assert_eq!(expired, 1);
+    let queued: i64 = conn
+        .query_row(
+            "SELECT COUNT(*) FROM webhook_deliveries WHERE event = 'question.expired'",
+            &[],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(queued, 1);
+    drop((a, b));
+}
+
+async fn try_ask(http: &reqwest::Client, at: &str, agent: &str) -> (u16, Value) {
+    let r = http
+        .post(format!("{at}/api/agent/rooms/OPS123/questions"))
+        .bearer_auth(agent)
+        .json(&TWO_OPTIONS())
+        .send()
+        .await
+        .unwrap();
+    (r.status().as_u16(), r.json().await.unwrap())
+}
+
+/// The pending-question quota is in the database: it holds exactly across
+/// instances, even for asks racing on both. The ask rate limit is each
+/// instance's own (documented): an agent gets at most the burst from each,
+/// so N instances allow N times the burst.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_quota_holds_across_instances_and_the_rate_limit_is_per_instance() {
+    let Some(w) = world(None) else { return };
+    let http = http();
+    {
+        let (a, b) = (
+            Instance::start_with(&w.db, ["1000000", "1000000", "5"]),
+            Instance::start_with(&w.db, ["1000000", "1000000", "5"]),
+        );
+        let mut calls = Vec::new();
+        for i in 0..40 {
+            let (http, at, agent) = (
+                http.clone(),
+                if i % 2 == 0 {
+                    a.base.clone()
+                } else {
+                    b.base.clone()
+                },
+                w.agent.clone(),
+            );
+            calls.push(tokio::spawn(
+                async move { try_ask(&http, &at, &agent).await },
+            ));
+        }
+        let mut created = 0;
+        for c in calls {
+            match c.await.unwrap() {
+                (201, _) => created += 1,
+                (429, e) => assert_eq!(e["code"], "quota_exceeded", "{e}"),
+                other => panic!("{other:?}"),
+            }
+        }
+        assert_eq!(created, 5, "exactly the quota, across both instances");
+    }
+    // Free the quota, then the rate limit: burst 3 on each instance.
+    let conn = common::connect(&w.db);
+    conn.execute("UPDATE questions SET state = 'cancelled'", &[])
+        .unwrap();
+    let (a, b) = (
+        Instance::start_with(&w.db, ["1", "3", "1000000"]),
+        Instance::start_with(&w.db, ["1", "3", "1000000"]),
+    );
+    for at in [&a, &b] {
+        let mut statuses = Vec::new();
+        for _ in 0..6 {
+            let (status, body) = try_ask(&http, &at.base, &w.agent).await;
+            if status == 429 {
+                assert_eq!(body["code"], "rate_limited", "{body}");
+            }
+            statuses.push(status);
+        }
+        assert_eq!(statuses, [201, 201, 201, 429, 429, 429], "{}", at.base);
+    }
+}
+
+/// B loses every database connection (PostgreSQL terminates them, as a
+/// failover or a restart would) while a long-poll is parked on it, and the
+/// answer is given on A meanwhile: B reconnects, listens again, re-checks
+/// its parked question and releases the waiter; then serves as before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_instance_that_loses_its_database_reconnects_without_losing_wake_ups() {
+    let Some(w) = world(None) else { return };
+    let limits = ["1000000", "1000000", "1000000"];
+    let a = Instance::start(&w.db);
+    let b = Instance::start_named(&w.db, limits, "qp_b");
+    let http = http();
+    let id = ask(&http, &a, &w.agent, TWO_OPTIONS()).await;
+    let waiter = {
+        let (http, url, agent) = (
+            http.clone(),
+            format!("{}/api/agent/questions/{id}/wait?timeout=30", b.base),
+            w.agent.clone(),
+        );
+        tokio::spawn(async move {
+            let q: Value = http
+                .get(url)
+                .bearer_auth(agent)
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            (Instant::now(), q)
+        })
+    };
+    let t = Instant::now();
+    while parked(&http, &b).await < 1.0 {
+        assert!(
+            t.elapsed() < Duration::from_secs(5),
+            "B never parked the wait"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let conn = common::connect(&w.db);
+    let killed: i64 = conn
+        .query_row(
+            "SELECT COUNT(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = 'qp_b'",
+            &[],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(
+        killed >= 2,
+        "B's listener and its pool connection: {killed}"
+    );
+    // Answered while B hears nothing.
+    let (status, _) = answer(&http, &a.base, &w.bob, &id, "approve")
+        .await
+        .unwrap();
+    assert_eq!(status, 200);
+    let answered_at = Instant::now();
+    let (released_at, q) = tokio::time::timeout(Duration::from_secs(10), waiter)
+        .await
+        .expect("the waiter on B was never released")
+        .unwrap();
+    assert_eq!(q["state"], "answered", "{q}");
+    eprintln!(
+        "released after the reconnect in {:?}",
+        released_at.saturating_duration_since(answered_at)
+    );
+    // B's database threads connect again: at most one request sees the
+    // broken connection (503, retry), then B works.
+    let mut statuses = Vec::new();
+    for _ in 0..12 {
+        let r = http
+            .post(format!("{}/api/agent/rooms/OPS123/questions", b.base))
+            .bearer_auth(&w.agent)
+            .json(&TWO_OPTIONS())
+            .send()
+            .await
+            .unwrap();
+        statuses.push(r.status().as_u16());
+    }
+    assert!(
+        statuses.iter().all(|s| *s == 201 || *s == 503)
+            && statuses.ends_with(&[201, 201, 201, 201]),
+        "{statuses:?}"
+    );
+}
+
+async fn keyed_answer(
+    http: &reqwest::Client,
+    at: &str,
+    token: &str,
+    id: &str,
+    value: &str,
+    key: &str,
+) -> (u16, String) {
+    let r = http
+        .post(format!("{at}/api/questions/{id}/answer"))
+        .bearer_auth(token)
+        .header("Idempotency-Key", key)
+        .json(&json!({ "value": value }))
+        .send()
+        .await
+        .unwrap();
+    (r.status().as_u16(), r.text().await.unwrap())
+}
+
+/// An answer retried with its Idempotency-Key through the other instance
+/// gets the stored response, byte for byte, even when the two race.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idempotency_keys_hold_across_instances() {
+    let Some(w) = world(None) else { return };
+    let (a, b) = (Instance::start(&w.db), Instance::start(&w.db));
+    let http = http();
+    let id = ask(&http, &a, &w.agent, TWO_OPTIONS()).await;
+    let first = keyed_answer(&http, &a.base, &w.bob, &id, "approve", "k-1").await;
+    assert_eq!(first.0, 200);
+    let replay = keyed_answer(&http, &b.base, &w.bob, &id, "deny", "k-1").await;
+    assert_eq!(replay, first, "the stored response, not a new answer");
+    let other = ask(&http, &a, &w.agent, TWO_OPTIONS()).await;
+    let reused = keyed_answer(&http, &b.base, &w.bob, &other, "approve", "k-1").await;
+    assert_eq!(reused.0, 422, "{}", reused.1);
+    // The same retry sent to both at once.
+    let id = ask(&http, &a, &w.agent, TWO_OPTIONS()).await;
+    let (x, y) = tokio::join!(
+        keyed_answer(&http, &a.base, &w.bob, &id, "deny", "k-2"),
+        keyed_answer(&http, &b.base, &w.bob, &id, "deny", "k-2"),
+    );
+    assert_eq!((x.0, y.0), (200, 200));
+    let (x, y): (Value, Value) = (
+        serde_json::from_str(&x.1).unwrap(),
+        serde_json::from_str(&y.1).unwrap(),
+    );
+    assert_eq!(x, y);
+    assert_eq!(x["answer"]["value"], "deny");
+}

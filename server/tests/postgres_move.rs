@@ -1,0 +1,203 @@
+//! Moving a server from its SQLite file to PostgreSQL with the built `qp`:
+//! `qp admin --db FILE copy-to-postgres URL`, then `qp serve --db URL` with
+//! the same tokens, questions and webhooks; and `qp admin` on PostgreSQL.
+//!
+//! Needs `QP_TEST_POSTGRES` (`scripts/test` sets it); without it the test
+//! says so and checks nothing.
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::Duration;
+
+use qp_server::store::Database;
+use serde_json::{json, Value};
+
+const QP: &str = env!("CARGO_BIN_EXE_qp");
+
+fn admin(db: &str, args: &[&str]) -> Output {
+    Command::new(QP)
+        .args(["admin", "--db", db])
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+fn admin_json(db: &str, args: &[&str]) -> Value {
+    let out = admin(db, args);
+    assert!(
+        out.status.success(),
+        "qp admin {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+struct Serve(Child, String);
+
+impl Serve {
+    fn start(db: &str) -> Serve {
+        let mut child = Command::new(QP)
+            .args(["serve", "--listen", "127.0.0.1:0", "--db", db])
+            .env("QP_LOG", "warn")
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        let base = loop {
+            let line = lines.next().expect("qp serve exited").unwrap();
+            if let Some(rest) = line.split("listening on ").nth(1) {
+                break rest.trim().to_string();
+            }
+        };
+        std::thread::spawn(move || for _ in lines {});
+        Serve(child, base)
+    }
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[tokio::test]
+async fn a_sqlite_server_moves_to_postgresql_with_its_tokens_and_questions() {
+    if common::test_postgres().is_none() {
+        eprintln!("skipped: QP_TEST_POSTGRES is not set (scripts/test sets it)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("qp.sqlite").display().to_string();
+    let uid = admin_json(&file, &["user", "add", "Federica"])["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    admin_json(&file, &["room", "add", "Ops", "--code", "OPS123"]);
+    assert!(admin(&file, &["room", "add-member", "OPS123", &uid])
+        .status
+        .success());
+    let agent = admin_json(
+        &file,
+        &["agent", "add", "CI", "--owner", &uid, "--room", "OPS123"],
+    );
+    let agent_token = agent["token"].as_str().unwrap().to_string();
+    let user_token = admin_json(&file, &["token", "add", &uid, "--label", "phone"])["token"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let http = reqwest::Client::new();
+    let asked: Value = {
+        let serve = Serve::start(&file);
+        http.post(format!("{}/api/agent/rooms/OPS123/questions", serve.1))
+            .bearer_auth(&agent_token)
+            .json(&json!({"prompt": "Deploy?", "options": [{"value": "approve", "label": "Approve"}, {"value": "deny", "label": "Deny"}]}))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap()
+    };
+    let id = asked["id"].as_str().unwrap().to_string();
+
+    let Database::Postgres(url) = common::test_database(dir.path()) else {
+        unreachable!()
+    };
+    let copied = admin_json(&file, &["copy-to-postgres", &url]);
+    assert_eq!(copied["copied"]["users"], 1, "{copied}");
+    assert_eq!(copied["copied"]["questions"], 1, "{copied}");
+    assert_eq!(copied["copied"]["tokens"], 2, "{copied}");
+    // A second copy would mix two servers' data: refused.
+    let again = admin(&file, &["copy-to-postgres", &url]);
+    assert_eq!(again.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&again.stderr).contains("already has data"),
+        "{}",
+        String::from_utf8_lossy(&again.stderr)
+    );
+    // qp admin works on PostgreSQL.
+    let users = admin(&url, &["user", "list"]);
+    assert_eq!(
+        String::from_utf8_lossy(&users.stdout),
+        format!("{uid}\tFederica\n")
+    );
+
+    // The server on PostgreSQL: the same tokens, the same question.
+    let serve = Serve::start(&url);
+    let r = http
+        .post(format!("{}/api/questions/{id}/answer", serve.1))
+        .bearer_auth(&user_token)
+        .json(&json!({"value": "approve"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let q: Value = http
+        .get(format!(
+            "{}/api/agent/questions/{id}/wait?timeout=5",
+            serve.1
+        ))
+        .bearer_auth(&agent_token)
+        .timeout(Duration::from_secs(10))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(q["state"], "answered", "{q}");
+    assert_eq!(q["answer"]["value"], "approve");
+    assert_eq!(q["prompt"], "Deploy?");
+    // New rows get new keys after the copied ones.
+    let r = http
+        .post(format!("{}/api/agent/rooms/OPS123/questions", serve.1))
+        .bearer_auth(&agent_token)
+        .json(&json!({"prompt": "And staging?"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 201);
+    let listed: Value = http
+        .get(format!("{}/api/agent/questions?all=true", serve.1))
+        .bearer_auth(&agent_token)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let prompts: Vec<&str> = listed["questions"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{listed}"))
+        .iter()
+        .map(|q| q["prompt"].as_str().unwrap())
+        .collect();
+    assert_eq!(prompts, ["And staging?", "Deploy?"], "newest first");
+}
+
+#[test]
+fn copy_to_postgres_refuses_what_it_cannot_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("none.sqlite").display().to_string();
+    let out = admin(
+        &missing,
+        &["copy-to-postgres", "postgres://u@127.0.0.1:1/x"],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no such file"));
+    let file = dir.path().join("qp.sqlite").display().to_string();
+    admin_json(&file, &["user", "add", "Federica"]);
+    let out = admin(&file, &["copy-to-postgres", "/tmp/other.sqlite"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("must be a postgres:// URL"));
+    let out = admin(
+        &file,
+        &["copy-to-postgres", "postgres://u:pw@127.0.0.1:1/x"],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains(":pw@"), "the password is not printed: {err}");
+}
