@@ -16,7 +16,7 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use qp_core::protocol::QuestionState;
 use qp_core::retry::RetryPolicy;
-use tokio_postgres::{AsyncMessage, NoTls};
+use tokio_postgres::AsyncMessage;
 
 use crate::app::App;
 use crate::params;
@@ -76,7 +76,13 @@ async fn listen_once(
     url: &str,
     ready: &mut Option<tokio::sync::oneshot::Sender<()>>,
 ) -> Result<(), tokio_postgres::Error> {
-    let (client, mut connection) = tokio_postgres::connect(url, NoTls).await?;
+    let (client, mut connection) = match crate::store::pg::target(url) {
+        Ok((url, tls)) => tokio_postgres::connect(&url, tls).await?,
+        Err(e) => {
+            tracing::error!(error = %e, "the database URL");
+            return Ok(());
+        }
+    };
     let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
     let driver = tokio::spawn(async move {
         let mut messages = futures_util::stream::poll_fn(move |cx| connection.poll_message(cx));

@@ -39,7 +39,9 @@ impl std::str::FromStr for Database {
             return Err("db: must be an SQLite file path or a postgres:// URL".into());
         }
         if s.starts_with("postgres://") || s.starts_with("postgresql://") {
-            s.parse::<postgres::Config>()
+            pg::driver_url(s)
+                .0
+                .parse::<postgres::Config>()
                 .map_err(|e| format!("db: not a valid PostgreSQL URL ({e})"))?;
             return Ok(Database::Postgres(s.to_string()));
         }

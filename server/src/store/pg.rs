@@ -6,9 +6,11 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use postgres::types::{IsNull, ToSql, Type};
-use postgres::{Client, NoTls, Statement};
+use postgres::{Client, Statement};
+use tokio_postgres_rustls::MakeRustlsConnect;
 
 use super::sql::{Backend, DbError, DbResult, Param, Row, Sql, Value};
 
@@ -19,10 +21,11 @@ pub struct PgConn {
 }
 
 impl PgConn {
-    /// Connects to `url` (`postgres://user:password@host:port/database`, or
-    /// the key=value form). Loopback or a private network: no TLS here.
+    /// Connects to `url` (`postgres://user:password@host:port/database`,
+    /// with `sslmode` and `sslrootcert` as libpq reads them: see [`target`]).
     pub fn connect(url: &str) -> DbResult<PgConn> {
-        let client = Client::connect(url, NoTls)?;
+        let (url, tls) = target(url)?;
+        let client = Client::connect(&url, tls)?;
         Ok(PgConn {
             client: RefCell::new(client),
             statements: RefCell::new(HashMap::new()),
@@ -52,6 +55,63 @@ impl PgConn {
             .insert(sql.to_string(), st.clone());
         Ok(st)
     }
+}
+
+/// What the driver gets for `url`: the URL without `sslrootcert` (which
+/// tokio-postgres does not read), `sslmode=verify-full`/`verify-ca` as
+/// `require`, and a TLS connector that always verifies the server's
+/// certificate, against the public web roots plus the PEM file
+/// `sslrootcert` names (a managed database's own CA). `sslmode=require`
+/// insists on TLS; the default, `prefer`, uses it when the server offers it
+/// (and then verifies it too); `disable` never does.
+pub fn target(url: &str) -> DbResult<(String, MakeRustlsConnect)> {
+    let bad = |message: String| DbError::Other(format!("db: {message}"));
+    let (url, root_cert) = driver_url(url);
+    let mut roots = rustls::RootCertStore::empty();
+    roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+    if let Some(path) = root_cert {
+        use rustls_pki_types::pem::PemObject;
+        let pem = std::fs::read(&path).map_err(|e| bad(format!("sslrootcert {path}: {e}")))?;
+        let mut found = 0;
+        for cert in rustls_pki_types::CertificateDer::pem_slice_iter(&pem) {
+            let cert = cert.map_err(|e| bad(format!("sslrootcert {path}: {e}")))?;
+            roots
+                .add(cert)
+                .map_err(|e| bad(format!("sslrootcert {path}: {e}")))?;
+            found += 1;
+        }
+        if found == 0 {
+            return Err(bad(format!("sslrootcert {path}: no PEM certificate in it")));
+        }
+    }
+    let config = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .map_err(|e| bad(e.to_string()))?
+    .with_root_certificates(roots)
+    .with_no_client_auth();
+    Ok((url, MakeRustlsConnect::new(config)))
+}
+
+/// The URL the driver reads, and the `sslrootcert` path taken out of it.
+pub fn driver_url(url: &str) -> (String, Option<String>) {
+    let (base, query) = url.split_once('?').unwrap_or((url, ""));
+    let mut root_cert = None;
+    let mut kept = Vec::new();
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        match pair.split_once('=') {
+            Some(("sslrootcert", path)) => root_cert = Some(path.to_string()),
+            Some(("sslmode", "verify-full" | "verify-ca")) => kept.push("sslmode=require".into()),
+            _ => kept.push(pair.to_string()),
+        }
+    }
+    let url = if kept.is_empty() {
+        base.to_string()
+    } else {
+        format!("{base}?{}", kept.join("&"))
+    };
+    (url, root_cert)
 }
 
 /// `?1` -> `$1`, outside quoted text.
@@ -336,6 +396,36 @@ fn migrate(conn: &PgConn) -> DbResult<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sslrootcert_is_read_here_and_verify_modes_mean_require() {
+        let (url, _) =
+            target("postgres://qp@db/qp?sslmode=verify-full&application_name=a").unwrap();
+        assert_eq!(
+            url,
+            "postgres://qp@db/qp?sslmode=require&application_name=a"
+        );
+        let (url, _) = target("postgres://qp@db/qp").unwrap();
+        assert_eq!(url, "postgres://qp@db/qp");
+        let e = target("postgres://qp@db/qp?sslrootcert=/nonexistent/ca.pem")
+            .err()
+            .unwrap();
+        assert!(
+            e.to_string()
+                .starts_with("db: sslrootcert /nonexistent/ca.pem:"),
+            "{e}"
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let empty = dir.path().join("empty.pem");
+        std::fs::write(&empty, "not a certificate").unwrap();
+        let e = target(&format!(
+            "postgres://qp@db/qp?sslrootcert={}",
+            empty.display()
+        ))
+        .err()
+        .unwrap();
+        assert!(e.to_string().contains("no PEM certificate"), "{e}");
+    }
 
     #[test]
     fn parameters_are_renumbered_outside_quoted_text() {

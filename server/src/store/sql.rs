@@ -22,7 +22,7 @@ pub enum Backend {
 pub enum DbError {
     #[error("SQLite: {0}")]
     Sqlite(#[from] rusqlite::Error),
-    #[error("PostgreSQL: {0}")]
+    #[error("PostgreSQL: {}", with_causes(.0))]
     Postgres(#[from] postgres::Error),
     /// A query that must return a row returned none.
     #[error("no such row")]
@@ -36,6 +36,22 @@ pub enum DbError {
     /// The database thread or pool is gone, a migration failed, and the like.
     #[error("{0}")]
     Other(String),
+}
+
+/// An error with what caused it ("error performing TLS handshake: invalid
+/// peer certificate: UnknownIssuer"): the driver's top line alone hides it.
+fn with_causes(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        let line = c.to_string();
+        if !text.contains(&line) {
+            text.push_str(": ");
+            text.push_str(&line);
+        }
+        cause = c.source();
+    }
+    text
 }
 
 impl DbError {

@@ -1,0 +1,200 @@
+//! `qp serve` on a PostgreSQL server that speaks TLS with its own CA (as
+//! managed databases do): `sslmode=require&sslrootcert=ca.pem` connects over
+//! verified TLS (the store's connections and the LISTEN connection alike);
+//! without the CA the certificate is refused instead of trusted.
+//!
+//! Starts its own throwaway cluster with `scripts/ensure-postgres --tls`;
+//! runs when `QP_TEST_POSTGRES` is set (PostgreSQL is then installed;
+//! `scripts/test` sets it), and says so otherwise.
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use qp_server::store::{self, identity, Database};
+use serde_json::{json, Value};
+
+struct Cluster {
+    dir: PathBuf,
+    url: String,
+}
+
+impl Cluster {
+    fn start(dir: &Path, certs: &Path) -> Cluster {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/ensure-postgres");
+        let out = Command::new(&script)
+            .arg("start")
+            .arg(dir)
+            .arg("--tls")
+            .arg(certs)
+            .stderr(Stdio::inherit())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "ensure-postgres --tls failed");
+        Cluster {
+            dir: dir.to_path_buf(),
+            url: String::from_utf8(out.stdout).unwrap().trim().to_string(),
+        }
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/ensure-postgres");
+        let _ = Command::new(script).arg("stop").arg(&self.dir).status();
+    }
+}
+
+/// Runs `f` on a thread of its own (the sync client cannot run inside the
+/// test's runtime).
+fn off_runtime<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
+    std::thread::spawn(f).join().unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_server_talks_to_postgresql_over_verified_tls() {
+    if common::test_postgres().is_none() {
+        eprintln!("skipped: QP_TEST_POSTGRES is not set (scripts/test sets it)");
+        return;
+    }
+    let work = tempfile::tempdir().unwrap();
+    let certs = work.path().join("certs");
+    std::fs::create_dir(&certs).unwrap();
+    let ca = qp_server::tls::devcert::DevCa::new("test database CA").unwrap();
+    let cert = ca.server_cert(&["127.0.0.1".into()]).unwrap();
+    std::fs::write(certs.join("server.crt"), cert.cert_pem).unwrap();
+    std::fs::write(certs.join("server.key"), cert.key_pem).unwrap();
+    let ca_file = work.path().join("ca.pem");
+    std::fs::write(&ca_file, &ca.ca_pem).unwrap();
+    // A directory the cluster's owner (postgres, when run as root) can enter.
+    let cluster_dir = PathBuf::from(format!(
+        "/tmp/qp-test-pg-tls.{}",
+        qp_server::ids::new_id("c")
+    ));
+    let cluster = Cluster::start(&cluster_dir, &certs);
+
+    let url = format!(
+        "{}/postgres?sslmode=require&sslrootcert={}",
+        cluster.url,
+        ca_file.display()
+    );
+    let db: Database = url.parse().unwrap();
+
+    // Without the CA: the certificate is not trusted, nothing connects.
+    let untrusted: Database = format!("{}/postgres?sslmode=require", cluster.url)
+        .parse()
+        .unwrap();
+    let refused = off_runtime(move || store::connect(&untrusted).err().map(|e| e.to_string()));
+    let refused = refused.expect("a server certificate from an unknown CA must be refused");
+    assert!(refused.to_lowercase().contains("certificate"), "{refused}");
+
+    // With it: the store's connection is TLS (PostgreSQL says so).
+    let (ssl, token, agent) = {
+        let db = db.clone();
+        off_runtime(move || {
+            let conn = store::connect(&db).unwrap();
+            let ssl: bool = conn
+                .query_row(
+                    "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()",
+                    &[],
+                    |r| r.get(0),
+                )
+                .unwrap();
+            let room = identity::create_room(&conn, "Ops", Some("OPS123")).unwrap();
+            let user = identity::create_user(&conn, "Federica", None).unwrap();
+            identity::add_member(&conn, &room.id, &user.id).unwrap();
+            let (_, agent) = identity::create_agent(
+                &conn,
+                "CI",
+                &user.id,
+                &["ask".into()],
+                std::slice::from_ref(&room.id),
+            )
+            .unwrap();
+            let token = identity::create_user_token(&conn, &user.id, "phone").unwrap();
+            (ssl, token, agent)
+        })
+    };
+    assert!(ssl, "the connection is not TLS");
+
+    // `qp serve` on it: a question asked, waited on and answered.
+    let mut serve = Command::new(env!("CARGO_BIN_EXE_qp"))
+        .args(["serve", "--listen", "127.0.0.1:0", "--db", &url])
+        .env("QP_LOG", "warn")
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(serve.stderr.take().unwrap()).lines();
+    let base = loop {
+        let line = lines.next().expect("qp serve exited").unwrap();
+        if let Some(rest) = line.split("listening on ").nth(1) {
+            break rest.trim().to_string();
+        }
+    };
+    std::thread::spawn(move || for _ in lines {});
+    let http = reqwest::Client::new();
+    let q: Value = http
+        .post(format!("{base}/api/agent/rooms/OPS123/questions"))
+        .bearer_auth(&agent)
+        .json(&json!({"prompt": "Deploy?", "options": [{"value": "approve", "label": "Approve"}, {"value": "deny", "label": "Deny"}]}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let id = q["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{q}"))
+        .to_string();
+    let wait = {
+        let (http, url, agent) = (
+            http.clone(),
+            format!("{base}/api/agent/questions/{id}/wait?timeout=10"),
+            agent.clone(),
+        );
+        tokio::spawn(async move {
+            http.get(url)
+                .bearer_auth(agent)
+                .send()
+                .await
+                .unwrap()
+                .json::<Value>()
+                .await
+                .unwrap()
+        })
+    };
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    let r = http
+        .post(format!("{base}/api/questions/{id}/answer"))
+        .bearer_auth(&token)
+        .json(&json!({"value": "approve"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(wait.await.unwrap()["state"], "answered");
+    // Every connection qp serve holds is TLS, LISTEN's included.
+    let db2 = db.clone();
+    let (plain, encrypted): (i64, i64) = off_runtime(move || {
+        let conn = store::connect(&db2).unwrap();
+        conn.query_row(
+            "SELECT COUNT(*) FILTER (WHERE NOT s.ssl), COUNT(*) FILTER (WHERE s.ssl)
+             FROM pg_stat_activity a JOIN pg_stat_ssl s ON s.pid = a.pid
+             WHERE a.backend_type = 'client backend' AND a.pid <> pg_backend_pid()",
+            &[],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap()
+    });
+    assert_eq!(plain, 0);
+    assert!(
+        encrypted >= 2,
+        "the store's and the listener's: {encrypted}"
+    );
+    let _ = serve.kill();
+    let _ = serve.wait();
+    drop(cluster);
+}
