@@ -713,3 +713,41 @@ async fn idempotency_keys_hold_across_instances() {
     assert_eq!(x, y);
     assert_eq!(x["answer"]["value"], "deny");
 }
+
+/// One phone registering through both instances at once (a retry racing
+/// the first try): every call succeeds and the phone is one device.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_phone_registering_through_both_instances_at_once_is_one_device() {
+    let Some(w) = world(None) else { return };
+    let (a, b) = (Instance::start(&w.db), Instance::start(&w.db));
+    let http = http();
+    for round in 0..10 {
+        let token = format!("apns-token-{round}");
+        let mut calls = Vec::new();
+        for at in [&a.base, &b.base, &a.base, &b.base] {
+            let (http, url, user, token) = (
+                http.clone(),
+                format!("{at}/api/devices"),
+                w.bob.clone(),
+                token.clone(),
+            );
+            calls.push(tokio::spawn(async move {
+                let r = http
+                    .post(url)
+                    .bearer_auth(user)
+                    .json(&json!({"platform": "ios", "push_token": token, "app_id": "io.qp.app"}))
+                    .send()
+                    .await
+                    .unwrap();
+                (r.status().as_u16(), r.json::<Value>().await.unwrap())
+            }));
+        }
+        let mut ids = std::collections::HashSet::new();
+        for c in calls {
+            let (status, device) = c.await.unwrap();
+            assert!(status == 200 || status == 201, "{status} {device}");
+            ids.insert(device["id"].as_str().unwrap().to_string());
+        }
+        assert_eq!(ids.len(), 1, "one device: {ids:?}");
+    }
+}

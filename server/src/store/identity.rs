@@ -563,6 +563,15 @@ pub struct DeviceRegistration<'a> {
 /// user (a phone changed hands) becomes a new device of that user, with a
 /// new id and none of the old one's history.
 pub fn upsert_device(conn: &Conn, user_id: &str, reg: &DeviceRegistration<'_>) -> DbResult<Device> {
+    upsert_device_once(conn, user_id, reg, false)
+}
+
+fn upsert_device_once(
+    conn: &Conn,
+    user_id: &str,
+    reg: &DeviceRegistration<'_>,
+    retried: bool,
+) -> DbResult<Device> {
     let DeviceRegistration {
         platform,
         push_token,
@@ -596,11 +605,22 @@ pub fn upsert_device(conn: &Conn, user_id: &str, reg: &DeviceRegistration<'_>) -
         }
         None => {
             let id = ids::new_id("dev");
-            conn.execute(
+            let inserted = conn.execute(
                 "INSERT INTO devices (id, user_id, platform, push_token, app_id, locale, public_key, created_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT DO NOTHING",
                 params![id, user_id, platform, push_token, app_id, locale, public_key, now_secs()],
             )?;
+            if inserted == 0 {
+                // The same push token registered at the same moment through
+                // another instance (PostgreSQL): that row is committed now;
+                // take it as the existing one.
+                if !retried {
+                    return upsert_device_once(conn, user_id, reg, true);
+                }
+                return Err(super::DbError::Other(format!(
+                    "a {platform} device: registered concurrently twice"
+                )));
+            }
             id
         }
     };
