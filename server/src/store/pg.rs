@@ -94,6 +94,10 @@ pub fn target(url: &str) -> DbResult<(String, MakeRustlsConnect)> {
     Ok((url, MakeRustlsConnect::new(config)))
 }
 
+/// Seconds to wait for PostgreSQL to accept a connection, unless the URL
+/// says (`connect_timeout=`).
+pub const DEFAULT_CONNECT_TIMEOUT_SECS: u64 = 5;
+
 /// The URL the driver reads, and the `sslrootcert` path taken out of it.
 pub fn driver_url(url: &str) -> (String, Option<String>) {
     let (base, query) = url.split_once('?').unwrap_or((url, ""));
@@ -106,12 +110,12 @@ pub fn driver_url(url: &str) -> (String, Option<String>) {
             _ => kept.push(pair.to_string()),
         }
     }
-    let url = if kept.is_empty() {
-        base.to_string()
-    } else {
-        format!("{base}?{}", kept.join("&"))
-    };
-    (url, root_cert)
+    // A database host that does not answer at all (a partition) must not
+    // hold a database thread for the system's TCP timeout (minutes).
+    if !kept.iter().any(|p| p.starts_with("connect_timeout=")) {
+        kept.push(format!("connect_timeout={DEFAULT_CONNECT_TIMEOUT_SECS}"));
+    }
+    (format!("{base}?{}", kept.join("&")), root_cert)
 }
 
 /// `?1` -> `$1`, outside quoted text.
@@ -403,10 +407,10 @@ mod tests {
             target("postgres://qp@db/qp?sslmode=verify-full&application_name=a").unwrap();
         assert_eq!(
             url,
-            "postgres://qp@db/qp?sslmode=require&application_name=a"
+            "postgres://qp@db/qp?sslmode=require&application_name=a&connect_timeout=5"
         );
-        let (url, _) = target("postgres://qp@db/qp").unwrap();
-        assert_eq!(url, "postgres://qp@db/qp");
+        let (url, _) = target("postgres://qp@db/qp?connect_timeout=30").unwrap();
+        assert_eq!(url, "postgres://qp@db/qp?connect_timeout=30");
         let e = target("postgres://qp@db/qp?sslrootcert=/nonexistent/ca.pem")
             .err()
             .unwrap();
