@@ -8,10 +8,10 @@
 
 mod common;
 
+use common::QpServe;
+
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
-use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -22,68 +22,42 @@ use axum::routing::post;
 use qp_server::store::{identity, Database};
 use serde_json::{json, Value};
 
-/// A `qp serve` process (the real binary) on the shared database.
-struct Instance {
-    child: Child,
-    base: String,
-}
+/// `qp serve` processes (the real binary) on the shared database.
+struct Instance;
 
 impl Instance {
-    fn start(db: &Database) -> Instance {
+    fn start(db: &Database) -> QpServe {
         Instance::start_with(db, ["1000000", "1000000", "1000000"])
     }
 
     /// With `[asks per minute, burst, pending per agent]`.
-    fn start_with(db: &Database, limits: [&str; 3]) -> Instance {
+    fn start_with(db: &Database, limits: [&str; 3]) -> QpServe {
         Instance::start_named(db, limits, "qp")
     }
 
     /// Its connections carry `application_name = name` (to find them in
     /// `pg_stat_activity`).
-    fn start_named(db: &Database, limits: [&str; 3], name: &str) -> Instance {
+    fn start_named(db: &Database, limits: [&str; 3], name: &str) -> QpServe {
         let Database::Postgres(url) = db else {
             panic!("these tests run on PostgreSQL")
         };
-        let url = &format!("{url}?application_name={name}");
-        let mut child = Command::new(env!("CARGO_BIN_EXE_qp"))
-            .args(["serve", "--listen", "127.0.0.1:0", "--db", url])
-            .args(["--sweep-interval-ms", "100"])
-            .args(["--ask-rate-per-minute", limits[0], "--ask-burst", limits[1]])
-            .args(["--max-pending-per-agent", limits[2]])
-            .args([
-                "--webhook-retry-base-ms",
-                "50",
-                "--webhook-timeout-ms",
-                "2000",
-            ])
-            .env("QP_LOG", "warn")
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("qp serve");
-        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-        let base = loop {
-            let line = lines
-                .next()
-                .expect("qp serve exited before listening")
-                .unwrap();
-            if let Some(rest) = line.split("listening on ").nth(1) {
-                break rest.trim().to_string();
-            }
-        };
-        std::thread::spawn(move || for _ in lines {});
-        Instance { child, base }
-    }
-
-    /// kill -9: no shutdown, no flush.
-    fn kill(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Drop for Instance {
-    fn drop(&mut self) {
-        self.kill();
+        let url = format!("{url}?application_name={name}");
+        QpServe::start(&[
+            "--db",
+            &url,
+            "--sweep-interval-ms",
+            "100",
+            "--ask-rate-per-minute",
+            limits[0],
+            "--ask-burst",
+            limits[1],
+            "--max-pending-per-agent",
+            limits[2],
+            "--webhook-retry-base-ms",
+            "50",
+            "--webhook-timeout-ms",
+            "2000",
+        ])
     }
 }
 
@@ -171,7 +145,7 @@ fn http() -> reqwest::Client {
         .unwrap()
 }
 
-async fn ask(http: &reqwest::Client, at: &Instance, agent: &str, body: Value) -> String {
+async fn ask(http: &reqwest::Client, at: &QpServe, agent: &str, body: Value) -> String {
     let q: Value = http
         .post(format!("{}/api/agent/rooms/OPS123/questions", at.base))
         .bearer_auth(agent)
@@ -205,7 +179,7 @@ async fn answer(
     Ok((status, r.json().await?))
 }
 
-async fn parked(http: &reqwest::Client, at: &Instance) -> f64 {
+async fn parked(http: &reqwest::Client, at: &QpServe) -> f64 {
     let text = http
         .get(format!("{}/metrics", at.base))
         .send()
@@ -218,6 +192,46 @@ async fn parked(http: &reqwest::Client, at: &Instance) -> f64 {
         .find_map(|l| l.strip_prefix("qp_waiters_parked "))
         .and_then(|v| v.trim().parse().ok())
         .unwrap_or(0.0)
+}
+
+/// A long-poll on `at` for question `id`: when it returned, and what.
+fn spawn_wait(
+    http: &reqwest::Client,
+    at: &QpServe,
+    agent: &str,
+    id: &str,
+) -> tokio::task::JoinHandle<(Instant, Value)> {
+    let (http, url, agent) = (
+        http.clone(),
+        format!("{}/api/agent/questions/{id}/wait?timeout=30", at.base),
+        agent.to_string(),
+    );
+    tokio::spawn(async move {
+        let q: Value = http
+            .get(url)
+            .bearer_auth(agent)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        (Instant::now(), q)
+    })
+}
+
+/// Returns once `at` holds a parked long-poll (so an answer then wakes it
+/// instead of being read by it).
+async fn until_parked(http: &reqwest::Client, at: &QpServe) {
+    let t = Instant::now();
+    while parked(http, at).await < 1.0 {
+        assert!(
+            t.elapsed() < Duration::from_secs(5),
+            "{} never parked the wait",
+            at.base
+        );
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
 }
 
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
@@ -236,35 +250,10 @@ async fn a_waiter_on_one_instance_is_released_by_an_answer_on_the_other() {
     let mut latencies = Vec::with_capacity(1000);
     for _ in 0..1000 {
         let id = ask(&http, &a, &w.agent, TWO_OPTIONS()).await;
-        let waiter = {
-            let (http, url, agent) = (
-                http.clone(),
-                format!("{}/api/agent/questions/{id}/wait?timeout=30", b.base),
-                w.agent.clone(),
-            );
-            tokio::spawn(async move {
-                let q: Value = http
-                    .get(url)
-                    .bearer_auth(agent)
-                    .send()
-                    .await
-                    .unwrap()
-                    .json()
-                    .await
-                    .unwrap();
-                (Instant::now(), q)
-            })
-        };
+        let waiter = spawn_wait(&http, &b, &w.agent, &id);
         // Answer only once B holds the long-poll (else it would read the
         // answer instead of being woken by it).
-        let t = Instant::now();
-        while parked(&http, &b).await < 1.0 {
-            assert!(
-                t.elapsed() < Duration::from_secs(5),
-                "B never parked the wait"
-            );
-            tokio::time::sleep(Duration::from_millis(1)).await;
-        }
+        until_parked(&http, &b).await;
         let (status, _) = answer(&http, &a.base, &w.bob, &id, "approve")
             .await
             .unwrap();
@@ -591,33 +580,8 @@ async fn an_instance_that_loses_its_database_reconnects_without_losing_wake_ups(
     let b = Instance::start_named(&w.db, limits, "qp_b");
     let http = http();
     let id = ask(&http, &a, &w.agent, TWO_OPTIONS()).await;
-    let waiter = {
-        let (http, url, agent) = (
-            http.clone(),
-            format!("{}/api/agent/questions/{id}/wait?timeout=30", b.base),
-            w.agent.clone(),
-        );
-        tokio::spawn(async move {
-            let q: Value = http
-                .get(url)
-                .bearer_auth(agent)
-                .send()
-                .await
-                .unwrap()
-                .json()
-                .await
-                .unwrap();
-            (Instant::now(), q)
-        })
-    };
-    let t = Instant::now();
-    while parked(&http, &b).await < 1.0 {
-        assert!(
-            t.elapsed() < Duration::from_secs(5),
-            "B never parked the wait"
-        );
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    let waiter = spawn_wait(&http, &b, &w.agent, &id);
+    until_parked(&http, &b).await;
     let conn = common::connect(&w.db);
     let killed: i64 = conn
         .query_row(

@@ -7,8 +7,10 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Output, Stdio};
+use common::QpServe;
+
+use std::path::Path;
+use std::process::{Command, Output};
 use std::time::Duration;
 
 use qp_server::store::Database;
@@ -32,35 +34,6 @@ fn admin_json(db: &str, args: &[&str]) -> Value {
         String::from_utf8_lossy(&out.stderr)
     );
     serde_json::from_slice(&out.stdout).unwrap()
-}
-
-struct Serve(Child, String);
-
-impl Serve {
-    fn start(db: &str) -> Serve {
-        let mut child = Command::new(QP)
-            .args(["serve", "--listen", "127.0.0.1:0", "--db", db])
-            .env("QP_LOG", "warn")
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-        let base = loop {
-            let line = lines.next().expect("qp serve exited").unwrap();
-            if let Some(rest) = line.split("listening on ").nth(1) {
-                break rest.trim().to_string();
-            }
-        };
-        std::thread::spawn(move || for _ in lines {});
-        Serve(child, base)
-    }
-}
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
 }
 
 #[tokio::test]
@@ -90,8 +63,8 @@ async fn a_sqlite_server_moves_to_postgresql_with_its_tokens_and_questions() {
         .to_string();
     let http = reqwest::Client::new();
     let asked: Value = {
-        let serve = Serve::start(&file);
-        http.post(format!("{}/api/agent/rooms/OPS123/questions", serve.1))
+        let serve = QpServe::start(&["--db", &file]);
+        http.post(format!("{}/api/agent/rooms/OPS123/questions", serve.base))
             .bearer_auth(&agent_token)
             .json(&json!({"prompt": "Deploy?", "options": [{"value": "approve", "label": "Approve"}, {"value": "deny", "label": "Deny"}]}))
             .send()
@@ -106,7 +79,23 @@ async fn a_sqlite_server_moves_to_postgresql_with_its_tokens_and_questions() {
     let Database::Postgres(url) = common::test_database(dir.path()) else {
         unreachable!()
     };
+    // More rows than one page of the copy (5,000) in one table.
+    {
+        let sqlite = qp_server::store::open(Path::new(&file)).unwrap();
+        let conn: &qp_server::store::Conn = &sqlite;
+        let tx = conn.transaction().unwrap();
+        for i in 0..5_003 {
+            tx.execute(
+                "INSERT INTO answer_keys (user_id, key, question_id, status, response, created_at)
+                 VALUES (?1, ?2, ?3, 200, '{}', ?4)",
+                qp_server::params![uid, format!("k-{i}"), id, i],
+            )
+            .unwrap();
+        }
+        tx.commit().unwrap();
+    }
     let copied = admin_json(&file, &["copy-to-postgres", &url]);
+    assert_eq!(copied["copied"]["answer_keys"], 5_003, "{copied}");
     assert_eq!(copied["copied"]["users"], 1, "{copied}");
     assert_eq!(copied["copied"]["questions"], 1, "{copied}");
     assert_eq!(copied["copied"]["tokens"], 2, "{copied}");
@@ -126,9 +115,9 @@ async fn a_sqlite_server_moves_to_postgresql_with_its_tokens_and_questions() {
     );
 
     // The server on PostgreSQL: the same tokens, the same question.
-    let serve = Serve::start(&url);
+    let serve = QpServe::start(&["--db", &url]);
     let r = http
-        .post(format!("{}/api/questions/{id}/answer", serve.1))
+        .post(format!("{}/api/questions/{id}/answer", serve.base))
         .bearer_auth(&user_token)
         .json(&json!({"value": "approve"}))
         .send()
@@ -138,7 +127,7 @@ async fn a_sqlite_server_moves_to_postgresql_with_its_tokens_and_questions() {
     let q: Value = http
         .get(format!(
             "{}/api/agent/questions/{id}/wait?timeout=5",
-            serve.1
+            serve.base
         ))
         .bearer_auth(&agent_token)
         .timeout(Duration::from_secs(10))
@@ -153,7 +142,7 @@ async fn a_sqlite_server_moves_to_postgresql_with_its_tokens_and_questions() {
     assert_eq!(q["prompt"], "Deploy?");
     // New rows get new keys after the copied ones.
     let r = http
-        .post(format!("{}/api/agent/rooms/OPS123/questions", serve.1))
+        .post(format!("{}/api/agent/rooms/OPS123/questions", serve.base))
         .bearer_auth(&agent_token)
         .json(&json!({"prompt": "And staging?"}))
         .send()
@@ -161,7 +150,7 @@ async fn a_sqlite_server_moves_to_postgresql_with_its_tokens_and_questions() {
         .unwrap();
     assert_eq!(r.status(), 201);
     let listed: Value = http
-        .get(format!("{}/api/agent/questions?all=true", serve.1))
+        .get(format!("{}/api/agent/questions?all=true", serve.base))
         .bearer_auth(&agent_token)
         .send()
         .await

@@ -9,7 +9,6 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -120,20 +119,8 @@ async fn the_server_talks_to_postgresql_over_verified_tls() {
     assert!(ssl, "the connection is not TLS");
 
     // `qp serve` on it: a question asked, waited on and answered.
-    let mut serve = Command::new(env!("CARGO_BIN_EXE_qp"))
-        .args(["serve", "--listen", "127.0.0.1:0", "--db", &url])
-        .env("QP_LOG", "warn")
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut lines = BufReader::new(serve.stderr.take().unwrap()).lines();
-    let base = loop {
-        let line = lines.next().expect("qp serve exited").unwrap();
-        if let Some(rest) = line.split("listening on ").nth(1) {
-            break rest.trim().to_string();
-        }
-    };
-    std::thread::spawn(move || for _ in lines {});
+    let serve = common::QpServe::start(&["--db", &url]);
+    let base = serve.base.clone();
     let http = reqwest::Client::new();
     let q: Value = http
         .post(format!("{base}/api/agent/rooms/OPS123/questions"))
@@ -194,7 +181,6 @@ async fn the_server_talks_to_postgresql_over_verified_tls() {
         encrypted >= 2,
         "the store's and the listener's: {encrypted}"
     );
-    let _ = serve.kill();
-    let _ = serve.wait();
+    drop(serve);
     drop(cluster);
 }

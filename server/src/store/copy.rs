@@ -65,6 +65,9 @@ const TABLES: &[(&str, &str, &str)] = &[
     ),
 ];
 
+/// Rows read from SQLite at a time.
+const PAGE: usize = 5_000;
+
 /// Rows copied per table, in [`TABLES`] order.
 pub type Copied = Vec<(&'static str, usize)>;
 
@@ -82,29 +85,35 @@ pub fn sqlite_to_postgres(from: &Conn, to: &Conn) -> DbResult<Copied> {
     let tx = to.transaction()?;
     let mut copied = Vec::with_capacity(TABLES.len());
     for (table, columns, order) in TABLES {
-        let rows = from.query(
-            &format!("SELECT {columns} FROM {table} ORDER BY {order}"),
-            &[],
-        )?;
         let n = columns.split(',').count();
         let placeholders: Vec<String> = (1..=n).map(|i| format!("?{i}")).collect();
         let insert = format!(
             "INSERT INTO {table} ({columns}) VALUES ({})",
             placeholders.join(", ")
         );
-        for row in &rows {
-            let params: Vec<Param> = row
-                .0
-                .iter()
-                .map(|v| match v {
-                    Value::Null => Param::Null,
-                    Value::Int(i) => Param::Int(*i),
-                    Value::Text(t) => Param::Text(t),
-                })
-                .collect();
-            tx.execute(&insert, &params)?;
+        // In pages, so a large file is never read into memory at once.
+        let select = format!("SELECT {columns} FROM {table} ORDER BY {order} LIMIT ?1 OFFSET ?2");
+        let mut total = 0;
+        loop {
+            let rows = from.query(&select, crate::params![PAGE, total])?;
+            for row in &rows {
+                let params: Vec<Param> = row
+                    .0
+                    .iter()
+                    .map(|v| match v {
+                        Value::Null => Param::Null,
+                        Value::Int(i) => Param::Int(*i),
+                        Value::Text(t) => Param::Text(t),
+                    })
+                    .collect();
+                tx.execute(&insert, &params)?;
+            }
+            total += rows.len();
+            if rows.len() < PAGE {
+                break;
+            }
         }
-        copied.push((*table, rows.len()));
+        copied.push((*table, total));
     }
     tx.commit()?;
     Ok(copied)

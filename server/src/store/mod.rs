@@ -153,35 +153,8 @@ impl Db {
                 let rx = Arc::new(Mutex::new(rx));
                 let mut first = Some(first);
                 for n in 0..PG_CONNECTIONS {
-                    let rx = rx.clone();
-                    let url = url.clone();
-                    let mut conn = first.take();
-                    spawn(format!("qp-db-{n}"), move || loop {
-                        let job = match rx.lock() {
-                            Ok(rx) => match rx.recv() {
-                                Ok(job) => job,
-                                Err(_) => return, // every Db handle dropped
-                            },
-                            Err(_) => return,
-                        };
-                        // A connection the server closed (restart, network)
-                        // is replaced before the job runs; if none can be
-                        // made, the job sees the error.
-                        if !conn.as_ref().is_some_and(pg::PgConn::is_open) {
-                            conn = None;
-                            match pg::PgConn::connect(&url) {
-                                Ok(c) => conn = Some(c),
-                                Err(e) => {
-                                    let broken = BrokenConn(e.to_string());
-                                    job(&broken);
-                                    continue;
-                                }
-                            }
-                        }
-                        if let Some(c) = &conn {
-                            job(c);
-                        }
-                    })?;
+                    let (rx, url, conn) = (rx.clone(), url.clone(), first.take());
+                    spawn(format!("qp-db-{n}"), move || run_pg_thread(&rx, &url, conn))?;
                 }
                 Ok(Db {
                     jobs,
@@ -215,6 +188,39 @@ impl Db {
             Ok(Ok(result)) => result,
             Ok(Err(panic)) => std::panic::resume_unwind(panic),
             Err(_) => Err(DbError::Other("the database threads have stopped".into()).into()),
+        }
+    }
+}
+
+/// One PostgreSQL database thread: takes jobs from the shared queue until
+/// every `Db` handle is dropped. A connection the server closed (restart,
+/// network) is replaced before the next job runs; when none can be made,
+/// that job sees the reason (`BrokenConn`) and the next one tries again.
+fn run_pg_thread(
+    jobs: &Mutex<std::sync::mpsc::Receiver<Job>>,
+    url: &str,
+    mut conn: Option<pg::PgConn>,
+) {
+    loop {
+        let job = match jobs.lock() {
+            Ok(rx) => match rx.recv() {
+                Ok(job) => job,
+                Err(_) => return,
+            },
+            Err(_) => return,
+        };
+        if !conn.as_ref().is_some_and(pg::PgConn::is_open) {
+            conn = None;
+            match pg::PgConn::connect(url) {
+                Ok(c) => conn = Some(c),
+                Err(e) => {
+                    job(&BrokenConn(e.to_string()));
+                    continue;
+                }
+            }
+        }
+        if let Some(c) = &conn {
+            job(c);
         }
     }
 }

@@ -443,3 +443,48 @@ impl store::sql::Sql for ThreadConn {
         self.call(move |c| c.batch(&sql))
     }
 }
+
+/// A `qp serve` process (the built binary) on `--listen 127.0.0.1:0` with
+/// `args`; its address read from its "listening on" line. Killed (-9) when
+/// dropped.
+pub struct QpServe {
+    child: std::process::Child,
+    pub base: String,
+}
+
+impl QpServe {
+    pub fn start(args: &[&str]) -> QpServe {
+        use std::io::{BufRead, BufReader};
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_qp"))
+            .args(["serve", "--listen", "127.0.0.1:0"])
+            .args(args)
+            .env("QP_LOG", "warn")
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("qp serve");
+        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        let base = loop {
+            let line = lines
+                .next()
+                .expect("qp serve exited before listening")
+                .unwrap();
+            if let Some(rest) = line.split("listening on ").nth(1) {
+                break rest.trim().to_string();
+            }
+        };
+        std::thread::spawn(move || for _ in lines {});
+        QpServe { child, base }
+    }
+
+    /// kill -9: no shutdown, no flush.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for QpServe {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
