@@ -983,3 +983,23 @@ fn memory_is_returned_after_a_burst_of_long_polls() {
         "idle {idle} KB, peak {peak} KB, {after} KB after the burst"
     );
 }
+
+/// A PostgreSQL URL in QP_DB carries a password: `--help` names the
+/// variable but never prints its value.
+#[test]
+fn help_never_prints_the_database_password() {
+    for args in [
+        &["serve", "--help"][..],
+        &["admin", "--help"],
+        &["admin", "user", "--help"],
+    ] {
+        let out = Command::new(QP)
+            .args(args)
+            .env("QP_DB", "postgres://qp:s3cret@db.internal/qp")
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains("QP_DB"), "{args:?}: {text}");
+        assert!(!text.contains("s3cret"), "{args:?}: {text}");
+    }
+}

@@ -15,10 +15,12 @@ use crate::store::{self, deliveries, now_secs, StoreError};
 #[derive(Args)]
 pub struct AdminArgs {
     /// The server's database: its SQLite file, or its PostgreSQL URL.
+    // hide_env_values: --help must not print a password set in QP_DB.
     #[arg(
         long,
         visible_alias = "database",
         env = "QP_DB",
+        hide_env_values = true,
         default_value = "qp.sqlite",
         global = true,
         value_name = "FILE|URL"

@@ -22,12 +22,15 @@ pub struct ServeArgs {
     #[arg(long, env = "QP_LISTEN")]
     listen: Option<SocketAddr>,
     /// The database: an SQLite file, created if missing, or a PostgreSQL URL
-    /// (postgres://user:password@host:5432/qp) shared by several `qp serve`
-    /// instances [default: qp.sqlite].
+    /// (postgres://user:password@host:5432/qp, with ?sslmode=require and
+    /// &sslrootcert=CA.pem for TLS) shared by several `qp serve` instances
+    /// [default: qp.sqlite].
+    // hide_env_values: --help must not print a password set in QP_DB.
     #[arg(
         long,
         visible_alias = "database",
         env = "QP_DB",
+        hide_env_values = true,
         value_name = "FILE|URL"
     )]
     db: Option<crate::store::Database>,
