@@ -2,11 +2,15 @@
 //! their stdout and exit codes, as a shell script would see them.
 
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
+
+mod common;
+
+use common::{admin, admin_json};
 
 const QP: &str = env!("CARGO_BIN_EXE_qp");
 
@@ -27,26 +31,6 @@ impl Drop for Env {
         let _ = self.serve.kill();
         let _ = self.serve.wait();
     }
-}
-
-fn admin(db: &Path, args: &[&str]) -> Output {
-    Command::new(QP)
-        .arg("admin")
-        .arg("--db")
-        .arg(db)
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn admin_json(db: &Path, args: &[&str]) -> Value {
-    let out = admin(db, args);
-    assert!(
-        out.status.success(),
-        "qp admin {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
 }
 
 fn setup() -> Env {

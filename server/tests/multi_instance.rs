@@ -108,31 +108,19 @@ fn world(hook: Option<SocketAddr>) -> Option<World> {
     let dir = tempfile::tempdir().unwrap();
     let db = common::test_database(dir.path());
     let conn = common::connect(&db);
-    let room = identity::create_room(&conn, "Ops", Some("OPS123")).unwrap();
-    let alice = identity::create_user(&conn, "Alice", None).unwrap();
-    let bob = identity::create_user(&conn, "Bob", None).unwrap();
-    identity::add_member(&conn, &room.id, &alice.id).unwrap();
-    identity::add_member(&conn, &room.id, &bob.id).unwrap();
-    let (_, agent) = identity::create_agent(
-        &conn,
-        "Release Bot",
-        &alice.id,
-        &["ask".to_string()],
-        std::slice::from_ref(&room.id),
-    )
-    .unwrap();
+    let ops = common::seed_ops_room(&conn);
     if let Some(addr) = hook {
         let hook = identity::Webhook {
             url: format!("http://{addr}/hook"),
             secret: "a-webhook-secret-of-some-length".into(),
             events: vec![],
         };
-        identity::set_webhook(&conn, &room.id, Some(&hook)).unwrap();
+        identity::set_webhook(&conn, &ops.room_id, Some(&hook)).unwrap();
     }
     Some(World {
-        agent,
-        alice: identity::create_user_token(&conn, &alice.id, "phone").unwrap(),
-        bob: identity::create_user_token(&conn, &bob.id, "phone").unwrap(),
+        agent: ops.agent,
+        alice: ops.alice,
+        bob: ops.bob,
         db,
         _dir: dir,
     })
@@ -146,20 +134,9 @@ fn http() -> reqwest::Client {
 }
 
 async fn ask(http: &reqwest::Client, at: &QpServe, agent: &str, body: Value) -> String {
-    let q: Value = http
-        .post(format!("{}/api/agent/rooms/OPS123/questions", at.base))
-        .bearer_auth(agent)
-        .json(&body)
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    q["id"]
-        .as_str()
-        .unwrap_or_else(|| panic!("ask failed: {q}"))
-        .to_string()
+    let (status, q) = common::ask_at(http, &at.base, agent, &body).await;
+    assert_eq!(status, 201, "ask failed: {q}");
+    q["id"].as_str().unwrap().to_string()
 }
 
 async fn answer(
@@ -169,14 +146,11 @@ async fn answer(
     id: &str,
     value: &str,
 ) -> reqwest::Result<(u16, Value)> {
-    let r = http
-        .post(format!("{at}/api/questions/{id}/answer"))
-        .bearer_auth(token)
-        .json(&json!({ "value": value }))
-        .send()
-        .await?;
-    let status = r.status().as_u16();
-    Ok((status, r.json().await?))
+    let (status, body) = common::answer_at(http, at, token, id, value, None).await?;
+    Ok((
+        status,
+        serde_json::from_str(&body).unwrap_or(Value::String(body)),
+    ))
 }
 
 async fn parked(http: &reqwest::Client, at: &QpServe) -> f64 {
@@ -498,17 +472,6 @@ async fn an_expiry_is_swept_once_across_instances() {
     drop((a, b));
 }
 
-async fn try_ask(http: &reqwest::Client, at: &str, agent: &str) -> (u16, Value) {
-    let r = http
-        .post(format!("{at}/api/agent/rooms/OPS123/questions"))
-        .bearer_auth(agent)
-        .json(&TWO_OPTIONS())
-        .send()
-        .await
-        .unwrap();
-    (r.status().as_u16(), r.json().await.unwrap())
-}
-
 /// The pending-question quota is in the database: it holds exactly across
 /// instances, even for asks racing on both. The ask rate limit is each
 /// instance's own (documented): an agent gets at most the burst from each,
@@ -533,9 +496,9 @@ async fn the_quota_holds_across_instances_and_the_rate_limit_is_per_instance() {
                 },
                 w.agent.clone(),
             );
-            calls.push(tokio::spawn(
-                async move { try_ask(&http, &at, &agent).await },
-            ));
+            calls.push(tokio::spawn(async move {
+                common::ask_at(&http, &at, &agent, &TWO_OPTIONS()).await
+            }));
         }
         let mut created = 0;
         for c in calls {
@@ -558,7 +521,7 @@ async fn the_quota_holds_across_instances_and_the_rate_limit_is_per_instance() {
     for at in [&a, &b] {
         let mut statuses = Vec::new();
         for _ in 0..6 {
-            let (status, body) = try_ask(&http, &at.base, &w.agent).await;
+            let (status, body) = common::ask_at(&http, &at.base, &w.agent, &TWO_OPTIONS()).await;
             if status == 429 {
                 assert_eq!(body["code"], "rate_limited", "{body}");
             }
@@ -637,15 +600,9 @@ async fn keyed_answer(
     value: &str,
     key: &str,
 ) -> (u16, String) {
-    let r = http
-        .post(format!("{at}/api/questions/{id}/answer"))
-        .bearer_auth(token)
-        .header("Idempotency-Key", key)
-        .json(&json!({ "value": value }))
-        .send()
+    common::answer_at(http, at, token, id, value, Some(key))
         .await
-        .unwrap();
-    (r.status().as_u16(), r.text().await.unwrap())
+        .unwrap()
 }
 
 /// An answer retried with its Idempotency-Key through the other instance

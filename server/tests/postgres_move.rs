@@ -7,34 +7,13 @@
 
 mod common;
 
-use common::QpServe;
+use common::{admin, admin_json, answer_at, ask_at, QpServe};
 
 use std::path::Path;
-use std::process::{Command, Output};
 use std::time::Duration;
 
 use qp_server::store::Database;
 use serde_json::{json, Value};
-
-const QP: &str = env!("CARGO_BIN_EXE_qp");
-
-fn admin(db: &str, args: &[&str]) -> Output {
-    Command::new(QP)
-        .args(["admin", "--db", db])
-        .args(args)
-        .output()
-        .unwrap()
-}
-
-fn admin_json(db: &str, args: &[&str]) -> Value {
-    let out = admin(db, args);
-    assert!(
-        out.status.success(),
-        "qp admin {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
-}
 
 #[tokio::test]
 async fn a_sqlite_server_moves_to_postgresql_with_its_tokens_and_questions() {
@@ -62,17 +41,10 @@ async fn a_sqlite_server_moves_to_postgresql_with_its_tokens_and_questions() {
         .unwrap()
         .to_string();
     let http = reqwest::Client::new();
-    let asked: Value = {
+    let (_, asked) = {
         let serve = QpServe::start(&["--db", &file]);
-        http.post(format!("{}/api/agent/rooms/OPS123/questions", serve.base))
-            .bearer_auth(&agent_token)
-            .json(&json!({"prompt": "Deploy?", "options": [{"value": "approve", "label": "Approve"}, {"value": "deny", "label": "Deny"}]}))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap()
+        let body = json!({"prompt": "Deploy?", "options": [{"value": "approve", "label": "Approve"}, {"value": "deny", "label": "Deny"}]});
+        ask_at(&http, &serve.base, &agent_token, &body).await
     };
     let id = asked["id"].as_str().unwrap().to_string();
 
@@ -116,14 +88,10 @@ async fn a_sqlite_server_moves_to_postgresql_with_its_tokens_and_questions() {
 
     // The server on PostgreSQL: the same tokens, the same question.
     let serve = QpServe::start(&["--db", &url]);
-    let r = http
-        .post(format!("{}/api/questions/{id}/answer", serve.base))
-        .bearer_auth(&user_token)
-        .json(&json!({"value": "approve"}))
-        .send()
+    let (status, body) = answer_at(&http, &serve.base, &user_token, &id, "approve", None)
         .await
         .unwrap();
-    assert_eq!(r.status(), 200);
+    assert_eq!(status, 200, "{body}");
     let q: Value = http
         .get(format!(
             "{}/api/agent/questions/{id}/wait?timeout=5",
@@ -141,14 +109,14 @@ async fn a_sqlite_server_moves_to_postgresql_with_its_tokens_and_questions() {
     assert_eq!(q["answer"]["value"], "approve");
     assert_eq!(q["prompt"], "Deploy?");
     // New rows get new keys after the copied ones.
-    let r = http
-        .post(format!("{}/api/agent/rooms/OPS123/questions", serve.base))
-        .bearer_auth(&agent_token)
-        .json(&json!({"prompt": "And staging?"}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 201);
+    let (status, _) = ask_at(
+        &http,
+        &serve.base,
+        &agent_token,
+        &json!({"prompt": "And staging?"}),
+    )
+    .await;
+    assert_eq!(status, 201);
     let listed: Value = http
         .get(format!("{}/api/agent/questions?all=true", serve.base))
         .bearer_auth(&agent_token)

@@ -12,7 +12,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use qp_server::store::{self, identity, Database};
+use qp_server::store::{self, Database};
 use serde_json::{json, Value};
 
 struct Cluster {
@@ -90,92 +90,51 @@ async fn the_server_talks_to_postgresql_over_verified_tls() {
     assert!(refused.to_lowercase().contains("certificate"), "{refused}");
 
     // With it: the store's connection is TLS (PostgreSQL says so).
-    let (ssl, token, agent) = {
-        let db = db.clone();
-        off_runtime(move || {
-            let conn = store::connect(&db).unwrap();
-            let ssl: bool = conn
-                .query_row(
-                    "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()",
-                    &[],
-                    |r| r.get(0),
-                )
-                .unwrap();
-            let room = identity::create_room(&conn, "Ops", Some("OPS123")).unwrap();
-            let user = identity::create_user(&conn, "Federica", None).unwrap();
-            identity::add_member(&conn, &room.id, &user.id).unwrap();
-            let (_, agent) = identity::create_agent(
-                &conn,
-                "CI",
-                &user.id,
-                &["ask".into()],
-                std::slice::from_ref(&room.id),
-            )
-            .unwrap();
-            let token = identity::create_user_token(&conn, &user.id, "phone").unwrap();
-            (ssl, token, agent)
-        })
-    };
+    let conn = common::connect(&db);
+    let ssl: bool = conn
+        .query_row(
+            "SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()",
+            &[],
+            |r| r.get(0),
+        )
+        .unwrap();
     assert!(ssl, "the connection is not TLS");
+    let ops = common::seed_ops_room(&conn);
 
-    // `qp serve` on it: a question asked, waited on and answered.
+    // `qp serve` on it: a question asked, answered and read back.
     let serve = common::QpServe::start(&["--db", &url]);
-    let base = serve.base.clone();
     let http = reqwest::Client::new();
+    let body = json!({"prompt": "Deploy?", "options": [{"value": "approve", "label": "Approve"}, {"value": "deny", "label": "Deny"}]});
+    let (status, q) = common::ask_at(&http, &serve.base, &ops.agent, &body).await;
+    assert_eq!(status, 201, "{q}");
+    let id = q["id"].as_str().unwrap();
+    let (status, answered) = common::answer_at(&http, &serve.base, &ops.alice, id, "approve", None)
+        .await
+        .unwrap();
+    assert_eq!(status, 200, "{answered}");
     let q: Value = http
-        .post(format!("{base}/api/agent/rooms/OPS123/questions"))
-        .bearer_auth(&agent)
-        .json(&json!({"prompt": "Deploy?", "options": [{"value": "approve", "label": "Approve"}, {"value": "deny", "label": "Deny"}]}))
+        .get(format!(
+            "{}/api/agent/questions/{id}/wait?timeout=5",
+            serve.base
+        ))
+        .bearer_auth(&ops.agent)
         .send()
         .await
         .unwrap()
         .json()
         .await
         .unwrap();
-    let id = q["id"]
-        .as_str()
-        .unwrap_or_else(|| panic!("{q}"))
-        .to_string();
-    let wait = {
-        let (http, url, agent) = (
-            http.clone(),
-            format!("{base}/api/agent/questions/{id}/wait?timeout=10"),
-            agent.clone(),
-        );
-        tokio::spawn(async move {
-            http.get(url)
-                .bearer_auth(agent)
-                .send()
-                .await
-                .unwrap()
-                .json::<Value>()
-                .await
-                .unwrap()
-        })
-    };
-    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-    let r = http
-        .post(format!("{base}/api/questions/{id}/answer"))
-        .bearer_auth(&token)
-        .json(&json!({"value": "approve"}))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(r.status(), 200);
-    assert_eq!(wait.await.unwrap()["state"], "answered");
+    assert_eq!(q["state"], "answered", "{q}");
     // Every connection qp serve holds is TLS, LISTEN's included.
-    let db2 = db.clone();
-    let (plain, encrypted): (i64, i64) = off_runtime(move || {
-        let conn = store::connect(&db2).unwrap();
-        conn.query_row(
+    let (plain, encrypted): (i64, i64) = conn
+        .query_row(
             "SELECT COUNT(*) FILTER (WHERE NOT s.ssl), COUNT(*) FILTER (WHERE s.ssl)
              FROM pg_stat_activity a JOIN pg_stat_ssl s ON s.pid = a.pid
              WHERE a.backend_type = 'client backend' AND a.pid <> pg_backend_pid()",
             &[],
             |r| Ok((r.get(0)?, r.get(1)?)),
         )
-        .unwrap()
-    });
+        .unwrap();
     assert_eq!(plain, 0);
     assert!(
         encrypted >= 2,

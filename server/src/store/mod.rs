@@ -115,7 +115,6 @@ pub fn connect(db: &Database) -> DbResult<Box<Conn>> {
 #[derive(Clone)]
 pub struct Db {
     jobs: std::sync::mpsc::Sender<Job>,
-    backend: Backend,
 }
 
 type Job = Box<dyn FnOnce(&Conn) + Send>;
@@ -135,10 +134,7 @@ impl Db {
                         job(&conn);
                     }
                 })?;
-                Ok(Db {
-                    jobs,
-                    backend: Backend::Sqlite,
-                })
+                Ok(Db { jobs })
             }
             Database::Postgres(url) => {
                 // The first connection migrates (and proves the URL works).
@@ -156,16 +152,9 @@ impl Db {
                     let (rx, url, conn) = (rx.clone(), url.clone(), first.take());
                     spawn(format!("qp-db-{n}"), move || run_pg_thread(&rx, &url, conn))?;
                 }
-                Ok(Db {
-                    jobs,
-                    backend: Backend::Postgres,
-                })
+                Ok(Db { jobs })
             }
         }
-    }
-
-    pub fn backend(&self) -> Backend {
-        self.backend
     }
 
     /// Runs `f` on a database thread and awaits its result. A panic in `f`

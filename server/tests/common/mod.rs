@@ -101,33 +101,18 @@ impl Fixture {
         let dir = tempfile::tempdir().unwrap();
         let database = test_database(dir.path());
         let conn = connect(&database);
-        let room = identity::create_room(&conn, "Ops", Some("OPS123")).unwrap();
+        let ops = seed_ops_room(&conn);
         let other = identity::create_room(&conn, "Elsewhere", Some("ELSE99")).unwrap();
-        let alice = identity::create_user(&conn, "Alice", None).unwrap();
-        let bob = identity::create_user(&conn, "Bob", None).unwrap();
         let carol = identity::create_user(&conn, "Carol", None).unwrap();
-        identity::add_member(&conn, &room.id, &alice.id).unwrap();
-        identity::add_member(&conn, &room.id, &bob.id).unwrap();
         identity::add_member(&conn, &other.id, &carol.id).unwrap();
-        let scopes = vec!["ask".to_string()];
-        let (_, agent_token) = identity::create_agent(
-            &conn,
-            "Release Bot",
-            &alice.id,
-            &scopes,
-            std::slice::from_ref(&room.id),
-        )
-        .unwrap();
         let (_, agent2_token) = identity::create_agent(
             &conn,
             "Other Bot",
-            &bob.id,
-            &scopes,
-            std::slice::from_ref(&room.id),
+            &ops.bob_id,
+            &["ask".to_string()],
+            std::slice::from_ref(&ops.room_id),
         )
         .unwrap();
-        let alice_token = identity::create_user_token(&conn, &alice.id, "phone").unwrap();
-        let bob_token = identity::create_user_token(&conn, &bob.id, "phone").unwrap();
         let carol_token = identity::create_user_token(&conn, &carol.id, "phone").unwrap();
         drop(conn);
 
@@ -141,16 +126,16 @@ impl Fixture {
             server: Some(server),
             base,
             http: reqwest::Client::new(),
-            room_code: room.code,
-            room_id: room.id,
+            room_code: ops.room_code,
+            room_id: ops.room_id,
             other_room_code: other.code,
-            alice: alice.id,
-            alice_token,
-            bob: bob.id,
-            bob_token,
+            alice: ops.alice_id,
+            alice_token: ops.alice,
+            bob: ops.bob_id,
+            bob_token: ops.bob,
             carol: carol.id,
             carol_token,
-            agent_token,
+            agent_token: ops.agent,
             agent2_token,
         }
     }
@@ -487,4 +472,99 @@ impl Drop for QpServe {
     fn drop(&mut self) {
         self.kill();
     }
+}
+
+/// The room most tests use: "Ops" (OPS123) with Alice and Bob in it, the
+/// agent "Release Bot" (Alice's, allowed in the room), and a phone token
+/// for each person.
+pub struct OpsRoom {
+    pub room_id: String,
+    pub room_code: String,
+    pub alice_id: String,
+    pub bob_id: String,
+    /// Bearer tokens.
+    pub alice: String,
+    pub bob: String,
+    pub agent: String,
+}
+
+pub fn seed_ops_room(conn: &store::Conn) -> OpsRoom {
+    let room = identity::create_room(conn, "Ops", Some("OPS123")).unwrap();
+    let alice = identity::create_user(conn, "Alice", None).unwrap();
+    let bob = identity::create_user(conn, "Bob", None).unwrap();
+    identity::add_member(conn, &room.id, &alice.id).unwrap();
+    identity::add_member(conn, &room.id, &bob.id).unwrap();
+    let (_, agent) = identity::create_agent(
+        conn,
+        "Release Bot",
+        &alice.id,
+        &["ask".to_string()],
+        std::slice::from_ref(&room.id),
+    )
+    .unwrap();
+    OpsRoom {
+        alice: identity::create_user_token(conn, &alice.id, "phone").unwrap(),
+        bob: identity::create_user_token(conn, &bob.id, "phone").unwrap(),
+        agent,
+        room_id: room.id,
+        room_code: room.code,
+        alice_id: alice.id,
+        bob_id: bob.id,
+    }
+}
+
+/// Asks in room OPS123 of the server at `base`: the status and the body.
+pub async fn ask_at(http: &reqwest::Client, base: &str, agent: &str, body: &Value) -> (u16, Value) {
+    let r = http
+        .post(format!("{base}/api/agent/rooms/OPS123/questions"))
+        .bearer_auth(agent)
+        .json(body)
+        .send()
+        .await
+        .unwrap();
+    (r.status().as_u16(), r.json().await.unwrap())
+}
+
+/// Answers `id` with the option `value` (and an Idempotency-Key when
+/// given): the status and the body as sent. An error when the server cannot
+/// be reached (tests that kill one).
+pub async fn answer_at(
+    http: &reqwest::Client,
+    base: &str,
+    token: &str,
+    id: &str,
+    value: &str,
+    key: Option<&str>,
+) -> reqwest::Result<(u16, String)> {
+    let mut request = http
+        .post(format!("{base}/api/questions/{id}/answer"))
+        .bearer_auth(token)
+        .json(&serde_json::json!({ "value": value }));
+    if let Some(key) = key {
+        request = request.header("Idempotency-Key", key);
+    }
+    let r = request.send().await?;
+    Ok((r.status().as_u16(), r.text().await?))
+}
+
+/// `qp admin --db DB ARGS…` with the built binary.
+pub fn admin(db: impl AsRef<std::ffi::OsStr>, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_qp"))
+        .arg("admin")
+        .arg("--db")
+        .arg(db)
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// `qp admin …` that must succeed and print JSON.
+pub fn admin_json(db: impl AsRef<std::ffi::OsStr>, args: &[&str]) -> Value {
+    let out = admin(db, args);
+    assert!(
+        out.status.success(),
+        "qp admin {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
 }
