@@ -23,6 +23,7 @@
 
 pub mod answer;
 pub mod ask;
+pub mod device;
 pub mod error;
 pub mod identity;
 mod json;
