@@ -26,7 +26,9 @@ const STDIN_MAX_BYTES: u64 = 16 * 1024 * 1024;
 #[command(
     after_help = "Set-up (Claude Code): add the block `qp hook --room OPS123 --print-config`\n\
     prints to .claude/settings.json. Then every matching tool call becomes an Allow/Deny\n\
-    question on your phone; a typed reply denies and is passed to the agent as the reason.\n\n\
+    question on your phone; a typed reply denies and is passed to the agent as the reason.\n\
+    A call the phone cannot show whole (a secret-looking value masked as •••, or too long)\n\
+    says so and offers Deny or \"Decide at the computer\" (the agent's own prompt), never Allow.\n\n\
     The hook prints {\"hookSpecificOutput\": {\"hookEventName\": \"PreToolUse\",\n\
     \"permissionDecision\": \"allow\"|\"deny\"|\"ask\", …}} and exits 0. It never allows on\n\
     its own: no server, no token, no room, expiry or timeout give \"ask\" (the agent's\n\
@@ -89,7 +91,8 @@ async fn decide(a: &HookArgs, event: &HookEvent) -> Decision {
         Err((_, why)) => return Decision::ask(format!("qp hook: {why}")),
     };
     let ttl = (a.wait as i64).max(TTL_MIN_SECS);
-    let q = match client.ask(room, &event.question(ttl)).await {
+    let asked = event.question(ttl);
+    let q = match client.ask(room, &asked.ask).await {
         Ok(q) => q,
         Err(e) => return Decision::ask(format!("qp hook could not ask: {e}")),
     };
@@ -104,7 +107,7 @@ async fn decide(a: &HookArgs, event: &HookEvent) -> Decision {
         // Withdraw it, so the phone stops offering a choice nobody reads.
         let _ = client.cancel(&q.id).await;
     }
-    Decision::from_question(&q)
+    Decision::from_question(&q, asked.allow_offered)
 }
 
 fn emit(d: Decision) -> i32 {
