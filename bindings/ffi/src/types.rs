@@ -426,6 +426,7 @@ pub enum PayloadErrorKind {
     Invalid,
     NotQuestionProtocol,
     CannotOpen,
+    Unsealed,
 }
 
 pub type StoreErrorKind = qp_core::store::StoreErrorKind;

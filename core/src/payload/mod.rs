@@ -83,6 +83,11 @@ pub enum PayloadError {
     /// question). The generic notification shows; the app syncs over TLS.
     #[error("the encrypted payload cannot be opened on this device: {0}")]
     CannotOpen(String),
+    /// Not end-to-end encrypted, on a device that has a key: every genuine
+    /// push to it is sealed, so this one may be anyone's who can reach the
+    /// gateway. Not trusted: the generic notification shows, the app syncs.
+    #[error("a push that is not end-to-end encrypted is not trusted on a device with a key")]
+    Unsealed,
 }
 
 impl PayloadError {
@@ -108,6 +113,7 @@ impl PayloadError {
             PayloadError::Invalid { .. } => PayloadErrorKind::Invalid,
             PayloadError::NotQuestionProtocol => PayloadErrorKind::NotQuestionProtocol,
             PayloadError::CannotOpen(_) => PayloadErrorKind::CannotOpen,
+            PayloadError::Unsealed => PayloadErrorKind::Unsealed,
         }
     }
 
@@ -122,6 +128,7 @@ impl PayloadError {
             PayloadErrorKind::Invalid => "invalid",
             PayloadErrorKind::NotQuestionProtocol => "not_question_protocol",
             PayloadErrorKind::CannotOpen => "cannot_open",
+            PayloadErrorKind::Unsealed => "unsealed",
         }
     }
 }
@@ -138,4 +145,5 @@ pub enum PayloadErrorKind {
     Invalid,
     NotQuestionProtocol,
     CannotOpen,
+    Unsealed,
 }

@@ -23,7 +23,7 @@ pub use pair::{DeviceRegistration, PairError, PairErrorKind, PairedAccount, Toke
 
 use crate::answer::{map_action, ActionError};
 use crate::feed::{self, FeedCell, MyAnswer};
-use crate::payload::{self, CompactQuestion, FallbackNotification, Push};
+use crate::payload::{self, CompactQuestion, FallbackNotification, PayloadError, Push};
 use crate::present::android::{self, AndroidChannel, AndroidNotification};
 use crate::present::copy::Copy;
 use crate::present::ios::{self, IosNotification, IosResolvedNotification};
@@ -32,7 +32,7 @@ use crate::present::registry::{self, RegistryPlan};
 use crate::present::PresentOptions;
 use crate::protocol::{validate_answer, AnswerSubmission};
 use crate::store::{AnswerState, Store, StoreMode};
-use crate::sync::{self, FlushReport, PhoneClient, SyncReport, TokenProvider, Trust};
+use crate::sync::{self, FlushReport, PhoneClient, Refreshed, SyncReport, TokenProvider, Trust};
 
 /// An answer committed on this device.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -149,53 +149,90 @@ impl Phone {
     /// checked field by field, and recorded in the feed.
     /// An end-to-end encrypted payload is opened with the device key first;
     /// one that cannot be opened is a `CannotOpen` payload error (show the
-    /// fallback notification).
+    /// fallback notification). Once this device has a key, a payload that is
+    /// not sealed is an `Unsealed` error: not trusted (show the fallback
+    /// notification; the app syncs).
+    ///
+    /// What is returned is what to show: for a question this device already
+    /// holds, the held one (a push never changes it); a resolution is the
+    /// push's claim only, recorded nowhere until
+    /// [`confirm_resolution`](Self::confirm_resolution) hears it from the server.
     pub fn receive_apns(&self, json: &str) -> Result<Push, PhoneError> {
-        // Plain pushes (most, today) skip the second parse.
+        // Plain pushes skip the second parse.
         if json.contains("\"qp_e2e\"") {
             let key = self.device_secret();
             if let Some(push) =
                 payload::open_apns(json, key.as_ref(), self.my_device_id().as_deref())?
             {
-                return Ok(self.record(push));
+                return Ok(self.accept(push));
             }
         }
-        Ok(self.record(payload::decode_apns(json)?))
+        self.refuse_unsealed()?;
+        Ok(self.accept(payload::decode_apns(json)?))
     }
 
-    /// An FCM data message: opened if sealed, decoded, checked and recorded.
+    /// An FCM data message: opened if sealed, decoded, checked and recorded,
+    /// as [`receive_apns`](Self::receive_apns).
     pub fn receive_fcm(&self, data: &HashMap<String, String>) -> Result<Push, PhoneError> {
         if data.contains_key("qp_e2e") {
             let key = self.device_secret();
             if let Some(push) =
                 payload::open_fcm(data, key.as_ref(), self.my_device_id().as_deref())?
             {
-                return Ok(self.record(push));
+                return Ok(self.accept(push));
             }
         }
-        Ok(self.record(payload::decode_fcm(data)?))
+        self.refuse_unsealed()?;
+        Ok(self.accept(payload::decode_fcm(data)?))
     }
 
-    fn record(&self, push: Push) -> Push {
-        // A store that cannot be written right now (locked before the first
-        // unlock, busy) must not stop the notification: the question is
-        // shown, and the next sync brings it into the feed.
-        let recorded = match &push {
-            Push::Question(q) => self.store.record_push(q).map(|_| ()),
-            Push::Resolved(n) => self.store.record_resolved(n).map(|_| ()),
-        };
-        if let Err(e) = recorded {
-            log::warn!("push not recorded: {e}");
+    /// A device with a key is sent sealed pushes only (the server seals for
+    /// every device that registered one), so a plain push to it was not
+    /// made by the server: its words and buttons are refused before they
+    /// are read.
+    fn refuse_unsealed(&self) -> Result<(), PhoneError> {
+        if self.expects_sealed() {
+            return Err(PayloadError::Unsealed.into());
         }
-        push
+        Ok(())
+    }
+
+    /// True once this device has a key (see [`refuse_unsealed`](Self::refuse_unsealed)).
+    pub fn expects_sealed(&self) -> bool {
+        self.device_secret().is_some()
+    }
+
+    /// Records a question push and returns what to show (see
+    /// [`receive_apns`](Self::receive_apns)); a resolution changes nothing.
+    fn accept(&self, push: Push) -> Push {
+        let Push::Question(q) = push else {
+            return push;
+        };
+        match self.store.record_push(&q) {
+            Ok(Some(held)) => Push::Question(held.question),
+            Ok(None) => Push::Question(q),
+            // A store that cannot be written right now (locked before the
+            // first unlock, busy) must not stop the notification: the
+            // question is shown, and the next sync brings it into the feed.
+            Err(e) => {
+                log::warn!("push not recorded: {e}");
+                Push::Question(q)
+            }
+        }
     }
 
     /// The plain notification for a push that could not be decoded.
+    /// On a device with a key the push's own words are not used: every
+    /// genuine push to it is sealed behind the generic alert, so words in
+    /// clear next to a push this phone could not use are an injector's.
     pub fn fallback_notification(
         &self,
         title: Option<&str>,
         body: Option<&str>,
     ) -> FallbackNotification {
+        if self.expects_sealed() {
+            return payload::fallback(None, None, &self.copy());
+        }
         payload::fallback(title, body, &self.copy())
     }
 
@@ -379,6 +416,28 @@ impl Phone {
     /// Pulls pending questions and refreshes held ones; says what to withdraw.
     pub async fn sync(&self) -> Result<SyncReport, PhoneError> {
         Ok(sync::sync(&self.store, &self.client).await?)
+    }
+
+    /// A resolution push arrived for `question_id`: asks the server before
+    /// anything is withdrawn, since a push's resolution is only a claim
+    /// (anyone who can inject pushes could otherwise hide a pending question
+    /// for good). True when the server says it is resolved (or no longer
+    /// this person's), now recorded here: withdraw its notification. False
+    /// when it is still pending there: keep (or show again) the question. A
+    /// `Network` error when the server cannot say now: keep it; the next
+    /// sync decides.
+    pub async fn confirm_resolution(&self, question_id: &str) -> Result<bool, PhoneError> {
+        if let Some(held) = self.store.question(question_id)? {
+            // Only a server read makes a held question terminal.
+            if held.state.is_terminal() {
+                return Ok(true);
+            }
+        }
+        match sync::refresh(&self.store, &self.client, question_id).await? {
+            Refreshed::Resolved { .. } | Refreshed::Gone => Ok(true),
+            Refreshed::Pending => Ok(false),
+            Refreshed::Unavailable(why) => Err(PhoneError::Network(why)),
+        }
     }
 
     /// The person tapped "retry" on a waiting answer: send it at the next flush.

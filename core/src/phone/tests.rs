@@ -1,6 +1,7 @@
 //! The phone's rules, against a real SQLite file (no server: the network
 //! paths are tested end to end in qp-server's phone_e2e suite).
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::*;
@@ -101,23 +102,134 @@ fn in_app_answers_are_trimmed_and_checked() {
     ));
 }
 
+/// A resolution push for q_1 (a claim: anyone who can inject pushes can send it).
+const RESOLVED: &str = r#"{"aps":{"content-available":1},"qp_resolved":{"v":1,"id":"q_1","state":"cancelled","answer":null,"resolved_at":"2026-06-27T10:40:00Z"}}"#;
+
 #[test]
-fn categories_are_planned_from_the_store() {
+fn a_resolution_push_changes_nothing_until_the_server_confirms_it() {
     let dir = tempfile::tempdir().unwrap();
     let p = phone(&dir, StoreMode::Extension);
     p.receive_apns(APNS).unwrap();
-    // q_1 resolves (a resolution push); its category is pruned.
-    p.receive_apns(
-        r#"{"aps":{"content-available":1},"qp_resolved":{"v":1,"id":"q_1","state":"cancelled","answer":null,"resolved_at":"2026-06-27T10:40:00Z"}}"#,
-    )
-    .unwrap();
+    let Push::Resolved(n) = p.receive_apns(RESOLVED).unwrap() else {
+        panic!("a resolution")
+    };
+    assert_eq!(n.id, "q_1");
+    // Still pending here: still answerable, its category still registered.
+    assert_eq!(p.resolution("q_1").unwrap(), None);
+    assert_eq!(p.store().pending_ids().unwrap(), vec!["q_1"]);
     let registered = vec!["app.static".to_string(), "qp.q.q_1".to_string()];
     let plan = p
         .plan_ios_categories(&registered, "qp.q.q_2", Utc::now(), 128)
         .unwrap();
-    assert_eq!(plan.keep, vec!["app.static", "qp.q.q_2"]);
-    assert_eq!(plan.removed, vec!["qp.q.q_1"]);
-    assert_eq!(p.resolution("q_1").unwrap().as_deref(), Some("cancelled"));
+    assert_eq!(plan.keep, vec!["app.static", "qp.q.q_1", "qp.q.q_2"]);
+    assert!(p
+        .answer_action("q_1", &option_action_id("approve"), None)
+        .is_ok());
+    // The server cannot be asked (signed out): not confirmed, so nothing
+    // is withdrawn.
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let confirmed = rt.block_on(p.confirm_resolution("q_1"));
+    assert!(
+        matches!(confirmed, Err(PhoneError::NotSignedIn)),
+        "{confirmed:?}"
+    );
+    assert_eq!(p.resolution("q_1").unwrap(), None);
+}
+
+#[test]
+fn a_push_never_changes_a_question_the_phone_holds() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = phone(&dir, StoreMode::Extension);
+    p.receive_apns(APNS).unwrap();
+    // The same id, another prompt and other buttons: what an injector sends.
+    let forged = APNS
+        .replace("\"prompt\":\"Deploy?\"", "\"prompt\":\"git status\"")
+        .replace("\"label\":\"Approve\"", "\"label\":\"Read only\"");
+    let Push::Question(shown) = p.receive_apns(&forged).unwrap() else {
+        panic!("a question")
+    };
+    // What is shown, held and answered is the question first received.
+    assert_eq!(shown.prompt, "Deploy?");
+    assert_eq!(shown.options[0].label, "Approve");
+    let held = p.question("q_1").unwrap().unwrap();
+    assert_eq!(
+        (held.prompt.as_str(), held.options[0].label.as_str()),
+        ("Deploy?", "Approve")
+    );
+    let answered = p
+        .answer_action("q_1", &option_action_id("approve"), None)
+        .unwrap();
+    assert_eq!(answered.status, "Approve: queued, sends when online");
+}
+
+/// A device key kept in memory (the app's Keychain or Keystore).
+struct MemoryKeys(std::sync::Mutex<Option<Vec<u8>>>);
+impl DeviceKeyStore for MemoryKeys {
+    fn load_device_key(&self) -> Option<Vec<u8>> {
+        self.0.lock().unwrap().clone()
+    }
+    fn save_device_key(&self, key: Vec<u8>) -> bool {
+        *self.0.lock().unwrap() = Some(key);
+        true
+    }
+}
+
+/// The question of [`APNS`], as the server holds it.
+fn server_question(prompt: &str) -> crate::protocol::Question {
+    let Push::Question(q) = payload::decode_apns(APNS).unwrap() else {
+        panic!("a question")
+    };
+    let mut q = q.to_question();
+    q.prompt = prompt.to_string();
+    q
+}
+
+#[test]
+fn a_device_with_a_key_trusts_only_sealed_pushes() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = phone(&dir, StoreMode::Extension).with_device_keys(
+        Arc::new(MemoryKeys(Default::default())),
+        Some("dev_1".into()),
+    );
+    let public =
+        crate::e2e::DevicePublicKey::parse(&p.device_public_key().unwrap(), "key").unwrap();
+    let to = payload::Recipient {
+        device_id: "dev_1",
+        key: &public,
+    };
+    let real = server_question("Allow Bash: psql prod -c \"DROP TABLE customers\"");
+    let sealed = payload::encode_apns_question_sealed(&real, Copy::english(), &to).unwrap();
+    let Push::Question(q) = p.receive_apns(&sealed.json).unwrap() else {
+        panic!("a question")
+    };
+    assert_eq!(q.prompt, real.prompt);
+    // A plain push with the same id and a harmless prompt: refused, before
+    // or after the real one, and its words are not shown either.
+    let forged = APNS.replace("Deploy?", "Allow Bash: git status");
+    for push in [forged.as_str(), RESOLVED] {
+        let err = p.receive_apns(push).unwrap_err();
+        assert_eq!(err, PhoneError::Payload(PayloadError::Unsealed), "{push}");
+    }
+    let mut fcm = HashMap::new();
+    fcm.insert("type".to_string(), "question".to_string());
+    fcm.insert("qp".to_string(), forged.clone());
+    assert_eq!(
+        p.receive_fcm(&fcm).unwrap_err(),
+        PhoneError::Payload(PayloadError::Unsealed)
+    );
+    let shown =
+        p.fallback_notification(Some("Release Bot asks you"), Some("Allow Bash: git status"));
+    assert!(!shown.body.contains("git status"), "{shown:?}");
+    assert_eq!(shown, payload::fallback(None, None, Copy::english()));
+    // The answer is recorded against the prompt the server sent.
+    assert_eq!(p.question("q_1").unwrap().unwrap().prompt, real.prompt);
+    assert_eq!(p.resolution("q_1").unwrap(), None);
+    p.answer_action("q_1", &option_action_id("approve"), None)
+        .unwrap();
+    assert_eq!(p.store().outbox().unwrap()[0].question_id, "q_1");
 }
 
 #[test]

@@ -53,9 +53,37 @@ fn from_row(r: &rusqlite::Row) -> rusqlite::Result<StoredQuestion> {
 
 const COLUMNS: &str = "compact, state, answer, resolved_at";
 
+/// Adds a question not held yet.
+fn insert(
+    tx: &rusqlite::Transaction<'_>,
+    c: &CompactQuestion,
+    state: QuestionState,
+    answer_json: Option<&str>,
+    resolved_at: Option<DateTime<Utc>>,
+    presented_ms: Option<i64>,
+) -> Result<(), StoreError> {
+    tx.execute(
+        "INSERT INTO questions (id, compact, state, answer, resolved_at, expires_at, created_at, updated_ms, presented_ms)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+        params![
+            c.id,
+            serde_json::to_string(c).unwrap_or_default(),
+            state.as_str(),
+            answer_json,
+            resolved_at.map(|t| t.timestamp()),
+            c.expires_at.timestamp(),
+            c.created_at.timestamp(),
+            now_ms(),
+            presented_ms,
+        ],
+    )?;
+    Ok(())
+}
+
 impl Store {
-    /// Upserts a question. A terminal row never changes again; a pending one
-    /// takes the incoming state. Returns whether this call made it terminal.
+    /// Upserts a question from the server. A terminal row never changes
+    /// again; a pending one takes the incoming state (and display data).
+    /// Returns whether this call made it terminal.
     fn upsert(
         &self,
         compact: Option<&CompactQuestion>,
@@ -63,9 +91,7 @@ impl Store {
         state: QuestionState,
         answer: Option<&Answer>,
         resolved_at: Option<DateTime<Utc>>,
-        presented: bool,
     ) -> Result<bool, StoreError> {
-        let presented_ms = presented.then(now_ms);
         let mut conn = self.conn()?;
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let current: Option<String> = tx
@@ -74,12 +100,6 @@ impl Store {
             })
             .optional()?;
         let answer_json = answer.map(|a| serde_json::to_string(a).unwrap_or_default());
-        if presented_ms.is_some() && current.is_some() {
-            tx.execute(
-                "UPDATE questions SET presented_ms = COALESCE(presented_ms, ?2) WHERE id = ?1",
-                params![id, presented_ms],
-            )?;
-        }
         let became_terminal = match current.as_deref().and_then(QuestionState::parse) {
             Some(s) if s.is_terminal() => false,
             Some(_) => {
@@ -100,21 +120,7 @@ impl Store {
             None => {
                 // Unknown and no display data: nothing to show.
                 let Some(c) = compact else { return Ok(false) };
-                tx.execute(
-                    "INSERT INTO questions (id, compact, state, answer, resolved_at, expires_at, created_at, updated_ms, presented_ms)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-                    params![
-                        id,
-                        serde_json::to_string(c).unwrap_or_default(),
-                        state.as_str(),
-                        answer_json,
-                        resolved_at.map(|t| t.timestamp()),
-                        c.expires_at.timestamp(),
-                        c.created_at.timestamp(),
-                        now_ms(),
-                        presented_ms,
-                    ],
-                )?;
+                insert(&tx, c, state, answer_json.as_deref(), resolved_at, None)?;
                 state.is_terminal()
             }
         };
@@ -122,11 +128,33 @@ impl Store {
         Ok(became_terminal)
     }
 
-    /// A question that arrived by push (pending unless already known); its
-    /// notification is on screen now.
-    pub fn record_push(&self, q: &CompactQuestion) -> Result<(), StoreError> {
-        self.upsert(Some(q), &q.id, QuestionState::Pending, None, None, true)?;
-        Ok(())
+    /// A question that arrived by push; its notification is on screen now.
+    /// A push may add a question this device has not seen, but never
+    /// changes one it holds: the question id travels in clear and a push
+    /// can be injected by whoever reaches the gateway (a leaked APNs key, an
+    /// FCM account), so only a server read ([`record_server`](Self::record_server))
+    /// may change a held prompt, options or state. Returns the held question
+    /// when there was one: show that, not the push.
+    pub fn record_push(&self, q: &CompactQuestion) -> Result<Option<StoredQuestion>, StoreError> {
+        let mut conn = self.conn()?;
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let held = tx
+            .query_row(
+                &format!("SELECT {COLUMNS} FROM questions WHERE id = ?1"),
+                [&q.id],
+                from_row,
+            )
+            .optional()?;
+        if held.is_some() {
+            tx.execute(
+                "UPDATE questions SET presented_ms = COALESCE(presented_ms, ?2) WHERE id = ?1",
+                params![q.id, now_ms()],
+            )?;
+        } else {
+            insert(&tx, q, QuestionState::Pending, None, None, Some(now_ms()))?;
+        }
+        tx.commit()?;
+        Ok(held)
     }
 
     /// These questions' notifications are (or were) on screen.
@@ -186,20 +214,16 @@ impl Store {
             q.state,
             q.answer.as_ref(),
             q.resolved_at,
-            false,
         )
     }
 
-    /// A "resolved" push.
+    /// A resolution the server confirmed, in the shape of a "resolved"
+    /// push. The phone never calls it with a push's notice: a resolution by
+    /// push is a claim anyone who can inject pushes can make, and a pending
+    /// question made terminal here would never come back (terminal states
+    /// never revert); [`crate::phone::Phone::confirm_resolution`] asks the server.
     pub fn record_resolved(&self, n: &ResolvedNotice) -> Result<bool, StoreError> {
-        self.upsert(
-            None,
-            &n.id,
-            n.state,
-            n.answer.as_ref(),
-            n.resolved_at,
-            false,
-        )
+        self.upsert(None, &n.id, n.state, n.answer.as_ref(), n.resolved_at)
     }
 
     pub fn question(&self, id: &str) -> Result<Option<StoredQuestion>, StoreError> {

@@ -10,7 +10,7 @@ mod trust;
 use std::sync::Arc;
 
 pub use flush::{flush, FlushReport};
-pub use pull::{sync, SyncReport};
+pub use pull::{refresh, sync, Refreshed, SyncReport};
 pub use trust::Trust;
 
 use crate::store::StoreError;

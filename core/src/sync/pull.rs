@@ -51,29 +51,66 @@ pub async fn sync(store: &Store, client: &PhoneClient) -> Result<SyncReport, Syn
         if on_server.contains(&id) {
             continue;
         }
-        match client
-            .send(
-                reqwest::Method::GET,
-                &format!("/api/questions/{id}"),
-                None,
-                None,
-            )
-            .await?
-        {
-            Reply::Status(200, bytes) => {
-                if let Ok(q) = serde_json::from_slice::<Question>(&bytes) {
-                    if store.record_server(&q)? {
-                        report.withdraw.push(id);
-                    }
-                }
-            }
-            Reply::Status(403 | 404, _) => {
-                // Not ours to see any more (left the room, deleted).
-                store.forget_question(&id)?;
-                report.withdraw.push(id);
-            }
-            Reply::Status(..) | Reply::Unreachable(_) => {} // next sync
+        match refresh(store, client, &id).await? {
+            Refreshed::Resolved { newly: true } | Refreshed::Gone => report.withdraw.push(id),
+            _ => {} // still pending, or the next sync
         }
     }
     Ok(report)
+}
+
+/// What the server said of one question.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refreshed {
+    /// Resolved there, and so here now; `newly` when this call made it so.
+    Resolved { newly: bool },
+    /// Still pending there.
+    Pending,
+    /// Not this user's to see any more (left the room, deleted): forgotten.
+    Gone,
+    /// The server could not say now (unreachable, an error): why.
+    Unavailable(String),
+}
+
+/// Reads one question from the server and records what it says: the only
+/// way a held question becomes terminal (a push's resolution is a claim).
+pub async fn refresh(
+    store: &Store,
+    client: &PhoneClient,
+    id: &str,
+) -> Result<Refreshed, SyncError> {
+    let reply = client
+        .send(
+            reqwest::Method::GET,
+            &format!("/api/questions/{id}"),
+            None,
+            None,
+        )
+        .await?;
+    Ok(match reply {
+        Reply::Status(200, bytes) => match serde_json::from_slice::<Question>(&bytes) {
+            // The server answered for another question: believe nothing.
+            Ok(q) if q.id != id => {
+                Refreshed::Unavailable("the server sent another question".into())
+            }
+            Ok(q) => {
+                let newly = store.record_server(&q)?;
+                if q.state.is_terminal() {
+                    Refreshed::Resolved { newly }
+                } else {
+                    Refreshed::Pending
+                }
+            }
+            Err(e) => Refreshed::Unavailable(format!("unreadable question: {e}")),
+        },
+        Reply::Status(403 | 404, _) => {
+            store.forget_question(id)?;
+            Refreshed::Gone
+        }
+        Reply::Status(status, bytes) => Refreshed::Unavailable(format!(
+            "the server answered {status}: {}",
+            server_message(&bytes)
+        )),
+        Reply::Unreachable(e) => Refreshed::Unavailable(e),
+    })
 }
