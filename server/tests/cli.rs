@@ -736,27 +736,7 @@ fn a_terminal_device_pairs_with_an_invite_link_and_answers() {
 #[test]
 fn qp_login_stores_an_agent_token_owner_only_and_the_asker_verbs_use_it() {
     let env = setup();
-    let agents = String::from_utf8(admin(&env.db, &["agent", "list"]).stdout).unwrap();
-    let agent_id = agents.split('\t').next().unwrap().to_string();
-    let out = admin(&env.db, &["agent", "invite", &agent_id, "--url", &env.url]);
-    let shown = String::from_utf8(out.stdout).unwrap();
-    let code = shown
-        .split_whitespace()
-        .skip_while(|w| *w != "login")
-        .nth(1)
-        .unwrap()
-        .to_string();
-    let config = env.db.with_file_name("agent-config");
-    let login = Command::new(QP)
-        .args(["login", &code, "--url", &env.url])
-        .env("QP_CONFIG_DIR", &config)
-        .output()
-        .unwrap();
-    assert!(
-        login.status.success(),
-        "{}",
-        String::from_utf8_lossy(&login.stderr)
-    );
+    let (code, config) = login(&env);
     use std::os::unix::fs::PermissionsExt;
     let file = config.join("credentials.json");
     assert_eq!(
@@ -790,6 +770,105 @@ fn qp_login_stores_an_agent_token_owner_only_and_the_asker_verbs_use_it() {
         .unwrap();
     assert_eq!(again.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&again.stderr).contains("already used"));
+}
+
+/// `qp admin agent invite` then `qp login CODE --url` the server, into a
+/// config folder of its own: the code (spent) and that folder.
+fn login(env: &Env) -> (String, PathBuf) {
+    let agents = String::from_utf8(admin(&env.db, &["agent", "list"]).stdout).unwrap();
+    let agent_id = agents.split('\t').next().unwrap().to_string();
+    let out = admin(&env.db, &["agent", "invite", &agent_id, "--url", &env.url]);
+    let shown = String::from_utf8(out.stdout).unwrap();
+    let code = shown
+        .split_whitespace()
+        .skip_while(|w| *w != "login")
+        .nth(1)
+        .unwrap()
+        .to_string();
+    let config = env.db.with_file_name("agent-config");
+    let login = Command::new(QP)
+        .args(["login", &code, "--url", &env.url])
+        .env("QP_CONFIG_DIR", &config)
+        .output()
+        .unwrap();
+    assert!(
+        login.status.success(),
+        "{}",
+        String::from_utf8_lossy(&login.stderr)
+    );
+    (code, config)
+}
+
+/// A listener on loopback that keeps whatever the first connections send
+/// (a stand-in for a server the token must never reach).
+fn eavesdropper() -> (String, std::sync::Arc<std::sync::Mutex<Vec<u8>>>) {
+    use std::io::Read;
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let heard = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = heard.clone();
+    std::thread::spawn(move || {
+        for conn in listener.incoming().take(8) {
+            let Ok(mut conn) = conn else { return };
+            let _ = conn.set_read_timeout(Some(Duration::from_millis(500)));
+            let mut buf = [0u8; 4096];
+            if let Ok(n) = conn.read(&mut buf) {
+                sink.lock().unwrap().extend_from_slice(&buf[..n]);
+            }
+        }
+    });
+    (url, heard)
+}
+
+/// Issue 32, finding 6: the token `qp login` stored goes only to the server
+/// it came from; QP_URL pointing elsewhere is refused before any request.
+#[test]
+fn a_stored_token_is_never_sent_to_another_server() {
+    let env = setup();
+    let (_, config) = login(&env);
+    let stored = std::fs::read_to_string(config.join("credentials.json")).unwrap();
+    let token: Value = serde_json::from_str(&stored).unwrap();
+    let token = token["token"].as_str().unwrap().to_string();
+    let (elsewhere, heard) = eavesdropper();
+    for args in [
+        &["ask", "OPS123", "Where does my token go?", "--yes-no"][..],
+        &["list"],
+    ] {
+        let out = Command::new(QP)
+            .args(args)
+            .env("QP_CONFIG_DIR", &config)
+            .env("QP_URL", &elsewhere)
+            .env_remove("QP_TOKEN")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains(&elsewhere) && stderr.contains("--token"),
+            "{stderr}"
+        );
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    let heard = String::from_utf8_lossy(&heard.lock().unwrap()).into_owned();
+    assert!(
+        !heard.contains(&token),
+        "the token reached {elsewhere}: {heard}"
+    );
+    assert!(heard.is_empty(), "nothing is sent there at all: {heard}");
+    // Its own server, named explicitly (another spelling of the origin), works.
+    let same = format!("{}/", env.url);
+    let out = Command::new(QP)
+        .args(["list"])
+        .env("QP_CONFIG_DIR", &config)
+        .env("QP_URL", &same)
+        .env_remove("QP_TOKEN")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// Names the phone cannot decode are refused where they are made (the admin

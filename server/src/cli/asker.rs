@@ -18,7 +18,7 @@ pub struct Connection {
     /// Server URL [default: the one `qp login` stored, else http://127.0.0.1:8750].
     #[arg(long, env = "QP_URL")]
     url: Option<String>,
-    /// Agent token (qpa_…) [default: the one `qp login` stored].
+    /// Agent token (qpa_…) [default: the one `qp login` stored, sent only to the server it came from].
     #[arg(long, env = "QP_TOKEN", hide_env_values = true)]
     token: Option<String>,
     /// A CA certificate (PEM) to trust besides the system's, for an https:// server with a private CA.
@@ -29,24 +29,12 @@ pub struct Connection {
 impl Connection {
     /// The client, or a sentence saying what is missing.
     pub(super) fn resolve(&self) -> Result<AskerClient, (i32, String)> {
-        let stored = super::credentials::load();
-        let token = self
-            .token
-            .clone()
-            .filter(|t| !t.is_empty())
-            .or_else(|| stored.as_ref().map(|c| c.token.clone()));
-        let Some(token) = token else {
-            return Err((
-                EXIT_USAGE,
-                "no agent token; pass --token, set QP_TOKEN, or run `qp login CODE`".into(),
-            ));
-        };
-        let url = self
-            .url
-            .clone()
-            .filter(|u| !u.is_empty())
-            .or_else(|| stored.map(|c| c.url))
-            .unwrap_or_else(|| super::DEFAULT_URL.to_string());
+        let given = |v: &Option<String>| v.clone().filter(|s| !s.is_empty());
+        let (url, token) = credential_for(
+            given(&self.url),
+            given(&self.token),
+            super::credentials::load(),
+        )?;
         let ca = ExtraCa::read(self.ca_cert.as_deref()).map_err(|e| (EXIT_USAGE, e))?;
         AskerClient::with_ca(&url, &token, &ca).map_err(|e| (EXIT_ERROR, e.to_string()))
     }
@@ -57,6 +45,58 @@ impl Connection {
             code
         })
     }
+}
+
+/// The server URL and token to use: the given ones, else what `qp login`
+/// stored. A stored token is sent only to the origin it was issued for: a
+/// URL from `--url`/`QP_URL` elsewhere (a typo, a hostile environment)
+/// needs its own token, or the token would go to whoever listens there.
+fn credential_for(
+    url: Option<String>,
+    token: Option<String>,
+    stored: Option<super::credentials::Credential>,
+) -> Result<(String, String), (i32, String)> {
+    if let Some(token) = token {
+        let url = url
+            .or_else(|| stored.map(|c| c.url))
+            .unwrap_or_else(|| super::DEFAULT_URL.to_string());
+        return Ok((url, token));
+    }
+    let Some(stored) = stored else {
+        return Err((
+            EXIT_USAGE,
+            "no agent token; pass --token, set QP_TOKEN, or run `qp login CODE`".into(),
+        ));
+    };
+    match url {
+        Some(url) if !same_origin(&url, &stored.url) => Err((
+            EXIT_USAGE,
+            format!(
+                "the token `qp login` stored is for {}, not {}: it is never sent elsewhere; \
+                 pass --token or set QP_TOKEN for that server, or run `qp login CODE --url {}`",
+                origin_of(&stored.url),
+                origin_of(&url),
+                origin_of(&url),
+            ),
+        )),
+        _ => Ok((stored.url, stored.token)),
+    }
+}
+
+/// Scheme, host and port equal (default ports filled in); a URL that does
+/// not parse matches nothing.
+fn same_origin(a: &str, b: &str) -> bool {
+    match (reqwest::Url::parse(a), reqwest::Url::parse(b)) {
+        (Ok(a), Ok(b)) => a.origin() == b.origin() && a.origin().is_tuple(),
+        _ => false,
+    }
+}
+
+/// `https://host:port` of a URL, for messages (never its path or query).
+fn origin_of(url: &str) -> String {
+    reqwest::Url::parse(url)
+        .map(|u| u.origin().ascii_serialization())
+        .unwrap_or_else(|_| "an unreadable URL".into())
 }
 
 #[derive(Args)]
@@ -392,5 +432,84 @@ pub async fn cancel(a: CancelArgs) -> i32 {
             EXIT_OK
         }
         Err(e) => report(&e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::credentials::Credential;
+    use super::*;
+
+    fn stored(url: &str) -> Option<Credential> {
+        Some(Credential {
+            url: url.into(),
+            token: "qpa_stored".into(),
+            agent_id: "a_1".into(),
+            agent_name: "CI".into(),
+        })
+    }
+
+    #[test]
+    fn a_stored_token_goes_only_to_its_own_origin() {
+        let s = |u: &str| Some(u.to_string());
+        let ok = |url: &str| Ok((url.to_string(), "qpa_stored".to_string()));
+        let refused = |url: Option<String>, login: &str| {
+            credential_for(url, None, stored(login)).map_err(|(code, _)| code)
+        };
+        let cases = [
+            // Same origin, however written: the stored token.
+            (
+                s("https://qp.example.com"),
+                "https://qp.example.com",
+                ok("https://qp.example.com"),
+            ),
+            (
+                s("https://qp.example.com:443/"),
+                "https://qp.example.com",
+                ok("https://qp.example.com"),
+            ),
+            (
+                s("HTTPS://QP.example.com"),
+                "https://qp.example.com",
+                ok("https://qp.example.com"),
+            ),
+            (None, "http://127.0.0.1:8750", ok("http://127.0.0.1:8750")),
+        ];
+        for (url, login, want) in cases {
+            assert_eq!(
+                credential_for(url.clone(), None, stored(login)),
+                want,
+                "{url:?}"
+            );
+        }
+        for (url, login) in [
+            ("http://127.0.0.1:9999", "http://127.0.0.1:8750"), // another port
+            ("http://qp.example.com", "https://qp.example.com"), // another scheme
+            ("https://qp.example.com.evil.net", "https://qp.example.com"),
+            ("https://evil.net#@qp.example.com", "https://qp.example.com"),
+            ("not a url", "https://qp.example.com"),
+        ] {
+            assert_eq!(refused(s(url), login), Err(EXIT_USAGE), "{url}");
+        }
+        let (_, message) = credential_for(
+            s("http://127.0.0.1:9999/x?y"),
+            None,
+            stored("http://127.0.0.1:8750"),
+        )
+        .unwrap_err();
+        assert!(
+            message.contains("http://127.0.0.1:8750") && message.contains("http://127.0.0.1:9999"),
+            "{message}"
+        );
+        assert!(!message.contains("qpa_stored"), "{message}");
+        // A token given explicitly goes where it is told.
+        assert_eq!(
+            credential_for(
+                s("http://127.0.0.1:9999"),
+                s("qpa_given"),
+                stored("http://127.0.0.1:8750")
+            ),
+            Ok(("http://127.0.0.1:9999".into(), "qpa_given".into()))
+        );
     }
 }
