@@ -173,14 +173,26 @@ impl PhoneCore {
         self.inner.open_app_to_finish()
     }
 
-    /// Notification extension: decode an APNs payload and record it.
+    /// Notification extension: decode an APNs payload and record it. Show
+    /// what it returns: for a question already held, the held one. With a
+    /// device key, a plain payload is a `Payload(kind: unsealed)` error:
+    /// show the fallback notification. A resolution is only a claim: call
+    /// `confirmResolution` before withdrawing anything.
     pub fn receive_apns(&self, json: String) -> Result<DecodedPush, QpError> {
         Ok(self.inner.receive_apns(&json)?.into())
     }
 
-    /// FCM handler: decode a data message and record it.
+    /// FCM handler: decode a data message and record it (as `receive_apns`).
     pub fn receive_fcm(&self, data: HashMap<String, String>) -> Result<DecodedPush, QpError> {
         Ok(self.inner.receive_fcm(&data)?.into())
+    }
+
+    /// A resolution push arrived: asks the server. True when it is resolved
+    /// there (now recorded here): withdraw or replace the notification.
+    /// False when it is still pending: keep the question. A `Network` error
+    /// when the server cannot say now: keep it; the next sync decides.
+    pub async fn confirm_resolution(&self, question_id: String) -> Result<bool, QpError> {
+        Ok(self.inner.confirm_resolution(&question_id).await?)
     }
 
     /// The categories to register (`setNotificationCategories`): what is

@@ -295,3 +295,130 @@ fn an_extra_ca_that_is_not_pem_is_refused_with_its_name() {
         Ok(_) => panic!("accepted a CA that is not PEM"),
     }
 }
+
+/// The app's key storage (the Keychain or the Keystore), in memory.
+struct MemoryKeys(std::sync::Mutex<Option<Vec<u8>>>);
+impl qp_ffi::keys::DeviceKeyStore for MemoryKeys {
+    fn load_device_key(&self) -> Option<Vec<u8>> {
+        self.0.lock().unwrap().clone()
+    }
+    fn save_device_key(&self, key: Vec<u8>) -> bool {
+        *self.0.lock().unwrap() = Some(key);
+        true
+    }
+}
+
+fn keyed_phone_core(dir: &tempfile::TempDir) -> Arc<PhoneCore> {
+    PhoneCore::new(
+        dir.path().join("keyed.sqlite").display().to_string(),
+        StoreMode::Extension,
+        "http://127.0.0.1:9".into(),
+        "u_1".into(),
+        Arc::new(Token(None)),
+        vec![],
+        None,
+        Some(Arc::new(MemoryKeys(Default::default()))),
+        Some("dev_1".into()),
+    )
+    .unwrap()
+}
+
+/// APNS's question as the server sends it, sealed to `core`'s key, with
+/// `prompt`.
+fn sealed_to(core: &PhoneCore, prompt: &str) -> String {
+    let mut q = qp_core::payload::CompactQuestion::to_question(&question());
+    q.prompt = prompt.to_string();
+    let key =
+        qp_core::e2e::DevicePublicKey::parse(&core.device_public_key().unwrap(), "key").unwrap();
+    let to = qp_core::payload::Recipient {
+        device_id: "dev_1",
+        key: &key,
+    };
+    qp_core::payload::encode_apns_question_sealed(&q, qp_core::present::copy::Copy::english(), &to)
+        .unwrap()
+        .json
+}
+
+/// Issue 32, finding 1, as the apps see it: with a device key, a plain push
+/// (a forged one with the real question's id and a harmless prompt, or a
+/// forged resolution) is a `Payload(kind: unsealed)` error, its words are
+/// not shown, and the question held is the one the server sealed.
+#[test]
+fn with_a_device_key_plain_pushes_are_refused_as_unsealed() {
+    let dir = tempfile::tempdir().unwrap();
+    let core = keyed_phone_core(&dir);
+    let real = "Allow Bash: psql prod -c \"DROP TABLE customers\"";
+    match core.receive_apns(sealed_to(&core, real)).unwrap() {
+        DecodedPush::Question { question } => assert_eq!(question.prompt, real),
+        other => panic!("{other:?}"),
+    }
+    let forged = APNS.replace("Deploy?", "Allow Bash: git status");
+    let resolved = r#"{"aps":{"content-available":1},"qp_resolved":{"v":1,"id":"q_1","state":"cancelled","answer":null,"resolved_at":"2026-06-27T10:40:00Z"}}"#;
+    for push in [forged.clone(), resolved.to_string()] {
+        match core.receive_apns(push) {
+            Err(QpError::Payload { kind, .. }) => assert_eq!(kind, PayloadErrorKind::Unsealed),
+            other => panic!("{other:?}"),
+        }
+    }
+    let fcm: HashMap<String, String> = [("type", "question"), ("qp", forged.as_str())]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    assert!(matches!(
+        core.receive_fcm(fcm),
+        Err(QpError::Payload {
+            kind: PayloadErrorKind::Unsealed,
+            ..
+        })
+    ));
+    let shown = core.fallback_notification(
+        Some("Release Bot asks you".into()),
+        Some("Allow Bash: git status".into()),
+    );
+    assert!(!shown.body.contains("git status"), "{shown:?}");
+    assert_eq!(core.question("q_1".into()).unwrap().unwrap().prompt, real);
+    assert_eq!(core.resolution("q_1".into()).unwrap(), None);
+}
+
+/// Without a key, a push still never rewrites a held question, and a
+/// resolution push withdraws nothing by itself (the category stays, the
+/// question stays answerable) until the server confirms it.
+#[test]
+fn a_push_neither_rewrites_nor_resolves_a_held_question() {
+    let dir = tempfile::tempdir().unwrap();
+    let core = phone_core(&dir);
+    core.receive_apns(APNS.into()).unwrap();
+    let forged = APNS
+        .replace("\"prompt\":\"Deploy?\"", "\"prompt\":\"git status\"")
+        .replace("\"label\":\"Deny\"", "\"label\":\"Read only\"");
+    match core.receive_apns(forged).unwrap() {
+        DecodedPush::Question { question } => {
+            assert_eq!(question.prompt, "Deploy?");
+            assert_eq!(question.options[1].label, "Deny");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        core.question("q_1".into()).unwrap().unwrap().prompt,
+        "Deploy?"
+    );
+    let resolved = r#"{"aps":{"content-available":1},"qp_resolved":{"v":1,"id":"q_1","state":"cancelled","answer":null,"resolved_at":"2026-06-27T10:40:00Z"}}"#;
+    assert!(matches!(
+        core.receive_apns(resolved.into()).unwrap(),
+        DecodedPush::Resolved { .. }
+    ));
+    assert_eq!(core.resolution("q_1".into()).unwrap(), None);
+    assert!(core
+        .ios_resolved_notification("q_1".into())
+        .unwrap()
+        .is_none());
+    let plan = core
+        .plan_ios_categories(vec!["qp.q.q_1".into()], "qp.q.q_2".into(), at(0), 128)
+        .unwrap();
+    assert_eq!(plan.keep, vec!["qp.q.q_1", "qp.q.q_2"]);
+    let committed = core
+        .answer_action("q_1".into(), "qp.v.deny".into(), None)
+        .unwrap();
+    assert_eq!(committed.state, AnswerState::Queued);
+    assert!(committed.status.starts_with("Deny"), "{}", committed.status);
+}
