@@ -3,11 +3,12 @@
 //! an operator (`qp admin … invite`, `POST /api/admin/…/invites`).
 //!
 //! Guessing is bounded twice: each invite is burned after a few wrong
-//! secrets against its id (store::invites), and each client address may
-//! fail only [`MAX_FAILURES_PER_ADDRESS`] times per [`FAILURE_WINDOW`] before
-//! every attempt from it is refused with 429, valid or not.
+//! secrets against its id (store::invites), and each client address (an
+//! IPv6 address counts as its /64, see [`address_group`]) may fail only
+//! [`MAX_FAILURES_PER_ADDRESS`] times per [`FAILURE_WINDOW`] before every
+//! attempt from it is refused with 429, valid or not.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::net::IpAddr;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -25,32 +26,115 @@ use crate::store::now_secs;
 /// Failed attempts one address may make per window.
 pub const MAX_FAILURES_PER_ADDRESS: u32 = 10;
 pub const FAILURE_WINDOW: Duration = Duration::from_secs(600);
+/// Addresses the limiter remembers at most. Beyond it the oldest record is
+/// forgotten: the memory and the work per attempt stay bounded however many
+/// addresses an attacker has (each invite still burns after five wrong
+/// secrets, so forgetting a counter does not open a code to guessing).
+pub const MAX_TRACKED_ADDRESSES: usize = 100_000;
 
-/// Failed pairing attempts per client address, in memory.
+/// The unit one client is counted as: an IPv4 address, or an IPv6 /64 (the
+/// smallest network a host is usually given, so one machine can pick any
+/// address in it). IPv4-mapped IPv6 counts as the IPv4 address.
+pub fn address_group(addr: IpAddr) -> IpAddr {
+    match addr {
+        IpAddr::V4(_) => addr,
+        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+            Some(v4) => IpAddr::V4(v4),
+            None => {
+                let prefix = u128::from(v6) & !((1u128 << 64) - 1);
+                IpAddr::V6(prefix.into())
+            }
+        },
+    }
+}
+
+/// Failures of one group in its current window.
+struct Failures {
+    count: u32,
+    since: Instant,
+}
+
+/// Failed pairing attempts per address group, in memory, bounded: a map
+/// for the counts and a queue of (group, window start) in the order the
+/// windows started, which is also the order they end, so expired records
+/// are dropped from its front. Every attempt does O(1) amortized work.
 #[derive(Default)]
 pub struct PairFailures {
-    by_address: Mutex<HashMap<IpAddr, (u32, Instant)>>,
+    inner: Mutex<FailureTable>,
+}
+
+#[derive(Default)]
+struct FailureTable {
+    by_group: HashMap<IpAddr, Failures>,
+    /// Window starts, oldest first; an entry whose group has since started
+    /// a newer window is stale and skipped.
+    order: VecDeque<(IpAddr, Instant)>,
+}
+
+impl FailureTable {
+    /// Drops the record at the front of the queue if it is still current.
+    fn pop_oldest(&mut self) {
+        if let Some((group, since)) = self.order.pop_front() {
+            if self.by_group.get(&group).is_some_and(|f| f.since == since) {
+                self.by_group.remove(&group);
+            }
+        }
+    }
+
+    /// Forgets the windows that ended (they are at the front).
+    fn drop_expired(&mut self, now: Instant) {
+        while self
+            .order
+            .front()
+            .is_some_and(|(_, since)| now.duration_since(*since) >= FAILURE_WINDOW)
+        {
+            self.pop_oldest();
+        }
+    }
+
+    fn record(&mut self, group: IpAddr, now: Instant, cap: usize) {
+        self.drop_expired(now);
+        if let Some(f) = self.by_group.get_mut(&group) {
+            f.count += 1;
+            return;
+        }
+        // A new group: make room by forgetting the oldest windows.
+        while self.by_group.len() >= cap.max(1) {
+            self.pop_oldest();
+        }
+        self.by_group.insert(
+            group,
+            Failures {
+                count: 1,
+                since: now,
+            },
+        );
+        self.order.push_back((group, now));
+    }
 }
 
 impl PairFailures {
-    /// `Some(seconds to wait)` when `addr` has failed too often lately.
+    /// `Some(seconds to wait)` when `addr`'s group has failed too often lately.
     fn blocked(&self, addr: IpAddr) -> Option<u64> {
-        let map = self.by_address.lock().unwrap_or_else(|p| p.into_inner());
-        let (count, since) = map.get(&addr)?;
-        let left = FAILURE_WINDOW.checked_sub(since.elapsed())?;
-        (*count >= MAX_FAILURES_PER_ADDRESS).then(|| left.as_secs().max(1))
+        let table = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        let f = table.by_group.get(&address_group(addr))?;
+        let left = FAILURE_WINDOW.checked_sub(f.since.elapsed())?;
+        (f.count >= MAX_FAILURES_PER_ADDRESS).then(|| left.as_secs().max(1))
     }
 
     fn record(&self, addr: IpAddr) {
-        let mut map = self.by_address.lock().unwrap_or_else(|p| p.into_inner());
-        if map.len() > 10_000 {
-            map.retain(|_, (_, since)| since.elapsed() < FAILURE_WINDOW);
-        }
-        let entry = map.entry(addr).or_insert((0, Instant::now()));
-        if entry.1.elapsed() >= FAILURE_WINDOW {
-            *entry = (0, Instant::now());
-        }
-        entry.0 += 1;
+        self.record_capped(addr, MAX_TRACKED_ADDRESSES);
+    }
+
+    fn record_capped(&self, addr: IpAddr, cap: usize) {
+        let mut table = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        table.record(address_group(addr), Instant::now(), cap);
+    }
+
+    /// How many groups are remembered now.
+    pub fn tracked(&self) -> usize {
+        let table = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        table.by_group.len()
     }
 }
 
@@ -172,9 +256,12 @@ impl App {
                     InviteKind::User => {
                         let user = identity::require_user(&*tx, &subject_id)?;
                         let device: Option<Device> = match &device {
-                            Some(d) => Some(identity::upsert_device(
+                            // Tied to the token minted here: revoking it
+                            // removes the device (issue 32, finding 4).
+                            Some(d) => Some(identity::register_device(
                                 &*tx,
                                 &user.id,
+                                Some(&crate::ids::token_hash(&token)),
                                 &d.registration(),
                             )?),
                             None => None,
@@ -204,5 +291,63 @@ impl App {
             self.pair_failures.record(addr);
             invalid_code(message)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::{Ipv4Addr, Ipv6Addr};
+
+    fn v6(s: &str) -> IpAddr {
+        s.parse::<Ipv6Addr>().unwrap().into()
+    }
+
+    #[test]
+    fn ipv6_addresses_of_one_64_share_one_budget() {
+        let f = PairFailures::default();
+        // The report: every address of one /64 had its own ten failures.
+        for i in 1..=MAX_FAILURES_PER_ADDRESS {
+            f.record(v6(&format!("2001:db8:1:2::{i:x}")));
+        }
+        assert!(f.blocked(v6("2001:db8:1:2:ffff:ffff:ffff:ffff")).is_some());
+        assert!(f.blocked(v6("2001:db8:1:3::1")).is_none());
+        assert_eq!(f.tracked(), 1);
+        // IPv4-mapped IPv6 is the IPv4 address.
+        let mapped = v6("::ffff:192.0.2.7");
+        assert_eq!(
+            address_group(mapped),
+            IpAddr::V4(Ipv4Addr::new(192, 0, 2, 7))
+        );
+    }
+
+    #[test]
+    fn the_table_stays_bounded_with_constant_work_per_attempt() {
+        let f = PairFailures::default();
+        let cap = 1_000;
+        let timed = |f: &PairFailures, base: u32| {
+            let t = Instant::now();
+            for i in 0..20_000u32 {
+                f.record_capped(IpAddr::V4(Ipv4Addr::from(base + i)), cap);
+            }
+            t.elapsed()
+        };
+        let first = timed(&f, 0);
+        assert_eq!(f.tracked(), cap);
+        // Far past the bound, an attempt costs what it did at the start
+        // (the report: a scan of the whole map on every failure).
+        let later = timed(&f, 1 << 24);
+        assert_eq!(f.tracked(), cap);
+        assert!(
+            later < first * 4 + Duration::from_millis(20),
+            "20,000 attempts took {first:?} at first and {later:?} when full"
+        );
+        // The newest address is remembered; the oldest was forgotten.
+        let newest = IpAddr::V4(Ipv4Addr::from((1u32 << 24) + 19_999));
+        for _ in 1..MAX_FAILURES_PER_ADDRESS {
+            f.record_capped(newest, cap);
+        }
+        assert!(f.blocked(newest).is_some());
+        assert_eq!(f.inner.lock().unwrap().order.len(), cap);
     }
 }

@@ -54,7 +54,7 @@ async fn a_phone_pairs_once_with_an_invite_and_gets_its_own_token() {
     let (s, b) = pair(
         &fx,
         &typed,
-        Some(json!({"platform": "ios", "push_token": "apns-abc", "app_id": "com.example.qp"})),
+        Some(json!({"platform": "ios", "push_token": "a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f90", "app_id": "com.example.qp"})),
     )
     .await;
     assert_eq!(s, 200, "{b}");
@@ -232,4 +232,41 @@ async fn devices_register_their_language_and_a_bad_tag_is_refused() {
     let devices = identity::devices_of(&fx.db(), &fx.alice).unwrap();
     assert_eq!(devices.len(), 1);
     assert_eq!(devices[0].locale, "de");
+}
+
+/// Issue 32, finding 11: the limiter counted each IPv6 address on its own, so
+/// one /64 (which one host may use whole) gave unlimited guesses. Behind a
+/// trusted proxy on loopback, the forwarded addresses are plain data here:
+/// nothing is sent anywhere but 127.0.0.1.
+#[tokio::test]
+async fn failures_from_one_ipv6_64_share_one_budget() {
+    let fx = Fixture::with(|s| s.trusted_proxies = vec!["127.0.0.1/32".parse().unwrap()]).await;
+    let admin = admin_token(&fx).await;
+    let fresh = invite(&fx, &admin, "users", &fx.bob).await;
+    let from = |addr: String, code: Value| {
+        fx.http
+            .post(format!("{}/api/pair", fx.base))
+            .header("x-forwarded-for", addr)
+            .json(&json!({ "code": code }))
+            .send()
+    };
+    for i in 1..=qp_server::pairing::MAX_FAILURES_PER_ADDRESS {
+        let resp = from(format!("2001:db8:7:7::{i:x}"), json!("ZZZZ-0000-0000-0000"))
+            .await
+            .unwrap();
+        assert_eq!(resp.status().as_u16(), 400);
+    }
+    // Another address of the same /64, with a valid code: blocked.
+    let resp = from("2001:db8:7:7:abcd::1".into(), fresh["code"].clone())
+        .await
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 429);
+    assert!(resp.headers().get("retry-after").is_some());
+    let b: Value = resp.json().await.unwrap();
+    assert_eq!(b["code"], "too_many_attempts");
+    // The next /64 is somebody else, and pairs.
+    let resp = from("2001:db8:7:8::1".into(), fresh["code"].clone())
+        .await
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 200);
 }
