@@ -43,6 +43,23 @@ pub struct Settings {
     /// sealed to it; devices without one get plain pushes. `"off"`: plain
     /// pushes for all.
     pub push_encryption: bool,
+    /// Answers one user may send per minute, and in a burst (429 beyond).
+    pub answer_rate_per_minute: u32,
+    pub answer_burst: u32,
+    /// Long-polls (waits, MCP waits, dev inboxes) one agent or user may hold
+    /// at once, all its tokens together; more get 429, so one token cannot
+    /// take every connection.
+    pub max_long_polls_per_token: u32,
+    /// How long an answer's Idempotency-Key is remembered (a retry within
+    /// it gets the first response); older keys are purged.
+    pub idempotency_key_ttl: Duration,
+    /// The bearer token `/metrics` requires; without one, `/metrics`
+    /// answers loopback clients only (and nobody behind a proxy).
+    pub metrics_token: Option<String>,
+    /// MCP sessions one agent may hold open at once (429 beyond).
+    pub mcp_max_sessions_per_agent: u32,
+    /// An MCP session with no request in flight is closed after this long.
+    pub mcp_session_idle: Duration,
 }
 
 /// Where the server's certificate comes from.
@@ -126,6 +143,13 @@ impl Default for Settings {
             behind_proxy: false,
             trusted_proxies: Vec::new(),
             push_encryption: true,
+            answer_rate_per_minute: 120,
+            answer_burst: 60,
+            max_long_polls_per_token: 256,
+            idempotency_key_ttl: Duration::from_secs(24 * 3600),
+            metrics_token: None,
+            mcp_max_sessions_per_agent: 32,
+            mcp_session_idle: Duration::from_secs(300),
         }
     }
 }
@@ -166,6 +190,13 @@ pub struct PartialSettings {
     pub trusted_proxy: Option<Vec<String>>,
     /// `auto` or `off`.
     pub push_encryption: Option<String>,
+    pub answer_rate_per_minute: Option<u32>,
+    pub answer_burst: Option<u32>,
+    pub max_long_polls_per_token: Option<u32>,
+    pub idempotency_key_ttl_secs: Option<u64>,
+    pub metrics_token: Option<String>,
+    pub mcp_max_sessions_per_agent: Option<u32>,
+    pub mcp_session_idle_secs: Option<u64>,
 }
 
 impl PartialSettings {
@@ -239,6 +270,8 @@ impl PartialSettings {
                     ))
                 }
             },
+            // The limits below are resolved after TLS.
+            ..Settings::default()
         };
         let tls = tls_settings(
             (
@@ -262,6 +295,39 @@ impl PartialSettings {
             },
         )?;
         let s = Settings { tls, ..s };
+        let s = Settings {
+            answer_rate_per_minute: self
+                .answer_rate_per_minute
+                .or(file.answer_rate_per_minute)
+                .unwrap_or(d.answer_rate_per_minute),
+            answer_burst: self
+                .answer_burst
+                .or(file.answer_burst)
+                .unwrap_or(d.answer_burst),
+            max_long_polls_per_token: self
+                .max_long_polls_per_token
+                .or(file.max_long_polls_per_token)
+                .unwrap_or(d.max_long_polls_per_token),
+            idempotency_key_ttl: self
+                .idempotency_key_ttl_secs
+                .or(file.idempotency_key_ttl_secs)
+                .map_or(d.idempotency_key_ttl, Duration::from_secs),
+            metrics_token: self
+                .metrics_token
+                .or(file.metrics_token)
+                .map(|t| metrics_token(&t))
+                .transpose()?,
+            mcp_max_sessions_per_agent: self
+                .mcp_max_sessions_per_agent
+                .or(file.mcp_max_sessions_per_agent)
+                .unwrap_or(d.mcp_max_sessions_per_agent),
+            mcp_session_idle: self
+                .mcp_session_idle_secs
+                .or(file.mcp_session_idle_secs)
+                .map_or(d.mcp_session_idle, Duration::from_secs),
+            ..s
+        };
+        check_limits(&s)?;
         let apns_key = self.apns_key.or(file.apns_key);
         let apns_key_id = self.apns_key_id.or(file.apns_key_id);
         let apns_team_id = self.apns_team_id.or(file.apns_team_id);
@@ -322,6 +388,38 @@ impl PartialSettings {
         }
         Ok(s)
     }
+}
+
+/// The resource limits of issue 32: each must let something through.
+fn check_limits(s: &Settings) -> Result<(), String> {
+    if s.answer_rate_per_minute == 0 || s.answer_burst == 0 {
+        return Err("answer_rate_per_minute and answer_burst must be at least 1".into());
+    }
+    if s.max_long_polls_per_token == 0 {
+        return Err("max_long_polls_per_token must be at least 1".into());
+    }
+    if s.idempotency_key_ttl < Duration::from_secs(60) {
+        return Err("idempotency_key_ttl_secs must be at least 60 (clients retry within it)".into());
+    }
+    if s.mcp_max_sessions_per_agent == 0 {
+        return Err("mcp_max_sessions_per_agent must be at least 1".into());
+    }
+    if s.mcp_session_idle < Duration::from_secs(10) {
+        return Err("mcp_session_idle_secs must be at least 10".into());
+    }
+    Ok(())
+}
+
+/// A scraper's shared secret: long enough not to be guessed, and one
+/// header-safe word (it travels as `Authorization: Bearer …`).
+fn metrics_token(t: &str) -> Result<String, String> {
+    let t = t.trim();
+    if t.len() < 16 || !t.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err(
+            "metrics_token: must be at least 16 visible ASCII characters, no spaces".into(),
+        );
+    }
+    Ok(t.to_string())
 }
 
 /// An address or a network (`10.0.0.7`, `10.0.0.0/8`, `::1`).

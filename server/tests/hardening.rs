@@ -92,7 +92,29 @@ async fn a_push_token_that_changes_hands_starts_a_clean_history() {
     }
     assert!(delivered);
 
-    // Bob registers the same push token (the phone changed hands).
+    // While Alice's device holds the push token, Bob cannot take it (issue
+    // 32, finding 5: that would send his questions to her phone).
+    let (s, _) = f
+        .call(
+            "POST",
+            "/api/devices",
+            Some(&f.bob_token),
+            Some(reg.clone()),
+        )
+        .await;
+    assert_eq!(s, 409);
+    // The phone changes hands: its old registration is removed first (by
+    // Alice here; an operator's `qp admin device remove` or revoking her
+    // token does the same), then Bob registers the same push token.
+    let (s, _) = f
+        .call(
+            "DELETE",
+            &format!("/api/devices/{alice_dev}"),
+            Some(&f.alice_token),
+            None,
+        )
+        .await;
+    assert_eq!(s, 204);
     let (s, bob_dev) = f
         .call("POST", "/api/devices", Some(&f.bob_token), Some(reg))
         .await;
@@ -331,4 +353,134 @@ async fn connections_over_the_cap_get_a_clear_503() {
     tokio::time::sleep(std::time::Duration::from_millis(200)).await;
     let (s, _) = f.call("GET", "/healthz", None, None).await;
     assert_eq!(s, 200);
+}
+
+// ---- issue 32, finding 3: /metrics ----
+
+async fn scrape(f: &Fixture, token: Option<&str>) -> (u16, String) {
+    let mut req = f.http.get(format!("{}/metrics", f.base));
+    if let Some(t) = token {
+        req = req.bearer_auth(t);
+    }
+    let resp = req.send().await.unwrap();
+    (resp.status().as_u16(), resp.text().await.unwrap())
+}
+
+/// The report: the raw method was a label, so 5,000 custom methods made
+/// 5,000 series kept for good (18 MB of /metrics, 60 KB method names kept).
+#[tokio::test]
+async fn custom_methods_do_not_add_metric_series() {
+    let f = Fixture::new().await;
+    let (_, before) = scrape(&f, None).await;
+    for i in 0..300 {
+        let method = format!("XMETHOD{i:04}{}", "Q".repeat(2_000));
+        let method = reqwest::Method::from_bytes(method.as_bytes()).unwrap();
+        let path = if i % 2 == 0 { "/api/me" } else { "/no/such/path" };
+        let resp = f
+            .http
+            .request(method, format!("{}{path}", f.base))
+            .send()
+            .await
+            .unwrap();
+        assert!(resp.status().is_client_error(), "{}", resp.status());
+    }
+    let (s, text) = scrape(&f, None).await;
+    assert_eq!(s, 200);
+    assert!(!text.contains("XMETHOD"), "a custom method became a label");
+    assert!(text.contains(r#"method="OTHER""#), "{text}");
+    // Two routes and a few statuses: a handful of series, not 300.
+    assert!(
+        text.len() < before.len() + 20_000,
+        "/metrics grew from {} to {} bytes",
+        before.len(),
+        text.len()
+    );
+}
+
+#[tokio::test]
+async fn metrics_take_their_token_when_one_is_set() {
+    let token = "scrape-secret-0123456789";
+    let f = Fixture::with(|s| s.metrics_token = Some(token.into())).await;
+    let (s, body) = f.call("GET", "/metrics", None, None).await;
+    assert_eq!((s, err_code(&body)), (401, "unauthorized"), "{body}");
+    assert!(body["message"].as_str().unwrap().contains("metrics_token"));
+    let (s, _) = scrape(&f, Some("scrape-secret-0123456788")).await;
+    assert_eq!(s, 401);
+    let (s, text) = scrape(&f, Some(token)).await;
+    assert_eq!(s, 200);
+    assert!(text.contains("qp_waiters_parked"));
+    assert!(!text.contains(token));
+}
+
+/// Behind a proxy every client comes from the proxy's address (often
+/// loopback), so without a token /metrics answers nobody there.
+#[tokio::test]
+async fn behind_a_proxy_metrics_need_a_token() {
+    let f = Fixture::with(|s| s.behind_proxy = true).await;
+    let (s, body) = f.call("GET", "/metrics", None, None).await;
+    assert_eq!((s, err_code(&body)), (403, "metrics_forbidden"), "{body}");
+    assert!(body["message"].as_str().unwrap().contains("--metrics-token"));
+    let (s, _) = f.call("GET", "/healthz", None, None).await;
+    assert_eq!(s, 200);
+}
+
+/// The report: with 1 M questions, 8 parallel scrapers each ran full-table
+/// counts on the one database thread and /healthz took about 1 s. Here
+/// 300,000 questions and 8 scrapers in a loop: /healthz stays quick, since
+/// the counts are taken once per COUNTS_MAX_AGE, not once per scrape.
+#[tokio::test(flavor = "multi_thread")]
+async fn parallel_scrapes_do_not_hold_the_database() {
+    let f = Fixture::new().await;
+    let q = f.ask(json!({"prompt": "Deploy?"})).await;
+    let agent_id = q["asker"]["id"].as_str().unwrap().to_string();
+    f.db()
+        .execute(
+            "INSERT INTO questions (id, room_id, agent_id, state, scope, expires_at, created_at, body)
+             WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 300000)
+             SELECT 'q_bulk' || x, ?1, ?2, 'answered', 'room', 0, 0, '{}' FROM c",
+            qp_server::params![f.room_id, agent_id],
+        )
+        .unwrap();
+    let (s, text) = scrape(&f, None).await;
+    assert_eq!(s, 200);
+    assert!(text.contains(r#"qp_questions{state="answered"} 300000"#), "{text}");
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut scrapers = Vec::new();
+    for _ in 0..8 {
+        let (http, url, stop) = (
+            f.http.clone(),
+            format!("{}/metrics", f.base),
+            stop.clone(),
+        );
+        scrapers.push(tokio::spawn(async move {
+            let mut n = 0;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let resp = http.get(&url).send().await.unwrap();
+                assert_eq!(resp.status(), 200);
+                resp.bytes().await.unwrap();
+                n += 1;
+            }
+            n
+        }));
+    }
+    let mut times = Vec::new();
+    for _ in 0..40 {
+        let t = std::time::Instant::now();
+        let (s, _) = f.call("GET", "/healthz", None, None).await;
+        assert_eq!(s, 200);
+        times.push(t.elapsed());
+        tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let mut scrapes = 0;
+    for s in scrapers {
+        scrapes += s.await.unwrap();
+    }
+    times.sort();
+    let median = times[times.len() / 2];
+    assert!(scrapes >= 8, "the scrapers got {scrapes} answers");
+    assert!(
+        median < std::time::Duration::from_millis(20),
+        "/healthz took {median:?} (median) while 8 scrapers ran {scrapes} scrapes"
+    );
 }

@@ -82,6 +82,28 @@ pub struct ServeArgs {
     /// Connections served at once; more get 503 [default: 32768, capped by the open-file limit].
     #[arg(long, env = "QP_MAX_CONNECTIONS")]
     max_connections: Option<usize>,
+    /// Answers one user may send per minute [default: 120].
+    #[arg(long, env = "QP_ANSWER_RATE_PER_MINUTE", help_heading = "Limits")]
+    answer_rate_per_minute: Option<u32>,
+    /// Answers one user may send in a burst [default: 60].
+    #[arg(long, env = "QP_ANSWER_BURST", help_heading = "Limits")]
+    answer_burst: Option<u32>,
+    /// Long-polls (waits, MCP waits, dev inboxes) one agent or user may hold at once, all its tokens together; more get 429 [default: 256].
+    #[arg(long, env = "QP_MAX_LONG_POLLS_PER_TOKEN", help_heading = "Limits")]
+    max_long_polls_per_token: Option<u32>,
+    /// How long an answer's Idempotency-Key is remembered, in seconds; older keys are purged [default: 86400].
+    #[arg(long, env = "QP_IDEMPOTENCY_KEY_TTL_SECS", help_heading = "Limits")]
+    idempotency_key_ttl_secs: Option<u64>,
+    /// MCP sessions one agent may hold open at once; more get 429 [default: 32].
+    #[arg(long, env = "QP_MCP_MAX_SESSIONS_PER_AGENT", help_heading = "Limits")]
+    mcp_max_sessions_per_agent: Option<u32>,
+    /// An MCP session with no request in flight is closed after this many seconds [default: 300].
+    #[arg(long, env = "QP_MCP_SESSION_IDLE_SECS", help_heading = "Limits")]
+    mcp_session_idle_secs: Option<u64>,
+    /// The bearer token /metrics requires (16+ characters; prefer the environment variable, so it is not in `ps`). Without it /metrics answers loopback clients only, and nobody when --behind-proxy.
+    // hide_env_values: --help must not print the secret.
+    #[arg(long, env = "QP_METRICS_TOKEN", hide_env_values = true)]
+    metrics_token: Option<String>,
     /// The URL phones reach this server at, for pairing links [default: http(s):// + --listen].
     #[arg(long, env = "QP_PUBLIC_URL")]
     public_url: Option<String>,
@@ -179,6 +201,13 @@ pub async fn run(args: ServeArgs) -> i32 {
         behind_proxy: args.behind_proxy.then_some(true),
         trusted_proxy: (!args.trusted_proxy.is_empty()).then_some(args.trusted_proxy),
         push_encryption: args.push_encryption,
+        answer_rate_per_minute: args.answer_rate_per_minute,
+        answer_burst: args.answer_burst,
+        max_long_polls_per_token: args.max_long_polls_per_token,
+        idempotency_key_ttl_secs: args.idempotency_key_ttl_secs,
+        metrics_token: args.metrics_token,
+        mcp_max_sessions_per_agent: args.mcp_max_sessions_per_agent,
+        mcp_session_idle_secs: args.mcp_session_idle_secs,
     };
     let settings = match flags.resolve(file) {
         Ok(s) => s,

@@ -77,7 +77,10 @@ pub fn router(app: Arc<App>) -> Router {
                         .extensions()
                         .get::<axum::extract::MatchedPath>()
                         .map_or("unmatched", |p| p.as_str());
-                    tracing::info_span!("request", method = %req.method(), route = %route)
+                    // The method as the metrics label it: a custom one
+                    // could be any token up to the header limit.
+                    let method = observe::method_label(req.method());
+                    tracing::info_span!("request", method = %method, route = %route)
                 })
                 .on_request(())
                 .on_response(

@@ -9,14 +9,24 @@
 //!   pending / given up;
 //! - `qp_http_request_duration_seconds{method,route,status}`: a histogram.
 //!
+//! Every label takes a bounded set of values (a method outside the standard
+//! ones is `OTHER`, a path no route matches is `unmatched`), so requests,
+//! however odd, cannot add series. The database counts are cached for
+//! [`COUNTS_MAX_AGE`] and refreshed by one scrape at a time, so scrapers
+//! cannot queue full-table counts on the database thread. `/metrics` takes
+//! `Authorization: Bearer <metrics_token>` when one is set; without one it
+//! answers loopback clients only, and nobody behind a proxy (every client
+//! arrives from the proxy's address there).
+//!
 //! `/healthz` answers 200 only when the database answers.
 
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
-use axum::extract::{MatchedPath, Request, State};
-use axum::http::{header, StatusCode};
+use axum::extract::{ConnectInfo, MatchedPath, Request, State};
+use axum::http::{header, HeaderMap, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use prometheus_client::encoding::EncodeLabelSet;
@@ -29,7 +39,7 @@ use crate::app::App;
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct RouteLabels {
-    method: String,
+    method: &'static str,
     route: String,
     status: u16,
 }
@@ -54,6 +64,34 @@ pub struct Metrics {
     /// Client connections open now.
     pub connections: AtomicI64,
     connections_gauge: Gauge,
+    /// The database counts of the last refresh; the async lock makes
+    /// concurrent scrapes wait for one refresh instead of each running one.
+    counts: tokio::sync::Mutex<Option<(Instant, Counts)>>,
+}
+
+/// How long the database counts of `/metrics` are reused: below the usual
+/// scrape interval (15 s), far above what a database thread should spend.
+pub const COUNTS_MAX_AGE: Duration = Duration::from_secs(10);
+
+/// The method as a label: the standard ones by name, anything else `OTHER`
+/// (a custom method is any token up to the header limit, and each one would
+/// be a series kept forever).
+pub fn method_label(m: &Method) -> &'static str {
+    const KNOWN: [(Method, &str); 9] = [
+        (Method::GET, "GET"),
+        (Method::POST, "POST"),
+        (Method::PUT, "PUT"),
+        (Method::DELETE, "DELETE"),
+        (Method::PATCH, "PATCH"),
+        (Method::HEAD, "HEAD"),
+        (Method::OPTIONS, "OPTIONS"),
+        (Method::CONNECT, "CONNECT"),
+        (Method::TRACE, "TRACE"),
+    ];
+    KNOWN
+        .iter()
+        .find(|(k, _)| k == m)
+        .map_or("OTHER", |(_, name)| name)
 }
 
 impl Default for Metrics {
@@ -74,6 +112,7 @@ impl Default for Metrics {
             parked: AtomicI64::new(0),
             connections: AtomicI64::new(0),
             connections_gauge: Gauge::default(),
+            counts: tokio::sync::Mutex::new(None),
         };
         {
             let mut r = m.registry.lock().unwrap();
@@ -132,13 +171,13 @@ pub async fn record(State(app): State<Arc<App>>, req: Request, next: Next) -> Re
     let started = Instant::now();
     // Cheap handles while the request is in flight (long-polls park here);
     // the label strings are made once it is done.
-    let method = req.method().clone();
+    let method = method_label(req.method());
     let route = req.extensions().get::<MatchedPath>().cloned();
     let resp = next.run(req).await;
     app.metrics
         .latency
         .get_or_create(&RouteLabels {
-            method: method.as_str().to_string(),
+            method,
             route: route
                 .as_ref()
                 .map_or("unmatched", |p| p.as_str())
@@ -152,11 +191,55 @@ pub async fn record(State(app): State<Arc<App>>, req: Request, next: Next) -> Re
 /// Questions per state, and the push and webhook queue counts.
 type Counts = (Vec<(String, i64)>, [i64; 4]);
 
-/// `GET /metrics`: the Prometheus text exposition.
-#[utoipa::path(get, path = "/metrics", tag = "operations",
-    responses((status = 200, description = "Prometheus text exposition (version 0.0.4)", content_type = "text/plain")))]
-pub async fn metrics(State(app): State<Arc<App>>) -> Result<Response, super::error::ApiError> {
-    let counts = app
+/// Whether this client may read `/metrics` (see the module's notes).
+fn may_scrape(
+    settings: &crate::config::Settings,
+    client: SocketAddr,
+    headers: &HeaderMap,
+) -> Result<(), super::error::ApiError> {
+    use super::error::ApiError;
+    match &settings.metrics_token {
+        Some(token) => {
+            let given = headers
+                .get(header::AUTHORIZATION)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.strip_prefix("Bearer "))
+                .unwrap_or("");
+            // Compared as digests, so the time taken says nothing about
+            // how much of the token a guess got right.
+            use sha2::{Digest, Sha256};
+            if Sha256::digest(given.as_bytes()) == Sha256::digest(token.as_bytes()) {
+                Ok(())
+            } else {
+                Err(ApiError::unauthorized(
+                    "/metrics needs Authorization: Bearer with the server's metrics token (metrics_token)",
+                ))
+            }
+        }
+        None if !settings.behind_proxy && client.ip().to_canonical().is_loopback() => Ok(()),
+        None => Err(ApiError::forbidden(
+            "metrics_forbidden",
+            "/metrics answers loopback clients only; set metrics_token (--metrics-token) to scrape it from elsewhere or behind a proxy",
+        )),
+    }
+}
+
+/// The database counts: cached ones while fresh, else one refresh (other
+/// scrapes meanwhile wait for it and share it).
+async fn counts(app: &App) -> Result<Counts, super::error::ApiError> {
+    let mut cached = app.metrics.counts.lock().await;
+    if let Some((at, counts)) = cached.as_ref() {
+        if at.elapsed() < COUNTS_MAX_AGE {
+            return Ok(counts.clone());
+        }
+    }
+    let fresh = count_in_database(app).await?;
+    *cached = Some((Instant::now(), fresh.clone()));
+    Ok(fresh)
+}
+
+async fn count_in_database(app: &App) -> Result<Counts, super::error::ApiError> {
+    Ok(app
         .db
         .run(|conn| -> crate::store::DbResult<Counts> {
             let states = conn.query_map(
@@ -175,7 +258,19 @@ pub async fn metrics(State(app): State<Arc<App>>) -> Result<Response, super::err
                 ],
             ))
         })
-        .await?;
+        .await?)
+}
+
+/// `GET /metrics`: the Prometheus text exposition.
+#[utoipa::path(get, path = "/metrics", tag = "operations",
+    responses((status = 200, description = "Prometheus text exposition (version 0.0.4)", content_type = "text/plain")))]
+pub async fn metrics(
+    State(app): State<Arc<App>>,
+    ConnectInfo(client): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+) -> Result<Response, super::error::ApiError> {
+    may_scrape(&app.settings, client, &headers)?;
+    let counts = counts(&app).await?;
     let m = &app.metrics;
     for state in ["pending", "answered", "expired", "cancelled"] {
         let n = counts
