@@ -361,24 +361,84 @@ impl Terminal {
                         payload.len()
                     );
                 }
-                self.draw(&q);
-                self.shown.push(q);
-                if let Some(key) = self.args.answer.clone() {
-                    println!("> {key}");
-                    self.answer(&key).await;
-                }
+                self.show(q).await;
             }
-            Ok(Push::Resolved(n)) => {
-                if self.shown.iter().any(|q| q.id == n.id) {
-                    println!("withdrawn: {} ({})", n.id, safe(&self.resolution(&n.id)));
-                    self.shown.retain(|q| q.id != n.id);
-                    self.done += 1;
-                }
-            }
+            Ok(Push::Resolved(n)) => self.resolved_by_push(&n.id).await,
             Err(e) => {
-                println!("┌─ New question\n│ Open the app to answer.\n└─ (undecodable push: {e})")
+                // The generic words, never the push's own (they may be an
+                // injector's), then what the app does on a tap: sync.
+                let f = self.phone.fallback_notification(None, None);
+                println!(
+                    "┌─ {}\n│ {}\n└─ (push not used: {e}; syncing with the server)",
+                    safe(&f.title),
+                    safe(&f.body)
+                );
+                self.catch_up().await;
             }
         }
+    }
+
+    /// Draws a question the phone holds and, with --answer, answers it.
+    async fn show(&mut self, q: CompactQuestion) {
+        self.draw(&q);
+        self.shown.retain(|s| s.id != q.id);
+        self.shown.push(q);
+        if let Some(key) = self.args.answer.clone() {
+            println!("> {key}");
+            self.answer(&key).await;
+        }
+    }
+
+    /// A resolution push is a claim: the question is withdrawn only when
+    /// the server confirms it (else a forged push could hide it for good).
+    async fn resolved_by_push(&mut self, id: &str) {
+        if !self.shown.iter().any(|q| q.id == id) {
+            return;
+        }
+        if !self.online {
+            println!("(resolution push for {id}: not confirmed while offline; kept)");
+            return;
+        }
+        match self.phone.confirm_resolution(id).await {
+            Ok(true) => self.withdraw(id),
+            Ok(false) => println!(
+                "(resolution push for {id} not confirmed: the server says it is still pending; kept)"
+            ),
+            Err(e) => println!("(resolution push for {id} not confirmed: {e}; kept)"),
+        }
+    }
+
+    fn withdraw(&mut self, id: &str) {
+        if self.shown.iter().any(|q| q.id == id) {
+            println!("withdrawn: {id} ({})", safe(&self.resolution(id)));
+            self.shown.retain(|q| q.id != id);
+            self.done += 1;
+        }
+    }
+
+    /// What the app does after a push it could not use: pulls from the
+    /// server, withdraws what resolved, and draws what was missed.
+    async fn catch_up(&mut self) {
+        if !self.online {
+            return;
+        }
+        match self.phone.sync().await {
+            Ok(r) => r.withdraw.iter().for_each(|id| self.withdraw(id)),
+            Err(e) => {
+                println!("sync failed: {e}");
+                return;
+            }
+        }
+        let on_screen: Vec<String> = self.shown.iter().map(|q| q.id.clone()).collect();
+        match self.phone.reconcile(&on_screen, chrono::Utc::now()) {
+            Ok(plan) => {
+                for q in plan.post {
+                    self.show(q).await;
+                }
+            }
+            Err(e) => println!("reconcile failed: {e}"),
+        }
+        println!("synced");
     }
 }
 
@@ -547,7 +607,10 @@ pub async fn run(mut args: DeviceArgs) -> i32 {
         &languages,
         &trust,
     ) {
-        Ok(p) => p.with_device_keys(key_file, paired_device.clone()),
+        // With a key, only sealed pushes are trusted; --no-e2e registers
+        // none, so a key file left by an earlier run must not be used.
+        Ok(p) if public_key.is_some() => p.with_device_keys(key_file, paired_device.clone()),
+        Ok(p) => p,
         Err(e) => {
             eprintln!("qp device: cannot open {}: {e}", args.store.display());
             return EXIT_ERROR;
