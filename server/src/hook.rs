@@ -335,18 +335,18 @@ impl Decision {
 
 /// A masked value's characters: none that start shell syntax which runs
 /// or reads something (`$(…)`, `` `…` ``, `${…}`, `<<<`, `<(…)`, `;`, `&`,
-/// `|`, quotes, backslashes), none already masked, and not a leading `#`.
-/// So a mask covers inert text only and never hides code that will run:
-/// `token=$(curl …)` is shown as written.
-const INERT: &str = r#"[^\s'"`$(){}<>;&|\\,#•]"#;
-const INERT_OR_HASH: &str = r#"[^\s'"`$(){}<>;&|\\,•]"#;
+/// `|`, quotes, backslashes), no white space, none already masked, and no
+/// leading `#` (a comment). So a mask covers one inert word at most and
+/// never hides code that will run: `token=$(curl …)` is shown as written.
+const VALUE_FIRST: &str = r#"[^\s'"`$(){}<>;&|\\,#•]"#;
+const VALUE_REST: &str = r#"[^\s'"`$(){}<>;&|\\,•]"#;
 /// The words that make a following value a secret.
 const SECRET_WORDS: &str = r"passw(?:or)?d|passwd|passphrase|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|credentials?";
 
 /// The masking rules, in order. Each has a `keep` group (shown), a
 /// `secret` group (shown as `•••`) and optionally a `tail` (shown).
 static MASKS: LazyLock<Vec<Regex>> = LazyLock::new(|| {
-    let value = format!("(?P<secret>{INERT}{INERT_OR_HASH}*)");
+    let value = format!("(?P<secret>{VALUE_FIRST}{VALUE_REST}*)");
     let url_pw = r#"(?P<secret>[^\s'"`$(){}<>;&|\\,#•@/]+)"#;
     let user = r#"[^\s:'"`$(){}<>;&|\\,•]+"#;
     [
