@@ -1,21 +1,96 @@
-# العربية (right to left; embedded names and labels are isolated by the core)
-asks-you = { $asker } يسألك
-asks-room = { $asker } يسأل الغرفة
-answered-by-you = { $answer }، بواسطتك
-answered-by = { $answer }، بواسطة { $name }
+# العربية (من اليمين إلى اليسار). الأسماء والتسميات المضمّنة تعزلها النواة،
+# وتبدأ الجملة التي أولها نص معزول بعلامة RLM (U+200F) تضيفها النواة.
+# «الإجابة» مؤنثة: تتفق معها أسطر الحالة. الفاصلة «،» والفاصلة المنقوطة «؛».
+
+# Where: the notification's title (iOS title, Android content title, the push
+# alert) and the feed cell's title, for a question asked of you alone.
+# Subject: the asker ($asker, a person or an agent: avoid verbs that mark its
+# gender). Max 30 characters besides $asker.
+asks-you = سؤال من { $asker }
+
+# Where: as asks-you, for a question anyone in the room may answer. Subject:
+# the asker ($asker; avoid marking its gender). Max 34 characters besides
+# $asker.
+asks-room = سؤال من { $asker } إلى الغرفة
+
+# Where: the resolution line: the iOS subtitle of the resolved notification,
+# the Android notification's text, the feed cell. Subject: you, who answered;
+# $answer is the chosen label or the quoted reply. A sentence: capitalised
+# where the language capitalises sentences. Max 24 characters besides $answer.
+answered-by-you = إجابتك: { $answer }
+
+# Where: as answered-by-you, when someone else answered. Subject: the person
+# who answered ($name; avoid marking their gender); $answer as above. Max 24
+# characters besides $name and $answer.
+answered-by = إجابة { $name }: { $answer }
+
+# Where: a typed reply ($text) quoted inside other lines (resolution, my
+# answer's status). Subject: none (the reply itself, in the language's
+# quotation marks). Max 4 characters besides $text.
 typed-answer = «{ $text }»
-expired = لا إجابة، انتهت الصلاحية
-cancelled = أُلغي
+
+# Where: the resolution line (iOS subtitle, Android text, feed cell) of a
+# question that ran out of time unanswered. Subject: the question. Capitalised
+# where the language capitalises sentences. Max 30 characters.
+expired = انتهت المهلة دون إجابة
+
+# Where: the resolution line of a question the asker withdrew. Subject: the
+# question. Capitalised where the language capitalises sentences. Max 24
+# characters.
+cancelled = تم الإلغاء
+
+# Where: the feed, under a pending room question. Subject: the people in the
+# room. Max 48 characters.
 anyone-can-answer = يمكن لأي شخص في الغرفة الإجابة
-choose-answer = اختر إجابة ({ $count })
+
+# Where: Android's list of choices (the reply field's label) and the feed's
+# entry that opens the list, for 3 or 4 options; $count is how many (a
+# plural). Subject: you (an instruction). Max 44 characters besides $count.
+choose-answer = اختر إجابة ({ $count ->
+        [zero] لا خيارات
+        [one] خيار واحد
+        [two] خياران
+        [few] { $count } خيارات
+        [many] { $count } خيارًا
+       *[other] { $count } خيار
+    })
+
+# Where: the Android notification button that opens the list of choices.
+# Subject: you (an instruction). Max 12 characters.
 choose-action = اختر…
+
+# Where: the notification button that opens the reply field (iOS text action,
+# Android reply action). Subject: you (a button: a verb, as the platform's
+# buttons read). Max 12 characters.
 reply-action = رد
+
+# Where: the send button of the reply field (iOS keyboard, the feed). Subject:
+# you (a button: a verb). Max 10 characters.
 reply-send = إرسال
+
+# Where: the reply field's placeholder when the asker gave none. Subject: you
+# (an instruction). Max 28 characters.
 reply-placeholder = اكتب ردًا
+
+# Where: the feed, a hint below the buttons of a question that also takes a
+# typed reply. Subject: you (an instruction). Max 32 characters.
 or-type-reply = أو اكتب ردًا
+
+# Where: the notification's title when the question itself cannot be shown (an
+# encrypted push this phone cannot open, an unreadable payload). Subject: the
+# question. Max 24 characters.
 fallback-title = سؤال جديد
+
+# Where: that notification's text. Subject: you (an instruction). Max 48
+# characters.
 fallback-body = افتح التطبيق للإجابة.
-left-under-a-minute = أقل من دقيقة متبقية
+
+# Where: the time remaining of a pending question (feed cell, the list of
+# choices), under a minute. Subject: the time. Max 28 characters.
+left-under-a-minute = بقيت أقل من دقيقة
+
+# Where: the time remaining, in whole minutes ($n, 1 to 59; a plural).
+# Subject: the time. Max 28 characters besides $n.
 left-minutes =
     { $n ->
         [zero] لا دقائق متبقية
@@ -25,6 +100,9 @@ left-minutes =
         [many] { $n } دقيقة متبقية
        *[other] { $n } دقيقة متبقية
     }
+
+# Where: the time remaining, in whole hours ($n, 1 to 23; a plural). Subject:
+# the time. Max 28 characters besides $n.
 left-hours =
     { $n ->
         [zero] لا ساعات متبقية
@@ -34,6 +112,9 @@ left-hours =
         [many] { $n } ساعة متبقية
        *[other] { $n } ساعة متبقية
     }
+
+# Where: the time remaining, in whole days ($n, 1 or more; a plural). Subject:
+# the time. Max 28 characters besides $n.
 left-days =
     { $n ->
         [zero] لا أيام متبقية
@@ -43,17 +124,86 @@ left-days =
         [many] { $n } يومًا متبقيًا
        *[other] { $n } يوم متبقٍ
     }
-no-time-left = انتهت الصلاحية
-answer-queued = { $answer }: في الانتظار، يُرسل عند الاتصال
+
+# Where: the time remaining once the deadline has passed. Subject: the time
+# (or the question). Max 28 characters.
+no-time-left = انتهت المهلة
+
+# Where: the status of my own answer: the feed cell and the notification after
+# answering from the lock screen. Saved on the phone, to be sent once online.
+# Subject: the answer ($answer, the label or quoted reply; feminine in de, fr,
+# es, it, pt, ar, he). Max 50 characters besides $answer.
+answer-queued = { $answer }: في قائمة الانتظار، ستُرسل عند الاتصال
+
+# Where: as answer-queued, while it is being sent. Subject: the answer. Max 28
+# characters besides $answer.
 answer-sending = { $answer }: جارٍ الإرسال…
-answer-retrying = { $answer }: لم يُرسل بعد ({ $error })؛ ستُعاد المحاولة
-answer-rejected = { $answer }: لم يُقبل ({ $error })
-answer-too-late = { $answer }: فات الأوان، تمت الإجابة
+
+# Where: as answer-queued, after a failed attempt that will be retried. $cause
+# says why, in words for people (never the raw error): offline (no
+# connection), unreachable (the server did not answer), signed-out (sign in
+# again to send), server-error (the server failed). Subject: the answer. Max
+# 68 characters besides $answer.
+answer-retrying =
+    { $cause ->
+        [offline] { $answer }: لم تُرسل بعد، لا يوجد اتصال؛ ستُعاد المحاولة
+        [signed-out] { $answer }: لم تُرسل بعد؛ سجّل الدخول لإرسالها
+        [server-error] { $answer }: لم تُرسل بعد، خطأ في الخادم؛ ستُعاد المحاولة
+       *[unreachable] { $answer }: لم تُرسل بعد، تعذّر الوصول إلى الخادم؛ ستُعاد المحاولة
+    }
+
+# Where: as answer-queued, when the server refused the answer for good. $code
+# is the server's HTTP status (422…), or none when unknown. Subject: the
+# answer. Max 48 characters besides $answer and $code.
+answer-rejected =
+    { $code ->
+        [none] { $answer }: رفضها الخادم
+       *[other] { $answer }: رفضها الخادم (الخطأ { $code })
+    }
+
+# Where: as answer-queued, when the question closed before my answer arrived.
+# $state says how: answered (by someone else), expired, cancelled, or closed
+# (not known yet). Never say 'already answered' for an expired or cancelled
+# question. Subject: the answer / the question. Max 56 characters besides
+# $answer.
+answer-too-late =
+    { $state ->
+        [answered] { $answer }: فات الأوان، أجاب شخص آخر
+        [expired] { $answer }: فات الأوان، انتهت مهلة السؤال
+        [cancelled] { $answer }: فات الأوان، أُلغي السؤال
+       *[other] { $answer }: فات الأوان، أُغلق السؤال
+    }
+
+# Where: the Android notification's text when a lock-screen reply needs the
+# app (too long to send as is). Subject: you (an instruction). Max 48
+# characters.
 open-app-to-finish = افتح التطبيق لإكمال إجابتك
+
+# Where: Android's notification settings: the name of this app's channel.
+# Subject: the questions (a plural noun). Max 24 characters.
 channel-name = الأسئلة
-channel-description = أسئلة يمكنك الإجابة عنها من الإشعار
-error-text-too-long = ردك { $length } حرفًا؛ الحد الأقصى { $max }. افتح التطبيق لتقصيره.
+
+# Where: Android's notification settings: the channel's description. Subject:
+# the questions. Max 70 characters.
+channel-description = أسئلة يمكنك الإجابة عنها من الإشعار مباشرة
+
+# Where: the notification's text when a typed reply is longer than the
+# question allows; $length and $max count characters (both 2 or more).
+# Subject: your reply. Max 100 characters besides $length and $max.
+error-text-too-long = عدد أحرف ردك { $length }، والحد الأقصى { $max }. افتح التطبيق لتقصيره.
+
+# Where: the notification's text when a typed reply reached a question that
+# takes none. Subject: the question. Max 60 characters.
 error-text-not-allowed = هذا السؤال لا يقبل ردًا مكتوبًا.
+
+# Where: the notification's text when the reply field was sent empty. Subject:
+# you (an instruction). Max 48 characters.
 error-empty-text = اكتب ردًا أولًا.
-error-unknown-choice = هذه ليست من الإجابات المعروضة.
+
+# Where: the notification's text when the chosen answer is not one of the
+# question's options. Subject: that answer. Max 60 characters.
+error-unknown-choice = هذه الإجابة ليست من الخيارات المعروضة.
+
+# Where: the notification's text when an action was not an answer. Subject:
+# you (an instruction). Max 48 characters.
 error-not-an-answer = افتح التطبيق للإجابة.

@@ -1,39 +1,184 @@
-# Deutsch
+# Deutsch. Du-Form, wie in Messenger-Apps. Antwort (die Antwort) ist
+# feminin: "sie" in den Statuszeilen.
+
+# Where: the notification's title (iOS title, Android content title, the push
+# alert) and the feed cell's title, for a question asked of you alone.
+# Subject: the asker ($asker, a person or an agent: avoid verbs that mark its
+# gender). Max 30 characters besides $asker.
 asks-you = { $asker } fragt dich
-asks-room = { $asker } fragt den Raum
-answered-by-you = { $answer }, von dir
-answered-by = { $answer }, von { $name }
+
+# Where: as asks-you, for a question anyone in the room may answer. Subject:
+# the asker ($asker; avoid marking its gender). Max 34 characters besides
+# $asker.
+asks-room = { $asker } fragt alle im Raum
+
+# Where: the resolution line: the iOS subtitle of the resolved notification,
+# the Android notification's text, the feed cell. Subject: you, who answered;
+# $answer is the chosen label or the quoted reply. A sentence: capitalised
+# where the language capitalises sentences. Max 24 characters besides $answer.
+answered-by-you = Deine Antwort: { $answer }
+
+# Where: as answered-by-you, when someone else answered. Subject: the person
+# who answered ($name; avoid marking their gender); $answer as above. Max 24
+# characters besides $name and $answer.
+answered-by = Antwort von { $name }: { $answer }
+
+# Where: a typed reply ($text) quoted inside other lines (resolution, my
+# answer's status). Subject: none (the reply itself, in the language's
+# quotation marks). Max 4 characters besides $text.
 typed-answer = „{ $text }“
-expired = keine Antwort, abgelaufen
-cancelled = zurückgezogen
+
+# Where: the resolution line (iOS subtitle, Android text, feed cell) of a
+# question that ran out of time unanswered. Subject: the question. Capitalised
+# where the language capitalises sentences. Max 30 characters.
+expired = Ohne Antwort abgelaufen
+
+# Where: the resolution line of a question the asker withdrew. Subject: the
+# question. Capitalised where the language capitalises sentences. Max 24
+# characters.
+cancelled = Zurückgezogen
+
+# Where: the feed, under a pending room question. Subject: the people in the
+# room. Max 48 characters.
 anyone-can-answer = alle im Raum können antworten
-choose-answer = Antwort wählen ({ $count })
-choose-action = Wählen…
+
+# Where: Android's list of choices (the reply field's label) and the feed's
+# entry that opens the list, for 3 or 4 options; $count is how many (a
+# plural). Subject: you (an instruction). Max 44 characters besides $count.
+choose-answer = Antwort wählen ({ $count ->
+        [one] 1 Option
+       *[other] { $count } Optionen
+    })
+
+# Where: the Android notification button that opens the list of choices.
+# Subject: you (an instruction). Max 12 characters.
+choose-action = Auswählen…
+
+# Where: the notification button that opens the reply field (iOS text action,
+# Android reply action). Subject: you (a button: a verb, as the platform's
+# buttons read). Max 12 characters.
 reply-action = Antworten
+
+# Where: the send button of the reply field (iOS keyboard, the feed). Subject:
+# you (a button: a verb). Max 10 characters.
 reply-send = Senden
+
+# Where: the reply field's placeholder when the asker gave none. Subject: you
+# (an instruction). Max 28 characters.
 reply-placeholder = Antwort eingeben
+
+# Where: the feed, a hint below the buttons of a question that also takes a
+# typed reply. Subject: you (an instruction). Max 32 characters.
 or-type-reply = oder Antwort eingeben
+
+# Where: the notification's title when the question itself cannot be shown (an
+# encrypted push this phone cannot open, an unreadable payload). Subject: the
+# question. Max 24 characters.
 fallback-title = Neue Frage
+
+# Where: that notification's text. Subject: you (an instruction). Max 48
+# characters.
 fallback-body = Öffne die App, um zu antworten.
-left-under-a-minute = weniger als eine Minute übrig
+
+# Where: the time remaining of a pending question (feed cell, the list of
+# choices), under a minute. Subject: the time. Max 28 characters.
+left-under-a-minute = noch unter 1 Min.
+
+# Where: the time remaining, in whole minutes ($n, 1 to 59; a plural).
+# Subject: the time. Max 28 characters besides $n.
 left-minutes = noch { $n } Min.
+
+# Where: the time remaining, in whole hours ($n, 1 to 23; a plural). Subject:
+# the time. Max 28 characters besides $n.
 left-hours = noch { $n } Std.
+
+# Where: the time remaining, in whole days ($n, 1 or more; a plural). Subject:
+# the time. Max 28 characters besides $n.
 left-days =
     { $n ->
         [one] noch 1 Tag
        *[other] noch { $n } Tage
     }
+
+# Where: the time remaining once the deadline has passed. Subject: the time
+# (or the question). Max 28 characters.
 no-time-left = abgelaufen
-answer-queued = { $answer }: gespeichert, wird online gesendet
+
+# Where: the status of my own answer: the feed cell and the notification after
+# answering from the lock screen. Saved on the phone, to be sent once online.
+# Subject: the answer ($answer, the label or quoted reply; feminine in de, fr,
+# es, it, pt, ar, he). Max 50 characters besides $answer.
+answer-queued = { $answer }: wird gesendet, sobald du online bist
+
+# Where: as answer-queued, while it is being sent. Subject: the answer. Max 28
+# characters besides $answer.
 answer-sending = { $answer }: wird gesendet…
-answer-retrying = { $answer }: noch nicht gesendet ({ $error }); neuer Versuch folgt
-answer-rejected = { $answer }: nicht angenommen ({ $error })
-answer-too-late = { $answer }: zu spät, schon beantwortet
+
+# Where: as answer-queued, after a failed attempt that will be retried. $cause
+# says why, in words for people (never the raw error): offline (no
+# connection), unreachable (the server did not answer), signed-out (sign in
+# again to send), server-error (the server failed). Subject: the answer. Max
+# 68 characters besides $answer.
+answer-retrying =
+    { $cause ->
+        [offline] { $answer }: noch nicht gesendet, du bist offline; neuer Versuch folgt
+        [signed-out] { $answer }: noch nicht gesendet; melde dich an, um sie zu senden
+        [server-error] { $answer }: noch nicht gesendet, Serverfehler; neuer Versuch folgt
+       *[unreachable] { $answer }: noch nicht gesendet, Server nicht erreichbar; neuer Versuch folgt
+    }
+
+# Where: as answer-queued, when the server refused the answer for good. $code
+# is the server's HTTP status (422…), or none when unknown. Subject: the
+# answer. Max 48 characters besides $answer and $code.
+answer-rejected =
+    { $code ->
+        [none] { $answer }: vom Server abgelehnt
+       *[other] { $answer }: vom Server abgelehnt (Fehler { $code })
+    }
+
+# Where: as answer-queued, when the question closed before my answer arrived.
+# $state says how: answered (by someone else), expired, cancelled, or closed
+# (not known yet). Never say 'already answered' for an expired or cancelled
+# question. Subject: the answer / the question. Max 56 characters besides
+# $answer.
+answer-too-late =
+    { $state ->
+        [answered] { $answer }: zu spät, jemand anderes hat schon geantwortet
+        [expired] { $answer }: zu spät, die Frage ist abgelaufen
+        [cancelled] { $answer }: zu spät, die Frage wurde zurückgezogen
+       *[other] { $answer }: zu spät, die Frage ist geschlossen
+    }
+
+# Where: the Android notification's text when a lock-screen reply needs the
+# app (too long to send as is). Subject: you (an instruction). Max 48
+# characters.
 open-app-to-finish = Öffne die App, um deine Antwort abzuschließen
+
+# Where: Android's notification settings: the name of this app's channel.
+# Subject: the questions (a plural noun). Max 24 characters.
 channel-name = Fragen
-channel-description = Fragen, die du in der Benachrichtigung beantworten kannst
-error-text-too-long = Deine Antwort hat { $length } Zeichen; höchstens { $max } passen. Öffne die App, um sie zu kürzen.
-error-text-not-allowed = Diese Frage nimmt keine getippte Antwort an.
-error-empty-text = Tippe zuerst eine Antwort.
-error-unknown-choice = Das ist keine der angebotenen Antworten.
+
+# Where: Android's notification settings: the channel's description. Subject:
+# the questions. Max 70 characters.
+channel-description = Fragen, die du direkt in der Benachrichtigung beantworten kannst
+
+# Where: the notification's text when a typed reply is longer than the
+# question allows; $length and $max count characters (both 2 or more).
+# Subject: your reply. Max 100 characters besides $length and $max.
+error-text-too-long = Deine Antwort hat { $length } Zeichen, erlaubt sind { $max }. Öffne die App, um sie zu kürzen.
+
+# Where: the notification's text when a typed reply reached a question that
+# takes none. Subject: the question. Max 60 characters.
+error-text-not-allowed = Bei dieser Frage ist keine Textantwort möglich.
+
+# Where: the notification's text when the reply field was sent empty. Subject:
+# you (an instruction). Max 48 characters.
+error-empty-text = Gib zuerst eine Antwort ein.
+
+# Where: the notification's text when the chosen answer is not one of the
+# question's options. Subject: that answer. Max 60 characters.
+error-unknown-choice = Diese Antwort steht nicht zur Auswahl.
+
+# Where: the notification's text when an action was not an answer. Subject:
+# you (an instruction). Max 48 characters.
 error-not-an-answer = Öffne die App, um zu antworten.

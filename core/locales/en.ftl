@@ -1,43 +1,189 @@
 # English: the reference text and the fallback of every other language.
 # Placeables: $asker, $name (people and agents), $answer, $text (the asker's
-# labels and the typed reply), $error, $count, $n, $length, $max.
-# Keep each string short enough for a lock-screen action or a button.
+# labels and the typed reply), $cause, $code, $state (selectors), $count,
+# $n, $length, $max. Names and labels are inserted as they are, isolated
+# by the core where directions can mix; never translate them.
+# Each message's comment says where it appears, its grammatical subject
+# and its maximum length (a test holds every language to it).
 
+# Where: the notification's title (iOS title, Android content title, the push
+# alert) and the feed cell's title, for a question asked of you alone.
+# Subject: the asker ($asker, a person or an agent: avoid verbs that mark its
+# gender). Max 30 characters besides $asker.
 asks-you = { $asker } asks you
+
+# Where: as asks-you, for a question anyone in the room may answer. Subject:
+# the asker ($asker; avoid marking its gender). Max 34 characters besides
+# $asker.
 asks-room = { $asker } asks the room
-answered-by-you = { $answer }, by you
-answered-by = { $answer }, by { $name }
+
+# Where: the resolution line: the iOS subtitle of the resolved notification,
+# the Android notification's text, the feed cell. Subject: you, who answered;
+# $answer is the chosen label or the quoted reply. A sentence: capitalised
+# where the language capitalises sentences. Max 24 characters besides $answer.
+answered-by-you = You answered: { $answer }
+
+# Where: as answered-by-you, when someone else answered. Subject: the person
+# who answered ($name; avoid marking their gender); $answer as above. Max 24
+# characters besides $name and $answer.
+answered-by = { $name } answered: { $answer }
+
+# Where: a typed reply ($text) quoted inside other lines (resolution, my
+# answer's status). Subject: none (the reply itself, in the language's
+# quotation marks). Max 4 characters besides $text.
 typed-answer = “{ $text }”
-expired = no answer, expired
-cancelled = cancelled
+
+# Where: the resolution line (iOS subtitle, Android text, feed cell) of a
+# question that ran out of time unanswered. Subject: the question. Capitalised
+# where the language capitalises sentences. Max 30 characters.
+expired = Expired with no answer
+
+# Where: the resolution line of a question the asker withdrew. Subject: the
+# question. Capitalised where the language capitalises sentences. Max 24
+# characters.
+cancelled = Cancelled
+
+# Where: the feed, under a pending room question. Subject: the people in the
+# room. Max 48 characters.
 anyone-can-answer = anyone in the room can answer
-choose-answer = Choose an answer ({ $count })
+
+# Where: Android's list of choices (the reply field's label) and the feed's
+# entry that opens the list, for 3 or 4 options; $count is how many (a
+# plural). Subject: you (an instruction). Max 44 characters besides $count.
+choose-answer = Choose an answer ({ $count ->
+        [one] 1 option
+       *[other] { $count } options
+    })
+
+# Where: the Android notification button that opens the list of choices.
+# Subject: you (an instruction). Max 12 characters.
 choose-action = Choose…
+
+# Where: the notification button that opens the reply field (iOS text action,
+# Android reply action). Subject: you (a button: a verb, as the platform's
+# buttons read). Max 12 characters.
 reply-action = Reply
+
+# Where: the send button of the reply field (iOS keyboard, the feed). Subject:
+# you (a button: a verb). Max 10 characters.
 reply-send = Send
+
+# Where: the reply field's placeholder when the asker gave none. Subject: you
+# (an instruction). Max 28 characters.
 reply-placeholder = Type a reply
+
+# Where: the feed, a hint below the buttons of a question that also takes a
+# typed reply. Subject: you (an instruction). Max 32 characters.
 or-type-reply = or type a reply
+
+# Where: the notification's title when the question itself cannot be shown (an
+# encrypted push this phone cannot open, an unreadable payload). Subject: the
+# question. Max 24 characters.
 fallback-title = New question
+
+# Where: that notification's text. Subject: you (an instruction). Max 48
+# characters.
 fallback-body = Open the app to answer.
+
+# Where: the time remaining of a pending question (feed cell, the list of
+# choices), under a minute. Subject: the time. Max 28 characters.
 left-under-a-minute = less than a minute left
+
+# Where: the time remaining, in whole minutes ($n, 1 to 59; a plural).
+# Subject: the time. Max 28 characters besides $n.
 left-minutes = { $n } min left
+
+# Where: the time remaining, in whole hours ($n, 1 to 23; a plural). Subject:
+# the time. Max 28 characters besides $n.
 left-hours = { $n } h left
+
+# Where: the time remaining, in whole days ($n, 1 or more; a plural). Subject:
+# the time. Max 28 characters besides $n.
 left-days =
     { $n ->
         [one] 1 day left
        *[other] { $n } days left
     }
+
+# Where: the time remaining once the deadline has passed. Subject: the time
+# (or the question). Max 28 characters.
 no-time-left = expired
-answer-queued = { $answer }: queued, sends when online
+
+# Where: the status of my own answer: the feed cell and the notification after
+# answering from the lock screen. Saved on the phone, to be sent once online.
+# Subject: the answer ($answer, the label or quoted reply; feminine in de, fr,
+# es, it, pt, ar, he). Max 50 characters besides $answer.
+answer-queued = { $answer }: queued, will send when you’re online
+
+# Where: as answer-queued, while it is being sent. Subject: the answer. Max 28
+# characters besides $answer.
 answer-sending = { $answer }: sending…
-answer-retrying = { $answer }: not sent yet ({ $error }); will retry
-answer-rejected = { $answer }: not accepted ({ $error })
-answer-too-late = { $answer }: too late, already resolved
+
+# Where: as answer-queued, after a failed attempt that will be retried. $cause
+# says why, in words for people (never the raw error): offline (no
+# connection), unreachable (the server did not answer), signed-out (sign in
+# again to send), server-error (the server failed). Subject: the answer. Max
+# 68 characters besides $answer.
+answer-retrying =
+    { $cause ->
+        [offline] { $answer }: not sent yet, you’re offline; will retry
+        [signed-out] { $answer }: not sent yet; sign in to send it
+        [server-error] { $answer }: not sent yet, server error; will retry
+       *[unreachable] { $answer }: not sent yet, server unreachable; will retry
+    }
+
+# Where: as answer-queued, when the server refused the answer for good. $code
+# is the server's HTTP status (422…), or none when unknown. Subject: the
+# answer. Max 48 characters besides $answer and $code.
+answer-rejected =
+    { $code ->
+        [none] { $answer }: refused by the server
+       *[other] { $answer }: refused by the server (error { $code })
+    }
+
+# Where: as answer-queued, when the question closed before my answer arrived.
+# $state says how: answered (by someone else), expired, cancelled, or closed
+# (not known yet). Never say 'already answered' for an expired or cancelled
+# question. Subject: the answer / the question. Max 56 characters besides
+# $answer.
+answer-too-late =
+    { $state ->
+        [answered] { $answer }: too late, someone else answered
+        [expired] { $answer }: too late, the question expired
+        [cancelled] { $answer }: too late, the question was cancelled
+       *[other] { $answer }: too late, question closed
+    }
+
+# Where: the Android notification's text when a lock-screen reply needs the
+# app (too long to send as is). Subject: you (an instruction). Max 48
+# characters.
 open-app-to-finish = Open the app to finish your answer
+
+# Where: Android's notification settings: the name of this app's channel.
+# Subject: the questions (a plural noun). Max 24 characters.
 channel-name = Questions
+
+# Where: Android's notification settings: the channel's description. Subject:
+# the questions. Max 70 characters.
 channel-description = Questions you can answer from the notification
-error-text-too-long = Your reply has { $length } characters; at most { $max } fit. Open the app to shorten it.
-error-text-not-allowed = This question takes no typed reply.
+
+# Where: the notification's text when a typed reply is longer than the
+# question allows; $length and $max count characters (both 2 or more).
+# Subject: your reply. Max 100 characters besides $length and $max.
+error-text-too-long = Your reply is { $length } characters; the limit is { $max }. Open the app to shorten it.
+
+# Where: the notification's text when a typed reply reached a question that
+# takes none. Subject: the question. Max 60 characters.
+error-text-not-allowed = This question doesn’t accept typed replies.
+
+# Where: the notification's text when the reply field was sent empty. Subject:
+# you (an instruction). Max 48 characters.
 error-empty-text = Type a reply first.
-error-unknown-choice = That is not one of the offered answers.
+
+# Where: the notification's text when the chosen answer is not one of the
+# question's options. Subject: that answer. Max 60 characters.
+error-unknown-choice = That answer isn’t one of the options.
+
+# Where: the notification's text when an action was not an answer. Subject:
+# you (an instruction). Max 48 characters.
 error-not-an-answer = Open the app to answer.

@@ -1,47 +1,193 @@
-# Español
+# Español, neutro (no solo de España): tuteo. «Respuesta» es femenino:
+# las líneas de estado concuerdan con ella; las de resolución, con «la
+# pregunta».
+
+# Where: the notification's title (iOS title, Android content title, the push
+# alert) and the feed cell's title, for a question asked of you alone.
+# Subject: the asker ($asker, a person or an agent: avoid verbs that mark its
+# gender). Max 30 characters besides $asker.
 asks-you = { $asker } te pregunta
-asks-room = { $asker } pregunta a la sala
-answered-by-you = { $answer }, por ti
-answered-by = { $answer }, por { $name }
+
+# Where: as asks-you, for a question anyone in the room may answer. Subject:
+# the asker ($asker; avoid marking its gender). Max 34 characters besides
+# $asker.
+asks-room = { $asker } pregunta a toda la sala
+
+# Where: the resolution line: the iOS subtitle of the resolved notification,
+# the Android notification's text, the feed cell. Subject: you, who answered;
+# $answer is the chosen label or the quoted reply. A sentence: capitalised
+# where the language capitalises sentences. Max 24 characters besides $answer.
+answered-by-you = Tu respuesta: { $answer }
+
+# Where: as answered-by-you, when someone else answered. Subject: the person
+# who answered ($name; avoid marking their gender); $answer as above. Max 24
+# characters besides $name and $answer.
+answered-by = Respuesta de { $name }: { $answer }
+
+# Where: a typed reply ($text) quoted inside other lines (resolution, my
+# answer's status). Subject: none (the reply itself, in the language's
+# quotation marks). Max 4 characters besides $text.
 typed-answer = «{ $text }»
-expired = sin respuesta, caducada
-cancelled = cancelada
+
+# Where: the resolution line (iOS subtitle, Android text, feed cell) of a
+# question that ran out of time unanswered. Subject: the question. Capitalised
+# where the language capitalises sentences. Max 30 characters.
+expired = Sin respuesta, tiempo agotado
+
+# Where: the resolution line of a question the asker withdrew. Subject: the
+# question. Capitalised where the language capitalises sentences. Max 24
+# characters.
+cancelled = Cancelada
+
+# Where: the feed, under a pending room question. Subject: the people in the
+# room. Max 48 characters.
 anyone-can-answer = cualquiera en la sala puede responder
-choose-answer = Elegir respuesta ({ $count })
+
+# Where: Android's list of choices (the reply field's label) and the feed's
+# entry that opens the list, for 3 or 4 options; $count is how many (a
+# plural). Subject: you (an instruction). Max 44 characters besides $count.
+choose-answer = Elegir respuesta ({ $count ->
+        [one] 1 opción
+       *[other] { $count } opciones
+    })
+
+# Where: the Android notification button that opens the list of choices.
+# Subject: you (an instruction). Max 12 characters.
 choose-action = Elegir…
+
+# Where: the notification button that opens the reply field (iOS text action,
+# Android reply action). Subject: you (a button: a verb, as the platform's
+# buttons read). Max 12 characters.
 reply-action = Responder
+
+# Where: the send button of the reply field (iOS keyboard, the feed). Subject:
+# you (a button: a verb). Max 10 characters.
 reply-send = Enviar
+
+# Where: the reply field's placeholder when the asker gave none. Subject: you
+# (an instruction). Max 28 characters.
 reply-placeholder = Escribe una respuesta
+
+# Where: the feed, a hint below the buttons of a question that also takes a
+# typed reply. Subject: you (an instruction). Max 32 characters.
 or-type-reply = o escribe una respuesta
+
+# Where: the notification's title when the question itself cannot be shown (an
+# encrypted push this phone cannot open, an unreadable payload). Subject: the
+# question. Max 24 characters.
 fallback-title = Nueva pregunta
+
+# Where: that notification's text. Subject: you (an instruction). Max 48
+# characters.
 fallback-body = Abre la app para responder.
+
+# Where: the time remaining of a pending question (feed cell, the list of
+# choices), under a minute. Subject: the time. Max 28 characters.
 left-under-a-minute = queda menos de un minuto
+
+# Where: the time remaining, in whole minutes ($n, 1 to 59; a plural).
+# Subject: the time. Max 28 characters besides $n.
 left-minutes =
     { $n ->
         [one] queda { $n } min
        *[other] quedan { $n } min
     }
+
+# Where: the time remaining, in whole hours ($n, 1 to 23; a plural). Subject:
+# the time. Max 28 characters besides $n.
 left-hours =
     { $n ->
         [one] queda { $n } h
        *[other] quedan { $n } h
     }
+
+# Where: the time remaining, in whole days ($n, 1 or more; a plural). Subject:
+# the time. Max 28 characters besides $n.
 left-days =
     { $n ->
         [one] queda { $n } día
        *[other] quedan { $n } días
     }
-no-time-left = caducada
-answer-queued = { $answer }: en cola, se envía al conectar
+
+# Where: the time remaining once the deadline has passed. Subject: the time
+# (or the question). Max 28 characters.
+no-time-left = tiempo agotado
+
+# Where: the status of my own answer: the feed cell and the notification after
+# answering from the lock screen. Saved on the phone, to be sent once online.
+# Subject: the answer ($answer, the label or quoted reply; feminine in de, fr,
+# es, it, pt, ar, he). Max 50 characters besides $answer.
+answer-queued = { $answer }: en cola, se enviará al conectarte
+
+# Where: as answer-queued, while it is being sent. Subject: the answer. Max 28
+# characters besides $answer.
 answer-sending = { $answer }: enviando…
-answer-retrying = { $answer }: aún sin enviar ({ $error }); se reintentará
-answer-rejected = { $answer }: no aceptada ({ $error })
-answer-too-late = { $answer }: demasiado tarde, ya resuelta
+
+# Where: as answer-queued, after a failed attempt that will be retried. $cause
+# says why, in words for people (never the raw error): offline (no
+# connection), unreachable (the server did not answer), signed-out (sign in
+# again to send), server-error (the server failed). Subject: the answer. Max
+# 68 characters besides $answer.
+answer-retrying =
+    { $cause ->
+        [offline] { $answer }: aún sin enviar, no tienes conexión; se reintentará
+        [signed-out] { $answer }: aún sin enviar; inicia sesión para enviarla
+        [server-error] { $answer }: aún sin enviar, error del servidor; se reintentará
+       *[unreachable] { $answer }: aún sin enviar, el servidor no responde; se reintentará
+    }
+
+# Where: as answer-queued, when the server refused the answer for good. $code
+# is the server's HTTP status (422…), or none when unknown. Subject: the
+# answer. Max 48 characters besides $answer and $code.
+answer-rejected =
+    { $code ->
+        [none] { $answer }: rechazada por el servidor
+       *[other] { $answer }: rechazada por el servidor (error { $code })
+    }
+
+# Where: as answer-queued, when the question closed before my answer arrived.
+# $state says how: answered (by someone else), expired, cancelled, or closed
+# (not known yet). Never say 'already answered' for an expired or cancelled
+# question. Subject: the answer / the question. Max 56 characters besides
+# $answer.
+answer-too-late =
+    { $state ->
+        [answered] { $answer }: demasiado tarde, alguien más ya respondió
+        [expired] { $answer }: demasiado tarde, se agotó el tiempo
+        [cancelled] { $answer }: demasiado tarde, la pregunta se canceló
+       *[other] { $answer }: demasiado tarde, la pregunta está cerrada
+    }
+
+# Where: the Android notification's text when a lock-screen reply needs the
+# app (too long to send as is). Subject: you (an instruction). Max 48
+# characters.
 open-app-to-finish = Abre la app para terminar tu respuesta
+
+# Where: Android's notification settings: the name of this app's channel.
+# Subject: the questions (a plural noun). Max 24 characters.
 channel-name = Preguntas
+
+# Where: Android's notification settings: the channel's description. Subject:
+# the questions. Max 70 characters.
 channel-description = Preguntas que puedes responder desde la notificación
-error-text-too-long = Tu respuesta tiene { $length } caracteres; caben { $max } como máximo. Abre la app para acortarla.
-error-text-not-allowed = Esta pregunta no admite respuesta escrita.
-error-empty-text = Escribe primero una respuesta.
-error-unknown-choice = Esa no es una de las respuestas ofrecidas.
+
+# Where: the notification's text when a typed reply is longer than the
+# question allows; $length and $max count characters (both 2 or more).
+# Subject: your reply. Max 100 characters besides $length and $max.
+error-text-too-long = Tu respuesta tiene { $length } caracteres y el máximo es { $max }. Abre la app para acortarla.
+
+# Where: the notification's text when a typed reply reached a question that
+# takes none. Subject: the question. Max 60 characters.
+error-text-not-allowed = Esta pregunta no admite respuestas escritas.
+
+# Where: the notification's text when the reply field was sent empty. Subject:
+# you (an instruction). Max 48 characters.
+error-empty-text = Primero escribe una respuesta.
+
+# Where: the notification's text when the chosen answer is not one of the
+# question's options. Subject: that answer. Max 60 characters.
+error-unknown-choice = Esa respuesta no está entre las opciones.
+
+# Where: the notification's text when an action was not an answer. Subject:
+# you (an instruction). Max 48 characters.
 error-not-an-answer = Abre la app para responder.

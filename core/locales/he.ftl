@@ -1,50 +1,197 @@
-# עברית (right to left; embedded names and labels are isolated by the core)
-asks-you = { $asker } שואל/ת אותך
-asks-room = { $asker } שואל/ת את החדר
-answered-by-you = { $answer }, על ידך
-answered-by = { $answer }, על ידי { $name }
-typed-answer = ״{ $text }״
-expired = אין תשובה, פג תוקף
-cancelled = בוטל
+# עברית (מימין לשמאל). שמות ותוויות משובצים מבודדים על ידי הליבה, ומשפט
+# שמתחיל בטקסט מבודד מקבל RLM (U+200F) מהליבה. "תשובה" בלשון נקבה: שורות
+# המצב מתאימות לה (תישלח, לא נשלחה, לא התקבלה). בלי צורות לוכסן (שואל/ת).
+
+# Where: the notification's title (iOS title, Android content title, the push
+# alert) and the feed cell's title, for a question asked of you alone.
+# Subject: the asker ($asker, a person or an agent: avoid verbs that mark its
+# gender). Max 30 characters besides $asker.
+asks-you = שאלה מ־{ $asker }
+
+# Where: as asks-you, for a question anyone in the room may answer. Subject:
+# the asker ($asker; avoid marking its gender). Max 34 characters besides
+# $asker.
+asks-room = שאלה מ־{ $asker } לכל החדר
+
+# Where: the resolution line: the iOS subtitle of the resolved notification,
+# the Android notification's text, the feed cell. Subject: you, who answered;
+# $answer is the chosen label or the quoted reply. A sentence: capitalised
+# where the language capitalises sentences. Max 24 characters besides $answer.
+answered-by-you = ענית: { $answer }
+
+# Where: as answered-by-you, when someone else answered. Subject: the person
+# who answered ($name; avoid marking their gender); $answer as above. Max 24
+# characters besides $name and $answer.
+answered-by = התשובה של { $name }: { $answer }
+
+# Where: a typed reply ($text) quoted inside other lines (resolution, my
+# answer's status). Subject: none (the reply itself, in the language's
+# quotation marks). Max 4 characters besides $text.
+typed-answer = "{ $text }"
+
+# Where: the resolution line (iOS subtitle, Android text, feed cell) of a
+# question that ran out of time unanswered. Subject: the question. Capitalised
+# where the language capitalises sentences. Max 30 characters.
+expired = פג הזמן ללא תשובה
+
+# Where: the resolution line of a question the asker withdrew. Subject: the
+# question. Capitalised where the language capitalises sentences. Max 24
+# characters.
+cancelled = השאלה בוטלה
+
+# Where: the feed, under a pending room question. Subject: the people in the
+# room. Max 48 characters.
 anyone-can-answer = כל מי שבחדר יכול לענות
-choose-answer = בחירת תשובה ({ $count })
+
+# Where: Android's list of choices (the reply field's label) and the feed's
+# entry that opens the list, for 3 or 4 options; $count is how many (a
+# plural). Subject: you (an instruction). Max 44 characters besides $count.
+choose-answer = בחירת תשובה ({ $count ->
+        [one] אפשרות אחת
+        [two] שתי אפשרויות
+       *[other] { $count } אפשרויות
+    })
+
+# Where: the Android notification button that opens the list of choices.
+# Subject: you (an instruction). Max 12 characters.
 choose-action = בחירה…
+
+# Where: the notification button that opens the reply field (iOS text action,
+# Android reply action). Subject: you (a button: a verb, as the platform's
+# buttons read). Max 12 characters.
 reply-action = תשובה
+
+# Where: the send button of the reply field (iOS keyboard, the feed). Subject:
+# you (a button: a verb). Max 10 characters.
 reply-send = שליחה
+
+# Where: the reply field's placeholder when the asker gave none. Subject: you
+# (an instruction). Max 28 characters.
 reply-placeholder = הקלדת תשובה
+
+# Where: the feed, a hint below the buttons of a question that also takes a
+# typed reply. Subject: you (an instruction). Max 32 characters.
 or-type-reply = או הקלדת תשובה
+
+# Where: the notification's title when the question itself cannot be shown (an
+# encrypted push this phone cannot open, an unreadable payload). Subject: the
+# question. Max 24 characters.
 fallback-title = שאלה חדשה
+
+# Where: that notification's text. Subject: you (an instruction). Max 48
+# characters.
 fallback-body = יש לפתוח את האפליקציה כדי לענות.
+
+# Where: the time remaining of a pending question (feed cell, the list of
+# choices), under a minute. Subject: the time. Max 28 characters.
 left-under-a-minute = נותרה פחות מדקה
+
+# Where: the time remaining, in whole minutes ($n, 1 to 59; a plural).
+# Subject: the time. Max 28 characters besides $n.
 left-minutes =
     { $n ->
         [one] נותרה דקה אחת
         [two] נותרו שתי דקות
        *[other] נותרו { $n } דקות
     }
+
+# Where: the time remaining, in whole hours ($n, 1 to 23; a plural). Subject:
+# the time. Max 28 characters besides $n.
 left-hours =
     { $n ->
         [one] נותרה שעה אחת
         [two] נותרו שעתיים
        *[other] נותרו { $n } שעות
     }
+
+# Where: the time remaining, in whole days ($n, 1 or more; a plural). Subject:
+# the time. Max 28 characters besides $n.
 left-days =
     { $n ->
         [one] נותר יום אחד
         [two] נותרו יומיים
        *[other] נותרו { $n } ימים
     }
-no-time-left = פג תוקף
-answer-queued = { $answer }: בתור, יישלח כשיהיה חיבור
-answer-sending = { $answer }: נשלח…
-answer-retrying = { $answer }: עדיין לא נשלח ({ $error }); ננסה שוב
-answer-rejected = { $answer }: לא התקבל ({ $error })
-answer-too-late = { $answer }: מאוחר מדי, כבר נענה
+
+# Where: the time remaining once the deadline has passed. Subject: the time
+# (or the question). Max 28 characters.
+no-time-left = פג הזמן
+
+# Where: the status of my own answer: the feed cell and the notification after
+# answering from the lock screen. Saved on the phone, to be sent once online.
+# Subject: the answer ($answer, the label or quoted reply; feminine in de, fr,
+# es, it, pt, ar, he). Max 50 characters besides $answer.
+answer-queued = { $answer }: בתור, תישלח כשיהיה חיבור
+
+# Where: as answer-queued, while it is being sent. Subject: the answer. Max 28
+# characters besides $answer.
+answer-sending = { $answer }: בשליחה…
+
+# Where: as answer-queued, after a failed attempt that will be retried. $cause
+# says why, in words for people (never the raw error): offline (no
+# connection), unreachable (the server did not answer), signed-out (sign in
+# again to send), server-error (the server failed). Subject: the answer. Max
+# 68 characters besides $answer.
+answer-retrying =
+    { $cause ->
+        [offline] { $answer }: עדיין לא נשלחה, אין חיבור; ננסה שוב
+        [signed-out] { $answer }: עדיין לא נשלחה; יש להתחבר כדי לשלוח אותה
+        [server-error] { $answer }: עדיין לא נשלחה, שגיאת שרת; ננסה שוב
+       *[unreachable] { $answer }: עדיין לא נשלחה, אין גישה לשרת; ננסה שוב
+    }
+
+# Where: as answer-queued, when the server refused the answer for good. $code
+# is the server's HTTP status (422…), or none when unknown. Subject: the
+# answer. Max 48 characters besides $answer and $code.
+answer-rejected =
+    { $code ->
+        [none] { $answer }: לא התקבלה בשרת
+       *[other] { $answer }: לא התקבלה בשרת (שגיאה { $code })
+    }
+
+# Where: as answer-queued, when the question closed before my answer arrived.
+# $state says how: answered (by someone else), expired, cancelled, or closed
+# (not known yet). Never say 'already answered' for an expired or cancelled
+# question. Subject: the answer / the question. Max 56 characters besides
+# $answer.
+answer-too-late =
+    { $state ->
+        [answered] { $answer }: מאוחר מדי, מישהו אחר כבר ענה
+        [expired] { $answer }: מאוחר מדי, הזמן לשאלה עבר
+        [cancelled] { $answer }: מאוחר מדי, השאלה בוטלה
+       *[other] { $answer }: מאוחר מדי, השאלה נסגרה
+    }
+
+# Where: the Android notification's text when a lock-screen reply needs the
+# app (too long to send as is). Subject: you (an instruction). Max 48
+# characters.
 open-app-to-finish = יש לפתוח את האפליקציה כדי לסיים את התשובה
+
+# Where: Android's notification settings: the name of this app's channel.
+# Subject: the questions (a plural noun). Max 24 characters.
 channel-name = שאלות
-channel-description = שאלות שאפשר לענות עליהן מההתראה
-error-text-too-long = התשובה שלך באורך { $length } תווים; המקסימום הוא { $max }. יש לפתוח את האפליקציה כדי לקצר אותה.
-error-text-not-allowed = השאלה הזו לא מקבלת תשובה מוקלדת.
+
+# Where: Android's notification settings: the channel's description. Subject:
+# the questions. Max 70 characters.
+channel-description = שאלות שאפשר לענות עליהן ישירות מההתראה
+
+# Where: the notification's text when a typed reply is longer than the
+# question allows; $length and $max count characters (both 2 or more).
+# Subject: your reply. Max 100 characters besides $length and $max.
+error-text-too-long = התשובה שלך באורך { $length } תווים, והמקסימום הוא { $max }. יש לפתוח את האפליקציה כדי לקצר אותה.
+
+# Where: the notification's text when a typed reply reached a question that
+# takes none. Subject: the question. Max 60 characters.
+error-text-not-allowed = אי אפשר להקליד תשובה לשאלה הזו.
+
+# Where: the notification's text when the reply field was sent empty. Subject:
+# you (an instruction). Max 48 characters.
 error-empty-text = יש להקליד תשובה קודם.
-error-unknown-choice = זו לא אחת מהתשובות המוצעות.
+
+# Where: the notification's text when the chosen answer is not one of the
+# question's options. Subject: that answer. Max 60 characters.
+error-unknown-choice = התשובה הזו אינה אחת מהאפשרויות.
+
+# Where: the notification's text when an action was not an answer. Subject:
+# you (an instruction). Max 48 characters.
 error-not-an-answer = יש לפתוח את האפליקציה כדי לענות.

@@ -1,47 +1,192 @@
-# Italiano
+# Italiano, con il tu. «Risposta» è femminile: le righe di stato si
+# accordano con lei, quelle di esito con «la domanda».
+
+# Where: the notification's title (iOS title, Android content title, the push
+# alert) and the feed cell's title, for a question asked of you alone.
+# Subject: the asker ($asker, a person or an agent: avoid verbs that mark its
+# gender). Max 30 characters besides $asker.
 asks-you = { $asker } ti chiede
-asks-room = { $asker } chiede alla stanza
-answered-by-you = { $answer }, da te
-answered-by = { $answer }, da { $name }
+
+# Where: as asks-you, for a question anyone in the room may answer. Subject:
+# the asker ($asker; avoid marking its gender). Max 34 characters besides
+# $asker.
+asks-room = { $asker } chiede a tutti nella stanza
+
+# Where: the resolution line: the iOS subtitle of the resolved notification,
+# the Android notification's text, the feed cell. Subject: you, who answered;
+# $answer is the chosen label or the quoted reply. A sentence: capitalised
+# where the language capitalises sentences. Max 24 characters besides $answer.
+answered-by-you = Hai risposto: { $answer }
+
+# Where: as answered-by-you, when someone else answered. Subject: the person
+# who answered ($name; avoid marking their gender); $answer as above. Max 24
+# characters besides $name and $answer.
+answered-by = { $name } ha risposto: { $answer }
+
+# Where: a typed reply ($text) quoted inside other lines (resolution, my
+# answer's status). Subject: none (the reply itself, in the language's
+# quotation marks). Max 4 characters besides $text.
 typed-answer = «{ $text }»
-expired = nessuna risposta, scaduta
-cancelled = annullata
+
+# Where: the resolution line (iOS subtitle, Android text, feed cell) of a
+# question that ran out of time unanswered. Subject: the question. Capitalised
+# where the language capitalises sentences. Max 30 characters.
+expired = Scaduta senza risposta
+
+# Where: the resolution line of a question the asker withdrew. Subject: the
+# question. Capitalised where the language capitalises sentences. Max 24
+# characters.
+cancelled = Annullata
+
+# Where: the feed, under a pending room question. Subject: the people in the
+# room. Max 48 characters.
 anyone-can-answer = chiunque nella stanza può rispondere
-choose-answer = Scegli una risposta ({ $count })
+
+# Where: Android's list of choices (the reply field's label) and the feed's
+# entry that opens the list, for 3 or 4 options; $count is how many (a
+# plural). Subject: you (an instruction). Max 44 characters besides $count.
+choose-answer = Scegli una risposta ({ $count ->
+        [one] 1 opzione
+       *[other] { $count } opzioni
+    })
+
+# Where: the Android notification button that opens the list of choices.
+# Subject: you (an instruction). Max 12 characters.
 choose-action = Scegli…
+
+# Where: the notification button that opens the reply field (iOS text action,
+# Android reply action). Subject: you (a button: a verb, as the platform's
+# buttons read). Max 12 characters.
 reply-action = Rispondi
+
+# Where: the send button of the reply field (iOS keyboard, the feed). Subject:
+# you (a button: a verb). Max 10 characters.
 reply-send = Invia
+
+# Where: the reply field's placeholder when the asker gave none. Subject: you
+# (an instruction). Max 28 characters.
 reply-placeholder = Scrivi una risposta
+
+# Where: the feed, a hint below the buttons of a question that also takes a
+# typed reply. Subject: you (an instruction). Max 32 characters.
 or-type-reply = o scrivi una risposta
+
+# Where: the notification's title when the question itself cannot be shown (an
+# encrypted push this phone cannot open, an unreadable payload). Subject: the
+# question. Max 24 characters.
 fallback-title = Nuova domanda
+
+# Where: that notification's text. Subject: you (an instruction). Max 48
+# characters.
 fallback-body = Apri l’app per rispondere.
-left-under-a-minute = meno di un minuto
+
+# Where: the time remaining of a pending question (feed cell, the list of
+# choices), under a minute. Subject: the time. Max 28 characters.
+left-under-a-minute = manca meno di un minuto
+
+# Where: the time remaining, in whole minutes ($n, 1 to 59; a plural).
+# Subject: the time. Max 28 characters besides $n.
 left-minutes =
     { $n ->
-        [one] { $n } min rimasto
-       *[other] { $n } min rimasti
+        [one] manca 1 min
+       *[other] mancano { $n } min
     }
+
+# Where: the time remaining, in whole hours ($n, 1 to 23; a plural). Subject:
+# the time. Max 28 characters besides $n.
 left-hours =
     { $n ->
-        [one] { $n } h rimasta
-       *[other] { $n } h rimaste
+        [one] manca 1 ora
+       *[other] mancano { $n } ore
     }
+
+# Where: the time remaining, in whole days ($n, 1 or more; a plural). Subject:
+# the time. Max 28 characters besides $n.
 left-days =
     { $n ->
-        [one] { $n } giorno rimasto
-       *[other] { $n } giorni rimasti
+        [one] manca 1 giorno
+       *[other] mancano { $n } giorni
     }
-no-time-left = scaduta
-answer-queued = { $answer }: in coda, invio appena online
-answer-sending = { $answer }: invio…
-answer-retrying = { $answer }: non ancora inviata ({ $error }); nuovo tentativo
-answer-rejected = { $answer }: non accettata ({ $error })
-answer-too-late = { $answer }: troppo tardi, già risolta
+
+# Where: the time remaining once the deadline has passed. Subject: the time
+# (or the question). Max 28 characters.
+no-time-left = tempo scaduto
+
+# Where: the status of my own answer: the feed cell and the notification after
+# answering from the lock screen. Saved on the phone, to be sent once online.
+# Subject: the answer ($answer, the label or quoted reply; feminine in de, fr,
+# es, it, pt, ar, he). Max 50 characters besides $answer.
+answer-queued = { $answer }: in coda, verrà inviata appena sarai online
+
+# Where: as answer-queued, while it is being sent. Subject: the answer. Max 28
+# characters besides $answer.
+answer-sending = { $answer }: invio in corso…
+
+# Where: as answer-queued, after a failed attempt that will be retried. $cause
+# says why, in words for people (never the raw error): offline (no
+# connection), unreachable (the server did not answer), signed-out (sign in
+# again to send), server-error (the server failed). Subject: the answer. Max
+# 68 characters besides $answer.
+answer-retrying =
+    { $cause ->
+        [offline] { $answer }: non ancora inviata, sei offline; si riproverà
+        [signed-out] { $answer }: non ancora inviata; accedi per inviarla
+        [server-error] { $answer }: non ancora inviata, errore del server; si riproverà
+       *[unreachable] { $answer }: non ancora inviata, server non raggiungibile; si riproverà
+    }
+
+# Where: as answer-queued, when the server refused the answer for good. $code
+# is the server's HTTP status (422…), or none when unknown. Subject: the
+# answer. Max 48 characters besides $answer and $code.
+answer-rejected =
+    { $code ->
+        [none] { $answer }: rifiutata dal server
+       *[other] { $answer }: rifiutata dal server (errore { $code })
+    }
+
+# Where: as answer-queued, when the question closed before my answer arrived.
+# $state says how: answered (by someone else), expired, cancelled, or closed
+# (not known yet). Never say 'already answered' for an expired or cancelled
+# question. Subject: the answer / the question. Max 56 characters besides
+# $answer.
+answer-too-late =
+    { $state ->
+        [answered] { $answer }: troppo tardi, ha già risposto qualcun altro
+        [expired] { $answer }: troppo tardi, la domanda è scaduta
+        [cancelled] { $answer }: troppo tardi, la domanda è stata annullata
+       *[other] { $answer }: troppo tardi, la domanda è chiusa
+    }
+
+# Where: the Android notification's text when a lock-screen reply needs the
+# app (too long to send as is). Subject: you (an instruction). Max 48
+# characters.
 open-app-to-finish = Apri l’app per completare la risposta
+
+# Where: Android's notification settings: the name of this app's channel.
+# Subject: the questions (a plural noun). Max 24 characters.
 channel-name = Domande
-channel-description = Domande a cui rispondere dalla notifica
-error-text-too-long = La tua risposta ha { $length } caratteri; al massimo { $max }. Apri l’app per accorciarla.
+
+# Where: Android's notification settings: the channel's description. Subject:
+# the questions. Max 70 characters.
+channel-description = Domande a cui puoi rispondere dalla notifica
+
+# Where: the notification's text when a typed reply is longer than the
+# question allows; $length and $max count characters (both 2 or more).
+# Subject: your reply. Max 100 characters besides $length and $max.
+error-text-too-long = La tua risposta ha { $length } caratteri, il massimo è { $max }. Apri l’app per accorciarla.
+
+# Where: the notification's text when a typed reply reached a question that
+# takes none. Subject: the question. Max 60 characters.
 error-text-not-allowed = Questa domanda non accetta risposte scritte.
+
+# Where: the notification's text when the reply field was sent empty. Subject:
+# you (an instruction). Max 48 characters.
 error-empty-text = Scrivi prima una risposta.
-error-unknown-choice = Non è una delle risposte proposte.
+
+# Where: the notification's text when the chosen answer is not one of the
+# question's options. Subject: that answer. Max 60 characters.
+error-unknown-choice = Questa risposta non è tra le opzioni.
+
+# Where: the notification's text when an action was not an answer. Subject:
+# you (an instruction). Max 48 characters.
 error-not-an-answer = Apri l’app per rispondere.

@@ -1,35 +1,177 @@
-# 日本語
-asks-you = { $asker } からの質問
-asks-room = { $asker } がルームに質問
-answered-by-you = { $answer }（あなた）
-answered-by = { $answer }（{ $name }）
+# 日本語。です・ます調。名前と助詞の間に空白を入れない（{ $asker }から）。
+# 大文字・小文字の区別はない。
+
+# Where: the notification's title (iOS title, Android content title, the push
+# alert) and the feed cell's title, for a question asked of you alone.
+# Subject: the asker ($asker, a person or an agent: avoid verbs that mark its
+# gender). Max 30 characters besides $asker.
+asks-you = { $asker }からの質問
+
+# Where: as asks-you, for a question anyone in the room may answer. Subject:
+# the asker ($asker; avoid marking its gender). Max 34 characters besides
+# $asker.
+asks-room = { $asker }からルームへの質問
+
+# Where: the resolution line: the iOS subtitle of the resolved notification,
+# the Android notification's text, the feed cell. Subject: you, who answered;
+# $answer is the chosen label or the quoted reply. A sentence: capitalised
+# where the language capitalises sentences. Max 24 characters besides $answer.
+answered-by-you = { $answer }（あなたが回答）
+
+# Where: as answered-by-you, when someone else answered. Subject: the person
+# who answered ($name; avoid marking their gender); $answer as above. Max 24
+# characters besides $name and $answer.
+answered-by = { $answer }（{ $name }が回答）
+
+# Where: a typed reply ($text) quoted inside other lines (resolution, my
+# answer's status). Subject: none (the reply itself, in the language's
+# quotation marks). Max 4 characters besides $text.
 typed-answer = 「{ $text }」
-expired = 回答なし・期限切れ
-cancelled = 取り消し済み
+
+# Where: the resolution line (iOS subtitle, Android text, feed cell) of a
+# question that ran out of time unanswered. Subject: the question. Capitalised
+# where the language capitalises sentences. Max 30 characters.
+expired = 期限切れ（回答なし）
+
+# Where: the resolution line of a question the asker withdrew. Subject: the
+# question. Capitalised where the language capitalises sentences. Max 24
+# characters.
+cancelled = 取り消されました
+
+# Where: the feed, under a pending room question. Subject: the people in the
+# room. Max 48 characters.
 anyone-can-answer = ルームの誰でも回答できます
-choose-answer = 回答を選択（{ $count }）
+
+# Where: Android's list of choices (the reply field's label) and the feed's
+# entry that opens the list, for 3 or 4 options; $count is how many (a
+# plural). Subject: you (an instruction). Max 44 characters besides $count.
+choose-answer = 回答を選択（選択肢{ $count }件）
+
+# Where: the Android notification button that opens the list of choices.
+# Subject: you (an instruction). Max 12 characters.
 choose-action = 選択…
+
+# Where: the notification button that opens the reply field (iOS text action,
+# Android reply action). Subject: you (a button: a verb, as the platform's
+# buttons read). Max 12 characters.
 reply-action = 返信
+
+# Where: the send button of the reply field (iOS keyboard, the feed). Subject:
+# you (a button: a verb). Max 10 characters.
 reply-send = 送信
+
+# Where: the reply field's placeholder when the asker gave none. Subject: you
+# (an instruction). Max 28 characters.
 reply-placeholder = 返信を入力
+
+# Where: the feed, a hint below the buttons of a question that also takes a
+# typed reply. Subject: you (an instruction). Max 32 characters.
 or-type-reply = または返信を入力
+
+# Where: the notification's title when the question itself cannot be shown (an
+# encrypted push this phone cannot open, an unreadable payload). Subject: the
+# question. Max 24 characters.
 fallback-title = 新しい質問
+
+# Where: that notification's text. Subject: you (an instruction). Max 48
+# characters.
 fallback-body = アプリを開いて回答してください。
+
+# Where: the time remaining of a pending question (feed cell, the list of
+# choices), under a minute. Subject: the time. Max 28 characters.
 left-under-a-minute = 残り1分未満
+
+# Where: the time remaining, in whole minutes ($n, 1 to 59; a plural).
+# Subject: the time. Max 28 characters besides $n.
 left-minutes = 残り{ $n }分
+
+# Where: the time remaining, in whole hours ($n, 1 to 23; a plural). Subject:
+# the time. Max 28 characters besides $n.
 left-hours = 残り{ $n }時間
+
+# Where: the time remaining, in whole days ($n, 1 or more; a plural). Subject:
+# the time. Max 28 characters besides $n.
 left-days = 残り{ $n }日
+
+# Where: the time remaining once the deadline has passed. Subject: the time
+# (or the question). Max 28 characters.
 no-time-left = 期限切れ
-answer-queued = { $answer }：保存済み、オンラインで送信
+
+# Where: the status of my own answer: the feed cell and the notification after
+# answering from the lock screen. Saved on the phone, to be sent once online.
+# Subject: the answer ($answer, the label or quoted reply; feminine in de, fr,
+# es, it, pt, ar, he). Max 50 characters besides $answer.
+answer-queued = { $answer }：送信待ち（オンラインになると送信）
+
+# Where: as answer-queued, while it is being sent. Subject: the answer. Max 28
+# characters besides $answer.
 answer-sending = { $answer }：送信中…
-answer-retrying = { $answer }：未送信（{ $error }）、再試行します
-answer-rejected = { $answer }：受け付けられませんでした（{ $error }）
-answer-too-late = { $answer }：間に合いませんでした（回答済み）
+
+# Where: as answer-queued, after a failed attempt that will be retried. $cause
+# says why, in words for people (never the raw error): offline (no
+# connection), unreachable (the server did not answer), signed-out (sign in
+# again to send), server-error (the server failed). Subject: the answer. Max
+# 68 characters besides $answer.
+answer-retrying =
+    { $cause ->
+        [offline] { $answer }：未送信（オフラインです）。あとで再送します
+        [signed-out] { $answer }：未送信。サインインすると送信します
+        [server-error] { $answer }：未送信（サーバーエラー）。あとで再送します
+       *[unreachable] { $answer }：未送信（サーバーに接続できません）。あとで再送します
+    }
+
+# Where: as answer-queued, when the server refused the answer for good. $code
+# is the server's HTTP status (422…), or none when unknown. Subject: the
+# answer. Max 48 characters besides $answer and $code.
+answer-rejected =
+    { $code ->
+        [none] { $answer }：サーバーに拒否されました
+       *[other] { $answer }：サーバーに拒否されました（エラー{ $code }）
+    }
+
+# Where: as answer-queued, when the question closed before my answer arrived.
+# $state says how: answered (by someone else), expired, cancelled, or closed
+# (not known yet). Never say 'already answered' for an expired or cancelled
+# question. Subject: the answer / the question. Max 56 characters besides
+# $answer.
+answer-too-late =
+    { $state ->
+        [answered] { $answer }：間に合いませんでした（ほかの人が回答済み）
+        [expired] { $answer }：間に合いませんでした（期限切れ）
+        [cancelled] { $answer }：間に合いませんでした（質問は取り消されました）
+       *[other] { $answer }：間に合いませんでした（質問は締め切られました）
+    }
+
+# Where: the Android notification's text when a lock-screen reply needs the
+# app (too long to send as is). Subject: you (an instruction). Max 48
+# characters.
 open-app-to-finish = アプリを開いて回答を完了してください
+
+# Where: Android's notification settings: the name of this app's channel.
+# Subject: the questions (a plural noun). Max 24 characters.
 channel-name = 質問
-channel-description = 通知から回答できる質問
-error-text-too-long = 返信は{ $length }文字です。最大{ $max }文字です。アプリで短くしてください。
-error-text-not-allowed = この質問は入力での回答を受け付けません。
+
+# Where: Android's notification settings: the channel's description. Subject:
+# the questions. Max 70 characters.
+channel-description = 通知から直接回答できる質問
+
+# Where: the notification's text when a typed reply is longer than the
+# question allows; $length and $max count characters (both 2 or more).
+# Subject: your reply. Max 100 characters besides $length and $max.
+error-text-too-long = 返信が長すぎます（{ $length }／{ $max }文字）。アプリで短くしてください。
+
+# Where: the notification's text when a typed reply reached a question that
+# takes none. Subject: the question. Max 60 characters.
+error-text-not-allowed = この質問には文字で返信できません。
+
+# Where: the notification's text when the reply field was sent empty. Subject:
+# you (an instruction). Max 48 characters.
 error-empty-text = 先に返信を入力してください。
-error-unknown-choice = 選択肢にない回答です。
+
+# Where: the notification's text when the chosen answer is not one of the
+# question's options. Subject: that answer. Max 60 characters.
+error-unknown-choice = この回答は選択肢にありません。
+
+# Where: the notification's text when an action was not an answer. Subject:
+# you (an instruction). Max 48 characters.
 error-not-an-answer = アプリを開いて回答してください。

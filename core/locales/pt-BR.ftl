@@ -1,47 +1,192 @@
-# Português (Brasil)
+# Português do Brasil, com "você". "Resposta" é feminino: as linhas de
+# status concordam com ela; as de resultado, com "a pergunta".
+
+# Where: the notification's title (iOS title, Android content title, the push
+# alert) and the feed cell's title, for a question asked of you alone.
+# Subject: the asker ($asker, a person or an agent: avoid verbs that mark its
+# gender). Max 30 characters besides $asker.
 asks-you = { $asker } pergunta para você
-asks-room = { $asker } pergunta para a sala
-answered-by-you = { $answer }, por você
-answered-by = { $answer }, por { $name }
+
+# Where: as asks-you, for a question anyone in the room may answer. Subject:
+# the asker ($asker; avoid marking its gender). Max 34 characters besides
+# $asker.
+asks-room = { $asker } pergunta para todos na sala
+
+# Where: the resolution line: the iOS subtitle of the resolved notification,
+# the Android notification's text, the feed cell. Subject: you, who answered;
+# $answer is the chosen label or the quoted reply. A sentence: capitalised
+# where the language capitalises sentences. Max 24 characters besides $answer.
+answered-by-you = Você respondeu: { $answer }
+
+# Where: as answered-by-you, when someone else answered. Subject: the person
+# who answered ($name; avoid marking their gender); $answer as above. Max 24
+# characters besides $name and $answer.
+answered-by = { $name } respondeu: { $answer }
+
+# Where: a typed reply ($text) quoted inside other lines (resolution, my
+# answer's status). Subject: none (the reply itself, in the language's
+# quotation marks). Max 4 characters besides $text.
 typed-answer = “{ $text }”
-expired = sem resposta, expirada
-cancelled = cancelada
+
+# Where: the resolution line (iOS subtitle, Android text, feed cell) of a
+# question that ran out of time unanswered. Subject: the question. Capitalised
+# where the language capitalises sentences. Max 30 characters.
+expired = Expirou sem resposta
+
+# Where: the resolution line of a question the asker withdrew. Subject: the
+# question. Capitalised where the language capitalises sentences. Max 24
+# characters.
+cancelled = Cancelada
+
+# Where: the feed, under a pending room question. Subject: the people in the
+# room. Max 48 characters.
 anyone-can-answer = qualquer pessoa da sala pode responder
-choose-answer = Escolher resposta ({ $count })
+
+# Where: Android's list of choices (the reply field's label) and the feed's
+# entry that opens the list, for 3 or 4 options; $count is how many (a
+# plural). Subject: you (an instruction). Max 44 characters besides $count.
+choose-answer = Escolher resposta ({ $count ->
+        [one] 1 opção
+       *[other] { $count } opções
+    })
+
+# Where: the Android notification button that opens the list of choices.
+# Subject: you (an instruction). Max 12 characters.
 choose-action = Escolher…
+
+# Where: the notification button that opens the reply field (iOS text action,
+# Android reply action). Subject: you (a button: a verb, as the platform's
+# buttons read). Max 12 characters.
 reply-action = Responder
+
+# Where: the send button of the reply field (iOS keyboard, the feed). Subject:
+# you (a button: a verb). Max 10 characters.
 reply-send = Enviar
+
+# Where: the reply field's placeholder when the asker gave none. Subject: you
+# (an instruction). Max 28 characters.
 reply-placeholder = Digite uma resposta
+
+# Where: the feed, a hint below the buttons of a question that also takes a
+# typed reply. Subject: you (an instruction). Max 32 characters.
 or-type-reply = ou digite uma resposta
+
+# Where: the notification's title when the question itself cannot be shown (an
+# encrypted push this phone cannot open, an unreadable payload). Subject: the
+# question. Max 24 characters.
 fallback-title = Nova pergunta
+
+# Where: that notification's text. Subject: you (an instruction). Max 48
+# characters.
 fallback-body = Abra o app para responder.
-left-under-a-minute = menos de um minuto restante
+
+# Where: the time remaining of a pending question (feed cell, the list of
+# choices), under a minute. Subject: the time. Max 28 characters.
+left-under-a-minute = falta menos de um minuto
+
+# Where: the time remaining, in whole minutes ($n, 1 to 59; a plural).
+# Subject: the time. Max 28 characters besides $n.
 left-minutes =
     { $n ->
-        [one] { $n } min restante
-       *[other] { $n } min restantes
+        [one] falta { $n } min
+       *[other] faltam { $n } min
     }
+
+# Where: the time remaining, in whole hours ($n, 1 to 23; a plural). Subject:
+# the time. Max 28 characters besides $n.
 left-hours =
     { $n ->
-        [one] { $n } h restante
-       *[other] { $n } h restantes
+        [one] falta { $n } h
+       *[other] faltam { $n } h
     }
+
+# Where: the time remaining, in whole days ($n, 1 or more; a plural). Subject:
+# the time. Max 28 characters besides $n.
 left-days =
     { $n ->
-        [one] { $n } dia restante
-       *[other] { $n } dias restantes
+        [one] falta { $n } dia
+       *[other] faltam { $n } dias
     }
-no-time-left = expirada
-answer-queued = { $answer }: na fila, envia quando houver conexão
+
+# Where: the time remaining once the deadline has passed. Subject: the time
+# (or the question). Max 28 characters.
+no-time-left = tempo esgotado
+
+# Where: the status of my own answer: the feed cell and the notification after
+# answering from the lock screen. Saved on the phone, to be sent once online.
+# Subject: the answer ($answer, the label or quoted reply; feminine in de, fr,
+# es, it, pt, ar, he). Max 50 characters besides $answer.
+answer-queued = { $answer }: na fila, será enviada quando houver conexão
+
+# Where: as answer-queued, while it is being sent. Subject: the answer. Max 28
+# characters besides $answer.
 answer-sending = { $answer }: enviando…
-answer-retrying = { $answer }: ainda não enviada ({ $error }); nova tentativa em breve
-answer-rejected = { $answer }: não aceita ({ $error })
-answer-too-late = { $answer }: tarde demais, já resolvida
+
+# Where: as answer-queued, after a failed attempt that will be retried. $cause
+# says why, in words for people (never the raw error): offline (no
+# connection), unreachable (the server did not answer), signed-out (sign in
+# again to send), server-error (the server failed). Subject: the answer. Max
+# 68 characters besides $answer.
+answer-retrying =
+    { $cause ->
+        [offline] { $answer }: ainda não enviada, sem conexão; tentaremos de novo
+        [signed-out] { $answer }: ainda não enviada; entre na sua conta para enviá-la
+        [server-error] { $answer }: ainda não enviada, erro no servidor; tentaremos de novo
+       *[unreachable] { $answer }: ainda não enviada, servidor inacessível; tentaremos de novo
+    }
+
+# Where: as answer-queued, when the server refused the answer for good. $code
+# is the server's HTTP status (422…), or none when unknown. Subject: the
+# answer. Max 48 characters besides $answer and $code.
+answer-rejected =
+    { $code ->
+        [none] { $answer }: recusada pelo servidor
+       *[other] { $answer }: recusada pelo servidor (erro { $code })
+    }
+
+# Where: as answer-queued, when the question closed before my answer arrived.
+# $state says how: answered (by someone else), expired, cancelled, or closed
+# (not known yet). Never say 'already answered' for an expired or cancelled
+# question. Subject: the answer / the question. Max 56 characters besides
+# $answer.
+answer-too-late =
+    { $state ->
+        [answered] { $answer }: tarde demais, outra pessoa já respondeu
+        [expired] { $answer }: tarde demais, a pergunta expirou
+        [cancelled] { $answer }: tarde demais, a pergunta foi cancelada
+       *[other] { $answer }: tarde demais, a pergunta foi encerrada
+    }
+
+# Where: the Android notification's text when a lock-screen reply needs the
+# app (too long to send as is). Subject: you (an instruction). Max 48
+# characters.
 open-app-to-finish = Abra o app para concluir sua resposta
+
+# Where: Android's notification settings: the name of this app's channel.
+# Subject: the questions (a plural noun). Max 24 characters.
 channel-name = Perguntas
-channel-description = Perguntas que você responde pela notificação
-error-text-too-long = Sua resposta tem { $length } caracteres; cabem no máximo { $max }. Abra o app para encurtá-la.
+
+# Where: Android's notification settings: the channel's description. Subject:
+# the questions. Max 70 characters.
+channel-description = Perguntas que você pode responder pela notificação
+
+# Where: the notification's text when a typed reply is longer than the
+# question allows; $length and $max count characters (both 2 or more).
+# Subject: your reply. Max 100 characters besides $length and $max.
+error-text-too-long = Sua resposta tem { $length } caracteres, e o máximo é { $max }. Abra o app para encurtá-la.
+
+# Where: the notification's text when a typed reply reached a question that
+# takes none. Subject: the question. Max 60 characters.
 error-text-not-allowed = Esta pergunta não aceita resposta digitada.
+
+# Where: the notification's text when the reply field was sent empty. Subject:
+# you (an instruction). Max 48 characters.
 error-empty-text = Digite uma resposta primeiro.
-error-unknown-choice = Essa não é uma das respostas oferecidas.
+
+# Where: the notification's text when the chosen answer is not one of the
+# question's options. Subject: that answer. Max 60 characters.
+error-unknown-choice = Essa resposta não está entre as opções.
+
+# Where: the notification's text when an action was not an answer. Subject:
+# you (an instruction). Max 48 characters.
 error-not-an-answer = Abra o app para responder.

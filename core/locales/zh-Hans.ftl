@@ -1,35 +1,176 @@
-# 简体中文
-asks-you = { $asker } 问你
-asks-room = { $asker } 问大家
-answered-by-you = { $answer }，由你回答
-answered-by = { $answer }，由 { $name } 回答
+# 简体中文。称“你”。全角标点；名字与汉字之间留一个空格（{ $asker } 向你提问）。
+
+# Where: the notification's title (iOS title, Android content title, the push
+# alert) and the feed cell's title, for a question asked of you alone.
+# Subject: the asker ($asker, a person or an agent: avoid verbs that mark its
+# gender). Max 30 characters besides $asker.
+asks-you = { $asker } 向你提问
+
+# Where: as asks-you, for a question anyone in the room may answer. Subject:
+# the asker ($asker; avoid marking its gender). Max 34 characters besides
+# $asker.
+asks-room = { $asker } 向大家提问
+
+# Where: the resolution line: the iOS subtitle of the resolved notification,
+# the Android notification's text, the feed cell. Subject: you, who answered;
+# $answer is the chosen label or the quoted reply. A sentence: capitalised
+# where the language capitalises sentences. Max 24 characters besides $answer.
+answered-by-you = 你已回答：{ $answer }
+
+# Where: as answered-by-you, when someone else answered. Subject: the person
+# who answered ($name; avoid marking their gender); $answer as above. Max 24
+# characters besides $name and $answer.
+answered-by = { $name } 已回答：{ $answer }
+
+# Where: a typed reply ($text) quoted inside other lines (resolution, my
+# answer's status). Subject: none (the reply itself, in the language's
+# quotation marks). Max 4 characters besides $text.
 typed-answer = “{ $text }”
-expired = 无人回答，已过期
+
+# Where: the resolution line (iOS subtitle, Android text, feed cell) of a
+# question that ran out of time unanswered. Subject: the question. Capitalised
+# where the language capitalises sentences. Max 30 characters.
+expired = 已过期，无人回答
+
+# Where: the resolution line of a question the asker withdrew. Subject: the
+# question. Capitalised where the language capitalises sentences. Max 24
+# characters.
 cancelled = 已取消
-anyone-can-answer = 房间里任何人都可以回答
-choose-answer = 选择回答（{ $count }）
+
+# Where: the feed, under a pending room question. Subject: the people in the
+# room. Max 48 characters.
+anyone-can-answer = 房间里的任何人都可以回答
+
+# Where: Android's list of choices (the reply field's label) and the feed's
+# entry that opens the list, for 3 or 4 options; $count is how many (a
+# plural). Subject: you (an instruction). Max 44 characters besides $count.
+choose-answer = 选择答案（{ $count } 个选项）
+
+# Where: the Android notification button that opens the list of choices.
+# Subject: you (an instruction). Max 12 characters.
 choose-action = 选择…
+
+# Where: the notification button that opens the reply field (iOS text action,
+# Android reply action). Subject: you (a button: a verb, as the platform's
+# buttons read). Max 12 characters.
 reply-action = 回复
+
+# Where: the send button of the reply field (iOS keyboard, the feed). Subject:
+# you (a button: a verb). Max 10 characters.
 reply-send = 发送
+
+# Where: the reply field's placeholder when the asker gave none. Subject: you
+# (an instruction). Max 28 characters.
 reply-placeholder = 输入回复
+
+# Where: the feed, a hint below the buttons of a question that also takes a
+# typed reply. Subject: you (an instruction). Max 32 characters.
 or-type-reply = 或输入回复
+
+# Where: the notification's title when the question itself cannot be shown (an
+# encrypted push this phone cannot open, an unreadable payload). Subject: the
+# question. Max 24 characters.
 fallback-title = 新问题
-fallback-body = 打开应用来回答。
+
+# Where: that notification's text. Subject: you (an instruction). Max 48
+# characters.
+fallback-body = 打开应用即可回答。
+
+# Where: the time remaining of a pending question (feed cell, the list of
+# choices), under a minute. Subject: the time. Max 28 characters.
 left-under-a-minute = 剩余不到 1 分钟
+
+# Where: the time remaining, in whole minutes ($n, 1 to 59; a plural).
+# Subject: the time. Max 28 characters besides $n.
 left-minutes = 剩余 { $n } 分钟
+
+# Where: the time remaining, in whole hours ($n, 1 to 23; a plural). Subject:
+# the time. Max 28 characters besides $n.
 left-hours = 剩余 { $n } 小时
+
+# Where: the time remaining, in whole days ($n, 1 or more; a plural). Subject:
+# the time. Max 28 characters besides $n.
 left-days = 剩余 { $n } 天
+
+# Where: the time remaining once the deadline has passed. Subject: the time
+# (or the question). Max 28 characters.
 no-time-left = 已过期
-answer-queued = { $answer }：已保存，联网后发送
+
+# Where: the status of my own answer: the feed cell and the notification after
+# answering from the lock screen. Saved on the phone, to be sent once online.
+# Subject: the answer ($answer, the label or quoted reply; feminine in de, fr,
+# es, it, pt, ar, he). Max 50 characters besides $answer.
+answer-queued = { $answer }：等待发送，联网后自动发送
+
+# Where: as answer-queued, while it is being sent. Subject: the answer. Max 28
+# characters besides $answer.
 answer-sending = { $answer }：正在发送…
-answer-retrying = { $answer }：尚未发送（{ $error }）；稍后重试
-answer-rejected = { $answer }：未被接受（{ $error }）
-answer-too-late = { $answer }：太晚了，已有回答
+
+# Where: as answer-queued, after a failed attempt that will be retried. $cause
+# says why, in words for people (never the raw error): offline (no
+# connection), unreachable (the server did not answer), signed-out (sign in
+# again to send), server-error (the server failed). Subject: the answer. Max
+# 68 characters besides $answer.
+answer-retrying =
+    { $cause ->
+        [offline] { $answer }：尚未发送（当前离线），稍后重试
+        [signed-out] { $answer }：尚未发送，登录后即可发送
+        [server-error] { $answer }：尚未发送（服务器出错），稍后重试
+       *[unreachable] { $answer }：尚未发送（无法连接服务器），稍后重试
+    }
+
+# Where: as answer-queued, when the server refused the answer for good. $code
+# is the server's HTTP status (422…), or none when unknown. Subject: the
+# answer. Max 48 characters besides $answer and $code.
+answer-rejected =
+    { $code ->
+        [none] { $answer }：服务器拒绝了此回答
+       *[other] { $answer }：服务器拒绝了此回答（错误 { $code }）
+    }
+
+# Where: as answer-queued, when the question closed before my answer arrived.
+# $state says how: answered (by someone else), expired, cancelled, or closed
+# (not known yet). Never say 'already answered' for an expired or cancelled
+# question. Subject: the answer / the question. Max 56 characters besides
+# $answer.
+answer-too-late =
+    { $state ->
+        [answered] { $answer }：太晚了，已有其他人回答
+        [expired] { $answer }：太晚了，问题已过期
+        [cancelled] { $answer }：太晚了，问题已取消
+       *[other] { $answer }：太晚了，问题已关闭
+    }
+
+# Where: the Android notification's text when a lock-screen reply needs the
+# app (too long to send as is). Subject: you (an instruction). Max 48
+# characters.
 open-app-to-finish = 打开应用完成你的回答
+
+# Where: Android's notification settings: the name of this app's channel.
+# Subject: the questions (a plural noun). Max 24 characters.
 channel-name = 问题
-channel-description = 可以在通知中回答的问题
-error-text-too-long = 你的回复有 { $length } 个字符；最多 { $max } 个。请打开应用缩短。
-error-text-not-allowed = 这个问题不接受输入的回复。
+
+# Where: Android's notification settings: the channel's description. Subject:
+# the questions. Max 70 characters.
+channel-description = 可以直接在通知中回答的问题
+
+# Where: the notification's text when a typed reply is longer than the
+# question allows; $length and $max count characters (both 2 or more).
+# Subject: your reply. Max 100 characters besides $length and $max.
+error-text-too-long = 你的回复有 { $length } 个字符，最多 { $max } 个。请打开应用缩短。
+
+# Where: the notification's text when a typed reply reached a question that
+# takes none. Subject: the question. Max 60 characters.
+error-text-not-allowed = 此问题不接受文字回复。
+
+# Where: the notification's text when the reply field was sent empty. Subject:
+# you (an instruction). Max 48 characters.
 error-empty-text = 请先输入回复。
-error-unknown-choice = 这不是提供的回答之一。
-error-not-an-answer = 打开应用来回答。
+
+# Where: the notification's text when the chosen answer is not one of the
+# question's options. Subject: that answer. Max 60 characters.
+error-unknown-choice = 该答案不在选项中。
+
+# Where: the notification's text when an action was not an answer. Subject:
+# you (an instruction). Max 48 characters.
+error-not-an-answer = 打开应用即可回答。

@@ -1,17 +1,18 @@
 //! The feed (spec 6.2): the questions this user can see, newest first, each
 //! as a cell the app draws as is.
 //! - two options: inline buttons in array order, with their styles;
-//! - three or four: one "Choose an answer (N)" entry opening a sheet that
+//! - three or four: one "Choose an answer (N options)" entry opening a sheet that
 //!   lists them in order, with the time remaining;
 //! - text-only: a field with Send; options plus text: "or type a reply";
-//! - resolved: "Approve, by you" / "Prod, by Federica"; expired: "no
-//!   answer, expired"; cancelled: neutral; a pending room question: "anyone
-//!   in the room can answer";
-//! - and where my own answer stands (queued, sending, retrying, refused).
+//! - resolved: "You answered: Approve" / "Federica answered: Prod";
+//!   expired: "Expired with no answer"; cancelled: neutral; a pending room
+//!   question: "anyone in the room can answer";
+//! - and where my own answer stands (queued, sending, retrying and why,
+//!   refused, too late and why), never with raw error text.
 
 use chrono::{DateTime, Utc};
 
-use crate::present::copy::{AnswerLine, Copy};
+use crate::present::copy::{AnswerLine, Copy, SendFailure};
 use crate::protocol::{AnswerSubmission, OptionStyle, Question, QuestionState, ResponderScope};
 use crate::store::{AnswerState, OutboxEntry, Store, StoreError};
 
@@ -28,7 +29,7 @@ pub struct FeedButton {
 /// Three or four options: one entry that opens a sheet.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChooseEntry {
-    /// "Choose an answer (4)".
+    /// "Choose an answer (4 options)".
     pub title: String,
     pub count: u32,
     /// The sheet, in array order.
@@ -50,7 +51,7 @@ pub struct TextField {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MyAnswer {
     pub state: AnswerState,
-    /// One line for the cell: "Approve: queued, sends when online".
+    /// One line for the cell: "Approve: queued, will send when you're online".
     pub status: String,
     /// Offer a retry button (a failed attempt waiting for its next try).
     pub can_retry: bool,
@@ -71,7 +72,7 @@ pub struct FeedCell {
     pub buttons: Vec<FeedButton>,
     pub choose: Option<ChooseEntry>,
     pub text_field: Option<TextField>,
-    /// "Approve, by you", "no answer, expired", "cancelled".
+    /// "You answered: Approve", "Expired with no answer", "Cancelled".
     pub resolution: Option<String>,
     /// "anyone in the room can answer" on pending room questions.
     pub room_hint: Option<String>,
@@ -95,7 +96,7 @@ fn summary(body: &AnswerSubmission, labels: &[FeedButton], copy: &Copy) -> Strin
 }
 
 /// Where my answer stands, in one line for a feed cell or a notification:
-/// "Approve: queued, sends when online", "Approve, by you".
+/// "Approve: queued, will send when you're online", "You answered: Approve".
 pub(crate) fn my_answer(
     e: &OutboxEntry,
     buttons: &[FeedButton],
@@ -104,14 +105,22 @@ pub(crate) fn my_answer(
     copy: &Copy,
 ) -> MyAnswer {
     let what = summary(&e.body, buttons, copy);
-    let error = e.last_error.as_deref().unwrap_or("");
-    let line = |l: AnswerLine| copy.answer_line(l, &what, error);
+    // The stored failure is read back as its cause; its raw detail (the
+    // server's or the network stack's English) is for logs, never shown.
+    let failure = SendFailure::from_record(e.last_error.as_deref().unwrap_or(""));
+    let line = |l: AnswerLine| copy.answer_line(l, &what);
     let (status, can_retry) = match e.state {
-        AnswerState::Queued if e.attempts > 0 => (line(AnswerLine::Retrying), true),
+        AnswerState::Queued if e.attempts > 0 => (line(AnswerLine::Retrying(failure)), true),
         AnswerState::Queued => (line(AnswerLine::Queued), false),
         AnswerState::Sending => (line(AnswerLine::Sending), false),
-        AnswerState::Rejected => (line(AnswerLine::Rejected), false),
-        AnswerState::AlreadyResolved => (line(AnswerLine::TooLate), false),
+        AnswerState::Rejected => {
+            let code = match failure {
+                SendFailure::Refused(code) => code,
+                _ => None,
+            };
+            (line(AnswerLine::Rejected { code }), false)
+        }
+        AnswerState::AlreadyResolved => (line(AnswerLine::TooLate(q.state)), false),
         AnswerState::Answered => (copy.resolution(q, Some(me)).unwrap_or(what), false),
     };
     MyAnswer {

@@ -185,7 +185,7 @@ fn feed_cells_follow_the_spec() {
     let choose = four.choose.as_ref().unwrap();
     assert_eq!(
         (choose.title.as_str(), choose.count),
-        ("Choose an answer (4)", 4)
+        ("Choose an answer (4 options)", 4)
     );
     assert_eq!(
         choose
@@ -222,7 +222,7 @@ fn feed_cells_follow_the_spec() {
     let mine = both.my_answer.as_ref().unwrap();
     assert_eq!(
         (mine.state, mine.status.as_str()),
-        (AnswerState::Queued, "YES: queued, sends when online")
+        (AnswerState::Queued, "YES: queued, will send when you’re online")
     );
     assert!(!both.answerable, "an answer is already on its way");
 
@@ -231,5 +231,5 @@ fn feed_cells_follow_the_spec() {
     assert!(later
         .iter()
         .all(|c| c.state == QuestionState::Expired && !c.answerable));
-    assert_eq!(later[3].resolution.as_deref(), Some("no answer, expired"));
+    assert_eq!(later[3].resolution.as_deref(), Some("Expired with no answer"));
 }

@@ -525,7 +525,7 @@ fn the_terminal_device_answers_by_key_and_the_asker_gets_it() {
     let buttons = phone.wait_for("[1] Approve");
     assert!(buttons.contains("[2] Deny"), "{buttons}");
     phone.key("1");
-    phone.wait_for("delivered: Approve, by you");
+    phone.wait_for("delivered: You answered: Approve");
     let (code, out, _) = finish(asker);
     assert_eq!((code, out.as_str()), (0, "approve\n"));
 }
@@ -549,7 +549,7 @@ fn an_offline_device_queues_the_answer_and_delivers_it_when_back_online() {
         "nothing reached the asker while offline"
     );
     phone.key("online");
-    phone.wait_for("delivered: Deny, by you");
+    phone.wait_for("delivered: You answered: Deny");
     let (code, out, _) = finish(asker);
     assert_eq!((code, out.as_str()), (0, "deny\n"));
 }
@@ -588,9 +588,9 @@ fn a_question_answered_on_one_device_is_withdrawn_from_another() {
     federica.wait_for("CI asks the room");
     bobs.wait_for("[Android] CI asks the room");
     federica.key("1");
-    federica.wait_for("delivered: Europe, by you");
+    federica.wait_for("delivered: You answered: Europe");
     let line = bobs.wait_for("withdrawn:");
-    assert!(line.contains("Europe, by Federica"), "{line}");
+    assert!(line.contains("Federica answered: Europe"), "{line}");
     let (code, out, _) = finish(asker);
     assert_eq!((code, out.as_str()), (0, "eu\n"));
 }
@@ -652,7 +652,7 @@ fn the_terminal_device_keeps_a_too_long_reply_as_a_draft_like_the_apps() {
     );
     // A reply that fits is sent, and the draft it replaces is gone.
     phone.key("t short one");
-    phone.wait_for("delivered: “short one”, by you");
+    phone.wait_for("delivered: You answered: “short one”");
     assert_eq!(app.draft(id).unwrap(), None);
 }
 

@@ -120,7 +120,7 @@ async fn an_offline_answer_survives_a_restart_and_reaches_the_asker_once() {
         "one answer, one key"
     );
     let cell = &feed(&store, &f.bob, chrono::Utc::now(), Copy::english()).unwrap()[0];
-    assert_eq!(cell.resolution.as_deref(), Some("Approve, by you"));
+    assert_eq!(cell.resolution.as_deref(), Some("You answered: Approve"));
     assert!(!cell.answerable);
 }
 
@@ -161,7 +161,7 @@ async fn two_devices_answer_at_once_and_exactly_one_wins() {
     let cell = &feed(loser, loser_id, chrono::Utc::now(), Copy::english()).unwrap()[0];
     assert_eq!(
         cell.resolution.as_deref(),
-        Some(format!("{winner_label}, by {winner_name}").as_str())
+        Some(format!("{winner_name} answered: {winner_label}").as_str())
     );
     assert_eq!(
         cell.my_answer.as_ref().unwrap().state,
@@ -239,11 +239,11 @@ async fn refused_answers_are_not_retried_and_sync_learns_outcomes() {
     };
     assert_eq!(
         by_id(&answered["id"]).resolution.as_deref(),
-        Some("Deny, by Alice")
+        Some("Alice answered: Deny")
     );
     assert_eq!(
         by_id(&cancelled["id"]).resolution.as_deref(),
-        Some("cancelled")
+        Some("Cancelled")
     );
     assert_eq!(
         by_id(&fresh["id"]).room_hint.as_deref(),

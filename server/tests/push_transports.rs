@@ -259,7 +259,7 @@ async fn apns_sends_signed_http2_requests_with_the_right_headers() {
     assert_eq!(aps["interruption-level"], "passive");
     assert!(aps.get("sound").is_none() && aps.get("category").is_none());
     assert!(aps.get("content-available").is_none());
-    assert_eq!(aps["alert"]["subtitle"], "cancelled");
+    assert_eq!(aps["alert"]["subtitle"], "Cancelled");
     assert_eq!(aps["thread-id"], body["aps"]["thread-id"]);
     let Ok(Push::Resolved(n)) = decode_apns(&body2.to_string()) else {
         panic!("the phone decodes the resolution")
@@ -786,7 +786,7 @@ async fn sealed_pushes_are_opaque_to_the_gateways_and_present_as_plain_ones() {
             .unwrap()
             .unwrap()
             .subtitle,
-        "LabelSecretYes, by Federica"
+        "Federica answered: LabelSecretYes"
     );
     // FCM: the same, through the data map.
     let sends = flog.lock().unwrap().sends.clone();

@@ -221,7 +221,7 @@ async fn a_resolution_reaches_the_other_phone_answered_expired_or_cancelled() {
                "options": [{"value": "approve", "label": "Approve"}, {"value": "deny", "label": "Deny", "style": "danger"}]})
     };
 
-    // 1. Answered on Android: Bob's iPhone shows "Approve, by Alice", no buttons.
+    // 1. Answered on Android: Bob's iPhone shows "Alice answered: Approve", no buttons.
     let q1 = f.ask(ask("Deploy v1.4.0?")).await["id"]
         .as_str()
         .unwrap()
@@ -249,17 +249,17 @@ async fn a_resolution_reaches_the_other_phone_answered_expired_or_cancelled() {
     assert_eq!(
         bob.screen[&q1],
         Shown {
-            subtitle: "Approve, by Alice".into(),
+            subtitle: "Alice answered: Approve".into(),
             actions: 0
         }
     );
     assert_eq!(bob.screen.len(), 1, "replaced in place, not added");
-    assert_eq!(bob.feed_line(&q1), "Approve, by Alice");
+    assert_eq!(bob.feed_line(&q1), "Alice answered: Approve");
     // Alice's own phone gets the resolution too and withdraws it.
     let (_, p) = &alice.pushes(&f, 1).await[0];
     alice.android_receive(p);
     assert!(alice.screen.is_empty());
-    assert_eq!(alice.feed_line(&q1), "Approve, by you");
+    assert_eq!(alice.feed_line(&q1), "You answered: Approve");
 
     // 2. Answered on the iPhone (Bob's phone now online): Alice's Android
     //    notification is withdrawn, and her feed shows who answered.
@@ -279,10 +279,10 @@ async fn a_resolution_reaches_the_other_phone_answered_expired_or_cancelled() {
     assert_eq!(format, "fcm");
     assert_eq!(alice.android_receive(&p), q2);
     assert!(!alice.screen.contains_key(&q2), "withdrawn");
-    assert_eq!(alice.feed_line(&q2), "Deny, by Bob");
+    assert_eq!(alice.feed_line(&q2), "Bob answered: Deny");
     let (_, p) = &bob.pushes(&f, 1).await[0];
     bob.ios_receive(p);
-    assert_eq!(bob.screen[&q2].subtitle, "Deny, by you");
+    assert_eq!(bob.screen[&q2].subtitle, "You answered: Deny");
 
     // 3. Expired and 4. cancelled: both phones learn it from the push alone.
     let q3 = f.ask(ask("Rotate the keys?")).await["id"]
@@ -311,20 +311,20 @@ async fn a_resolution_reaches_the_other_phone_answered_expired_or_cancelled() {
     assert_eq!(
         bob.screen[&q3],
         Shown {
-            subtitle: "no answer, expired".into(),
+            subtitle: "Expired with no answer".into(),
             actions: 0
         }
     );
     assert_eq!(
         bob.screen[&q4],
         Shown {
-            subtitle: "cancelled".into(),
+            subtitle: "Cancelled".into(),
             actions: 0
         }
     );
     assert!(!alice.screen.contains_key(&q3) && !alice.screen.contains_key(&q4));
-    assert_eq!(bob.feed_line(&q3), "no answer, expired");
-    assert_eq!(alice.feed_line(&q4), "cancelled");
+    assert_eq!(bob.feed_line(&q3), "Expired with no answer");
+    assert_eq!(alice.feed_line(&q4), "Cancelled");
 }
 
 /// Reconciliation at launch: pushes are lossy (APNs keeps only the newest
@@ -369,7 +369,7 @@ async fn reconciliation_posts_what_was_missed_and_replaces_what_resolved() {
     );
     assert_eq!(plan.resolved.len(), 1);
     assert_eq!(plan.resolved[0].identifier, shown_id);
-    assert_eq!(plan.resolved[0].subtitle, "Approve, by Alice");
+    assert_eq!(plan.resolved[0].subtitle, "Alice answered: Approve");
     assert!(plan.remove.is_empty());
 
     // The next launch: the missed one was posted, then dismissed by the
@@ -394,7 +394,7 @@ async fn reconciliation_posts_what_was_missed_and_replaces_what_resolved() {
     let plan = phone
         .reconcile(std::slice::from_ref(&late), in_an_hour)
         .unwrap();
-    assert_eq!(plan.resolved[0].subtitle, "no answer, expired");
+    assert_eq!(plan.resolved[0].subtitle, "Expired with no answer");
 }
 
 /// Through the whole server: a device registers its public key, and every
@@ -458,7 +458,7 @@ async fn a_device_with_a_key_gets_sealed_pushes_through_the_server() {
         "{resolved}"
     );
     bob.ios_receive(&resolved);
-    assert_eq!(bob.screen[&q].subtitle, "SecretYes, by Alice");
+    assert_eq!(bob.screen[&q].subtitle, "Alice answered: SecretYes");
 
     let (status, body) = f
         .call(

@@ -240,7 +240,7 @@ pub fn localized_copy(
     args_json: String,
 ) -> Result<String, QpError> {
     use qp_core::answer::ActionError;
-    use qp_core::present::copy::AnswerLine;
+    use qp_core::present::copy::{AnswerLine, SendFailure};
     let copy = Copy::for_languages(&languages);
     let a: serde_json::Value =
         serde_json::from_str(&args_json).map_err(|e| invalid(format!("args: {e}")))?;
@@ -281,23 +281,42 @@ pub fn localized_copy(
             other => return Err(invalid(format!("unknown message {other}"))),
         },
         "answer_line" => {
+            // `error`: the outbox's stored failure, read back as its cause;
+            // `state`: the question's, for the too-late line.
+            let failure = SendFailure::from_record(&s("error"));
             let line = match s("line").as_str() {
                 "queued" => AnswerLine::Queued,
                 "sending" => AnswerLine::Sending,
-                "retrying" => AnswerLine::Retrying,
-                "rejected" => AnswerLine::Rejected,
-                _ => AnswerLine::TooLate,
+                "retrying" => AnswerLine::Retrying(failure),
+                "rejected" => AnswerLine::Rejected {
+                    code: match failure {
+                        SendFailure::Refused(code) => code,
+                        _ => None,
+                    },
+                },
+                _ => AnswerLine::TooLate(match s("state").as_str() {
+                    "answered" => qp_core::protocol::QuestionState::Answered,
+                    "expired" => qp_core::protocol::QuestionState::Expired,
+                    "cancelled" => qp_core::protocol::QuestionState::Cancelled,
+                    _ => qp_core::protocol::QuestionState::Pending,
+                }),
             };
             let answer = match a["text"].as_str() {
                 Some(t) => copy.typed(t),
                 None => copy.embed(&s("label")),
             };
-            copy.answer_line(line, &answer, &s("error"))
+            copy.answer_line(line, &answer)
         }
-        "action_error" => copy.action_error(&ActionError::TextTooLong {
-            text: String::new(),
-            max_length: n("max") as u32,
-            length: n("length") as u32,
+        "action_error" => copy.action_error(&match s("error").as_str() {
+            "text_not_allowed" => ActionError::TextNotAllowed,
+            "empty_text" => ActionError::EmptyText,
+            "unknown_choice" => ActionError::UnknownChoice(String::new()),
+            "unknown_action" => ActionError::UnknownAction(String::new()),
+            _ => ActionError::TextTooLong {
+                text: String::new(),
+                max_length: n("max") as u32,
+                length: n("length") as u32,
+            },
         }),
         "fallback" => {
             let f = payload::fallback(None, None, &copy);

@@ -47,7 +47,7 @@ fn a_received_push_is_held_and_answered_once() {
         .unwrap();
     assert!(first.is_new);
     assert_eq!(first.state, AnswerState::Queued);
-    assert_eq!(first.status, "Approve: queued, sends when online");
+    assert_eq!(first.status, "Approve: queued, will send when you’re online");
     // A second tap (or the app) keeps the first answer: one answer, one key.
     let second = p
         .answer_action("q_1", &option_action_id("deny"), None)
@@ -55,7 +55,7 @@ fn a_received_push_is_held_and_answered_once() {
     assert!(!second.is_new);
     assert_eq!(
         p.answer_status("q_1").unwrap().unwrap().status,
-        "Approve: queued, sends when online"
+        "Approve: queued, will send when you’re online"
     );
 }
 
@@ -95,7 +95,7 @@ fn in_app_answers_are_trimmed_and_checked() {
     let ok = p
         .answer_in_app("q_1", None, Some("  ship it  ".into()))
         .unwrap();
-    assert_eq!(ok.status, "“ship it”: queued, sends when online");
+    assert_eq!(ok.status, "“ship it”: queued, will send when you’re online");
     assert!(matches!(
         p.answer_in_app("q_unknown", None, Some("x".into())),
         Err(PhoneError::UnknownQuestion(_))

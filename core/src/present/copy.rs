@@ -18,6 +18,15 @@
 //! their direction may differ from the sentence's: always in a right-to-left
 //! language, and in a left-to-right one when the embedded text has
 //! right-to-left letters. ASCII names in English read exactly as before.
+//! A sentence that would begin with such isolated text starts with a
+//! direction mark (U+200F RLM in a right-to-left language, U+200E LRM in a
+//! left-to-right one), so a display that does not skip isolated text to
+//! find the paragraph's direction (watches, cars) still gets it right.
+//!
+//! Failures are told as a few localized causes ([`SendFailure`]: offline,
+//! server unreachable, signed out, refused by the server with its code,
+//! server error), never as the network stack's or the server's English; the
+//! raw detail stays in the outbox record and the logs.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -41,6 +50,9 @@ pub const FALLBACK_LANGUAGE: &str = "en";
 /// U+2068 FIRST STRONG ISOLATE and U+2069 POP DIRECTIONAL ISOLATE.
 const FSI: char = '\u{2068}';
 const PDI: char = '\u{2069}';
+/// U+200F RIGHT-TO-LEFT MARK and U+200E LEFT-TO-RIGHT MARK.
+const RLM: char = '\u{200F}';
+const LRM: char = '\u{200E}';
 
 type Bundle = FluentBundle<FluentResource>;
 
@@ -126,9 +138,116 @@ fn with_chinese_script(mut l: LanguageIdentifier) -> LanguageIdentifier {
 pub enum AnswerLine {
     Queued,
     Sending,
-    Retrying,
-    Rejected,
-    TooLate,
+    /// A failed attempt, to be tried again; why, for a person.
+    Retrying(SendFailure),
+    /// Refused for good by the server, with its HTTP status when known.
+    Rejected {
+        code: Option<u16>,
+    },
+    /// The question was closed before the answer arrived: answered by
+    /// someone else, expired or cancelled (its state as the phone knows it).
+    TooLate(QuestionState),
+}
+
+/// Why an answer has not reached the server, as a person is told it. The
+/// outbox keeps it as a tag before the raw detail ([`SendFailure::record`]),
+/// which only logs show.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SendFailure {
+    /// The phone has no connection (the name did not resolve, no network).
+    Offline,
+    /// The server could not be reached (refused, timed out, TLS failed).
+    Unreachable,
+    /// No token, or the server no longer takes it (401).
+    SignedOut,
+    /// The server refused the answer for good (400, 403, 404, 422).
+    Refused(Option<u16>),
+    /// The server failed or is overloaded (5xx, 429, an unreadable reply).
+    ServerError,
+}
+
+impl SendFailure {
+    /// The cause of an HTTP status the server answered with.
+    pub fn of_status(status: u16) -> SendFailure {
+        match status {
+            401 => SendFailure::SignedOut,
+            408 => SendFailure::Unreachable,
+            400 | 403 | 404 | 422 => SendFailure::Refused(Some(status)),
+            _ => SendFailure::ServerError,
+        }
+    }
+
+    /// The cause of a network failure, from its error chain ("error sending
+    /// request: dns error: failed to lookup address information…").
+    pub fn of_network_error(detail: &str) -> SendFailure {
+        const OFFLINE: [&str; 8] = [
+            "dns error",
+            "failed to lookup address",
+            "name or service not known",
+            "nodename nor servname",
+            "temporary failure in name resolution",
+            "no address associated",
+            "network is unreachable",
+            "not connected to the internet",
+        ];
+        let d = detail.to_ascii_lowercase();
+        if OFFLINE.iter().any(|p| d.contains(p)) {
+            SendFailure::Offline
+        } else {
+            SendFailure::Unreachable
+        }
+    }
+
+    /// The text the outbox stores: the cause's tag, then the raw detail for
+    /// logs ("refused 422: text: must be at most 40 characters").
+    pub fn record(self, detail: &str) -> String {
+        let tag = match self {
+            SendFailure::Offline => "offline".to_string(),
+            SendFailure::Unreachable => "unreachable".to_string(),
+            SendFailure::SignedOut => "signed-out".to_string(),
+            SendFailure::ServerError => "server-error".to_string(),
+            SendFailure::Refused(Some(code)) => format!("refused {code}"),
+            SendFailure::Refused(None) => "refused".to_string(),
+        };
+        format!("{tag}: {detail}")
+    }
+
+    /// Reads a stored text back. Text stored before the tags existed (an
+    /// older version's "server answered 503: …", "not signed in", a network
+    /// error) is classified by what it says.
+    pub fn from_record(stored: &str) -> SendFailure {
+        let tag = stored.split(": ").next().unwrap_or_default();
+        match tag {
+            "offline" => return SendFailure::Offline,
+            "unreachable" => return SendFailure::Unreachable,
+            "signed-out" | "not signed in" => return SendFailure::SignedOut,
+            "server-error" | "unreadable answer from the server" => {
+                return SendFailure::ServerError
+            }
+            "refused" => return SendFailure::Refused(None),
+            _ => {}
+        }
+        if let Some(code) = tag.strip_prefix("refused ") {
+            return SendFailure::Refused(code.parse().ok());
+        }
+        if let Some(code) = tag.strip_prefix("server answered ") {
+            if let Ok(status) = code.parse() {
+                return SendFailure::of_status(status);
+            }
+        }
+        SendFailure::of_network_error(stored)
+    }
+
+    /// The selector the message files switch on.
+    fn key(self) -> &'static str {
+        match self {
+            SendFailure::Offline => "offline",
+            SendFailure::Unreachable => "unreachable",
+            SendFailure::SignedOut => "signed-out",
+            SendFailure::Refused(_) => "refused",
+            SendFailure::ServerError => "server-error",
+        }
+    }
 }
 
 /// The words of one person's languages. Cheap to clone (shared bundles).
@@ -216,6 +335,12 @@ impl Copy {
     }
 
     fn message(&self, id: &str, args: Option<&FluentArgs>) -> String {
+        self.anchored(self.fragment(id, args))
+    }
+
+    /// A message as a part of another sentence: without the direction mark,
+    /// which only the whole sentence takes.
+    fn fragment(&self, id: &str, args: Option<&FluentArgs>) -> String {
         for b in &self.chain {
             if let Some(pattern) = b.get_message(id).and_then(|m| m.value()) {
                 let mut errors = Vec::new();
@@ -223,6 +348,22 @@ impl Copy {
             }
         }
         id.to_string() // a message missing everywhere shows its id, never panics
+    }
+
+    /// A sentence whose first directional text is isolated (a name, a label)
+    /// gets the sentence's direction mark in front, so its direction does not
+    /// depend on the display skipping isolates.
+    fn anchored(&self, text: String) -> String {
+        for c in text.chars() {
+            if c == FSI || c == '\u{2066}' || c == '\u{2067}' {
+                let mark = if self.rtl { RLM } else { LRM };
+                return format!("{mark}{text}");
+            }
+            if c == RLM || c == LRM || c == '\u{061C}' || c.is_alphabetic() {
+                break; // the sentence's own letters (or a mark) come first
+            }
+        }
+        text
     }
 
     fn with(&self, id: &str, pairs: &[(&str, FluentValue<'_>)]) -> String {
@@ -246,14 +387,18 @@ impl Copy {
         self.with(id, &[("asker", self.text_arg(asker))])
     }
 
-    /// A typed reply as the feed quotes it: “CI is red”.
+    /// A typed reply as the feed quotes it: “CI is red”. A part of the
+    /// sentences that embed it (resolution, status lines).
     pub fn typed(&self, text: &str) -> String {
-        self.with("typed-answer", &[("text", self.text_arg(text))])
+        let mut args = FluentArgs::new();
+        args.set("text", self.text_arg(text));
+        self.fragment("typed-answer", Some(&args))
     }
 
-    /// The line of a resolved question: "Approve, by you", "Prod, by
-    /// Federica", "“CI is red”, by you", "no answer, expired", "cancelled";
-    /// `None` while pending. `me` is this device's user id.
+    /// The line of a resolved question: "You answered: Approve", "Federica
+    /// answered: Prod", "You answered: “CI is red”", "Expired with no
+    /// answer", "Cancelled"; `None` while pending. `me` is this device's
+    /// user id. It is the iOS subtitle of the resolved notification.
     pub fn resolution(&self, q: &Question, me: Option<&str>) -> Option<String> {
         match q.state {
             QuestionState::Pending => None,
@@ -297,7 +442,7 @@ impl Copy {
         self.with(id, &[("n", FluentValue::from(n))])
     }
 
-    /// "Choose an answer (4)".
+    /// "Choose an answer (4 options)".
     pub fn choose_answer(&self, count: usize) -> String {
         self.with(
             "choose-answer",
@@ -305,23 +450,40 @@ impl Copy {
         )
     }
 
-    /// Where this device's answer stands: "Approve: queued, sends when online".
-    /// `answer` is already display text (an embedded label or a quoted reply).
-    pub fn answer_line(&self, line: AnswerLine, answer: &str, error: &str) -> String {
-        let id = match line {
-            AnswerLine::Queued => "answer-queued",
-            AnswerLine::Sending => "answer-sending",
-            AnswerLine::Retrying => "answer-retrying",
-            AnswerLine::Rejected => "answer-rejected",
-            AnswerLine::TooLate => "answer-too-late",
-        };
-        self.with(
-            id,
-            &[
-                ("answer", FluentValue::from(answer.to_string())),
-                ("error", self.text_arg(error)),
-            ],
-        )
+    /// Where this device's answer stands: "Approve: queued, will send when
+    /// you're online", "Approve: not sent yet, server unreachable; will
+    /// retry", "Approve: too late, the question expired". `answer` is
+    /// already display text (an embedded label or a quoted reply). No raw
+    /// error text ever reaches it: failures are their localized cause.
+    pub fn answer_line(&self, line: AnswerLine, answer: &str) -> String {
+        let answer = ("answer", FluentValue::from(answer.to_string()));
+        match line {
+            AnswerLine::Queued => self.with("answer-queued", &[answer]),
+            AnswerLine::Sending => self.with("answer-sending", &[answer]),
+            AnswerLine::Retrying(cause) => self.with(
+                "answer-retrying",
+                &[answer, ("cause", FluentValue::from(cause.key()))],
+            ),
+            AnswerLine::Rejected { code } => {
+                let code = code.map_or("none".to_string(), |c| c.to_string());
+                self.with(
+                    "answer-rejected",
+                    &[answer, ("code", FluentValue::from(code))],
+                )
+            }
+            AnswerLine::TooLate(state) => {
+                let state = match state {
+                    QuestionState::Answered => "answered",
+                    QuestionState::Expired => "expired",
+                    QuestionState::Cancelled => "cancelled",
+                    QuestionState::Pending => "closed",
+                };
+                self.with(
+                    "answer-too-late",
+                    &[answer, ("state", FluentValue::from(state))],
+                )
+            }
+        }
     }
 
     /// Why a notification action did not become an answer, for a person.
@@ -446,12 +608,17 @@ mod tests {
         );
         assert_eq!(
             en.title(ResponderScope::Room, "בוט"),
-            "\u{2068}בוט\u{2069} asks the room"
+            "\u{200E}\u{2068}בוט\u{2069} asks the room"
         );
         let he = Copy::for_languages(&["he"]);
         assert_eq!(
             he.title(ResponderScope::Direct, "Release Bot"),
-            "\u{2068}Release Bot\u{2069} שואל/ת אותך"
+            "שאלה מ־\u{2068}Release Bot\u{2069}"
+        );
+        let ar = Copy::for_languages(&["ar"]);
+        assert_eq!(
+            ar.answer_line(AnswerLine::Sending, &ar.embed("Approve")),
+            "\u{200F}\u{2068}Approve\u{2069}: جارٍ الإرسال…"
         );
     }
 }

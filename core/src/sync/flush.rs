@@ -5,6 +5,7 @@
 //! the one backoff policy ([`RetryPolicy::PHONE_ANSWER`]), across restarts.
 
 use super::{server_message, PhoneClient, Reply, SyncError};
+use crate::present::copy::SendFailure;
 use crate::protocol::{Question, QuestionState};
 use crate::retry::RetryPolicy;
 use crate::store::{now_ms, AnswerState, Store};
@@ -63,17 +64,17 @@ pub async fn flush(store: &Store, client: &PhoneClient) -> Result<FlushReport, S
         };
         match reply {
             Err(SyncError::NotSignedIn) => {
-                retry("not signed in".into())?;
+                retry(SendFailure::SignedOut.record("not signed in"))?;
                 report.will_retry += 1;
             }
             Err(e) => return Err(e),
             Ok(Reply::Unreachable(error)) => {
-                retry(error)?;
+                retry(SendFailure::of_network_error(&error).record(&error))?;
                 report.will_retry += 1;
             }
             Ok(Reply::Status(200, bytes)) => {
                 let Ok(q) = serde_json::from_slice::<Question>(&bytes) else {
-                    retry("unreadable answer from the server".into())?;
+                    retry(SendFailure::ServerError.record("unreadable answer from the server"))?;
                     report.will_retry += 1;
                     continue;
                 };
@@ -93,17 +94,17 @@ pub async fn flush(store: &Store, client: &PhoneClient) -> Result<FlushReport, S
                 }
             }
             Ok(Reply::Status(status @ (400 | 403 | 404 | 422), bytes)) => {
-                let message = server_message(&bytes);
+                let message = SendFailure::Refused(Some(status)).record(&server_message(&bytes));
                 log::warn!("answer to {} refused: {status}", entry.question_id);
                 store.finish_answer(entry.id, AnswerState::Rejected, Some(&message), now_ms())?;
                 report.rejected += 1;
             }
             Ok(Reply::Status(status, bytes)) => {
                 // 401 (token being refreshed), 408, 429, 5xx: try again later.
-                retry(format!(
+                retry(SendFailure::of_status(status).record(&format!(
                     "server answered {status}: {}",
                     server_message(&bytes)
-                ))?;
+                )))?;
                 report.will_retry += 1;
             }
         }

@@ -60,7 +60,7 @@ func runEndToEnd(_ r: Runner) async {
     _ = try? app.retry(questionId: qid)
     let report = try? await app.flush()
     r.check("e2e: answered once online", report?.answered == 1 && report?.withdraw == [qid], "\(String(describing: report))")
-    r.check("e2e: feed says by you", (try? app.feed())?.first?.resolution == "Approve, by you", "\(String(describing: (try? app.feed())?.first))")
+    r.check("e2e: feed says by you", (try? app.feed())?.first?.resolution == "You answered: Approve", "\(String(describing: (try? app.feed())?.first))")
     let sync = try? await app.sync()
     r.check("e2e: sync works", sync != nil)
 

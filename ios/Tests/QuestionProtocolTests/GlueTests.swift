@@ -225,7 +225,7 @@ final class GlueTests: XCTestCase {
         XCTAssertEqual(s1, 200)
         let (s2, _) = try await http("POST", "/api/agent/questions/\(cancelled.id)/cancel", token: env("QP_E2E_AGENT_TOKEN"))
         XCTAssertEqual(s2, 200)
-        for (q, words) in [(answered, "Approve, by you"), (cancelled, "cancelled")] {
+        for (q, words) in [(answered, "You answered: Approve"), (cancelled, "Cancelled")] {
             let now = try await serverQuestion(q.id)
             let payload = try encodeApnsResolvedPayload(questionJson: now.json, me: env("QP_E2E_USER")).json
             let service = TestService(url: dead, store: store)
@@ -242,7 +242,7 @@ final class GlueTests: XCTestCase {
         }
         let shown = delivered()
         XCTAssertEqual(shown.count, 2, "replaced, not added")
-        XCTAssertEqual(Set(shown.map { $0.request.content.subtitle }), ["Approve, by you", "cancelled"])
+        XCTAssertEqual(Set(shown.map { $0.request.content.subtitle }), ["You answered: Approve", "Cancelled"])
     }
 
     // Launch: the push of one question never came and another was resolved
@@ -261,7 +261,7 @@ final class GlueTests: XCTestCase {
         let lifecycle = QPAppLifecycle(core: app, refreshIdentifier: "test.refresh.\(UUID().uuidString)")
         _ = await lifecycle.start(notificationCenter: NotificationCenter()).value
         let byId = Dictionary(delivered().map { ($0.request.identifier, $0.request.content) }, uniquingKeysWith: { a, _ in a })
-        XCTAssertEqual(byId[shown.id]?.subtitle, "Deny, by you")
+        XCTAssertEqual(byId[shown.id]?.subtitle, "You answered: Deny")
         XCTAssertEqual(byId[shown.id]?.categoryIdentifier, "")
         XCTAssertEqual(byId[missed.id]?.body, "Scale the workers?")
         XCTAssertEqual(byId[missed.id]?.categoryIdentifier, "qp.q.\(missed.id)")

@@ -143,7 +143,7 @@ class AndroidGlueTest {
         // The receiver tried to send at once (the server is unreachable here)
         // and handed the answer to background work.
         val cell = core.feed().single()
-        assertTrue(cell.myAnswer!!.status, cell.myAnswer!!.status.startsWith("“ship it”: not sent yet ("))
+        assertEquals("“ship it”: not sent yet, server unreachable; will retry", cell.myAnswer!!.status)
         assertTrue(cell.myAnswer!!.canRetry)
         val updated = posted("q_text")
         assertNull("no buttons left to tap (and no spinner)", updated.actions)
@@ -158,12 +158,12 @@ class AndroidGlueTest {
         val n = posted("q_pick")
         assertEquals(listOf("Choose…", "Reply"), n.actions.map { it.title.toString() })
         tap(n, 0, "Production")
-        assertTrue(core.feed().single().myAnswer!!.status.startsWith("Production: not sent yet ("))
+        assertEquals("Production: not sent yet, server unreachable; will retry", core.feed().single().myAnswer!!.status)
 
         notifier.onDataMessage(encodeFcmPayload(toJson(question("q_long", opts, true))).data)
         val receiver = tap(posted("q_long"), 1, "x".repeat(25))
         val needs = receiver.lastOutcome as QuestionAnswerReceiver.Outcome.NeedsApp
-        assertEquals("Your reply has 25 characters; at most 20 fit. Open the app to shorten it.", needs.message)
+        assertEquals("Your reply is 25 characters; the limit is 20. Open the app to shorten it.", needs.message)
         assertEquals("Open the app to finish your answer",
             posted("q_long").extras.getCharSequence(Notification.EXTRA_TEXT).toString())
         assertEquals("x".repeat(25), core.feed().first { it.questionId == "q_long" }.textField!!.draft)
@@ -243,7 +243,7 @@ class AndroidGlueTest {
         val id = (posted as QuestionNotifier.Result.Posted).questionId
         tap(posted(id), 0, null)
         assertEquals("delivered at once: nothing left for background work", 0, TestReceiver.flushes)
-        assertEquals("Approve, by you", posted(id).extras.getCharSequence(Notification.EXTRA_TEXT).toString())
+        assertEquals("You answered: Approve", posted(id).extras.getCharSequence(Notification.EXTRA_TEXT).toString())
         online.close()
     }
 

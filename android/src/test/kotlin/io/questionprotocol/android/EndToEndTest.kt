@@ -42,7 +42,7 @@ class EndToEndTest {
         val report = runBlocking { app.flush() }
         assertEquals(1u, report.answered)
         assertEquals(listOf(q.id), report.withdraw)
-        assertEquals("Approve, by you", app.feed().single().resolution)
+        assertEquals("You answered: Approve", app.feed().single().resolution)
         assertEquals(0u, runBlocking { app.sync() }.pending)
         app.close()
     }
