@@ -672,8 +672,9 @@ fn no_translated_lock_screen_or_feed_string_shows_english_or_a_raw_error() {
                     !starts_in_isolated_text(s),
                     "{lang}: begins with isolated text but no RLM: {s:?}"
                 );
-                if s.starts_with('\u{200F}') {
-                    assert!(!s[3..].starts_with('\u{200F}'), "{lang}: {s:?}");
+                assert!(!s.contains('\u{200E}'), "{lang}: an LTR mark in {s:?}");
+                if let Some(rest) = s.strip_prefix('\u{200F}') {
+                    assert!(!rest.starts_with('\u{200F}'), "{lang}: {s:?}");
                 }
             }
         }

@@ -600,6 +600,51 @@ mod tests {
     }
 
     #[test]
+    fn a_stored_failure_reads_back_as_its_cause_and_old_text_is_classified() {
+        use SendFailure::*;
+        for f in [
+            Offline,
+            Unreachable,
+            SignedOut,
+            ServerError,
+            Refused(Some(422)),
+            Refused(None),
+        ] {
+            assert_eq!(SendFailure::from_record(&f.record("raw: detail; 503")), f);
+        }
+        assert_eq!(
+            Refused(Some(422)).record("text: too long"),
+            "refused 422: text: too long"
+        );
+        let dns = "error sending request: client error (Connect): dns error: failed to lookup address information: Name or service not known";
+        assert_eq!(SendFailure::of_network_error(dns), Offline);
+        let refused = "error sending request: tcp connect error: Connection refused (os error 111)";
+        assert_eq!(SendFailure::of_network_error(refused), Unreachable);
+        assert_eq!(SendFailure::of_status(401), SignedOut);
+        assert_eq!(SendFailure::of_status(408), Unreachable);
+        assert_eq!(SendFailure::of_status(422), Refused(Some(422)));
+        assert_eq!(SendFailure::of_status(429), ServerError);
+        assert_eq!(SendFailure::of_status(503), ServerError);
+        // What an older version stored.
+        assert_eq!(SendFailure::from_record("not signed in"), SignedOut);
+        assert_eq!(
+            SendFailure::from_record("server answered 503: locked"),
+            ServerError
+        );
+        assert_eq!(
+            SendFailure::from_record("server answered 401: expired"),
+            SignedOut
+        );
+        assert_eq!(
+            SendFailure::from_record("unreadable answer from the server"),
+            ServerError
+        );
+        assert_eq!(SendFailure::from_record(dns), Offline);
+        assert_eq!(SendFailure::from_record(refused), Unreachable);
+        assert_eq!(SendFailure::from_record(""), Unreachable);
+    }
+
+    #[test]
     fn names_are_isolated_only_where_directions_can_mix() {
         let en = Copy::english();
         assert_eq!(
