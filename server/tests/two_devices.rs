@@ -4,9 +4,9 @@
 //! transport, read back from `GET /api/dev/inbox`). When the question is
 //! answered on one, expires, or is cancelled, the other's notification is
 //! replaced in place (iOS: the resolution is an alert under the question's
-//! collapse id, which the extension words from its store with no network:
-//! Bob's phone points at a dead address) or withdrawn (Android), and each
-//! feed shows the resolved cell. Each "lock screen" here is what the
+//! collapse id, which the extension words from its store once the server
+//! confirms it: a push's resolution is only a claim) or withdrawn (Android),
+//! and each feed shows the resolved cell. Each "lock screen" here is what the
 //! platform keeps: notifications by identifier, where a new one with the
 //! same identifier replaces the old (APNs `apns-collapse-id`, Android's
 //! notification tag).
@@ -118,7 +118,7 @@ impl Device {
     /// through the core, then present (a question with its buttons, or the
     /// resolved copy, which replaces the notification with the same
     /// identifier, the question id).
-    fn ios_receive(&mut self, payload: &str) -> String {
+    async fn ios_receive(&mut self, payload: &str) -> String {
         let aps: Value = serde_json::from_str(payload).unwrap();
         match self.phone.receive_apns(payload).unwrap() {
             Push::Question(q) => {
@@ -134,6 +134,7 @@ impl Device {
                 q.id
             }
             Push::Resolved(notice) => {
+                assert!(self.phone.confirm_resolution(&notice.id).await.unwrap());
                 // Quiet, no buttons: what the system shows even if the
                 // extension could not run.
                 assert_eq!(aps["aps"]["interruption-level"], "passive");
@@ -166,7 +167,7 @@ impl Device {
 
     /// The Android receiver's work for one FCM data message: a question is
     /// posted with its actions; a resolution withdraws the notification.
-    fn android_receive(&mut self, payload: &str) -> String {
+    async fn android_receive(&mut self, payload: &str) -> String {
         let data: HashMap<String, String> = serde_json::from_str(payload).unwrap();
         match self.phone.receive_fcm(&data).unwrap() {
             Push::Question(q) => {
@@ -185,6 +186,7 @@ impl Device {
                 q.id
             }
             Push::Resolved(notice) => {
+                assert!(self.phone.confirm_resolution(&notice.id).await.unwrap());
                 self.screen.remove(&notice.id);
                 notice.id
             }
@@ -205,11 +207,11 @@ impl Device {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_resolution_reaches_the_other_phone_answered_expired_or_cancelled() {
     let f = Fixture::new().await;
-    // Bob's phone: no network at all, so what it shows comes from the push.
+    // Bob's phone shows a resolution once the server confirms it.
     let mut bob = Device::new(
         register(&f, &f.bob_token, "ios").await,
         f.bob_token.clone(),
-        open_phone(&f, "bob-ios", "http://127.0.0.1:9", &f.bob, &f.bob_token),
+        open_phone(&f, "bob-ios", &f.base, &f.bob, &f.bob_token),
     );
     let mut alice = Device::new(
         register(&f, &f.alice_token, "android").await,
@@ -227,9 +229,9 @@ async fn a_resolution_reaches_the_other_phone_answered_expired_or_cancelled() {
         .unwrap()
         .to_string();
     let (_, p) = &bob.pushes(&f, 1).await[0];
-    assert_eq!(bob.ios_receive(p), q1);
+    assert_eq!(bob.ios_receive(p).await, q1);
     let (_, p) = &alice.pushes(&f, 1).await[0];
-    assert_eq!(alice.android_receive(p), q1);
+    assert_eq!(alice.android_receive(p).await, q1);
     assert_eq!(
         bob.screen[&q1],
         Shown {
@@ -245,7 +247,7 @@ async fn a_resolution_reaches_the_other_phone_answered_expired_or_cancelled() {
     assert_eq!(report.answered, 1);
     let (format, p) = bob.pushes(&f, 1).await.remove(0);
     assert_eq!(format, "apns");
-    bob.ios_receive(&p);
+    bob.ios_receive(&p).await;
     assert_eq!(
         bob.screen[&q1],
         Shown {
@@ -257,7 +259,7 @@ async fn a_resolution_reaches_the_other_phone_answered_expired_or_cancelled() {
     assert_eq!(bob.feed_line(&q1), "Alice answered: Approve");
     // Alice's own phone gets the resolution too and withdraws it.
     let (_, p) = &alice.pushes(&f, 1).await[0];
-    alice.android_receive(p);
+    alice.android_receive(p).await;
     assert!(alice.screen.is_empty());
     assert_eq!(alice.feed_line(&q1), "You answered: Approve");
 
@@ -269,22 +271,23 @@ async fn a_resolution_reaches_the_other_phone_answered_expired_or_cancelled() {
         .unwrap()
         .to_string();
     let (_, p) = &bob.pushes(&f, 1).await[0];
-    bob.ios_receive(p);
+    bob.ios_receive(p).await;
     let (_, p) = &alice.pushes(&f, 1).await[0];
-    alice.android_receive(p);
+    alice.android_receive(p).await;
     assert!(alice.screen.contains_key(&q2));
     bob_online.answer_action(&q2, "qp.v.deny", None).unwrap();
     assert_eq!(bob_online.flush().await.unwrap().answered, 1);
     let (format, p) = alice.pushes(&f, 1).await.remove(0);
     assert_eq!(format, "fcm");
-    assert_eq!(alice.android_receive(&p), q2);
+    assert_eq!(alice.android_receive(&p).await, q2);
     assert!(!alice.screen.contains_key(&q2), "withdrawn");
     assert_eq!(alice.feed_line(&q2), "Bob answered: Deny");
     let (_, p) = &bob.pushes(&f, 1).await[0];
-    bob.ios_receive(p);
+    bob.ios_receive(p).await;
     assert_eq!(bob.screen[&q2].subtitle, "You answered: Deny");
 
-    // 3. Expired and 4. cancelled: both phones learn it from the push alone.
+    // 3. Expired and 4. cancelled: both phones learn it from the push (and
+    //    the server's confirmation).
     let q3 = f.ask(ask("Rotate the keys?")).await["id"]
         .as_str()
         .unwrap()
@@ -294,19 +297,19 @@ async fn a_resolution_reaches_the_other_phone_answered_expired_or_cancelled() {
         .unwrap()
         .to_string();
     for p in bob.pushes(&f, 2).await {
-        bob.ios_receive(&p.1);
+        bob.ios_receive(&p.1).await;
     }
     for p in alice.pushes(&f, 2).await {
-        alice.android_receive(&p.1);
+        alice.android_receive(&p.1).await;
     }
     f.set_expiry(&q3, -1);
     let (status, _) = f.cancel(&q4).await;
     assert_eq!(status, 200);
     for p in bob.pushes(&f, 2).await {
-        bob.ios_receive(&p.1);
+        bob.ios_receive(&p.1).await;
     }
     for p in alice.pushes(&f, 2).await {
-        alice.android_receive(&p.1);
+        alice.android_receive(&p.1).await;
     }
     assert_eq!(
         bob.screen[&q3],
@@ -405,7 +408,7 @@ async fn reconciliation_posts_what_was_missed_and_replaces_what_resolved() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_device_with_a_key_gets_sealed_pushes_through_the_server() {
     let f = Fixture::new().await;
-    let phone = open_phone(&f, "bob-sealed", "http://127.0.0.1:9", &f.bob, &f.bob_token)
+    let phone = open_phone(&f, "bob-sealed", &f.base, &f.bob, &f.bob_token)
         .with_device_keys(Arc::new(common::MemoryKeys::default()), None);
     let public_key = phone.device_public_key().unwrap();
     let (status, body) = f
@@ -445,11 +448,11 @@ async fn a_device_with_a_key_gets_sealed_pushes_through_the_server() {
     ] {
         assert!(!sealed.contains(word), "{word} readable in {sealed}");
     }
-    assert_eq!(bob.ios_receive(&sealed), q);
+    assert_eq!(bob.ios_receive(&sealed).await, q);
     assert_eq!(bob.screen[&q].subtitle, "SecretContext");
     let (_, plain) = alice.pushes(&f, 1).await.remove(0);
     assert!(plain.contains("SecretPrompt"), "no key: a plain push");
-    alice.android_receive(&plain);
+    alice.android_receive(&plain).await;
     alice.phone.answer_action(&q, "qp.v.yes", None).unwrap();
     assert_eq!(alice.phone.flush().await.unwrap().answered, 1);
     let (_, resolved) = bob.pushes(&f, 1).await.remove(0);
@@ -457,7 +460,7 @@ async fn a_device_with_a_key_gets_sealed_pushes_through_the_server() {
         !resolved.contains("SecretYes") && !resolved.contains("Alice"),
         "{resolved}"
     );
-    bob.ios_receive(&resolved);
+    bob.ios_receive(&resolved).await;
     assert_eq!(bob.screen[&q].subtitle, "Alice answered: SecretYes");
 
     let (status, body) = f
