@@ -222,7 +222,10 @@ fn feed_cells_follow_the_spec() {
     let mine = both.my_answer.as_ref().unwrap();
     assert_eq!(
         (mine.state, mine.status.as_str()),
-        (AnswerState::Queued, "YES: queued, will send when you’re online")
+        (
+            AnswerState::Queued,
+            "YES: queued, will send when you’re online"
+        )
     );
     assert!(!both.answerable, "an answer is already on its way");
 
@@ -231,5 +234,8 @@ fn feed_cells_follow_the_spec() {
     assert!(later
         .iter()
         .all(|c| c.state == QuestionState::Expired && !c.answerable));
-    assert_eq!(later[3].resolution.as_deref(), Some("Expired with no answer"));
+    assert_eq!(
+        later[3].resolution.as_deref(),
+        Some("Expired with no answer")
+    );
 }

@@ -587,7 +587,10 @@ async fn invite_pair_and_answer_through_the_phone_core() {
     let pushed: Value = serde_json::from_str(&payload).unwrap();
     let alert = &pushed["aps"]["alert"];
     assert!(
-        alert["title"].as_str().unwrap().ends_with("fragt den Raum"),
+        alert["title"]
+            .as_str()
+            .unwrap()
+            .ends_with("fragt alle im Raum"),
         "{alert}"
     );
     assert_eq!(
@@ -610,7 +613,7 @@ async fn invite_pair_and_answer_through_the_phone_core() {
     .unwrap();
     extension.receive_apns(&payload).unwrap();
     let cell = extension.feed(chrono::Utc::now()).unwrap().remove(0);
-    assert!(cell.title.ends_with("fragt den Raum"), "{}", cell.title);
+    assert!(cell.title.ends_with("fragt alle im Raum"), "{}", cell.title);
     assert_eq!(
         cell.room_hint.as_deref(),
         Some("alle im Raum können antworten")
@@ -619,7 +622,7 @@ async fn invite_pair_and_answer_through_the_phone_core() {
     let committed = extension.answer_action(&id, "qp.v.approve", None).unwrap();
     assert_eq!(
         committed.status,
-        "Approve: gespeichert, wird online gesendet"
+        "Approve: wird gesendet, sobald du online bist"
     );
     let flushed = extension.flush().await.unwrap();
     assert_eq!(flushed.answered, 1, "{flushed:?}");
@@ -636,13 +639,13 @@ async fn invite_pair_and_answer_through_the_phone_core() {
         extension.feed(chrono::Utc::now()).unwrap()[0]
             .resolution
             .as_deref(),
-        Some("Approve, von dir")
+        Some("Deine Antwort: Approve")
     );
     assert_eq!(
         extension.feed(chrono::Utc::now()).unwrap()[0]
             .resolution
             .as_deref(),
-        Some("Approve, von dir")
+        Some("Deine Antwort: Approve")
     );
 
     // The token is in no file of the phone and in no log line of the core.

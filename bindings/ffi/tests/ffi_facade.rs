@@ -138,7 +138,10 @@ fn the_phone_object_forwards_to_the_core_phone() {
         .answer_action("q_1".into(), "qp.v.deny".into(), None)
         .unwrap();
     assert_eq!(committed.state, AnswerState::Queued);
-    assert_eq!(committed.status, "Deny: queued, will send when you’re online");
+    assert_eq!(
+        committed.status,
+        "Deny: queued, will send when you’re online"
+    );
     assert_eq!(
         core.answer_status("q_1".into()).unwrap(),
         core.phone().answer_status("q_1").unwrap()

@@ -209,12 +209,12 @@ final class GlueTests: XCTestCase {
     }
 
     // A resolution (answered on the person's other phone, or cancelled)
-    // replaces the question's notification in place, with no network on
-    // this phone: quiet, no buttons, the resolved words.
-    func testResolutionReplacesTheNotificationInPlaceWithoutTheNetwork() async throws {
+    // replaces the question's notification in place once the server
+    // confirms it: quiet, no buttons, the resolved words.
+    func testResolutionReplacesTheNotificationInPlaceOnceTheServerConfirmsIt() async throws {
         try requireServer()
         let store = dir + "/shared.sqlite"
-        let dead = env("QP_E2E_DEAD_URL")
+        let server = env("QP_E2E_URL") // the extension asks it (issue 32, finding 1)
         let answered = try await showQuestion("Ship the hotfix?", store: store)
         let cancelled = try await showQuestion("Drain the node?", store: store)
         XCTAssertEqual(delivered().count, 2)
@@ -228,7 +228,7 @@ final class GlueTests: XCTestCase {
         for (q, words) in [(answered, "You answered: Approve"), (cancelled, "Cancelled")] {
             let now = try await serverQuestion(q.id)
             let payload = try encodeApnsResolvedPayload(questionJson: now.json, me: env("QP_E2E_USER")).json
-            let service = TestService(url: dead, store: store)
+            let service = TestService(url: server, store: store)
             let handed = await runExtension(service, payload, id: q.id)
             XCTAssertEqual(handed.count, 1)
             let c = try XCTUnwrap(handed.first)
@@ -237,12 +237,34 @@ final class GlueTests: XCTestCase {
             XCTAssertEqual(c.categoryIdentifier, "", "no buttons")
             XCTAssertEqual(c.interruptionLevel, .passive)
             XCTAssertNil(c.sound)
-            let cell = try XCTUnwrap(try self.core(dead, store).feed().first { $0.questionId == q.id })
+            let cell = try XCTUnwrap(try self.core(server, store).feed().first { $0.questionId == q.id })
             XCTAssertEqual(cell.resolution, words)
         }
         let shown = delivered()
         XCTAssertEqual(shown.count, 2, "replaced, not added")
         XCTAssertEqual(Set(shown.map { $0.request.content.subtitle }), ["You answered: Approve", "Cancelled"])
+    }
+
+    // Issue 32, finding 1: a resolution push for a question still pending on
+    // the server (a forged one) does not replace it: the question is shown
+    // again with its buttons, and stays pending in the feed.
+    func testAnUnconfirmedResolutionShowsTheQuestionAgain() async throws {
+        try requireServer()
+        let store = dir + "/shared.sqlite"
+        let q = try await showQuestion("Rotate the database password?", store: store)
+        let claim = try encodeApnsResolvedPayload(
+            questionJson: q.json.replacingOccurrences(of: "\"state\":\"pending\"", with: "\"state\":\"cancelled\"")
+                .replacingOccurrences(of: "\"resolved_at\":null", with: "\"resolved_at\":\"2026-06-27T10:40:00Z\""),
+            me: nil).json
+        let handed = await runExtension(TestService(url: env("QP_E2E_URL"), store: store), claim, id: q.id)
+        let c = try XCTUnwrap(handed.first)
+        XCTAssertEqual(c.categoryIdentifier, "qp.q.\(q.id)", "the question with its buttons")
+        XCTAssertEqual(c.body, "Rotate the database password?")
+        let cell = try XCTUnwrap(try core(env("QP_E2E_URL"), store).feed().first { $0.questionId == q.id })
+        XCTAssertNil(cell.resolution, "still pending here")
+        let (status, _) = try await http("POST", "/api/questions/\(q.id)/answer", token: env("QP_E2E_USER_TOKEN"),
+                                         body: ["value": "deny"]) // leaves nothing pending for the other tests
+        XCTAssertEqual(status, 200)
     }
 
     // Launch: the push of one question never came and another was resolved
