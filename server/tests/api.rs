@@ -840,7 +840,7 @@ async fn devices_register_and_questions_queue_push_jobs() {
             "POST",
             "/api/devices",
             Some(&f.bob_token),
-            Some(json!({"platform": "ios", "push_token": "abc123", "app_id": "io.qp.app"})),
+            Some(json!({"platform": "ios", "push_token": "abc123de".repeat(8), "app_id": "io.qp.app"})),
         )
         .await;
     assert_eq!(s, 201, "{dev}");

@@ -643,7 +643,8 @@ async fn one_phone_registering_through_both_instances_at_once_is_one_device() {
     let (a, b) = (Instance::start(&w.db), Instance::start(&w.db));
     let http = http();
     for round in 0..10 {
-        let token = format!("apns-token-{round}");
+        // An APNs token is hex: 64 digits, one set per round.
+        let token = format!("{round:02x}").repeat(32);
         let mut calls = Vec::new();
         for at in [&a.base, &b.base, &a.base, &b.base] {
             let (http, url, user, token) = (

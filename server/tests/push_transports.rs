@@ -321,8 +321,10 @@ async fn apns_refreshes_its_token_and_maps_every_outcome() {
 #[tokio::test(flavor = "multi_thread")]
 async fn through_the_server_410_removes_the_device_and_429_is_retried() {
     let (url, log) = fake_apns().await;
+    // APNs device tokens are hex (the server refuses anything else).
+    let (retry_me, dead) = ("a0".repeat(32), "de".repeat(32));
     log.lock().unwrap().script.insert(
-        "retry-me".into(),
+        retry_me.clone(),
         vec![
             (429, "TooManyRequests", Some(0)),
             (500, "InternalServerError", None),
@@ -331,10 +333,10 @@ async fn through_the_server_410_removes_the_device_and_429_is_retried() {
     log.lock()
         .unwrap()
         .script
-        .insert("dead".into(), vec![(410, "Unregistered", None)]);
+        .insert(dead.clone(), vec![(410, "Unregistered", None)]);
     let f = common::Fixture::with(|s| s.apns = Some(apns_config(&url, Duration::from_secs(3000))))
         .await;
-    for token in ["retry-me", "dead"] {
+    for token in [&retry_me, &dead] {
         let (s, _) = f
             .call(
                 "POST",
@@ -365,7 +367,7 @@ async fn through_the_server_410_removes_the_device_and_429_is_retried() {
             .iter()
             .map(|d| d.push_token.as_str())
             .collect::<Vec<_>>(),
-        vec!["retry-me"],
+        vec![retry_me.as_str()],
         "410 removed the device"
     );
 }

@@ -469,7 +469,7 @@ async fn a_device_with_a_key_gets_sealed_pushes_through_the_server() {
             "/api/devices",
             Some(&f.bob_token),
             Some(
-                json!({"platform": "ios", "push_token": "t", "app_id": "a", "public_key": "AAAA"}),
+                json!({"platform": "ios", "push_token": "ab".repeat(32), "app_id": "a", "public_key": "AAAA"}),
             ),
         )
         .await;

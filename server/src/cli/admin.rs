@@ -44,6 +44,9 @@ enum What {
     /// User tokens for devices.
     #[command(subcommand)]
     Token(TokenCmd),
+    /// Phones and terminal devices registered for pushes.
+    #[command(subcommand)]
+    Device(DeviceCmd),
     /// TLS helpers (no database needed).
     #[command(subcommand)]
     Tls(TlsCmd),
@@ -189,8 +192,37 @@ enum TokenCmd {
     /// List tokens: hash prefix, kind, subject, label, created, last used
     /// (tokens themselves are never stored).
     List,
-    /// Revoke a token by the hash prefix `token list` shows.
+    /// Revoke a token by the hash prefix `token list` shows. The devices it
+    /// registered are removed with it: they get no more pushes.
     Revoke { hash_prefix: String },
+}
+
+#[derive(Subcommand)]
+enum DeviceCmd {
+    /// List devices: id, user, platform, app id, whether pushes to it are
+    /// end-to-end encrypted, the token that registered it (the hash prefix
+    /// `token list` shows; "-" for one registered before devices were tied
+    /// to tokens) and when. Push tokens are shortened.
+    #[command(
+        after_help = "Revoking a device's token (`qp admin token revoke PREFIX`) removes it too;\n\
+        `qp admin device remove ID` removes one device and leaves its token working."
+    )]
+    List {
+        /// Only this user's devices.
+        #[arg(long)]
+        user: Option<String>,
+        /// One JSON object per line instead of columns.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove a device (a lost phone, or one that changed hands): its queued
+    /// pushes and delivery history go with it, and its push token may then
+    /// be registered by another user. The user's token keeps working; revoke
+    /// it too (`token revoke`) to sign the phone out.
+    Remove {
+        /// The device id, as `device list` shows it (dev_…).
+        id: String,
+    },
 }
 
 pub fn run(args: AdminArgs) -> i32 {
@@ -468,7 +500,61 @@ fn execute(conn: &store::Conn, what: What) -> Result<String, StoreError> {
             identity::revoke_token(conn, &hash_prefix)?;
             String::new()
         }
+        What::Device(DeviceCmd::List { user, json }) => {
+            list_devices(&identity::list_devices(conn, user.as_deref())?, json)
+        }
+        What::Device(DeviceCmd::Remove { id }) => {
+            identity::remove_device(conn, &id)?;
+            String::new()
+        }
     })
+}
+
+/// `qp admin device list`: columns, or JSON lines; never a whole push token.
+fn list_devices(devices: &[identity::DeviceInfo], as_json: bool) -> String {
+    devices
+        .iter()
+        .map(|d| {
+            let push_token = shortened(&d.device.push_token);
+            let token = d.token_prefix.as_deref().unwrap_or("-");
+            if as_json {
+                json!({
+                    "id": d.device.id, "user_id": d.device.user_id,
+                    "platform": d.device.platform, "app_id": d.device.app_id,
+                    "push_token": push_token, "encrypted": d.device.public_key.is_some(),
+                    "token": d.token_prefix, "created_at": time_of(d.created_at),
+                })
+                .to_string()
+            } else {
+                format!(
+                    "{}\t{}\t{}\t{}\t{push_token}\t{}\ttoken {token}\tcreated {}",
+                    d.device.id,
+                    d.device.user_id,
+                    d.device.platform,
+                    d.device.app_id,
+                    if d.device.public_key.is_some() {
+                        "e2e"
+                    } else {
+                        "plain"
+                    },
+                    time_of(d.created_at)
+                )
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The first and last 6 characters of a push token: enough to recognize a
+/// phone, not to send to it.
+fn shortened(token: &str) -> String {
+    let chars: Vec<char> = token.chars().collect();
+    if chars.len() <= 16 {
+        return token.to_string();
+    }
+    let head: String = chars[..6].iter().collect();
+    let tail: String = chars[chars.len() - 6..].iter().collect();
+    format!("{head}…{tail}")
 }
 
 fn time_of(secs: i64) -> String {

@@ -311,6 +311,11 @@ fn device_fields(body: &Value, prefix: &str) -> Result<DeviceFields, ApiError> {
         ));
     }
     let push_token = field("push_token", 4096)?;
+    // Per platform: an APNs token goes into the path of the request to Apple.
+    qp_core::protocol::device::check_push_token(&platform, &push_token).map_err(|e| {
+        let path = format!("{prefix}push_token");
+        ApiError::invalid(&path, "invalid_value", format!("{path}: {e}"))
+    })?;
     let app_id = field("app_id", 255)?;
     // Optional: the person's language, a BCP 47 tag (`de`, `pt-BR`).
     let locale = match body.get("locale") {
@@ -353,22 +358,27 @@ fn device_fields(body: &Value, prefix: &str) -> Result<DeviceFields, ApiError> {
 
 #[utoipa::path(post, path = "/api/devices", tag = "responder",
     request_body = openapi::DeviceRegistration,
-    responses((status = 201, description = "Registered (or updated, for a known push token)", body = openapi::Device), (status = 400, description = "The body is not JSON", body = openapi::ErrorBody), (status = 401, description = "Missing, unknown or revoked token", body = openapi::ErrorBody), (status = 403, description = "The token is of the wrong kind, lacks the scope, or the room is not the agent's", body = openapi::ErrorBody), (status = 422, description = "A field breaks a rule: `field` names it, `message` says the rule", body = openapi::ErrorBody)),
+    responses((status = 201, description = "Registered (or updated, for a known push token)", body = openapi::Device), (status = 400, description = "The body is not JSON", body = openapi::ErrorBody), (status = 401, description = "Missing, unknown or revoked token", body = openapi::ErrorBody), (status = 403, description = "The token is of the wrong kind, lacks the scope, or the room is not the agent's", body = openapi::ErrorBody), (status = 409, description = "The push token is registered to another user's device", body = openapi::ErrorBody), (status = 422, description = "A field breaks a rule: `field` names it, `message` says the rule", body = openapi::ErrorBody)),
     security(("bearer" = [])))]
 async fn register_device(
     State(app): State<Arc<App>>,
     UserAuth(user): UserAuth,
+    headers: HeaderMap,
     body: Bytes,
 ) -> Result<(StatusCode, Json<openapi::Device>), ApiError> {
     let body = parse_json(&body)?;
     let fields = device_fields(&body, "")?;
     let user_id = user.id.clone();
+    // The device is tied to the token registering it: revoking that token
+    // removes the device (and its pushes).
+    let token_hash = bearer_hash(&headers);
     let device = app
         .db
         .run(move |conn| -> Result<_, ApiError> {
-            Ok(identity::upsert_device(
+            Ok(identity::register_device(
                 conn,
                 &user_id,
+                token_hash.as_deref(),
                 &fields.registration(),
             )?)
         })
@@ -381,6 +391,14 @@ async fn register_device(
             app_id: device.app_id,
         }),
     ))
+}
+
+/// The stored hash of the bearer token a request was authenticated with
+/// (`UserAuth` has checked it already).
+fn bearer_hash(headers: &HeaderMap) -> Option<String> {
+    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+    let (_, token) = value.split_once(' ')?;
+    Some(crate::ids::token_hash(token.trim()))
 }
 
 #[utoipa::path(delete, path = "/api/devices/{id}", tag = "responder",

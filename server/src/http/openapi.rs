@@ -62,14 +62,17 @@ pub struct AnswerBody {
 pub struct DeviceRegistration {
     /// `ios`, `android` or `dev` (the terminal device).
     pub platform: String,
-    /// The APNs device token or FCM registration token (1 to 4096 characters).
+    /// The APNs device token (`ios`: 64 to 200 hex digits) or FCM
+    /// registration token (`android`: 1 to 4096 letters, digits, `-`, `_`,
+    /// `:`). One held by another user's device is refused (409).
     pub push_token: String,
     /// The app's bundle id or package name.
     pub app_id: String,
     /// The person's language, a BCP 47 tag (`de`, `pt-BR`): pushes are written in it.
     pub locale: Option<String>,
     /// The device's public key (base64 of a 32-byte X25519 key): its pushes
-    /// are then end-to-end encrypted to it (HPKE); omitted: plain pushes.
+    /// are then end-to-end encrypted to it (HPKE); omitted: plain pushes,
+    /// or, re-registering, the key stored before is kept.
     pub public_key: Option<String>,
 }
 

@@ -45,7 +45,7 @@ const TABLES: &[(&str, &str, &str)] = &[
     ),
     (
         "devices",
-        "id, user_id, platform, push_token, app_id, created_at, locale, public_key",
+        "id, user_id, platform, push_token, app_id, created_at, locale, public_key, token_hash",
         "created_at, id",
     ),
     (

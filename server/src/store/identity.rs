@@ -462,25 +462,46 @@ pub fn list_tokens(conn: &Conn) -> DbResult<Vec<TokenInfo>> {
     })
 }
 
-/// Revokes the one token whose hash starts with `hash_prefix` (as listed).
+/// Revokes the one token whose hash starts with `hash_prefix` (as listed),
+/// and removes the devices it registered, so a revoked phone gets no more
+/// pushes (devices belong to users, but each is tied to the token that
+/// registered it). When it was its user's last token, the user's devices
+/// registered before devices were tied to tokens go too.
 pub fn revoke_token(conn: &Conn, hash_prefix: &str) -> Result<(), StoreError> {
     if hash_prefix.len() < 8 || !hash_prefix.chars().all(|c| c.is_ascii_hexdigit()) {
         return Err(StoreError::Invalid(
             "give at least 8 hex digits of the token hash, as `qp admin token list` shows".into(),
         ));
     }
-    let n = conn.execute(
-        "DELETE FROM tokens WHERE hash IN (SELECT hash FROM tokens WHERE hash LIKE ?1 LIMIT 2)
-           AND (SELECT COUNT(*) FROM tokens WHERE hash LIKE ?1) = 1",
+    let tx = conn.transaction()?;
+    let matches: Vec<(String, String, String)> = tx.query_map(
+        "SELECT hash, kind, subject_id FROM tokens WHERE hash LIKE ?1 LIMIT 2",
         params![format!("{}%", hash_prefix.to_ascii_lowercase())],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
     )?;
-    if n == 1 {
-        Ok(())
-    } else {
-        Err(StoreError::NotFound(format!(
+    let [(hash, kind, subject)] = matches.as_slice() else {
+        return Err(StoreError::NotFound(format!(
             "no single token matches {hash_prefix}"
-        )))
+        )));
+    };
+    tx.execute("DELETE FROM tokens WHERE hash = ?1", params![hash])?;
+    if kind == "user" {
+        remove_devices_of_token(&*tx, hash, subject)?;
     }
+    tx.commit()?;
+    Ok(())
+}
+
+/// The devices `hash` registered, and, once `user_id` has no token left,
+/// that user's devices tied to no token.
+fn remove_devices_of_token(conn: &Conn, hash: &str, user_id: &str) -> DbResult<()> {
+    conn.execute("DELETE FROM devices WHERE token_hash = ?1", params![hash])?;
+    conn.execute(
+        "DELETE FROM devices WHERE user_id = ?1 AND token_hash IS NULL
+           AND NOT EXISTS (SELECT 1 FROM tokens WHERE kind = 'user' AND subject_id = ?1)",
+        params![user_id],
+    )?;
+    Ok(())
 }
 
 /// The agent with this id.
@@ -558,81 +579,145 @@ pub struct DeviceRegistration<'a> {
     pub public_key: Option<&'a str>,
 }
 
-/// Registers (or re-registers) a device for push. Registering again updates
-/// its app id and language. The same platform token registered by another
-/// user (a phone changed hands) becomes a new device of that user, with a
-/// new id and none of the old one's history.
-pub fn upsert_device(conn: &Conn, user_id: &str, reg: &DeviceRegistration<'_>) -> DbResult<Device> {
-    upsert_device_once(conn, user_id, reg, false)
+/// A device as the operator sees it (`qp admin device list`).
+#[derive(Debug, Clone, Serialize)]
+pub struct DeviceInfo {
+    #[serde(flatten)]
+    pub device: Device,
+    /// The first 12 hex digits of the hash of the token that registered it,
+    /// as `qp admin token list` shows them; none for a device registered
+    /// before devices were tied to tokens.
+    pub token_prefix: Option<String>,
+    pub created_at: i64,
 }
 
-fn upsert_device_once(
+const DEVICE_COLUMNS: &str = "id, user_id, platform, push_token, app_id, locale, public_key";
+
+fn device_from_row(r: &super::sql::Row) -> DbResult<Device> {
+    Ok(Device {
+        id: r.get(0)?,
+        user_id: r.get(1)?,
+        platform: r.get(2)?,
+        push_token: r.get(3)?,
+        app_id: r.get(4)?,
+        locale: r.get(5)?,
+        public_key: r.get(6)?,
+    })
+}
+
+/// Who holds a push token now: the device's id, its user, and its key.
+struct Holder {
+    id: String,
+    user_id: String,
+    public_key: Option<String>,
+}
+
+fn holder_of(conn: &Conn, platform: &str, push_token: &str) -> DbResult<Option<Holder>> {
+    conn.query_opt(
+        "SELECT id, user_id, public_key FROM devices WHERE platform = ?1 AND push_token = ?2",
+        params![platform, push_token],
+        |r| {
+            Ok(Holder {
+                id: r.get(0)?,
+                user_id: r.get(1)?,
+                public_key: r.get(2)?,
+            })
+        },
+    )
+}
+
+/// Registers a device without tying it to a token (kept for callers that
+/// have none; such a device goes when its user's last token is revoked).
+pub fn upsert_device(
     conn: &Conn,
     user_id: &str,
     reg: &DeviceRegistration<'_>,
+) -> Result<Device, StoreError> {
+    register_device(conn, user_id, None, reg)
+}
+
+/// Registers (or re-registers) a device for push, tied to the token that
+/// registered it (`token_hash`, as stored in `tokens`): revoking that token
+/// removes the device. The rules:
+/// - the push token must suit its platform (APNs hex, FCM's alphabet);
+/// - a push token another user's device holds is refused (409): taking a
+///   phone's pushes needs that device removed first (by its owner, by an
+///   admin, or by revoking the token that registered it), so nobody can
+///   redirect someone else's pushes by knowing their push token;
+/// - the same user registering again updates app id, language and token,
+///   and keeps the stored public key when none is sent: encryption is never
+///   turned off by an omission (remove the device to drop the key).
+pub fn register_device(
+    conn: &Conn,
+    user_id: &str,
+    token_hash: Option<&str>,
+    reg: &DeviceRegistration<'_>,
+) -> Result<Device, StoreError> {
+    qp_core::protocol::device::check_push_token(reg.platform, reg.push_token)
+        .map_err(|e| StoreError::Invalid(format!("push_token {e}")))?;
+    register_once(conn, user_id, token_hash, reg, false)
+}
+
+fn register_once(
+    conn: &Conn,
+    user_id: &str,
+    token_hash: Option<&str>,
+    reg: &DeviceRegistration<'_>,
     retried: bool,
-) -> DbResult<Device> {
-    let DeviceRegistration {
-        platform,
-        push_token,
-        app_id,
-        locale,
-        public_key,
-    } = *reg;
-    let existing: Option<(String, String)> = conn.query_opt(
-        "SELECT id, user_id FROM devices WHERE platform = ?1 AND push_token = ?2",
-        params![platform, push_token],
-        |r| Ok((r.get(0)?, r.get(1)?)),
-    )?;
-    // A phone that changes hands (the same push token, another user) starts
-    // a clean history: the old device row goes, and with it (ON DELETE
-    // CASCADE) what was delivered to it and its queued pushes, so the new
-    // owner can never read the previous owner's questions.
-    let existing = match existing {
-        Some((id, owner)) if owner != user_id => {
-            conn.execute("DELETE FROM devices WHERE id = ?1", params![id])?;
-            None
-        }
-        other => other.map(|(id, _)| id),
-    };
-    let id = match existing {
-        Some(id) => {
+) -> Result<Device, StoreError> {
+    let (id, public_key) = match holder_of(conn, reg.platform, reg.push_token)? {
+        Some(holder) if holder.user_id != user_id => return Err(taken(reg.platform)),
+        Some(holder) => {
+            let key = reg.public_key.map(str::to_string).or(holder.public_key);
             conn.execute(
-                "UPDATE devices SET app_id = ?2, locale = ?3, public_key = ?4 WHERE id = ?1",
-                params![id, app_id, locale, public_key],
+                "UPDATE devices SET app_id = ?2, locale = ?3, public_key = ?4,
+                     token_hash = COALESCE(?5, token_hash) WHERE id = ?1",
+                params![holder.id, reg.app_id, reg.locale, key, token_hash],
             )?;
-            id
+            (holder.id, key)
         }
         None => {
             let id = ids::new_id("dev");
             let inserted = conn.execute(
-                "INSERT INTO devices (id, user_id, platform, push_token, app_id, locale, public_key, created_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT DO NOTHING",
-                params![id, user_id, platform, push_token, app_id, locale, public_key, now_secs()],
+                "INSERT INTO devices (id, user_id, platform, push_token, app_id, locale, public_key, token_hash, created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) ON CONFLICT DO NOTHING",
+                params![id, user_id, reg.platform, reg.push_token, reg.app_id, reg.locale, reg.public_key, token_hash, now_secs()],
             )?;
             if inserted == 0 {
                 // The same push token registered at the same moment through
                 // another instance (PostgreSQL): that row is committed now;
                 // take it as the existing one.
                 if !retried {
-                    return upsert_device_once(conn, user_id, reg, true);
+                    return register_once(conn, user_id, token_hash, reg, true);
                 }
                 return Err(super::DbError::Other(format!(
-                    "a {platform} device: registered concurrently twice"
-                )));
+                    "a {} device: registered concurrently twice",
+                    reg.platform
+                ))
+                .into());
             }
-            id
+            (id, reg.public_key.map(str::to_string))
         }
     };
     Ok(Device {
         id,
         user_id: user_id.to_string(),
-        platform: platform.to_string(),
-        push_token: push_token.to_string(),
-        app_id: app_id.to_string(),
-        locale: locale.to_string(),
-        public_key: public_key.map(str::to_string),
+        platform: reg.platform.to_string(),
+        push_token: reg.push_token.to_string(),
+        app_id: reg.app_id.to_string(),
+        locale: reg.locale.to_string(),
+        public_key,
     })
+}
+
+/// The refusal of a push token another user's device holds. It says no
+/// more than that (not who holds it).
+fn taken(platform: &str) -> StoreError {
+    StoreError::Conflict(format!(
+        "push_token: this {platform} push token is registered to another user's device; \
+         it can move only once that device is removed (by its owner, or by an operator: \
+         `qp admin device remove`, or revoking the token that registered it)"
+    ))
 }
 
 /// Removes a device of this user; false when there is none.
@@ -643,36 +728,61 @@ pub fn delete_device(conn: &Conn, user_id: &str, device_id: &str) -> DbResult<bo
     )? == 1)
 }
 
+/// Removes any device (the operator's `qp admin device remove`), and with
+/// it (ON DELETE CASCADE) its queued pushes and what was delivered to it.
+pub fn remove_device(conn: &Conn, device_id: &str) -> Result<(), StoreError> {
+    let n = conn.execute("DELETE FROM devices WHERE id = ?1", params![device_id])?;
+    if n == 1 {
+        Ok(())
+    } else {
+        Err(StoreError::NotFound(format!("no device {device_id}")))
+    }
+}
+
+/// A user's devices that may receive pushes: those whose registering token
+/// still exists, and those registered before devices were tied to tokens
+/// while their user still has a token. Revoking removes devices as well;
+/// this keeps a device whose token went any other way silent too.
 pub fn devices_of(conn: &Conn, user_id: &str) -> DbResult<Vec<Device>> {
     conn.query_map(
-        "SELECT id, user_id, platform, push_token, app_id, locale, public_key FROM devices WHERE user_id = ?1 ORDER BY created_at, id",
-        params![user_id], |r| {
-        Ok(Device {
-            id: r.get(0)?,
-            user_id: r.get(1)?,
-            platform: r.get(2)?,
-            push_token: r.get(3)?,
-            app_id: r.get(4)?,
-            locale: r.get(5)?,
-            public_key: r.get(6)?,
-        })
-    })
+        &format!(
+            "SELECT {DEVICE_COLUMNS} FROM devices d WHERE d.user_id = ?1 AND CASE
+                 WHEN d.token_hash IS NULL THEN EXISTS (SELECT 1 FROM tokens t
+                     WHERE t.kind = 'user' AND t.subject_id = d.user_id)
+                 ELSE EXISTS (SELECT 1 FROM tokens t WHERE t.hash = d.token_hash)
+             END
+             ORDER BY d.created_at, d.id"
+        ),
+        params![user_id],
+        device_from_row,
+    )
 }
 
 pub fn device_by_id(conn: &Conn, id: &str) -> DbResult<Option<Device>> {
     conn.query_opt(
-        "SELECT id, user_id, platform, push_token, app_id, locale, public_key FROM devices WHERE id = ?1",
+        &format!("SELECT {DEVICE_COLUMNS} FROM devices WHERE id = ?1"),
         params![id],
-        |r| {
-            Ok(Device {
-                id: r.get(0)?,
-                user_id: r.get(1)?,
-                platform: r.get(2)?,
-                push_token: r.get(3)?,
-                app_id: r.get(4)?,
-                locale: r.get(5)?,
-                public_key: r.get(6)?,
-            })
-        },
+        device_from_row,
     )
+}
+
+/// Every device (or one user's), oldest first, with the token tied to it.
+pub fn list_devices(conn: &Conn, user_id: Option<&str>) -> DbResult<Vec<DeviceInfo>> {
+    let columns = format!("SELECT {DEVICE_COLUMNS}, token_hash, created_at FROM devices");
+    let read = |r: &super::sql::Row| {
+        let hash: Option<String> = r.get(7)?;
+        Ok(DeviceInfo {
+            device: device_from_row(r)?,
+            token_prefix: hash.map(|h| h.chars().take(12).collect()),
+            created_at: r.get(8)?,
+        })
+    };
+    match user_id {
+        Some(u) => conn.query_map(
+            &format!("{columns} WHERE user_id = ?1 ORDER BY created_at, id"),
+            params![u],
+            read,
+        ),
+        None => conn.query_map(&format!("{columns} ORDER BY created_at, id"), &[], read),
+    }
 }

@@ -223,7 +223,8 @@ impl Sql for PgConn {
 /// PostgreSQL's schema, one migration per step like SQLite's (`schema.rs`);
 /// the first is the SQLite schema as of its migration 6, so the two stay
 /// comparable. Append; never edit a released one.
-const MIGRATIONS: &[&str] = &[r#"
+const MIGRATIONS: &[&str] = &[
+    r#"
     CREATE TABLE users (
         id           TEXT PRIMARY KEY,
         display_name TEXT NOT NULL,
@@ -345,7 +346,13 @@ const MIGRATIONS: &[&str] = &[r#"
         used_at         BIGINT,
         failed_attempts BIGINT NOT NULL DEFAULT 0
     );
-    "#];
+    "#,
+    // 2 (SQLite's 7): the token that registered each device.
+    r#"
+    ALTER TABLE devices ADD COLUMN token_hash TEXT;
+    CREATE INDEX devices_by_token ON devices(token_hash);
+    "#,
+];
 
 /// Any number that names this schema's advisory lock (instances starting
 /// together wait for the first one's migration).

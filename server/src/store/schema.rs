@@ -162,6 +162,13 @@ const MIGRATIONS: &[&str] = &[
     r#"
     ALTER TABLE devices ADD COLUMN public_key TEXT;
     "#,
+    // 7: the token that registered each device (its SHA-256, as in
+    // `tokens`): revoking that token removes the device, so a revoked
+    // phone gets no more pushes. NULL: registered before this migration.
+    r#"
+    ALTER TABLE devices ADD COLUMN token_hash TEXT;
+    CREATE INDEX devices_by_token ON devices(token_hash);
+    "#,
 ];
 
 /// Applies what is missing, each migration in its own transaction
