@@ -9,6 +9,7 @@
 //! - [`mcp`]: the MCP tools, on `/mcp` and on `qp mcp` (stdio).
 //! - [`hook`]: a coding agent's permission prompt as a question (`qp hook`).
 //! - [`tls`]: TLS in the binary (certificate files or ACME) and proxies.
+//! - [`secret_files`]: owner-only files for secrets, and warnings for wider ones.
 //! - [`cli`]: the `qp` command line.
 
 pub mod app;
@@ -21,6 +22,7 @@ pub mod ids;
 pub mod mcp;
 pub mod pairing;
 pub mod push;
+pub mod secret_files;
 pub mod serve;
 pub mod store;
 pub mod tls;

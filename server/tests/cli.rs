@@ -66,6 +66,8 @@ fn setup() -> Env {
             "--sweep-interval-ms",
             "100",
         ])
+        // The burst test holds 3,000 long-polls with one agent token.
+        .args(["--max-long-polls-per-token", "100000"])
         .arg("--db")
         .arg(&db)
         .stdout(Stdio::null())
@@ -1065,4 +1067,134 @@ fn help_never_prints_the_database_password() {
         assert!(text.contains("QP_DB"), "{args:?}: {text}");
         assert!(!text.contains("s3cret"), "{args:?}: {text}");
     }
+}
+
+/// Runs the built `qp` with `args` (and `env`), without QP_DB from outside:
+/// its exit code and everything it printed.
+fn qp_output(args: &[&str], env: &[(&str, &str)]) -> (i32, String) {
+    let out = Command::new(QP)
+        .args(args)
+        .env_remove("QP_DB")
+        .envs(env.iter().copied())
+        .env("QP_LOG", "info")
+        .current_dir(std::env::temp_dir())
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.code().unwrap_or(-1), text)
+}
+
+/// Issue 32, finding 9: a PostgreSQL password never shows in what `qp
+/// admin` and `qp serve` print, however it was written: in the user info,
+/// as `?password=`, with an unencoded `@`, in a URL that does not parse, in
+/// QP_DB, in a config file. Every host is 127.0.0.1 port 1 (refused at once).
+#[test]
+fn no_error_prints_the_database_password() {
+    let dir = tempfile::tempdir().unwrap();
+    let urls = [
+        "postgres://qp:Pw1Secret@127.0.0.1:1/qp",
+        "postgres://qp@127.0.0.1:1/qp?password=Pw1Secret",
+        "postgres://qp:Pw1@Tail9@127.0.0.1:1/qp",
+        "postgres://qp:Pw1Secret@127.0.0.1:notaport/qp",
+        "postgresql://qp:Pw1Secret@127.0.0.1:1/qp?sslmode=disable&password=Pw1Secret",
+    ];
+    let sqlite = dir.path().join("qp.sqlite");
+    let sqlite = sqlite.to_str().unwrap();
+    for url in urls {
+        let config = dir.path().join("qp.toml");
+        std::fs::write(&config, format!("db = \"{url}\"\n")).unwrap();
+        let config = config.to_str().unwrap();
+        let runs: [(&[&str], &[(&str, &str)]); 5] = [
+            (&["admin", "--db", url, "user", "list"], &[]),
+            (&["admin", "user", "list"], &[("QP_DB", url)]),
+            (&["admin", "--db", sqlite, "copy-to-postgres", url], &[]),
+            (&["serve", "--listen", "127.0.0.1:0", "--db", url], &[]),
+            (
+                &["serve", "--listen", "127.0.0.1:0", "--config", config],
+                &[],
+            ),
+        ];
+        for (args, env) in runs {
+            let (code, text) = qp_output(args, env);
+            assert_ne!(code, 0, "{args:?}: {text}");
+            for secret in ["Pw1", "Secret", "Tail9"] {
+                assert!(
+                    !text.contains(secret),
+                    "{args:?} {env:?} printed {secret}: {text}"
+                );
+            }
+        }
+    }
+    let (_, text) = qp_output(&["admin", "--db", urls[1], "user", "list"], &[]);
+    assert!(
+        text.contains("postgres://qp:***@127.0.0.1:1/qp?password=***"),
+        "the rest of the URL is shown: {text}"
+    );
+    let (code, text) = qp_output(&["admin", "--db", urls[2], "user", "list"], &[]);
+    assert_eq!(code, 2, "{text}");
+    assert!(text.contains("as %40"), "{text}");
+}
+
+/// Issue 32, finding 10: the database (webhook secrets in clear) is made
+/// owner-only, its folder too, and SQLite's -wal and -shm follow; a
+/// database found open to others is named in a warning at start-up.
+#[test]
+fn the_database_is_owner_only_and_a_wider_one_is_warned_about() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path();
+    let db = folder.join("qp.sqlite");
+    admin_json(&db, &["user", "add", "Federica"]);
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&db), 0o600);
+    // A folder qp makes for it is owner-only too.
+    let nested = folder.join("state/qp.sqlite");
+    admin_json(&nested, &["user", "add", "Federica"]);
+    assert_eq!(mode(&nested), 0o600);
+    assert_eq!(mode(nested.parent().unwrap()), 0o700);
+
+    let start = |db: &std::path::Path| {
+        let mut serve = Command::new(QP)
+            .args(["serve", "--listen", "127.0.0.1:0", "--db"])
+            .arg(db)
+            .env("QP_LOG", "warn")
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut before = Vec::new();
+        let mut lines = BufReader::new(serve.stderr.take().unwrap()).lines();
+        loop {
+            let line = lines.next().expect("qp serve exited").unwrap();
+            if line.contains("listening on ") {
+                break;
+            }
+            before.push(line);
+        }
+        std::thread::spawn(move || for _ in lines {});
+        (serve, before.join("\n"))
+    };
+    let (mut serve, said) = start(&db);
+    for suffix in ["-wal", "-shm"] {
+        let side = folder.join(format!("qp.sqlite{suffix}"));
+        assert_eq!(mode(&side), 0o600, "{}", side.display());
+    }
+    assert!(!said.contains("open to other users"), "{said}");
+    let _ = serve.kill();
+    let _ = serve.wait();
+
+    std::fs::set_permissions(&db, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let (mut serve, said) = start(&db);
+    let _ = serve.kill();
+    let _ = serve.wait();
+    assert!(
+        said.contains(&format!(
+            "the database {} is open to other users (mode 644)",
+            db.display()
+        )) && said.contains("chmod 600"),
+        "{said}"
+    );
 }

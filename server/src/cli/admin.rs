@@ -23,11 +23,42 @@ pub struct AdminArgs {
         hide_env_values = true,
         default_value = "qp.sqlite",
         global = true,
-        value_name = "FILE|URL"
+        value_name = "FILE|URL",
+        value_parser = DbArg
     )]
     db: store::Database,
     #[command(subcommand)]
     what: What,
+}
+
+/// `--db` for clap: a value that does not parse is refused with what is
+/// wrong, never quoted (clap's own message would print the URL, password
+/// and all).
+#[derive(Clone)]
+pub(crate) struct DbArg;
+
+impl clap::builder::TypedValueParser for DbArg {
+    type Value = store::Database;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        _arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<store::Database, clap::Error> {
+        let refuse = |message: String| {
+            clap::Error::raw(
+                clap::error::ErrorKind::ValueValidation,
+                format!("--db: {message}\n"),
+            )
+            .with_cmd(cmd)
+        };
+        value
+            .to_str()
+            .ok_or_else(|| refuse("must be valid UTF-8".into()))?
+            .parse()
+            .map_err(refuse)
+    }
 }
 
 #[derive(Subcommand)]

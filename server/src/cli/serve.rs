@@ -31,7 +31,8 @@ pub struct ServeArgs {
         visible_alias = "database",
         env = "QP_DB",
         hide_env_values = true,
-        value_name = "FILE|URL"
+        value_name = "FILE|URL",
+        value_parser = super::admin::DbArg
     )]
     db: Option<crate::store::Database>,
     /// How often overdue questions are expired, in ms [default: 1000].
@@ -209,6 +210,27 @@ pub async fn run(args: ServeArgs) -> i32 {
         mcp_max_sessions_per_agent: args.mcp_max_sessions_per_agent,
         mcp_session_idle_secs: args.mcp_session_idle_secs,
     };
+    // Operators' key files, to warn about once logging is on.
+    let key_files: Vec<(PathBuf, &str)> = [
+        (
+            flags.tls_key.clone().or(file.tls_key.clone()),
+            "the TLS key",
+        ),
+        (
+            flags.apns_key.clone().or(file.apns_key.clone()),
+            "the APNs key",
+        ),
+        (
+            flags
+                .fcm_service_account
+                .clone()
+                .or(file.fcm_service_account.clone()),
+            "the FCM service account",
+        ),
+    ]
+    .into_iter()
+    .filter_map(|(path, what)| Some((path?, what)))
+    .collect();
     let settings = match flags.resolve(file) {
         Ok(s) => s,
         Err(e) => {
@@ -223,6 +245,7 @@ pub async fn run(args: ServeArgs) -> i32 {
         )
         .with_writer(std::io::stderr)
         .try_init();
+    crate::secret_files::warn_if_open(key_files.iter().map(|(p, what)| (p.as_path(), *what)));
     let server = match crate::serve::start(settings, None).await {
         Ok(s) => s,
         Err(e) => {

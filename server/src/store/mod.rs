@@ -31,46 +31,52 @@ pub enum Database {
 
 impl std::str::FromStr for Database {
     type Err = String;
-    /// `postgres://…` / `postgresql://…` is PostgreSQL; anything else is the
-    /// path of an SQLite file.
+    /// `postgres://…` / `postgresql://…` is PostgreSQL (checked: see
+    /// [`pg::check_url`]); anything else is the path of an SQLite file.
     fn from_str(s: &str) -> Result<Database, String> {
+        let db = Database::unchecked(s)?;
+        db.check()?;
+        Ok(db)
+    }
+}
+
+impl Database {
+    /// Which database `s` names, without checking a PostgreSQL URL yet.
+    fn unchecked(s: &str) -> Result<Database, String> {
         let s = s.trim();
         if s.is_empty() {
             return Err("db: must be an SQLite file path or a postgres:// URL".into());
         }
         if s.starts_with("postgres://") || s.starts_with("postgresql://") {
-            pg::driver_url(s)
-                .0
-                .parse::<postgres::Config>()
-                .map_err(|e| format!("db: not a valid PostgreSQL URL ({e})"))?;
             return Ok(Database::Postgres(s.to_string()));
         }
         Ok(Database::Sqlite(PathBuf::from(s)))
     }
-}
 
-impl<'de> serde::Deserialize<'de> for Database {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Database, D::Error> {
-        String::deserialize(d)?
-            .parse()
-            .map_err(serde::de::Error::custom)
+    /// A PostgreSQL URL the driver can read (errors never quote it).
+    pub fn check(&self) -> Result<(), String> {
+        match self {
+            Database::Sqlite(_) => Ok(()),
+            Database::Postgres(url) => pg::check_url(url),
+        }
     }
 }
 
-/// Shown without the password (logs, errors).
+/// A config file's `db`: checked when opened ([`Db::open`], [`connect`]),
+/// not here, because a TOML error quotes the line it is on, password and
+/// all.
+impl<'de> serde::Deserialize<'de> for Database {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Database, D::Error> {
+        Database::unchecked(&String::deserialize(d)?).map_err(serde::de::Error::custom)
+    }
+}
+
+/// Shown without the password (logs, errors): see [`pg::redacted`].
 impl std::fmt::Display for Database {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Database::Sqlite(path) => write!(f, "{}", path.display()),
-            Database::Postgres(url) => match url.split_once('@') {
-                Some((before, after)) => match before.rsplit_once(':') {
-                    Some((user, _password)) if user.contains("//") && !user.ends_with('/') => {
-                        write!(f, "{user}:***@{after}")
-                    }
-                    _ => write!(f, "{url}"),
-                },
-                None => write!(f, "{url}"),
-            },
+            Database::Postgres(url) => write!(f, "{}", pg::redacted(url)),
         }
     }
 }
@@ -82,7 +88,13 @@ impl std::fmt::Debug for Database {
 }
 
 /// Opens (creating if needed) the SQLite database at `path` and migrates it.
+/// A new file is made owner-only first (it holds webhook secrets in clear),
+/// and SQLite gives its -wal and -shm files the same mode; an existing one
+/// open to others is warned about.
 pub fn open(path: &Path) -> DbResult<rusqlite::Connection> {
+    crate::secret_files::create_private_file(path)
+        .map_err(|e| DbError::Other(format!("{}: {e}", path.display())))?;
+    warn_if_open(path);
     let mut conn = rusqlite::Connection::open(path)?;
     conn.busy_timeout(Duration::from_secs(5))?;
     conn.pragma_update(None, "journal_mode", "WAL")?;
@@ -92,8 +104,24 @@ pub fn open(path: &Path) -> DbResult<rusqlite::Connection> {
     Ok(conn)
 }
 
+/// Warns about the database file, its -wal and -shm, when others may read them.
+fn warn_if_open(path: &Path) {
+    let with = |suffix: &str| {
+        let mut p = path.as_os_str().to_owned();
+        p.push(suffix);
+        PathBuf::from(p)
+    };
+    let (wal, shm) = (with("-wal"), with("-shm"));
+    crate::secret_files::warn_if_open([
+        (path, "the database"),
+        (wal.as_path(), "the database's WAL"),
+        (shm.as_path(), "the database's shared memory file"),
+    ]);
+}
+
 /// One migrated connection to `db`, for the admin command and tests.
 pub fn connect(db: &Database) -> DbResult<Box<Conn>> {
+    db.check().map_err(DbError::Other)?;
     Ok(match db {
         Database::Sqlite(path) => Box::new(open(path)?),
         Database::Postgres(url) => Box::new(pg::PgConn::open(url)?),
@@ -124,6 +152,7 @@ pub const PG_CONNECTIONS: usize = 8;
 
 impl Db {
     pub fn open(db: &Database) -> DbResult<Self> {
+        db.check().map_err(DbError::Other)?;
         let (jobs, rx) = std::sync::mpsc::channel::<Job>();
         match db {
             Database::Sqlite(path) => {
@@ -270,21 +299,98 @@ mod tests {
     use super::Database;
 
     #[test]
-    fn a_database_setting_is_a_file_or_a_postgres_url_and_shows_no_password() {
+    fn a_database_setting_is_a_file_or_a_postgres_url() {
         assert_eq!(
             "qp.sqlite".parse::<Database>().unwrap(),
             Database::Sqlite("qp.sqlite".into())
         );
         let pg: Database = "postgres://qp:s3cret@db.internal:5432/qp".parse().unwrap();
         assert!(matches!(pg, Database::Postgres(_)));
-        assert_eq!(pg.to_string(), "postgres://qp:***@db.internal:5432/qp");
-        assert!(!format!("{pg:?}").contains("s3cret"));
-        let no_password: Database = "postgresql://qp@db/qp".parse().unwrap();
-        assert_eq!(no_password.to_string(), "postgresql://qp@db/qp");
-        let e = "postgres://qp@db:notaport/qp"
-            .parse::<Database>()
-            .unwrap_err();
-        assert!(e.starts_with("db: not a valid PostgreSQL URL"), "{e}");
         assert!(" ".parse::<Database>().is_err());
+    }
+
+    /// Issue 32, finding 9: every way a password can sit in a URL, and URLs
+    /// the driver cannot read, shown (Display, Debug, errors) without it.
+    #[test]
+    fn a_postgres_url_is_shown_without_its_password_in_every_form() {
+        let cases: &[(&str, &str)] = &[
+            (
+                "postgres://qp:s3cret@db.internal:5432/qp",
+                "postgres://qp:***@db.internal:5432/qp",
+            ),
+            ("postgresql://qp@db/qp", "postgresql://qp@db:5432/qp"),
+            (
+                "postgres://qp@db/qp?password=s3cret",
+                "postgres://qp:***@db:5432/qp?password=***",
+            ),
+            (
+                "postgres://qp:s3cret@db/qp?sslmode=require&password=s3cret&application_name=a",
+                "postgres://qp:***@db:5432/qp?sslmode=require&password=***&application_name=a",
+            ),
+            // An unencoded @ in the password: nothing of it, before or after.
+            (
+                "postgres://qp:hunt@er2@db:5432/qp",
+                "postgres://qp:***@db:5432/qp",
+            ),
+            ("postgres://qp:p%40ss@db/qp", "postgres://qp:***@db:5432/qp"),
+            (
+                "postgres://qp:s3cret@[::1]:5433/qp",
+                "postgres://qp:***@[::1]:5433/qp",
+            ),
+            (
+                "postgres://qp:s3cret@h1:5432,h2:5433/qp",
+                "postgres://qp:***@h1:5432,h2:5433/qp",
+            ),
+            // Query parameters it does not know are hidden, name and all.
+            (
+                "postgres://qp@db/qp?pass%77ord=s3cret",
+                "postgres://qp:***@db:5432/qp?***",
+            ),
+            // A password with ? and = in it (unencoded).
+            (
+                "postgres://qp:a?b=s3cret@db/qp",
+                "postgres://qp:***@db:5432/qp",
+            ),
+            (
+                "postgres://qp:s3cret@db:notaport/qp",
+                "postgres://… (not a URL the driver reads; not shown)",
+            ),
+            (
+                "postgres://qp@db/qp?password=s3cret&bogus_option=1",
+                "postgres://… (not a URL the driver reads; not shown)",
+            ),
+        ];
+        for (url, shown) in cases {
+            let db = Database::Postgres(url.to_string());
+            assert_eq!(db.to_string(), *shown, "{url}");
+            for text in [db.to_string(), format!("{db:?}")] {
+                for secret in ["s3cret", "hunt", "er2", "p%40ss"] {
+                    assert!(!text.contains(secret), "{url} shown as {text}");
+                }
+            }
+        }
+    }
+
+    /// Parse errors name the rule and never quote the URL.
+    #[test]
+    fn a_bad_postgres_url_is_refused_without_quoting_it() {
+        for (url, says) in [
+            (
+                "postgres://qp:s3cret@db:notaport/qp",
+                "db: not a valid PostgreSQL URL",
+            ),
+            (
+                "postgres://qp:hunt@er2@db/qp",
+                "write an @ in the password as %40",
+            ),
+        ] {
+            let e = url.parse::<Database>().unwrap_err();
+            assert!(e.contains(says), "{e}");
+            assert!(!e.contains("s3cret") && !e.contains("er2"), "{e}");
+        }
+        // A config file's value is checked when opened, with the same words.
+        let lenient: Database = serde_json::from_str("\"postgres://qp:hunt@er2@db/qp\"").unwrap();
+        let e = super::connect(&lenient).err().unwrap().to_string();
+        assert!(e.contains("%40") && !e.contains("er2"), "{e}");
     }
 }

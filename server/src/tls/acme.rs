@@ -3,12 +3,15 @@
 //! port 80 is needed; the account key and certificates are cached on disk,
 //! and each certificate is renewed when two thirds of its life have passed.
 
+use std::future::Future;
+use std::path::{Path, PathBuf};
+use std::pin::Pin;
 use std::sync::Arc;
 
 use rustls::server::ResolvesServerCert;
 use rustls::{ClientConfig, RootCertStore, ServerConfig};
 use rustls_acme::caches::DirCache;
-use rustls_acme::AcmeConfig;
+use rustls_acme::{AccountCache, AcmeConfig, CertCache};
 use rustls_pki_types::pem::PemObject;
 use rustls_pki_types::CertificateDer;
 
@@ -17,8 +20,9 @@ use crate::config::AcmeSettings;
 /// Starts ordering (or loads the cached certificate) in the background.
 /// Returns the certificate resolver and the TLS-ALPN-01 answering config.
 pub fn start(a: &AcmeSettings) -> Result<(Arc<dyn ResolvesServerCert>, Arc<ServerConfig>), String> {
-    std::fs::create_dir_all(&a.cache)
+    crate::secret_files::create_private_dir(&a.cache)
         .map_err(|e| format!("acme_cache {}: {e}", a.cache.display()))?;
+    warn_if_open(&a.cache);
     let provider = super::provider();
     let mut config = AcmeConfig::new_with_provider(a.domains.clone(), provider.clone())
         .contact(a.contact.iter().map(|c| {
@@ -28,7 +32,7 @@ pub fn start(a: &AcmeSettings) -> Result<(Arc<dyn ResolvesServerCert>, Arc<Serve
                 format!("mailto:{c}")
             }
         }))
-        .cache(DirCache::new(a.cache.clone()))
+        .cache(PrivateDirCache::new(a.cache.clone()))
         .directory(&a.directory);
     if let Some(ca) = &a.directory_ca {
         config = config.client_tls_config(client_trusting(ca, provider.clone())?);
@@ -72,4 +76,171 @@ fn client_trusting(
         .with_root_certificates(roots)
         .with_no_client_auth();
     Ok(Arc::new(config))
+}
+
+/// rustls-acme's folder cache, with every file it writes (the account key,
+/// each certificate with its private key) made 0600 right after: the
+/// library writes them under the umask (often 0644). The folder is 0700
+/// from the start, so nobody else can read them in between.
+struct PrivateDirCache {
+    dir: PathBuf,
+    inner: DirCache<PathBuf>,
+}
+
+impl PrivateDirCache {
+    fn new(dir: PathBuf) -> PrivateDirCache {
+        PrivateDirCache {
+            inner: DirCache::new(dir.clone()),
+            dir,
+        }
+    }
+}
+
+/// Makes every file in `dir` owner-only.
+fn make_files_private(dir: &Path) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let path = entry?.path();
+        if path.is_file() {
+            crate::secret_files::make_private(&path)?;
+        }
+    }
+    Ok(())
+}
+
+/// Warns about the cache folder and each file in it open to others.
+fn warn_if_open(dir: &Path) {
+    let files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|it| it.filter_map(|e| e.ok().map(|e| e.path())).collect())
+        .unwrap_or_default();
+    crate::secret_files::warn_if_open(
+        std::iter::once((dir, "the ACME cache"))
+            .chain(files.iter().map(|f| (f.as_path(), "the ACME cache file"))),
+    );
+}
+
+type CacheFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, std::io::Error>> + Send + 'a>>;
+
+// The traits are declared with #[async_trait]; these are its expansion
+// written out, so no macro crate is needed for two delegating methods.
+impl CertCache for PrivateDirCache {
+    type EC = std::io::Error;
+    fn load_cert<'a, 'b, 'c, 'f>(
+        &'a self,
+        domains: &'b [String],
+        directory_url: &'c str,
+    ) -> CacheFuture<'f, Option<Vec<u8>>>
+    where
+        'a: 'f,
+        'b: 'f,
+        'c: 'f,
+        Self: 'f,
+    {
+        self.inner.load_cert(domains, directory_url)
+    }
+    fn store_cert<'a, 'b, 'c, 'd, 'f>(
+        &'a self,
+        domains: &'b [String],
+        directory_url: &'c str,
+        cert: &'d [u8],
+    ) -> CacheFuture<'f, ()>
+    where
+        'a: 'f,
+        'b: 'f,
+        'c: 'f,
+        'd: 'f,
+        Self: 'f,
+    {
+        Box::pin(async move {
+            self.inner.store_cert(domains, directory_url, cert).await?;
+            make_files_private(&self.dir)
+        })
+    }
+}
+
+impl AccountCache for PrivateDirCache {
+    type EA = std::io::Error;
+    fn load_account<'a, 'b, 'c, 'f>(
+        &'a self,
+        contact: &'b [String],
+        directory_url: &'c str,
+    ) -> CacheFuture<'f, Option<Vec<u8>>>
+    where
+        'a: 'f,
+        'b: 'f,
+        'c: 'f,
+        Self: 'f,
+    {
+        self.inner.load_account(contact, directory_url)
+    }
+    fn store_account<'a, 'b, 'c, 'd, 'f>(
+        &'a self,
+        contact: &'b [String],
+        directory_url: &'c str,
+        account: &'d [u8],
+    ) -> CacheFuture<'f, ()>
+    where
+        'a: 'f,
+        'b: 'f,
+        'c: 'f,
+        'd: 'f,
+        Self: 'f,
+    {
+        Box::pin(async move {
+            self.inner
+                .store_account(contact, directory_url, account)
+                .await?;
+            make_files_private(&self.dir)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    /// Issue 32, finding 10: the account key and certificates rustls-acme
+    /// writes end up 0600 in a 0700 folder, whatever the umask.
+    #[tokio::test]
+    async fn the_acme_cache_keeps_keys_owner_only() {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("acme");
+        crate::secret_files::create_private_dir(&dir).unwrap();
+        let cache = PrivateDirCache::new(dir.clone());
+        let domains = ["qp.example.com".to_string()];
+        cache
+            .store_cert(
+                &domains,
+                "https://acme.test/dir",
+                b"-----BEGIN PRIVATE KEY-----",
+            )
+            .await
+            .unwrap();
+        cache
+            .store_account(
+                &["mailto:ops@example.com".into()],
+                "https://acme.test/dir",
+                b"key",
+            )
+            .await
+            .unwrap();
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&dir), 0o700);
+        let files: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        assert_eq!(files.len(), 2);
+        for f in &files {
+            assert_eq!(mode(f), 0o600, "{}", f.display());
+        }
+        assert_eq!(
+            cache
+                .load_cert(&domains, "https://acme.test/dir")
+                .await
+                .unwrap()
+                .as_deref(),
+            Some(&b"-----BEGIN PRIVATE KEY-----"[..])
+        );
+    }
 }
