@@ -166,6 +166,11 @@ fn spawn_server(o: &Opts, db: &str, tls_args: &[std::ffi::OsString]) -> Server {
             "100000000",
         ])
         .args(["--max-pending-per-agent", "100000000"])
+        // One agent holds every waiter and one user answers every question:
+        // the per-token limits would measure themselves, not the server.
+        .args(["--max-long-polls-per-token", "100000000"])
+        .args(["--answer-rate-per-minute", "100000000"])
+        .args(["--answer-burst", "100000000"])
         .args(tls_args)
         .args(["--db", db])
         .env("QP_LOG", "warn")

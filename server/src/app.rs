@@ -27,7 +27,7 @@ use crate::store::deliveries::{self, PushKind};
 use crate::store::identity::{self, Agent, User, SCOPE_ASK, SCOPE_READ};
 use crate::store::questions::{self, KeyedResult, StoredQuestion};
 use crate::store::{now_ms, Conn, Db, DbResult};
-use crate::waiters::Waiters;
+use crate::waiters::{LongPollSlot, LongPolls, Waiters};
 
 /// Long-poll bounds of the wait endpoint, in seconds.
 pub const WAIT_DEFAULT_SECS: u64 = 20;
@@ -51,6 +51,13 @@ pub struct App {
     /// Wakes terminal devices long-polling their dev inbox.
     pub dev_wake: Notify,
     limiter: DefaultKeyedRateLimiter<String>,
+    /// Answers per user: each one may store an Idempotency-Key row and
+    /// takes the database's one writer.
+    answer_limiter: DefaultKeyedRateLimiter<String>,
+    /// Long-polls held now, per agent or user (`max_long_polls_per_token`).
+    pub long_polls: LongPolls,
+    /// The `/mcp` sessions and the agents that own them.
+    pub mcp_sessions: Arc<crate::mcp::sessions::SessionOwners>,
     /// Failed pairing attempts per client address.
     pub pair_failures: crate::pairing::PairFailures,
     /// Becomes true when the server stops: parked long-polls answer at once
@@ -70,9 +77,16 @@ impl App {
     pub fn new(db: Db, settings: Settings) -> Arc<App> {
         let per_minute = NonZeroU32::new(settings.ask_rate_per_minute).unwrap_or(NonZeroU32::MIN);
         let burst = NonZeroU32::new(settings.ask_burst).unwrap_or(NonZeroU32::MIN);
+        let answers = quota(settings.answer_rate_per_minute, settings.answer_burst);
         Arc::new(App {
             db,
             limiter: RateLimiter::keyed(Quota::per_minute(per_minute).allow_burst(burst)),
+            answer_limiter: RateLimiter::keyed(answers),
+            long_polls: LongPolls::new(settings.max_long_polls_per_token),
+            mcp_sessions: crate::mcp::sessions::SessionOwners::new(
+                settings.mcp_max_sessions_per_agent,
+                settings.mcp_session_idle,
+            ),
             settings,
             waiters: Waiters::default(),
             webhook_wake: Notify::new(),
@@ -96,6 +110,37 @@ impl App {
         for q in qs {
             self.announce(q);
         }
+    }
+
+    fn check_answer_rate(&self, user_id: &str) -> Result<(), ApiError> {
+        self.answer_limiter
+            .check_key(&user_id.to_string())
+            .map_err(|not_until| {
+                let wait = not_until.wait_time_from(DefaultClock::default().now());
+                ApiError::too_many(
+                    "rate_limited",
+                    format!(
+                        "too many answers from this user; at most {} per minute (burst {}, answer_rate_per_minute)",
+                        self.settings.answer_rate_per_minute, self.settings.answer_burst
+                    ),
+                    wait.as_secs_f64().ceil() as u64,
+                )
+            })
+    }
+
+    /// Counts a long-poll in for `holder` (`agent:…`, `user:…`), or the 429
+    /// that says the holder has as many as it may.
+    pub fn enter_long_poll(&self, holder: String) -> Result<LongPollSlot, ApiError> {
+        self.long_polls.enter(holder).ok_or_else(|| {
+            ApiError::too_many(
+                "too_many_long_polls",
+                format!(
+                    "this token already holds {} long-polls at once (max_long_polls_per_token); let some return first",
+                    self.long_polls.max()
+                ),
+                1,
+            )
+        })
     }
 
     fn check_ask_rate(&self, agent_id: &str) -> Result<(), ApiError> {
@@ -246,6 +291,14 @@ impl App {
         // Wake at the deadline too, so expiry releases the waiter on time;
         // and at once when the server stops (the client re-polls).
         let until_expiry = (q.expires_at - Utc::now()).to_std().unwrap_or_default();
+        let _slot = match self.enter_long_poll(format!("agent:{}", agent.id)) {
+            Ok(slot) => slot,
+            Err(e) => {
+                drop(rx);
+                self.waiters.forget_if_unused(&id);
+                return Err(e);
+            }
+        };
         let mut stopping = self.stopping.subscribe();
         let _parked = crate::http::observe::Counted::new(&self.metrics.parked);
         let resolved = tokio::select! {
@@ -369,11 +422,14 @@ impl App {
         body: Value,
         key: Option<String>,
     ) -> Result<AnswerResponse, ApiError> {
+        self.check_answer_rate(&user.id)?;
+        let key_ttl = self.settings.idempotency_key_ttl.as_secs() as i64;
         let (result, fresh) = self
             .db
             .run(move |conn| -> Result<_, ApiError> {
+                let keys_since = time::now().timestamp() - key_ttl;
                 if let Some(key) = &key {
-                    if let Some(prev) = questions::keyed_answer(conn, &user.id, key)? {
+                    if let Some(prev) = questions::keyed_answer(conn, &user.id, key, keys_since)? {
                         if prev.question_id != id {
                             return Ok((
                                 Err(ApiError::invalid(
@@ -428,7 +484,7 @@ impl App {
                         status: response.status,
                         response: response.body.clone(),
                     };
-                    questions::save_keyed_answer(&*tx, &user.id, key, &keyed, now.timestamp())?;
+                    questions::save_keyed_answer(&*tx, &user.id, key, &keyed, now.timestamp(), keys_since)?;
                 }
                 tx.commit()?;
                 Ok((Ok(response), fresh))
@@ -464,6 +520,44 @@ impl App {
             if n < 200 {
                 return Ok(total);
             }
+        }
+    }
+}
+
+/// `per_minute` sustained with bursts of `burst` (0 counts as 1; the
+/// settings refuse 0 already).
+fn quota(per_minute: u32, burst: u32) -> Quota {
+    let per_minute = NonZeroU32::new(per_minute).unwrap_or(NonZeroU32::MIN);
+    Quota::per_minute(per_minute).allow_burst(NonZeroU32::new(burst).unwrap_or(NonZeroU32::MIN))
+}
+
+impl App {
+    /// Deletes the Idempotency-Keys older than `idempotency_key_ttl` (a
+    /// lookup ignores them already); returns how many.
+    pub async fn purge_answer_keys(&self) -> Result<usize, ApiError> {
+        let before = time::now().timestamp() - self.settings.idempotency_key_ttl.as_secs() as i64;
+        self.db
+            .run(move |conn| -> Result<_, ApiError> {
+                Ok(questions::purge_answer_keys(conn, before)?)
+            })
+            .await
+    }
+}
+
+/// Purges expired Idempotency-Keys, ten times per key lifetime (between
+/// every 100 ms and every 10 minutes), so the table holds about one
+/// lifetime of answers.
+pub async fn purge_answer_keys_loop(app: Arc<App>) {
+    let every = (app.settings.idempotency_key_ttl / 10)
+        .clamp(Duration::from_millis(100), Duration::from_secs(600));
+    let mut tick = tokio::time::interval(every);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        match app.purge_answer_keys().await {
+            Ok(0) => {}
+            Ok(n) => tracing::debug!(purged = n, "expired Idempotency-Keys purged"),
+            Err(e) => tracing::warn!(error = %e.message, "purging Idempotency-Keys failed"),
         }
     }
 }

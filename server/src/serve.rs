@@ -82,6 +82,7 @@ pub async fn start(
 
     workers.extend([
         tokio::spawn(sweep_loop(app.clone())),
+        tokio::spawn(crate::app::purge_answer_keys_loop(app.clone())),
         tokio::spawn(trim_after_bursts(app.clone())),
         tokio::spawn(crate::webhook::run_worker(app.clone())),
     ]);

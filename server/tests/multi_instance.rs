@@ -57,6 +57,11 @@ impl Instance {
             "50",
             "--webhook-timeout-ms",
             "2000",
+            // Bob answers a thousand questions in a row here.
+            "--answer-rate-per-minute",
+            "1000000",
+            "--answer-burst",
+            "1000000",
         ])
     }
 }

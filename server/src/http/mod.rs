@@ -470,6 +470,11 @@ async fn dev_inbox(
     if !owned {
         return Err(ApiError::not_found("no such dev device of yours"));
     }
+    // Counted against the user's long-polls (max_long_polls_per_token).
+    let _slot = match timeout {
+        0 => None,
+        _ => Some(app.enter_long_poll(format!("user:{}", user.id))?),
+    };
     let deadline = tokio::time::Instant::now() + Duration::from_secs(timeout);
     loop {
         // Listen before reading, so a push in between is not missed.

@@ -9,14 +9,17 @@
 //! The tools ([`tools`]) are written once over [`backend::Backend`].
 
 pub mod backend;
+pub mod sessions;
 pub mod tools;
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use axum::extract::{Request, State};
+use axum::http::{header, StatusCode};
 use axum::middleware::Next;
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
+use futures_util::StreamExt;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::ServiceExt;
@@ -25,12 +28,15 @@ use tokio_util::sync::CancellationToken;
 use crate::app::App;
 use crate::client::AskerClient;
 use crate::http::auth::AgentAuth;
+use crate::http::error::ApiError;
 use backend::Backend;
+use sessions::{Busy, OwnedSessions};
 use tools::QpTools;
 
-/// The `/mcp` endpoint. Sessions outlive the longest tool wait; they end
+/// The `/mcp` endpoint. Sessions belong to the agent that opened them and
+/// are bounded (see [`sessions`]); they end when idle, when deleted, or
 /// when the server stops (the waits return the question as it stands).
-pub fn http_service(app: Arc<App>) -> StreamableHttpService<QpTools, LocalSessionManager> {
+pub fn http_service(app: Arc<App>) -> StreamableHttpService<QpTools, OwnedSessions> {
     let stop = CancellationToken::new();
     let mut stopping = app.stopping.subscribe();
     let on_stop = stop.clone();
@@ -38,8 +44,20 @@ pub fn http_service(app: Arc<App>) -> StreamableHttpService<QpTools, LocalSessio
         let _ = stopping.wait_for(|s| *s).await;
         on_stop.cancel();
     });
-    let mut sessions = LocalSessionManager::default();
-    sessions.session_config.keep_alive = Some(Duration::from_secs(tools::WAIT_MAX_SECS + 300));
+    let mut local = LocalSessionManager::default();
+    // rmcp's own idle timer sees no event while a tool waits, so it must
+    // outlast the longest wait; it is only a safety net: the idle timeout
+    // that counts is the reaper's, which knows what is in flight.
+    local.session_config.keep_alive = Some(Duration::from_secs(tools::WAIT_MAX_SECS + 300));
+    let sessions = OwnedSessions::new(local, app.mcp_sessions.clone());
+    let reaper = sessions.clone().reap_idle();
+    let reaper_stop = stop.clone();
+    tokio::spawn(async move {
+        tokio::select! {
+            _ = reaper => {}
+            _ = reaper_stop.cancelled() => {}
+        }
+    });
     let config = StreamableHttpServerConfig::default()
         // Every request carries an agent token, which a page in a browser
         // cannot forge, so the Host check (a DNS-rebinding guard for
@@ -48,21 +66,73 @@ pub fn http_service(app: Arc<App>) -> StreamableHttpService<QpTools, LocalSessio
         .with_cancellation_token(stop);
     StreamableHttpService::new(
         move || Ok(QpTools::new(Backend::Local(app.clone()))),
-        Arc::new(sessions),
+        sessions,
         config,
     )
 }
 
-/// The `/mcp` route's gate: a valid agent token or the API's 401/403; the
-/// agent then rides in the request for the tools to read.
+/// The `/mcp` route's gate: a valid agent token or the API's 401/403; a
+/// session named by `Mcp-Session-Id` must be this agent's (404 otherwise,
+/// as for a session that does not exist); a request that opens a session
+/// needs a free place (429 at `mcp_max_sessions_per_agent`). The agent then
+/// rides in the request for the tools to read.
 pub async fn authenticate(
-    State(_app): State<Arc<App>>,
+    State(app): State<Arc<App>>,
     AgentAuth(agent): AgentAuth,
     mut req: Request,
     next: Next,
 ) -> Response {
+    let owners = app.mcp_sessions.clone();
+    let session = req
+        .headers()
+        .get("mcp-session-id")
+        .map(|v| v.to_str().unwrap_or_default().to_string());
+    let agent_id = agent.id.clone();
     req.extensions_mut().insert(agent);
-    next.run(req).await
+    match session {
+        Some(id) => match owners.enter(&id, &agent_id) {
+            Some(busy) => busy_while_streaming(next.run(req).await, busy),
+            None => ApiError::not_found(
+                "Mcp-Session-Id: no such session of this agent; open one with initialize",
+            )
+            .with_field("Mcp-Session-Id")
+            .into_response(),
+        },
+        None => match owners.reserve(&agent_id) {
+            Some(place) => place.scope(next.run(req)).await,
+            None => too_many_sessions(&app).into_response(),
+        },
+    }
+}
+
+fn too_many_sessions(app: &App) -> ApiError {
+    ApiError::too_many(
+        "too_many_sessions",
+        format!(
+            "this agent already holds {} MCP sessions (mcp_max_sessions_per_agent); close one (DELETE /mcp) or let one go idle",
+            app.mcp_sessions.max_per_agent()
+        ),
+        app.settings.mcp_session_idle.as_secs(),
+    )
+}
+
+/// Keeps the session busy until a streamed response (a tool call that
+/// waits) has been sent or dropped; any other response ends it now.
+fn busy_while_streaming(resp: Response, busy: Busy) -> Response {
+    let streaming = resp
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|t| t.starts_with("text/event-stream"));
+    if !streaming || resp.status() != StatusCode::OK {
+        return resp;
+    }
+    let (parts, body) = resp.into_parts();
+    let body = body.into_data_stream().map(move |chunk| {
+        let _held = &busy;
+        chunk
+    });
+    Response::from_parts(parts, axum::body::Body::from_stream(body))
 }
 
 /// `qp mcp`: serves the tools on stdin/stdout until the client hangs up.

@@ -147,10 +147,18 @@ pub struct KeyedResult {
     pub response: String,
 }
 
-pub fn keyed_answer(conn: &Conn, user_id: &str, key: &str) -> DbResult<Option<KeyedResult>> {
+/// The stored result of `(user, key)` if it was stored after `since` (an
+/// older key has expired, whether or not it was purged yet).
+pub fn keyed_answer(
+    conn: &Conn,
+    user_id: &str,
+    key: &str,
+    since: i64,
+) -> DbResult<Option<KeyedResult>> {
     conn.query_opt(
-        "SELECT question_id, status, response FROM answer_keys WHERE user_id = ?1 AND key = ?2",
-        params![user_id, key],
+        "SELECT question_id, status, response FROM answer_keys
+         WHERE user_id = ?1 AND key = ?2 AND created_at > ?3",
+        params![user_id, key, since],
         |r| {
             Ok(KeyedResult {
                 question_id: r.get(0)?,
@@ -161,24 +169,39 @@ pub fn keyed_answer(conn: &Conn, user_id: &str, key: &str) -> DbResult<Option<Ke
     )
 }
 
+/// Stores the result under `(user, key)`; a live earlier row wins, one
+/// stored before `expired_before` (expired, not yet purged) is replaced.
 pub fn save_keyed_answer(
     conn: &Conn,
     user_id: &str,
     key: &str,
     result: &KeyedResult,
     now_secs: i64,
+    expired_before: i64,
 ) -> DbResult<()> {
     conn.execute(
         "INSERT INTO answer_keys (user_id, key, question_id, status, response, created_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT DO NOTHING",
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+         ON CONFLICT (user_id, key) DO UPDATE SET question_id = excluded.question_id,
+             status = excluded.status, response = excluded.response, created_at = excluded.created_at
+         WHERE answer_keys.created_at <= ?7",
         params![
             user_id,
             key,
             result.question_id,
             result.status,
             result.response,
-            now_secs
+            now_secs,
+            expired_before
         ],
     )?;
     Ok(())
+}
+
+/// Deletes the keys stored at or before `before`; returns how many.
+pub fn purge_answer_keys(conn: &Conn, before: i64) -> DbResult<usize> {
+    conn.execute(
+        "DELETE FROM answer_keys WHERE created_at <= ?1",
+        params![before],
+    )
 }
