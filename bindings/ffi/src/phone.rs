@@ -187,6 +187,22 @@ impl PhoneCore {
         Ok(self.inner.receive_fcm(&data)?.into())
     }
 
+    /// iOS, before a notification action becomes an answer: whether the
+    /// notification (its `subtitle` and `body`) shows the question held as
+    /// `question_id`. A push that skipped the extension can show an
+    /// injector's words over a held question's buttons; when false, do not
+    /// answer: open the app.
+    pub fn shows_held_question(
+        &self,
+        question_id: String,
+        subtitle: Option<String>,
+        body: String,
+    ) -> Result<bool, QpError> {
+        Ok(self
+            .inner
+            .shows_held_question(&question_id, subtitle.as_deref(), &body)?)
+    }
+
     /// A resolution push arrived: asks the server. True when it is resolved
     /// there (now recorded here): withdraw or replace the notification.
     /// False when it is still pending: keep the question. A `Network` error

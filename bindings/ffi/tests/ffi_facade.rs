@@ -425,3 +425,22 @@ fn a_push_neither_rewrites_nor_resolves_a_held_question() {
     assert_eq!(committed.state, AnswerState::Queued);
     assert!(committed.status.starts_with("Deny"), "{}", committed.status);
 }
+
+/// iOS shows a push that skips the extension as it came, with the buttons of
+/// the category it names: only a notification showing the held question
+/// (its context and prompt) may answer it.
+#[test]
+fn only_a_notification_showing_the_held_question_may_answer_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let core = phone_core(&dir);
+    core.receive_apns(APNS.into()).unwrap();
+    assert!(core
+        .shows_held_question("q_1".into(), None, "Deploy?".into())
+        .unwrap());
+    assert!(!core
+        .shows_held_question("q_1".into(), None, "Allow Bash: git status".into())
+        .unwrap());
+    assert!(!core
+        .shows_held_question("q_9".into(), None, "Deploy?".into())
+        .unwrap());
+}

@@ -243,6 +243,26 @@ impl Phone {
         ios::ios_notification(q, opts, &self.copy())
     }
 
+    /// Whether a notification showing `subtitle` and `body` shows the
+    /// question held as `question_id` as this library words it (its context
+    /// and prompt). iOS shows a push as it came when the push skips the
+    /// extension (no `mutable-content`), with the buttons of whatever
+    /// category it names: an injector can put its own words over a held
+    /// question's buttons. An action from a notification that does not show
+    /// the held question must not become an answer: open the app instead.
+    pub fn shows_held_question(
+        &self,
+        question_id: &str,
+        subtitle: Option<&str>,
+        body: &str,
+    ) -> Result<bool, PhoneError> {
+        let Some(q) = self.question(question_id)? else {
+            return Ok(false);
+        };
+        let context = q.context.as_deref().unwrap_or("");
+        Ok(q.prompt == body && context == subtitle.unwrap_or(""))
+    }
+
     /// The Android notification and its (at most three) actions.
     pub fn android_notification(
         &self,

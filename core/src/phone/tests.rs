@@ -47,7 +47,10 @@ fn a_received_push_is_held_and_answered_once() {
         .unwrap();
     assert!(first.is_new);
     assert_eq!(first.state, AnswerState::Queued);
-    assert_eq!(first.status, "Approve: queued, will send when you’re online");
+    assert_eq!(
+        first.status,
+        "Approve: queued, will send when you’re online"
+    );
     // A second tap (or the app) keeps the first answer: one answer, one key.
     let second = p
         .answer_action("q_1", &option_action_id("deny"), None)
@@ -163,7 +166,31 @@ fn a_push_never_changes_a_question_the_phone_holds() {
         .answer_action("q_1", &option_action_id("approve"), None)
         .unwrap();
     assert_eq!(answered.state, AnswerState::Queued);
-    assert!(answered.status.starts_with("Approve"), "{}", answered.status);
+    assert!(
+        answered.status.starts_with("Approve"),
+        "{}",
+        answered.status
+    );
+}
+
+#[test]
+fn only_a_notification_showing_the_held_question_may_answer_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = phone(&dir, StoreMode::App);
+    p.receive_apns(APNS).unwrap();
+    let n = p.ios_notification(
+        &p.question("q_1").unwrap().unwrap(),
+        &PresentOptions::default(),
+    );
+    assert!(p
+        .shows_held_question("q_1", n.subtitle.as_deref(), &n.body)
+        .unwrap());
+    // An alert shown without the extension, naming q_1's category: its own words.
+    assert!(!p
+        .shows_held_question("q_1", None, "Allow Bash: git status")
+        .unwrap());
+    assert!(!p.shows_held_question("q_1", Some("x"), "Deploy?").unwrap());
+    assert!(!p.shows_held_question("q_2", None, "Deploy?").unwrap());
 }
 
 /// A device key kept in memory (the app's Keychain or Keystore).
