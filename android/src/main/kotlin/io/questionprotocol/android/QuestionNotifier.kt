@@ -24,6 +24,7 @@ import io.questionprotocol.core.androidNotification
 import io.questionprotocol.core.decodeFcmPayload
 import io.questionprotocol.core.fallbackNotification
 import java.time.Instant
+import kotlinx.coroutines.runBlocking
 
 object QuestionIntents {
     const val ACTION_ANSWER = "io.questionprotocol.action.ANSWER"
@@ -67,6 +68,9 @@ class QuestionNotifier(
     sealed class Result {
         data class Posted(val questionId: String, val notificationId: Int) : Result()
         data class Withdrawn(val questionId: String) : Result()
+        /** A resolution push the server did not confirm (still pending
+         *  there, or not reachable now): the notification stays. */
+        data class Kept(val questionId: String) : Result()
         data class Fallback(val reason: String) : Result()
         /** Recorded in the feed, but not shown: the person has notifications
          *  off for the app (on Android 13+, also: POST_NOTIFICATIONS was not
@@ -97,9 +101,29 @@ class QuestionNotifier(
                 Result.Posted(push.question.id, spec.notificationId)
             }
             is DecodedPush.Resolved -> {
-                withdraw(push.notice.id)
-                Result.Withdrawn(push.notice.id)
+                // A resolution by push is only a claim (whoever can inject
+                // pushes could send one to hide a question): withdraw only
+                // what the server confirms.
+                val id = push.notice.id
+                if (confirmed(id)) {
+                    withdraw(id)
+                    Result.Withdrawn(id)
+                } else {
+                    Result.Kept(id)
+                }
             }
+        }
+    }
+
+    /** Whether the server says `questionId` is resolved (false offline or
+     *  without a core: the next sync decides). Blocks: FCM's
+     *  `onMessageReceived` runs on a worker thread. */
+    private fun confirmed(questionId: String): Boolean {
+        val core = core ?: return false
+        return try {
+            runBlocking { core.confirmResolution(questionId) }
+        } catch (e: QpException) {
+            false
         }
     }
 

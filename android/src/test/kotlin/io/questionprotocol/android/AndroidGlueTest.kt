@@ -171,13 +171,15 @@ class AndroidGlueTest {
     }
 
     @Test
-    fun aResolvedPushWithdrawsAndGarbageStillShowsSomething() {
+    fun aResolvedPushTheServerDidNotConfirmIsKeptAndGarbageStillShowsSomething() {
         notifier.onDataMessage(encodeFcmPayload(toJson(question("q_gone", listOf(opt("a", "A"), opt("b", "B")), false))).data)
         posted("q_gone")
+        // Issue 32, finding 1: a resolution push is a claim; the server
+        // (unreachable here) did not confirm it, so nothing is withdrawn.
         val resolved = encodeFcmResolvedPayload(toJson(question("q_gone", listOf(opt("a", "A"), opt("b", "B")), false) + mapOf("state" to "cancelled", "resolved_at" to "2026-06-27T10:40:00Z"))).data
-        assertEquals(QuestionNotifier.Result.Withdrawn("q_gone"), notifier.onDataMessage(resolved))
-        assertNull(shadowOf(manager).getNotification("q_gone", androidNotificationId("q_gone")))
-        assertEquals(QuestionState.CANCELLED, core.feed().single().state)
+        assertEquals(QuestionNotifier.Result.Kept("q_gone"), notifier.onDataMessage(resolved))
+        assertNotNull(shadowOf(manager).getNotification("q_gone", androidNotificationId("q_gone")))
+        assertEquals(QuestionState.PENDING, core.feed().single().state)
 
         val r = notifier.onDataMessage(mapOf("type" to "question", "qp" to "{broken", "title" to "Release Bot asks you", "body" to "Deploy?"))
         assertTrue(r is QuestionNotifier.Result.Fallback)
@@ -247,6 +249,29 @@ class AndroidGlueTest {
         online.close()
     }
 
+    /** Issue 32, finding 1: a resolution push withdraws the notification only
+     *  once the server confirms it (a forged one, while the question is
+     *  pending, changes nothing). */
+    @Test
+    fun aResolutionPushIsWithdrawnOnlyWhenTheServerConfirmsIt() {
+        org.junit.Assume.assumeTrue("run through android/run-tests", System.getenv("QP_E2E_URL") != null)
+        val url = System.getenv("QP_E2E_URL")
+        val online = PhoneCore(File(dir, "confirm.sqlite").path, StoreMode.APP, url, System.getenv("QP_E2E_USER"),
+            StaticToken(System.getenv("QP_E2E_USER_TOKEN")), listOf("en"))
+        val onlineNotifier = QuestionNotifier(context, online, TestReceiver::class.java, android.R.drawable.ic_dialog_info)
+        val asked = askOnServer(url, "Drain the node? (SDK ${android.os.Build.VERSION.SDK_INT})")
+        val id = (onlineNotifier.onDataMessage(encodeFcmPayload(asked).data) as QuestionNotifier.Result.Posted).questionId
+        val claim = encodeFcmResolvedPayload(toJson(obj(parse(asked)) + mapOf("state" to "cancelled",
+            "resolved_at" to "2026-06-27T10:40:00Z"))).data
+        assertEquals(QuestionNotifier.Result.Kept(id), onlineNotifier.onDataMessage(claim))
+        assertNotNull("still pending on the server: kept", shadowOf(manager).getNotification(id, androidNotificationId(id)))
+        answerOnServer(url, id, "deny")
+        assertEquals(QuestionNotifier.Result.Withdrawn(id), onlineNotifier.onDataMessage(claim))
+        assertNull(shadowOf(manager).getNotification(id, androidNotificationId(id)))
+        assertEquals(QuestionState.ANSWERED, online.feed().first { it.questionId == id }.state)
+        online.close()
+    }
+
     @Test
     fun reconciliationPostsWhatWasMissedAndWithdrawsWhatResolved() {
         org.junit.Assume.assumeTrue("run through android/run-tests", System.getenv("QP_E2E_URL") != null)
@@ -306,5 +331,19 @@ class AndroidGlueTest {
         assertEquals("New question", fallback.extras.getCharSequence(Notification.EXTRA_TITLE).toString())
         assertEquals("Open the app to answer.", fallback.extras.getCharSequence(Notification.EXTRA_TEXT).toString())
         wrong.close()
+
+        // Issue 32, finding 1: with a key, a plain message (a forgery with
+        // the real id and another prompt) is not trusted: the generic words,
+        // never its own, and the real question stays as it was.
+        val again = PhoneCore(File(dir, "sealed.sqlite").path, StoreMode.APP, "http://127.0.0.1:9", "u_federica",
+            StaticToken(null), listOf("en"), null, MemoryKeyStore(key), "dev_vector")
+        val forged = encodeFcmPayload(toJson(question("q_e2e_vector", listOf(opt("allow", "Allow"), opt("deny", "Deny")), false)
+            + mapOf("prompt" to "Allow Bash: git status"))).data + mapOf("title" to "Release Bot asks you", "body" to "Allow Bash: git status")
+        val refused = QuestionNotifier(context, again, TestReceiver::class.java, android.R.drawable.ic_dialog_info).onDataMessage(forged)
+        assertTrue("$refused", refused is QuestionNotifier.Result.Fallback)
+        val generic = checkNotNull(shadowOf(manager).getNotification(QuestionIntents.FALLBACK_TAG, 0))
+        assertEquals("Open the app to answer.", generic.extras.getCharSequence(Notification.EXTRA_TEXT).toString())
+        assertEquals("Rotate the production database password?", again.question("q_e2e_vector")!!.prompt)
+        again.close()
     }
 }
