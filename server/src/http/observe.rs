@@ -263,7 +263,10 @@ async fn count_in_database(app: &App) -> Result<Counts, super::error::ApiError> 
 
 /// `GET /metrics`: the Prometheus text exposition.
 #[utoipa::path(get, path = "/metrics", tag = "operations",
-    responses((status = 200, description = "Prometheus text exposition (version 0.0.4)", content_type = "text/plain")))]
+    responses((status = 200, description = "Prometheus text exposition (version 0.0.4)", content_type = "text/plain"),
+        (status = 401, description = "A metrics token is set and this request does not carry it", body = super::openapi::ErrorBody),
+        (status = 403, description = "No metrics token is set and the client is not on loopback, or the server is behind a proxy (`metrics_forbidden`)", body = super::openapi::ErrorBody)),
+    security((), ("bearer" = [])))]
 pub async fn metrics(
     State(app): State<Arc<App>>,
     ConnectInfo(client): ConnectInfo<SocketAddr>,
