@@ -214,7 +214,7 @@ pub fn copy_title(scope: ResponderScope, asker: String) -> String {
     Copy::english().title(scope, &asker)
 }
 
-/// The resolution line of a question ("Approve, by you"...), none while pending.
+/// The resolution line of a question ("You answered: Approve"...), none while pending.
 #[uniffi::export]
 pub fn copy_resolution(
     question_json: String,

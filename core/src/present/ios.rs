@@ -122,7 +122,7 @@ pub struct IosResolvedNotification {
     pub identifier: String,
     /// The question's title, as it was shown ("Release Bot asks").
     pub title: String,
-    /// What became of it: "Approve, by Federica", "no answer, expired".
+    /// What became of it: "Federica answered: Approve", "Expired with no answer".
     pub subtitle: String,
     /// The prompt.
     pub body: String,
