@@ -101,10 +101,13 @@ func withDeadline<T>(_ seconds: TimeInterval, _ op: @escaping @Sendable () async
 public enum QPServiceFlow {
     /// The plain notification shown when a payload cannot be decoded, in
     /// the person's language.
-    public static func fallbackContent(userInfoJSON: String,
+    /// With `core`, its words: on a device with a key, the generic ones
+    /// (a plain push's own words may be an injector's).
+    public static func fallbackContent(userInfoJSON: String, core: PhoneCore? = nil,
                                        languages: [String] = Locale.preferredLanguages) -> QPNotificationContent {
         let alert = alertTexts(userInfoJSON)
-        let f = fallbackNotification(title: alert.title, body: alert.body, languages: languages)
+        let f = core?.fallbackNotification(title: alert.title, body: alert.body)
+            ?? fallbackNotification(title: alert.title, body: alert.body, languages: languages)
         return QPNotificationContent(title: f.title, subtitle: nil, body: f.body,
                                      categoryIdentifier: nil, threadIdentifier: nil, questionId: nil)
     }
@@ -113,10 +116,14 @@ public enum QPServiceFlow {
     /// when `core` is available), then:
     /// - a question: registers its category merged with what is registered,
     ///   reads the set back, and delivers the question's content;
-    /// - a resolution: delivers the resolved copy (quiet, no buttons), from
+    /// - a resolution: a claim until the server confirms it (within
+    ///   `budget` seconds); then the resolved copy (quiet, no buttons), from
     ///   the store in the person's current language, or else the server's
-    ///   alert, which is the same copy in the device's language;
-    /// - anything undecodable: a plain notification.
+    ///   alert, which is the same copy in the device's language. Not
+    ///   confirmed, a question still pending here is shown again with its
+    ///   buttons: a forged resolution must not hide it;
+    /// - anything undecodable (or, with a device key, not sealed): a plain
+    ///   notification.
     /// `deliver` is called exactly once.
     public static func process(userInfoJSON: String,
                                core: PhoneCore?,
@@ -124,18 +131,16 @@ public enum QPServiceFlow {
                                requireUnlockForDanger: Bool = false,
                                maxCategories: UInt32 = maxIosCategories(),
                                languages: [String] = Locale.preferredLanguages,
+                               budget: TimeInterval = 5,
                                deliver: @escaping (QPNotificationContent) -> Void) {
         let decoded: DecodedPush
         do {
             decoded = try core?.receiveApns(json: userInfoJSON) ?? decodeApnsPayload(json: userInfoJSON)
         } catch {
-            deliver(fallbackContent(userInfoJSON: userInfoJSON, languages: languages))
+            deliver(fallbackContent(userInfoJSON: userInfoJSON, core: core, languages: languages))
             return
         }
-        switch decoded {
-        case let .resolved(notice):
-            deliver(resolvedContent(notice: notice, userInfoJSON: userInfoJSON, core: core))
-        case let .question(question):
+        let present = { (question: PushQuestion) in
             // In the person's language: the core's (it was created with them), or these.
             let n = core?.iosNotification(question: question, requireUnlockForDanger: requireUnlockForDanger)
                 ?? iosNotification(question: question, requireUnlockForDanger: requireUnlockForDanger, languages: languages)
@@ -143,6 +148,32 @@ public enum QPServiceFlow {
                 deliver(QPNotificationContent(question: n, questionId: question.id))
             }
         }
+        switch decoded {
+        case let .resolved(notice):
+            guard let core else {
+                deliver(resolvedContent(notice: notice, userInfoJSON: userInfoJSON, core: nil))
+                return
+            }
+            Task.detached {
+                let confirmed = await withDeadline(budget) {
+                    (try? await core.confirmResolution(questionId: notice.id)) ?? false
+                } ?? false
+                if !confirmed, let held = pendingHere(notice.id, core: core) {
+                    present(held)
+                } else {
+                    deliver(resolvedContent(notice: notice, userInfoJSON: userInfoJSON, core: core))
+                }
+            }
+        case let .question(question):
+            present(question)
+        }
+    }
+
+    /// The question if this device holds it and it is pending here.
+    static func pendingHere(_ id: String, core: PhoneCore) -> PushQuestion? {
+        guard let held = (try? core.question(questionId: id)) ?? nil,
+              ((try? core.resolution(questionId: id)) ?? nil) == nil else { return nil }
+        return held
     }
 
     static func resolvedContent(notice: ResolvedPush, userInfoJSON: String, core: PhoneCore?) -> QPNotificationContent {
@@ -190,7 +221,7 @@ public enum QPServiceFlow {
                            deliver: @escaping (QPNotificationContent) -> Void) {
         try? core?.resume()
         process(userInfoJSON: userInfoJSON, core: core, center: center,
-                requireUnlockForDanger: requireUnlockForDanger, languages: languages) { content in
+                requireUnlockForDanger: requireUnlockForDanger, languages: languages, budget: budget) { content in
             presented?(content)
             guard let core else { deliver(content); return }
             Task.detached {

@@ -387,6 +387,30 @@ final class GlueTests: XCTestCase {
         XCTAssertEqual(other.first?.categoryIdentifier, "", "no buttons: a tap opens the app")
     }
 
+    // Issue 32, finding 1: iOS shows a push that skips the extension as it
+    // came, with the buttons of the category it names. An injector's words
+    // over a held question's buttons do not answer it; the notification the
+    // extension showed still does.
+    func testAnActionFromANotificationNotShowingTheHeldQuestionIsNotAnAnswer() async throws {
+        try requireServer()
+        let store = dir + "/shared.sqlite"
+        let q = try await showQuestion("Drop the customers table?", store: store)
+        let forged = UNMutableNotificationContent()
+        forged.categoryIdentifier = "qp.q.\(q.id)"
+        forged.body = "Allow Bash: git status"
+        let note = UNNotification(request: UNNotificationRequest(identifier: q.id, content: forged, trigger: nil), date: Date())
+        let app = try core(env("QP_E2E_URL"), store)
+        let outcome = await QPNotificationResponseHandler.handle(
+            UNNotificationResponse(notification: note, actionIdentifier: "qp.v.approve"), core: app) {}.value
+        if case .needsApp? = outcome {} else { XCTFail("\(String(describing: outcome))") }
+        XCTAssertNil(try app.answerStatus(questionId: q.id))
+        let pending = try await serverQuestion(q.id).state
+        XCTAssertEqual(pending, "pending")
+        let real = await QPNotificationResponseHandler.handle(
+            UNNotificationResponse(notification: q.note, actionIdentifier: "qp.v.deny"), core: app) {}.value
+        if case .committed? = real {} else { XCTFail("\(String(describing: real))") }
+    }
+
     // Not ours: a response in another category completes at once, untouched.
     func testAResponseOfAnotherCategoryCompletesAtOnce() throws {
         let content = UNMutableNotificationContent()

@@ -31,7 +31,25 @@ public enum QPNotificationResponseHandler {
         let end = { if ended.claim() { app.endBackgroundTask(task) } }
         task = app.beginBackgroundTask(withName: "qp.answer", expirationHandler: { end() })
         #endif
+        let content = response.notification.request.content
         return Task {
+            // iOS shows a push that skipped the extension as it came, with
+            // the buttons of whatever category it names: an action counts
+            // only from a notification showing the question this phone holds
+            // (issue 32, finding 1); otherwise the app opens to show it.
+            try? core.resume()
+            let shown = (try? core.showsHeldQuestion(questionId: questionId, subtitle: content.subtitle,
+                                                     body: content.body)) ?? false
+            if !shown {
+                #if canImport(UIKit)
+                if inBackground { try? core.suspend() }
+                #endif
+                completionHandler()
+                #if canImport(UIKit)
+                end()
+                #endif
+                return .needsApp(message: core.openAppToFinish())
+            }
             let outcome = await QPAnswerFlow.answer(core: core, questionId: questionId,
                                                     actionIdentifier: response.actionIdentifier,
                                                     typedText: text, flushWithin: flushWithin) {

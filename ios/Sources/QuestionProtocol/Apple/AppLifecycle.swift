@@ -74,17 +74,20 @@ public final class QPAppLifecycle {
     }
 
     /// A silent (`content-available`) push, when one arrives: a resolution
-    /// replaces the notification on screen.
+    /// the server confirms replaces the notification on screen.
     public func didReceiveRemoteNotification(_ userInfo: [AnyHashable: Any],
                                              fetchCompletionHandler completion: @escaping (UIApplication.BackgroundFetchResult) -> Void) {
         try? core.resume()
-        guard case .resolved? = try? core.receiveApns(json: userInfoJSON(userInfo)) else {
+        guard case let .resolved(notice)? = try? core.receiveApns(json: userInfoJSON(userInfo)) else {
             completion(.noData)
             return
         }
         let (core, center) = (self.core, self.center)
         let inBackground = UIApplication.shared.applicationState == .background
         Task {
+            // A push's resolution is a claim: the server's answer is recorded
+            // first, and reconciliation replaces only what it made terminal.
+            _ = try? await core.confirmResolution(questionId: notice.id)
             await QPReconciler.reconcile(core: core, center: center)
             if inBackground { try? core.suspend() }
             completion(.newData)
