@@ -350,6 +350,7 @@ impl PartialSettings {
                     key_pem: std::fs::read(&key)
                         .map_err(|e| format!("apns_key {}: {e}", key.display()))?,
                     token_ttl: crate::push::apns::TOKEN_TTL,
+                    max_connections: crate::push::apns::MAX_CONNECTIONS,
                 }),
                 _ => {
                     return Err(
@@ -365,6 +366,7 @@ impl PartialSettings {
                         .or(file.fcm_base_url)
                         .unwrap_or_else(|| crate::push::fcm::FCM_BASE.to_string()),
                     account: crate::push::fcm::FcmTransport::account_from_file(&path)?,
+                    max_connections: crate::push::fcm::MAX_CONNECTIONS,
                 }),
             },
             ..s

@@ -67,6 +67,9 @@ pub struct Metrics {
     /// The database counts of the last refresh; the async lock makes
     /// concurrent scrapes wait for one refresh instead of each running one.
     counts: tokio::sync::Mutex<Option<(Instant, Counts)>>,
+    /// The push worker's latency, in-flight and outcome metrics (fixed
+    /// labels: see `push::metrics`).
+    pub push: crate::push::metrics::PushMetrics,
 }
 
 /// How long the database counts of `/metrics` are reused: below the usual
@@ -113,6 +116,7 @@ impl Default for Metrics {
             connections: AtomicI64::new(0),
             connections_gauge: Gauge::default(),
             counts: tokio::sync::Mutex::new(None),
+            push: Default::default(),
         };
         {
             let mut r = m.registry.lock().unwrap();
@@ -144,6 +148,7 @@ impl Default for Metrics {
                 "HTTP request latency by method, route template and status",
                 m.latency.clone(),
             );
+            m.push.register(&mut r);
         }
         m
     }

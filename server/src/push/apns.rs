@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 
+use super::h2pool::{H2Pool, SendError};
 use super::{PushFuture, PushMessage, PushOutcome, PushTransport};
 use crate::store::deliveries::PushKind;
 
@@ -23,6 +24,11 @@ pub const APNS_SANDBOX: &str = "https://api.sandbox.push.apple.com";
 const RESOLVED_KEPT_SECS: i64 = 24 * 3600;
 /// How long a provider token is reused.
 pub const TOKEN_TTL: Duration = Duration::from_secs(50 * 60);
+/// HTTP/2 connections to APNs at most: each carries up to the streams APNs
+/// advertises (500 today); another opens only when those are all busy.
+pub const MAX_CONNECTIONS: usize = 4;
+/// How long one push's answer may take once its stream is open.
+const RESPONSE_TIMEOUT: Duration = Duration::from_secs(15);
 
 #[derive(Debug, Clone)]
 pub struct ApnsConfig {
@@ -33,10 +39,12 @@ pub struct ApnsConfig {
     /// The `.p8` key (PKCS#8 PEM).
     pub key_pem: Vec<u8>,
     pub token_ttl: Duration,
+    /// HTTP/2 connections at most ([`MAX_CONNECTIONS`]).
+    pub max_connections: usize,
 }
 
 pub struct ApnsTransport {
-    http: reqwest::Client,
+    pool: H2Pool,
     config: ApnsConfig,
     key: EncodingKey,
     token: Mutex<Option<(String, Instant)>>,
@@ -52,17 +60,11 @@ impl ApnsTransport {
     pub fn new(config: ApnsConfig) -> Result<Self, String> {
         let key = EncodingKey::from_ec_pem(&config.key_pem)
             .map_err(|e| format!("the APNs key is not an EC (P-256) PKCS#8 PEM key: {e}"))?;
-        let mut builder = reqwest::Client::builder()
-            .timeout(Duration::from_secs(15))
-            .pool_idle_timeout(Duration::from_secs(300));
         // APNs speaks only HTTP/2: negotiated by ALPN over TLS; plain
-        // http:// (a local test server) needs prior knowledge.
-        if config.base_url.starts_with("http://") {
-            builder = builder.http2_prior_knowledge();
-        }
-        let http = builder.build().map_err(|e| e.to_string())?;
+        // http:// (a local test server) with prior knowledge.
+        let pool = H2Pool::new(&config.base_url, config.max_connections)?;
         Ok(ApnsTransport {
-            http,
+            pool,
             config,
             key,
             token: Mutex::new(None),
@@ -88,8 +90,19 @@ impl ApnsTransport {
         Ok(token)
     }
 
-    fn forget_token(&self) {
-        *self.token.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    /// Drops the provider token APNs refused, unless another push already
+    /// replaced it (many pushes in flight see the same refusal: the token
+    /// is signed again once, not once per push).
+    fn forget_token(&self, refused: &str) {
+        let mut slot = self.token.lock().unwrap_or_else(|p| p.into_inner());
+        if slot.as_ref().is_some_and(|(t, _)| t == refused) {
+            *slot = None;
+        }
+    }
+
+    /// The connection pool (its counters, for tests and the benchmark).
+    pub fn pool(&self) -> &H2Pool {
+        &self.pool
     }
 
     async fn deliver(&self, m: &PushMessage) -> PushOutcome {
@@ -111,10 +124,7 @@ impl ApnsTransport {
             Ok(t) => t,
             Err(e) => return PushOutcome::Failed(format!("cannot sign the provider token: {e}")),
         };
-        let url = format!("{}/3/device/{}", self.config.base_url, m.device.push_token);
-        let sent = self
-            .http
-            .post(url)
+        let req = http::Request::post(self.pool.uri(&format!("/3/device/{}", m.device.push_token)))
             .header("authorization", format!("bearer {token}"))
             .header("apns-topic", &m.device.app_id)
             .header("apns-push-type", push_type)
@@ -122,23 +132,24 @@ impl ApnsTransport {
             .header("apns-expiration", expiration.to_string())
             .header("apns-collapse-id", &m.question.id)
             .header("content-type", "application/json")
-            .body(payload)
-            .send()
-            .await;
-        let resp = match sent {
+            .header("content-length", payload.len().to_string())
+            .body(());
+        let req = match req {
             Ok(r) => r,
-            Err(e) => {
+            Err(e) => return PushOutcome::Failed(format!("cannot build the request: {e}")),
+        };
+        let resp = match self.pool.send(req, payload.into(), RESPONSE_TIMEOUT).await {
+            Ok(r) => r,
+            Err(e @ (SendError::Connect(_) | SendError::Timeout | SendError::Stream(_))) => {
                 return PushOutcome::Retry {
                     reason: format!("APNs unreachable: {e}"),
                     after: None,
                 }
             }
         };
-        let status = resp.status().as_u16();
-        let retry_after = super::retry_after(resp.headers());
-        let reason = resp
-            .json::<serde_json::Value>()
-            .await
+        let status = resp.status;
+        let retry_after = super::retry_after(&resp.headers);
+        let reason = serde_json::from_slice::<serde_json::Value>(&resp.body)
             .ok()
             .and_then(|v| v["reason"].as_str().map(String::from))
             .unwrap_or_default();
@@ -148,7 +159,7 @@ impl ApnsTransport {
                 PushOutcome::DeviceGone
             }
             (403, "ExpiredProviderToken" | "InvalidProviderToken") => {
-                self.forget_token();
+                self.forget_token(&token);
                 PushOutcome::Retry {
                     reason: format!("APNs {status} {reason}"),
                     after: None,

@@ -7,15 +7,22 @@
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use bytes::Bytes;
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use super::h2pool::H2Pool;
 use super::{PushFuture, PushMessage, PushOutcome, PushTransport};
 use crate::store::deliveries::PushKind;
 
 pub const FCM_BASE: &str = "https://fcm.googleapis.com";
 pub const FCM_SCOPE: &str = "https://www.googleapis.com/auth/firebase.messaging";
+/// HTTP/2 connections to FCM at most (each multiplexes up to the streams
+/// FCM advertises).
+pub const MAX_CONNECTIONS: usize = 4;
+/// How long one message's answer may take once its stream is open.
+const RESPONSE_TIMEOUT: Duration = Duration::from_secs(15);
 
 /// The fields of a Firebase service-account JSON file that are used.
 #[derive(Debug, Clone, Deserialize)]
@@ -31,13 +38,21 @@ pub struct FcmConfig {
     /// `FCM_BASE` or a test server.
     pub base_url: String,
     pub account: ServiceAccount,
+    /// HTTP/2 connections at most ([`MAX_CONNECTIONS`]).
+    pub max_connections: usize,
 }
 
 pub struct FcmTransport {
+    /// The OAuth token endpoint (one request an hour).
     http: reqwest::Client,
+    /// `messages:send`: concurrent streams over few HTTP/2 connections.
+    pool: H2Pool,
     config: FcmConfig,
     key: EncodingKey,
     token: Mutex<Option<(String, Instant)>>,
+    /// Held while the access token is fetched: pushes that find it
+    /// missing wait for that one fetch instead of each starting one.
+    refreshing: tokio::sync::Mutex<()>,
 }
 
 #[derive(serde::Serialize)]
@@ -57,11 +72,14 @@ impl FcmTransport {
             .timeout(Duration::from_secs(15))
             .build()
             .map_err(|e| e.to_string())?;
+        let pool = H2Pool::new(&config.base_url, config.max_connections)?;
         Ok(FcmTransport {
             http,
+            pool,
             config,
             key,
             token: Mutex::new(None),
+            refreshing: tokio::sync::Mutex::new(()),
         })
     }
 
@@ -72,17 +90,32 @@ impl FcmTransport {
             .map_err(|e| format!("{}: not a service account: {e}", path.display()))
     }
 
+    /// The connection pool (its counters, for tests and the benchmark).
+    pub fn pool(&self) -> &H2Pool {
+        &self.pool
+    }
+
+    fn cached_token(&self) -> Option<String> {
+        let slot = self.token.lock().unwrap_or_else(|p| p.into_inner());
+        slot.as_ref()
+            .filter(|(_, until)| Instant::now() < *until)
+            .map(|(t, _)| t.clone())
+    }
+
+    /// The shared access token: cached, or fetched once for every push
+    /// that needs it meanwhile.
     async fn access_token(&self) -> Result<String, PushOutcome> {
-        if let Some((t, until)) = self
-            .token
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .as_ref()
-        {
-            if Instant::now() < *until {
-                return Ok(t.clone());
-            }
+        if let Some(t) = self.cached_token() {
+            return Ok(t);
         }
+        let _one = self.refreshing.lock().await;
+        if let Some(t) = self.cached_token() {
+            return Ok(t);
+        }
+        self.fetch_token().await
+    }
+
+    async fn fetch_token(&self) -> Result<String, PushOutcome> {
         let now = chrono::Utc::now().timestamp();
         let a = &self.config.account;
         let claims = Assertion {
@@ -151,18 +184,20 @@ impl FcmTransport {
             Ok(t) => t,
             Err(outcome) => return outcome,
         };
-        let url = format!(
-            "{}/v1/projects/{}/messages:send",
-            self.config.base_url, self.config.account.project_id
-        );
-        let resp = match self
-            .http
-            .post(url)
-            .bearer_auth(token)
-            .json(&body)
-            .send()
-            .await
-        {
+        let body = Bytes::from(body.to_string());
+        let req = http::Request::post(self.pool.uri(&format!(
+            "/v1/projects/{}/messages:send",
+            self.config.account.project_id
+        )))
+        .header("authorization", format!("Bearer {token}"))
+        .header("content-type", "application/json")
+        .header("content-length", body.len().to_string())
+        .body(());
+        let req = match req {
+            Ok(r) => r,
+            Err(e) => return PushOutcome::Failed(format!("cannot build the request: {e}")),
+        };
+        let resp = match self.pool.send(req, body, RESPONSE_TIMEOUT).await {
             Ok(r) => r,
             Err(e) => {
                 return PushOutcome::Retry {
@@ -171,9 +206,9 @@ impl FcmTransport {
                 }
             }
         };
-        let status = resp.status().as_u16();
-        let retry_after = super::retry_after(resp.headers());
-        let err: Value = resp.json().await.unwrap_or_default();
+        let status = resp.status;
+        let retry_after = super::retry_after(&resp.headers);
+        let err: Value = serde_json::from_slice(&resp.body).unwrap_or_default();
         let unregistered = err["error"]["details"]
             .as_array()
             .is_some_and(|d| d.iter().any(|x| x["errorCode"] == "UNREGISTERED"));
@@ -181,7 +216,11 @@ impl FcmTransport {
             200 => PushOutcome::Sent,
             _ if unregistered => PushOutcome::DeviceGone,
             401 => {
-                *self.token.lock().unwrap_or_else(|p| p.into_inner()) = None;
+                // Forget the refused token, unless a newer one replaced it.
+                let mut slot = self.token.lock().unwrap_or_else(|p| p.into_inner());
+                if slot.as_ref().is_some_and(|(t, _)| *t == token) {
+                    *slot = None;
+                }
                 PushOutcome::Retry {
                     reason: "FCM 401: access token refused".into(),
                     after: None,

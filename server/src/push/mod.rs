@@ -7,10 +7,22 @@
 //! [`apns`], `android` through [`fcm`], and `dev` devices (the terminal
 //! device, `qp device`) through [`dev`]. Without a transport for a platform,
 //! its jobs stay queued in the database.
+//!
+//! The worker is concurrent and bounded: it claims (with a lease) only as
+//! many due jobs as it has free slots ([`WorkerLimits::max_in_flight`]),
+//! loads their devices and questions in a few queries, sends each in its
+//! own task (a slow or hanging gateway answer holds one slot, never the
+//! others; APNs and FCM multiplex them over few HTTP/2 connections, see
+//! [`h2pool`]), and records outcomes in batches, one transaction each.
+//! Order per device comes from the claim: a resolution is not claimable
+//! while that device's question push is still queued or in flight
+//! ([`deliveries::claim_pushes`]).
 
 pub mod apns;
 pub mod dev;
 pub mod fcm;
+pub mod h2pool;
+pub mod metrics;
 pub mod router;
 
 use std::collections::BTreeMap;
@@ -164,52 +176,91 @@ pub(crate) fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Durati
 /// Attempts per job before it is marked failed.
 pub const PUSH_MAX_ATTEMPTS: u32 = 8;
 const PUSH_RETRY_BASE: Duration = Duration::from_millis(500);
-/// How long a claimed batch of push jobs stays this worker's: 32 sends
-/// through APNs/FCM over kept-alive connections take well under this.
-const PUSH_LEASE_MS: i64 = 60_000;
+
+/// How much the worker takes on at once.
+#[derive(Debug, Clone)]
+pub struct WorkerLimits {
+    /// Pushes in flight at most (claimed and not yet answered): memory
+    /// stays flat however large the room; a fan-out beyond it is claimed
+    /// as slots free.
+    pub max_in_flight: usize,
+    /// How long claimed jobs stay this worker's: past every send's timeout
+    /// (15 s) plus the time to record it. If the instance dies, its claimed
+    /// jobs (at most `max_in_flight`) are due again when the lease ends.
+    pub lease_ms: i64,
+}
+
+impl Default for WorkerLimits {
+    fn default() -> Self {
+        WorkerLimits {
+            max_in_flight: 2048,
+            lease_ms: 60_000,
+        }
+    }
+}
+
+/// Outcomes recorded per transaction at most.
+const WRITE_BATCH: usize = 1024;
+
+/// One push answered, waiting to be recorded.
+struct Finished {
+    job: deliveries::DuePush,
+    gateway: &'static str,
+    outcome: PushOutcome,
+}
 
 /// Drains due push jobs forever through `transport`.
 pub async fn run_worker(app: Arc<App>, transport: Arc<dyn PushTransport>) {
+    run_worker_with(app, transport, WorkerLimits::default()).await
+}
+
+/// [`run_worker`] with explicit limits (tests, the benchmark).
+pub async fn run_worker_with(
+    app: Arc<App>,
+    transport: Arc<dyn PushTransport>,
+    limits: WorkerLimits,
+) {
     let encrypt = app.settings.push_encryption;
+    if let Err(e) = app.db.run(deliveries::ensure_push_indexes).await {
+        // Another instance creating it at the same moment; or a real
+        // problem, which the claims will show.
+        tracing::warn!(error = %e, "creating the push queue's index");
+    }
+    let max = limits.max_in_flight.max(1);
+    let slots = Arc::new(tokio::sync::Semaphore::new(max));
+    let (done_tx, done_rx) = tokio::sync::mpsc::unbounded_channel::<Finished>();
+    let recorded = Arc::new(tokio::sync::Notify::new());
+    tokio::spawn(record_outcomes(app.clone(), done_rx, recorded.clone()));
     loop {
+        // At least one free slot, then as many as are free.
+        let Ok(first) = slots.clone().acquire_owned().await else {
+            return;
+        };
+        let free = slots.available_permits() + 1;
+        let lease_ms = limits.lease_ms;
         let batch = app
             .db
             .run(
                 move |conn| -> crate::store::DbResult<
                     Vec<(deliveries::DuePush, Option<PushMessage>)>,
                 > {
-                    // Leased: jobs this instance dies sending are due
-                    // again when the lease ends (on any instance).
                     let now = now_ms();
-                    let due = deliveries::claim_pushes(conn, now, now + PUSH_LEASE_MS, 32)?;
-                    let mut out = Vec::with_capacity(due.len());
-                    for job in due {
-                        let device = crate::store::identity::device_by_id(conn, &job.device_id)?;
-                        let question = questions::get(conn, &job.question_id)?.map(|s| s.question);
-                        let msg = match (device, question) {
-                            (Some(device), Some(question)) => Some(PushMessage {
-                                device,
-                                kind: job.kind,
-                                question,
-                                encrypt,
-                            }),
-                            _ => None,
-                        };
-                        out.push((job, msg));
-                    }
-                    Ok(out)
+                    let due = deliveries::claim_pushes(conn, now, now + lease_ms, free)?;
+                    load_messages(conn, due, encrypt)
                 },
             )
             .await;
         let batch = match batch {
             Ok(b) => b,
             Err(e) => {
+                drop(first);
                 tracing::error!(error = %e, "reading push jobs");
                 tokio::time::sleep(Duration::from_secs(1)).await;
                 continue;
             }
         };
         if batch.is_empty() {
+            drop(first);
             let next = app
                 .db
                 .run(deliveries::next_push_due_ms)
@@ -219,70 +270,157 @@ pub async fn run_worker(app: Arc<App>, transport: Arc<dyn PushTransport>) {
             let wait_ms = next.map(|n| (n - now_ms()).clamp(5, 5000)).unwrap_or(5000);
             tokio::select! {
                 _ = app.push_wake.notified() => {}
+                _ = recorded.notified() => {}
                 _ = tokio::time::sleep(Duration::from_millis(wait_ms as u64)) => {}
             }
             continue;
         }
+        let mut first = Some(first);
         for (job, msg) in batch {
-            let outcome = match &msg {
-                Some(m) => transport.send(m).await,
-                None => PushOutcome::Failed("device or question no longer exists".into()),
+            let permit = match first.take() {
+                Some(p) => p,
+                // Free: this loop is the only one taking slots.
+                None => match slots.clone().try_acquire_owned() {
+                    Ok(p) => p,
+                    Err(_) => slots.clone().acquire_owned().await.expect("never closed"),
+                },
             };
-            let attempts = job.attempts + 1;
-            let device_id = job.device_id.clone();
-            let written = app
-                .db
-                .run(move |conn| -> crate::store::DbResult<()> {
-                    let now = now_ms();
-                    match outcome {
-                        PushOutcome::Sent => {
-                            deliveries::mark_push(conn, job.id, "sent", attempts, now, None)
-                        }
-                        PushOutcome::DeviceGone => {
-                            deliveries::mark_push(
-                                conn,
-                                job.id,
-                                "failed",
-                                attempts,
-                                now,
-                                Some("device unregistered"),
-                            )?;
-                            conn.execute(
-                                "DELETE FROM devices WHERE id = ?1",
-                                crate::params![device_id],
-                            )?;
-                            Ok(())
-                        }
-                        PushOutcome::Retry { reason, after } if attempts < PUSH_MAX_ATTEMPTS => {
-                            let delay = after.unwrap_or_else(|| {
-                                RetryPolicy::PUSH.with_min(PUSH_RETRY_BASE).delay(attempts)
-                            });
-                            deliveries::mark_push(
-                                conn,
-                                job.id,
-                                "queued",
-                                attempts,
-                                now + delay.as_millis() as i64,
-                                Some(&reason),
-                            )
-                        }
-                        // Failed for good, or out of attempts.
-                        PushOutcome::Failed(reason) | PushOutcome::Retry { reason, .. } => {
-                            deliveries::mark_push(
-                                conn,
-                                job.id,
-                                "failed",
-                                attempts,
-                                now,
-                                Some(&reason),
-                            )
-                        }
-                    }
-                })
-                .await;
-            if let Err(e) = written {
-                tracing::error!(error = %e, "recording push outcome");
+            let transport = transport.clone();
+            let done = done_tx.clone();
+            let metrics = app.clone();
+            tokio::spawn(async move {
+                let gateway = msg
+                    .as_ref()
+                    .map_or("none", |m| metrics::gateway_of(&m.device.platform));
+                let _flight = metrics.metrics.push.in_flight(gateway);
+                let outcome = match &msg {
+                    Some(m) => transport.send(m).await,
+                    None => PushOutcome::Failed("device or question no longer exists".into()),
+                };
+                let _ = done.send(Finished {
+                    job,
+                    gateway,
+                    outcome,
+                });
+                drop(permit);
+            });
+        }
+    }
+}
+
+/// The devices and questions of a claimed batch: one query per 500
+/// devices and one per distinct question (a fan-out has one).
+fn load_messages(
+    conn: &crate::store::Conn,
+    due: Vec<deliveries::DuePush>,
+    encrypt: bool,
+) -> crate::store::DbResult<Vec<(deliveries::DuePush, Option<PushMessage>)>> {
+    let mut device_ids: Vec<&str> = due.iter().map(|j| j.device_id.as_str()).collect();
+    device_ids.sort_unstable();
+    device_ids.dedup();
+    let devices = deliveries::devices_by_ids(conn, &device_ids)?;
+    let mut questions: std::collections::HashMap<String, Option<Question>> = Default::default();
+    for job in &due {
+        if !questions.contains_key(&job.question_id) {
+            let q = questions::get(conn, &job.question_id)?.map(|s| s.question);
+            questions.insert(job.question_id.clone(), q);
+        }
+    }
+    Ok(due
+        .into_iter()
+        .map(|job| {
+            let device = devices.get(&job.device_id).cloned();
+            let question = questions.get(&job.question_id).cloned().flatten();
+            let msg = match (device, question) {
+                (Some(device), Some(question)) => Some(PushMessage {
+                    device,
+                    kind: job.kind,
+                    question,
+                    encrypt,
+                }),
+                _ => None,
+            };
+            (job, msg)
+        })
+        .collect())
+}
+
+/// Records answered pushes, as many per transaction as have arrived (up
+/// to [`WRITE_BATCH`]), then tells the claimer (a recorded question push
+/// may have made its device's resolution claimable).
+async fn record_outcomes(
+    app: Arc<App>,
+    mut done: tokio::sync::mpsc::UnboundedReceiver<Finished>,
+    recorded: Arc<tokio::sync::Notify>,
+) {
+    while let Some(first) = done.recv().await {
+        let mut batch = vec![first];
+        while batch.len() < WRITE_BATCH {
+            match done.try_recv() {
+                Ok(f) => batch.push(f),
+                Err(_) => break,
             }
+        }
+        let now = now_ms();
+        for f in &batch {
+            app.metrics
+                .push
+                .outcome(f.gateway, &f.outcome, now - f.job.created_ms);
+        }
+        let written = app
+            .db
+            .run(move |conn| -> crate::store::DbResult<()> {
+                let tx = conn.transaction()?;
+                for f in batch {
+                    record_one(&*tx, f)?;
+                }
+                tx.commit()
+            })
+            .await;
+        if let Err(e) = written {
+            // The jobs stay claimed until their lease ends, then go again.
+            tracing::error!(error = %e, "recording push outcomes");
+        }
+        recorded.notify_one();
+    }
+}
+
+fn record_one(conn: &crate::store::Conn, f: Finished) -> crate::store::DbResult<()> {
+    let now = now_ms();
+    let job = f.job;
+    let attempts = job.attempts + 1;
+    match f.outcome {
+        PushOutcome::Sent => deliveries::mark_push(conn, job.id, "sent", attempts, now, None),
+        PushOutcome::DeviceGone => {
+            deliveries::mark_push(
+                conn,
+                job.id,
+                "failed",
+                attempts,
+                now,
+                Some("device unregistered"),
+            )?;
+            conn.execute(
+                "DELETE FROM devices WHERE id = ?1",
+                crate::params![job.device_id],
+            )?;
+            Ok(())
+        }
+        PushOutcome::Retry { reason, after } if attempts < PUSH_MAX_ATTEMPTS => {
+            let delay = after
+                .unwrap_or_else(|| RetryPolicy::PUSH.with_min(PUSH_RETRY_BASE).delay(attempts));
+            deliveries::mark_push(
+                conn,
+                job.id,
+                "queued",
+                attempts,
+                now + delay.as_millis() as i64,
+                Some(&reason),
+            )
+        }
+        // Failed for good, or out of attempts.
+        PushOutcome::Failed(reason) | PushOutcome::Retry { reason, .. } => {
+            deliveries::mark_push(conn, job.id, "failed", attempts, now, Some(&reason))
         }
     }
 }

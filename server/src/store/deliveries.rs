@@ -199,9 +199,26 @@ pub struct DuePush {
     pub question_id: String,
     pub kind: PushKind,
     pub attempts: u32,
+    /// When the job was queued (ms): the start of its latency.
+    pub created_ms: i64,
 }
 
-/// Claims up to `limit` due push jobs, as [`claim_webhooks`] does.
+/// The index the claim's per-device order needs: a queued `resolved` job
+/// looks up its device's queued `question` job for the same question.
+/// Created when a worker starts (`IF NOT EXISTS`: idempotent, on either
+/// backend); partial, so it holds only the live queue.
+pub fn ensure_push_indexes(conn: &Conn) -> DbResult<()> {
+    conn.batch(
+        "CREATE INDEX IF NOT EXISTS push_jobs_queued_pair
+             ON push_jobs(question_id, device_id) WHERE state = 'queued'",
+    )
+}
+
+/// Claims up to `limit` due push jobs, as [`claim_webhooks`] does, oldest
+/// first, in device order: a `resolved` job is not due while its device's
+/// `question` job for that question is still queued (waiting for a retry,
+/// or in flight under a lease here or on another instance), so the
+/// resolution never overtakes the question it resolves.
 pub fn claim_pushes(
     conn: &Conn,
     now_ms: i64,
@@ -212,9 +229,13 @@ pub fn claim_pushes(
         claim_sql!(
             conn,
             "UPDATE push_jobs SET next_attempt_ms = ?2 WHERE id IN (
-                 SELECT id FROM push_jobs
-                 WHERE state = 'queued' AND next_attempt_ms <= ?1 ORDER BY id LIMIT ?3",
-            " RETURNING id, device_id, question_id, kind, attempts"
+                 SELECT p.id FROM push_jobs p
+                 WHERE p.state = 'queued' AND p.next_attempt_ms <= ?1
+                   AND NOT (p.kind = 'resolved' AND EXISTS (
+                       SELECT 1 FROM push_jobs b WHERE b.state = 'queued' AND b.kind = 'question'
+                         AND b.question_id = p.question_id AND b.device_id = p.device_id))
+                 ORDER BY p.id LIMIT ?3",
+            " RETURNING id, device_id, question_id, kind, attempts, created_at"
         ),
         params![now_ms, lease_until_ms, limit],
         |r| {
@@ -229,6 +250,7 @@ pub fn claim_pushes(
                     PushKind::Question
                 },
                 attempts: r.get(4)?,
+                created_ms: r.get(5)?,
             })
         },
     )?;
@@ -236,12 +258,51 @@ pub fn claim_pushes(
     Ok(due)
 }
 
+/// When the next claimable push job is due, if any (a resolution waiting
+/// for its question push is not: the question's own time counts).
 pub fn next_push_due_ms(conn: &Conn) -> DbResult<Option<i64>> {
     conn.query_row(
-        "SELECT MIN(next_attempt_ms) FROM push_jobs WHERE state = 'queued'",
+        "SELECT MIN(p.next_attempt_ms) FROM push_jobs p WHERE p.state = 'queued'
+           AND NOT (p.kind = 'resolved' AND EXISTS (
+               SELECT 1 FROM push_jobs b WHERE b.state = 'queued' AND b.kind = 'question'
+                 AND b.question_id = p.question_id AND b.device_id = p.device_id))",
         &[],
         |r| r.get(0),
     )
+}
+
+/// The devices of a batch, in one query per 500 ids.
+pub fn devices_by_ids(
+    conn: &Conn,
+    ids: &[&str],
+) -> DbResult<std::collections::HashMap<String, crate::store::identity::Device>> {
+    let mut out = std::collections::HashMap::with_capacity(ids.len());
+    for chunk in ids.chunks(500) {
+        let marks: Vec<String> = (1..=chunk.len()).map(|i| format!("?{i}")).collect();
+        let sql = format!(
+            "SELECT id, user_id, platform, push_token, app_id, locale, public_key
+             FROM devices WHERE id IN ({})",
+            marks.join(", ")
+        );
+        let params: Vec<super::sql::Param> = chunk
+            .iter()
+            .map(|id| super::sql::ToParam::to_param(*id))
+            .collect();
+        for d in conn.query_map(&sql, &params, |r| {
+            Ok(crate::store::identity::Device {
+                id: r.get(0)?,
+                user_id: r.get(1)?,
+                platform: r.get(2)?,
+                push_token: r.get(3)?,
+                app_id: r.get(4)?,
+                locale: r.get(5)?,
+                public_key: r.get(6)?,
+            })
+        })? {
+            out.insert(d.id.clone(), d);
+        }
+    }
+    Ok(out)
 }
 
 /// Records a push attempt: `state` is `sent`, `failed`, or `queued` (retry at `next_ms`).

@@ -1,0 +1,202 @@
+//! The push worker's metrics, registered into `/metrics` by
+//! `http::observe`:
+//!
+//! - `qp_push_latency_seconds{gateway}`: from the job being queued to the
+//!   gateway accepting it (a histogram; retries included);
+//! - `qp_push_in_flight{gateway}`: pushes sent and not yet answered;
+//! - `qp_push_outcomes_total{gateway,outcome,reason}`: every answer.
+//!
+//! Every label takes a fixed set of values, named here: `gateway` is
+//! `apns`, `fcm`, `dev` or `none` (no device or question left); `outcome`
+//! is `sent`, `retry`, `device_gone` or `failed`; `reason` is one of
+//! [`REASONS`], classified from the outcome, never a gateway's own text.
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
+use prometheus_client::registry::Registry;
+
+use super::PushOutcome;
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct GatewayLabels {
+    gateway: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct OutcomeLabels {
+    gateway: &'static str,
+    outcome: &'static str,
+    reason: &'static str,
+}
+
+/// Every value the `reason` label takes.
+pub const REASONS: [&str; 11] = [
+    "ok",
+    "rate_limited",
+    "server_error",
+    "unreachable",
+    "auth",
+    "unregistered",
+    "payload",
+    "no_transport",
+    "gone",
+    "rejected",
+    "other",
+];
+
+/// The push worker's metrics handles.
+pub struct PushMetrics {
+    latency: Family<GatewayLabels, Histogram>,
+    in_flight: Family<GatewayLabels, Gauge>,
+    outcomes: Family<OutcomeLabels, Counter>,
+}
+
+impl Default for PushMetrics {
+    fn default() -> Self {
+        PushMetrics {
+            // 1 ms .. ~65 s.
+            latency: Family::new_with_constructor(|| {
+                Histogram::new(exponential_buckets(0.001, 2.0, 17))
+            }),
+            in_flight: Default::default(),
+            outcomes: Default::default(),
+        }
+    }
+}
+
+/// The `gateway` label of a device platform.
+pub fn gateway_of(platform: &str) -> &'static str {
+    match platform {
+        "ios" => "apns",
+        "android" => "fcm",
+        "dev" => "dev",
+        _ => "none",
+    }
+}
+
+/// The `outcome` and `reason` labels of an answer.
+pub fn labels_of(outcome: &PushOutcome) -> (&'static str, &'static str) {
+    match outcome {
+        PushOutcome::Sent => ("sent", "ok"),
+        PushOutcome::DeviceGone => ("device_gone", "unregistered"),
+        PushOutcome::Retry { reason, .. } => ("retry", classify(reason)),
+        PushOutcome::Failed(reason) => ("failed", classify(reason)),
+    }
+}
+
+/// The fixed reason of a transport's message (see apns.rs, fcm.rs, the
+/// router and the worker for the texts).
+fn classify(reason: &str) -> &'static str {
+    let status = reason
+        .split_whitespace()
+        .nth(1)
+        .and_then(|s| s.trim_end_matches(':').parse::<u16>().ok());
+    if reason.contains("unreachable") {
+        "unreachable"
+    } else if reason.starts_with("no ") && reason.ends_with("transport configured") {
+        "no_transport"
+    } else if reason.contains("no longer exists") {
+        "gone"
+    } else if reason.contains("OAuth") || matches!(status, Some(401 | 403)) {
+        "auth"
+    } else if matches!(status, Some(429)) {
+        "rate_limited"
+    } else if matches!(status, Some(500..=599)) {
+        "server_error"
+    } else if reason.starts_with("payload") || reason.starts_with("cannot encode") {
+        "payload"
+    } else if status.is_some() {
+        "rejected"
+    } else {
+        "other"
+    }
+}
+
+/// Counts one push in flight while alive.
+pub struct InFlight(Gauge);
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.dec();
+    }
+}
+
+impl PushMetrics {
+    /// Adds the three metrics to `/metrics`' registry (prefix `qp_`).
+    pub fn register(&self, r: &mut Registry) {
+        r.register(
+            "push_latency_seconds",
+            "Push jobs from queued to accepted by the gateway, per gateway",
+            self.latency.clone(),
+        );
+        r.register(
+            "push_in_flight",
+            "Pushes sent and not yet answered, per gateway",
+            self.in_flight.clone(),
+        );
+        r.register(
+            "push_outcomes",
+            "Push answers by gateway, outcome and reason",
+            self.outcomes.clone(),
+        );
+    }
+
+    pub fn in_flight(&self, gateway: &'static str) -> InFlight {
+        let g = self
+            .in_flight
+            .get_or_create(&GatewayLabels { gateway })
+            .clone();
+        g.inc();
+        InFlight(g)
+    }
+
+    /// Records one answer; `queued_for_ms` since the job was queued.
+    pub fn outcome(&self, gateway: &'static str, outcome: &PushOutcome, queued_for_ms: i64) {
+        let (outcome_label, reason) = labels_of(outcome);
+        self.outcomes
+            .get_or_create(&OutcomeLabels {
+                gateway,
+                outcome: outcome_label,
+                reason,
+            })
+            .inc();
+        if *outcome == PushOutcome::Sent {
+            self.latency
+                .get_or_create(&GatewayLabels { gateway })
+                .observe(queued_for_ms.max(0) as f64 / 1000.0);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_transport_message_maps_to_a_fixed_reason() {
+        let cases = [
+            ("APNs 429 TooManyRequests", "rate_limited"),
+            ("FCM 429", "rate_limited"),
+            ("APNs 503 ServiceUnavailable", "server_error"),
+            ("FCM 500", "server_error"),
+            ("APNs unreachable: no response in time", "unreachable"),
+            ("FCM unreachable: cannot connect: x", "unreachable"),
+            ("APNs 403 ExpiredProviderToken", "auth"),
+            ("FCM 401: access token refused", "auth"),
+            ("OAuth token refused: 400 Bad Request \"x\"", "auth"),
+            ("no ios transport configured", "no_transport"),
+            ("device or question no longer exists", "gone"),
+            ("payload of 5000 bytes", "payload"),
+            ("APNs 400 BadTopic", "rejected"),
+            ("FCM 400 \"bad\"", "rejected"),
+            ("database locked", "other"),
+        ];
+        for (text, want) in cases {
+            assert_eq!(classify(text), want, "{text}");
+            assert!(REASONS.contains(&want));
+        }
+    }
+}

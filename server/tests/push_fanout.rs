@@ -1,0 +1,365 @@
+//! Concurrent push delivery, through the real server and worker, against
+//! the stand-in gateways of `support/gateways.rs` over real HTTP/2 on
+//! loopback: many pushes in flight on one APNs connection, the stream
+//! limit dropping to 1 after a rejection, GOAWAY in the middle of a
+//! fan-out, Retry-After for one device, a hanging device, and per-device
+//! order of question and resolution under retries. Time bounds here are
+//! generous (they catch one-at-a-time sending, not a goal: the goals are
+//! in `scripts/bench-push`).
+
+mod common;
+#[path = "support/gateways.rs"]
+mod gateways;
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use qp_core::payload::{decode_apns, Push};
+use qp_server::push::apns::ApnsConfig;
+use qp_server::push::fcm::{FcmConfig, ServiceAccount};
+use qp_server::store::deliveries::push_jobs_of;
+use qp_server::store::identity::{self, DeviceRegistration};
+use serde_json::json;
+
+fn apns_config(url: &str, max_connections: usize) -> ApnsConfig {
+    ApnsConfig {
+        base_url: url.into(),
+        team_id: "TEAM123456".into(),
+        key_id: "KEY1234567".into(),
+        key_pem: gateways::fixture("apns-test-key.p8"),
+        token_ttl: Duration::from_secs(3000),
+        max_connections,
+    }
+}
+
+fn fcm_config(url: &str) -> FcmConfig {
+    FcmConfig {
+        base_url: url.into(),
+        account: ServiceAccount {
+            project_id: "qp-test".into(),
+            client_email: "qp-test@example.iam.gserviceaccount.com".into(),
+            private_key: String::from_utf8(gateways::fixture("fcm-test-key.pem")).unwrap(),
+            token_uri: format!("{url}/token"),
+        },
+        max_connections: 4,
+    }
+}
+
+/// APNs device token number `i` (64 hex digits).
+fn apns_token(i: usize) -> String {
+    format!("{i:064x}")
+}
+
+fn fcm_token(i: usize) -> String {
+    format!("fcm-token-{i:06}")
+}
+
+/// Adds `users` members to the fixture's room, each with `ios` iPhones and
+/// `android` Android phones (tokens numbered from 0 across the room), in
+/// one transaction; returns the iOS tokens.
+fn seed_devices(f: &common::Fixture, users: usize, ios: usize, android: usize) -> Vec<String> {
+    let conn = f.db();
+    let tx = conn.transaction().unwrap();
+    let (mut n_ios, mut n_android, mut tokens) = (0, 0, vec![]);
+    for u in 0..users {
+        let user = identity::create_user(&*tx, &format!("Person {u}"), None).unwrap();
+        identity::add_member(&*tx, &f.room_id, &user.id).unwrap();
+        identity::create_user_token(&*tx, &user.id, "phone").unwrap();
+        for _ in 0..ios {
+            let token = apns_token(n_ios);
+            n_ios += 1;
+            identity::register_device(
+                &*tx,
+                &user.id,
+                None,
+                &DeviceRegistration {
+                    platform: "ios",
+                    push_token: &token,
+                    app_id: "io.example.app",
+                    locale: "",
+                    public_key: None,
+                },
+            )
+            .unwrap();
+            tokens.push(token);
+        }
+        for _ in 0..android {
+            let token = fcm_token(n_android);
+            n_android += 1;
+            identity::register_device(
+                &*tx,
+                &user.id,
+                None,
+                &DeviceRegistration {
+                    platform: "android",
+                    push_token: &token,
+                    app_id: "io.example.app",
+                    locale: "",
+                    public_key: None,
+                },
+            )
+            .unwrap();
+        }
+    }
+    tx.commit().unwrap();
+    tokens
+}
+
+async fn until(what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
+    let t = Instant::now();
+    while !done() {
+        assert!(t.elapsed() < limit, "{what}: not within {limit:?}");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+async fn room_question(f: &common::Fixture) -> String {
+    let q = f
+        .ask(json!({"prompt": "Deploy v1.4.0 to production?", "responder_scope": "room"}))
+        .await;
+    q["id"].as_str().unwrap().to_string()
+}
+
+/// Every job of the question, by state.
+fn states(f: &common::Fixture, id: &str) -> HashMap<String, usize> {
+    let mut by = HashMap::new();
+    for j in push_jobs_of(&f.db(), id).unwrap() {
+        *by.entry(j.state).or_insert(0) += 1;
+    }
+    by
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hundreds_of_pushes_in_flight_on_one_apns_connection() {
+    // 400 iPhones, APNs answering each after 300 ms, one connection
+    // allowed: one at a time this takes 120 s.
+    let apns = gateways::apns(Duration::from_millis(300), 500).await;
+    let f = common::Fixture::with(|s| s.apns = Some(apns_config(&apns.url, 1))).await;
+    let tokens = seed_devices(&f, 200, 2, 0);
+    let t = Instant::now();
+    let id = room_question(&f).await;
+    until("400 pushes accepted", Duration::from_secs(20), || {
+        apns.state.accepted_count() >= tokens.len()
+    })
+    .await;
+    let elapsed = t.elapsed();
+    let st = &apns.state;
+    assert_eq!(st.connections.load(std::sync::atomic::Ordering::SeqCst), 1);
+    let peak = st.peak_streams.load(std::sync::atomic::Ordering::SeqCst);
+    assert!(peak >= 200, "streams at once on the connection: {peak}");
+    assert_eq!(st.violations.load(std::sync::atomic::Ordering::SeqCst), 0);
+    assert!(elapsed < Duration::from_secs(10), "{elapsed:?}");
+    until("recorded", Duration::from_secs(10), || {
+        states(&f, &id).get("sent") == Some(&tokens.len())
+    })
+    .await;
+    // Each device once.
+    let mut seen: Vec<String> = st
+        .accepted
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|a| a.device_token.clone())
+        .collect();
+    seen.sort();
+    seen.dedup();
+    assert_eq!(seen.len(), tokens.len());
+    // /metrics: the outcomes, the latency histogram, nothing in flight.
+    let text = f
+        .http
+        .get(format!("{}/metrics", f.base))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    for line in [
+        r#"qp_push_outcomes_total{gateway="apns",outcome="sent",reason="ok"} 400"#,
+        r#"qp_push_latency_seconds_count{gateway="apns"} 400"#,
+        r#"qp_push_in_flight{gateway="apns"} 0"#,
+    ] {
+        assert!(text.lines().any(|l| l == line), "{line} not in:\n{text}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_stream_limit_drops_to_1_after_a_rejection_and_the_worker_carries_on() {
+    use std::sync::atomic::Ordering::SeqCst;
+    let apns = gateways::apns(Duration::from_millis(100), 100).await;
+    let f = common::Fixture::with(|s| s.apns = Some(apns_config(&apns.url, 2))).await;
+    let tokens = seed_devices(&f, 150, 2, 0);
+    // Ten devices are refused once (429, retry at once): each refusal cuts
+    // that connection's limit to 1 until the next success.
+    for t in tokens.iter().step_by(30) {
+        apns.state
+            .script(t, vec![(429, "TooManyRequests", Some(0))]);
+    }
+    let t0 = Instant::now();
+    let id = room_question(&f).await;
+    until("300 pushes accepted", Duration::from_secs(30), || {
+        apns.state.accepted_count() >= tokens.len()
+    })
+    .await;
+    let elapsed = t0.elapsed();
+    until("recorded", Duration::from_secs(10), || {
+        states(&f, &id).get("sent") == Some(&tokens.len())
+    })
+    .await;
+    let st = &apns.state;
+    assert!(st.limit_drops.load(SeqCst) >= 1, "the limit never dropped");
+    assert_eq!(st.violations.load(SeqCst), 0, "streams over the limit");
+    // One at a time: 30 s; stalled behind the limit of 1: as long.
+    assert!(elapsed < Duration::from_secs(12), "{elapsed:?}");
+    for job in push_jobs_of(&f.db(), &id).unwrap() {
+        assert!(job.attempts <= 2, "{job:?}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn goaway_in_the_middle_of_a_fan_out_every_push_accepted_once() {
+    use std::sync::atomic::Ordering::SeqCst;
+    let apns = gateways::apns(Duration::from_millis(50), 100).await;
+    apns.state.goaway_after(150);
+    let f = common::Fixture::with(|s| s.apns = Some(apns_config(&apns.url, 2))).await;
+    let tokens = seed_devices(&f, 300, 2, 0);
+    let id = room_question(&f).await;
+    until("600 pushes accepted", Duration::from_secs(30), || {
+        apns.state.accepted_count() >= tokens.len()
+    })
+    .await;
+    until("recorded", Duration::from_secs(10), || {
+        states(&f, &id).get("sent") == Some(&tokens.len())
+    })
+    .await;
+    // A moment for any duplicate to arrive.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let st = &apns.state;
+    assert_eq!(st.goaways.load(SeqCst), 1);
+    assert!(st.connections.load(SeqCst) >= 2, "no new connection");
+    let mut per: HashMap<String, usize> = HashMap::new();
+    for a in st.accepted.lock().unwrap().iter() {
+        *per.entry(a.device_token.clone()).or_default() += 1;
+    }
+    assert_eq!(per.len(), tokens.len(), "every device");
+    assert!(per.values().all(|n| *n == 1), "accepted twice: {per:?}");
+    assert_eq!(st.violations.load(SeqCst), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn retry_after_holds_back_one_device_while_the_others_go_out() {
+    let apns = gateways::apns(Duration::from_millis(20), 500).await;
+    let f = common::Fixture::with(|s| s.apns = Some(apns_config(&apns.url, 2))).await;
+    let tokens = seed_devices(&f, 25, 2, 0);
+    let slow = tokens[7].clone();
+    apns.state
+        .script(&slow, vec![(429, "TooManyRequests", Some(3))]);
+    let t0 = Instant::now();
+    let id = room_question(&f).await;
+    until("49 accepted", Duration::from_secs(2), || {
+        apns.state.accepted_count() >= tokens.len() - 1
+    })
+    .await;
+    let others = t0.elapsed();
+    assert!(
+        !apns
+            .state
+            .accepted
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|a| a.device_token == slow),
+        "the throttled device went early"
+    );
+    until("the throttled device", Duration::from_secs(10), || {
+        apns.state.accepted_count() >= tokens.len()
+    })
+    .await;
+    let last = t0.elapsed();
+    assert!(others < Duration::from_millis(2500), "{others:?}");
+    assert!(
+        last >= Duration::from_secs(3),
+        "Retry-After not honoured: {last:?}"
+    );
+    until("recorded", Duration::from_secs(10), || {
+        states(&f, &id).get("sent") == Some(&tokens.len())
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_hanging_device_never_delays_the_999_others() {
+    let apns = gateways::apns(Duration::from_millis(40), 500).await;
+    let fcm = gateways::fcm(Duration::from_millis(40)).await;
+    let f = common::Fixture::with(|s| {
+        s.apns = Some(apns_config(&apns.url, 4));
+        s.fcm = Some(fcm_config(&fcm.url));
+    })
+    .await;
+    // 500 people, one iPhone and one Android phone each.
+    let tokens = seed_devices(&f, 500, 1, 1);
+    apns.state.hang.lock().unwrap().insert(tokens[3].clone());
+    let t0 = Instant::now();
+    room_question(&f).await;
+    until("999 accepted", Duration::from_secs(10), || {
+        apns.state.accepted_count() + fcm.state.accepted_count() >= 999
+    })
+    .await;
+    let elapsed = t0.elapsed();
+    // One at a time: 40 s, or stuck behind the hanging one for 15 s.
+    assert!(elapsed < Duration::from_secs(5), "{elapsed:?}");
+    assert_eq!(
+        fcm.state
+            .token_requests
+            .load(std::sync::atomic::Ordering::SeqCst),
+        1,
+        "one OAuth token for all"
+    );
+    assert!(
+        fcm.state
+            .peak_in_flight
+            .load(std::sync::atomic::Ordering::SeqCst)
+            >= 50
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn per_device_the_question_push_goes_before_its_resolution_under_retries() {
+    let apns = gateways::apns(Duration::from_millis(30), 500).await;
+    let f = common::Fixture::with(|s| s.apns = Some(apns_config(&apns.url, 2))).await;
+    let tokens = seed_devices(&f, 50, 2, 0);
+    // A third of the devices fail their first two attempts (5xx: backoff
+    // 0.5 s, then 1 s); the question is cancelled at once, so each of
+    // those devices has its resolution due long before its question goes.
+    for t in tokens.iter().step_by(3) {
+        apns.state.script(
+            t,
+            vec![
+                (503, "ServiceUnavailable", None),
+                (500, "InternalServerError", None),
+            ],
+        );
+    }
+    let id = room_question(&f).await;
+    let (s, _) = f.cancel(&id).await;
+    assert_eq!(s, 200);
+    until(
+        "question and resolution for all",
+        Duration::from_secs(30),
+        || apns.state.accepted_count() >= 2 * tokens.len(),
+    )
+    .await;
+    let mut order: HashMap<String, Vec<&'static str>> = HashMap::new();
+    for a in apns.state.accepted.lock().unwrap().iter() {
+        assert_eq!(a.collapse_id, id);
+        let kind = match decode_apns(&a.payload.to_string()).unwrap() {
+            Push::Question(_) => "question",
+            Push::Resolved(_) => "resolved",
+        };
+        order.entry(a.device_token.clone()).or_default().push(kind);
+    }
+    assert_eq!(order.len(), tokens.len());
+    for (token, kinds) in &order {
+        assert_eq!(kinds, &["question", "resolved"], "device {token}");
+    }
+}
