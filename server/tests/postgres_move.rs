@@ -43,6 +43,14 @@ async fn a_sqlite_server_moves_to_postgresql_with_its_tokens_and_questions() {
     let http = reqwest::Client::new();
     let (_, asked) = {
         let serve = QpServe::start(&["--db", &file]);
+        let registered = http
+            .post(format!("{}/api/devices", serve.base))
+            .bearer_auth(&user_token)
+            .json(&json!({"platform": "dev", "push_token": "dev-moved", "app_id": "qp.device"}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(registered.status().as_u16(), 201);
         let body = json!({"prompt": "Deploy?", "options": [{"value": "approve", "label": "Approve"}, {"value": "deny", "label": "Deny"}]});
         ask_at(&http, &serve.base, &agent_token, &body).await
     };
@@ -84,6 +92,13 @@ async fn a_sqlite_server_moves_to_postgresql_with_its_tokens_and_questions() {
     assert_eq!(
         String::from_utf8_lossy(&users.stdout),
         format!("{uid}\tFederica\n")
+    );
+    // The device moved still knows the token that registered it.
+    let prefix = &qp_server::ids::token_hash(&user_token)[..12];
+    let devices = String::from_utf8(admin(&url, &["device", "list"]).stdout).unwrap();
+    assert!(
+        devices.contains("dev-moved") && devices.contains(&format!("token {prefix}")),
+        "{devices}"
     );
 
     // The server on PostgreSQL: the same tokens, the same question.
