@@ -27,7 +27,8 @@ const STDIN_MAX_BYTES: u64 = 16 * 1024 * 1024;
     after_help = "Set-up (Claude Code): add the block `qp hook --room OPS123 --print-config`\n\
     prints to .claude/settings.json. Then every matching tool call becomes an Allow/Deny\n\
     question on your phone; a typed reply denies and is passed to the agent as the reason.\n\
-    A call the phone cannot show whole (a secret-looking value masked as •••, or too long)\n\
+    The phone shows every argument that acts (a Write's content too). A call it cannot show\n\
+    whole (a secret-looking value masked as •••, a character that shows nothing, or too long)\n\
     says so and offers Deny or \"Decide at the computer\" (the agent's own prompt), never Allow.\n\n\
     The hook prints {\"hookSpecificOutput\": {\"hookEventName\": \"PreToolUse\",\n\
     \"permissionDecision\": \"allow\"|\"deny\"|\"ask\", …}} and exits 0. It never allows on\n\
