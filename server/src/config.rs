@@ -401,7 +401,9 @@ fn check_limits(s: &Settings) -> Result<(), String> {
         return Err("max_long_polls_per_token must be at least 1".into());
     }
     if s.idempotency_key_ttl < Duration::from_secs(60) {
-        return Err("idempotency_key_ttl_secs must be at least 60 (clients retry within it)".into());
+        return Err(
+            "idempotency_key_ttl_secs must be at least 60 (clients retry within it)".into(),
+        );
     }
     if s.mcp_max_sessions_per_agent == 0 {
         return Err("mcp_max_sessions_per_agent must be at least 1".into());
@@ -573,5 +575,35 @@ mod tests {
             ..Default::default()
         };
         assert!(flags.resolve(PartialSettings::default()).is_err());
+    }
+
+    #[test]
+    fn the_per_token_limits_resolve_and_bad_ones_name_their_setting() {
+        let file: PartialSettings = toml::from_str(
+            "answer_burst = 5\nmax_long_polls_per_token = 8\nmcp_session_idle_secs = 60\n\
+             metrics_token = \"scrape-secret-0123456789\"",
+        )
+        .unwrap();
+        let s = PartialSettings::default().resolve(file).unwrap();
+        assert_eq!((s.answer_burst, s.answer_rate_per_minute), (5, 120));
+        assert_eq!(s.max_long_polls_per_token, 8);
+        assert_eq!(s.mcp_session_idle, Duration::from_secs(60));
+        assert_eq!(s.metrics_token.as_deref(), Some("scrape-secret-0123456789"));
+        let bad = |p: PartialSettings| p.resolve(PartialSettings::default()).unwrap_err();
+        let short = PartialSettings {
+            metrics_token: Some("short".into()),
+            ..Default::default()
+        };
+        assert!(bad(short).contains("metrics_token: must be at least 16"));
+        let zero = PartialSettings {
+            max_long_polls_per_token: Some(0),
+            ..Default::default()
+        };
+        assert!(bad(zero).contains("max_long_polls_per_token"));
+        let brief = PartialSettings {
+            idempotency_key_ttl_secs: Some(5),
+            ..Default::default()
+        };
+        assert!(bad(brief).contains("idempotency_key_ttl_secs"));
     }
 }

@@ -375,7 +375,11 @@ async fn custom_methods_do_not_add_metric_series() {
     for i in 0..300 {
         let method = format!("XMETHOD{i:04}{}", "Q".repeat(2_000));
         let method = reqwest::Method::from_bytes(method.as_bytes()).unwrap();
-        let path = if i % 2 == 0 { "/api/me" } else { "/no/such/path" };
+        let path = if i % 2 == 0 {
+            "/api/me"
+        } else {
+            "/no/such/path"
+        };
         let resp = f
             .http
             .request(method, format!("{}{path}", f.base))
@@ -419,7 +423,10 @@ async fn behind_a_proxy_metrics_need_a_token() {
     let f = Fixture::with(|s| s.behind_proxy = true).await;
     let (s, body) = f.call("GET", "/metrics", None, None).await;
     assert_eq!((s, err_code(&body)), (403, "metrics_forbidden"), "{body}");
-    assert!(body["message"].as_str().unwrap().contains("--metrics-token"));
+    assert!(body["message"]
+        .as_str()
+        .unwrap()
+        .contains("--metrics-token"));
     let (s, _) = f.call("GET", "/healthz", None, None).await;
     assert_eq!(s, 200);
 }
@@ -443,15 +450,14 @@ async fn parallel_scrapes_do_not_hold_the_database() {
         .unwrap();
     let (s, text) = scrape(&f, None).await;
     assert_eq!(s, 200);
-    assert!(text.contains(r#"qp_questions{state="answered"} 300000"#), "{text}");
+    assert!(
+        text.contains(r#"qp_questions{state="answered"} 300000"#),
+        "{text}"
+    );
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let mut scrapers = Vec::new();
     for _ in 0..8 {
-        let (http, url, stop) = (
-            f.http.clone(),
-            format!("{}/metrics", f.base),
-            stop.clone(),
-        );
+        let (http, url, stop) = (f.http.clone(), format!("{}/metrics", f.base), stop.clone());
         scrapers.push(tokio::spawn(async move {
             let mut n = 0;
             while !stop.load(std::sync::atomic::Ordering::Relaxed) {

@@ -208,3 +208,51 @@ async fn long_polls_are_capped_per_token() {
     assert_eq!(s, 200);
     assert_eq!(other_wait.await.unwrap(), 200);
 }
+
+/// The terminal device's inbox is a long-poll too, counted per user.
+#[tokio::test(flavor = "multi_thread")]
+async fn dev_inbox_long_polls_are_capped_per_user() {
+    let f = Fixture::with(|s| s.max_long_polls_per_token = 1).await;
+    let (s, dev) = f
+        .call(
+            "POST",
+            "/api/devices",
+            Some(&f.bob_token),
+            Some(
+                json!({"platform": "dev", "push_token": "dev-bob-terminal", "app_id": "qp-device"}),
+            ),
+        )
+        .await;
+    assert_eq!(s, 201, "{dev}");
+    let url = format!(
+        "{}/api/dev/inbox?device={}&after=0&timeout=20",
+        f.base,
+        dev["id"].as_str().unwrap()
+    );
+    let held = {
+        let req = f.http.get(&url).bearer_auth(&f.bob_token);
+        tokio::spawn(async move { req.send().await.unwrap().status().as_u16() })
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while parked(&f).await < 1 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the inbox did not park"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let resp = f
+        .http
+        .get(&url)
+        .bearer_auth(&f.bob_token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 429);
+    let body: Value = resp.json().await.unwrap();
+    assert_eq!(err_code(&body), "too_many_long_polls");
+    // A push ends the held wait.
+    f.ask(json!({"prompt": "Deploy?", "responder_scope": "room"}))
+        .await;
+    assert_eq!(held.await.unwrap(), 200);
+}

@@ -48,9 +48,11 @@ async fn open(f: &Fixture, token: &str) -> String {
         "POST",
         token,
         None,
-        Some(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        Some(
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "protocolVersion": PROTOCOL, "capabilities": {},
-            "clientInfo": {"name": "limits-test", "version": "1"}}})),
+            "clientInfo": {"name": "limits-test", "version": "1"}}}),
+        ),
     )
     .await;
     assert_eq!(s, 200, "{body}");
@@ -116,9 +118,11 @@ async fn sessions_are_capped_per_agent() {
         "POST",
         &f.agent_token,
         None,
-        Some(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        Some(
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
             "protocolVersion": PROTOCOL, "capabilities": {},
-            "clientInfo": {"name": "limits-test", "version": "1"}}})),
+            "clientInfo": {"name": "limits-test", "version": "1"}}}),
+        ),
     )
     .await;
     assert_eq!(s, 429, "{body}");
