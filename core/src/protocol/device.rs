@@ -41,7 +41,7 @@ pub fn check_push_token(platform: &str, token: &str) -> Result<(), PushTokenErro
 
 fn check_apns(token: &str) -> Result<(), PushTokenError> {
     let ok = (APNS_TOKEN_MIN_HEX..=APNS_TOKEN_MAX_HEX).contains(&token.len())
-        && token.len() % 2 == 0
+        && token.len().is_multiple_of(2)
         && token.bytes().all(|b| b.is_ascii_hexdigit());
     ok.then_some(()).ok_or(broken(
         "an APNs device token for ios: 64 to 200 hex digits (an even number)",
