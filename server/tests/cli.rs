@@ -1049,6 +1049,27 @@ fn memory_is_returned_after_a_burst_of_long_polls() {
     );
 }
 
+/// `qp admin device --help` says what a device is tied to and how one goes.
+#[test]
+fn device_help_explains_revoking_and_removing() {
+    let help = |args: &[&str]| {
+        let out = Command::new(QP).args(args).output().unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let text = help(&["admin", "device", "--help"]);
+    assert!(text.contains("list") && text.contains("remove"), "{text}");
+    assert!(
+        text.contains("revoking that\ntoken") || text.contains("revoking that token"),
+        "{text}"
+    );
+    let text = help(&["admin", "device", "list", "--help"]);
+    assert!(text.contains("--user") && text.contains("e2e or"), "{text}");
+    let text = help(&["admin", "device", "remove", "--help"]);
+    assert!(text.contains("registered by another user"), "{text}");
+    let text = help(&["admin", "token", "revoke", "--help"]);
+    assert!(text.contains("devices it"), "{text}");
+}
+
 /// A PostgreSQL URL in QP_DB carries a password: `--help` names the
 /// variable but never prints its value.
 #[test]

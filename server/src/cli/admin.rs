@@ -76,6 +76,9 @@ enum What {
     #[command(subcommand)]
     Token(TokenCmd),
     /// Phones and terminal devices registered for pushes.
+    ///
+    /// Each device is tied to the token that registered it: revoking that
+    /// token (`token revoke`) removes the device, so it gets no more pushes.
     #[command(subcommand)]
     Device(DeviceCmd),
     /// TLS helpers (no database needed).
@@ -230,10 +233,12 @@ enum TokenCmd {
 
 #[derive(Subcommand)]
 enum DeviceCmd {
-    /// List devices: id, user, platform, app id, whether pushes to it are
-    /// end-to-end encrypted, the token that registered it (the hash prefix
-    /// `token list` shows; "-" for one registered before devices were tied
-    /// to tokens) and when. Push tokens are shortened.
+    /// List devices and the token that registered each.
+    ///
+    /// Columns: id, user, platform, app id, push token (shortened), e2e or
+    /// plain (whether pushes to it are end-to-end encrypted), the token that
+    /// registered it (the hash prefix `token list` shows; "-" for one
+    /// registered before devices were tied to tokens) and when.
     #[command(
         after_help = "Revoking a device's token (`qp admin token revoke PREFIX`) removes it too;\n\
         `qp admin device remove ID` removes one device and leaves its token working."
@@ -246,10 +251,12 @@ enum DeviceCmd {
         #[arg(long)]
         json: bool,
     },
-    /// Remove a device (a lost phone, or one that changed hands): its queued
-    /// pushes and delivery history go with it, and its push token may then
-    /// be registered by another user. The user's token keeps working; revoke
-    /// it too (`token revoke`) to sign the phone out.
+    /// Remove a device: a lost phone, or one that changed hands.
+    ///
+    /// Its queued pushes and delivery history go with it, and its push token
+    /// may then be registered by another user (until then that is refused).
+    /// The user's token keeps working: revoke it too (`token revoke`) to
+    /// sign the phone out.
     Remove {
         /// The device id, as `device list` shows it (dev_…).
         id: String,
