@@ -87,7 +87,7 @@ fallback-body = افتح التطبيق للإجابة.
 
 # Where: the time remaining of a pending question (feed cell, the list of
 # choices), under a minute. Subject: the time. Max 28 characters.
-left-under-a-minute = بقيت أقل من دقيقة
+left-under-a-minute = تبقّى أقل من دقيقة
 
 # Where: the time remaining, in whole minutes ($n, 1 to 59; a plural).
 # Subject: the time. Max 28 characters besides $n.
@@ -158,7 +158,7 @@ answer-retrying =
 answer-rejected =
     { $code ->
         [none] { $answer }: رفضها الخادم
-       *[other] { $answer }: رفضها الخادم (الخطأ { $code })
+       *[other] { $answer }: رفضها الخادم (رمز الخطأ { $code })
     }
 
 # Where: as answer-queued, when the question closed before my answer arrived.

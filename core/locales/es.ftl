@@ -152,7 +152,7 @@ answer-rejected =
 # $answer.
 answer-too-late =
     { $state ->
-        [answered] { $answer }: demasiado tarde, alguien más ya respondió
+        [answered] { $answer }: demasiado tarde, otra persona ya respondió
         [expired] { $answer }: demasiado tarde, se agotó el tiempo
         [cancelled] { $answer }: demasiado tarde, la pregunta se canceló
        *[other] { $answer }: demasiado tarde, la pregunta está cerrada

@@ -7,8 +7,10 @@
 # Where: the notification's title (iOS title, Android content title, the push
 # alert) and the feed cell's title, for a question asked of you alone.
 # Subject: the asker ($asker, a person or an agent: avoid verbs that mark its
-# gender). Max 30 characters besides $asker.
-asks-you = Question de { $asker }
+# gender). Max 30 characters besides $asker. « Question de … » would need
+# the elision « d’ » before a name starting with a vowel (Alice, Ops Bot),
+# which a placeable cannot make: the verb avoids it, as asks-room does.
+asks-you = { $asker } vous pose une question
 
 # Where: as asks-you, for a question anyone in the room may answer. Subject:
 # the asker ($asker; avoid marking its gender). Max 34 characters besides

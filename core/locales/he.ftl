@@ -1,6 +1,6 @@
 # עברית (מימין לשמאל). שמות ותוויות משובצים מבודדים על ידי הליבה, ומשפט
 # שמתחיל בטקסט מבודד מקבל RLM (U+200F) מהליבה. "תשובה" בלשון נקבה: שורות
-# המצב מתאימות לה (תישלח, לא נשלחה, לא התקבלה). בלי צורות לוכסן (שואל/ת).
+# המצב מתאימות לה (תישלח, לא נשלחה, נדחתה). בלי צורות לוכסן (שואל/ת).
 
 # Where: the notification's title (iOS title, Android content title, the push
 # alert) and the feed cell's title, for a question asked of you alone.
@@ -137,7 +137,7 @@ answer-retrying =
         [offline] { $answer }: עדיין לא נשלחה, אין חיבור; ננסה שוב
         [signed-out] { $answer }: עדיין לא נשלחה; יש להתחבר כדי לשלוח אותה
         [server-error] { $answer }: עדיין לא נשלחה, שגיאת שרת; ננסה שוב
-       *[unreachable] { $answer }: עדיין לא נשלחה, אין גישה לשרת; ננסה שוב
+       *[unreachable] { $answer }: עדיין לא נשלחה, אין חיבור לשרת; ננסה שוב
     }
 
 # Where: as answer-queued, when the server refused the answer for good. $code
@@ -145,8 +145,8 @@ answer-retrying =
 # answer. Max 48 characters besides $answer and $code.
 answer-rejected =
     { $code ->
-        [none] { $answer }: לא התקבלה בשרת
-       *[other] { $answer }: לא התקבלה בשרת (שגיאה { $code })
+        [none] { $answer }: נדחתה על ידי השרת
+       *[other] { $answer }: נדחתה על ידי השרת (שגיאה { $code })
     }
 
 # Where: as answer-queued, when the question closed before my answer arrived.
@@ -157,7 +157,7 @@ answer-rejected =
 answer-too-late =
     { $state ->
         [answered] { $answer }: מאוחר מדי, מישהו אחר כבר ענה
-        [expired] { $answer }: מאוחר מדי, הזמן לשאלה עבר
+        [expired] { $answer }: מאוחר מדי, פג הזמן לענות
         [cancelled] { $answer }: מאוחר מדי, השאלה בוטלה
        *[other] { $answer }: מאוחר מדי, השאלה נסגרה
     }

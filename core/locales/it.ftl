@@ -129,10 +129,10 @@ answer-sending = { $answer }: invio in corso…
 # 68 characters besides $answer.
 answer-retrying =
     { $cause ->
-        [offline] { $answer }: non ancora inviata, sei offline; si riproverà
+        [offline] { $answer }: non ancora inviata, sei offline; riproveremo
         [signed-out] { $answer }: non ancora inviata; accedi per inviarla
-        [server-error] { $answer }: non ancora inviata, errore del server; si riproverà
-       *[unreachable] { $answer }: non ancora inviata, server non raggiungibile; si riproverà
+        [server-error] { $answer }: non ancora inviata, errore del server; riproveremo
+       *[unreachable] { $answer }: non ancora inviata, server non raggiungibile; riproveremo
     }
 
 # Where: as answer-queued, when the server refused the answer for good. $code

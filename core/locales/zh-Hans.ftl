@@ -157,7 +157,7 @@ channel-description = 可以直接在通知中回答的问题
 # Where: the notification's text when a typed reply is longer than the
 # question allows; $length and $max count characters (both 2 or more).
 # Subject: your reply. Max 100 characters besides $length and $max.
-error-text-too-long = 你的回复有 { $length } 个字符，最多 { $max } 个。请打开应用缩短。
+error-text-too-long = 你的回复有 { $length } 个字符，最多 { $max } 个。请打开应用缩短回复。
 
 # Where: the notification's text when a typed reply reached a question that
 # takes none. Subject: the question. Max 60 characters.
