@@ -197,7 +197,8 @@ impl Phone {
         Ok(())
     }
 
-    /// True once this device has a key (see [`refuse_unsealed`](Self::refuse_unsealed)).
+    /// True once this device has a key: from then on only sealed pushes
+    /// are trusted (the server seals for every device that registered one).
     pub fn expects_sealed(&self) -> bool {
         self.device_secret().is_some()
     }
