@@ -626,16 +626,6 @@ fn holder_of(conn: &Conn, platform: &str, push_token: &str) -> DbResult<Option<H
     )
 }
 
-/// Registers a device without tying it to a token (kept for callers that
-/// have none; such a device goes when its user's last token is revoked).
-pub fn upsert_device(
-    conn: &Conn,
-    user_id: &str,
-    reg: &DeviceRegistration<'_>,
-) -> Result<Device, StoreError> {
-    register_device(conn, user_id, None, reg)
-}
-
 /// Registers (or re-registers) a device for push, tied to the token that
 /// registered it (`token_hash`, as stored in `tokens`): revoking that token
 /// removes the device. The rules:
