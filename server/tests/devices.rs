@@ -222,6 +222,41 @@ async fn another_users_push_token_is_refused_until_the_device_is_removed() {
     assert_eq!(out.status.code(), Some(1), "already gone");
 }
 
+/// Finding 5, review: an APNs device token is hex, which APNs reads in
+/// either letter case, so `AB…` names the same phone as `ab…`. Bob sending
+/// Alice's token in capitals (or mixed) is refused like the exact token,
+/// and so is Alice's token stored in capitals by an older server when Bob
+/// sends it in lower case; Alice herself re-registering in capitals keeps
+/// her one device.
+#[tokio::test(flavor = "multi_thread")]
+async fn another_users_apns_token_in_other_letter_case_is_refused_too() {
+    let f = Fixture::new().await;
+    let token = "ab".repeat(32);
+    let reg = |t: &str| json!({"platform": "ios", "push_token": t, "app_id": "io.qp.app"});
+    let (s, alice_dev) = register(&f, &f.alice_token, reg(&token)).await;
+    assert_eq!(s, 201, "{alice_dev}");
+    for variant in [token.to_uppercase(), format!("Ab{}", "ab".repeat(31))] {
+        let (s, b) = register(&f, &f.bob_token, reg(&variant)).await;
+        assert_eq!(s, 409, "Bob took Alice's phone as {variant}: {b}");
+    }
+    let (s, again) = register(&f, &f.alice_token, reg(&token.to_uppercase())).await;
+    assert_eq!(s, 201, "{again}");
+    assert_eq!(again["id"], alice_dev["id"], "still Alice's one device");
+
+    // A row an older server stored as sent, in capitals.
+    let legacy = "cd".repeat(32);
+    let (s, carol) = register(&f, &f.alice_token, reg(&legacy)).await;
+    assert_eq!(s, 201, "{carol}");
+    f.db()
+        .execute(
+            "UPDATE devices SET push_token = ?1 WHERE id = ?2",
+            qp_server::params![legacy.to_uppercase(), carol["id"].as_str().unwrap()],
+        )
+        .unwrap();
+    let (s, b) = register(&f, &f.bob_token, reg(&legacy)).await;
+    assert_eq!(s, 409, "Bob took a capitalised registration: {b}");
+}
+
 /// Finding 5: re-registering without `public_key` (an app update, a bug, an
 /// attacker with the user's token) keeps the key: the next push is still
 /// sealed, never the question in clear.

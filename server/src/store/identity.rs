@@ -612,10 +612,18 @@ struct Holder {
     public_key: Option<String>,
 }
 
+/// `push_token` is as [`push_token_key`] made it. An APNs token an older
+/// server stored as sent is found in capitals too (apps write the hex all
+/// in one case), so it cannot be taken in the other case either.
 fn holder_of(conn: &Conn, platform: &str, push_token: &str) -> DbResult<Option<Holder>> {
+    let capitals = match platform {
+        "ios" => push_token.to_ascii_uppercase(),
+        _ => push_token.to_string(),
+    };
     conn.query_opt(
-        "SELECT id, user_id, public_key FROM devices WHERE platform = ?1 AND push_token = ?2",
-        params![platform, push_token],
+        "SELECT id, user_id, public_key FROM devices WHERE platform = ?1 AND push_token IN (?2, ?3)
+         ORDER BY push_token = ?2 DESC LIMIT 1",
+        params![platform, push_token, capitals],
         |r| {
             Ok(Holder {
                 id: r.get(0)?,
@@ -645,7 +653,24 @@ pub fn register_device(
 ) -> Result<Device, StoreError> {
     qp_core::protocol::device::check_push_token(reg.platform, reg.push_token)
         .map_err(|e| StoreError::Invalid(format!("push_token {e}")))?;
-    register_once(conn, user_id, token_hash, reg, false)
+    let push_token = push_token_key(reg.platform, reg.push_token);
+    let reg = DeviceRegistration {
+        push_token: &push_token,
+        ..*reg
+    };
+    register_once(conn, user_id, token_hash, &reg, false)
+}
+
+/// The push token as it is stored and compared. An APNs token is hex,
+/// which APNs reads in either letter case: kept as sent, `AB…` would be a
+/// second device of another user for the phone that registered `ab…`, so
+/// the 409 rule would not hold (issue 32, finding 5). FCM and dev tokens
+/// are case-sensitive and stay as sent.
+fn push_token_key(platform: &str, push_token: &str) -> String {
+    match platform {
+        "ios" => push_token.to_ascii_lowercase(),
+        _ => push_token.to_string(),
+    }
 }
 
 fn register_once(
