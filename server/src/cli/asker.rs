@@ -162,6 +162,8 @@ pub struct AskArgs {
     #[arg(long, value_enum, default_value = "auto", requires = "wait")]
     print: PrintMode,
     #[command(flatten)]
+    github: GithubArgs,
+    #[command(flatten)]
     conn: Connection,
 }
 
@@ -264,14 +266,25 @@ pub async fn ask(a: AskArgs) -> i32 {
         } else {
             println!("{}", q.id);
         }
-        return EXIT_OK;
+        return match a.github.write(&q) {
+            Ok(()) => EXIT_OK,
+            Err(e) => {
+                eprintln!("qp: {e}");
+                EXIT_ERROR
+            }
+        };
     }
     let mode = if a.json { PrintMode::Json } else { a.print };
-    await_and_print(&client, &q.id, mode).await
+    await_and_print(&client, &q.id, mode, &a.github).await
 }
 
 /// Waits (Ctrl-C leaves the question alone) and prints the outcome.
-async fn await_and_print(client: &AskerClient, id: &str, mode: PrintMode) -> i32 {
+async fn await_and_print(
+    client: &AskerClient,
+    id: &str,
+    mode: PrintMode,
+    github: &GithubArgs,
+) -> i32 {
     let result = tokio::select! {
         r = client.await_resolution(id) => r,
         _ = tokio::signal::ctrl_c() => {
@@ -280,9 +293,134 @@ async fn await_and_print(client: &AskerClient, id: &str, mode: PrintMode) -> i32
         }
     };
     match result {
-        Ok(q) => print_outcome(&q, mode),
+        Ok(q) => {
+            let code = print_outcome(&q, mode);
+            match github.write(&q) {
+                Ok(()) => code,
+                Err(e) => {
+                    eprintln!("qp: {e}");
+                    EXIT_ERROR
+                }
+            }
+        }
         Err(e) => report(&e),
     }
+}
+
+/// GitHub Actions: the outcome as step outputs and a summary line.
+#[derive(Args, Clone)]
+pub struct GithubArgs {
+    /// Append id, state, value, label, text, responder and responder_id as step outputs to FILE
+    /// [default: $GITHUB_OUTPUT, set by GitHub Actions].
+    #[arg(long, env = "GITHUB_OUTPUT", value_name = "FILE")]
+    github_output: Option<std::path::PathBuf>,
+    /// Append a one-line Markdown summary of the outcome to FILE [default: $GITHUB_STEP_SUMMARY].
+    #[arg(long, env = "GITHUB_STEP_SUMMARY", value_name = "FILE")]
+    github_summary: Option<std::path::PathBuf>,
+}
+
+impl GithubArgs {
+    /// Appends the outputs and the summary, when their files are given
+    /// (an empty variable, as outside Actions, writes nothing).
+    fn write(&self, q: &Question) -> Result<(), String> {
+        let given =
+            |p: &Option<std::path::PathBuf>| p.clone().filter(|p| !p.as_os_str().is_empty());
+        if let Some(path) = given(&self.github_output) {
+            append(&path, github_outputs(q).as_bytes())
+                .map_err(|e| format!("cannot write --github-output {}: {e}", path.display()))?;
+        }
+        if let Some(path) = given(&self.github_summary) {
+            append(&path, format!("{}\n", github_summary(q)).as_bytes())
+                .map_err(|e| format!("cannot write --github-summary {}: {e}", path.display()))?;
+        }
+        Ok(())
+    }
+}
+
+fn append(path: &std::path::Path, data: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)?;
+    f.write_all(data)
+}
+
+/// The step outputs in `$GITHUB_OUTPUT`'s syntax. Every value is written as
+/// `name<<DELIMITER` … `DELIMITER` with a delimiter that occurs in none of
+/// them, so a typed answer can never end its value early and set another
+/// output (`approve\nvalue=approve`).
+fn github_outputs(q: &Question) -> String {
+    let a = q.answer.as_ref();
+    let fields: [(&str, &str); 7] = [
+        ("id", &q.id),
+        ("state", q.state.as_str()),
+        ("value", a.and_then(|a| a.value.as_deref()).unwrap_or("")),
+        ("label", a.and_then(|a| a.label.as_deref()).unwrap_or("")),
+        ("text", a.and_then(|a| a.text.as_deref()).unwrap_or("")),
+        (
+            "responder",
+            a.map(|a| a.responder.display_name.as_str()).unwrap_or(""),
+        ),
+        (
+            "responder_id",
+            a.map(|a| a.responder.id.as_str()).unwrap_or(""),
+        ),
+    ];
+    let mut delimiter = format!("QP_EOF_{}", q.id);
+    while fields.iter().any(|(_, v)| v.contains(&delimiter)) {
+        delimiter.push('_');
+    }
+    fields
+        .iter()
+        .map(|(name, value)| format!("{name}<<{delimiter}\n{value}\n{delimiter}\n"))
+        .collect()
+}
+
+/// One Markdown line for `$GITHUB_STEP_SUMMARY`. What others wrote (the
+/// prompt, the answer, the name) is escaped, so it shows as text and never
+/// as Markdown or HTML.
+fn github_summary(q: &Question) -> String {
+    let prompt = markdown_text(&q.prompt);
+    match (&q.state, &q.answer) {
+        (QuestionState::Answered, Some(a)) => {
+            let what = match (&a.label, &a.text) {
+                (Some(label), _) => format!("**{}**", markdown_text(label)),
+                (None, Some(text)) => format!("typed \"{}\"", markdown_text(text)),
+                _ => String::new(),
+            };
+            format!(
+                "✅ {prompt}: {what} by {} at {} (`{}`)",
+                markdown_text(&a.responder.display_name),
+                qp_core::protocol::time::format(&a.answered_at),
+                q.id
+            )
+        }
+        (QuestionState::Expired, _) => format!("⏰ {prompt}: expired with no answer (`{}`)", q.id),
+        (QuestionState::Cancelled, _) => format!("🚫 {prompt}: cancelled (`{}`)", q.id),
+        _ => format!("⏳ {prompt}: pending (`{}`)", q.id),
+    }
+}
+
+/// Text made inert for Markdown: one line, control characters as spaces,
+/// Markdown's punctuation escaped and `<`, `>`, `&` as entities.
+fn markdown_text(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '&' => out.push_str("&amp;"),
+            '\\' | '`' | '*' | '_' | '{' | '}' | '[' | ']' | '(' | ')' | '#' | '+' | '-' | '.'
+            | '!' | '|' | '~' => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if c.is_control() => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// stdout: the value or typed text (or the JSON), terminal-safe; exit
@@ -355,13 +493,15 @@ pub struct WatchArgs {
     #[arg(long, value_enum, default_value = "auto")]
     print: PrintMode,
     #[command(flatten)]
+    github: GithubArgs,
+    #[command(flatten)]
     conn: Connection,
 }
 
 pub async fn watch(a: WatchArgs) -> i32 {
     let mode = if a.json { PrintMode::Json } else { a.print };
     match a.conn.client() {
-        Ok(client) => await_and_print(&client, &a.id, mode).await,
+        Ok(client) => await_and_print(&client, &a.id, mode, &a.github).await,
         Err(code) => code,
     }
 }
