@@ -1122,6 +1122,9 @@ fn no_error_prints_the_database_password() {
         "postgres://qp:Pw1@Tail9@127.0.0.1:1/qp",
         "postgres://qp:Pw1Secret@127.0.0.1:notaport/qp",
         "postgresql://qp:Pw1Secret@127.0.0.1:1/qp?sslmode=disable&password=Pw1Secret",
+        // An unencoded & in `?password=`: the driver takes what follows for
+        // an option it does not know, and its error quoted that name.
+        "postgres://qp@127.0.0.1:1/qp?password=Pw1&Tail9=x",
     ];
     let sqlite = dir.path().join("qp.sqlite");
     let sqlite = sqlite.to_str().unwrap();
@@ -1158,6 +1161,61 @@ fn no_error_prints_the_database_password() {
     let (code, text) = qp_output(&["admin", "--db", urls[2], "user", "list"], &[]);
     assert_eq!(code, 2, "{text}");
     assert!(text.contains("as %40"), "{text}");
+}
+
+/// Issue 32, finding 9, review: libpq's `host=… password=…` form and a
+/// URL whose scheme is in capitals were taken for SQLite file names: `qp
+/// admin` made a database (or folders) named after the password and
+/// succeeded on it, and `qp serve` would have run on SQLite. Now the
+/// keyword form is refused without being quoted, and `POSTGRES://` is read
+/// as PostgreSQL (here: refused at 127.0.0.1 port 1, the URL redacted).
+#[test]
+fn a_libpq_keyword_string_or_a_capital_scheme_is_never_a_file_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        (
+            "host=127.0.0.1 port=1 user=qp password=Pw1Secret",
+            "key=value form is not read",
+        ),
+        (
+            "POSTGRES://qp:Pw1Secret@127.0.0.1:1/qp",
+            "postgres://qp:***@127.0.0.1:1/qp",
+        ),
+        (
+            "PostgreSQL://qp@127.0.0.1:1/qp?password=Pw1Secret",
+            "postgresql://qp:***@127.0.0.1:1/qp?password=***",
+        ),
+    ];
+    for (url, says) in cases {
+        let runs: [(&[&str], &[(&str, &str)]); 2] = [
+            (&["admin", "--db", url, "user", "list"], &[]),
+            (&["admin", "user", "list"], &[("QP_DB", url)]),
+        ];
+        for (args, env) in runs {
+            let out = Command::new(QP)
+                .args(args)
+                .env_remove("QP_DB")
+                .envs(env.iter().copied())
+                .current_dir(dir.path())
+                .output()
+                .unwrap();
+            let text = format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            assert_ne!(out.status.code(), Some(0), "{args:?} {env:?}: {text}");
+            assert!(text.contains(says), "{args:?} {env:?}: {text}");
+            for secret in ["Pw1", "Secret"] {
+                assert!(!text.contains(secret), "{args:?} {env:?}: {text}");
+            }
+            let made: Vec<_> = std::fs::read_dir(dir.path())
+                .unwrap()
+                .map(|e| e.unwrap().file_name())
+                .collect();
+            assert!(made.is_empty(), "{args:?} {env:?} made {made:?}");
+        }
+    }
 }
 
 /// Issue 32, finding 10: the database (webhook secrets in clear) is made

@@ -47,7 +47,23 @@ impl Database {
         if s.is_empty() {
             return Err("db: must be an SQLite file path or a postgres:// URL".into());
         }
-        if s.starts_with("postgres://") || s.starts_with("postgresql://") {
+        for scheme in ["postgresql://", "postgres://"] {
+            if s.get(..scheme.len())
+                .is_some_and(|p| p.eq_ignore_ascii_case(scheme))
+            {
+                // A URL's scheme may be written in any case; the driver
+                // reads it in lower case only. Taken for a file name,
+                // `POSTGRES://qp:secret@db/qp` made folders named after
+                // the password, and the server ran on SQLite.
+                return Ok(Database::Postgres(format!(
+                    "{scheme}{}",
+                    &s[scheme.len()..]
+                )));
+            }
+        }
+        if is_libpq_keywords(s) {
+            // libpq's `host=… password=…` form: refused by `check` (not
+            // read, and never the name of an SQLite file made on disk).
             return Ok(Database::Postgres(s.to_string()));
         }
         Ok(Database::Sqlite(PathBuf::from(s)))
@@ -60,6 +76,28 @@ impl Database {
             Database::Postgres(url) => pg::check_url(url),
         }
     }
+}
+
+/// Whether `s` begins as libpq's keyword form does (`host=db user=qp
+/// password=…`): no SQLite file name does.
+fn is_libpq_keywords(s: &str) -> bool {
+    const KEYWORDS: &[&str] = &[
+        "host",
+        "hostaddr",
+        "port",
+        "dbname",
+        "user",
+        "password",
+        "passfile",
+        "sslmode",
+        "sslrootcert",
+        "connect_timeout",
+        "application_name",
+        "options",
+        "service",
+    ];
+    s.split_once('=')
+        .is_some_and(|(key, _)| KEYWORDS.contains(&key.trim().to_ascii_lowercase().as_str()))
 }
 
 /// A config file's `db`: checked when opened ([`Db::open`], [`connect`]),

@@ -144,6 +144,13 @@ const SHOWN_PARAMETERS: &[&str] = &[
 /// A password with an unencoded `@` is refused: the driver would end the
 /// password at it and try to reach the rest as a host.
 pub fn check_url(url: &str) -> Result<(), String> {
+    if !is_url(url) {
+        return Err(
+            "db: libpq's key=value form is not read (not shown); write it as a URL: \
+             postgres://user:password@host:port/dbname?sslmode=require"
+                .into(),
+        );
+    }
     let config = driver_url(url)
         .0
         .parse::<postgres::Config>()
@@ -171,8 +178,12 @@ pub fn redacted(url: &str) -> String {
     } else {
         "postgres://"
     };
+    let not_shown = format!("{scheme}… (not a URL the driver reads; not shown)");
+    if !is_url(url) {
+        return not_shown;
+    }
     let Ok(config) = driver_url(url).0.parse::<postgres::Config>() else {
-        return format!("{scheme}… (not a URL the driver reads; not shown)");
+        return not_shown;
     };
     let mut out = scheme.to_string();
     out.push_str(&user_info(&config));
@@ -187,6 +198,12 @@ pub fn redacted(url: &str) -> String {
         out.push_str(&params.join("&"));
     }
     out
+}
+
+/// Whether `url` is a URL (not libpq's key=value form, which
+/// `store::Database` keeps only to refuse it without quoting it).
+fn is_url(url: &str) -> bool {
+    url.starts_with("postgres://") || url.starts_with("postgresql://")
 }
 
 /// `user:***@`, `user@`, or nothing.
