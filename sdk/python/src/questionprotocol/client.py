@@ -15,6 +15,7 @@ The rules of the protocol's SDK shape (section 8) hold here:
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 import random
 import time
@@ -112,8 +113,11 @@ def build_body(
     return body
 
 
-def _checked(body: Mapping[str, Any]) -> dict[str, Any]:
-    """Section 8's rules on any body: server-owned fields dropped, at most four options."""
+def _checked(body: Any) -> Any:
+    """Section 8's rules on any body: server-owned fields dropped, at most
+    four options. A body that is not an object goes as is (the server refuses it)."""
+    if not isinstance(body, Mapping):
+        return body
     out = {k: v for k, v in body.items() if k not in _SERVER_OWNED}
     opts = out.get("options")
     if isinstance(opts, (list, tuple)) and len(opts) > MAX_OPTIONS:
@@ -241,8 +245,13 @@ class Client(_Base):
         self.close()
 
     def _call(self, method: str, path: str, **kw: Any) -> Any:
+        headers = self._headers
+        if "json" in kw:
+            # Serialized here, so a JSON null is sent as `null`, not as no body.
+            kw["content"] = json.dumps(kw.pop("json"), ensure_ascii=False).encode()
+            headers["Content-Type"] = "application/json"
         try:
-            resp = self._http.request(method, path, headers=self._headers, **kw)
+            resp = self._http.request(method, path, headers=headers, **kw)
         except httpx.HTTPError as e:
             raise self._transport_error(e) from None
         return _read(resp)
@@ -277,8 +286,8 @@ class Client(_Base):
         )
         return self.ask_body(room, body)
 
-    def ask_body(self, room: str, body: Mapping[str, Any]) -> Handle:
-        """Asks with a wire-shaped body (any JSON object), sent as given but
+    def ask_body(self, room: str, body: Any) -> Handle:
+        """Asks with a wire-shaped body (any JSON value), sent as given but
         for section 8's rules: no server-owned fields (``answer``,
         ``responder``…), at most four options. Its ``ttl`` goes to the server
         as is (the protocol's rules then apply to it)."""
@@ -389,8 +398,12 @@ class AsyncClient(_Base):
         await self.aclose()
 
     async def _call(self, method: str, path: str, **kw: Any) -> Any:
+        headers = self._headers
+        if "json" in kw:
+            kw["content"] = json.dumps(kw.pop("json"), ensure_ascii=False).encode()
+            headers["Content-Type"] = "application/json"
         try:
-            resp = await self._http.request(method, path, headers=self._headers, **kw)
+            resp = await self._http.request(method, path, headers=headers, **kw)
         except httpx.HTTPError as e:
             raise self._transport_error(e) from None
         return _read(resp)
@@ -424,7 +437,7 @@ class AsyncClient(_Base):
         )
         return await self.ask_body(room, body)
 
-    async def ask_body(self, room: str, body: Mapping[str, Any]) -> AsyncHandle:
+    async def ask_body(self, room: str, body: Any) -> AsyncHandle:
         q = Question.from_wire(await self._call("POST", self._room_path(room), json=_checked(body)))
         return AsyncHandle(self, q)
 
