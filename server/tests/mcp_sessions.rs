@@ -185,3 +185,63 @@ async fn idle_sessions_close_and_waiting_ones_stay() {
     // The idle session's place is free again.
     open(&f, &f.agent_token).await;
 }
+
+/// Issue 32, finding 12, review: a GET on a session opens its stream of
+/// server messages, held open like a long-poll. rmcp keeps up to 33 of
+/// them per session (one, plus 32 "shadow" streams), so an agent held 33
+/// connections per session that no cap counted. Now each counts against
+/// max_long_polls_per_token, with the agent's waits; closing one frees it.
+#[tokio::test(flavor = "multi_thread")]
+async fn streams_of_a_session_count_as_long_polls() {
+    let f = Fixture::with(|s| s.max_long_polls_per_token = 2).await;
+    let session = open(&f, &f.agent_token).await;
+    let get = || {
+        f.http
+            .get(format!("{}/mcp", f.base))
+            .bearer_auth(&f.agent_token)
+            .header("accept", "text/event-stream")
+            .header("mcp-protocol-version", PROTOCOL)
+            .header("mcp-session-id", &session)
+            .send()
+    };
+    let mut held = Vec::new();
+    let mut refused = 0;
+    for _ in 0..6 {
+        let resp = get().await.unwrap();
+        match resp.status().as_u16() {
+            200 => held.push(resp),
+            429 => {
+                let body: Value = resp.json().await.unwrap();
+                assert_eq!(err_code(&body), "too_many_long_polls", "{body}");
+                refused += 1;
+            }
+            s => panic!("GET /mcp: {s} {}", resp.text().await.unwrap()),
+        }
+    }
+    assert_eq!((held.len(), refused), (2, 4), "streams held open, refused");
+    // The HTTP waits share the budget.
+    let q = f.ask(json!({"prompt": "Deploy?"})).await;
+    let (s, body) = f
+        .call(
+            "GET",
+            &format!(
+                "/api/agent/questions/{}/wait?timeout=1",
+                q["id"].as_str().unwrap()
+            ),
+            Some(&f.agent_token),
+            None,
+        )
+        .await;
+    assert_eq!(s, 429, "{body}");
+    // A stream closed gives its place back.
+    held.pop();
+    let t = std::time::Instant::now();
+    loop {
+        let resp = get().await.unwrap();
+        if resp.status() == 200 {
+            break;
+        }
+        assert!(t.elapsed() < Duration::from_secs(5), "{}", resp.status());
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}

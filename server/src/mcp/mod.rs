@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::extract::{Request, State};
-use axum::http::{header, StatusCode};
+use axum::http::{header, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use futures_util::StreamExt;
@@ -29,6 +29,7 @@ use crate::app::App;
 use crate::client::AskerClient;
 use crate::http::auth::AgentAuth;
 use crate::http::error::ApiError;
+use crate::waiters::LongPollSlot;
 use backend::Backend;
 use sessions::{Busy, OwnedSessions};
 use tools::QpTools;
@@ -91,7 +92,22 @@ pub async fn authenticate(
     req.extensions_mut().insert(agent);
     match session {
         Some(id) => match owners.enter(&id, &agent_id) {
-            Some(busy) => busy_while_streaming(next.run(req).await, busy),
+            Some(busy) => {
+                // A GET opens the session's stream of server messages,
+                // held open like a long-poll, so it counts as one
+                // (max_long_polls_per_token, with the agent's waits):
+                // rmcp keeps up to 33 per session (one, plus 32 "shadow"
+                // streams), which no cap counted (issue 32, finding 12).
+                let slot = if req.method() == Method::GET {
+                    match app.enter_long_poll(format!("agent:{agent_id}")) {
+                        Ok(slot) => Some(slot),
+                        Err(e) => return e.into_response(),
+                    }
+                } else {
+                    None
+                };
+                busy_while_streaming(next.run(req).await, (busy, slot))
+            }
             None => ApiError::not_found(
                 "Mcp-Session-Id: no such session of this agent; open one with initialize",
             )
@@ -116,9 +132,10 @@ fn too_many_sessions(app: &App) -> ApiError {
     )
 }
 
-/// Keeps the session busy until a streamed response (a tool call that
-/// waits) has been sent or dropped; any other response ends it now.
-fn busy_while_streaming(resp: Response, busy: Busy) -> Response {
+/// Keeps the session busy (and a GET's long-poll counted) until a
+/// streamed response (a tool call that waits, a GET's stream) has been
+/// sent or dropped; any other response ends it now.
+fn busy_while_streaming(resp: Response, busy: (Busy, Option<LongPollSlot>)) -> Response {
     let streaming = resp
         .headers()
         .get(header::CONTENT_TYPE)
