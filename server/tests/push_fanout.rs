@@ -363,3 +363,236 @@ async fn per_device_the_question_push_goes_before_its_resolution_under_retries()
         assert_eq!(kinds, &["question", "resolved"], "device {token}");
     }
 }
+
+/// `qp serve` (the built binary) on `db` with its APNs and FCM at the
+/// stand-ins.
+fn instance(
+    db: &qp_server::store::Database,
+    dir: &std::path::Path,
+    apns: &str,
+    fcm: &str,
+) -> common::QpServe {
+    let qp_server::store::Database::Postgres(url) = db else {
+        panic!("PostgreSQL only")
+    };
+    let key = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/apns-test-key.p8")
+        .display()
+        .to_string();
+    let account = dir.join(format!("fcm-{}.json", fcm.len() + apns.len()));
+    std::fs::write(
+        &account,
+        json!({
+            "project_id": "qp-test",
+            "client_email": "qp-test@example.iam.gserviceaccount.com",
+            "private_key": String::from_utf8(gateways::fixture("fcm-test-key.pem")).unwrap(),
+            "token_uri": format!("{fcm}/token"),
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let account = account.display().to_string();
+    common::QpServe::start(&[
+        "--db",
+        url,
+        "--ask-rate-per-minute",
+        "1000000",
+        "--ask-burst",
+        "1000000",
+        "--apns-key",
+        &key,
+        "--apns-key-id",
+        "KEY1234567",
+        "--apns-team-id",
+        "TEAM123456",
+        "--apns-base-url",
+        apns,
+        "--fcm-service-account",
+        &account,
+        "--fcm-base-url",
+        fcm,
+    ])
+}
+
+/// Every device that accepted question `id`, with how many times, over
+/// both pairs of stand-ins.
+fn accepted_per_device(
+    pairs: &[(&gateways::ApnsStandIn, &gateways::FcmStandIn)],
+    id: &str,
+) -> Vec<HashMap<String, usize>> {
+    pairs
+        .iter()
+        .map(|(apns, fcm)| {
+            let mut per = HashMap::new();
+            for a in apns.state.accepted.lock().unwrap().iter() {
+                if a.collapse_id == id {
+                    *per.entry(a.device_token.clone()).or_insert(0) += 1;
+                }
+            }
+            for a in fcm.state.accepted.lock().unwrap().iter() {
+                if a.3 == id {
+                    *per.entry(a.0.clone()).or_insert(0) += 1;
+                }
+            }
+            per
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_instances_on_postgres_share_a_10000_device_fan_out() {
+    if common::test_postgres().is_none() {
+        eprintln!("QP_TEST_POSTGRES is not set: the two-instance push test needs PostgreSQL");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let db = common::test_database(dir.path());
+    // 5,000 people in the room, an iPhone and an Android phone each.
+    let (agent, devices) = {
+        let db = db.clone();
+        std::thread::spawn(move || {
+            let conn = qp_server::store::connect(&db).unwrap();
+            let ops = common::seed_ops_room(&conn);
+            let tx = conn.transaction().unwrap();
+            for u in 0..5000 {
+                let user = identity::create_user(&*tx, &format!("Person {u}"), None).unwrap();
+                identity::add_member(&*tx, &ops.room_id, &user.id).unwrap();
+                identity::create_user_token(&*tx, &user.id, "phone").unwrap();
+                for (platform, token) in [("ios", apns_token(u)), ("android", fcm_token(u))] {
+                    identity::register_device(
+                        &*tx,
+                        &user.id,
+                        None,
+                        &DeviceRegistration {
+                            platform,
+                            push_token: &token,
+                            app_id: "io.example.app",
+                            locale: "",
+                            public_key: None,
+                        },
+                    )
+                    .unwrap();
+                }
+            }
+            tx.commit().unwrap();
+            (ops.agent, 10_000)
+        })
+        .join()
+        .unwrap()
+    };
+    // Each instance has its own pair of stand-ins, so each push accepted
+    // is known to come from one instance. A second per answer keeps pushes
+    // in flight long enough for both to take part (an idle worker on
+    // PostgreSQL looks for work every second), and for the kill below to
+    // catch some in flight.
+    let delay = Duration::from_millis(1000);
+    let (apns_a, fcm_a) = (gateways::apns(delay, 500).await, gateways::fcm(delay).await);
+    let (apns_b, fcm_b) = (gateways::apns(delay, 500).await, gateways::fcm(delay).await);
+    let a = instance(&db, dir.path(), &apns_a.url, &fcm_a.url);
+    let mut b = instance(&db, dir.path(), &apns_b.url, &fcm_b.url);
+    let pairs = [(&apns_a, &fcm_a), (&apns_b, &fcm_b)];
+    let http = reqwest::Client::new();
+
+    // 1. Both alive: every push accepted exactly once, by one of them.
+    let (s, q) = common::ask_at(
+        &http,
+        &a.base,
+        &agent,
+        &json!({"prompt": "Deploy?", "responder_scope": "room"}),
+    )
+    .await;
+    assert_eq!(s, 201, "{q}");
+    let id = q["id"].as_str().unwrap().to_string();
+    let t = Instant::now();
+    while accepted_per_device(&pairs, &id)
+        .iter()
+        .map(|p| p.len())
+        .sum::<usize>()
+        < devices
+    {
+        assert!(t.elapsed() < Duration::from_secs(120), "fan-out not done");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    // A moment for any duplicate to arrive.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let per = accepted_per_device(&pairs, &id);
+    assert_eq!(per.iter().map(|p| p.len()).sum::<usize>(), devices);
+    assert!(
+        !per[0].is_empty() && !per[1].is_empty(),
+        "one instance did it all: {} / {}",
+        per[0].len(),
+        per[1].len()
+    );
+    eprintln!(
+        "shared fan-out: instance A sent {}, instance B {}",
+        per[0].len(),
+        per[1].len()
+    );
+    for p in &per {
+        assert!(p.values().all(|n| *n == 1), "a push accepted twice");
+    }
+    assert!(
+        per[0].keys().all(|k| !per[1].contains_key(k)),
+        "a device reached through both instances"
+    );
+
+    // 2. Instance B killed (-9) in the middle of a fan-out: A takes B's
+    // claimed jobs when their lease ends (60 s) and sends them. Only
+    // pushes B had in flight (at most its in-flight bound, 2,048) may be
+    // accepted twice.
+    let (s, q) = common::ask_at(
+        &http,
+        &a.base,
+        &agent,
+        &json!({"prompt": "Roll back?", "responder_scope": "room"}),
+    )
+    .await;
+    assert_eq!(s, 201, "{q}");
+    let id = q["id"].as_str().unwrap().to_string();
+    let t = Instant::now();
+    loop {
+        let per = accepted_per_device(&pairs, &id);
+        if per[1].len() >= 500 {
+            break;
+        }
+        assert!(t.elapsed() < Duration::from_secs(60), "B never took part");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    b.kill();
+    let killed_at = Instant::now();
+    // Done when every job is recorded sent: B's claimed ones only after
+    // their lease ends and A sends them.
+    let conn = common::connect(&db);
+    loop {
+        let jobs = push_jobs_of(&*conn, &id).unwrap();
+        let sent = jobs.iter().filter(|j| j.state == "sent").count();
+        if sent == devices {
+            break;
+        }
+        assert!(
+            killed_at.elapsed() < Duration::from_secs(150),
+            "{sent} of {devices} sent after the kill"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let per = accepted_per_device(&pairs, &id);
+    // B's stand-in also accepts what B had sent when it died (the request
+    // had arrived whole): those are the pushes B had in flight.
+    let twice: Vec<&String> = per[0].keys().filter(|k| per[1].contains_key(*k)).collect();
+    assert!(per[0].values().all(|n| *n == 1), "A sent a push twice");
+    eprintln!(
+        "after B's kill -9: A sent {}, B had sent {}; sent twice: {} (B's in flight)",
+        per[0].len(),
+        per[1].len(),
+        twice.len()
+    );
+    let reached: std::collections::HashSet<&String> = per[0].keys().chain(per[1].keys()).collect();
+    assert_eq!(reached.len(), devices, "every device");
+    assert!(
+        !twice.is_empty() && twice.len() <= 2048,
+        "{} pushes repeated after the kill: B had some in flight, at most 2,048",
+        twice.len()
+    );
+    drop(a);
+}

@@ -226,6 +226,12 @@ pub async fn run_worker_with(
         // problem, which the claims will show.
         tracing::warn!(error = %e, "creating the push queue's index");
     }
+    // Idle, a worker looks for due jobs this often (and at once when this
+    // instance queues some); on PostgreSQL other instances queue too.
+    let idle_ms = match app.settings.db {
+        crate::store::Database::Postgres(_) => 1000,
+        _ => 5000,
+    };
     let max = limits.max_in_flight.max(1);
     let slots = Arc::new(tokio::sync::Semaphore::new(max));
     let (done_tx, done_rx) = tokio::sync::mpsc::unbounded_channel::<Finished>();
@@ -267,7 +273,9 @@ pub async fn run_worker_with(
                 .await
                 .ok()
                 .flatten();
-            let wait_ms = next.map(|n| (n - now_ms()).clamp(5, 5000)).unwrap_or(5000);
+            let wait_ms = next
+                .map(|n| (n - now_ms()).clamp(5, idle_ms))
+                .unwrap_or(idle_ms);
             tokio::select! {
                 _ = app.push_wake.notified() => {}
                 _ = recorded.notified() => {}

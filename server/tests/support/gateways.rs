@@ -100,6 +100,7 @@ pub struct ApnsState {
     verified: Mutex<HashSet<String>>,
     delay_ms: AtomicU64,
     max_streams: AtomicUsize,
+    taps: Mutex<Vec<mpsc::UnboundedSender<Accepted>>>,
 }
 
 pub struct ApnsStandIn {
@@ -116,6 +117,12 @@ impl ApnsState {
     }
     pub fn set_delay(&self, d: Duration) {
         self.delay_ms.store(d.as_millis() as u64, Ordering::SeqCst);
+    }
+    /// Every notification accepted from now on, as it is accepted.
+    pub fn subscribe(&self) -> mpsc::UnboundedReceiver<Accepted> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        self.taps.lock().unwrap().push(tx);
+        rx
     }
     pub fn script(&self, token: &str, replies: Vec<ApnsReply>) {
         self.script
@@ -545,15 +552,21 @@ async fn answer_apns(
                     return;
                 }
                 _ => {
+                    let accepted = Accepted {
+                        device_token: token.clone(),
+                        collapse_id: h("apns-collapse-id"),
+                        payload,
+                        at: Instant::now(),
+                        connection: ctl.id,
+                    };
+                    state
+                        .taps
+                        .lock()
+                        .unwrap()
+                        .retain(|t| t.send(accepted.clone()).is_ok());
                     let n = {
                         let mut acc = state.accepted.lock().unwrap();
-                        acc.push(Accepted {
-                            device_token: token.clone(),
-                            collapse_id: h("apns-collapse-id"),
-                            payload,
-                            at: Instant::now(),
-                            connection: ctl.id,
-                        });
+                        acc.push(accepted);
                         acc.len()
                     };
                     state.answered.lock().unwrap().push((token.clone(), 200));
@@ -653,8 +666,9 @@ fn apns_id() -> String {
 
 // ---- FCM ----
 
-/// One message FCM accepted: device token, the `data` map, when.
-pub type FcmAccepted = (String, HashMap<String, String>, Instant);
+/// One message FCM accepted: device token, the `data` map, when, and the
+/// collapse key (the question id).
+pub type FcmAccepted = (String, HashMap<String, String>, Instant, String);
 
 #[derive(Default)]
 pub struct FcmState {
@@ -810,10 +824,14 @@ async fn answer_fcm(parts: &http::request::Parts, body: &[u8], st: &FcmState) ->
     {
         return reply;
     }
+    let collapse = msg["message"]["android"]["collapse_key"]
+        .as_str()
+        .unwrap_or("")
+        .to_string();
     st.accepted
         .lock()
         .unwrap()
-        .push((token, data, Instant::now()));
+        .push((token, data, Instant::now(), collapse));
     let n = st.accepted_count();
     (
         200,
