@@ -18,7 +18,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator, Optional
+from typing import Any, ClassVar, Iterator, Optional
 
 import httpx
 import pytest
@@ -40,10 +40,10 @@ def admin(db: Path, *args: str) -> Any:
 class Receiver(http.server.BaseHTTPRequestHandler):
     """Keeps every delivery: (headers, raw body)."""
 
-    deliveries: list[tuple[dict[str, str], bytes]] = []
+    deliveries: ClassVar[list[tuple[dict[str, str], bytes]]] = []
     lock = threading.Lock()
 
-    def do_POST(self) -> None:  # noqa: N802
+    def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers.get("content-length", "0")))
         with Receiver.lock:
             Receiver.deliveries.append((dict(self.headers.items()), body))
