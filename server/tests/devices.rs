@@ -143,6 +143,44 @@ async fn revoking_a_phones_token_stops_its_pushes() {
     );
 }
 
+/// Finding 4, review: a device registered before devices were tied to
+/// tokens (an upgraded server) is tied to none, so revoking the phone's
+/// token keeps it while the user has another token (which token registered
+/// it is not known). `qp admin token revoke` says so, naming the device
+/// and how to remove it, instead of succeeding in silence.
+#[tokio::test(flavor = "multi_thread")]
+async fn revoking_a_token_names_the_untied_devices_it_could_not_remove() {
+    let f = Fixture::new().await;
+    let laptop = identity::create_user_token(&*f.db(), &f.bob, "laptop").unwrap();
+    let reg = json!({"platform": "dev", "push_token": "dev-old-phone", "app_id": "qp.device"});
+    let (s, old) = register(&f, &f.bob_token, reg).await;
+    assert_eq!(s, 201, "{old}");
+    let old = old["id"].as_str().unwrap().to_string();
+    f.db()
+        .execute(
+            "UPDATE devices SET token_hash = NULL WHERE id = ?1",
+            qp_server::params![old],
+        )
+        .unwrap();
+    let out = admin(
+        db_arg(&f.database),
+        &["token", "revoke", &hash_prefix(&f.bob_token)],
+    );
+    assert!(out.status.success());
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains(&old) && said.contains("qp admin device remove"),
+        "revoked in silence: {said}"
+    );
+    // Revoking the user's last token removes it, as before.
+    let out = admin(
+        db_arg(&f.database),
+        &["token", "revoke", &hash_prefix(&laptop)],
+    );
+    assert!(out.status.success());
+    assert!(identity::device_by_id(&*f.db(), &old).unwrap().is_none());
+}
+
 /// Finding 4 through pairing: the device registered with `POST /api/pair`
 /// is tied to the token minted there.
 #[tokio::test(flavor = "multi_thread")]

@@ -535,7 +535,18 @@ fn execute(conn: &store::Conn, what: What) -> Result<String, StoreError> {
             .collect::<Vec<_>>()
             .join("\n"),
         What::Token(TokenCmd::Revoke { hash_prefix }) => {
-            identity::revoke_token(conn, &hash_prefix)?;
+            let untied = identity::revoke_token(conn, &hash_prefix)?;
+            if !untied.is_empty() {
+                // Devices from before they were tied to tokens: one of them
+                // may be the revoked token's phone (issue 32, finding 4).
+                eprintln!(
+                    "qp admin: this user still has {} device(s) registered before devices were \
+                     tied to tokens: {}. They keep getting pushes while the user has another \
+                     token; if one was this token's phone, remove it: qp admin device remove ID",
+                    untied.len(),
+                    untied.join(", ")
+                );
+            }
             String::new()
         }
         What::Device(DeviceCmd::List { user, json }) => {

@@ -467,7 +467,12 @@ pub fn list_tokens(conn: &Conn) -> DbResult<Vec<TokenInfo>> {
 /// pushes (devices belong to users, but each is tied to the token that
 /// registered it). When it was its user's last token, the user's devices
 /// registered before devices were tied to tokens go too.
-pub fn revoke_token(conn: &Conn, hash_prefix: &str) -> Result<(), StoreError> {
+///
+/// Returns the ids of that user's devices kept although tied to no token
+/// (registered before migration 7): which token registered them is not
+/// known, so one may be this token's phone, still getting pushes while the
+/// user has another token. The operator is told, to remove it by hand.
+pub fn revoke_token(conn: &Conn, hash_prefix: &str) -> Result<Vec<String>, StoreError> {
     if hash_prefix.len() < 8 || !hash_prefix.chars().all(|c| c.is_ascii_hexdigit()) {
         return Err(StoreError::Invalid(
             "give at least 8 hex digits of the token hash, as `qp admin token list` shows".into(),
@@ -485,11 +490,17 @@ pub fn revoke_token(conn: &Conn, hash_prefix: &str) -> Result<(), StoreError> {
         )));
     };
     tx.execute("DELETE FROM tokens WHERE hash = ?1", params![hash])?;
+    let mut untied = Vec::new();
     if kind == "user" {
         remove_devices_of_token(&*tx, hash, subject)?;
+        untied = tx.query_map(
+            "SELECT id FROM devices WHERE user_id = ?1 AND token_hash IS NULL ORDER BY created_at, id",
+            params![subject],
+            |r| r.get(0),
+        )?;
     }
     tx.commit()?;
-    Ok(())
+    Ok(untied)
 }
 
 /// The devices `hash` registered, and, once `user_id` has no token left,
