@@ -74,7 +74,9 @@ class Server:
         assert r.status_code == 200, r.text
         return r.json()  # type: ignore[no-any-return]
 
-    def answer_later(self, qid: str, body: dict[str, Any], delay: float, token: Optional[str] = None) -> threading.Thread:
+    def answer_later(
+        self, qid: str, body: dict[str, Any], delay: float, token: Optional[str] = None
+    ) -> threading.Thread:
         def go() -> None:
             time.sleep(delay)
             self.answer(qid, body, token)
@@ -115,7 +117,12 @@ def start_serve(db: Path, *extra: str) -> tuple[subprocess.Popen[str], str, list
         raise RuntimeError("qp serve exited before listening")
     log: list[str] = []
     stderr = proc.stderr
-    threading.Thread(target=lambda: [log.append(x) for x in stderr], daemon=True).start()
+
+    def drain() -> None:
+        for line in stderr:
+            log.append(line)
+
+    threading.Thread(target=drain, daemon=True).start()
     return proc, url, log
 
 
@@ -211,6 +218,14 @@ async def client(mode: str, server: Server) -> Any:
 async def r(x: Any) -> Any:
     """The same test for both clients: awaits what the async one returns."""
     return await x if inspect.isawaitable(x) else x
+
+
+async def shut(c: Any) -> None:
+    """Closes either client."""
+    if isinstance(c, qp.AsyncClient):
+        await c.aclose()
+    else:
+        c.close()
 
 
 @contextlib.contextmanager

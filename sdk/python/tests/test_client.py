@@ -8,7 +8,7 @@ import uuid
 from typing import Any
 
 import pytest
-from conftest import Server, r
+from conftest import Server, r, shut
 
 import questionprotocol as qp
 from questionprotocol import Option, TextInput
@@ -23,7 +23,9 @@ async def test_ask_in_every_form(client: Any, server: Server) -> None:
     assert h.id.startswith("q_") and h.expires_at.tzinfo is not None
     assert opts(h.question) == [("staging", "staging", "default"), ("prod", "prod", "default")]
 
-    h = await r(client.ask("OPS123", "Pairs?", options=[("stg", "Staging"), ("prd", "Production", "primary")]))
+    h = await r(
+        client.ask("OPS123", "Pairs?", options=[("stg", "Staging"), ("prd", "Production", "primary")])
+    )
     assert opts(h.question) == [("stg", "Staging", "default"), ("prd", "Production", "primary")]
 
     h = await r(
@@ -85,7 +87,12 @@ async def test_no_responder_identity_and_at_most_four_options(client: Any, serve
     h = await r(
         client.ask_body(
             "OPS123",
-            {"prompt": "Forged?", "answer": {"value": "approve"}, "responder": {"id": "u_bob"}, "state": "answered"},
+            {
+                "prompt": "Forged?",
+                "answer": {"value": "approve"},
+                "responder": {"id": "u_bob"},
+                "state": "answered",
+            },
         )
     )
     assert h.question.state == "pending" and h.question.answer is None
@@ -97,7 +104,9 @@ async def test_no_responder_identity_and_at_most_four_options(client: Any, serve
     assert not hasattr(client, "answer"), "an asker cannot answer"
 
 
-async def test_wait_spans_several_long_polls_and_returns_the_tapped_answer(client: Any, server: Server) -> None:
+async def test_wait_spans_several_long_polls_and_returns_the_tapped_answer(
+    client: Any, server: Server
+) -> None:
     h = await r(client.ask_approve_deny("OPS123", "Deploy?", correlation_id="dep-9"))
     server.answer_later(h.id, {"value": "approve"}, delay=3.5)
     t = time.monotonic()
@@ -189,12 +198,12 @@ async def test_every_error_class_from_the_server(client: Any, server: Server, mo
     with pytest.raises(qp.ForbiddenError):
         await r(wrong.list())
     for c in (bad, wrong):
-        await r(c.close() if mode == "sync" else c.aclose())
+        await shut(c)
     dead = (qp.Client if mode == "sync" else qp.AsyncClient)("http://127.0.0.1:9", server.agent_token)
     with pytest.raises(qp.TransportError) as tr:
         await r(dead.get("q_x"))
     assert "127.0.0.1:9" in str(tr.value) and server.agent_token not in str(tr.value)
-    await r(dead.close() if mode == "sync" else dead.aclose())
+    await shut(dead)
 
 
 async def test_rate_limited_with_retry_after(mode: str, tight: Server) -> None:
@@ -206,7 +215,7 @@ async def test_rate_limited_with_retry_after(mode: str, tight: Server) -> None:
             await r(c.ask("OPS123", "Burst?"))
     assert e.value.status == 429 and e.value.code == "rate_limited"
     assert e.value.retry_after is not None and e.value.retry_after >= 1
-    await r(c.close() if mode == "sync" else c.aclose())
+    await shut(c)
 
 
 async def test_wait_honours_retry_after_of_the_long_poll_cap(mode: str, onepoll: Server) -> None:
@@ -248,4 +257,4 @@ async def test_wait_honours_retry_after_of_the_long_poll_cap(mode: str, onepoll:
     assert (q.state, q.value) == ("answered", "approve")
     t.join()
     assert saw_429 == [200]
-    await r(c.close() if mode == "sync" else c.aclose())
+    await shut(c)

@@ -45,7 +45,9 @@ def logged_in(server: Server, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return config
 
 
-def test_qp_login_once_makes_the_sdk_work(logged_in: Path, server: Server, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_qp_login_once_makes_the_sdk_work(
+    logged_in: Path, server: Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("QP_CONFIG_DIR", str(logged_in))
     with qp.Client() as c:
         assert c.url == server.url

@@ -44,7 +44,9 @@ ASK_VECTORS = load()
 
 def mapped(v: Any) -> Any:
     if isinstance(v, dict):
-        return {k: (LONG_USER if k == "target_user_id" and x == LONG_TARGET else mapped(x)) for k, x in v.items()}
+        return {
+            k: (LONG_USER if k == "target_user_id" and x == LONG_TARGET else mapped(x)) for k, x in v.items()
+        }
     if isinstance(v, list):
         return [mapped(x) for x in v]
     return v
@@ -81,7 +83,10 @@ def test_ask_vector(v: dict[str, Any], vclient: qp.Client) -> None:
     if "error" in expect:
         with pytest.raises(qp.ValidationError) as e:
             vclient.ask_body("OPS123", body)
-        assert (e.value.field, e.value.code) == (expect["error"]["field"], expect["error"]["code"]), e.value.message
+        assert (e.value.field, e.value.code) == (
+            expect["error"]["field"],
+            expect["error"]["code"],
+        ), e.value.message
         return
     h = vclient.ask_body("OPS123", body)
     got = dict(h.question.raw)
