@@ -431,6 +431,46 @@ async fn behind_a_proxy_metrics_need_a_token() {
     assert_eq!(s, 200);
 }
 
+/// Finding 3, review: "loopback only" was judged on the address the
+/// request is taken from, which is the proxy's own when a proxy on the same
+/// host forwards to the loopback listener without --behind-proxy (no flag
+/// is needed there), and the client's own claim when a trusted proxy passes
+/// its `X-Forwarded-For: 127.0.0.1` through. Without a token, a request a
+/// proxy forwarded (it carries Forwarded, X-Forwarded-For or X-Real-IP), or
+/// any request when trusted proxies are configured, is refused; a local
+/// scraper's plain request still gets its metrics.
+#[tokio::test]
+async fn metrics_are_not_open_to_clients_a_proxy_forwards() {
+    let f = Fixture::new().await;
+    let (s, _) = scrape(&f, None).await;
+    assert_eq!(s, 200, "a local scraper");
+    for (name, value) in [
+        ("x-forwarded-for", "203.0.113.7"),
+        ("forwarded", "for=203.0.113.7"),
+        ("x-real-ip", "203.0.113.7"),
+    ] {
+        let resp = f
+            .http
+            .get(format!("{}/metrics", f.base))
+            .header(name, value)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status().as_u16(), 403, "forwarded with {name}");
+    }
+    let f = Fixture::with(|s| s.trusted_proxies = vec!["127.0.0.1/32".parse().unwrap()]).await;
+    let resp = f
+        .http
+        .get(format!("{}/metrics", f.base))
+        .header("x-forwarded-for", "127.0.0.1")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 403, "a client claiming loopback");
+    let (s, _) = scrape(&f, None).await;
+    assert_eq!(s, 403, "from a trusted proxy's address");
+}
+
 /// The report: with 1 M questions, 8 parallel scrapers each ran full-table
 /// counts on the one database thread and /healthz took about 1 s. Here
 /// 500,000 questions and 8 scrapers in a loop: /healthz stays quick (9 ms

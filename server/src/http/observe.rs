@@ -15,7 +15,8 @@
 //! [`COUNTS_MAX_AGE`] and refreshed by one scrape at a time, so scrapers
 //! cannot queue full-table counts on the database thread. `/metrics` takes
 //! `Authorization: Bearer <metrics_token>` when one is set; without one it
-//! answers loopback clients only, and nobody behind a proxy (every client
+//! answers loopback clients only (a request a proxy forwarded is not one),
+//! and nobody behind a proxy or with trusted proxies set (every client
 //! arrives from the proxy's address there).
 //!
 //! `/healthz` answers 200 only when the database answers.
@@ -221,12 +222,31 @@ fn may_scrape(
                 ))
             }
         }
-        None if !settings.behind_proxy && client.ip().to_canonical().is_loopback() => Ok(()),
+        None if !settings.behind_proxy
+            && settings.trusted_proxies.is_empty()
+            && !forwarded(headers)
+            && client.ip().to_canonical().is_loopback() =>
+        {
+            Ok(())
+        }
         None => Err(ApiError::forbidden(
             "metrics_forbidden",
             "/metrics answers loopback clients only; set metrics_token (--metrics-token) to scrape it from elsewhere or behind a proxy",
         )),
     }
+}
+
+/// Whether a proxy forwarded this request. A proxy on the same host that
+/// forwards to the loopback listener needs no --behind-proxy, and then
+/// every client it forwards arrives from loopback; a trusted proxy that
+/// passes a client's `X-Forwarded-For: 127.0.0.1` through makes the client
+/// "loopback" too. So "loopback only" means a request from loopback that
+/// no proxy forwarded, with no trusted proxies configured (issue 32,
+/// finding 3).
+fn forwarded(headers: &HeaderMap) -> bool {
+    ["forwarded", "x-forwarded-for", "x-real-ip"]
+        .iter()
+        .any(|h| headers.contains_key(*h))
 }
 
 /// The database counts: cached ones while fresh, else one refresh (other
