@@ -312,10 +312,10 @@ async fn await_and_print(
 pub struct GithubArgs {
     /// Append id, state, value, label, text, responder and responder_id as step outputs to FILE
     /// [default: $GITHUB_OUTPUT, set by GitHub Actions].
-    #[arg(long, env = "GITHUB_OUTPUT", value_name = "FILE")]
+    #[arg(long, value_name = "FILE")]
     github_output: Option<std::path::PathBuf>,
     /// Append a one-line Markdown summary of the outcome to FILE [default: $GITHUB_STEP_SUMMARY].
-    #[arg(long, env = "GITHUB_STEP_SUMMARY", value_name = "FILE")]
+    #[arg(long, value_name = "FILE")]
     github_summary: Option<std::path::PathBuf>,
 }
 
@@ -323,13 +323,17 @@ impl GithubArgs {
     /// Appends the outputs and the summary, when their files are given
     /// (an empty variable, as outside Actions, writes nothing).
     fn write(&self, q: &Question) -> Result<(), String> {
-        let given =
-            |p: &Option<std::path::PathBuf>| p.clone().filter(|p| !p.as_os_str().is_empty());
-        if let Some(path) = given(&self.github_output) {
+        // The flag, else the runner's variable; empty (as outside Actions) is none.
+        let given = |p: &Option<std::path::PathBuf>, var: &str| {
+            p.clone()
+                .or_else(|| std::env::var_os(var).map(std::path::PathBuf::from))
+                .filter(|p| !p.as_os_str().is_empty())
+        };
+        if let Some(path) = given(&self.github_output, "GITHUB_OUTPUT") {
             append(&path, github_outputs(q).as_bytes())
                 .map_err(|e| format!("cannot write --github-output {}: {e}", path.display()))?;
         }
-        if let Some(path) = given(&self.github_summary) {
+        if let Some(path) = given(&self.github_summary, "GITHUB_STEP_SUMMARY") {
             append(&path, format!("{}\n", github_summary(q)).as_bytes())
                 .map_err(|e| format!("cannot write --github-summary {}: {e}", path.display()))?;
         }
