@@ -154,6 +154,36 @@ impl Default for Settings {
     }
 }
 
+/// A TOML error without the line it is on: toml's own rendering quotes
+/// that line, and it may hold a secret (a `db` URL whose password has a
+/// `"` or `\` in it, `metrics_token`; issue 32, finding 9). The line and
+/// column, and toml's words, which name a key or what was expected; on a
+/// line that sets a secret, not even those (a wrong type quotes the value).
+fn toml_error(text: &str, e: &toml::de::Error) -> String {
+    let Some(span) = e.span() else {
+        return e.message().to_string();
+    };
+    let before = text.get(..span.start).unwrap_or_default();
+    let line = before.matches('\n').count() + 1;
+    let column = before
+        .rsplit('\n')
+        .next()
+        .unwrap_or_default()
+        .chars()
+        .count()
+        + 1;
+    let line_text = text.lines().nth(line - 1).unwrap_or_default();
+    let key = line_text.split('=').next().unwrap_or_default().trim();
+    let key = key.trim_matches(|c| c == '"' || c == '\'');
+    if ["db", "metrics_token"].contains(&key) {
+        return format!(
+            "line {line}, column {column}: the value of {key} is not valid (not shown: it may \
+             hold a secret); in \"…\" write \" as \\\" and \\ as \\\\, or use '…'"
+        );
+    }
+    format!("line {line}, column {column}: {}", e.message())
+}
+
 /// Settings that may each be missing: what flags/env give, or a config file.
 /// The file uses the same names, e.g. `listen = "127.0.0.1:8750"`.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -204,7 +234,8 @@ impl PartialSettings {
     pub fn from_file(path: &Path) -> Result<Self, String> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| format!("cannot read config file {}: {e}", path.display()))?;
-        toml::from_str(&text).map_err(|e| format!("config file {}: {e}", path.display()))
+        toml::from_str(&text)
+            .map_err(|e| format!("config file {}: {}", path.display(), toml_error(&text, &e)))
     }
 
     /// `self` (flags and env) over `file` over the defaults.

@@ -1218,6 +1218,48 @@ fn a_libpq_keyword_string_or_a_capital_scheme_is_never_a_file_name() {
     }
 }
 
+/// Issue 32, finding 9, review: a config file that TOML cannot read was
+/// reported with toml's rendering, which quotes the line: a password with
+/// a `"` or `\` in `db`, a misspelt `database =` key, an unterminated
+/// `metrics_token`. Now the line and column, never the line.
+#[test]
+fn a_config_file_error_never_quotes_its_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = [
+        (
+            "db = \"postgres://qp:Pw1\"Secret@127.0.0.1:1/qp\"\n",
+            "line 1, column 25",
+        ),
+        (
+            "db = \"postgres://qp:Pw1\\Secret@127.0.0.1:1/qp\"\n",
+            "line 1, column 25",
+        ),
+        (
+            "database = \"postgres://qp:Pw1Secret@127.0.0.1:1/qp\"\n",
+            "unknown field `database`",
+        ),
+        (
+            "listen = \"127.0.0.1:0\"\nmetrics_token = \"Pw1Secret-0123456789\n",
+            "line 2",
+        ),
+        ("metrics_token = 1234567890123456789\n", "line 1"),
+    ];
+    for (text, says) in files {
+        let config = dir.path().join("qp.toml");
+        std::fs::write(&config, text).unwrap();
+        let config = config.to_str().unwrap();
+        let (code, out) = qp_output(
+            &["serve", "--listen", "127.0.0.1:0", "--config", config],
+            &[],
+        );
+        assert_ne!(code, 0, "{text}: {out}");
+        assert!(out.contains(says), "{text}: {out}");
+        for secret in ["Pw1", "Secret", "1234567890123456789"] {
+            assert!(!out.contains(secret), "{text}: {out}");
+        }
+    }
+}
+
 /// Issue 32, finding 10: the database (webhook secrets in clear) is made
 /// owner-only, its folder too, and SQLite's -wal and -shm follow; a
 /// database found open to others is named in a warning at start-up.
