@@ -145,6 +145,12 @@ answer-rejected =
        *[other] { $answer }: rechazada por el servidor (error { $code })
     }
 
+# Where: as answer-queued, when the answer was not sent because the question
+# was known only from a plain push and the server's question with that id says
+# something else (someone may have forged the push). The feed now shows the
+# real question. Subject: the answer. Max 80 characters besides $answer.
+answer-question-changed = { $answer }: no enviada, la pregunta no coincide con la que se mostró; vuelve a leerla
+
 # Where: as answer-queued, when the question closed before my answer arrived.
 # $state says how: answered (by someone else), expired, cancelled, or closed
 # (not known yet). Never say 'already answered' for an expired or cancelled

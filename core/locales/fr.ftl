@@ -149,6 +149,12 @@ answer-rejected =
        *[other] { $answer } : refusée par le serveur (erreur { $code })
     }
 
+# Where: as answer-queued, when the answer was not sent because the question
+# was known only from a plain push and the server's question with that id says
+# something else (someone may have forged the push). The feed now shows the
+# real question. Subject: the answer. Max 80 characters besides $answer.
+answer-question-changed = { $answer } : non envoyée, la question diffère de celle affichée ; relisez-la
+
 # Where: as answer-queued, when the question closed before my answer arrived.
 # $state says how: answered (by someone else), expired, cancelled, or closed
 # (not known yet). Never say 'already answered' for an expired or cancelled

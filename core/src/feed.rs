@@ -113,6 +113,9 @@ pub(crate) fn my_answer(
         AnswerState::Queued if e.attempts > 0 => (line(AnswerLine::Retrying(failure)), true),
         AnswerState::Queued => (line(AnswerLine::Queued), false),
         AnswerState::Sending => (line(AnswerLine::Sending), false),
+        AnswerState::Rejected if failure == SendFailure::QuestionChanged => {
+            (line(AnswerLine::QuestionChanged), false)
+        }
         AnswerState::Rejected => {
             let code = match failure {
                 SendFailure::Refused(code) => code,

@@ -38,6 +38,10 @@ struct Gateway {
     wake: tokio::sync::Notify,
     /// The genuine pushes it carried (their envelopes are in clear).
     carried: Mutex<Vec<Value>>,
+    /// When set, the prompt it puts in every plain question push it carries
+    /// (instead of the server's): a forged push with a real question's id,
+    /// arriving before the phone has ever seen that question.
+    substitute: Mutex<Option<String>>,
 }
 
 impl Gateway {
@@ -83,11 +87,27 @@ impl Gateway {
             return StatusCode::BAD_GATEWAY.into_response();
         };
         let status = StatusCode::from_u16(resp.status().as_u16()).unwrap();
-        let bytes = resp.bytes().await.unwrap_or_default();
+        let mut bytes = resp.bytes().await.unwrap_or_default();
         if uri.path() == "/api/dev/inbox" {
-            if let Ok(v) = serde_json::from_slice::<Value>(&bytes) {
+            if let Ok(mut v) = serde_json::from_slice::<Value>(&bytes) {
                 let pushes = v["pushes"].as_array().cloned().unwrap_or_default();
                 self.carried.lock().unwrap().extend(pushes);
+                if let Some(prompt) = self.substitute.lock().unwrap().clone() {
+                    for p in v["pushes"].as_array_mut().into_iter().flatten() {
+                        let Some(mut payload) = p["payload"]
+                            .as_str()
+                            .and_then(|t| serde_json::from_str::<Value>(t).ok())
+                        else {
+                            continue;
+                        };
+                        if payload.get("qp").is_some() {
+                            payload["qp"]["prompt"] = json!(prompt);
+                            payload["aps"]["alert"]["body"] = json!(prompt);
+                            p["payload"] = json!(payload.to_string());
+                        }
+                    }
+                    bytes = Bytes::from(v.to_string());
+                }
             }
         }
         (status, [("content-type", "application/json")], bytes).into_response()
@@ -159,6 +179,7 @@ fn world() -> World {
         forged: Mutex::new(Vec::new()),
         wake: tokio::sync::Notify::new(),
         carried: Mutex::new(Vec::new()),
+        substitute: Mutex::new(None),
     });
     let listener = rt
         .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
@@ -191,9 +212,14 @@ struct Device {
 
 impl Device {
     fn start(w: &World) -> Device {
+        Device::start_with(w, &[])
+    }
+
+    fn start_with(w: &World, extra: &[&str]) -> Device {
         let mut child = Command::new(QP)
             .args(["device", "--url", &w.gateway_url, "--store"])
             .arg(&w.store)
+            .args(extra)
             .env("QP_DEVICE_TOKEN", &w.user_token)
             .env_remove("QP_URL")
             .stdin(Stdio::piped())
@@ -382,4 +408,41 @@ fn a_forged_resolution_push_does_not_withdraw_a_pending_question() {
         phone.printed()
     );
     assert_eq!(w.question(&real.id)["answer"]["value"], "allow");
+}
+
+/// A phone without a device key (`--no-e2e`, as older apps) takes new
+/// questions from plain pushes. The injector sends the id of a real question
+/// the phone has not received yet, with a harmless prompt; the person answers
+/// `1` (Allow) to what they saw. That answer must not be recorded on the real
+/// question: the phone reads the question from the server before sending,
+/// finds other words, does not send, and draws the real question; answered
+/// then, it is delivered.
+#[test]
+fn a_forged_plain_push_with_an_unseen_real_id_does_not_answer_the_real_question() {
+    let w = world();
+    let mut phone = Device::start_with(&w, &["--no-e2e"]);
+    *w.gateway.substitute.lock().unwrap() = Some("Allow Bash: git status".into());
+    let real = w.ask();
+    phone.wait_for("Allow Bash: git status");
+    assert!(
+        !phone.printed().contains("DROP TABLE customers"),
+        "{}",
+        phone.printed()
+    );
+    *w.gateway.substitute.lock().unwrap() = None;
+
+    phone.key("1");
+    let line = phone.wait_for("not sent:");
+    assert!(line.contains("the question differs"), "{line}");
+    let q = w.question(&real.id);
+    assert_eq!(q["state"], "pending", "{q}");
+    assert!(q["answer"].is_null(), "{q}");
+    // The real question is drawn now, and an answer to it is delivered.
+    phone.wait_for("DROP TABLE customers");
+    phone.key("2");
+    phone.wait_for("delivered:");
+    let q = w.question(&real.id);
+    assert_eq!(q["state"], "answered");
+    assert_eq!(q["answer"]["value"], "deny");
+    assert_eq!(q["prompt"], REAL);
 }

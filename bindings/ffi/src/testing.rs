@@ -288,6 +288,9 @@ pub fn localized_copy(
                 "queued" => AnswerLine::Queued,
                 "sending" => AnswerLine::Sending,
                 "retrying" => AnswerLine::Retrying(failure),
+                "rejected" if failure == SendFailure::QuestionChanged => {
+                    AnswerLine::QuestionChanged
+                }
                 "rejected" => AnswerLine::Rejected {
                     code: match failure {
                         SendFailure::Refused(code) => code,

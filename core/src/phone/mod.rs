@@ -31,7 +31,7 @@ use crate::present::reconcile::{self, OnScreen, ReconcilePlan};
 use crate::present::registry::{self, RegistryPlan};
 use crate::present::PresentOptions;
 use crate::protocol::{validate_answer, AnswerSubmission};
-use crate::store::{AnswerState, Store, StoreMode};
+use crate::store::{AnswerState, Store, StoreMode, StoredQuestion};
 use crate::sync::{self, FlushReport, PhoneClient, Refreshed, SyncReport, TokenProvider, Trust};
 
 /// An answer committed on this device.
@@ -164,11 +164,11 @@ impl Phone {
             if let Some(push) =
                 payload::open_apns(json, key.as_ref(), self.my_device_id().as_deref())?
             {
-                return Ok(self.accept(push));
+                return Ok(self.accept(push, true));
             }
         }
         self.refuse_unsealed()?;
-        Ok(self.accept(payload::decode_apns(json)?))
+        Ok(self.accept(payload::decode_apns(json)?, false))
     }
 
     /// An FCM data message: opened if sealed, decoded, checked and recorded,
@@ -179,11 +179,11 @@ impl Phone {
             if let Some(push) =
                 payload::open_fcm(data, key.as_ref(), self.my_device_id().as_deref())?
             {
-                return Ok(self.accept(push));
+                return Ok(self.accept(push, true));
             }
         }
         self.refuse_unsealed()?;
-        Ok(self.accept(payload::decode_fcm(data)?))
+        Ok(self.accept(payload::decode_fcm(data)?, false))
     }
 
     /// A device with a key is sent sealed pushes only (the server seals for
@@ -205,11 +205,18 @@ impl Phone {
 
     /// Records a question push and returns what to show (see
     /// [`receive_apns`](Self::receive_apns)); a resolution changes nothing.
-    fn accept(&self, push: Push) -> Push {
+    /// A question from a plain push (`sealed` false) is held unverified: an
+    /// answer to it is sent only once the server shows the same question.
+    fn accept(&self, push: Push, sealed: bool) -> Push {
         let Push::Question(q) = push else {
             return push;
         };
-        match self.store.record_push(&q) {
+        let recorded = if sealed {
+            self.store.record_sealed_push(&q)
+        } else {
+            self.store.record_push(&q)
+        };
+        match recorded {
             Ok(Some(held)) => Push::Question(held.question),
             Ok(None) => Push::Question(q),
             // A store that cannot be written right now (locked before the
@@ -323,9 +330,9 @@ impl Phone {
         action_id: &str,
         text: Option<&str>,
     ) -> Result<CommittedAnswer, PhoneError> {
-        let q = self.held(question_id)?;
-        match map_action(&q, action_id, text) {
-            Ok(body) => self.commit(&q, body),
+        let held = self.held(question_id)?;
+        match map_action(&held.question, action_id, text) {
+            Ok(body) => self.commit(&held, body),
             Err(e) => {
                 if let ActionError::TextTooLong { text, .. } = &e {
                     self.store.save_draft(question_id, text, "too long")?;
@@ -343,7 +350,7 @@ impl Phone {
         value: Option<String>,
         text: Option<String>,
     ) -> Result<CommittedAnswer, PhoneError> {
-        let q = self.held(question_id)?;
+        let held = self.held(question_id)?;
         let body = match (value, text) {
             (Some(v), None) => AnswerSubmission::Value(v),
             (None, Some(t)) => AnswerSubmission::Text(t.trim().to_string()),
@@ -353,17 +360,21 @@ impl Phone {
                 ))
             }
         };
-        validate_answer(&q.to_question(), &body)?;
-        self.commit(&q, body)
+        validate_answer(&held.question.to_question(), &body)?;
+        self.commit(&held, body)
     }
 
+    /// Commits an answer to `held`, the question as the person saw it (kept
+    /// with the answer when only a plain push said so: see
+    /// [`Store::commit_answer_to`]).
     fn commit(
         &self,
-        q: &CompactQuestion,
+        held: &StoredQuestion,
         body: AnswerSubmission,
     ) -> Result<CommittedAnswer, PhoneError> {
+        let q = &held.question;
         let before = self.store.answer_for(&q.id)?;
-        let entry = self.store.commit_answer(&q.id, &body)?;
+        let entry = self.store.commit_answer_to(held, &body)?;
         let is_new = before.is_none_or(|b| b.id != entry.id);
         let status = feed::my_answer(
             &entry,
@@ -381,10 +392,9 @@ impl Phone {
         })
     }
 
-    fn held(&self, question_id: &str) -> Result<CompactQuestion, PhoneError> {
+    fn held(&self, question_id: &str) -> Result<StoredQuestion, PhoneError> {
         self.store
             .question(question_id)?
-            .map(|s| s.question)
             .ok_or_else(|| PhoneError::UnknownQuestion(question_id.to_string()))
     }
 

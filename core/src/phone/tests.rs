@@ -273,3 +273,332 @@ fn a_locked_store_does_not_stop_the_notification() {
     assert!(matches!(p.receive_apns(APNS), Ok(Push::Question(_))));
     assert!(started.elapsed() < std::time::Duration::from_secs(10));
 }
+
+// ---- issue 32, finding 1 (the gap of phones without a key) ----
+//
+// A phone without a device key takes new questions from plain pushes, and a
+// plain push may carry the id of a real question the phone has not received
+// yet with other words. The answer must not land on the real question: it
+// is sent only once the server shows the question the person saw.
+
+/// A scripted server: `GET /api/questions/q_1` answers `question`; an answer
+/// to it is taken (answered by u_me) and counted. Every request is kept.
+struct Scripted {
+    url: String,
+    requests: Arc<std::sync::Mutex<Vec<String>>>,
+}
+
+fn scripted_server(question: crate::protocol::Question) -> Scripted {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let requests = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = requests.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut s) = stream else { return };
+            let mut buf = Vec::new();
+            let mut chunk = [0u8; 4096];
+            // Headers, then the body by its length.
+            let head_end = loop {
+                let n = s.read(&mut chunk).unwrap_or(0);
+                if n == 0 {
+                    break None;
+                }
+                buf.extend_from_slice(&chunk[..n]);
+                if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                    break Some(i + 4);
+                }
+            };
+            let Some(head_end) = head_end else { continue };
+            let head = String::from_utf8_lossy(&buf[..head_end]).to_string();
+            let length: usize = head
+                .lines()
+                .find_map(|l| {
+                    let (k, v) = l.split_once(':')?;
+                    k.eq_ignore_ascii_case("content-length")
+                        .then(|| v.trim().parse().ok())?
+                })
+                .unwrap_or(0);
+            while buf.len() < head_end + length {
+                let n = s.read(&mut chunk).unwrap_or(0);
+                if n == 0 {
+                    break;
+                }
+                buf.extend_from_slice(&chunk[..n]);
+            }
+            let line = head.lines().next().unwrap_or_default().to_string();
+            seen.lock().unwrap().push(line.clone());
+            let (status, body) = if line.starts_with("GET /api/questions/q_1 ") {
+                ("200 OK", serde_json::to_string(&question).unwrap())
+            } else if line.starts_with("POST /api/questions/q_1/answer ") {
+                let sent: serde_json::Value =
+                    serde_json::from_slice(&buf[head_end..]).unwrap_or_default();
+                let mut q = question.clone();
+                q.state = crate::protocol::QuestionState::Answered;
+                q.answer = Some(crate::protocol::Answer {
+                    value: sent["value"].as_str().map(String::from),
+                    label: None,
+                    text: sent["text"].as_str().map(String::from),
+                    responder: crate::protocol::Responder {
+                        id: "u_me".into(),
+                        display_name: "Me".into(),
+                    },
+                    answered_at: Utc::now(),
+                });
+                q.resolved_at = Some(Utc::now());
+                ("200 OK", serde_json::to_string(&q).unwrap())
+            } else {
+                (
+                    "404 Not Found",
+                    r#"{"error":{"code":"not_found","message":"no"}}"#.to_string(),
+                )
+            };
+            let _ = write!(
+                s,
+                "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    Scripted { url, requests }
+}
+
+impl Scripted {
+    fn answers_sent(&self) -> usize {
+        self.requests
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|l| l.starts_with("POST "))
+            .count()
+    }
+}
+
+struct Token;
+impl TokenProvider for Token {
+    fn token(&self) -> Option<String> {
+        Some("qpu_test".into())
+    }
+}
+
+fn phone_of(dir: &tempfile::TempDir, url: &str) -> Phone {
+    Phone::open(
+        &dir.path().join("shared.sqlite"),
+        StoreMode::App,
+        url,
+        "u_me",
+        Arc::new(Token),
+        &[],
+        &crate::sync::Trust::platform(),
+    )
+    .unwrap()
+}
+
+fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(f)
+}
+
+const REAL: &str = "Allow Bash: psql prod -c \"DROP TABLE customers\"";
+
+#[test]
+fn an_answer_to_a_forged_plain_push_is_not_sent_and_the_real_question_shows_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = scripted_server(server_question(REAL));
+    let p = phone_of(&dir, &server.url);
+    // The injector's push: q_1's id (unseen here), a harmless prompt.
+    let forged = APNS.replace("Deploy?", "Allow Bash: git status");
+    let Push::Question(shown) = p.receive_apns(&forged).unwrap() else {
+        panic!("a question")
+    };
+    assert_eq!(shown.prompt, "Allow Bash: git status");
+    assert!(!p.store().question("q_1").unwrap().unwrap().verified);
+    p.answer_action("q_1", &option_action_id("approve"), None)
+        .unwrap();
+
+    let report = block_on(p.flush()).unwrap();
+    assert_eq!(report.rejected, 1, "{report:?}");
+    assert_eq!(server.answers_sent(), 0, "{:?}", server.requests);
+    // The server's question is held now (the feed shows it), verified.
+    let held = p.store().question("q_1").unwrap().unwrap();
+    assert_eq!(held.question.prompt, REAL);
+    assert!(held.verified);
+    let status = p.answer_status("q_1").unwrap().unwrap();
+    assert_eq!(status.state, AnswerState::Rejected);
+    assert_eq!(
+        status.status,
+        "Approve: not sent, the question differs from what was shown; read it again"
+    );
+    // Nothing is sent on a later flush either.
+    block_on(p.flush()).unwrap();
+    assert_eq!(server.answers_sent(), 0);
+
+    // Answered again, now that the real question is what is shown: sent.
+    let again = p
+        .answer_action("q_1", &option_action_id("deny"), None)
+        .unwrap();
+    assert!(again.is_new);
+    let report = block_on(p.flush()).unwrap();
+    assert_eq!(report.answered, 1, "{report:?}");
+    assert_eq!(server.answers_sent(), 1);
+}
+
+#[test]
+fn an_answer_to_a_genuine_plain_push_is_sent_after_the_server_shows_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = scripted_server(server_question("Deploy?"));
+    let p = phone_of(&dir, &server.url);
+    p.receive_apns(APNS).unwrap();
+    p.answer_action("q_1", &option_action_id("approve"), None)
+        .unwrap();
+    let report = block_on(p.flush()).unwrap();
+    assert_eq!(report.answered, 1, "{report:?}");
+    let requests = server.requests.lock().unwrap().clone();
+    assert!(
+        requests[0].starts_with("GET /api/questions/q_1 "),
+        "{requests:?}"
+    );
+    assert!(
+        requests[1].starts_with("POST /api/questions/q_1/answer "),
+        "{requests:?}"
+    );
+    assert!(p.store().question("q_1").unwrap().unwrap().verified);
+}
+
+#[test]
+fn a_sync_between_the_answer_and_the_send_does_not_make_a_forged_push_trusted() {
+    let dir = tempfile::tempdir().unwrap();
+    let real = server_question(REAL);
+    let server = scripted_server(real.clone());
+    let p = phone_of(&dir, &server.url);
+    p.receive_apns(&APNS.replace("Deploy?", "Allow Bash: git status"))
+        .unwrap();
+    p.answer_action("q_1", &option_action_id("approve"), None)
+        .unwrap();
+    // A sync (the app came to the foreground) reads the real question
+    // before the outbox is flushed: the answer was still given to the
+    // forged words, and is not sent.
+    p.store().record_server(&real).unwrap();
+    assert!(p.store().question("q_1").unwrap().unwrap().verified);
+    let report = block_on(p.flush()).unwrap();
+    assert_eq!(report.rejected, 1, "{report:?}");
+    assert_eq!(server.answers_sent(), 0);
+}
+
+#[test]
+fn a_push_shortened_by_the_server_is_still_the_question_the_person_saw() {
+    let dir = tempfile::tempdir().unwrap();
+    // Every field at its longest, in characters of four bytes: cut.
+    let wide = |n: usize| "🚀".repeat(n);
+    let mut real = server_question(&format!("Allow Bash: {}", wide(488)));
+    real.context = Some(wide(40));
+    for o in &mut real.options {
+        o.label = wide(40);
+    }
+    if let Some(t) = real.text_input.as_mut() {
+        t.placeholder = Some(wide(60));
+    }
+    if let Some(r) = real.room.as_mut() {
+        r.name = wide(80);
+    }
+    if let Some(a) = real.asker.as_mut() {
+        a.display_name = wide(80);
+    }
+    let encoded = payload::encode_apns_question(&real, Copy::english()).unwrap();
+    assert!(
+        encoded.report.shortened.contains(&"qp.prompt".to_string()),
+        "{:?}",
+        encoded.report
+    );
+    let server = scripted_server(real.clone());
+    let p = phone_of(&dir, &server.url);
+    let Push::Question(shown) = p.receive_apns(&encoded.json).unwrap() else {
+        panic!("a question")
+    };
+    assert_ne!(shown.prompt, real.prompt);
+    p.answer_action("q_1", &option_action_id("approve"), None)
+        .unwrap();
+    assert_eq!(block_on(p.flush()).unwrap().answered, 1);
+
+    // Cut where the server would not have cut it: another question.
+    let dir = tempfile::tempdir().unwrap();
+    let short = server_question(REAL);
+    let server = scripted_server(short);
+    let p = phone_of(&dir, &server.url);
+    p.receive_apns(&APNS.replace("Deploy?", "Allow Bash: psql prod…"))
+        .unwrap();
+    p.answer_action("q_1", &option_action_id("approve"), None)
+        .unwrap();
+    assert_eq!(block_on(p.flush()).unwrap().rejected, 1);
+    assert_eq!(server.answers_sent(), 0);
+}
+
+#[test]
+fn an_answer_to_a_sealed_push_is_sent_without_a_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let real = server_question(REAL);
+    let server = scripted_server(real.clone());
+    let p = phone_of(&dir, &server.url).with_device_keys(
+        Arc::new(MemoryKeys(Default::default())),
+        Some("dev_1".into()),
+    );
+    let public =
+        crate::e2e::DevicePublicKey::parse(&p.device_public_key().unwrap(), "key").unwrap();
+    let to = payload::Recipient {
+        device_id: "dev_1",
+        key: &public,
+    };
+    let sealed = payload::encode_apns_question_sealed(&real, Copy::english(), &to).unwrap();
+    p.receive_apns(&sealed.json).unwrap();
+    assert!(p.store().question("q_1").unwrap().unwrap().verified);
+    p.answer_action("q_1", &option_action_id("approve"), None)
+        .unwrap();
+    assert_eq!(block_on(p.flush()).unwrap().answered, 1);
+    let requests = server.requests.lock().unwrap().clone();
+    assert_eq!(requests.len(), 1, "{requests:?}");
+    assert!(requests[0].starts_with("POST "), "{requests:?}");
+}
+
+#[test]
+fn a_store_of_an_older_version_trusts_none_of_its_pushed_questions() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("shared.sqlite");
+    {
+        // The store as version 2 left it: a question from a plain push (its
+        // prompt possibly rewritten by another push) and an answer to send.
+        let c = rusqlite::Connection::open(&path).unwrap();
+        c.execute_batch(&format!(
+            "CREATE TABLE questions (id TEXT PRIMARY KEY, compact TEXT NOT NULL, state TEXT NOT NULL,
+                answer TEXT, resolved_at INTEGER, expires_at INTEGER NOT NULL, created_at INTEGER NOT NULL,
+                updated_ms INTEGER NOT NULL, presented_ms INTEGER);
+             CREATE TABLE outbox (id INTEGER PRIMARY KEY AUTOINCREMENT, question_id TEXT NOT NULL,
+                idempotency_key TEXT NOT NULL UNIQUE, body TEXT NOT NULL,
+                state TEXT NOT NULL CHECK (state IN ('queued', 'sending', 'answered', 'already_resolved', 'rejected')),
+                attempts INTEGER NOT NULL DEFAULT 0, next_attempt_ms INTEGER NOT NULL, last_error TEXT,
+                created_ms INTEGER NOT NULL, updated_ms INTEGER NOT NULL);
+             CREATE TABLE drafts (question_id TEXT PRIMARY KEY, text TEXT NOT NULL, reason TEXT NOT NULL,
+                updated_ms INTEGER NOT NULL);
+             INSERT INTO questions VALUES ('q_1', '{}', 'pending', NULL, NULL, 1908955800, 1782556200, 0, 0);
+             INSERT INTO outbox (question_id, idempotency_key, body, state, next_attempt_ms, created_ms, updated_ms)
+                VALUES ('q_1', 'k1', '{{\"value\":\"approve\"}}', 'queued', 0, 0, 0);
+             PRAGMA user_version = 2;",
+            serde_json::to_string(&CompactQuestion::from_question(&server_question(
+                "Allow Bash: git status"
+            )))
+            .unwrap()
+            .replace('\'', "''")
+        ))
+        .unwrap();
+    }
+    let server = scripted_server(server_question(REAL));
+    let p = phone_of(&dir, &server.url);
+    assert!(!p.store().question("q_1").unwrap().unwrap().verified);
+    assert!(p.store().outbox().unwrap()[0].unverified_seen.is_some());
+    assert_eq!(block_on(p.flush()).unwrap().rejected, 1);
+    assert_eq!(server.answers_sent(), 0);
+    assert_eq!(p.question("q_1").unwrap().unwrap().prompt, REAL);
+}

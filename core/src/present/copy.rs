@@ -147,6 +147,9 @@ pub enum AnswerLine {
     /// The question was closed before the answer arrived: answered by
     /// someone else, expired or cancelled (its state as the phone knows it).
     TooLate(QuestionState),
+    /// Not sent: the person answered a question known only from a plain
+    /// push, and the server's question with that id says something else.
+    QuestionChanged,
 }
 
 /// Why an answer has not reached the server, as a person is told it. The
@@ -164,6 +167,9 @@ pub enum SendFailure {
     Refused(Option<u16>),
     /// The server failed or is overloaded (5xx, 429, an unreadable reply).
     ServerError,
+    /// Not sent: the question was known only from a plain push, and the
+    /// server's question with its id differs from what the person saw.
+    QuestionChanged,
 }
 
 impl SendFailure {
@@ -208,6 +214,7 @@ impl SendFailure {
             SendFailure::ServerError => "server-error".to_string(),
             SendFailure::Refused(Some(code)) => format!("refused {code}"),
             SendFailure::Refused(None) => "refused".to_string(),
+            SendFailure::QuestionChanged => "question-changed".to_string(),
         };
         format!("{tag}: {detail}")
     }
@@ -225,6 +232,7 @@ impl SendFailure {
                 return SendFailure::ServerError
             }
             "refused" => return SendFailure::Refused(None),
+            "question-changed" => return SendFailure::QuestionChanged,
             _ => {}
         }
         if let Some(code) = tag.strip_prefix("refused ") {
@@ -246,6 +254,8 @@ impl SendFailure {
             SendFailure::SignedOut => "signed-out",
             SendFailure::Refused(_) => "refused",
             SendFailure::ServerError => "server-error",
+            // Never a retry's cause; the answer-retrying selector's default.
+            SendFailure::QuestionChanged => "question-changed",
         }
     }
 }
@@ -471,6 +481,7 @@ impl Copy {
                     &[answer, ("code", FluentValue::from(code))],
                 )
             }
+            AnswerLine::QuestionChanged => self.with("answer-question-changed", &[answer]),
             AnswerLine::TooLate(state) => {
                 let state = match state {
                     QuestionState::Answered => "answered",

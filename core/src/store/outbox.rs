@@ -3,7 +3,7 @@
 
 use rusqlite::{params, OptionalExtension, TransactionBehavior};
 
-use super::{now_ms, Store, StoreError};
+use super::{now_ms, Store, StoreError, StoredQuestion};
 use crate::protocol::AnswerSubmission;
 
 /// Where an answer given on this device stands.
@@ -58,10 +58,14 @@ pub struct OutboxEntry {
     pub attempts: u32,
     pub next_attempt_ms: i64,
     pub last_error: Option<String>,
+    /// What the person saw (the compact question as JSON) when the question
+    /// was known only from a plain push: the flush reads the question from
+    /// the server first and sends only if it is the same. `None` when they
+    /// saw a question read from the server or opened from a sealed push.
+    pub unverified_seen: Option<String>,
 }
 
-const COLUMNS: &str =
-    "id, question_id, idempotency_key, body, state, attempts, next_attempt_ms, last_error";
+const COLUMNS: &str = "id, question_id, idempotency_key, body, state, attempts, next_attempt_ms, last_error, unverified_seen";
 
 fn from_row(r: &rusqlite::Row) -> rusqlite::Result<OutboxEntry> {
     let body: String = r.get(3)?;
@@ -77,6 +81,7 @@ fn from_row(r: &rusqlite::Row) -> rusqlite::Result<OutboxEntry> {
         attempts: r.get(5)?,
         next_attempt_ms: r.get(6)?,
         last_error: r.get(7)?,
+        unverified_seen: r.get(8)?,
     })
 }
 
@@ -94,11 +99,34 @@ fn new_key() -> String {
 impl Store {
     /// Commits an answer durably and returns its entry. If this device
     /// already has an answer for the question that was not refused, that one
-    /// is returned instead: one answer, one key, never two.
+    /// is returned instead: one answer, one key, never two. What the person
+    /// saw is the question as held now: when only a plain push said so, it
+    /// is kept with the answer, to be checked against the server first.
     pub fn commit_answer(
         &self,
         question_id: &str,
         body: &AnswerSubmission,
+    ) -> Result<OutboxEntry, StoreError> {
+        self.commit(question_id, body, None)
+    }
+
+    /// As [`commit_answer`](Self::commit_answer), for an answer given to
+    /// `seen`, the question as it was shown (the phone read it before the
+    /// person answered): if it was not verified, its words are kept with the
+    /// answer even when a server read has changed the held row since.
+    pub fn commit_answer_to(
+        &self,
+        seen: &StoredQuestion,
+        body: &AnswerSubmission,
+    ) -> Result<OutboxEntry, StoreError> {
+        self.commit(&seen.question.id, body, Some(seen))
+    }
+
+    fn commit(
+        &self,
+        question_id: &str,
+        body: &AnswerSubmission,
+        seen: Option<&StoredQuestion>,
     ) -> Result<OutboxEntry, StoreError> {
         let mut conn = self.conn()?;
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
@@ -114,12 +142,23 @@ impl Store {
         if let Some(e) = existing {
             return Ok(e);
         }
+        let unverified_seen: Option<String> = match seen {
+            Some(s) if s.verified => None,
+            Some(s) => Some(serde_json::to_string(&s.question).unwrap_or_default()),
+            None => tx
+                .query_row(
+                    "SELECT compact FROM questions WHERE id = ?1 AND verified = 0",
+                    [question_id],
+                    |r| r.get(0),
+                )
+                .optional()?,
+        };
         let now = now_ms();
         let key = new_key();
         tx.execute(
-            "INSERT INTO outbox (question_id, idempotency_key, body, state, next_attempt_ms, created_ms, updated_ms)
-             VALUES (?1, ?2, ?3, 'queued', ?4, ?4, ?4)",
-            params![question_id, key, serde_json::to_string(body).unwrap_or_default(), now],
+            "INSERT INTO outbox (question_id, idempotency_key, body, state, next_attempt_ms, created_ms, updated_ms, unverified_seen)
+             VALUES (?1, ?2, ?3, 'queued', ?4, ?4, ?4, ?5)",
+            params![question_id, key, serde_json::to_string(body).unwrap_or_default(), now, unverified_seen],
         )?;
         let id = tx.last_insert_rowid();
         tx.execute("DELETE FROM drafts WHERE question_id = ?1", [question_id])?;
@@ -133,6 +172,7 @@ impl Store {
             attempts: 0,
             next_attempt_ms: now,
             last_error: None,
+            unverified_seen,
         })
     }
 
@@ -171,6 +211,16 @@ impl Store {
         self.conn()?.execute(
             "UPDATE outbox SET state = ?2, last_error = ?3, next_attempt_ms = ?4, updated_ms = ?5 WHERE id = ?1",
             params![id, state.as_str(), error, next_attempt_ms, now_ms()],
+        )?;
+        Ok(())
+    }
+
+    /// The server showed the question the person saw: the answer may be
+    /// sent (and is not checked again).
+    pub fn mark_seen_verified(&self, id: i64) -> Result<(), StoreError> {
+        self.conn()?.execute(
+            "UPDATE outbox SET unverified_seen = NULL WHERE id = ?1",
+            [id],
         )?;
         Ok(())
     }

@@ -15,6 +15,12 @@ pub struct StoredQuestion {
     pub state: QuestionState,
     pub answer: Option<Answer>,
     pub resolved_at: Option<DateTime<Utc>>,
+    /// The words (prompt, context, options, text input) were read from the
+    /// server or opened from a push sealed to this device. False when only
+    /// a plain push said so: anyone who can inject pushes may have made it,
+    /// so an answer to it is sent only after the server shows the same
+    /// question (see [`crate::sync::flush`]).
+    pub verified: bool,
 }
 
 impl StoredQuestion {
@@ -48,10 +54,11 @@ fn from_row(r: &rusqlite::Row) -> rusqlite::Result<StoredQuestion> {
             .transpose()
             .map_err(bad_row)?,
         resolved_at: ts(r.get(3)?),
+        verified: r.get::<_, i64>(4)? != 0,
     })
 }
 
-const COLUMNS: &str = "compact, state, answer, resolved_at";
+const COLUMNS: &str = "compact, state, answer, resolved_at, verified";
 
 /// Adds a question not held yet.
 fn insert(
@@ -61,10 +68,11 @@ fn insert(
     answer_json: Option<&str>,
     resolved_at: Option<DateTime<Utc>>,
     presented_ms: Option<i64>,
+    verified: bool,
 ) -> Result<(), StoreError> {
     tx.execute(
-        "INSERT INTO questions (id, compact, state, answer, resolved_at, expires_at, created_at, updated_ms, presented_ms)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+        "INSERT INTO questions (id, compact, state, answer, resolved_at, expires_at, created_at, updated_ms, presented_ms, verified)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
         params![
             c.id,
             serde_json::to_string(c).unwrap_or_default(),
@@ -75,6 +83,7 @@ fn insert(
             c.created_at.timestamp(),
             now_ms(),
             presented_ms,
+            verified,
         ],
     )?;
     Ok(())
@@ -82,7 +91,8 @@ fn insert(
 
 impl Store {
     /// Upserts a question from the server. A terminal row never changes
-    /// again; a pending one takes the incoming state (and display data).
+    /// again; a pending one takes the incoming state (and display data,
+    /// which makes it verified: read from the server).
     /// Returns whether this call made it terminal.
     fn upsert(
         &self,
@@ -105,7 +115,8 @@ impl Store {
             Some(_) => {
                 tx.execute(
                     "UPDATE questions SET state = ?2, answer = ?3, resolved_at = ?4, updated_ms = ?5,
-                         compact = COALESCE(?6, compact) WHERE id = ?1",
+                         compact = COALESCE(?6, compact),
+                         verified = CASE WHEN ?6 IS NULL THEN verified ELSE 1 END WHERE id = ?1",
                     params![
                         id,
                         state.as_str(),
@@ -120,7 +131,15 @@ impl Store {
             None => {
                 // Unknown and no display data: nothing to show.
                 let Some(c) = compact else { return Ok(false) };
-                insert(&tx, c, state, answer_json.as_deref(), resolved_at, None)?;
+                insert(
+                    &tx,
+                    c,
+                    state,
+                    answer_json.as_deref(),
+                    resolved_at,
+                    None,
+                    true,
+                )?;
                 state.is_terminal()
             }
         };
@@ -128,7 +147,9 @@ impl Store {
         Ok(became_terminal)
     }
 
-    /// A question that arrived by push; its notification is on screen now.
+    /// A question that arrived by a plain push; its notification is on
+    /// screen now. Added unverified: a plain push authenticates nothing, so
+    /// an answer to it is sent only once the server shows the same question.
     /// A push may add a question this device has not seen, but never
     /// changes one it holds: the question id travels in clear and a push
     /// can be injected by whoever reaches the gateway (a leaked APNs key, an
@@ -136,6 +157,24 @@ impl Store {
     /// may change a held prompt, options or state. Returns the held question
     /// when there was one: show that, not the push.
     pub fn record_push(&self, q: &CompactQuestion) -> Result<Option<StoredQuestion>, StoreError> {
+        self.record_pushed(q, false)
+    }
+
+    /// A question opened from a push sealed to this device: as
+    /// [`record_push`](Self::record_push), but added as verified (the
+    /// sealed envelope binds it to this device and this question id).
+    pub fn record_sealed_push(
+        &self,
+        q: &CompactQuestion,
+    ) -> Result<Option<StoredQuestion>, StoreError> {
+        self.record_pushed(q, true)
+    }
+
+    fn record_pushed(
+        &self,
+        q: &CompactQuestion,
+        verified: bool,
+    ) -> Result<Option<StoredQuestion>, StoreError> {
         let mut conn = self.conn()?;
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let held = tx
@@ -151,7 +190,15 @@ impl Store {
                 params![q.id, now_ms()],
             )?;
         } else {
-            insert(&tx, q, QuestionState::Pending, None, None, Some(now_ms()))?;
+            insert(
+                &tx,
+                q,
+                QuestionState::Pending,
+                None,
+                None,
+                Some(now_ms()),
+                verified,
+            )?;
         }
         tx.commit()?;
         Ok(held)

@@ -51,6 +51,22 @@ const MIGRATIONS: &[&str] = &[
     -- reconciliation; one shown and dismissed is not shown again.
     ALTER TABLE questions ADD COLUMN presented_ms INTEGER;
 "#,
+    r#"
+    -- Whether a held question's words were read from the server (over TLS,
+    -- authenticated) or opened from a push sealed to this device (1), or come
+    -- only from a plain push, which anyone who can inject pushes may have
+    -- made (0). Rows from older versions are not known to be either: 0.
+    ALTER TABLE questions ADD COLUMN verified INTEGER NOT NULL DEFAULT 0;
+    -- What the person saw (the compact question, JSON) when they answered a
+    -- question known only from a plain push: before sending, the outbox
+    -- reads the question from the server and sends only if it is the same.
+    -- NULL: they saw a verified question. Answers still to be sent from an
+    -- older version are checked too.
+    ALTER TABLE outbox ADD COLUMN unverified_seen TEXT;
+    UPDATE outbox SET unverified_seen = COALESCE(
+        (SELECT compact FROM questions q WHERE q.id = outbox.question_id), '{}')
+    WHERE state IN ('queued', 'sending');
+"#,
 ];
 
 fn migrations() -> Migrations<'static> {

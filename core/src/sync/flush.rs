@@ -3,9 +3,19 @@
 //! answered by me; already resolved (the winner is kept for the feed);
 //! rejected for good (not retried); or a transient failure, retried with
 //! the one backoff policy ([`RetryPolicy::PHONE_ANSWER`]), across restarts.
+//!
+//! An answer given to a question known only from a plain push (anyone who
+//! can inject pushes may have made it, with a real question's id and other
+//! words) is sent only after the server shows that question with the words
+//! the person saw; otherwise it is not sent, the server's version is held
+//! instead (the feed shows the real question again), and the answer reads
+//! "not sent, the question differs from what was shown".
 
 use super::{server_message, PhoneClient, Reply, SyncError};
-use crate::present::copy::SendFailure;
+use crate::payload::{
+    encode_apns_question, encode_fcm_question, CompactQuestion, MAX_PAYLOAD_BYTES,
+};
+use crate::present::copy::{Copy, SendFailure};
 use crate::protocol::{Question, QuestionState};
 use crate::retry::RetryPolicy;
 use crate::store::{now_ms, AnswerState, Store};
@@ -31,12 +41,195 @@ fn backoff_ms(attempts: u32) -> i64 {
     RetryPolicy::PHONE_ANSWER.delay(attempts).as_millis() as i64
 }
 
+/// What the server said of the question an unverified answer was given to.
+enum Seen {
+    /// The question the person saw: send.
+    Same,
+    /// Another question (other words, or what was seen cannot be read).
+    Differs,
+    /// Not this person's, or no such question (403, 404): refused for good,
+    /// with the server's message.
+    Refused(u16, String),
+    /// The server could not say now.
+    Retry(SendFailure, String),
+}
+
+/// `shown` is `real` as the push encoder may have cut it to fit a payload:
+/// the first characters (white space at the cut dropped) and "…".
+fn is_cut_of(shown: &str, real: &str) -> bool {
+    let Some(kept) = shown.strip_suffix('…') else {
+        return false;
+    };
+    kept == kept.trim_end() && real.starts_with(kept) && kept.chars().count() < real.chars().count()
+}
+
+/// Whether a push of `q` had its words shortened to fit (then a field may
+/// have arrived cut). With the English alert; the device's language can
+/// change the title's length by a little, hence the margin.
+fn push_was_shortened(q: &Question) -> bool {
+    let copy = Copy::english();
+    let apns = encode_apns_question(q, copy).map(|e| e.report);
+    let fcm = encode_fcm_question(q, copy).map(|e| e.report);
+    [apns, fcm].into_iter().any(|r| match r {
+        Ok(r) => !r.shortened.is_empty() || r.bytes + 256 > MAX_PAYLOAD_BYTES,
+        Err(_) => true,
+    })
+}
+
+/// Whether the person saw the server's question `q`: the same id, prompt,
+/// context, options (values, labels, styles), text input, asker, room and
+/// scope, each as the server has it or (when its push had to be shortened)
+/// as the encoder cuts it. The times are not compared.
+fn shows_the_same(seen: &CompactQuestion, q: &Question) -> bool {
+    let real = CompactQuestion::from_question(q);
+    let cut = push_was_shortened(q);
+    let text = |a: &str, b: &str| a == b || (cut && is_cut_of(a, b));
+    let opt = |a: Option<&str>, b: Option<&str>| match (a, b) {
+        (None, None) => true,
+        (Some(a), Some(b)) => text(a, b),
+        _ => false,
+    };
+    let options = seen.options.len() == real.options.len()
+        && seen
+            .options
+            .iter()
+            .zip(&real.options)
+            .all(|(a, b)| a.value == b.value && a.style == b.style && text(&a.label, &b.label));
+    let text_input = match (&seen.text_input, &real.text_input) {
+        (None, None) => true,
+        (Some(a), Some(b)) => {
+            a.max_length == b.max_length && opt(a.placeholder.as_deref(), b.placeholder.as_deref())
+        }
+        _ => false,
+    };
+    seen.id == real.id
+        && text(&seen.prompt, &real.prompt)
+        && opt(seen.context.as_deref(), real.context.as_deref())
+        && options
+        && text_input
+        && text(&seen.asker, &real.asker)
+        && seen.room.code == real.room.code
+        && text(&seen.room.name, &real.room.name)
+        && seen.responder_scope == real.responder_scope
+        && seen.target_user_id == real.target_user_id
+}
+
+/// Reads the question an unverified answer was given to from the server
+/// and records what the server says (the held question is the server's
+/// from now on); says whether it is the one the person saw (`seen`, JSON).
+/// True in the second place when the read made the question terminal here.
+async fn check_seen(
+    store: &Store,
+    client: &PhoneClient,
+    question_id: &str,
+    seen: &str,
+) -> Result<(Seen, bool), SyncError> {
+    let reply = match client
+        .send(
+            reqwest::Method::GET,
+            &format!("/api/questions/{question_id}"),
+            None,
+            None,
+        )
+        .await
+    {
+        Err(SyncError::NotSignedIn) => {
+            return Ok((
+                Seen::Retry(SendFailure::SignedOut, "not signed in".into()),
+                false,
+            ))
+        }
+        other => other?,
+    };
+    Ok(match reply {
+        Reply::Status(200, bytes) => match serde_json::from_slice::<Question>(&bytes) {
+            Ok(q) if q.id == question_id => {
+                let newly = store.record_server(&q)?;
+                let seen: Option<CompactQuestion> = serde_json::from_str(seen).ok();
+                let same = seen.is_some_and(|s| shows_the_same(&s, &q));
+                (if same { Seen::Same } else { Seen::Differs }, newly)
+            }
+            Ok(_) => (
+                Seen::Retry(
+                    SendFailure::ServerError,
+                    "the server sent another question".into(),
+                ),
+                false,
+            ),
+            Err(e) => (
+                Seen::Retry(
+                    SendFailure::ServerError,
+                    format!("unreadable question: {e}"),
+                ),
+                false,
+            ),
+        },
+        Reply::Status(status @ (403 | 404), bytes) => {
+            (Seen::Refused(status, server_message(&bytes)), false)
+        }
+        Reply::Status(status, bytes) => (
+            Seen::Retry(
+                SendFailure::of_status(status),
+                format!("server answered {status}: {}", server_message(&bytes)),
+            ),
+            false,
+        ),
+        Reply::Unreachable(e) => (Seen::Retry(SendFailure::of_network_error(&e), e), false),
+    })
+}
+
 /// Sends every due answer once.
 pub async fn flush(store: &Store, client: &PhoneClient) -> Result<FlushReport, SyncError> {
     let mut report = FlushReport::default();
     for entry in store.due_answers(now_ms())? {
         if !store.claim_answer(entry.id, LEASE_MS)? {
             continue; // the other process is sending it
+        }
+        if let Some(seen) = &entry.unverified_seen {
+            let (seen, newly) = check_seen(store, client, &entry.question_id, seen).await?;
+            if newly {
+                report.withdraw.push(entry.question_id.clone());
+            }
+            match seen {
+                Seen::Same => store.mark_seen_verified(entry.id)?,
+                Seen::Differs => {
+                    log::warn!(
+                        "answer to {} not sent: the server's question is not the one shown",
+                        entry.question_id
+                    );
+                    let message = SendFailure::QuestionChanged
+                        .record("the server's question differs from the pushed one");
+                    store.finish_answer(
+                        entry.id,
+                        AnswerState::Rejected,
+                        Some(&message),
+                        now_ms(),
+                    )?;
+                    report.rejected += 1;
+                    continue;
+                }
+                Seen::Refused(status, why) => {
+                    let message = SendFailure::Refused(Some(status)).record(&why);
+                    store.finish_answer(
+                        entry.id,
+                        AnswerState::Rejected,
+                        Some(&message),
+                        now_ms(),
+                    )?;
+                    report.rejected += 1;
+                    continue;
+                }
+                Seen::Retry(cause, detail) => {
+                    store.finish_answer(
+                        entry.id,
+                        AnswerState::Queued,
+                        Some(&cause.record(&detail)),
+                        now_ms() + backoff_ms(entry.attempts + 1),
+                    )?;
+                    report.will_retry += 1;
+                    continue;
+                }
+            }
         }
         let body = serde_json::to_value(&entry.body).unwrap_or_default();
         let path = format!("/api/questions/{}/answer", entry.question_id);

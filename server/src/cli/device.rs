@@ -333,13 +333,38 @@ impl Terminal {
                     self.done += 1;
                 }
                 if r.rejected > 0 {
-                    println!("refused by the server (see the app for details)");
+                    self.not_sent();
                 }
                 if r.will_retry > 0 {
                     println!("not sent yet; will retry");
                 }
             }
             Err(e) => println!("flush failed: {e}"),
+        }
+    }
+
+    /// Answers not sent for good, in the person's words ("Approve: not
+    /// sent, the question differs from what was shown; read it again"); a
+    /// question the server showed otherwise than it was drawn (a plain push
+    /// can be anyone's) is drawn again as the server has it, to be answered
+    /// again.
+    fn not_sent(&mut self) {
+        for q in self.shown.clone() {
+            let Ok(Some(a)) = self.phone.answer_status(&q.id) else {
+                continue;
+            };
+            if a.state != AnswerState::Rejected {
+                continue;
+            }
+            println!("not sent: {}", safe(&a.status));
+            if let Ok(Some(held)) = self.phone.question(&q.id) {
+                if held != q {
+                    self.draw(&held);
+                    for s in self.shown.iter_mut().filter(|s| s.id == held.id) {
+                        *s = held.clone();
+                    }
+                }
+            }
         }
     }
 
