@@ -873,6 +873,59 @@ fn a_stored_token_is_never_sent_to_another_server() {
     );
 }
 
+/// Issue 32, finding 6, review: the stored token's own server answering
+/// with a redirect elsewhere (another port here) does not carry the token
+/// there: the client drops Authorization on a redirect to another host or
+/// port.
+#[test]
+fn a_redirect_from_the_stored_server_does_not_carry_the_token() {
+    use std::io::{Read, Write};
+    let (elsewhere, heard) = eavesdropper();
+    let redirector = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let origin = format!("http://{}", redirector.local_addr().unwrap());
+    let location = elsewhere.clone();
+    std::thread::spawn(move || {
+        for conn in redirector.incoming().take(4) {
+            let Ok(mut conn) = conn else { return };
+            let _ = conn.set_read_timeout(Some(Duration::from_millis(500)));
+            let mut buf = [0u8; 4096];
+            let _ = conn.read(&mut buf);
+            let _ = write!(
+                conn,
+                "HTTP/1.1 307 Temporary Redirect\r\nLocation: {location}/api/agent/questions\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+            );
+        }
+    });
+    let config = tempfile::tempdir().unwrap();
+    let token = "qpa_redirected0123456789abcdef";
+    std::fs::write(
+        config.path().join("credentials.json"),
+        json!({"url": origin, "token": token, "agent_id": "a_1", "agent_name": "CI"}).to_string(),
+    )
+    .unwrap();
+    let out = Command::new(QP)
+        .args(["list"])
+        .env("QP_CONFIG_DIR", config.path())
+        .env_remove("QP_URL")
+        .env_remove("QP_TOKEN")
+        .output()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let heard = String::from_utf8_lossy(&heard.lock().unwrap()).into_owned();
+    assert!(
+        heard.contains("GET /api/agent/questions"),
+        "followed: {heard} {out:?}"
+    );
+    assert!(
+        !heard.contains(token),
+        "the token went to {elsewhere}: {heard}"
+    );
+    assert!(
+        !heard.to_ascii_lowercase().contains("authorization"),
+        "{heard}"
+    );
+}
+
 /// Names the phone cannot decode are refused where they are made (the admin
 /// CLI), by the same rules the phone's decoder applies.
 #[test]
