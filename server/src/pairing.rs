@@ -9,7 +9,7 @@
 //! attempt from it is refused with 429, valid or not.
 
 use std::collections::{HashMap, VecDeque};
-use std::net::IpAddr;
+use std::net::{IpAddr, Ipv4Addr};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -34,17 +34,30 @@ pub const MAX_TRACKED_ADDRESSES: usize = 100_000;
 
 /// The unit one client is counted as: an IPv4 address, or an IPv6 /64 (the
 /// smallest network a host is usually given, so one machine can pick any
-/// address in it). IPv4-mapped IPv6 counts as the IPv4 address.
+/// address in it). IPv6 forms that carry the host's IPv4 address count as
+/// that address: IPv4-mapped; 6to4 (2002:AABB:CCDD::/48, a whole /48 for
+/// whoever holds AA.BB.CC.DD, so 65,536 /64s); Teredo (2001:0::/32, whose
+/// /64 is the Teredo server's, shared by all its clients, and whose last 32
+/// bits are the client's address, inverted).
 pub fn address_group(addr: IpAddr) -> IpAddr {
     match addr {
         IpAddr::V4(_) => addr,
-        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
-            Some(v4) => IpAddr::V4(v4),
-            None => {
+        IpAddr::V6(v6) => {
+            let s = v6.segments();
+            let v4 = |hi: u16, lo: u16| {
+                IpAddr::V4(Ipv4Addr::from((u32::from(hi) << 16) | u32::from(lo)))
+            };
+            if let Some(mapped) = v6.to_ipv4_mapped() {
+                IpAddr::V4(mapped)
+            } else if s[0] == 0x2002 {
+                v4(s[1], s[2])
+            } else if s[0] == 0x2001 && s[1] == 0 {
+                v4(!s[6], !s[7])
+            } else {
                 let prefix = u128::from(v6) & !((1u128 << 64) - 1);
                 IpAddr::V6(prefix.into())
             }
-        },
+        }
     }
 }
 

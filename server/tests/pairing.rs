@@ -270,3 +270,65 @@ async fn failures_from_one_ipv6_64_share_one_budget() {
         .unwrap();
     assert_eq!(resp.status().as_u16(), 200);
 }
+
+/// Issue 32, finding 11, review: two IPv6 forms carry an IPv4 address that
+/// names the host. A 6to4 address (2002:AABB:CCDD::/48) gives whoever holds
+/// one IPv4 address 65,536 /64s, so ten failures from each; a Teredo
+/// address (2001:0:SERVER:…:CLIENT) has the Teredo server in its /64, so
+/// one client's failures blocked every client of that server. Each is
+/// counted as the IPv4 address it carries, its host's.
+#[tokio::test]
+async fn six_to_four_and_teredo_are_counted_as_their_ipv4_host() {
+    let fx = Fixture::with(|s| s.trusted_proxies = vec!["127.0.0.1/32".parse().unwrap()]).await;
+    let admin = admin_token(&fx).await;
+    let from = |addr: String, code: Value| {
+        fx.http
+            .post(format!("{}/api/pair", fx.base))
+            .header("x-forwarded-for", addr)
+            .json(&json!({ "code": code }))
+            .send()
+    };
+    let wrong = || json!("ZZZZ-0000-0000-0000");
+    // 6to4 of 192.0.2.7: a different /64 each time.
+    for i in 1..=qp_server::pairing::MAX_FAILURES_PER_ADDRESS {
+        let resp = from(format!("2002:c000:207:{i:x}::1"), wrong())
+            .await
+            .unwrap();
+        assert_eq!(resp.status().as_u16(), 400);
+    }
+    for addr in ["2002:c000:207:ffff::1", "192.0.2.7"] {
+        let fresh = invite(&fx, &admin, "users", &fx.bob).await;
+        let resp = from(addr.into(), fresh["code"].clone()).await.unwrap();
+        assert_eq!(resp.status().as_u16(), 429, "{addr}: the same host");
+    }
+    // Teredo through server 192.0.2.45: ten clients fail once each (their
+    // IPv4 addresses 203.0.113.i, inverted in the last 32 bits)...
+    let teredo = |client: u32| {
+        let c = !client;
+        format!("2001:0:c000:22d:0:f227:{:x}:{:x}", c >> 16, c & 0xffff)
+    };
+    let client = |i: u32| u32::from(std::net::Ipv4Addr::new(203, 0, 113, i as u8));
+    for i in 1..=qp_server::pairing::MAX_FAILURES_PER_ADDRESS {
+        let resp = from(teredo(client(i)), wrong()).await.unwrap();
+        assert_eq!(resp.status().as_u16(), 400);
+    }
+    // ...and another client of that server still pairs.
+    let fresh = invite(&fx, &admin, "users", &fx.bob).await;
+    let resp = from(teredo(client(200)), fresh["code"].clone())
+        .await
+        .unwrap();
+    assert_eq!(
+        resp.status().as_u16(),
+        200,
+        "one Teredo client locked out all"
+    );
+    // One Teredo client failing ten times is blocked, as its IPv4 address.
+    for _ in 1..qp_server::pairing::MAX_FAILURES_PER_ADDRESS {
+        from(teredo(client(1)), wrong()).await.unwrap();
+    }
+    let fresh = invite(&fx, &admin, "users", &fx.bob).await;
+    let resp = from("203.0.113.1".into(), fresh["code"].clone())
+        .await
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 429);
+}
