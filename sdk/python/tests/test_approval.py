@@ -131,12 +131,14 @@ async def test_expired_and_cancelled_are_denied(both: Any, server: Server) -> No
     assert e.value.state == "cancelled"
 
 
-async def test_a_wait_that_runs_out_does_not_run_it(both: Any, server: Server) -> None:
-    ran: list[int] = []
+async def test_a_wait_that_runs_out_withdraws_the_question_and_does_not_run_it(
+    both: Any, server: Server
+) -> None:
     fn = both(timeout=1.5)
-    with pytest.raises(qp.WaitTimeout):
+    with pytest.raises(Denied) as e:
         await call(fn, "prod")
-    assert not ran
+    assert (e.value.state, e.value.responder) == ("cancelled", None)
+    assert e.value.question.id not in [q["id"] for q in pending(server)], "withdrawn from the phone"
 
 
 def test_long_calls_are_cut_to_the_prompt_limit_and_say_so() -> None:

@@ -15,8 +15,8 @@ import re
 import unicodedata
 from typing import Any, Awaitable, Callable, Optional, TypeVar, Union, cast
 
-from .client import AsyncClient, Client
-from .errors import Denied
+from .client import AsyncClient, AsyncHandle, Client, Handle
+from .errors import AlreadyResolvedError, Denied, WaitTimeout
 from .models import Option, Question, Scope, TextInput
 
 __all__ = ["ALLOW", "DENY", "describe_call", "mask_secrets", "readable", "require_approval"]
@@ -158,6 +158,26 @@ def _outcome(q: Question) -> None:
     raise Denied(f"not approved: the question {q.state}", question=q)
 
 
+def _withdraw(h: Handle) -> Question:
+    """A wait that ran out withdraws the question from the phone (nobody
+    answers in vain), as `qp hook` does; an answer that won the race counts."""
+    try:
+        return h.cancel()
+    except AlreadyResolvedError as e:
+        if e.question is None:
+            raise
+        return e.question
+
+
+async def _withdraw_async(h: AsyncHandle) -> Question:
+    try:
+        return await h.cancel()
+    except AlreadyResolvedError as e:
+        if e.question is None:
+            raise
+        return e.question
+
+
 def require_approval(
     room: str,
     *,
@@ -175,7 +195,9 @@ def require_approval(
     and async functions (an async one uses an :class:`AsyncClient`). Without
     ``client``, one is made from ``QP_URL``/``QP_TOKEN`` or ``qp login``'s
     file at the first call. ``timeout``: at most this many seconds of
-    waiting (the question expires with it when ``ttl`` is not given)."""
+    waiting (the question expires with it when ``ttl`` is not given); when
+    it runs out the question is withdrawn and the call raises ``Denied``
+    with state ``cancelled``, unless an answer came first."""
 
     def ask_body(fn_name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
         prompt, masked, cut = describe_call(fn_name, args, kwargs)
@@ -220,7 +242,11 @@ def require_approval(
                     raise TypeError("an async function needs an AsyncClient (client=AsyncClient(...))")
                 try:
                     h = await ac.ask_body(room, ask_body(fn_name, args, kwargs))
-                    _outcome(await h.wait(timeout))
+                    try:
+                        q = await h.wait(timeout)
+                    except WaitTimeout:
+                        q = await _withdraw_async(h)
+                    _outcome(q)
                 finally:
                     if own:
                         await ac.aclose()
@@ -236,7 +262,11 @@ def require_approval(
                 raise TypeError("a sync function needs a Client (client=Client(...))")
             try:
                 h = sc.ask_body(room, ask_body(fn_name, args, kwargs))
-                _outcome(h.wait(timeout))
+                try:
+                    q = h.wait(timeout)
+                except WaitTimeout:
+                    q = _withdraw(h)
+                _outcome(q)
             finally:
                 if own:
                     sc.close()

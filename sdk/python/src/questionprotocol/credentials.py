@@ -119,14 +119,9 @@ def resolve(
     e = os.environ if env is None else env
     url = url or e.get("QP_URL") or None
     token = token or e.get("QP_TOKEN") or None
-    stored = load_stored(e) if token is None or url is None else None
+    stored = load_stored(e)
     if token is not None:
-        if url is None:
-            stored = load_stored(e)
-            url = stored.url if stored else DEFAULT_URL
-        return url, token
-    if stored is None:
-        stored = load_stored(e)
+        return url or (stored.url if stored else DEFAULT_URL), token
     if stored is None:
         raise CredentialsError(
             "no agent token; pass token=, set QP_TOKEN, or run `qp login CODE`",
