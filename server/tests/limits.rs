@@ -67,6 +67,11 @@ async fn answers_are_rate_limited_per_user() {
     // The limit is Bob's, not everyone's.
     let resp = keyed_answer(&f, &f.alice_token, id, "alice-1").await;
     assert_eq!(resp.status(), 200);
+    // Review: it is Bob's, not his token's; a new token of his has no
+    // fresh budget.
+    let other = qp_server::store::identity::create_user_token(&*f.db(), &f.bob, "second").unwrap();
+    let resp = keyed_answer(&f, &other, id, "bob-second-token").await;
+    assert_eq!(resp.status(), 429);
 }
 
 #[tokio::test]
