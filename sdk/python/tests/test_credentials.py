@@ -173,3 +173,21 @@ async def test_cancelling_the_task_leaves_the_question_pending(server: Server) -
         with pytest.raises(asyncio.CancelledError):
             await task
         assert (await h.get()).state == "pending"
+
+
+@pytest.mark.parametrize(
+    ("given", "stored", "same"),
+    [
+        # The cases of asker.rs's a_stored_token_goes_only_to_its_own_origin.
+        ("https://qp.example.com", "https://qp.example.com", True),
+        ("https://qp.example.com:443/", "https://qp.example.com", True),
+        ("HTTPS://QP.example.com", "https://qp.example.com", True),
+        ("http://127.0.0.1:9999", "http://127.0.0.1:8750", False),
+        ("http://qp.example.com", "https://qp.example.com", False),
+        ("https://qp.example.com.evil.net", "https://qp.example.com", False),
+        ("https://evil.net#@qp.example.com", "https://qp.example.com", False),
+        ("not a url", "https://qp.example.com", False),
+    ],
+)
+def test_origins_compare_as_the_cli_compares_them(given: str, stored: str, same: bool) -> None:
+    assert qp.credentials.same_origin(given, stored) is same
