@@ -330,7 +330,7 @@ impl Phone {
         action_id: &str,
         text: Option<&str>,
     ) -> Result<CommittedAnswer, PhoneError> {
-        let held = self.held(question_id)?;
+        let held = self.as_shown(self.held(question_id)?)?;
         match map_action(&held.question, action_id, text) {
             Ok(body) => self.commit(&held, body),
             Err(e) => {
@@ -396,6 +396,22 @@ impl Phone {
         self.store
             .question(question_id)?
             .ok_or_else(|| PhoneError::UnknownQuestion(question_id.to_string()))
+    }
+
+    /// The question as its notification shows it. A server read may have
+    /// replaced the words of a plain push since the notification was drawn
+    /// (Android keeps the notification as posted, with its actions): an
+    /// action from it answers what it shows, which is then unverified, so
+    /// the outbox checks it against the server before sending.
+    fn as_shown(&self, held: StoredQuestion) -> Result<StoredQuestion, PhoneError> {
+        Ok(match self.store.shown(&held.question.id)? {
+            Some(shown) if shown != held.question => StoredQuestion {
+                question: shown,
+                verified: false,
+                ..held
+            },
+            _ => held,
+        })
     }
 
     /// Where this device's answer to a question stands, if it gave one:
@@ -548,8 +564,10 @@ impl Phone {
             .collect();
         let unshown = self.store.never_presented()?;
         let plan = reconcile::plan(&screen, &unshown, &self.user_id, now, &self.copy());
+        let posted: Vec<&str> = plan.post.iter().map(|q| q.id.as_str()).collect();
+        self.store.mark_shown(&posted)?;
         let mut shown: Vec<&str> = on_screen.iter().map(String::as_str).collect();
-        shown.extend(plan.post.iter().map(|q| q.id.as_str()));
+        shown.extend(posted);
         self.store.mark_presented(&shown)?;
         Ok(plan)
     }

@@ -602,3 +602,56 @@ fn a_store_of_an_older_version_trusts_none_of_its_pushed_questions() {
     assert_eq!(server.answers_sent(), 0);
     assert_eq!(p.question("q_1").unwrap().unwrap().prompt, REAL);
 }
+
+#[test]
+fn an_action_from_a_notification_drawn_from_a_forged_push_answers_what_it_showed() {
+    // Android keeps a notification as posted: a sync that reads the real
+    // question afterwards does not change its words or its buttons.
+    let dir = tempfile::tempdir().unwrap();
+    let real = server_question(REAL);
+    let server = scripted_server(real.clone());
+    let p = phone_of(&dir, &server.url);
+    let Push::Question(q) = p
+        .receive_fcm(&HashMap::from([
+            ("type".to_string(), "question".to_string()),
+            (
+                "qp".to_string(),
+                serde_json::to_string(&CompactQuestion {
+                    prompt: "Allow Bash: git status".into(),
+                    ..CompactQuestion::from_question(&real)
+                })
+                .unwrap(),
+            ),
+        ]))
+        .unwrap()
+    else {
+        panic!("a question")
+    };
+    let posted = p.android_notification(&q, Utc::now(), &PresentOptions::default());
+    assert!(posted.text.contains("git status"), "{posted:?}");
+    // The app syncs: the real question is held (and verified) now.
+    p.store().record_server(&real).unwrap();
+    assert!(p.store().question("q_1").unwrap().unwrap().verified);
+    // The person taps Approve on the notification still showing git status.
+    p.answer_action("q_1", &option_action_id("approve"), None)
+        .unwrap();
+    let report = block_on(p.flush()).unwrap();
+    assert_eq!(report.rejected, 1, "{report:?}");
+    assert_eq!(server.answers_sent(), 0, "{:?}", server.requests);
+}
+
+#[test]
+fn a_question_posted_by_reconciliation_from_the_server_is_answered_without_a_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let real = server_question(REAL);
+    let server = scripted_server(real.clone());
+    let p = phone_of(&dir, &server.url);
+    p.store().record_server(&real).unwrap();
+    let plan = p.reconcile(&[], Utc::now()).unwrap();
+    assert_eq!(plan.post.len(), 1);
+    p.answer_action("q_1", &option_action_id("approve"), None)
+        .unwrap();
+    assert_eq!(block_on(p.flush()).unwrap().answered, 1);
+    let requests = server.requests.lock().unwrap().clone();
+    assert_eq!(requests.len(), 1, "{requests:?}");
+}

@@ -185,8 +185,10 @@ impl Store {
             )
             .optional()?;
         if held.is_some() {
+            // The notification shows the held question (not the push).
             tx.execute(
-                "UPDATE questions SET presented_ms = COALESCE(presented_ms, ?2) WHERE id = ?1",
+                "UPDATE questions SET presented_ms = COALESCE(presented_ms, ?2), shown_compact = compact
+                 WHERE id = ?1",
                 params![q.id, now_ms()],
             )?;
         } else {
@@ -198,6 +200,10 @@ impl Store {
                 None,
                 Some(now_ms()),
                 verified,
+            )?;
+            tx.execute(
+                "UPDATE questions SET shown_compact = compact WHERE id = ?1",
+                [&q.id],
             )?;
         }
         tx.commit()?;
@@ -235,6 +241,40 @@ impl Store {
         }
         tx.commit()?;
         Ok(())
+    }
+
+    /// The library drew these questions' notifications from the questions
+    /// as held now (reconciliation posted them).
+    pub fn mark_shown(&self, ids: &[&str]) -> Result<(), StoreError> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        let mut conn = self.conn()?;
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        {
+            let mut st =
+                tx.prepare_cached("UPDATE questions SET shown_compact = compact WHERE id = ?1")?;
+            for id in ids {
+                st.execute([id])?;
+            }
+        }
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// What this device's notification of a question shows, when the
+    /// library drew it (see [`mark_shown`](Self::mark_shown)).
+    pub fn shown(&self, id: &str) -> Result<Option<CompactQuestion>, StoreError> {
+        let json: Option<String> = self
+            .conn()?
+            .query_row(
+                "SELECT shown_compact FROM questions WHERE id = ?1",
+                [id],
+                |r| r.get(0),
+            )
+            .optional()?
+            .flatten();
+        Ok(json.and_then(|j| serde_json::from_str(&j).ok()))
     }
 
     /// Pending questions never shown on this device and not answered on it

@@ -67,6 +67,13 @@ const MIGRATIONS: &[&str] = &[
         (SELECT compact FROM questions q WHERE q.id = outbox.question_id), '{}')
     WHERE state IN ('queued', 'sending');
 "#,
+    r#"
+    -- What this device's notification of the question shows (the compact
+    -- question it was drawn from), when the library drew it: a server read
+    -- may replace the held words of a plain push afterwards, and an action
+    -- from that notification is an answer to what it shows.
+    ALTER TABLE questions ADD COLUMN shown_compact TEXT;
+"#,
 ];
 
 fn migrations() -> Migrations<'static> {

@@ -197,6 +197,11 @@ pub async fn flush(store: &Store, client: &PhoneClient) -> Result<FlushReport, S
                         "answer to {} not sent: the server's question is not the one shown",
                         entry.question_id
                     );
+                    // What shows from now on is the server's question: the
+                    // notification the answer came from offers no action any
+                    // more (Android replaces it with the answer's status; iOS
+                    // answers only from a notification showing the held one).
+                    store.mark_shown(&[entry.question_id.as_str()])?;
                     let message = SendFailure::QuestionChanged
                         .record("the server's question differs from the pushed one");
                     store.finish_answer(
