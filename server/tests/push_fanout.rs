@@ -250,13 +250,14 @@ async fn goaway_in_the_middle_of_a_fan_out_every_push_accepted_once() {
 async fn retry_after_holds_back_one_device_while_the_others_go_out() {
     let apns = gateways::apns(Duration::from_millis(20), 500).await;
     let f = common::Fixture::with(|s| s.apns = Some(apns_config(&apns.url, 2))).await;
-    let tokens = seed_devices(&f, 25, 2, 0);
+    // 200 devices: one at a time at 20 ms each, the others would take 4 s.
+    let tokens = seed_devices(&f, 100, 2, 0);
     let slow = tokens[7].clone();
     apns.state
         .script(&slow, vec![(429, "TooManyRequests", Some(3))]);
     let t0 = Instant::now();
     let id = room_question(&f).await;
-    until("49 accepted", Duration::from_secs(2), || {
+    until("the 199 others accepted", Duration::from_secs(2), || {
         apns.state.accepted_count() >= tokens.len() - 1
     })
     .await;
