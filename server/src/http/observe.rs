@@ -7,7 +7,10 @@
 //! - `qp_push_queue_depth`, `qp_push_failed`: push jobs queued / failed;
 //! - `qp_webhook_queue_depth`, `qp_webhook_failed`: webhook deliveries
 //!   pending / given up;
-//! - `qp_http_request_duration_seconds{method,route,status}`: a histogram.
+//! - `qp_http_request_duration_seconds{method,route,status}`: a histogram;
+//! - `qp_push_latency_seconds{gateway}`, `qp_push_in_flight{gateway}`,
+//!   `qp_push_outcomes_total{gateway,outcome,reason}`: the push worker's
+//!   (`push::metrics`, fixed label values).
 //!
 //! Every label takes a bounded set of values (a method outside the standard
 //! ones is `OTHER`, a path no route matches is `unmatched`), so requests,

@@ -340,12 +340,11 @@ impl H2Pool {
                 .map_err(|e| format!("{}:{}: {e}", self.host, self.port))?;
             let _ = tcp.set_nodelay(true);
             let mut builder = h2::client::Builder::new();
+            // Until the server's SETTINGS arrive, h2 assumes 100 streams
+            // (RFC 9113's recommended minimum); then what it advertises.
             builder
                 .initial_window_size(1 << 20)
-                .initial_connection_window_size(1 << 24)
-                // Before the server's SETTINGS arrive: one stream, then
-                // whatever it advertises.
-                .initial_max_send_streams(1);
+                .initial_connection_window_size(1 << 24);
             let closed = Arc::new(AtomicBool::new(false));
             let send = match &self.tls {
                 None => {
