@@ -433,15 +433,10 @@ static MASKS: LazyLock<Vec<Regex>> = LazyLock::new(|| {
     // password=…, API_KEY: …, "secret": "…", --password='…', auth=… (but
     // not "Authorization", handled above: `auth` takes only `_x`/`-x` after
     // it), and --token x: a quoted value whole, before one word of it.
+    let quoted_secret = format!("(?P<secret>{quoted})");
     for keep in [&word, &flag] {
-        rules.push(format!(
-            r#"{keep}'){quoted_secret}(?P<tail>')"#,
-            quoted_secret = format!("(?P<secret>{quoted})")
-        ));
-        rules.push(format!(
-            r#"{keep}"){quoted_secret}(?P<tail>")"#,
-            quoted_secret = format!("(?P<secret>{quoted})")
-        ));
+        rules.push(format!(r#"{keep}'){quoted_secret}(?P<tail>')"#));
+        rules.push(format!(r#"{keep}"){quoted_secret}(?P<tail>")"#));
         rules.push(format!("{keep}{q}){value}"));
     }
     // Shapes: GitHub, GitLab, OpenAI/Anthropic-style, Stripe, Slack, AWS,

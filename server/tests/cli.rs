@@ -1129,6 +1129,9 @@ fn device_help_explains_revoking_and_removing() {
     assert!(text.contains("devices it"), "{text}");
 }
 
+/// One `qp` run of a table: its arguments and its environment.
+type QpRun<'a> = (&'a [&'a str], &'a [(&'a str, &'a str)]);
+
 /// A PostgreSQL URL in QP_DB carries a password: `--help` names the
 /// variable but never prints its value.
 #[test]
@@ -1191,7 +1194,7 @@ fn no_error_prints_the_database_password() {
         let config = dir.path().join("qp.toml");
         std::fs::write(&config, format!("db = \"{url}\"\n")).unwrap();
         let config = config.to_str().unwrap();
-        let runs: [(&[&str], &[(&str, &str)]); 5] = [
+        let runs: [QpRun; 5] = [
             (&["admin", "--db", url, "user", "list"], &[]),
             (&["admin", "user", "list"], &[("QP_DB", url)]),
             (&["admin", "--db", sqlite, "copy-to-postgres", url], &[]),
@@ -1246,7 +1249,7 @@ fn a_libpq_keyword_string_or_a_capital_scheme_is_never_a_file_name() {
         ),
     ];
     for (url, says) in cases {
-        let runs: [(&[&str], &[(&str, &str)]); 2] = [
+        let runs: [QpRun; 2] = [
             (&["admin", "--db", url, "user", "list"], &[]),
             (&["admin", "user", "list"], &[("QP_DB", url)]),
         ];
