@@ -21,8 +21,8 @@
 //!   never processed, RFC 9113 §6.8 and §8.7) again at once on another
 //!   connection: nothing the gateway accepted is sent twice, nothing it
 //!   refused is lost;
-//! - times out a response, not the wait for a stream: one hanging device
-//!   holds one stream, never the others.
+//! - times out a response apart from the wait for a stream: one hanging
+//!   device holds one stream, never the others.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -39,6 +39,10 @@ use tokio::sync::Notify;
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Refused streams are sent again at most this many times.
 const MAX_RESENDS: usize = 4;
+/// How long a request may wait for a free stream, resends included: with
+/// the response timeout after it, a push is done or given back well within
+/// the worker's lease (60 s), so no other instance takes it meanwhile.
+const STREAM_WAIT: Duration = Duration::from_secs(40);
 
 /// A gateway's answer.
 #[derive(Debug)]
@@ -203,8 +207,11 @@ impl H2Pool {
         timeout: Duration,
     ) -> Result<Reply, SendError> {
         let mut resends = 0;
+        let deadline = tokio::time::Instant::now() + STREAM_WAIT;
         loop {
-            let guard = self.checkout().await?;
+            let guard = tokio::time::timeout_at(deadline, self.checkout())
+                .await
+                .map_err(|_| SendError::Timeout)??;
             match self
                 .exchange(&guard.conn, clone_request(&req), body.clone(), timeout)
                 .await
