@@ -138,6 +138,7 @@ async def test_a_wait_that_runs_out_withdraws_the_question_and_does_not_run_it(
     with pytest.raises(Denied) as e:
         await call(fn, "prod")
     assert (e.value.state, e.value.responder) == ("cancelled", None)
+    assert "no answer within 1.5 s" in str(e.value)
     assert e.value.question.id not in [q["id"] for q in pending(server)], "withdrawn from the phone"
 
 

@@ -258,3 +258,25 @@ async def test_wait_honours_retry_after_of_the_long_poll_cap(mode: str, onepoll:
     t.join()
     assert saw_429 == [200]
     await shut(c)
+
+
+async def test_a_closed_client_says_so(mode: str, server: Server) -> None:
+    c = (qp.Client if mode == "sync" else qp.AsyncClient)(server.url, server.agent_token)
+    await shut(c)
+    with pytest.raises(qp.ClosedError) as e:
+        await r(c.list())
+    assert e.value.code == "closed" and "closed" in str(e.value)
+    assert server.agent_token not in str(e.value) + repr(e.value)
+
+
+async def test_the_two_shapes_take_the_same_keywords_as_ask(client: Any) -> None:
+    h = await r(
+        client.ask_yes_no(
+            "OPS123", "Shape?", ttl=120, context="ctx", correlation_id="shape-1", text_input=True
+        )
+    )
+    assert [o.value for o in h.question.options] == ["yes", "no"]
+    assert (h.question.context, h.question.correlation_id) == ("ctx", "shape-1")
+    assert h.question.text_input is not None
+    with pytest.raises(TypeError):
+        await r(client.ask_approve_deny("OPS123", "Typo?", contxt="x"))

@@ -51,6 +51,7 @@ def test_real_deliveries_verify_with_both_header_sets(deliveries: Any) -> None:
         assert qp.verify_webhook(list(headers.items()), body, SECRET.encode())
         e = qp.parse_webhook(body)
         events.add((e.event, e.correlation_id, e.value))
+        assert (e.answered_at is not None) == (e.event == "question.answered")
     assert events == {("question.answered", "hook-1", "approve"), ("question.cancelled", "hook-2", None)}
 
 

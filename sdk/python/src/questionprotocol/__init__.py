@@ -16,6 +16,7 @@ from .errors import (
     APIError,
     AuthenticationError,
     BadRequestError,
+    ClosedError,
     CredentialsError,
     Denied,
     ForbiddenError,
@@ -27,7 +28,18 @@ from .errors import (
     ValidationError,
     WaitTimeout,
 )
-from .models import Answer, Option, Question, QuestionOption, Responder, TextInput
+from .models import (
+    Answer,
+    ListState,
+    Option,
+    Question,
+    QuestionOption,
+    Responder,
+    Scope,
+    State,
+    Style,
+    TextInput,
+)
 from .webhook import WebhookEvent, parse_webhook, verify_webhook
 
 __version__ = "0.1.0"
@@ -46,10 +58,12 @@ __all__ = [
     "AuthenticationError",
     "BadRequestError",
     "Client",
+    "ClosedError",
     "CredentialsError",
     "Denied",
     "ForbiddenError",
     "Handle",
+    "ListState",
     "NotFoundError",
     "Option",
     "QPError",
@@ -57,7 +71,10 @@ __all__ = [
     "QuestionOption",
     "RateLimitedError",
     "Responder",
+    "Scope",
     "ServerError",
+    "State",
+    "Style",
     "TextInput",
     "TransportError",
     "ValidationError",

@@ -148,14 +148,19 @@ def describe_call(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> t
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def _outcome(q: Question) -> None:
+def _outcome(q: Question, withdrawn_after: Optional[float] = None) -> None:
     if q.state == "answered" and q.value == ALLOW:
         return
     who = f" by {q.responder.display_name}" if q.responder else ""
     if q.state == "answered":
         why = f": {q.text}" if q.text else ""
         raise Denied(f"denied{who}{why}", question=q)
-    raise Denied(f"not approved: the question {q.state}", question=q)
+    if q.state == "cancelled" and withdrawn_after is not None:
+        raise Denied(
+            f"not approved: no answer within {withdrawn_after:g} s (the question was withdrawn)", question=q
+        )
+    what = "expired unanswered" if q.state == "expired" else f"was {q.state}"
+    raise Denied(f"not approved: the question {what}", question=q)
 
 
 def _withdraw(h: Handle) -> Question:
@@ -242,11 +247,13 @@ def require_approval(
                     raise TypeError("an async function needs an AsyncClient (client=AsyncClient(...))")
                 try:
                     h = await ac.ask_body(room, ask_body(fn_name, args, kwargs))
+                    withdrawn: Optional[float] = None
                     try:
                         q = await h.wait(timeout)
                     except WaitTimeout:
                         q = await _withdraw_async(h)
-                    _outcome(q)
+                        withdrawn = timeout
+                    _outcome(q, withdrawn)
                 finally:
                     if own:
                         await ac.aclose()
@@ -262,11 +269,13 @@ def require_approval(
                 raise TypeError("a sync function needs a Client (client=Client(...))")
             try:
                 h = sc.ask_body(room, ask_body(fn_name, args, kwargs))
+                withdrawn: Optional[float] = None
                 try:
                     q = h.wait(timeout)
                 except WaitTimeout:
                     q = _withdraw(h)
-                _outcome(q)
+                    withdrawn = timeout
+                _outcome(q, withdrawn)
             finally:
                 if own:
                     sc.close()

@@ -15,6 +15,7 @@ The rules of the protocol's SDK shape (section 8) hold here:
 from __future__ import annotations
 
 import asyncio
+import datetime as _dt
 import json
 import math
 import random
@@ -27,6 +28,7 @@ import httpx
 
 from . import credentials
 from .errors import (
+    ClosedError,
     QPError,
     RateLimitedError,
     ServerError,
@@ -36,6 +38,7 @@ from .errors import (
     error_from_response,
 )
 from .models import (
+    ListState,
     Option,
     OptionLike,
     Question,
@@ -190,6 +193,12 @@ class _Base:
             code="transport",
         )
 
+    def _closed_error(self) -> ClosedError:
+        return ClosedError(
+            f"this {type(self).__name__} is closed (used after its `with` block or close()); make a new one",
+            code="closed",
+        )
+
     @staticmethod
     def _room_path(room: str) -> str:
         return f"/api/agent/rooms/{quote(room, safe='')}/questions"
@@ -199,7 +208,7 @@ class _Base:
         return f"/api/agent/questions/{quote(id, safe='')}{suffix}"
 
     @staticmethod
-    def _list_params(state: Optional[str], limit: Optional[int]) -> dict[str, Any]:
+    def _list_params(state: Optional[ListState], limit: Optional[int]) -> dict[str, Any]:
         p: dict[str, Any] = {}
         if state is not None:
             p["state"] = state
@@ -250,6 +259,8 @@ class Client(_Base):
             # Serialized here, so a JSON null is sent as `null`, not as no body.
             kw["content"] = json.dumps(kw.pop("json"), ensure_ascii=False).encode()
             headers["Content-Type"] = "application/json"
+        if self._http.is_closed:
+            raise self._closed_error()
         try:
             resp = self._http.request(method, path, headers=headers, **kw)
         except httpx.HTTPError as e:
@@ -294,13 +305,64 @@ class Client(_Base):
         q = Question.from_wire(self._call("POST", self._room_path(room), json=_checked(body)))
         return Handle(self, q)
 
-    def ask_yes_no(self, room: str, prompt: str, **kw: Any) -> Handle:
-        """Yes (primary) / No: answer values ``yes`` and ``no``."""
-        return self.ask(room, prompt, options=YES_NO, **kw)
+    def ask_yes_no(
+        self,
+        room: str,
+        prompt: str,
+        *,
+        text_input: Union[None, bool, str, TextInput, Mapping[str, Any]] = None,
+        scope: Optional[Scope] = None,
+        target_user_id: Optional[str] = None,
+        ttl: Optional[float] = None,
+        context: Optional[str] = None,
+        correlation_id: Optional[str] = None,
+        reply_to: Optional[str] = None,
+        data: Optional[Mapping[str, Any]] = None,
+    ) -> Handle:
+        """Yes (primary) / No: answer values ``yes`` and ``no``; the other arguments as :meth:`ask`."""
+        return self.ask(
+            room,
+            prompt,
+            options=YES_NO,
+            text_input=text_input,
+            scope=scope,
+            target_user_id=target_user_id,
+            ttl=ttl,
+            context=context,
+            correlation_id=correlation_id,
+            reply_to=reply_to,
+            data=data,
+        )
 
-    def ask_approve_deny(self, room: str, prompt: str, **kw: Any) -> Handle:
-        """Approve (primary) / Deny (danger): values ``approve`` / ``deny`` (as ``qp ask --yes-no``)."""
-        return self.ask(room, prompt, options=APPROVE_DENY, **kw)
+    def ask_approve_deny(
+        self,
+        room: str,
+        prompt: str,
+        *,
+        text_input: Union[None, bool, str, TextInput, Mapping[str, Any]] = None,
+        scope: Optional[Scope] = None,
+        target_user_id: Optional[str] = None,
+        ttl: Optional[float] = None,
+        context: Optional[str] = None,
+        correlation_id: Optional[str] = None,
+        reply_to: Optional[str] = None,
+        data: Optional[Mapping[str, Any]] = None,
+    ) -> Handle:
+        """Approve (primary) / Deny (danger): values ``approve`` / ``deny`` (as
+        ``qp ask --yes-no``); the other arguments as :meth:`ask`."""
+        return self.ask(
+            room,
+            prompt,
+            options=APPROVE_DENY,
+            text_input=text_input,
+            scope=scope,
+            target_user_id=target_user_id,
+            ttl=ttl,
+            context=context,
+            correlation_id=correlation_id,
+            reply_to=reply_to,
+            data=data,
+        )
 
     def wait_once(self, id: str, timeout: int) -> Question:
         """One long-poll of at most ``timeout`` seconds (0 to 30)."""
@@ -345,16 +407,18 @@ class Client(_Base):
                 raise WaitTimeout(f"question {id} is still pending after {timeout} s", question=q)
 
     def get(self, id: str) -> Question:
+        """The question as it stands (only the agent that asked it sees it)."""
         return Question.from_wire(self._call("GET", self._q(id)))
 
-    def list(self, state: Optional[str] = None, limit: Optional[int] = None) -> List[Question]:
+    def list(self, state: Optional[ListState] = None, limit: Optional[int] = None) -> List[Question]:
         """``state``: pending, answered, expired, cancelled, all, or None (the last 24 h); newest first."""
         body = self._call("GET", "/api/agent/questions", params=self._list_params(state, limit))
         return [Question.from_wire(q) for q in body.get("questions", []) if isinstance(q, dict)]
 
-    def find(self, correlation_id: str, state: str = "all") -> Optional[Question]:
+    def find(self, correlation_id: str, state: ListState = "all") -> Optional[Question]:
         """The newest of this agent's questions with ``correlation_id`` (ask
-        and forget, then reconcile), or None."""
+        and forget, then reconcile), or None. Looks through the newest 500
+        (the server's most per list) of ``state``."""
         for q in self.list(state=state, limit=500):
             if q.correlation_id == correlation_id:
                 return q
@@ -402,6 +466,8 @@ class AsyncClient(_Base):
         if "json" in kw:
             kw["content"] = json.dumps(kw.pop("json"), ensure_ascii=False).encode()
             headers["Content-Type"] = "application/json"
+        if self._http.is_closed:
+            raise self._closed_error()
         try:
             resp = await self._http.request(method, path, headers=headers, **kw)
         except httpx.HTTPError as e:
@@ -423,6 +489,7 @@ class AsyncClient(_Base):
         reply_to: Optional[str] = None,
         data: Optional[Mapping[str, Any]] = None,
     ) -> AsyncHandle:
+        """Asks in ``room`` (its invite code); returns an :class:`AsyncHandle` at once."""
         body = build_body(
             prompt,
             options=options,
@@ -438,16 +505,71 @@ class AsyncClient(_Base):
         return await self.ask_body(room, body)
 
     async def ask_body(self, room: str, body: Any) -> AsyncHandle:
+        """As :meth:`Client.ask_body`, awaited."""
         q = Question.from_wire(await self._call("POST", self._room_path(room), json=_checked(body)))
         return AsyncHandle(self, q)
 
-    async def ask_yes_no(self, room: str, prompt: str, **kw: Any) -> AsyncHandle:
-        return await self.ask(room, prompt, options=YES_NO, **kw)
+    async def ask_yes_no(
+        self,
+        room: str,
+        prompt: str,
+        *,
+        text_input: Union[None, bool, str, TextInput, Mapping[str, Any]] = None,
+        scope: Optional[Scope] = None,
+        target_user_id: Optional[str] = None,
+        ttl: Optional[float] = None,
+        context: Optional[str] = None,
+        correlation_id: Optional[str] = None,
+        reply_to: Optional[str] = None,
+        data: Optional[Mapping[str, Any]] = None,
+    ) -> AsyncHandle:
+        """Yes (primary) / No: answer values ``yes`` and ``no``; the other arguments as :meth:`ask`."""
+        return await self.ask(
+            room,
+            prompt,
+            options=YES_NO,
+            text_input=text_input,
+            scope=scope,
+            target_user_id=target_user_id,
+            ttl=ttl,
+            context=context,
+            correlation_id=correlation_id,
+            reply_to=reply_to,
+            data=data,
+        )
 
-    async def ask_approve_deny(self, room: str, prompt: str, **kw: Any) -> AsyncHandle:
-        return await self.ask(room, prompt, options=APPROVE_DENY, **kw)
+    async def ask_approve_deny(
+        self,
+        room: str,
+        prompt: str,
+        *,
+        text_input: Union[None, bool, str, TextInput, Mapping[str, Any]] = None,
+        scope: Optional[Scope] = None,
+        target_user_id: Optional[str] = None,
+        ttl: Optional[float] = None,
+        context: Optional[str] = None,
+        correlation_id: Optional[str] = None,
+        reply_to: Optional[str] = None,
+        data: Optional[Mapping[str, Any]] = None,
+    ) -> AsyncHandle:
+        """Approve (primary) / Deny (danger): values ``approve`` / ``deny`` (as
+        ``qp ask --yes-no``); the other arguments as :meth:`ask`."""
+        return await self.ask(
+            room,
+            prompt,
+            options=APPROVE_DENY,
+            text_input=text_input,
+            scope=scope,
+            target_user_id=target_user_id,
+            ttl=ttl,
+            context=context,
+            correlation_id=correlation_id,
+            reply_to=reply_to,
+            data=data,
+        )
 
     async def wait_once(self, id: str, timeout: int) -> Question:
+        """One long-poll of at most ``timeout`` seconds (0 to 30)."""
         return Question.from_wire(await self._call("GET", self._q(id, "/wait"), params={"timeout": timeout}))
 
     async def wait(self, id: str, timeout: Optional[float] = None) -> Question:
@@ -486,19 +608,24 @@ class AsyncClient(_Base):
                 raise WaitTimeout(f"question {id} is still pending after {timeout} s", question=q)
 
     async def get(self, id: str) -> Question:
+        """The question as it stands (only the agent that asked it sees it)."""
         return Question.from_wire(await self._call("GET", self._q(id)))
 
-    async def list(self, state: Optional[str] = None, limit: Optional[int] = None) -> List[Question]:
+    async def list(self, state: Optional[ListState] = None, limit: Optional[int] = None) -> List[Question]:
+        """``state``: pending, answered, expired, cancelled, all, or None (the last 24 h); newest first."""
         body = await self._call("GET", "/api/agent/questions", params=self._list_params(state, limit))
         return [Question.from_wire(q) for q in body.get("questions", []) if isinstance(q, dict)]
 
-    async def find(self, correlation_id: str, state: str = "all") -> Optional[Question]:
+    async def find(self, correlation_id: str, state: ListState = "all") -> Optional[Question]:
+        """As :meth:`Client.find`, awaited."""
         for q in await self.list(state=state, limit=500):
             if q.correlation_id == correlation_id:
                 return q
         return None
 
     async def cancel(self, id: str) -> Question:
+        """Withdraws a pending question; a terminal one raises
+        :class:`AlreadyResolvedError` carrying it."""
         return Question.from_wire(await self._call("POST", self._q(id, "/cancel")))
 
 
@@ -515,7 +642,7 @@ class _HandleBase(Generic[C]):
         return self.question.id
 
     @property
-    def expires_at(self) -> Any:
+    def expires_at(self) -> _dt.datetime:
         return self.question.expires_at
 
     def __repr__(self) -> str:
@@ -526,6 +653,7 @@ class Handle(_HandleBase[Client]):
     """A question just asked: ``id``, ``expires_at``, ``question`` (as created)."""
 
     def wait(self, timeout: Optional[float] = None) -> Question:
+        """:meth:`Client.wait` for this question."""
         return self.client.wait(self.id, timeout)
 
     def get(self) -> Question:
@@ -536,7 +664,10 @@ class Handle(_HandleBase[Client]):
 
 
 class AsyncHandle(_HandleBase[AsyncClient]):
+    """A question just asked (async): ``id``, ``expires_at``, ``question`` (as created)."""
+
     async def wait(self, timeout: Optional[float] = None) -> Question:
+        """:meth:`AsyncClient.wait` for this question."""
         return await self.client.wait(self.id, timeout)
 
     async def get(self) -> Question:

@@ -95,6 +95,10 @@ class TransportError(QPError):
     """The server could not be reached, or its answer was cut off."""
 
 
+class ClosedError(QPError):
+    """The client was used after ``close()`` / ``aclose()`` or its ``with`` block."""
+
+
 class CredentialsError(QPError):
     """No token to use, or a stored one for another server (never sent there)."""
 

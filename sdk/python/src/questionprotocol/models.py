@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import datetime as _dt
 from dataclasses import dataclass, field
-from typing import Any, Literal, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Literal, Mapping, Optional, Sequence, Tuple, Union, cast
 
+#: A question's state: ``pending``, then exactly one of the three terminal ones.
 State = Literal["pending", "answered", "expired", "cancelled"]
+#: What ``list(state=…)`` and ``find(state=…)`` take: a state, or ``all``.
+ListState = Literal["pending", "answered", "expired", "cancelled", "all"]
 TERMINAL: Tuple[str, ...] = ("answered", "expired", "cancelled")
 Style = Literal["primary", "danger", "default"]
 Scope = Literal["direct", "room"]
+_STYLES: Tuple[str, ...] = ("primary", "danger", "default")
 
 #: The protocol's documented default lifetime of a question, in seconds.
 DEFAULT_TTL = 3600
@@ -75,9 +79,12 @@ class Answer:
 
 @dataclass(frozen=True)
 class QuestionOption:
+    """An option as the server holds it: ``label`` defaults to the value,
+    ``style`` to ``default`` (also for a style this version does not know)."""
+
     value: str
     label: str
-    style: str
+    style: Style
 
 
 def parse_time(v: Any) -> Optional[_dt.datetime]:
@@ -106,12 +113,12 @@ class Question:
     ``responder`` and ``answered_at`` read the answer (None until answered)."""
 
     id: str
-    state: str
+    state: State
     prompt: str
     context: Optional[str]
     options: Tuple[QuestionOption, ...]
     text_input: Optional[TextInput]
-    responder_scope: str
+    responder_scope: Scope
     target_user_id: Optional[str]
     answer: Optional[Answer]
     created_at: Optional[_dt.datetime]
@@ -162,7 +169,7 @@ class Question:
                     QuestionOption(
                         value=o["value"],
                         label=_str(o.get("label")) or o["value"],
-                        style=_str(o.get("style")) or "default",
+                        style=cast(Style, o["style"]) if o.get("style") in _STYLES else "default",
                     )
                 )
         ti = body.get("text_input")
@@ -190,12 +197,12 @@ class Question:
         data = body.get("data")
         return cls(
             id=str(body.get("id", "")),
-            state=str(body.get("state", "pending")),
+            state=cast(State, str(body.get("state", "pending"))),
             prompt=str(body.get("prompt", "")),
             context=_str(body.get("context")),
             options=tuple(opts),
             text_input=text_input,
-            responder_scope=_str(body.get("responder_scope")) or "direct",
+            responder_scope=cast(Scope, _str(body.get("responder_scope")) or "direct"),
             target_user_id=_str(body.get("target_user_id")),
             answer=answer,
             created_at=created,

@@ -14,12 +14,15 @@ earlier ``v1=`` over ``"{timestamp}.{delivery}." + body`` too.
 
 from __future__ import annotations
 
+import datetime as _dt
 import hashlib
 import hmac
 import json
 import time
 from dataclasses import dataclass
 from typing import Any, Mapping, Optional, Union
+
+from .models import parse_time
 
 __all__ = ["WebhookEvent", "parse_webhook", "verify_webhook"]
 
@@ -84,7 +87,8 @@ def verify_webhook(
 @dataclass(frozen=True)
 class WebhookEvent:
     """A resolution event: ``event`` is ``question.answered``, ``.expired``
-    or ``.cancelled``; the answer fields read as on a :class:`Question`."""
+    or ``.cancelled``; the answer fields read as on a :class:`Question`
+    (``answered_at`` None unless answered)."""
 
     event: str
     question_id: str
@@ -94,6 +98,7 @@ class WebhookEvent:
     text: Optional[str]
     responder_id: Optional[str]
     responder_name: Optional[str]
+    answered_at: Optional[_dt.datetime]
     correlation_id: Optional[str]
     reply_to: Optional[str]
     data: Optional[dict[str, Any]]
@@ -122,6 +127,7 @@ def parse_webhook(body: bytes) -> WebhookEvent:
         text=s(a, "text"),
         responder_id=s(r, "id"),
         responder_name=s(r, "display_name"),
+        answered_at=parse_time(a.get("answered_at")),
         correlation_id=s(e, "correlation_id"),
         reply_to=s(e, "reply_to"),
         data=data if isinstance(data, dict) else None,
