@@ -169,3 +169,27 @@ def test_long_calls_are_cut_to_the_prompt_limit_and_say_so() -> None:
 )
 def test_masking_follows_qp_hook(text: str, shown: str) -> None:
     assert qp.mask_secrets(text)[0] == shown
+
+
+async def test_a_cancelled_task_withdraws_the_question_and_does_not_run_it(server: Server) -> None:
+    import asyncio
+
+    ran: list[str] = []
+    ac = qp.AsyncClient(server.url, server.agent_token, poll_seconds=1)
+
+    @require_approval("OPS123", client=ac)
+    async def deploy(env: str) -> None:
+        ran.append(env)
+
+    before = {q["id"] for q in pending(server)}
+    task = asyncio.ensure_future(deploy("prod"))
+    deadline = time.monotonic() + 10
+    while not [q for q in pending(server) if q["id"] not in before] and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    new = [q for q in pending(server) if q["id"] not in before]
+    assert len(new) == 1
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert (await ac.get(new[0]["id"])).state == "cancelled" and ran == []
+    await ac.aclose()

@@ -280,3 +280,17 @@ async def test_the_two_shapes_take_the_same_keywords_as_ask(client: Any) -> None
     assert h.question.text_input is not None
     with pytest.raises(TypeError):
         await r(client.ask_approve_deny("OPS123", "Typo?", contxt="x"))
+
+
+def test_a_ca_bundle_path_is_taken_without_httpx_deprecation() -> None:
+    import warnings
+
+    import certifi
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for c in (
+            qp.Client("https://qp.example.test", "qpa_x", verify=certifi.where()),
+            qp.AsyncClient("https://qp.example.test", "qpa_x", verify=certifi.where()),
+        ):
+            assert repr(c) == f"{type(c).__name__}(url='https://qp.example.test')"

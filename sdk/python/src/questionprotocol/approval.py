@@ -9,6 +9,8 @@ kept in the same order.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import functools
 import inspect
 import re
@@ -16,7 +18,7 @@ import unicodedata
 from typing import Any, Awaitable, Callable, Optional, TypeVar, Union, cast
 
 from .client import AsyncClient, AsyncHandle, Client, Handle
-from .errors import AlreadyResolvedError, Denied, WaitTimeout
+from .errors import AlreadyResolvedError, Denied, QPError, WaitTimeout
 from .models import Option, Question, Scope, TextInput
 
 __all__ = ["ALLOW", "DENY", "describe_call", "mask_secrets", "readable", "require_approval"]
@@ -202,7 +204,9 @@ def require_approval(
     file at the first call. ``timeout``: at most this many seconds of
     waiting (the question expires with it when ``ttl`` is not given); when
     it runs out the question is withdrawn and the call raises ``Denied``
-    with state ``cancelled``, unless an answer came first."""
+    with state ``cancelled``, unless an answer came first. Ctrl-C or a
+    cancelled task withdraws the question too (the call will not run) and
+    re-raises."""
 
     def ask_body(fn_name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
         prompt, masked, cut = describe_call(fn_name, args, kwargs)
@@ -253,6 +257,11 @@ def require_approval(
                     except WaitTimeout:
                         q = await _withdraw_async(h)
                         withdrawn = timeout
+                    except asyncio.CancelledError:
+                        # The call will never run: an Allow on the phone would do nothing.
+                        with contextlib.suppress(QPError):
+                            await _withdraw_async(h)
+                        raise
                     _outcome(q, withdrawn)
                 finally:
                     if own:
@@ -275,6 +284,11 @@ def require_approval(
                 except WaitTimeout:
                     q = _withdraw(h)
                     withdrawn = timeout
+                except KeyboardInterrupt:
+                    # The call will never run: an Allow on the phone would do nothing.
+                    with contextlib.suppress(QPError):
+                        _withdraw(h)
+                    raise
                 _outcome(q, withdrawn)
             finally:
                 if own:

@@ -19,6 +19,7 @@ import datetime as _dt
 import json
 import math
 import random
+import ssl
 import time
 import warnings
 from typing import Any, Generic, List, Mapping, Optional, Sequence, TypeVar, Union
@@ -157,6 +158,13 @@ def _read(resp: httpx.Response) -> Any:
     raise error_from_response(resp.status_code, body, _retry_after(resp), question)
 
 
+def _verify(verify: Union[bool, str, ssl.SSLContext]) -> Union[bool, ssl.SSLContext]:
+    """A CA bundle's path as an SSL context (httpx 0.28 deprecates the path)."""
+    if isinstance(verify, str):
+        return ssl.create_default_context(cafile=verify)
+    return verify
+
+
 def _transient(e: QPError) -> bool:
     return isinstance(e, (TransportError, ServerError))
 
@@ -220,6 +228,9 @@ class _Base:
 class Client(_Base):
     """A synchronous client. ``url`` and ``token`` default to ``QP_URL`` /
     ``QP_TOKEN``, then to what ``qp login`` stored (see :mod:`credentials`).
+    ``timeout``: seconds for each HTTP request (a long-poll gets
+    ``poll_seconds`` more); ``verify``: False, a CA bundle's path or an
+    :class:`ssl.SSLContext` for a server with a private CA.
 
     >>> with Client() as qp:
     ...     q = qp.ask_approve_deny("OPS123", "Deploy v1.4 to prod?").wait()
@@ -233,14 +244,14 @@ class Client(_Base):
         *,
         poll_seconds: int = POLL_SECONDS,
         timeout: float = 15.0,
-        verify: Union[bool, str] = True,
+        verify: Union[bool, str, ssl.SSLContext] = True,
         transport: Optional[httpx.BaseTransport] = None,
     ) -> None:
         super().__init__(url, token, poll_seconds)
         self._http = httpx.Client(
             base_url=self.url,
             timeout=httpx.Timeout(timeout, read=self.poll_seconds + timeout),
-            verify=verify,
+            verify=_verify(verify),
             transport=transport,
         )
 
@@ -441,14 +452,14 @@ class AsyncClient(_Base):
         *,
         poll_seconds: int = POLL_SECONDS,
         timeout: float = 15.0,
-        verify: Union[bool, str] = True,
+        verify: Union[bool, str, ssl.SSLContext] = True,
         transport: Optional[httpx.AsyncBaseTransport] = None,
     ) -> None:
         super().__init__(url, token, poll_seconds)
         self._http = httpx.AsyncClient(
             base_url=self.url,
             timeout=httpx.Timeout(timeout, read=self.poll_seconds + timeout),
-            verify=verify,
+            verify=_verify(verify),
             transport=transport,
         )
 
