@@ -221,11 +221,6 @@ pub async fn run_worker_with(
     limits: WorkerLimits,
 ) {
     let encrypt = app.settings.push_encryption;
-    if let Err(e) = app.db.run(deliveries::ensure_push_indexes).await {
-        // Another instance creating it at the same moment; or a real
-        // problem, which the claims will show.
-        tracing::warn!(error = %e, "creating the push queue's index");
-    }
     // Idle, a worker looks for due jobs this often (and at once when this
     // instance queues some); on PostgreSQL other instances queue too.
     let idle_ms = match app.settings.db {

@@ -203,24 +203,6 @@ pub struct DuePush {
     pub created_ms: i64,
 }
 
-/// The indexes a fan-out needs, created when a worker starts (`IF NOT
-/// EXISTS`: idempotent, on either backend):
-/// - the claim's per-device order: a queued `resolved` job looks up its
-///   device's queued `question` job for the same question (partial: only
-///   the live queue);
-/// - the ask's enqueue reads each recipient's devices (`devices_of`: by
-///   user, and for devices registered before they were tied to a token, the
-///   user's tokens); without these a 10,000-device room scanned both tables
-///   once per person (a 5.4 s ask).
-pub fn ensure_push_indexes(conn: &Conn) -> DbResult<()> {
-    conn.batch(
-        "CREATE INDEX IF NOT EXISTS push_jobs_queued_pair
-             ON push_jobs(question_id, device_id) WHERE state = 'queued';
-         CREATE INDEX IF NOT EXISTS devices_by_user ON devices(user_id);
-         CREATE INDEX IF NOT EXISTS tokens_by_subject ON tokens(subject_id)",
-    )
-}
-
 /// Claims up to `limit` due push jobs, as [`claim_webhooks`] does, oldest
 /// first, in device order: a `resolved` job is not due while its device's
 /// `question` job for that question is still queued (waiting for a retry,
