@@ -100,6 +100,9 @@ async def test_no_responder_identity_and_at_most_four_options(client: Any, serve
     with pytest.raises(qp.ValidationError) as e:
         await r(client.ask("OPS123", "Five?", options=["a", "b", "c", "d", "e"]))
     assert (e.value.code, e.value.field, e.value.status) == ("too_many", "options", None)
+    with pytest.raises(qp.ValidationError) as e:
+        await r(client.ask("OPS123", "One string?", options="yes"))
+    assert (e.value.code, e.value.field, e.value.status) == ("invalid_type", "options", None)
     assert len(await r(client.list(state="all", limit=500))) == before, "refused before sending"
     assert not hasattr(client, "answer"), "an asker cannot answer"
 

@@ -93,6 +93,13 @@ def build_body(
     """The ask body. ``text_input``: True (a typed reply), a placeholder
     string, a :class:`TextInput` or a mapping."""
     body: dict[str, Any] = {"prompt": prompt}
+    if isinstance(options, (str, bytes)):
+        # A string is a sequence of characters: "yes" would ask y / e / s.
+        raise ValidationError(
+            f"options: a list of options, not one string ({options!r}); write options=[{options!r}, …]",
+            code="invalid_type",
+            field="options",
+        )
     if options is not None:
         body["options"] = options_to_wire(options)
     if text_input is True:
