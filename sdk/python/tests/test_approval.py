@@ -193,3 +193,18 @@ async def test_a_cancelled_task_withdraws_the_question_and_does_not_run_it(serve
         await task
     assert (await ac.get(new[0]["id"])).state == "cancelled" and ran == []
     await ac.aclose()
+
+
+def test_a_method_is_shown_without_its_self(server: Server) -> None:
+    c = qp.Client(server.url, server.agent_token, poll_seconds=1)
+    seen: list[dict[str, Any]] = []
+
+    class Db:
+        @require_approval("OPS123", client=c)
+        def drop(self, table: str) -> str:
+            return f"dropped {table}"
+
+    answer_when_asked(server, {"value": "allow"}, seen)
+    assert Db().drop("users") == "dropped users"
+    assert seen[0]["prompt"].endswith("Db.drop('users')?"), seen[0]["prompt"]
+    c.close()

@@ -208,7 +208,7 @@ def require_approval(
     cancelled task withdraws the question too (the call will not run) and
     re-raises."""
 
-    def ask_body(fn_name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+    def body_for(fn_name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
         prompt, masked, cut = describe_call(fn_name, args, kwargs)
         note = context
         if note is None and (masked or cut):
@@ -239,6 +239,16 @@ def require_approval(
 
     def decorate(fn: F) -> F:
         fn_name: str = name or str(getattr(fn, "__qualname__", getattr(fn, "__name__", "call")))
+        # A method's `self`/`cls` is not shown (`Allow Db.drop('users')?`, not the object's repr).
+        try:
+            first = next(iter(inspect.signature(fn).parameters), "")
+        except (TypeError, ValueError):
+            first = ""
+        skip = 1 if first in ("self", "cls") else 0
+
+        def ask_body(args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+            return body_for(fn_name, args[skip:], kwargs)
+
         if inspect.iscoroutinefunction(fn):
             afn = cast(Callable[..., Awaitable[Any]], fn)
 
@@ -250,7 +260,7 @@ def require_approval(
                 if not isinstance(ac, AsyncClient):
                     raise TypeError("an async function needs an AsyncClient (client=AsyncClient(...))")
                 try:
-                    h = await ac.ask_body(room, ask_body(fn_name, args, kwargs))
+                    h = await ac.ask_body(room, ask_body(args, kwargs))
                     withdrawn: Optional[float] = None
                     try:
                         q = await h.wait(timeout)
@@ -277,7 +287,7 @@ def require_approval(
             if not isinstance(sc, Client):
                 raise TypeError("a sync function needs a Client (client=Client(...))")
             try:
-                h = sc.ask_body(room, ask_body(fn_name, args, kwargs))
+                h = sc.ask_body(room, ask_body(args, kwargs))
                 withdrawn: Optional[float] = None
                 try:
                     q = h.wait(timeout)
