@@ -53,6 +53,11 @@ pub struct FcmTransport {
     /// Held while the access token is fetched: pushes that find it
     /// missing wait for that one fetch instead of each starting one.
     refreshing: tokio::sync::Mutex<()>,
+    /// Bumped by every fetch that ends, with its failure if it failed: the
+    /// pushes that queued behind a failed fetch take its answer instead of
+    /// each trying again in turn (with thousands in flight and the token
+    /// endpoint timing out, one at a time would hold every slot for hours).
+    fetched: Mutex<(u64, Option<PushOutcome>)>,
 }
 
 #[derive(serde::Serialize)]
@@ -80,6 +85,7 @@ impl FcmTransport {
             key,
             token: Mutex::new(None),
             refreshing: tokio::sync::Mutex::new(()),
+            fetched: Mutex::new((0, None)),
         })
     }
 
@@ -108,11 +114,21 @@ impl FcmTransport {
         if let Some(t) = self.cached_token() {
             return Ok(t);
         }
+        let seen = self.fetched.lock().unwrap_or_else(|p| p.into_inner()).0;
         let _one = self.refreshing.lock().await;
         if let Some(t) = self.cached_token() {
             return Ok(t);
         }
-        self.fetch_token().await
+        {
+            let f = self.fetched.lock().unwrap_or_else(|p| p.into_inner());
+            if let (true, Some(failed)) = (f.0 != seen, &f.1) {
+                return Err(failed.clone());
+            }
+        }
+        let got = self.fetch_token().await;
+        let mut f = self.fetched.lock().unwrap_or_else(|p| p.into_inner());
+        *f = (f.0 + 1, got.as_ref().err().cloned());
+        got
     }
 
     async fn fetch_token(&self) -> Result<String, PushOutcome> {
@@ -238,5 +254,65 @@ impl FcmTransport {
 impl PushTransport for FcmTransport {
     fn send<'a>(&'a self, message: &'a PushMessage) -> PushFuture<'a> {
         Box::pin(self.deliver(message))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    /// Pushes waiting for an access token while the token endpoint fails
+    /// share that one failed fetch (each gets its Retry at once), rather
+    /// than each fetching again one after another.
+    #[tokio::test]
+    async fn pushes_behind_a_failed_token_fetch_share_its_failure() {
+        let calls = Arc::new(AtomicUsize::new(0));
+        let counted = calls.clone();
+        let app = axum::Router::new().route(
+            "/token",
+            axum::routing::post(move || {
+                let counted = counted.clone();
+                async move {
+                    counted.fetch_add(1, Ordering::SeqCst);
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                    (axum::http::StatusCode::SERVICE_UNAVAILABLE, "{}")
+                }
+            }),
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/token", listener.local_addr().unwrap());
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        let key = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures/fcm-test-key.pem"),
+        )
+        .unwrap();
+        let fcm = Arc::new(
+            FcmTransport::new(FcmConfig {
+                base_url: "http://127.0.0.1:9".into(),
+                account: ServiceAccount {
+                    project_id: "p".into(),
+                    client_email: "a@p.iam.gserviceaccount.com".into(),
+                    private_key: key,
+                    token_uri: url,
+                },
+                max_connections: 1,
+            })
+            .unwrap(),
+        );
+        let t = Instant::now();
+        let waits: Vec<_> = (0..20)
+            .map(|_| {
+                let fcm = fcm.clone();
+                tokio::spawn(async move { fcm.access_token().await })
+            })
+            .collect();
+        for w in waits {
+            assert!(matches!(w.await.unwrap(), Err(PushOutcome::Retry { .. })));
+        }
+        assert_eq!(calls.load(Ordering::SeqCst), 1, "fetches");
+        assert!(t.elapsed() < Duration::from_secs(2), "{:?}", t.elapsed());
     }
 }

@@ -319,7 +319,13 @@ impl H2Pool {
                 }
             };
             if connect {
+                // Given back however the attempt ends: a caller dropped
+                // mid-connect (its deadline, a cancelled task) must not
+                // keep the slot, or `max_connections` such drops leave the
+                // pool unable ever to connect again.
+                let slot = Connecting { pool: self };
                 let opened = self.connect().await;
+                std::mem::forget(slot);
                 let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
                 st.connecting -= 1;
                 match opened {
@@ -402,6 +408,21 @@ impl H2Pool {
     }
 }
 
+/// A connection attempt in progress: gives its `connecting` slot back if
+/// the attempt is dropped before it ends.
+struct Connecting<'a> {
+    pool: &'a H2Pool,
+}
+
+impl Drop for Connecting<'_> {
+    fn drop(&mut self) {
+        let mut st = self.pool.state.lock().unwrap_or_else(|p| p.into_inner());
+        st.connecting -= 1;
+        drop(st);
+        self.pool.changed.notify_waiters();
+    }
+}
+
 enum Failure {
     /// The server did not process the stream: safe to send again.
     Refused(String),
@@ -416,4 +437,44 @@ fn clone_request(req: &Request<()>) -> Request<()> {
     *r.headers_mut() = req.headers().clone();
     *r.version_mut() = req.version();
     r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A request dropped while its connection is being set up (here a TLS
+    /// handshake the server never answers) gives the attempt back: the
+    /// next request connects again instead of waiting forever for a
+    /// connection nobody is opening.
+    #[tokio::test]
+    async fn a_request_dropped_mid_connect_frees_its_connection_slot() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let accepted = Arc::new(AtomicUsize::new(0));
+        let seen = accepted.clone();
+        tokio::spawn(async move {
+            let mut held = Vec::new();
+            while let Ok((tcp, _)) = listener.accept().await {
+                seen.fetch_add(1, Ordering::SeqCst);
+                held.push(tcp); // open, silent
+            }
+        });
+        let pool = H2Pool::new(&format!("https://127.0.0.1:{port}"), 1).unwrap();
+        let send = || {
+            let req = Request::post(pool.uri("/")).body(()).unwrap();
+            tokio::time::timeout(
+                Duration::from_millis(300),
+                pool.send(req, Bytes::new(), Duration::from_secs(1)),
+            )
+        };
+        assert!(send().await.is_err(), "the silent server answered");
+        assert_eq!(accepted.load(Ordering::SeqCst), 1);
+        assert!(send().await.is_err(), "the silent server answered");
+        assert_eq!(
+            accepted.load(Ordering::SeqCst),
+            2,
+            "the second request never tried to connect"
+        );
+    }
 }
