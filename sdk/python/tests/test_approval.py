@@ -208,3 +208,19 @@ def test_a_method_is_shown_without_its_self(server: Server) -> None:
     assert Db().drop("users") == "dropped users"
     assert seen[0]["prompt"].endswith("Db.drop('users')?"), seen[0]["prompt"]
     c.close()
+
+
+def test_the_wrong_kind_of_client_is_refused_when_decorating(server: Server) -> None:
+    c = qp.Client(server.url, server.agent_token)
+    ac = qp.AsyncClient(server.url, server.agent_token)
+    with pytest.raises(TypeError, match="needs client=AsyncClient"):
+
+        @require_approval("OPS123", client=c)
+        async def a() -> None: ...
+
+    with pytest.raises(TypeError, match="needs client=Client"):
+
+        @require_approval("OPS123", client=ac)
+        def s() -> None: ...
+
+    c.close()

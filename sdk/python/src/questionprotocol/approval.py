@@ -249,7 +249,15 @@ def require_approval(
         def ask_body(args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
             return body_for(fn_name, args[skip:], kwargs)
 
-        if inspect.iscoroutinefunction(fn):
+        is_async = inspect.iscoroutinefunction(fn)
+        if client is not None and isinstance(client, AsyncClient) != is_async:
+            # Said when decorating, not at the first call.
+            raise TypeError(
+                f"@require_approval on {fn_name}: an async function needs client=AsyncClient(…)"
+                if is_async
+                else f"@require_approval on {fn_name}: a sync function needs client=Client(…)"
+            )
+        if is_async:
             afn = cast(Callable[..., Awaitable[Any]], fn)
 
             @functools.wraps(fn)
