@@ -185,7 +185,7 @@ fn ask_wait_writes_the_step_outputs_and_a_summary_line_a_workflow_reads() {
     let summary = s.read("summary");
     assert_eq!(summary.lines().count(), 1, "{summary}");
     assert!(
-        summary.starts_with("✅ Deploy v1\\.4\\.0 to production?: **Approve** by Federica at "),
+        summary.starts_with("💬 Deploy v1\\.4\\.0 to production?: **Approve** by Federica at "),
         "{summary}"
     );
     assert!(

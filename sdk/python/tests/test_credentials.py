@@ -125,6 +125,9 @@ def test_tokens_never_in_reprs_logs_or_exceptions(
     for err in (e.value, t.value):
         text = str(err) + repr(err) + json.dumps(getattr(err, "body", {}))
         assert secret not in text
+    # Nor reachable through the exception chain: httpx's own exception holds
+    # its request, whose headers carry the token.
+    assert t.value.__context__ is None and t.value.__cause__ is None
     out, errs = capfd.readouterr()
     logs = caplog.text + out + errs
     assert secret not in logs and server.agent_token not in logs

@@ -393,8 +393,10 @@ fn github_summary(q: &Question) -> String {
                 (None, Some(text)) => format!("typed \"{}\"", markdown_text(text)),
                 _ => String::new(),
             };
+            // 💬, not ✅: "Deny" is an answer too, and the step's success
+            // is the workflow's to decide from the `value` output.
             format!(
-                "✅ {prompt}: {what} by {} at {} (`{}`)",
+                "💬 {prompt}: {what} by {} at {} (`{}`)",
                 markdown_text(&a.responder.display_name),
                 qp_core::protocol::time::format(&a.answered_at),
                 q.id

@@ -279,10 +279,15 @@ class Client(_Base):
             headers["Content-Type"] = "application/json"
         if self._http.is_closed:
             raise self._closed_error()
+        failure: Optional[TransportError] = None
         try:
             resp = self._http.request(method, path, headers=headers, **kw)
         except httpx.HTTPError as e:
-            raise self._transport_error(e) from None
+            failure = self._transport_error(e)
+        if failure is not None:
+            # Raised outside the except block, so httpx's exception is not
+            # even its __context__: its request carries the bearer token.
+            raise failure
         return _read(resp)
 
     def ask(
@@ -486,10 +491,15 @@ class AsyncClient(_Base):
             headers["Content-Type"] = "application/json"
         if self._http.is_closed:
             raise self._closed_error()
+        failure: Optional[TransportError] = None
         try:
             resp = await self._http.request(method, path, headers=headers, **kw)
         except httpx.HTTPError as e:
-            raise self._transport_error(e) from None
+            failure = self._transport_error(e)
+        if failure is not None:
+            # Raised outside the except block, so httpx's exception is not
+            # even its __context__: its request carries the bearer token.
+            raise failure
         return _read(resp)
 
     async def ask(
