@@ -207,6 +207,12 @@ struct Finished {
     job: deliveries::DuePush,
     gateway: &'static str,
     outcome: PushOutcome,
+    /// The push's in-flight slot, given back only once its outcome is
+    /// written: so answered-but-unrecorded outcomes count against the
+    /// bound too (a slow database cannot pile them up, nor let their
+    /// leases run out unbounded), and what a crash can repeat stays within
+    /// `max_in_flight`.
+    slot: Option<tokio::sync::OwnedSemaphorePermit>,
 }
 
 /// Drains due push jobs forever through `transport`.
@@ -304,8 +310,8 @@ pub async fn run_worker_with(
                     job,
                     gateway,
                     outcome,
+                    slot: Some(permit),
                 });
-                drop(permit);
             });
         }
     }
@@ -365,10 +371,12 @@ async fn record_outcomes(
             }
         }
         let now = now_ms();
-        for f in &batch {
+        let mut slots = Vec::with_capacity(batch.len());
+        for f in &mut batch {
             app.metrics
                 .push
                 .outcome(f.gateway, &f.outcome, now - f.job.created_ms);
+            slots.extend(f.slot.take());
         }
         let written = app
             .db
@@ -384,6 +392,7 @@ async fn record_outcomes(
             // The jobs stay claimed until their lease ends, then go again.
             tracing::error!(error = %e, "recording push outcomes");
         }
+        drop(slots);
         recorded.notify_one();
     }
 }
