@@ -121,45 +121,16 @@ impl Env {
     }
 
     fn http(&self, method: &str, path: &str, token: &str, body: Option<Value>) -> Value {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(async {
-            let mut req = reqwest::Client::new()
-                .request(method.parse().unwrap(), format!("{}{path}", self.url))
-                .bearer_auth(token);
-            if let Some(b) = body {
-                req = req.json(&b);
-            }
-            req.send().await.unwrap().json().await.unwrap()
-        })
+        common::http_blocking(&self.url, method, path, token, body)
     }
 
-    /// Waits until the user has a pending question and returns its id.
+    /// Waits until the responder has a pending question and returns its id.
     fn pending_id(&self) -> String {
-        let t = Instant::now();
-        loop {
-            let p = self.http("GET", "/api/questions/pending", &self.user_token, None);
-            if let Some(id) = p["questions"][0]["id"].as_str() {
-                return id.to_string();
-            }
-            assert!(
-                t.elapsed() < Duration::from_secs(10),
-                "no pending question appeared"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        common::pending_id_blocking(&self.url, &self.user_token)
     }
 
     fn answer(&self, id: &str, body: Value) {
-        let a = self.http(
-            "POST",
-            &format!("/api/questions/{id}/answer"),
-            &self.user_token,
-            Some(body),
-        );
-        assert_eq!(a["state"], "answered", "{a}");
+        common::answer_blocking(&self.url, &self.user_token, id, body)
     }
 }
 

@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{json, Value};
 
@@ -61,44 +61,16 @@ fn setup() -> Step {
 
 impl Step {
     fn http(&self, method: &str, path: &str, token: &str, body: Option<Value>) -> Value {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        rt.block_on(async {
-            let mut req = reqwest::Client::new()
-                .request(
-                    method.parse().unwrap(),
-                    format!("{}{path}", self.serve.base),
-                )
-                .bearer_auth(token);
-            if let Some(b) = body {
-                req = req.json(&b);
-            }
-            req.send().await.unwrap().json().await.unwrap()
-        })
+        common::http_blocking(&self.serve.base, method, path, token, body)
     }
 
+    /// Waits until the responder has a pending question and returns its id.
     fn pending_id(&self) -> String {
-        let t = Instant::now();
-        loop {
-            let p = self.http("GET", "/api/questions/pending", &self.phone, None);
-            if let Some(id) = p["questions"][0]["id"].as_str() {
-                return id.to_string();
-            }
-            assert!(t.elapsed() < Duration::from_secs(10), "no question came");
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        common::pending_id_blocking(&self.serve.base, &self.phone)
     }
 
     fn answer(&self, id: &str, body: Value) {
-        let a = self.http(
-            "POST",
-            &format!("/api/questions/{id}/answer"),
-            &self.phone,
-            Some(body),
-        );
-        assert_eq!(a["state"], "answered", "{a}");
+        common::answer_blocking(&self.serve.base, &self.phone, id, body)
     }
 
     /// A workflow step: `bash -c script` with the runner's two files set.

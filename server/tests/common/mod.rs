@@ -568,3 +568,52 @@ pub fn admin_json(db: impl AsRef<std::ffi::OsStr>, args: &[&str]) -> Value {
     );
     serde_json::from_slice(&out.stdout).unwrap()
 }
+
+/// A JSON request to a running `qp serve` from a test with no runtime of its
+/// own (the tests that drive `qp` as a process).
+pub fn http_blocking(
+    base: &str,
+    method: &str,
+    path: &str,
+    token: &str,
+    body: Option<Value>,
+) -> Value {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let mut req = reqwest::Client::new()
+            .request(method.parse().unwrap(), format!("{base}{path}"))
+            .bearer_auth(token);
+        if let Some(b) = body {
+            req = req.json(&b);
+        }
+        req.send().await.unwrap().json().await.unwrap()
+    })
+}
+
+/// Waits (10 s at most) until the responder holding `token` has a pending
+/// question, and returns its id.
+pub fn pending_id_blocking(base: &str, token: &str) -> String {
+    let t = std::time::Instant::now();
+    loop {
+        let p = http_blocking(base, "GET", "/api/questions/pending", token, None);
+        if let Some(id) = p["questions"][0]["id"].as_str() {
+            return id.to_string();
+        }
+        assert!(
+            t.elapsed() < Duration::from_secs(10),
+            "no pending question appeared"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Answers question `id` as the responder holding `token`; the answer must
+/// be the one recorded.
+pub fn answer_blocking(base: &str, token: &str, id: &str, body: Value) {
+    let path = format!("/api/questions/{id}/answer");
+    let a = http_blocking(base, "POST", &path, token, Some(body));
+    assert_eq!(a["state"], "answered", "{a}");
+}
