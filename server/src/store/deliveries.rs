@@ -269,25 +269,15 @@ pub fn devices_by_ids(
     for chunk in ids.chunks(500) {
         let marks: Vec<String> = (1..=chunk.len()).map(|i| format!("?{i}")).collect();
         let sql = format!(
-            "SELECT id, user_id, platform, push_token, app_id, locale, public_key
-             FROM devices WHERE id IN ({})",
+            "SELECT {} FROM devices WHERE id IN ({})",
+            crate::store::identity::DEVICE_COLUMNS,
             marks.join(", ")
         );
         let params: Vec<super::sql::Param> = chunk
             .iter()
             .map(|id| super::sql::ToParam::to_param(*id))
             .collect();
-        for d in conn.query_map(&sql, &params, |r| {
-            Ok(crate::store::identity::Device {
-                id: r.get(0)?,
-                user_id: r.get(1)?,
-                platform: r.get(2)?,
-                push_token: r.get(3)?,
-                app_id: r.get(4)?,
-                locale: r.get(5)?,
-                public_key: r.get(6)?,
-            })
-        })? {
+        for d in conn.query_map(&sql, &params, crate::store::identity::device_from_row)? {
             out.insert(d.id.clone(), d);
         }
     }

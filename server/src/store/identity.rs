@@ -602,9 +602,10 @@ pub struct DeviceInfo {
     pub created_at: i64,
 }
 
-const DEVICE_COLUMNS: &str = "id, user_id, platform, push_token, app_id, locale, public_key";
+pub(crate) const DEVICE_COLUMNS: &str =
+    "id, user_id, platform, push_token, app_id, locale, public_key";
 
-fn device_from_row(r: &super::sql::Row) -> DbResult<Device> {
+pub(crate) fn device_from_row(r: &super::sql::Row) -> DbResult<Device> {
     Ok(Device {
         id: r.get(0)?,
         user_id: r.get(1)?,
