@@ -75,12 +75,11 @@ pub struct AnswerResponse {
 
 impl App {
     pub fn new(db: Db, settings: Settings) -> Arc<App> {
-        let per_minute = NonZeroU32::new(settings.ask_rate_per_minute).unwrap_or(NonZeroU32::MIN);
-        let burst = NonZeroU32::new(settings.ask_burst).unwrap_or(NonZeroU32::MIN);
+        let asks = quota(settings.ask_rate_per_minute, settings.ask_burst);
         let answers = quota(settings.answer_rate_per_minute, settings.answer_burst);
         Arc::new(App {
             db,
-            limiter: RateLimiter::keyed(Quota::per_minute(per_minute).allow_burst(burst)),
+            limiter: RateLimiter::keyed(asks),
             answer_limiter: RateLimiter::keyed(answers),
             long_polls: LongPolls::new(settings.max_long_polls_per_token),
             mcp_sessions: crate::mcp::sessions::SessionOwners::new(
