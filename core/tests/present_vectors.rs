@@ -29,6 +29,7 @@ fn run_present(v: &Value) -> Result<(), String> {
         require_unlock_for_danger: v["options"]["require_unlock_for_danger"]
             .as_bool()
             .unwrap_or(false),
+        ..Default::default()
     };
     let ios = ios_notification(&q, &opts, Copy::english());
     eq(

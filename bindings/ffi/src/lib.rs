@@ -5,7 +5,8 @@
 //! the FFI machinery). Thin on purpose: the core's plain types cross as they
 //! are ([`types`], uniffi remote types), one error enum with typed kinds
 //! ([`error`]), one object ([`PhoneCore`], forwarding to `qp_core::phone::Phone`)
-//! and a few free functions ([`platform`]). No phone rule is decided here.
+//! and a few free functions ([`platform`]; presentation options and counts
+//! in [`present`]). No phone rule is decided here.
 //!
 //! Feature `testing` adds the exports the Swift and Kotlin suites use to
 //! replay the conformance vectors; shipped libraries are built without it.
@@ -17,6 +18,7 @@ pub mod keys;
 pub mod pairing;
 pub mod phone;
 pub mod platform;
+pub mod present;
 #[cfg(feature = "testing")]
 pub mod testing;
 pub mod types;

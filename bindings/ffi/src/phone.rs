@@ -133,6 +133,7 @@ impl PhoneCore {
             &question,
             &PresentOptions {
                 require_unlock_for_danger,
+                ..Default::default()
             },
         )
     }
@@ -149,6 +150,7 @@ impl PhoneCore {
             now,
             &PresentOptions {
                 require_unlock_for_danger,
+                ..Default::default()
             },
         )
     }

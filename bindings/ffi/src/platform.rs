@@ -73,6 +73,7 @@ pub fn ios_notification(
 ) -> IosNotification {
     let opts = PresentOptions {
         require_unlock_for_danger,
+        ..Default::default()
     };
     ios::ios_notification(&question, &opts, &Copy::for_languages(&languages))
 }
@@ -87,6 +88,7 @@ pub fn android_notification(
 ) -> AndroidNotification {
     let opts = PresentOptions {
         require_unlock_for_danger,
+        ..Default::default()
     };
     android::android_notification(&question, now, &opts, &Copy::for_languages(&languages))
 }

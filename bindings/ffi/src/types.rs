@@ -230,6 +230,70 @@ pub struct AndroidChannel {
     pub id: String,
     pub name: String,
     pub description: String,
+    pub importance: ChannelImportance,
+    pub sound: NotificationSound,
+}
+
+pub type AndroidGroupSummary = qp_core::present::android::AndroidGroupSummary;
+#[uniffi::remote(Record)]
+pub struct AndroidGroupSummary {
+    pub channel_id: String,
+    pub group: String,
+    pub tag: String,
+    pub notification_id: i32,
+    pub title: String,
+    pub lines: Vec<String>,
+    pub number: u32,
+}
+
+// ---- presentation options (what the app sets) ----
+
+pub type InterruptionLevel = qp_core::present::InterruptionLevel;
+#[uniffi::remote(Enum)]
+pub enum InterruptionLevel {
+    Passive,
+    Active,
+    TimeSensitive,
+    Critical,
+}
+
+pub type NotificationSound = qp_core::present::NotificationSound;
+#[uniffi::remote(Enum)]
+pub enum NotificationSound {
+    Default,
+    Silent,
+    Named { name: String },
+}
+
+pub type ChannelImportance = qp_core::present::ChannelImportance;
+#[uniffi::remote(Enum)]
+pub enum ChannelImportance {
+    Min,
+    Low,
+    Default,
+    High,
+}
+
+/// Every field defaults (`PresentOptions()`): unset means the library's choice.
+pub type PresentOptions = qp_core::present::PresentOptions;
+#[uniffi::remote(Record)]
+pub struct PresentOptions {
+    #[uniffi(default = false)]
+    pub require_unlock_for_danger: bool,
+    #[uniffi(default = None)]
+    pub interruption_level: Option<InterruptionLevel>,
+    #[uniffi(default = None)]
+    pub sound: Option<NotificationSound>,
+    #[uniffi(default = None)]
+    pub channel_importance: Option<ChannelImportance>,
+}
+
+pub type IosPresentation = qp_core::present::ios::IosPresentation;
+#[uniffi::remote(Record)]
+pub struct IosPresentation {
+    pub interruption_level: InterruptionLevel,
+    pub sound: NotificationSound,
+    pub badge: Option<u32>,
 }
 
 pub type AndroidRemoteInput = qp_core::present::android::AndroidRemoteInput;
@@ -331,9 +395,12 @@ pub struct ChooseEntry {
     pub time_remaining: String,
 }
 
-pub type TextField = qp_core::feed::TextField;
+/// A feed cell's reply field. `ReplyField` in Swift and Kotlin (the core's
+/// `TextField`): a record named `TextField` would shadow SwiftUI's in every
+/// file that imports both.
+pub type ReplyField = qp_core::feed::TextField;
 #[uniffi::remote(Record)]
-pub struct TextField {
+pub struct ReplyField {
     pub placeholder: String,
     pub max_length: u32,
     pub hint: Option<String>,
@@ -361,7 +428,7 @@ pub struct FeedCell {
     pub answerable: bool,
     pub buttons: Vec<FeedButton>,
     pub choose: Option<ChooseEntry>,
-    pub text_field: Option<TextField>,
+    pub text_field: Option<ReplyField>,
     pub resolution: Option<String>,
     pub room_hint: Option<String>,
     pub time_remaining: Option<String>,

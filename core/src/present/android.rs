@@ -20,7 +20,7 @@ use chrono::{DateTime, Utc};
 
 use super::copy::Copy;
 use super::ios::{option_action_id, TEXT_ACTION_ID};
-use super::PresentOptions;
+use super::{ChannelImportance, NotificationSound, PresentOptions};
 use crate::payload::{CompactOption, CompactQuestion};
 use crate::protocol::OptionStyle;
 
@@ -30,21 +30,87 @@ pub const CHOOSE_ACTION_ID: &str = "qp.choose";
 /// RemoteInput result keys.
 pub const TEXT_RESULT_KEY: &str = "qp.text";
 pub const CHOICE_RESULT_KEY: &str = "qp.choice";
-/// The notification channel to create (`NotificationChannel`, importance high).
+/// The notification channel to create (`NotificationChannel`). Android
+/// keeps a channel's importance and sound once created (the person owns
+/// them from then on).
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct AndroidChannel {
     pub id: String,
     pub name: String,
     pub description: String,
+    pub importance: ChannelImportance,
+    /// `setSound`: the default, none (silent) or a raw resource.
+    pub sound: NotificationSound,
 }
 
-/// The questions channel, in the copy's language.
+/// The questions channel, in the copy's language, with the default options.
 pub fn channel(copy: &Copy) -> AndroidChannel {
+    channel_with(copy, &PresentOptions::default())
+}
+
+/// The questions channel with the app's importance and sound.
+pub fn channel_with(copy: &Copy, opts: &PresentOptions) -> AndroidChannel {
     AndroidChannel {
         id: CHANNEL_ID.into(),
         name: copy.channel_name(),
         description: copy.channel_description(),
+        importance: opts.channel_importance(),
+        sound: opts.sound(),
     }
+}
+
+/// `channel` (named in some language) with the app's importance and sound.
+pub fn with_options(channel: AndroidChannel, opts: &PresentOptions) -> AndroidChannel {
+    AndroidChannel {
+        importance: opts.channel_importance(),
+        sound: opts.sound(),
+        ..channel
+    }
+}
+
+/// A room's group summary (`setGroupSummary(true)`): Android bundles a
+/// room's questions under it, and shows it alone where bundles are not
+/// drawn (older launchers, watches). Its lines are the questions' prompts
+/// (`InboxStyle`), newest first; its number the count.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct AndroidGroupSummary {
+    pub channel_id: String,
+    pub group: String,
+    /// `notify(tag, id, …)`: the tag is never a question id, so the
+    /// summary is never mistaken for a question's notification.
+    pub tag: String,
+    pub notification_id: i32,
+    /// The room's name (the asker's words, as given).
+    pub title: String,
+    pub lines: Vec<String>,
+    pub number: u32,
+}
+
+/// The tag prefix of group summaries.
+pub const SUMMARY_TAG_PREFIX: &str = "qp.summary.";
+
+/// The summary of `group` (an [`AndroidNotification::group`]) over the
+/// prompts of its questions on screen; none when there are none left
+/// (cancel the summary: Android would otherwise show an empty bundle).
+pub fn group_summary(
+    group: &str,
+    room_name: &str,
+    lines: &[String],
+) -> Option<AndroidGroupSummary> {
+    if lines.is_empty() {
+        return None;
+    }
+    Some(AndroidGroupSummary {
+        channel_id: CHANNEL_ID.to_string(),
+        group: group.to_string(),
+        // Not notification_id(tag): the glue takes a notification whose id
+        // is that of its tag for a question's.
+        notification_id: notification_id(group),
+        tag: format!("{SUMMARY_TAG_PREFIX}{group}"),
+        title: room_name.to_string(),
+        lines: lines.to_vec(),
+        number: lines.len() as u32,
+    })
 }
 
 /// The cap of the platform.
@@ -203,5 +269,43 @@ pub fn android_notification(
         timeout_after_ms: (q.expires_at - now).num_milliseconds().max(0),
         content_request_code: request_code(&q.id, 0),
         actions,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_channel_takes_the_apps_importance_and_sound() {
+        let copy = Copy::english();
+        let plain = channel(copy);
+        assert_eq!(plain.importance, ChannelImportance::High);
+        assert_eq!(plain.sound, NotificationSound::Default);
+        let quiet = channel_with(
+            copy,
+            &PresentOptions {
+                channel_importance: Some(ChannelImportance::Low),
+                sound: Some(NotificationSound::Silent),
+                ..Default::default()
+            },
+        );
+        assert_eq!(quiet.importance, ChannelImportance::Low);
+        assert_eq!(quiet.sound, NotificationSound::Silent);
+        assert_eq!((quiet.id, quiet.name), (plain.id, plain.name));
+    }
+
+    #[test]
+    fn a_rooms_summary_counts_its_questions_and_is_never_a_questions_notification() {
+        let lines = vec!["Deploy to prod?".to_string(), "Merge #12?".to_string()];
+        let s = group_summary("qp.room.ops", "Ops", &lines).expect("a summary");
+        assert_eq!(s.group, "qp.room.ops");
+        assert_eq!(s.title, "Ops");
+        assert_eq!(s.number, 2);
+        assert_eq!(s.lines, lines);
+        assert!(s.tag.starts_with(SUMMARY_TAG_PREFIX));
+        // The glue recognises a question's notification by id == notification_id(tag).
+        assert_ne!(s.notification_id, notification_id(&s.tag));
+        assert_eq!(group_summary("qp.room.ops", "Ops", &[]), None);
     }
 }

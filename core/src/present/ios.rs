@@ -7,7 +7,7 @@
 //! happens in the background.
 
 use super::copy::Copy;
-use super::PresentOptions;
+use super::{InterruptionLevel, NotificationSound, PresentOptions};
 use crate::payload::CompactQuestion;
 use crate::protocol::OptionStyle;
 
@@ -150,4 +150,70 @@ pub fn ios_resolved_notification(
         body: q.prompt.clone(),
         thread_id: format!("qp.room.{room}"),
     })
+}
+
+/// How loud a notification is on iOS: what the glue sets on the content
+/// (`interruptionLevel`, `sound`, `badge`) besides its words.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct IosPresentation {
+    pub interruption_level: InterruptionLevel,
+    pub sound: NotificationSound,
+    /// The app icon's badge: the pending count ([`super::badge`]); none
+    /// leaves the badge as it is (no store to count from).
+    pub badge: Option<u32>,
+}
+
+/// A question's presentation: the app's options. A resolution replacing
+/// its question (`resolved`) is always quiet: passive and silent, whatever
+/// the options, so an answer given elsewhere never rings this phone.
+pub fn ios_presentation(
+    opts: &PresentOptions,
+    resolved: bool,
+    badge: Option<u32>,
+) -> IosPresentation {
+    if resolved {
+        return IosPresentation {
+            interruption_level: InterruptionLevel::Passive,
+            sound: NotificationSound::Silent,
+            badge,
+        };
+    }
+    IosPresentation {
+        interruption_level: opts.interruption_level(),
+        sound: opts.sound(),
+        badge,
+    }
+}
+
+#[cfg(test)]
+mod presentation_tests {
+    use super::*;
+
+    #[test]
+    fn a_question_follows_the_options_and_a_resolution_is_always_quiet() {
+        let opts = PresentOptions {
+            interruption_level: Some(InterruptionLevel::Critical),
+            sound: Some(NotificationSound::Named {
+                name: "alarm.caf".into(),
+            }),
+            ..Default::default()
+        };
+        let q = ios_presentation(&opts, false, Some(3));
+        assert_eq!(q.interruption_level, InterruptionLevel::Critical);
+        assert_eq!(
+            q.sound,
+            NotificationSound::Named {
+                name: "alarm.caf".into()
+            }
+        );
+        assert_eq!(q.badge, Some(3));
+        let r = ios_presentation(&opts, true, Some(2));
+        assert_eq!(r.interruption_level, InterruptionLevel::Passive);
+        assert_eq!(r.sound, NotificationSound::Silent);
+        assert_eq!(r.badge, Some(2));
+        let d = ios_presentation(&PresentOptions::default(), false, None);
+        assert_eq!(d.interruption_level, InterruptionLevel::TimeSensitive);
+        assert_eq!(d.sound, NotificationSound::Default);
+        assert_eq!(d.badge, None);
+    }
 }

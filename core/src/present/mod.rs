@@ -4,19 +4,18 @@
 //!   (actions, text-input action) for `UNUserNotificationCenter`;
 //! - [`registry`]: which categories to register (merge, prune, bound);
 //! - [`android`]: the notification, its at most three actions, RemoteInput
-//!   and request codes for `NotificationCompat`.
+//!   and request codes for `NotificationCompat`;
+//! - [`options`]: what the app sets (interruption level, sound, channel
+//!   importance, unlock for danger); [`badge`]: the icon's pending count.
 
 pub mod android;
+#[cfg(feature = "phone")]
+pub mod badge;
 pub mod copy;
 pub mod ios;
+pub mod options;
 #[cfg(feature = "phone")]
 pub mod reconcile;
 pub mod registry;
 
-/// Options an app sets once.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct PresentOptions {
-    /// `danger` answers need the device unlocked (iOS `.authenticationRequired`;
-    /// Android `setAuthenticationRequired`).
-    pub require_unlock_for_danger: bool,
-}
+pub use options::{ChannelImportance, InterruptionLevel, NotificationSound, PresentOptions};
