@@ -15,7 +15,7 @@ use governor::clock::{Clock, DefaultClock};
 use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
 use qp_core::protocol::{
     normalize_ask, time, AnswerOutcome, AnswerSubmission, AskContext, Asker, Question,
-    QuestionState, Responder, ResponderScope, RoomRef, WebhookEvent,
+    QuestionState, Responder, RoomRef, WebhookEvent,
 };
 use serde_json::Value;
 use tokio::sync::Notify;
@@ -23,9 +23,9 @@ use tokio::sync::Notify;
 use crate::config::Settings;
 use crate::http::error::ApiError;
 use crate::ids;
-use crate::store::deliveries::{self, PushKind};
 use crate::store::identity::{self, Agent, User, SCOPE_ASK, SCOPE_READ};
 use crate::store::questions::{self, KeyedResult, StoredQuestion};
+use crate::store::round_trips::Op;
 use crate::store::{now_ms, Conn, Db, DbResult};
 use crate::waiters::{LongPollSlot, LongPolls, Waiters};
 
@@ -65,6 +65,8 @@ pub struct App {
     pub stopping: tokio::sync::watch::Sender<bool>,
     /// What /metrics shows.
     pub metrics: crate::http::observe::Metrics,
+    /// Who recent bearer tokens belong to (`token_cache`).
+    pub tokens: crate::token_cache::TokenCache,
 }
 
 /// The response of an answer, kept verbatim under its Idempotency-Key.
@@ -94,6 +96,7 @@ impl App {
             pair_failures: Default::default(),
             stopping: tokio::sync::watch::channel(false).0,
             metrics: Default::default(),
+            tokens: Default::default(),
         })
     }
 
@@ -109,6 +112,26 @@ impl App {
         for q in qs {
             self.announce(q);
         }
+    }
+
+    /// [`App::announce`], waking only the workers that got work.
+    fn announce_resolved(&self, q: Question, r: &questions::Resolved) {
+        self.waiters.release(Arc::new(q));
+        if r.webhook {
+            self.webhook_wake.notify_one();
+        }
+        if r.pushes > 0 {
+            self.push_wake.notify_one();
+        }
+    }
+
+    /// A 401 from an operation's token check: the remembered token is
+    /// forgotten too.
+    fn forget_if_revoked(&self, e: ApiError, hash: Option<&str>) -> ApiError {
+        if let (Some(h), 401) = (hash, e.status.as_u16()) {
+            self.tokens.forget(h);
+        }
+        e
     }
 
     fn check_answer_rate(&self, user_id: &str) -> Result<(), ApiError> {
@@ -170,27 +193,42 @@ impl App {
         require_scope(&agent, SCOPE_ASK)?;
         self.check_ask_rate(&agent.id)?;
         let max_pending = self.settings.max_pending_per_agent as i64;
-        let q = self
+        let check = agent.check_token.clone();
+        let agent_check = check.clone();
+        let (q, pushes) = self
             .db
-            .run(move |conn| -> Result<Question, ApiError> {
-                let room = identity::room_by_code(conn, &room_code)?.ok_or_else(|| {
+            .run_as(Op::Ask, move |conn| -> Result<(Question, usize), ApiError> {
+                let now = time::now();
+                let ctx = AskContext {
+                    now,
+                    default_target_user_id: Some(agent.owner_user_id.clone()),
+                };
+                // Judged now, reported after the room's checks (as before).
+                let ask = normalize_ask(&body, &ctx);
+                let target = ask.as_ref().ok().and_then(|a| a.target_user_id.clone());
+                let place = questions::ask_place(
+                    conn,
+                    &room_code,
+                    &agent.id,
+                    target.as_deref(),
+                    check.as_deref(),
+                )?;
+                if !place.token_live {
+                    return Err(crate::http::auth::revoked());
+                }
+                let room = place.room.ok_or_else(|| {
                     ApiError::not_found(format!("room: no room with code {room_code}")).with_field("room")
                 })?;
-                if !identity::agent_may_use_room(conn, &agent.id, &room.id)? {
+                if !place.agent_may_use {
                     return Err(ApiError::forbidden(
                         "room_not_allowed",
                         format!("room: this agent may not ask in room {}", room.code),
                     )
                     .with_field("room"));
                 }
-                let now = time::now();
-                let ctx = AskContext {
-                    now,
-                    default_target_user_id: Some(agent.owner_user_id.clone()),
-                };
-                let ask = normalize_ask(&body, &ctx)?;
+                let ask = ask?;
                 if let Some(target) = &ask.target_user_id {
-                    if !identity::is_member(conn, &room.id, target)? {
+                    if !place.target_is_member {
                         return Err(ApiError::invalid(
                             "target_user_id",
                             "not_a_member",
@@ -209,62 +247,57 @@ impl App {
                     id: agent.id.clone(),
                     display_name: agent.name.clone(),
                 });
-
-                let tx = conn.transaction()?;
-                // The pending quota, counted in the transaction that adds
-                // one; on PostgreSQL under a per-agent lock, so asks racing
-                // on several instances cannot overshoot it.
-                questions::lock_agent(&*tx, &agent.id)?;
-                if questions::count_pending_for_agent(&*tx, &agent.id)? >= max_pending {
-                    return Err(ApiError::too_many(
+                match questions::insert_asked(conn, &q, &room.id, &agent.id, max_pending, now_ms())? {
+                    questions::Asked::OverQuota => Err(ApiError::too_many(
                         "quota_exceeded",
                         format!("this agent already has {max_pending} pending questions; wait for some to resolve or cancel them"),
                         60,
-                    ));
+                    )),
+                    questions::Asked::Queued { pushes } => Ok((q, pushes)),
                 }
-                questions::insert(&*tx, &q, &room.id, &agent.id)?;
-                let recipients: Vec<String> = match q.responder_scope {
-                    ResponderScope::Direct => q.target_user_id.iter().cloned().collect(),
-                    ResponderScope::Room => identity::members(&*tx, &room.id)?
-                        .into_iter()
-                        .map(|u| u.id)
-                        .collect(),
-                };
-                let now_ms = now_ms();
-                for user_id in recipients {
-                    for device in identity::devices_of(&*tx, &user_id)? {
-                        deliveries::enqueue_push(&*tx, &device.id, &q.id, PushKind::Question, now_ms)?;
-                    }
-                }
-                tx.commit()?;
-                Ok(q)
             })
-            .await?;
+            .await
+            .map_err(|e| self.forget_if_revoked(e, agent_check.as_deref()))?;
         tracing::info!(question = %q.id, agent = %q.asker.as_ref().map(|a| a.id.as_str()).unwrap_or(""), "asked");
-        self.push_wake.notify_one();
+        if pushes > 0 {
+            self.push_wake.notify_one();
+        }
         Ok(q)
     }
 
     /// A question as its asking agent sees it; other agents get 404.
     pub async fn agent_question(&self, agent: &Agent, id: String) -> Result<Question, ApiError> {
+        self.agent_question_as(Op::Other, agent, id).await
+    }
+
+    async fn agent_question_as(
+        &self,
+        op: Op,
+        agent: &Agent,
+        id: String,
+    ) -> Result<Question, ApiError> {
         require_read(agent)?;
         let agent_id = agent.id.clone();
+        let check = agent.check_token.clone();
         let (result, fresh) = self
             .db
-            .run(move |conn| -> Result<_, ApiError> {
+            .run_as(op, move |conn| -> Result<_, ApiError> {
                 let now = time::now();
-                Ok(match load_fresh(conn, &id, now)? {
-                    Some((stored, fresh)) if stored.agent_id == agent_id => (
-                        Ok(stored.question.clone()),
-                        fresh.then_some(stored.question),
-                    ),
-                    Some((stored, fresh)) => {
-                        (Err(not_found(&id)), fresh.then_some(stored.question))
-                    }
-                    None => (Err(not_found(&id)), None),
-                })
+                Ok(
+                    match load_fresh_checked(conn, &id, now, check.as_deref())? {
+                        Some((stored, fresh)) if stored.agent_id == agent_id => (
+                            Ok(stored.question.clone()),
+                            fresh.then_some(stored.question),
+                        ),
+                        Some((stored, fresh)) => {
+                            (Err(not_found(&id)), fresh.then_some(stored.question))
+                        }
+                        None => (Err(not_found(&id)), None),
+                    },
+                )
             })
-            .await?;
+            .await
+            .map_err(|e| self.forget_if_revoked(e, agent.check_token.as_deref()))?;
         self.announce_all(fresh.into_iter().collect());
         result
     }
@@ -278,7 +311,7 @@ impl App {
         timeout: Duration,
     ) -> Result<Question, ApiError> {
         let mut rx = self.waiters.subscribe(&id);
-        let current = self.agent_question(agent, id.clone()).await;
+        let current = self.agent_question_as(Op::Wait, agent, id.clone()).await;
         let q = match current {
             Ok(q) if q.state == QuestionState::Pending && !timeout.is_zero() => q,
             other => {
@@ -309,7 +342,7 @@ impl App {
         self.waiters.forget_if_unused(&id);
         match released {
             Some(q) => Ok((*q).clone()),
-            None => self.agent_question(agent, id).await,
+            None => self.agent_question_as(Op::Wait, agent, id).await,
         }
     }
 
@@ -343,7 +376,7 @@ impl App {
         let agent_id = agent.id.clone();
         let (result, fresh) = self
             .db
-            .run(move |conn| -> Result<_, ApiError> {
+            .run_as(Op::Cancel, move |conn| -> Result<_, ApiError> {
                 let now = time::now();
                 let Some((stored, expired_now)) = load_fresh(conn, &id, now)? else {
                     return Ok((Err(not_found(&id)), None));
@@ -357,7 +390,7 @@ impl App {
                     return Ok((Err(ApiError::already_resolved(q)), expired));
                 }
                 let tx = conn.transaction()?;
-                let changed = record_resolution(&*tx, &stored.room_id, &q)?;
+                let changed = record_resolution(&*tx, &stored.room_id, &q)?.is_some();
                 tx.commit()?;
                 if !changed {
                     let current = questions::get(conn, &id)?.map(|s| s.question);
@@ -421,11 +454,19 @@ impl App {
         body: Value,
         key: Option<String>,
     ) -> Result<AnswerResponse, ApiError> {
+        let user_check = user.check_token.clone();
         self.check_answer_rate(&user.id)?;
         let key_ttl = self.settings.idempotency_key_ttl.as_secs() as i64;
-        let (result, fresh) = self
+        let check = user.check_token.clone();
+        let (result, fresh, woke) = self
             .db
-            .run(move |conn| -> Result<_, ApiError> {
+            .run_as(Op::Answer, move |conn| -> Result<_, ApiError> {
+                // One statement: the question, the user's membership, the
+                // room (webhook included) and the token's check.
+                let place = questions::answer_place(conn, &id, &user.id, check.as_deref())?;
+                if !place.token_live {
+                    return Err(crate::http::auth::revoked());
+                }
                 let keys_since = time::now().timestamp() - key_ttl;
                 if let Some(key) = &key {
                     if let Some(prev) = questions::keyed_answer(conn, &user.id, key, keys_since)? {
@@ -437,41 +478,70 @@ impl App {
                                     "Idempotency-Key: this key was already used for another question",
                                 )),
                                 None,
+                                None,
                             ));
                         }
-                        return Ok((Ok(AnswerResponse { status: prev.status, body: prev.response }), None));
+                        return Ok((Ok(AnswerResponse { status: prev.status, body: prev.response }), None, None));
                     }
                 }
                 let submission = match AnswerSubmission::from_json(&body) {
                     Ok(s) => s,
-                    Err(e) => return Ok((Err(e.into()), None)),
+                    Err(e) => return Ok((Err(e.into()), None, None)),
                 };
                 let now = time::now();
-                let Some((stored, expired_now)) = load_fresh(conn, &id, now)? else {
-                    return Ok((Err(not_found(&id)), None));
+                let Some(stored) = place.stored else {
+                    return Ok((Err(not_found(&id)), None, None));
+                };
+                let room = place.room.as_ref();
+                let Some((stored, expired_now)) = expire_loaded(conn, stored, now, room)? else {
+                    return Ok((Err(not_found(&id)), None, None));
                 };
                 let mut fresh = expired_now.then(|| stored.question.clone());
-                if !may_respond(conn, &stored, &user.id)? {
-                    return Ok((Err(not_eligible()), fresh));
+                if !(place.member && stored.question.is_eligible(&user.id, place.member)) {
+                    return Ok((Err(not_eligible()), fresh, None));
                 }
                 let mut q = stored.question;
                 let responder = Responder {
                     id: user.id.clone(),
                     display_name: user.display_name.clone(),
                 };
-                let tx = conn.transaction()?;
-                let response = match q.apply_answer(&submission, responder, now) {
+                let outcome = q.apply_answer(&submission, responder, now);
+                let accepted = matches!(outcome, Ok(AnswerOutcome::Accepted));
+                // PostgreSQL writes a resolution in one statement; a
+                // transaction only when an Idempotency-Key is stored with
+                // it (or on SQLite, whose resolution is several).
+                let tx = if key.is_some() || (accepted && conn.backend() == crate::store::Backend::Sqlite) {
+                    Some(conn.transaction()?)
+                } else {
+                    None
+                };
+                let c: &Conn = match &tx {
+                    Some(t) => &**t,
+                    None => conn,
+                };
+                let mut woke = None;
+                let response = match outcome {
                     Err(e) => {
                         let err: ApiError = e.into();
                         AnswerResponse { status: err.status.as_u16(), body: err.body().to_string() }
                     }
                     Ok(AnswerOutcome::Accepted) => {
-                        if record_resolution(&*tx, &stored.room_id, &q)? {
-                            fresh = Some(q.clone());
-                        } else if let Some(current) = questions::get(&*tx, &id)? {
-                            q = current.question; // someone else won in between
+                        // Serialized once: stored, carried to the other
+                        // instances, and answered.
+                        let json = serde_json::to_string(&q).unwrap_or_default();
+                        match record_resolution_in(c, &stored.room_id, room, &q, &json)? {
+                            Some(r) => {
+                                woke = Some(r);
+                                fresh = Some(q);
+                                AnswerResponse { status: 200, body: json }
+                            }
+                            None => {
+                                if let Some(current) = questions::get(c, &id)? {
+                                    q = current.question; // someone else won in between
+                                }
+                                AnswerResponse { status: 200, body: serde_json::to_string(&q).unwrap_or_default() }
+                            }
                         }
-                        AnswerResponse { status: 200, body: serde_json::to_string(&q).unwrap_or_default() }
                     }
                     Ok(AnswerOutcome::AlreadyResolved) => {
                         AnswerResponse { status: 200, body: serde_json::to_string(&q).unwrap_or_default() }
@@ -483,13 +553,21 @@ impl App {
                         status: response.status,
                         response: response.body.clone(),
                     };
-                    questions::save_keyed_answer(&*tx, &user.id, key, &keyed, now.timestamp(), keys_since)?;
+                    questions::save_keyed_answer(c, &user.id, key, &keyed, now.timestamp(), keys_since)?;
                 }
-                tx.commit()?;
-                Ok((Ok(response), fresh))
+                if let Some(tx) = tx {
+                    tx.commit()?;
+                }
+                Ok((Ok(response), fresh, woke))
             })
-            .await?;
-        self.announce_all(fresh.into_iter().collect());
+            .await
+            .map_err(|e| self.forget_if_revoked(e, user_check.as_deref()))?;
+        if let Some(q) = fresh {
+            match woke {
+                Some(r) => self.announce_resolved(q, &r),
+                None => self.announce(q),
+            }
+        }
         result
     }
 
@@ -607,50 +685,103 @@ fn load_fresh(
     id: &str,
     now: DateTime<Utc>,
 ) -> DbResult<Option<(StoredQuestion, bool)>> {
-    let Some(mut stored) = questions::get(conn, id)? else {
-        return Ok(None);
-    };
+    match questions::get(conn, id)? {
+        Some(stored) => expire_loaded(conn, stored, now, None),
+        None => Ok(None),
+    }
+}
+
+/// [`load_fresh`] in the statement that checks a remembered token (401
+/// when it was revoked).
+fn load_fresh_checked(
+    conn: &Conn,
+    id: &str,
+    now: DateTime<Utc>,
+    token: Option<&str>,
+) -> Result<Option<(StoredQuestion, bool)>, ApiError> {
+    let (live, stored) = questions::get_checked(conn, id, token)?;
+    if !live {
+        return Err(crate::http::auth::revoked());
+    }
+    match stored {
+        Some(stored) => Ok(expire_loaded(conn, stored, now, None)?),
+        None => Ok(None),
+    }
+}
+
+/// A question just read, expired first (durably) if its deadline passed.
+/// `room`: its room, when the caller read it already.
+fn expire_loaded(
+    conn: &Conn,
+    mut stored: StoredQuestion,
+    now: DateTime<Utc>,
+    room: Option<&identity::Room>,
+) -> DbResult<Option<(StoredQuestion, bool)>> {
     if !stored.question.expire_if_due(now) {
         return Ok(Some((stored, false)));
     }
     let tx = conn.transaction()?;
-    let changed = record_resolution(&*tx, &stored.room_id, &stored.question)?;
+    let json = serde_json::to_string(&stored.question).unwrap_or_default();
+    let changed = match room {
+        Some(room) => {
+            record_resolution_in(&*tx, &stored.room_id, Some(room), &stored.question, &json)?
+        }
+        None => record_resolution(&*tx, &stored.room_id, &stored.question)?,
+    };
     tx.commit()?;
-    if changed {
+    if changed.is_some() {
         Ok(Some((stored, true)))
     } else {
-        Ok(questions::get(conn, id)?.map(|s| (s, false)))
+        Ok(questions::get(conn, &stored.question.id)?.map(|s| (s, false)))
     }
 }
 
 /// Writes a resolution (first one wins) and queues what it causes: the
 /// room's webhook event (if its filter wants it) and a resolution push to every
-/// device that got the question. Returns false if the question was already
+/// device that got the question. Returns `None` if the question was already
 /// terminal in the database (nothing written).
-fn record_resolution(conn: &Conn, room_id: &str, q: &Question) -> DbResult<bool> {
-    if !questions::save_resolution(conn, q)? {
-        return Ok(false);
-    }
-    // Other instances' long-polls on this question, when they share
-    // PostgreSQL: sent when this transaction commits.
-    crate::wakeups::notify_resolved(conn, &q.id)?;
-    let now_ms = now_ms();
-    if let Some(room) = identity::room_by_id(conn, room_id)? {
+fn record_resolution(
+    conn: &Conn,
+    room_id: &str,
+    q: &Question,
+) -> DbResult<Option<questions::Resolved>> {
+    let room = identity::room_by_id(conn, room_id)?;
+    let json = serde_json::to_string(q).unwrap_or_default();
+    record_resolution_in(conn, room_id, room.as_ref(), q, &json)
+}
+
+/// [`record_resolution`] with the room read already and `q` serialized
+/// (`json`): on PostgreSQL one statement, which also wakes the other
+/// instances' waiters when it commits.
+fn record_resolution_in(
+    conn: &Conn,
+    room_id: &str,
+    room: Option<&identity::Room>,
+    q: &Question,
+    json: &str,
+) -> DbResult<Option<questions::Resolved>> {
+    let event = room.and_then(|room| {
+        let hook = room.webhook.as_ref()?;
         let room_ref = RoomRef {
             code: room.code.clone(),
             name: room.name.clone(),
         };
-        if let (Some(hook), Some(event)) = (&room.webhook, WebhookEvent::for_question(q, room_ref))
-        {
-            if hook.wants(&event.event) {
-                let body = serde_json::to_string(&event).unwrap_or_default();
-                deliveries::enqueue_webhook(conn, room_id, &event.event, &body, now_ms)?;
-            }
-        }
+        let event = WebhookEvent::for_question(q, room_ref)?;
+        hook.wants(&event.event).then(|| {
+            let body = serde_json::to_string(&event).unwrap_or_default();
+            (ids::new_id("d"), event.event, body)
+        })
+    });
+    let queued = event
+        .as_ref()
+        .map(|(id, name, body)| questions::QueuedEvent {
+            id,
+            event: name,
+            body,
+        });
+    let resolved = questions::resolve(conn, q, json, room_id, queued, now_ms())?;
+    if resolved.is_some() {
+        tracing::info!(question = %q.id, state = q.state.as_str(), "resolved");
     }
-    for device_id in deliveries::devices_that_got(conn, &q.id)? {
-        deliveries::enqueue_push(conn, &device_id, &q.id, PushKind::Resolved, now_ms)?;
-    }
-    tracing::info!(question = %q.id, state = q.state.as_str(), "resolved");
-    Ok(true)
+    Ok(resolved)
 }

@@ -26,6 +26,7 @@ pub mod secret_files;
 pub mod serve;
 pub mod store;
 pub mod tls;
+pub mod token_cache;
 pub mod waiters;
 pub mod wakeups;
 pub mod webhook;

@@ -85,6 +85,7 @@ pub async fn start(
         tokio::spawn(crate::app::purge_answer_keys_loop(app.clone())),
         tokio::spawn(trim_after_bursts(app.clone())),
         tokio::spawn(crate::webhook::run_worker(app.clone())),
+        tokio::spawn(crate::token_cache::flush_loop(app.clone())),
     ]);
     let transport: Arc<dyn PushTransport> = match push {
         Some(t) => t,
@@ -426,5 +427,7 @@ impl RunningServer {
         for w in &self.workers {
             w.abort();
         }
+        // The tokens' last uses the cache holds.
+        crate::token_cache::flush(&self.app).await;
     }
 }

@@ -4,8 +4,10 @@
 //! A resolution (answer, cancel, expiry) notifies `qp_events` with
 //! `resolved:<question id>` inside the transaction that writes it, so the
 //! notification goes out exactly when the change commits. Every instance
-//! listens; one that has long-polls parked on that question reads it and
-//! releases them. A push to a dev device notifies `dev`, which wakes dev
+//! listens; one that has long-polls parked on that question releases them
+//! with the question the notification carries (or reads it, when it was too
+//! large to carry). A revoked token notifies `revoked:<hash>`, so every
+//! instance forgets it. A push to a dev device notifies `dev`, which wakes dev
 //! inbox long-polls. When the listening connection drops, the instance
 //! reconnects with backoff, listens again, and then re-checks every parked
 //! question, so a wake-up sent while it was disconnected is not lost.
@@ -14,7 +16,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::StreamExt;
-use qp_core::protocol::QuestionState;
+use qp_core::protocol::{Question, QuestionState};
 use qp_core::retry::RetryPolicy;
 use tokio_postgres::AsyncMessage;
 
@@ -29,6 +31,27 @@ pub const CHANNEL: &str = "qp_events";
 /// with SQLite there is one instance). Call inside the resolving transaction.
 pub fn notify_resolved(conn: &Conn, id: &str) -> DbResult<()> {
     notify(conn, &format!("resolved:{id}"))
+}
+
+/// The payload that tells the other instances question `id` resolved,
+/// carrying the question as stored (`json`) when it fits in a
+/// notification, so their waiters are released without reading it back.
+pub fn resolved_payload(id: &str, json: &str) -> String {
+    if json.len() <= MAX_CARRIED_BYTES {
+        format!("resolved:{id}\n{json}")
+    } else {
+        format!("resolved:{id}")
+    }
+}
+
+/// A question's JSON rides in its wake-up up to this size (PostgreSQL's
+/// payload limit is 8,000 bytes).
+const MAX_CARRIED_BYTES: usize = 7_000;
+
+/// Tells every instance that the token with this hash was revoked: they
+/// forget it at once ([`crate::token_cache`]).
+pub fn notify_revoked(conn: &Conn, hash: &str) -> DbResult<()> {
+    notify(conn, &format!("revoked:{hash}"))
 }
 
 /// Tells every instance a dev device's inbox changed.
@@ -125,18 +148,32 @@ async fn listen_once(
 }
 
 async fn handle(app: &Arc<App>, payload: &str) {
-    if let Some(id) = payload.strip_prefix("resolved:") {
-        // Only questions someone waits on here cost a read.
+    if let Some(rest) = payload.strip_prefix("resolved:") {
+        let (id, carried) = match rest.split_once('\n') {
+            Some((id, json)) => (id, serde_json::from_str::<Question>(json).ok()),
+            None => (rest, None),
+        };
+        // Only questions someone waits on here matter; one the wake-up
+        // carries costs no read.
         if app.waiters.is_waited(id) {
-            release_if_resolved(app, vec![id.to_string()]).await;
+            match carried {
+                Some(q) if q.id == id && q.state != QuestionState::Pending => {
+                    app.waiters.release(Arc::new(q))
+                }
+                _ => release_if_resolved(app, vec![id.to_string()]).await,
+            }
         }
+    } else if let Some(hash) = payload.strip_prefix("revoked:") {
+        app.tokens.forget(hash);
     } else if payload == "dev" {
         app.dev_wake.notify_waiters();
     }
 }
 
-/// Every question with a parked waiter here, read again.
+/// Every question with a parked waiter here, read again; every token
+/// remembered here forgotten (a revocation may have gone unheard).
 async fn recheck_parked(app: &Arc<App>) {
+    app.tokens.forget_all();
     let ids = app.waiters.waited_ids();
     if !ids.is_empty() {
         release_if_resolved(app, ids).await;

@@ -10,6 +10,7 @@ use axum::http::request::Parts;
 use super::error::ApiError;
 use crate::app::App;
 use crate::store::identity::{self, Agent, Principal, User};
+use crate::store::round_trips::Op;
 
 /// The authenticated agent (an asker).
 pub struct AgentAuth(pub Agent);
@@ -36,14 +37,84 @@ fn bearer(parts: &Parts) -> Result<String, ApiError> {
     Ok(token.trim().to_string())
 }
 
+/// The principal, read from the database now (one statement), and then
+/// remembered for the question loop's requests.
 async fn principal(parts: &Parts, app: &Arc<App>) -> Result<Principal, ApiError> {
-    let token = bearer(parts)?;
-    app.db
-        .run(move |conn| -> Result<_, ApiError> {
-            identity::authenticate(conn, &token)?
-                .ok_or_else(|| ApiError::unauthorized("unknown or revoked token"))
+    let hash = crate::ids::token_hash(&bearer(parts)?);
+    let generation = app.tokens.generation();
+    let key = hash.clone();
+    let found = app
+        .db
+        .run_as(Op::Auth, move |conn| {
+            identity::authenticate_hash(conn, &key)
         })
-        .await
+        .await?
+        .ok_or_else(revoked)?;
+    if matches!(found, Principal::Agent(_) | Principal::User(_)) {
+        app.tokens.put(&hash, found.clone(), generation);
+    }
+    Ok(found)
+}
+
+/// The principal from the token cache when it remembers the token, marked
+/// so the operation's first statement confirms the token still exists
+/// (`check_token`); else as [`principal`]. Only for handlers whose
+/// operations make that check (ask, wait, answer).
+async fn remembered(parts: &Parts, app: &Arc<App>) -> Result<Principal, ApiError> {
+    let hash = crate::ids::token_hash(&bearer(parts)?);
+    let cached = app.tokens.get(&hash, crate::store::now_secs());
+    match cached {
+        Some(Principal::Agent(mut a)) => {
+            a.check_token = Some(hash);
+            Ok(Principal::Agent(a))
+        }
+        Some(Principal::User(mut u)) => {
+            u.check_token = Some(hash);
+            Ok(Principal::User(u))
+        }
+        _ => principal(parts, app).await,
+    }
+}
+
+/// The 401 of a token the database does not know (any more).
+pub fn revoked() -> ApiError {
+    ApiError::unauthorized("unknown or revoked token")
+}
+
+/// The authenticated agent, possibly from the token cache: for the
+/// question loop's handlers only (their operations check the token; see
+/// [`remembered`]).
+pub struct LoopAgentAuth(pub Agent);
+
+/// The authenticated user, as [`LoopAgentAuth`].
+pub struct LoopUserAuth(pub User);
+
+impl FromRequestParts<Arc<App>> for LoopAgentAuth {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, app: &Arc<App>) -> Result<Self, ApiError> {
+        match remembered(parts, app).await? {
+            Principal::Agent(a) => Ok(LoopAgentAuth(a)),
+            _ => Err(ApiError::forbidden(
+                "wrong_token_kind",
+                "this endpoint takes an agent token",
+            )),
+        }
+    }
+}
+
+impl FromRequestParts<Arc<App>> for LoopUserAuth {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, app: &Arc<App>) -> Result<Self, ApiError> {
+        match remembered(parts, app).await? {
+            Principal::User(u) => Ok(LoopUserAuth(u)),
+            _ => Err(ApiError::forbidden(
+                "wrong_token_kind",
+                "this endpoint takes a user token",
+            )),
+        }
+    }
 }
 
 impl FromRequestParts<Arc<App>> for AgentAuth {

@@ -23,7 +23,7 @@ use serde_json::{json, Value};
 use crate::app::{self, App};
 use crate::pairing::DeviceFields;
 use crate::store::identity;
-use auth::{AgentAuth, UserAuth};
+use auth::{AgentAuth, LoopAgentAuth, LoopUserAuth, UserAuth};
 use error::ApiError;
 
 pub fn router(app: Arc<App>) -> Router {
@@ -111,7 +111,7 @@ fn parse_json(body: &Bytes) -> Result<Value, ApiError> {
     security(("bearer" = [])))]
 async fn ask(
     State(app): State<Arc<App>>,
-    AgentAuth(agent): AgentAuth,
+    LoopAgentAuth(agent): LoopAgentAuth,
     Path(room): Path<String>,
     body: Bytes,
 ) -> Result<(StatusCode, Json<Question>), ApiError> {
@@ -139,7 +139,7 @@ async fn fetch(
     security(("bearer" = [])))]
 async fn wait(
     State(app): State<Arc<App>>,
-    AgentAuth(agent): AgentAuth,
+    LoopAgentAuth(agent): LoopAgentAuth,
     Path(id): Path<String>,
     Query(query): Query<HashMap<String, String>>,
 ) -> Result<Json<Question>, ApiError> {
@@ -264,7 +264,7 @@ fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
     security(("bearer" = [])))]
 async fn answer(
     State(app): State<Arc<App>>,
-    UserAuth(user): UserAuth,
+    LoopUserAuth(user): LoopUserAuth,
     Path(id): Path<String>,
     headers: HeaderMap,
     body: Bytes,

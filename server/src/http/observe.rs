@@ -10,7 +10,9 @@
 //! - `qp_http_request_duration_seconds{method,route,status}`: a histogram;
 //! - `qp_push_latency_seconds{gateway}`, `qp_push_in_flight{gateway}`,
 //!   `qp_push_outcomes_total{gateway,outcome,reason}`: the push worker's
-//!   (`push::metrics`, fixed label values).
+//!   (`push::metrics`, fixed label values);
+//! - `qp_db_round_trips_total{operation}`: database statements sent, by
+//!   operation (`store::round_trips`).
 //!
 //! Every label takes a bounded set of values (a method outside the standard
 //! ones is `OTHER`, a path no route matches is `unmatched`), so requests,
@@ -34,6 +36,7 @@ use axum::http::{header, HeaderMap, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
@@ -53,6 +56,11 @@ struct StateLabels {
     state: String,
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct OpLabels {
+    operation: &'static str,
+}
+
 /// The server's metrics: a registry and the handles that feed it.
 pub struct Metrics {
     registry: Mutex<Registry>,
@@ -63,6 +71,8 @@ pub struct Metrics {
     push_failed: Gauge,
     webhook_pending: Gauge,
     webhook_failed: Gauge,
+    /// `store::round_trips`, brought up to date at each scrape.
+    round_trips: Family<OpLabels, Counter>,
     /// Long-polls parked now (waits and dev inboxes).
     pub parked: AtomicI64,
     /// Client connections open now.
@@ -116,6 +126,7 @@ impl Default for Metrics {
             push_failed: Gauge::default(),
             webhook_pending: Gauge::default(),
             webhook_failed: Gauge::default(),
+            round_trips: Family::default(),
             parked: AtomicI64::new(0),
             connections: AtomicI64::new(0),
             connections_gauge: Gauge::default(),
@@ -151,6 +162,11 @@ impl Default for Metrics {
                 "http_request_duration_seconds",
                 "HTTP request latency by method, route template and status",
                 m.latency.clone(),
+            );
+            r.register(
+                "db_round_trips",
+                "Database statements sent (each a round trip on PostgreSQL), by operation",
+                m.round_trips.clone(),
             );
             m.push.register(&mut r);
         }
@@ -322,8 +338,16 @@ pub async fn metrics(
     m.push_failed.set(counts.1[1]);
     m.webhook_pending.set(counts.1[2]);
     m.webhook_failed.set(counts.1[3]);
+    let registry = m.registry.lock().unwrap();
+    // Under the registry's lock: two scrapes must not both add the same delta.
+    for (op, n) in app.db.round_trips.snapshot() {
+        let c = m.round_trips.get_or_create(&OpLabels {
+            operation: op.as_str(),
+        });
+        c.inc_by(n.saturating_sub(c.get()));
+    }
     let mut out = String::new();
-    prometheus_client::encoding::text::encode(&mut out, &m.registry.lock().unwrap())
+    prometheus_client::encoding::text::encode(&mut out, &registry)
         .map_err(|_| super::error::ApiError::internal())?;
     Ok((
         [(

@@ -12,6 +12,11 @@ use crate::ids;
 pub struct User {
     pub id: String,
     pub display_name: String,
+    /// Set when this user came from the token cache: the hash of the
+    /// token, whose existence the operation's first statement confirms
+    /// (`crate::token_cache`).
+    #[serde(skip)]
+    pub check_token: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -50,6 +55,9 @@ pub struct Agent {
     pub handle: String,
     pub owner_user_id: String,
     pub scopes: Vec<String>,
+    /// As [`User::check_token`].
+    #[serde(skip)]
+    pub check_token: Option<String>,
 }
 
 impl Agent {
@@ -138,6 +146,7 @@ pub fn create_user(conn: &Conn, display_name: &str, id: Option<&str>) -> Result<
     Ok(User {
         id,
         display_name: display_name.to_string(),
+        check_token: None,
     })
 }
 
@@ -149,6 +158,7 @@ pub fn user(conn: &Conn, id: &str) -> DbResult<Option<User>> {
             Ok(User {
                 id: r.get(0)?,
                 display_name: r.get(1)?,
+                check_token: None,
             })
         },
     )
@@ -166,6 +176,7 @@ pub fn list_users(conn: &Conn) -> DbResult<Vec<User>> {
             Ok(User {
                 id: r.get(0)?,
                 display_name: r.get(1)?,
+                check_token: None,
             })
         },
     )
@@ -174,13 +185,18 @@ pub fn list_users(conn: &Conn) -> DbResult<Vec<User>> {
 // ---- rooms ----
 
 fn room_from_row(r: &super::sql::Row) -> DbResult<Room> {
-    let url: Option<String> = r.get(3)?;
-    let secret: Option<String> = r.get(4)?;
-    let events: String = r.get(5)?;
+    room_at(r, 0)
+}
+
+/// A room read from [`ROOM_COLUMNS`] starting at column `at`.
+pub(crate) fn room_at(r: &super::sql::Row, at: usize) -> DbResult<Room> {
+    let url: Option<String> = r.get(at + 3)?;
+    let secret: Option<String> = r.get(at + 4)?;
+    let events: String = r.get(at + 5)?;
     Ok(Room {
-        id: r.get(0)?,
-        code: r.get(1)?,
-        name: r.get(2)?,
+        id: r.get(at)?,
+        code: r.get(at + 1)?,
+        name: r.get(at + 2)?,
         webhook: match (url, secret) {
             (Some(url), Some(secret)) => Some(Webhook {
                 url,
@@ -197,7 +213,7 @@ fn room_from_row(r: &super::sql::Row) -> DbResult<Room> {
     })
 }
 
-const ROOM_COLUMNS: &str = "id, code, name, webhook_url, webhook_secret, webhook_events";
+pub(crate) const ROOM_COLUMNS: &str = "id, code, name, webhook_url, webhook_secret, webhook_events";
 
 pub fn create_room(conn: &Conn, name: &str, code: Option<&str>) -> Result<Room, StoreError> {
     let name = name.trim();
@@ -282,6 +298,7 @@ pub fn members(conn: &Conn, room_id: &str) -> DbResult<Vec<User>> {
             Ok(User {
                 id: r.get(0)?,
                 display_name: r.get(1)?,
+                check_token: None,
             })
         },
     )
@@ -373,6 +390,7 @@ pub fn create_agent(
             handle,
             owner_user_id: owner_user_id.to_string(),
             scopes: scopes.to_vec(),
+            check_token: None,
         },
         token,
     ))
@@ -384,24 +402,36 @@ const ALL_AGENTS: &str =
     "SELECT id, name, owner_user_id, scopes, handle FROM agents ORDER BY created_at, id";
 
 fn agent_from_row(r: &super::sql::Row) -> DbResult<Agent> {
-    let scopes: String = r.get(3)?;
-    let id: String = r.get(0)?;
-    let name: String = r.get(1)?;
+    Ok(agent_from_parts(
+        r.get(0)?,
+        r.get(1)?,
+        r.get(2)?,
+        &r.get::<String>(3)?,
+        r.get(4)?,
+    ))
+}
+
+fn agent_from_parts(
+    id: String,
+    name: String,
+    owner_user_id: String,
+    scopes: &str,
+    handle: Option<String>,
+) -> Agent {
     // Agents created before handles existed get theirs derived on read.
-    let handle = r
-        .get::<Option<String>>(4)?
-        .unwrap_or_else(|| identity_rules::handle_of(&name, &id));
-    Ok(Agent {
+    let handle = handle.unwrap_or_else(|| identity_rules::handle_of(&name, &id));
+    Agent {
         id,
         name,
         handle,
-        owner_user_id: r.get(2)?,
+        owner_user_id,
         scopes: scopes
             .split(',')
             .filter(|s| !s.is_empty())
             .map(String::from)
             .collect(),
-    })
+        check_token: None,
+    }
 }
 
 pub fn list_agents(conn: &Conn) -> DbResult<Vec<(Agent, Vec<String>)>> {
@@ -490,6 +520,8 @@ pub fn revoke_token(conn: &Conn, hash_prefix: &str) -> Result<Vec<String>, Store
         )));
     };
     tx.execute("DELETE FROM tokens WHERE hash = ?1", params![hash])?;
+    // Instances that remember the token forget it when this commits.
+    crate::wakeups::notify_revoked(&*tx, hash)?;
     let mut untied = Vec::new();
     if kind == "user" {
         remove_devices_of_token(&*tx, hash, subject)?;
@@ -549,34 +581,70 @@ pub fn mint_token(
 }
 
 /// How often a token's `last_used_at` is written at most: reads stay reads.
-const LAST_USED_GRANULARITY_SECS: i64 = 60;
+pub const LAST_USED_GRANULARITY_SECS: i64 = 60;
 
 /// Who presents `token`, if anyone. Records when it was last used (to the
 /// minute, so most requests write nothing).
 pub fn authenticate(conn: &Conn, token: &str) -> DbResult<Option<Principal>> {
-    let hash = ids::token_hash(token);
-    let row: Option<(String, String, String, Option<i64>)> = conn.query_opt(
-        "SELECT kind, subject_id, label, last_used_at FROM tokens WHERE hash = ?1",
+    authenticate_hash(conn, &ids::token_hash(token))
+}
+
+/// [`authenticate`] by the token's hash: one statement (the token with its
+/// agent or user), and a second only when `last_used_at` is a minute old.
+pub fn authenticate_hash(conn: &Conn, hash: &str) -> DbResult<Option<Principal>> {
+    let row = conn.query_opt(
+        "SELECT t.kind, t.label, t.last_used_at, a.id, a.name, a.owner_user_id, a.scopes, a.handle,
+                u.id, u.display_name
+         FROM tokens t
+         LEFT JOIN agents a ON t.kind = 'agent' AND a.id = t.subject_id
+         LEFT JOIN users u ON t.kind = 'user' AND u.id = t.subject_id
+         WHERE t.hash = ?1",
         params![hash],
-        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+        |r| {
+            let kind: String = r.get(0)?;
+            let principal = match kind.as_str() {
+                "admin" => Some(Principal::Admin { label: r.get(1)? }),
+                "agent" => match r.get::<Option<String>>(3)? {
+                    Some(id) => Some(Principal::Agent(agent_from_parts(
+                        id,
+                        r.get(4)?,
+                        r.get(5)?,
+                        &r.get::<String>(6)?,
+                        r.get(7)?,
+                    ))),
+                    None => None,
+                },
+                _ => match r.get::<Option<String>>(8)? {
+                    Some(id) => Some(Principal::User(User {
+                        id,
+                        display_name: r.get(9)?,
+                        check_token: None,
+                    })),
+                    None => None,
+                },
+            };
+            Ok((principal, r.get::<Option<i64>>(2)?))
+        },
     )?;
-    let Some((kind, subject, label, last_used)) = row else {
+    let Some((principal, last_used)) = row else {
         return Ok(None);
     };
     let now = now_secs();
     if last_used.is_none_or(|t| now - t >= LAST_USED_GRANULARITY_SECS) {
-        conn.execute(
-            "UPDATE tokens SET last_used_at = ?2 WHERE hash = ?1",
-            params![hash, now],
-        )?;
+        stamp_use(conn, hash, now)?;
     }
-    match kind.as_str() {
-        "agent" => Ok(conn
-            .query_opt(AGENT_BY_ID, params![subject], agent_from_row)?
-            .map(Principal::Agent)),
-        "admin" => Ok(Some(Principal::Admin { label })),
-        _ => Ok(user(conn, &subject)?.map(Principal::User)),
-    }
+    Ok(principal)
+}
+
+/// Records a use of the token at `at` (Unix seconds), unless one within
+/// the last minute is recorded already.
+pub fn stamp_use(conn: &Conn, hash: &str, at: i64) -> DbResult<()> {
+    conn.execute(
+        "UPDATE tokens SET last_used_at = ?2 WHERE hash = ?1
+           AND (last_used_at IS NULL OR last_used_at <= CAST(?2 AS BIGINT) - CAST(?3 AS BIGINT))",
+        params![hash, at, LAST_USED_GRANULARITY_SECS],
+    )?;
+    Ok(())
 }
 
 // ---- devices ----
@@ -766,6 +834,13 @@ pub fn remove_device(conn: &Conn, device_id: &str) -> Result<(), StoreError> {
     }
 }
 
+/// Whether device `d` may receive pushes (see [`devices_of`]), as SQL.
+pub(crate) const DEVICE_MAY_RECEIVE: &str = "CASE
+    WHEN d.token_hash IS NULL THEN EXISTS (SELECT 1 FROM tokens t
+        WHERE t.kind = 'user' AND t.subject_id = d.user_id)
+    ELSE EXISTS (SELECT 1 FROM tokens t WHERE t.hash = d.token_hash)
+END";
+
 /// A user's devices that may receive pushes: those whose registering token
 /// still exists, and those registered before devices were tied to tokens
 /// while their user still has a token. Revoking removes devices as well;
@@ -773,11 +848,7 @@ pub fn remove_device(conn: &Conn, device_id: &str) -> Result<(), StoreError> {
 pub fn devices_of(conn: &Conn, user_id: &str) -> DbResult<Vec<Device>> {
     conn.query_map(
         &format!(
-            "SELECT {DEVICE_COLUMNS} FROM devices d WHERE d.user_id = ?1 AND CASE
-                 WHEN d.token_hash IS NULL THEN EXISTS (SELECT 1 FROM tokens t
-                     WHERE t.kind = 'user' AND t.subject_id = d.user_id)
-                 ELSE EXISTS (SELECT 1 FROM tokens t WHERE t.hash = d.token_hash)
-             END
+            "SELECT {DEVICE_COLUMNS} FROM devices d WHERE d.user_id = ?1 AND {DEVICE_MAY_RECEIVE}
              ORDER BY d.created_at, d.id"
         ),
         params![user_id],

@@ -9,6 +9,7 @@ pub mod identity;
 pub mod invites;
 pub mod pg;
 pub mod questions;
+pub mod round_trips;
 mod schema;
 pub mod sql;
 
@@ -181,6 +182,8 @@ pub fn connect(db: &Database) -> DbResult<Box<Conn>> {
 #[derive(Clone)]
 pub struct Db {
     jobs: std::sync::mpsc::Sender<Job>,
+    /// Statements sent, by the operation that sent them.
+    pub round_trips: Arc<round_trips::RoundTrips>,
 }
 
 type Job = Box<dyn FnOnce(&Conn) + Send>;
@@ -201,7 +204,10 @@ impl Db {
                         job(&conn);
                     }
                 })?;
-                Ok(Db { jobs })
+                Ok(Db {
+                    jobs,
+                    round_trips: Default::default(),
+                })
             }
             Database::Postgres(url) => {
                 // The first connection migrates (and proves the URL works).
@@ -219,22 +225,39 @@ impl Db {
                     let (rx, url, conn) = (rx.clone(), url.clone(), first.take());
                     spawn(format!("qp-db-{n}"), move || run_pg_thread(&rx, &url, conn))?;
                 }
-                Ok(Db { jobs })
+                Ok(Db {
+                    jobs,
+                    round_trips: Default::default(),
+                })
             }
         }
     }
 
     /// Runs `f` on a database thread and awaits its result. A panic in `f`
     /// is caught there (the thread lives on) and resumed in the caller.
+    /// Its statements count as [`Op::Other`](round_trips::Op::Other).
     pub async fn run<T, E, F>(&self, f: F) -> Result<T, E>
     where
         T: Send + 'static,
         E: Send + 'static + From<DbError>,
         F: FnOnce(&Conn) -> Result<T, E> + Send + 'static,
     {
+        self.run_as(round_trips::Op::Other, f).await
+    }
+
+    /// [`Db::run`], its statements counted under `op`.
+    pub async fn run_as<T, E, F>(&self, op: round_trips::Op, f: F) -> Result<T, E>
+    where
+        T: Send + 'static,
+        E: Send + 'static + From<DbError>,
+        F: FnOnce(&Conn) -> Result<T, E> + Send + 'static,
+    {
         let (tx, rx) = tokio::sync::oneshot::channel();
+        let counts = self.round_trips.clone();
         let job: Job = Box::new(move |conn| {
+            let sent = round_trips::sent();
             let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(conn)));
+            counts.add(op, round_trips::sent() - sent);
             let _ = tx.send(result);
         });
         if self.jobs.send(job).is_err() {

@@ -374,6 +374,7 @@ impl Sql for PgConn {
     }
 
     fn execute(&self, sql: &str, params: &[Param]) -> DbResult<usize> {
+        super::round_trips::sent_one();
         let st = self.statement(sql)?;
         let bound: Vec<Bound> = params.iter().map(|p| Bound(*p)).collect();
         let refs: Vec<&(dyn ToSql + Sync)> = bound.iter().map(|b| b as _).collect();
@@ -381,6 +382,7 @@ impl Sql for PgConn {
     }
 
     fn query(&self, sql: &str, params: &[Param]) -> DbResult<Vec<Row>> {
+        super::round_trips::sent_one();
         let st = self.statement(sql)?;
         let bound: Vec<Bound> = params.iter().map(|p| Bound(*p)).collect();
         let refs: Vec<&(dyn ToSql + Sync)> = bound.iter().map(|b| b as _).collect();
@@ -389,6 +391,7 @@ impl Sql for PgConn {
     }
 
     fn batch(&self, sql: &str) -> DbResult<()> {
+        super::round_trips::sent_one();
         Ok(self.client.borrow_mut().batch_execute(sql)?)
     }
 }

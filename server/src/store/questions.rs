@@ -205,3 +205,367 @@ pub fn purge_answer_keys(conn: &Conn, before: i64) -> DbResult<usize> {
         params![before],
     )
 }
+
+// ---- the question loop, in as few statements as each engine allows ----
+
+/// SQL: the remembered token `?N` still exists (NULL: it was checked by
+/// this request already). Every first statement of the loop carries it, so
+/// a revoked token is refused from the very next request
+/// (`crate::token_cache`).
+macro_rules! token_live {
+    ($n:literal) => {
+        concat!(
+            "(CAST(?",
+            $n,
+            " AS TEXT) IS NULL OR EXISTS (SELECT 1 FROM tokens WHERE hash = ?",
+            $n,
+            "))"
+        )
+    };
+}
+
+/// What an ask must know before it writes, in one statement.
+pub struct AskPlace {
+    /// False: the remembered token was revoked.
+    pub token_live: bool,
+    /// The room (without its webhook), if the code names one.
+    pub room: Option<crate::store::identity::Room>,
+    pub agent_may_use: bool,
+    /// The target, if any, is a member of the room.
+    pub target_is_member: bool,
+}
+
+pub fn ask_place(
+    conn: &Conn,
+    room_code: &str,
+    agent_id: &str,
+    target_user_id: Option<&str>,
+    token: Option<&str>,
+) -> DbResult<AskPlace> {
+    conn.query_row(
+        concat!(
+            "SELECT ",
+            token_live!("4"),
+            ", r.id, r.code, r.name,
+               EXISTS (SELECT 1 FROM agent_rooms ar WHERE ar.agent_id = ?2 AND ar.room_id = r.id),
+               (CAST(?3 AS TEXT) IS NULL OR EXISTS (SELECT 1 FROM memberships m
+                   WHERE m.room_id = r.id AND m.user_id = ?3))
+             FROM (SELECT 1 AS one) x LEFT JOIN rooms r ON r.code = ?1"
+        ),
+        params![
+            room_code.to_ascii_uppercase(),
+            agent_id,
+            target_user_id,
+            token
+        ],
+        |r| {
+            let room = match r.get::<Option<String>>(1)? {
+                Some(id) => Some(crate::store::identity::Room {
+                    id,
+                    code: r.get(2)?,
+                    name: r.get(3)?,
+                    webhook: None,
+                }),
+                None => None,
+            };
+            Ok(AskPlace {
+                token_live: r.get(0)?,
+                room,
+                agent_may_use: r.get::<Option<bool>>(4)?.unwrap_or(false),
+                target_is_member: r.get::<Option<bool>>(5)?.unwrap_or(false),
+            })
+        },
+    )
+}
+
+/// The push jobs of a new question `?1` in room `?2`: every member's
+/// devices that may receive pushes, or only the target's (`?3`, direct
+/// questions), queued at `?4`.
+const QUESTION_PUSHES: &str =
+    "SELECT d.id, CAST(?1 AS TEXT), 'question', 'queued', CAST(?4 AS BIGINT), CAST(?4 AS BIGINT)
+     FROM devices d
+     WHERE d.user_id IN (SELECT m.user_id FROM memberships m
+                         WHERE m.room_id = ?2 AND (CAST(?3 AS TEXT) IS NULL OR m.user_id = ?3))
+       AND ";
+
+/// What [`insert_asked`] did.
+pub enum Asked {
+    /// The agent has `max_pending` pending questions already: nothing written.
+    OverQuota,
+    /// Written, with this many push jobs queued.
+    Queued { pushes: usize },
+}
+
+/// Writes a new question and its push jobs in one transaction, under the
+/// agent's pending quota. SQLite: BEGIN, the question (with the quota in its
+/// WHERE), the push jobs, COMMIT. PostgreSQL: BEGIN, the per-agent lock (so
+/// asks racing on several instances cannot overshoot the quota: the next
+/// statement's snapshot is taken after it), one statement writing the
+/// question and its push jobs, COMMIT.
+pub fn insert_asked(
+    conn: &Conn,
+    q: &Question,
+    room_id: &str,
+    agent_id: &str,
+    max_pending: i64,
+    now_ms: i64,
+) -> DbResult<Asked> {
+    let target = match q.responder_scope {
+        qp_core::protocol::ResponderScope::Direct => q.target_user_id.as_deref(),
+        qp_core::protocol::ResponderScope::Room => None,
+    };
+    let json = to_json(q);
+    let tx = conn.transaction()?;
+    let asked = match conn.backend() {
+        super::Backend::Sqlite => {
+            let n = tx.execute(
+                "INSERT INTO questions (id, room_id, agent_id, state, scope, target_user_id, correlation_id,
+                                        expires_at, created_at, body)
+                 SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10
+                 WHERE (SELECT COUNT(*) FROM questions WHERE agent_id = ?3 AND state = 'pending') < ?11",
+                params![
+                    q.id,
+                    room_id,
+                    agent_id,
+                    q.state.as_str(),
+                    q.responder_scope.as_str(),
+                    q.target_user_id,
+                    q.correlation_id,
+                    q.expires_at.timestamp(),
+                    q.created_at.timestamp(),
+                    json,
+                    max_pending,
+                ],
+            )?;
+            if n == 0 {
+                return Ok(Asked::OverQuota); // rolled back
+            }
+            let pushes = tx.execute(
+                &format!(
+                    "INSERT INTO push_jobs (device_id, question_id, kind, state, next_attempt_ms, created_at)
+                     {QUESTION_PUSHES}{} ORDER BY d.user_id, d.created_at, d.id",
+                    crate::store::identity::DEVICE_MAY_RECEIVE
+                ),
+                params![q.id, room_id, target, now_ms],
+            )?;
+            Asked::Queued { pushes }
+        }
+        super::Backend::Postgres => {
+            lock_agent(&*tx, agent_id)?;
+            let (written, pushes): (i64, i64) = tx.query_row(
+                &format!(
+                    "WITH q AS (
+                         INSERT INTO questions (id, room_id, agent_id, state, scope, target_user_id,
+                                                correlation_id, expires_at, created_at, body)
+                         SELECT ?1, ?2, ?5, ?6, ?7, ?8, ?9, CAST(?10 AS BIGINT), CAST(?11 AS BIGINT), ?12
+                         WHERE (SELECT COUNT(*) FROM questions WHERE agent_id = ?5 AND state = 'pending') < ?13
+                         RETURNING id),
+                     p AS (
+                         INSERT INTO push_jobs (device_id, question_id, kind, state, next_attempt_ms, created_at)
+                         {QUESTION_PUSHES}{} AND EXISTS (SELECT 1 FROM q)
+                         ORDER BY d.user_id, d.created_at, d.id
+                         RETURNING 1)
+                     SELECT (SELECT COUNT(*) FROM q), (SELECT COUNT(*) FROM p)",
+                    crate::store::identity::DEVICE_MAY_RECEIVE
+                ),
+                params![
+                    q.id,
+                    room_id,
+                    target,
+                    now_ms,
+                    agent_id,
+                    q.state.as_str(),
+                    q.responder_scope.as_str(),
+                    q.target_user_id,
+                    q.correlation_id,
+                    q.expires_at.timestamp(),
+                    q.created_at.timestamp(),
+                    json,
+                    max_pending,
+                ],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )?;
+            if written == 0 {
+                return Ok(Asked::OverQuota);
+            }
+            Asked::Queued {
+                pushes: pushes as usize,
+            }
+        }
+    };
+    tx.commit()?;
+    Ok(asked)
+}
+
+/// A question read for an answer, with everything the answer needs, in one
+/// statement.
+pub struct AnswerPlace {
+    pub token_live: bool,
+    pub stored: Option<StoredQuestion>,
+    /// The answering user is a member of the question's room.
+    pub member: bool,
+    /// The question's room, webhook included.
+    pub room: Option<crate::store::identity::Room>,
+}
+
+pub fn answer_place(
+    conn: &Conn,
+    id: &str,
+    user_id: &str,
+    token: Option<&str>,
+) -> DbResult<AnswerPlace> {
+    conn.query_row(
+        &format!(
+            "SELECT q.body, q.room_id, q.agent_id, {},
+                    EXISTS (SELECT 1 FROM memberships m WHERE m.room_id = q.room_id AND m.user_id = ?2),
+                    {}
+             FROM (SELECT 1 AS one) x LEFT JOIN questions q ON q.id = ?1
+             LEFT JOIN rooms r ON r.id = q.room_id",
+            token_live!("3"),
+            crate::store::identity::ROOM_COLUMNS
+                .split(", ")
+                .map(|c| format!("r.{c}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        params![id, user_id, token],
+        |r| {
+            let found = r.get::<Option<String>>(0)?.is_some();
+            Ok(AnswerPlace {
+                token_live: r.get(3)?,
+                stored: if found { Some(from_row(r)?) } else { None },
+                member: r.get::<Option<bool>>(4)?.unwrap_or(false),
+                room: if found {
+                    Some(crate::store::identity::room_at(r, 5)?)
+                } else {
+                    None
+                },
+            })
+        },
+    )
+}
+
+/// A question, and whether the remembered token still exists, in one
+/// statement (the long-poll's read).
+pub fn get_checked(
+    conn: &Conn,
+    id: &str,
+    token: Option<&str>,
+) -> DbResult<(bool, Option<StoredQuestion>)> {
+    if token.is_none() {
+        return Ok((true, get(conn, id)?));
+    }
+    conn.query_row(
+        concat!(
+            "SELECT q.body, q.room_id, q.agent_id, ",
+            token_live!("2"),
+            " FROM (SELECT 1 AS one) x LEFT JOIN questions q ON q.id = ?1"
+        ),
+        params![id, token],
+        |r| {
+            let found = r.get::<Option<String>>(0)?.is_some();
+            Ok((r.get(3)?, if found { Some(from_row(r)?) } else { None }))
+        },
+    )
+}
+
+/// A webhook event to queue with a resolution: delivery id, event name,
+/// body bytes.
+pub struct QueuedEvent<'a> {
+    pub id: &'a str,
+    pub event: &'a str,
+    pub body: &'a str,
+}
+
+/// What [`resolve`] wrote: `None` when the question was terminal already
+/// (nothing written).
+pub struct Resolved {
+    pub webhook: bool,
+    pub pushes: usize,
+}
+
+/// Writes a resolution (first one wins: `state = 'pending'` in the
+/// UPDATE), the room's webhook event if given, and a resolution push to
+/// every device that got the question; on PostgreSQL the other instances'
+/// wake-up, carrying the question, goes out when this commits. `json` is
+/// `q` serialized (once, by the caller). PostgreSQL: one statement (atomic
+/// on its own; the caller may wrap it in a transaction). SQLite: one
+/// statement each, inside the caller's transaction.
+pub fn resolve(
+    conn: &Conn,
+    q: &Question,
+    json: &str,
+    room_id: &str,
+    event: Option<QueuedEvent<'_>>,
+    now_ms: i64,
+) -> DbResult<Option<Resolved>> {
+    let (event_id, event_name, event_body) = match &event {
+        Some(e) => (Some(e.id), Some(e.event), Some(e.body)),
+        None => (None, None, None),
+    };
+    match conn.backend() {
+        super::Backend::Postgres => {
+            let payload = crate::wakeups::resolved_payload(&q.id, json);
+            let (changed, webhook, pushes): (i64, i64, i64) = conn.query_row(
+                "WITH u AS (
+                     UPDATE questions SET state = ?2, body = ?3 WHERE id = ?1 AND state = 'pending'
+                     RETURNING id),
+                 w AS (
+                     INSERT INTO webhook_deliveries (id, room_id, event, body, state, next_attempt_ms, created_at)
+                     SELECT ?4, ?5, ?6, ?7, 'pending', CAST(?8 AS BIGINT), CAST(?8 AS BIGINT) FROM u
+                     WHERE CAST(?7 AS TEXT) IS NOT NULL
+                     RETURNING 1),
+                 p AS (
+                     INSERT INTO push_jobs (device_id, question_id, kind, state, next_attempt_ms, created_at)
+                     SELECT DISTINCT j.device_id, u.id, 'resolved', 'queued', CAST(?8 AS BIGINT), CAST(?8 AS BIGINT)
+                     FROM u JOIN push_jobs j ON j.question_id = u.id AND j.kind = 'question'
+                     RETURNING 1)
+                 SELECT (SELECT COUNT(*) FROM u), (SELECT COUNT(*) FROM w), (SELECT COUNT(*) FROM p),
+                        (SELECT COUNT(pg_notify(?9, ?10)) FROM u)",
+                params![
+                    q.id,
+                    q.state.as_str(),
+                    json,
+                    event_id,
+                    room_id,
+                    event_name,
+                    event_body,
+                    now_ms,
+                    crate::wakeups::CHANNEL,
+                    payload,
+                ],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )?;
+            Ok((changed == 1).then_some(Resolved {
+                webhook: webhook > 0,
+                pushes: pushes as usize,
+            }))
+        }
+        super::Backend::Sqlite => {
+            let n = conn.execute(
+                "UPDATE questions SET state = ?2, body = ?3 WHERE id = ?1 AND state = 'pending'",
+                params![q.id, q.state.as_str(), json],
+            )?;
+            if n != 1 {
+                return Ok(None);
+            }
+            if let Some(e) = &event {
+                conn.execute(
+                    "INSERT INTO webhook_deliveries (id, room_id, event, body, state, next_attempt_ms, created_at)
+                     VALUES (?1, ?2, ?3, ?4, 'pending', ?5, ?5)",
+                    params![e.id, room_id, e.event, e.body, now_ms],
+                )?;
+            }
+            let pushes = conn.execute(
+                "INSERT INTO push_jobs (device_id, question_id, kind, state, next_attempt_ms, created_at)
+                 SELECT DISTINCT device_id, ?1, 'resolved', 'queued', ?2, ?2 FROM push_jobs
+                 WHERE question_id = ?1 AND kind = 'question'",
+                params![q.id, now_ms],
+            )?;
+            Ok(Some(Resolved {
+                webhook: event.is_some(),
+                pushes,
+            }))
+        }
+    }
+}

@@ -345,6 +345,7 @@ impl Sql for rusqlite::Connection {
     }
 
     fn execute(&self, sql: &str, params: &[Param]) -> DbResult<usize> {
+        super::round_trips::sent_one();
         Ok(self
             .prepare_cached(sql)?
             .execute(rusqlite::params_from_iter(params))?)
@@ -352,6 +353,7 @@ impl Sql for rusqlite::Connection {
 
     fn query(&self, sql: &str, params: &[Param]) -> DbResult<Vec<Row>> {
         use rusqlite::types::ValueRef;
+        super::round_trips::sent_one();
         let mut st = self.prepare_cached(sql)?;
         let columns = st.column_count();
         let mut rows = st.query(rusqlite::params_from_iter(params))?;
@@ -377,6 +379,7 @@ impl Sql for rusqlite::Connection {
     }
 
     fn batch(&self, sql: &str) -> DbResult<()> {
+        super::round_trips::sent_one();
         Ok(self.execute_batch(sql)?)
     }
 }
