@@ -18,6 +18,7 @@ pub mod keys;
 pub mod pairing;
 pub mod phone;
 pub mod platform;
+pub mod session;
 pub mod present;
 #[cfg(feature = "testing")]
 pub mod testing;
@@ -26,3 +27,4 @@ pub mod types;
 pub use error::QpError;
 pub use pairing::{pair_device, SecureStore};
 pub use phone::{PhoneCore, TokenProvider};
+pub use session::TokenVault;

@@ -276,6 +276,7 @@ pub fn localized_copy(
             "fallback-title" => copy.fallback_title(),
             "fallback-body" => copy.fallback_body(),
             "open-app-to-finish" => copy.open_app_to_finish(),
+            "sign-in-again" => copy.sign_in_again(),
             "channel-name" => copy.channel_name(),
             "channel-description" => copy.channel_description(),
             other => return Err(invalid(format!("unknown message {other}"))),

@@ -369,6 +369,7 @@ pub struct FlushReport {
     pub rejected: u32,
     pub will_retry: u32,
     pub withdraw: Vec<String>,
+    pub unauthorized: bool,
 }
 
 pub type SyncReport = qp_core::sync::SyncReport;
@@ -437,15 +438,61 @@ pub struct FeedCell {
 
 // ---- pairing ----
 
+pub type Platform = qp_core::protocol::device::Platform;
+#[uniffi::remote(Enum)]
+pub enum Platform {
+    Ios,
+    Android,
+    Dev,
+}
+
+pub type ApnsEnvironment = qp_core::protocol::device::ApnsEnvironment;
+#[uniffi::remote(Enum)]
+pub enum ApnsEnvironment {
+    Production,
+    Sandbox,
+}
+
+/// `DeviceRegistration(platform: .ios, pushToken: hex, appId: bundleId)`:
+/// the person's language, the device key and the APNs environment default
+/// to none (English, plain pushes, the server's APNs default).
 pub type DeviceRegistration = qp_core::phone::DeviceRegistration;
 #[uniffi::remote(Record)]
 pub struct DeviceRegistration {
-    pub platform: String,
+    pub platform: Platform,
     pub push_token: String,
     pub app_id: Option<String>,
+    #[uniffi(default = None)]
     pub locale: Option<String>,
     #[uniffi(default = None)]
     pub public_key: Option<String>,
+    #[uniffi(default = None)]
+    pub apns_environment: Option<ApnsEnvironment>,
+}
+
+pub type SessionState = qp_core::phone::SessionState;
+#[uniffi::remote(Enum)]
+pub enum SessionState {
+    SignedOut,
+    SignedIn,
+    Unauthorized,
+}
+
+pub type SessionStatus = qp_core::phone::SessionStatus;
+#[uniffi::remote(Record)]
+pub struct SessionStatus {
+    pub state: SessionState,
+    pub user_id: Option<String>,
+    pub display_name: Option<String>,
+    pub server_url: Option<String>,
+    pub device_id: Option<String>,
+    pub line: Option<String>,
+}
+
+pub type SignOutReport = qp_core::phone::SignOutReport;
+#[uniffi::remote(Record)]
+pub struct SignOutReport {
+    pub device_removed: bool,
 }
 
 pub type PairedAccount = qp_core::phone::PairedAccount;
