@@ -185,6 +185,12 @@ answer-too-late =
 # characters.
 open-app-to-finish = افتح التطبيق لإكمال إجابتك
 
+# Where: the app's status line (above the feed, the account screen) when the
+# server no longer takes this phone's sign-in (the token was revoked or has
+# expired); answers wait on the phone until the person pairs again. Subject:
+# you (an instruction). Two sentences. Max 100 characters.
+sign-in-again = انتهت جلسة تسجيل الدخول. أقرن هذا الهاتف من جديد لإرسال إجاباتك.
+
 # Where: Android's notification settings: the name of this app's channel.
 # Subject: the questions (a plural noun). Max 24 characters.
 channel-name = الأسئلة

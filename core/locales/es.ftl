@@ -169,6 +169,12 @@ answer-too-late =
 # characters.
 open-app-to-finish = Abre la app para terminar tu respuesta
 
+# Where: the app's status line (above the feed, the account screen) when the
+# server no longer takes this phone's sign-in (the token was revoked or has
+# expired); answers wait on the phone until the person pairs again. Subject:
+# you (an instruction). Two sentences. Max 100 characters.
+sign-in-again = Tu sesión terminó. Vuelve a vincular este teléfono para enviar tus respuestas.
+
 # Where: Android's notification settings: the name of this app's channel.
 # Subject: the questions (a plural noun). Max 24 characters.
 channel-name = Preguntas

@@ -152,6 +152,12 @@ answer-too-late =
 # characters.
 open-app-to-finish = 打开应用完成你的回答
 
+# Where: the app's status line (above the feed, the account screen) when the
+# server no longer takes this phone's sign-in (the token was revoked or has
+# expired); answers wait on the phone until the person pairs again. Subject:
+# you (an instruction). Two sentences. Max 100 characters.
+sign-in-again = 登录已失效。请重新配对这部手机以发送你的回答。
+
 # Where: Android's notification settings: the name of this app's channel.
 # Subject: the questions (a plural noun). Max 24 characters.
 channel-name = 问题

@@ -527,11 +527,12 @@ async fn invite_pair_and_answer_through_the_phone_core() {
     // A German phone; the development transport stands in for APNs (same
     // payload), so the push is read back from the dev inbox.
     let device = DeviceRegistration {
-        platform: "dev".into(),
+        platform: qp_core::protocol::device::Platform::Dev,
         push_token: "dev-bob-1".into(),
         app_id: Some("ios".into()),
         locale: Some("de-DE".into()),
         public_key: None,
+        apns_environment: None,
     };
     let account = Phone::pair(
         &link,

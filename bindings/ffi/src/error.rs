@@ -53,6 +53,11 @@ pub enum QpError {
     Network { detail: String },
     #[error("not signed in")]
     NotSignedIn,
+    /// The server no longer takes this phone's token (revoked, expired):
+    /// show `sessionStatus().line` and let the person pair again
+    /// (`signIn`). Answers wait in the outbox meanwhile.
+    #[error("{detail}")]
+    Unauthorized { detail: String },
     /// Pairing failed: `kind` says why (an unknown, used or expired code, too
     /// many attempts, no network, the secure storage refused).
     #[error("{detail}")]
@@ -104,6 +109,9 @@ impl From<PhoneError> for QpError {
                 detail: s.to_string(),
             },
             PhoneError::NotSignedIn => QpError::NotSignedIn,
+            e @ PhoneError::Unauthorized(_) => QpError::Unauthorized {
+                detail: e.to_string(),
+            },
             PhoneError::Network(detail) => QpError::Network { detail },
             PhoneError::UnknownQuestion(question_id) => QpError::UnknownQuestion { question_id },
             PhoneError::InvalidInput(detail) => QpError::InvalidInput { detail },

@@ -12,11 +12,13 @@ use qp_core::present::PresentOptions;
 
 use crate::error::QpError;
 use crate::keys::{AppKeys, DeviceKeyStore};
+use crate::session::{AppVault, TokenVault};
 use crate::types::{
     AndroidChannel, AndroidNotification, CommittedAnswer, DecodedPush, FallbackNotification,
     FeedCell, FlushReport, IosNotification, IosResolvedNotification, MyAnswer, PushQuestion,
     ReconcilePlan, RegistryPlan, StoreMode, SyncReport, Timestamp,
 };
+use crate::types::{DeviceRegistration, PairedAccount, SessionStatus, SignOutReport};
 
 /// Supplies the signed-in user's token, from the Keychain or the Keystore.
 /// Asked for each request; the core never stores or logs it.
@@ -94,6 +96,84 @@ impl PhoneCore {
             inner = inner.with_device_keys(Arc::new(AppKeys(keys)), device_id);
         }
         Ok(Arc::new(PhoneCore { inner }))
+    }
+
+    /// The phone the app opens at launch, before pairing or after: signed
+    /// in as whoever the store says (the token read from `vault`), or
+    /// signed out until `signIn`. Other arguments as for the constructor.
+    #[uniffi::constructor(default(extra_ca_pem = None, device_keys = None))]
+    pub fn open_session(
+        store_path: String,
+        mode: StoreMode,
+        vault: Arc<dyn TokenVault>,
+        languages: Vec<String>,
+        extra_ca_pem: Option<String>,
+        device_keys: Option<Arc<dyn DeviceKeyStore>>,
+    ) -> Result<Arc<Self>, QpError> {
+        let mut inner = Phone::open_session(
+            Path::new(&store_path),
+            mode,
+            Arc::new(AppVault(vault)),
+            &languages,
+            &trust(extra_ca_pem),
+        )?;
+        if let Some(keys) = device_keys {
+            let id = inner.session_status()?.device_id;
+            inner = inner.with_device_keys(Arc::new(AppKeys(keys)), id);
+        }
+        Ok(Arc::new(PhoneCore { inner }))
+    }
+
+    /// Where the session stands; `line` is what to tell the person (in
+    /// their language) when it needs them.
+    pub fn session_status(&self) -> Result<SessionStatus, QpError> {
+        Ok(self.inner.session_status()?)
+    }
+
+    /// Pairs with a link or code (the token goes to the vault) and signs
+    /// this phone in; with `device`, registers it for pushes in the same
+    /// call. Answers that waited for a new sign-in are sent now, once.
+    #[uniffi::method(default(server_url = None, device = None))]
+    pub async fn sign_in(
+        &self,
+        link_or_code: String,
+        device_label: String,
+        server_url: Option<String>,
+        device: Option<DeviceRegistration>,
+    ) -> Result<PairedAccount, QpError> {
+        Ok(self
+            .inner
+            .sign_in(
+                &link_or_code,
+                server_url.as_deref(),
+                &device_label,
+                device.as_ref(),
+            )
+            .await?)
+    }
+
+    /// Signs out: the device is removed on the server, the store erased,
+    /// the token forgotten in the vault.
+    pub async fn sign_out(&self) -> Result<SignOutReport, QpError> {
+        Ok(self.inner.sign_out().await?)
+    }
+
+    /// Registers this device for pushes (after signing in without one, or
+    /// to change its fields); returns the device id.
+    pub async fn register_device(&self, device: DeviceRegistration) -> Result<String, QpError> {
+        Ok(self.inner.register_device(&device).await?)
+    }
+
+    /// The OS handed over a push token: call it every time. Sent to the
+    /// server only when it changed (true then).
+    pub async fn update_push_token(&self, push_token: String) -> Result<bool, QpError> {
+        Ok(self.inner.update_push_token(&push_token).await?)
+    }
+
+    /// No more pushes to this device: the registration is removed on the
+    /// server. True when the server confirmed.
+    pub async fn unregister(&self) -> Result<bool, QpError> {
+        Ok(self.inner.unregister().await?)
     }
 
     /// This device's public key (base64), made on first use: register it

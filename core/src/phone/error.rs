@@ -25,6 +25,10 @@ pub enum PhoneError {
     /// Not signed in (no token).
     #[error("not signed in")]
     NotSignedIn,
+    /// The server no longer takes this phone's token (revoked, expired):
+    /// the person must sign in again (pair). Nothing is lost meanwhile.
+    #[error("the server refused the sign-in; sign in again: {0}")]
+    Unauthorized(String),
     /// The server could not be reached or refused the request.
     #[error("{0}")]
     Network(String),
@@ -44,6 +48,7 @@ impl From<SyncError> for PhoneError {
         match e {
             SyncError::Store(s) => PhoneError::Store(s),
             SyncError::NotSignedIn => PhoneError::NotSignedIn,
+            SyncError::Unauthorized(m) => PhoneError::Unauthorized(m),
             SyncError::InvalidTrust(m) => PhoneError::InvalidInput(m),
             other => PhoneError::Network(other.to_string()),
         }

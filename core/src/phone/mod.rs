@@ -10,6 +10,7 @@
 mod error;
 mod keys;
 mod pair;
+mod session;
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -20,6 +21,7 @@ use chrono::{DateTime, Utc};
 pub use error::PhoneError;
 pub use keys::{device_public_key, DeviceKeyStore};
 pub use pair::{DeviceRegistration, PairError, PairErrorKind, PairedAccount, TokenStore};
+pub use session::{SessionState, SessionStatus, SignOutReport, TokenVault};
 
 use crate::answer::{map_action, ActionError};
 use crate::feed::{self, FeedCell, MyAnswer};
@@ -49,8 +51,13 @@ pub struct CommittedAnswer {
 /// The phone. See the module documentation.
 pub struct Phone {
     store: Store,
-    client: PhoneClient,
-    user_id: String,
+    /// The signed-in account's client; none before pairing and after
+    /// signing out (see the `session` module).
+    client: RwLock<Option<Arc<PhoneClient>>>,
+    /// The app's secure storage of tokens, for a phone that signs in and
+    /// out itself ([`Phone::open_session`]).
+    vault: Option<Arc<dyn TokenVault>>,
+    trust: Trust,
     /// The person's languages, negotiated; replaced when they change.
     copy: RwLock<Arc<Copy>>,
     /// End-to-end encryption: where the device key is kept, and this
@@ -82,8 +89,9 @@ impl Phone {
         let client = PhoneClient::with_trust(server_url, user_id, tokens, trust)?;
         Ok(Phone {
             store,
-            client,
-            user_id: user_id.to_string(),
+            client: RwLock::new(Some(Arc::new(client))),
+            vault: None,
+            trust: trust.clone(),
             copy: RwLock::new(Arc::new(Copy::for_languages(languages))),
             keys: None,
             device_id: RwLock::new(None),
@@ -133,9 +141,28 @@ impl Phone {
         Ok(pair::pair(link_or_code, server_url, device_label, device, tokens, http).await?)
     }
 
-    /// The signed-in user's id.
-    pub fn user_id(&self) -> &str {
-        &self.user_id
+    /// The signed-in user's id; empty when signed out.
+    pub fn user_id(&self) -> String {
+        self.me()
+    }
+
+    /// The signed-in user's id, or "" (then no answer is "mine").
+    fn me(&self) -> String {
+        self.client
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+            .map(|c| c.user_id.clone())
+            .unwrap_or_default()
+    }
+
+    /// The signed-in account's client, or `NotSignedIn`.
+    fn client(&self) -> Result<Arc<PhoneClient>, PhoneError> {
+        self.client
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+            .ok_or(PhoneError::NotSignedIn)
     }
 
     /// The store, for what the phone does not wrap (tests, diagnostics).
@@ -380,7 +407,7 @@ impl Phone {
             &entry,
             &feed::buttons(q),
             &q.to_question(),
-            &self.user_id,
+            &self.me(),
             &self.copy(),
         )
         .status;
@@ -427,7 +454,7 @@ impl Phone {
             &entry,
             &feed::buttons(&stored.question),
             &stored.to_question(),
-            &self.user_id,
+            &self.me(),
             &self.copy(),
         )))
     }
@@ -436,10 +463,10 @@ impl Phone {
     /// you", "Deny, by Federica", "no answer, expired"; `None` while pending
     /// or unknown here.
     pub fn resolution(&self, question_id: &str) -> Result<Option<String>, PhoneError> {
-        Ok(self.store.question(question_id)?.and_then(|s| {
-            self.copy()
-                .resolution(&s.to_question(), Some(&self.user_id))
-        }))
+        Ok(self
+            .store
+            .question(question_id)?
+            .and_then(|s| self.copy().resolution(&s.to_question(), Some(&self.me()))))
     }
 
     /// Typed text kept for a question (too long to send from the lock screen).
@@ -457,12 +484,16 @@ impl Phone {
     /// Sends every due answer (safe to call from the app and the extension at
     /// once: each answer is leased by one sender).
     pub async fn flush(&self) -> Result<FlushReport, PhoneError> {
-        Ok(sync::flush(&self.store, &self.client).await?)
+        let report = sync::flush(&self.store, &*self.client()?).await?;
+        self.note_flush(&report);
+        Ok(report)
     }
 
     /// Pulls pending questions and refreshes held ones; says what to withdraw.
     pub async fn sync(&self) -> Result<SyncReport, PhoneError> {
-        Ok(sync::sync(&self.store, &self.client).await?)
+        let result = sync::sync(&self.store, &*self.client()?).await;
+        self.note_auth(&result);
+        Ok(result?)
     }
 
     /// A resolution push arrived for `question_id`: asks the server before
@@ -480,7 +511,9 @@ impl Phone {
                 return Ok(true);
             }
         }
-        match sync::refresh(&self.store, &self.client, question_id).await? {
+        let refreshed = sync::refresh(&self.store, &*self.client()?, question_id).await;
+        self.note_auth(&refreshed);
+        match refreshed? {
             Refreshed::Resolved { .. } | Refreshed::Gone => Ok(true),
             Refreshed::Pending => Ok(false),
             Refreshed::Unavailable(why) => Err(PhoneError::Network(why)),
@@ -501,7 +534,7 @@ impl Phone {
 
     /// The feed at `now`, newest first.
     pub fn feed(&self, now: DateTime<Utc>) -> Result<Vec<FeedCell>, PhoneError> {
-        Ok(feed::feed(&self.store, &self.user_id, now, &self.copy())?)
+        Ok(feed::feed(&self.store, &self.me(), now, &self.copy())?)
     }
 
     /// Writes the WAL back into the main file (the store stays open).
@@ -536,7 +569,7 @@ impl Phone {
         question_id: &str,
     ) -> Result<Option<IosResolvedNotification>, PhoneError> {
         Ok(self.store.question(question_id)?.and_then(|s| {
-            ios::ios_resolved_notification(&s.to_question(), Some(&self.user_id), &self.copy())
+            ios::ios_resolved_notification(&s.to_question(), Some(&self.me()), &self.copy())
         }))
     }
 
@@ -563,7 +596,7 @@ impl Phone {
             })
             .collect();
         let unshown = self.store.never_presented()?;
-        let plan = reconcile::plan(&screen, &unshown, &self.user_id, now, &self.copy());
+        let plan = reconcile::plan(&screen, &unshown, &self.me(), now, &self.copy());
         let posted: Vec<&str> = plan.post.iter().map(|q| q.id.as_str()).collect();
         self.store.mark_shown(&posted)?;
         let mut shown: Vec<&str> = on_screen.iter().map(String::as_str).collect();

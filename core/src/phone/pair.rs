@@ -5,6 +5,7 @@
 use serde_json::{json, Value};
 
 use crate::pairing::{parse_pair_input, LinkError};
+use crate::protocol::device::{ApnsEnvironment, Platform};
 
 /// Where the app keeps the user's token: the Keychain (in an access group
 /// the extension shares) on iOS, the Keystore-backed storage on Android.
@@ -16,12 +17,12 @@ pub trait TokenStore: Send + Sync {
     fn save_token(&self, user_id: &str, token: &str) -> Result<(), String>;
 }
 
-/// The push registration sent with the pairing, so the phone receives
-/// questions from the first moment.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The push registration sent with the pairing (so the phone receives
+/// questions from the first moment) or on its own (`POST /api/devices`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct DeviceRegistration {
-    /// `ios`, `android` or `dev`.
-    pub platform: String,
+    #[serde(with = "platform_name")]
+    pub platform: Platform,
     pub push_token: String,
     pub app_id: Option<String>,
     /// The person's language (BCP 47), for the visible text of pushes.
@@ -29,6 +30,53 @@ pub struct DeviceRegistration {
     /// The device's public key (`Phone::device_public_key`), so pushes are
     /// end-to-end encrypted to it; none: plain pushes.
     pub public_key: Option<String>,
+    /// iOS: which APNs the token is from (a debug build's are sandbox
+    /// tokens); none: the server's default.
+    #[serde(default, with = "environment_name")]
+    pub apns_environment: Option<ApnsEnvironment>,
+}
+
+impl DeviceRegistration {
+    /// The registration as the server reads it (`POST /api/devices`, and
+    /// `device` inside `POST /api/pair`).
+    pub fn to_json(&self) -> Value {
+        json!({
+            "platform": self.platform.as_str(), "push_token": self.push_token,
+            "app_id": self.app_id, "locale": self.locale, "public_key": self.public_key,
+            "apns_environment": self.apns_environment.map(ApnsEnvironment::as_str),
+        })
+    }
+}
+
+/// The wire names of the enums, in the phone's own records of a registration.
+mod platform_name {
+    use crate::protocol::device::Platform;
+    pub fn serialize<S: serde::Serializer>(p: &Platform, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(p.as_str())
+    }
+    pub fn deserialize<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Platform, D::Error> {
+        let name = <String as serde::Deserialize>::deserialize(d)?;
+        Platform::parse(&name).ok_or_else(|| serde::de::Error::custom("unknown platform"))
+    }
+}
+
+mod environment_name {
+    use crate::protocol::device::ApnsEnvironment;
+    pub fn serialize<S: serde::Serializer>(
+        e: &Option<ApnsEnvironment>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        match e {
+            Some(e) => s.serialize_str(e.as_str()),
+            None => s.serialize_none(),
+        }
+    }
+    pub fn deserialize<'de, D: serde::Deserializer<'de>>(
+        d: D,
+    ) -> Result<Option<ApnsEnvironment>, D::Error> {
+        let name = <Option<String> as serde::Deserialize>::deserialize(d)?;
+        Ok(name.as_deref().and_then(ApnsEnvironment::parse))
+    }
 }
 
 /// Who the phone is now signed in as.
@@ -104,10 +152,7 @@ pub(crate) async fn pair(
     let body = json!({
         "code": link.code,
         "label": device_label,
-        "device": device.map(|d| json!({
-            "platform": d.platform, "push_token": d.push_token, "app_id": d.app_id,
-            "locale": d.locale, "public_key": d.public_key,
-        })),
+        "device": device.map(DeviceRegistration::to_json),
     });
     let resp = http
         .post(format!("{server}/api/pair"))

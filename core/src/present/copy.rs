@@ -543,6 +543,10 @@ impl Copy {
     pub fn open_app_to_finish(&self) -> String {
         self.message("open-app-to-finish", None)
     }
+    /// The session's status line when the server refused the token.
+    pub fn sign_in_again(&self) -> String {
+        self.message("sign-in-again", None)
+    }
     pub fn channel_name(&self) -> String {
         self.message("channel-name", None)
     }

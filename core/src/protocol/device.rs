@@ -28,14 +28,23 @@ fn broken(rule: &'static str) -> PushTokenError {
     PushTokenError { rule }
 }
 
-/// Checks `token` for `platform` (`ios`, `android`, `dev`); an unknown
+/// Checks `token` for `platform` (`ios`, `android`, `dev`, `web`); an unknown
 /// platform is the caller's to refuse first.
 pub fn check_push_token(platform: &str, token: &str) -> Result<(), PushTokenError> {
     match platform {
         "ios" => check_apns(token),
         "android" => check_fcm(token),
         "dev" => check_dev(token),
-        _ => Err(broken("a token of a known platform (ios, android or dev)")),
+        "web" => super::web_push::parse_subscription(token)
+            .map(|_| ())
+            .map_err(|_| {
+                broken(
+                    "a browser's push subscription for web: the JSON of PushSubscription.toJSON()",
+                )
+            }),
+        _ => Err(broken(
+            "a token of a known platform (ios, android, dev or web)",
+        )),
     }
 }
 
@@ -68,6 +77,68 @@ fn check_dev(token: &str) -> Result<(), PushTokenError> {
         "a dev token: 1 to 200 letters, digits, '-', '_', ':' or '.'",
     ))
 }
+
+/// Where a device receives pushes: the `platform` of a registration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Platform {
+    /// APNs.
+    Ios,
+    /// FCM.
+    Android,
+    /// The terminal device (`qp device`): the server's development transport.
+    Dev,
+}
+
+impl Platform {
+    pub const ALL: [Platform; 3] = [Platform::Ios, Platform::Android, Platform::Dev];
+
+    /// The wire name (`ios`, `android`, `dev`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Platform::Ios => "ios",
+            Platform::Android => "android",
+            Platform::Dev => "dev",
+        }
+    }
+
+    /// The platform of a wire name; `None` for any other.
+    pub fn parse(s: &str) -> Option<Platform> {
+        Platform::ALL.into_iter().find(|p| p.as_str() == s)
+    }
+}
+
+/// Which APNs a device's token belongs to: a development build (Xcode,
+/// debug) gets sandbox tokens, a TestFlight or App Store build production
+/// ones, and each is refused by the other host. Carried per device so debug
+/// and release builds can share one server; a device that says nothing is
+/// sent to the server's default (`--apns-sandbox`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ApnsEnvironment {
+    Production,
+    Sandbox,
+}
+
+impl ApnsEnvironment {
+    /// The wire name (`production`, `sandbox`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApnsEnvironment::Production => "production",
+            ApnsEnvironment::Sandbox => "sandbox",
+        }
+    }
+
+    /// The environment of a wire name; `None` for any other.
+    pub fn parse(s: &str) -> Option<ApnsEnvironment> {
+        match s {
+            "production" => Some(ApnsEnvironment::Production),
+            "sandbox" => Some(ApnsEnvironment::Sandbox),
+            _ => None,
+        }
+    }
+}
+
+/// The rule of `apns_environment`, phrased to follow the field's name.
+pub const APNS_ENVIRONMENT_RULE: &str = "must be \"production\" or \"sandbox\"";
 
 #[cfg(test)]
 mod tests {

@@ -12,6 +12,7 @@
 mod outbox;
 mod questions;
 mod schema;
+mod state;
 
 use std::ops::{Deref, DerefMut};
 use std::path::{Path, PathBuf};

@@ -74,6 +74,17 @@ const MIGRATIONS: &[&str] = &[
     -- from that notification is an answer to what it shows.
     ALTER TABLE questions ADD COLUMN shown_compact TEXT;
 "#,
+    r#"
+    -- The session (who is signed in, where, this device's registration)
+    -- and its state (the server refused the token), as JSON by key: the
+    -- app and its extension read the same. Never a token: those stay in
+    -- the platform's secure storage.
+    CREATE TABLE phone_state (
+        key        TEXT PRIMARY KEY,
+        value      TEXT NOT NULL,
+        updated_ms INTEGER NOT NULL
+    );
+"#,
 ];
 
 fn migrations() -> Migrations<'static> {

@@ -35,6 +35,10 @@ pub struct FlushReport {
     pub will_retry: u32,
     /// Questions now resolved here: withdraw their notifications.
     pub withdraw: Vec<String>,
+    /// The server no longer takes this phone's token (401): the answers
+    /// stay in the outbox, nothing more was tried, and the person must sign
+    /// in again (pair); signing in sends them.
+    pub unauthorized: bool,
 }
 
 fn backoff_ms(attempts: u32) -> i64 {
@@ -52,6 +56,8 @@ enum Seen {
     Refused(u16, String),
     /// The server could not say now.
     Retry(SendFailure, String),
+    /// The server no longer takes the token (401).
+    Unauthorized(String),
 }
 
 /// `shown` is `real` as the push encoder may have cut it to fit a payload:
@@ -167,6 +173,10 @@ async fn check_seen(
         Reply::Status(status @ (403 | 404), bytes) => {
             (Seen::Refused(status, server_message(&bytes)), false)
         }
+        Reply::Status(401, bytes) => (
+            Seen::Unauthorized(format!("server answered 401: {}", server_message(&bytes))),
+            false,
+        ),
         Reply::Status(status, bytes) => (
             Seen::Retry(
                 SendFailure::of_status(status),
@@ -178,7 +188,27 @@ async fn check_seen(
     })
 }
 
-/// Sends every due answer once.
+/// A 401: the answer stays queued, its line says to sign in, and it is
+/// tried again on the usual schedule (signing in makes it due at once).
+fn keep_for_sign_in(
+    store: &Store,
+    entry: &crate::store::OutboxEntry,
+    detail: &str,
+) -> Result<(), SyncError> {
+    log::warn!(
+        "answer to {} not sent: the server refused the token (sign in again)",
+        entry.question_id
+    );
+    store.finish_answer(
+        entry.id,
+        AnswerState::Queued,
+        Some(&SendFailure::SignedOut.record(detail)),
+        now_ms() + backoff_ms(entry.attempts + 1),
+    )?;
+    Ok(())
+}
+
+/// Sends every due answer once; stops at a 401 (see [`FlushReport::unauthorized`]).
 pub async fn flush(store: &Store, client: &PhoneClient) -> Result<FlushReport, SyncError> {
     let mut report = FlushReport::default();
     for entry in store.due_answers(now_ms())? {
@@ -223,6 +253,12 @@ pub async fn flush(store: &Store, client: &PhoneClient) -> Result<FlushReport, S
                     )?;
                     report.rejected += 1;
                     continue;
+                }
+                Seen::Unauthorized(detail) => {
+                    keep_for_sign_in(store, &entry, &detail)?;
+                    report.will_retry += 1;
+                    report.unauthorized = true;
+                    break;
                 }
                 Seen::Retry(cause, detail) => {
                     store.finish_answer(
@@ -297,8 +333,16 @@ pub async fn flush(store: &Store, client: &PhoneClient) -> Result<FlushReport, S
                 store.finish_answer(entry.id, AnswerState::Rejected, Some(&message), now_ms())?;
                 report.rejected += 1;
             }
+            Ok(Reply::Status(401, bytes)) => {
+                let detail = format!("server answered 401: {}", server_message(&bytes));
+                keep_for_sign_in(store, &entry, &detail)?;
+                report.will_retry += 1;
+                report.unauthorized = true;
+                // Every other answer would be refused the same way.
+                break;
+            }
             Ok(Reply::Status(status, bytes)) => {
-                // 401 (token being refreshed), 408, 429, 5xx: try again later.
+                // 408, 429, 5xx: try again later.
                 retry(SendFailure::of_status(status).record(&format!(
                     "server answered {status}: {}",
                     server_message(&bytes)

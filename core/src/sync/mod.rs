@@ -27,6 +27,9 @@ pub enum SyncError {
     NotSignedIn,
     #[error("the server could not be reached: {0}")]
     Network(String),
+    /// The server no longer takes the token (401: revoked, expired): sign in again.
+    #[error("the server refused the sign-in (401): {0}")]
+    Unauthorized(String),
     #[error("the server refused the request: {status} {message}")]
     Server { status: u16, message: String },
     /// The trust settings are unusable (an extra CA that is not a certificate).
@@ -97,6 +100,11 @@ impl PhoneClient {
             user_id: user_id.to_string(),
             tokens,
         })
+    }
+
+    /// The server this client talks to (no trailing slash).
+    pub fn base_url(&self) -> &str {
+        &self.base_url
     }
 
     fn token(&self) -> Result<String, SyncError> {

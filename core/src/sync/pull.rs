@@ -31,6 +31,7 @@ pub async fn sync(store: &Store, client: &PhoneClient) -> Result<SyncReport, Syn
                 .map_err(|e| SyncError::Network(format!("unreadable pending list: {e}")))?
                 .questions
         }
+        Reply::Status(401, bytes) => return Err(SyncError::Unauthorized(server_message(&bytes))),
         Reply::Status(status, bytes) => {
             return Err(SyncError::Server {
                 status,
@@ -107,6 +108,7 @@ pub async fn refresh(
             store.forget_question(id)?;
             Refreshed::Gone
         }
+        Reply::Status(401, bytes) => return Err(SyncError::Unauthorized(server_message(&bytes))),
         Reply::Status(status, bytes) => Refreshed::Unavailable(format!(
             "the server answered {status}: {}",
             server_message(&bytes)

@@ -562,11 +562,12 @@ pub async fn run(mut args: DeviceArgs) -> i32 {
     };
     if let Some(link) = args.pair.clone() {
         let registration = DeviceRegistration {
-            platform: "dev".into(),
+            platform: qp_core::protocol::device::Platform::Dev,
             push_token: format!("dev-{}", crate::ids::new_id("t")),
             app_id: Some(args.platform.clone()),
             locale: languages.first().cloned(),
             public_key: public_key.clone(),
+            apns_environment: None,
         };
         match Phone::pair(
             &link,
