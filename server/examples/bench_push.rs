@@ -211,6 +211,7 @@ fn seed(db: &Path, devices: usize) -> Seeded {
                 app_id: "io.example.app",
                 locale: "",
                 public_key: key,
+                apns_environment: None,
             },
         )
         .unwrap();

@@ -160,6 +160,8 @@ pub struct DeviceFields {
     pub locale: String,
     /// Base64 X25519, checked.
     pub public_key: Option<String>,
+    /// `production` or `sandbox`, checked; none: the server's default.
+    pub apns_environment: Option<String>,
 }
 
 impl DeviceFields {
@@ -170,6 +172,7 @@ impl DeviceFields {
             app_id: &self.app_id,
             locale: &self.locale,
             public_key: self.public_key.as_deref(),
+            apns_environment: self.apns_environment.as_deref(),
         }
     }
 }

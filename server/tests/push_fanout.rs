@@ -78,6 +78,7 @@ fn seed_devices(f: &common::Fixture, users: usize, ios: usize, android: usize) -
                     app_id: "io.example.app",
                     locale: "",
                     public_key: None,
+                    apns_environment: None,
                 },
             )
             .unwrap();
@@ -96,6 +97,7 @@ fn seed_devices(f: &common::Fixture, users: usize, ios: usize, android: usize) -
                     app_id: "io.example.app",
                     locale: "",
                     public_key: None,
+                    apns_environment: None,
                 },
             )
             .unwrap();
@@ -470,6 +472,7 @@ async fn two_instances_on_postgres_share_a_10000_device_fan_out() {
                             app_id: "io.example.app",
                             locale: "",
                             public_key: None,
+                            apns_environment: None,
                         },
                     )
                     .unwrap();

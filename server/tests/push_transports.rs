@@ -84,6 +84,7 @@ fn message(
             app_id: "io.example.app".into(),
             locale: String::new(),
             public_key: None,
+            apns_environment: None,
         },
         kind,
         question: q.clone(),

@@ -17,6 +17,7 @@ use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post};
 use axum::{Json, Router};
+use qp_core::protocol::device::{ApnsEnvironment, Platform, APNS_ENVIRONMENT_RULE};
 use qp_core::protocol::{AskRequest, Question, QuestionState};
 use serde_json::{json, Value};
 
@@ -347,12 +348,45 @@ fn device_fields(body: &Value, prefix: &str) -> Result<DeviceFields, ApiError> {
             ))
         }
     };
+    // Optional, iOS only: which APNs the token is from (a debug build's
+    // are sandbox tokens, which production refuses, and the reverse).
+    let apns_environment = match body.get("apns_environment") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) if platform == Platform::Ios.as_str() => {
+            let path = format!("{prefix}apns_environment");
+            let env = ApnsEnvironment::parse(s).ok_or_else(|| {
+                ApiError::invalid(
+                    &path,
+                    "invalid_value",
+                    format!("{path}: {APNS_ENVIRONMENT_RULE}; got {s:?}"),
+                )
+            })?;
+            Some(env.as_str().to_string())
+        }
+        Some(Value::String(_)) => {
+            let path = format!("{prefix}apns_environment");
+            return Err(ApiError::invalid(
+                &path,
+                "not_allowed",
+                format!("{path}: only for platform ios"),
+            ));
+        }
+        Some(_) => {
+            let path = format!("{prefix}apns_environment");
+            return Err(ApiError::invalid(
+                &path,
+                "invalid_type",
+                format!("{path}: must be a string ({APNS_ENVIRONMENT_RULE})"),
+            ));
+        }
+    };
     Ok(DeviceFields {
         platform,
         push_token,
         app_id,
         locale,
         public_key,
+        apns_environment,
     })
 }
 

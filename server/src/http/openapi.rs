@@ -74,6 +74,10 @@ pub struct DeviceRegistration {
     /// are then end-to-end encrypted to it (HPKE); omitted: plain pushes,
     /// or, re-registering, the key stored before is kept.
     pub public_key: Option<String>,
+    /// `ios` only: which APNs the token is from, `production` (TestFlight,
+    /// App Store) or `sandbox` (a development build); omitted: the
+    /// server's default (`--apns-sandbox`). Anything else is refused (422).
+    pub apns_environment: Option<String>,
 }
 
 /// A registered device.

@@ -13,6 +13,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
+use qp_core::protocol::device::ApnsEnvironment;
 
 use super::h2pool::{H2Pool, SendError};
 use super::{PushFuture, PushMessage, PushOutcome, PushTransport};
@@ -44,7 +45,14 @@ pub struct ApnsConfig {
 }
 
 pub struct ApnsTransport {
+    /// The server's default APNs (`base_url`): devices that do not say
+    /// which APNs their token is from.
     pool: H2Pool,
+    /// Devices registered with `apns_environment`: a development build's
+    /// token works only on the sandbox, a release build's only on
+    /// production, so each goes to its own whatever the default.
+    production: H2Pool,
+    sandbox: H2Pool,
     config: ApnsConfig,
     key: EncodingKey,
     token: Mutex<Option<(String, Instant)>>,
@@ -63,8 +71,12 @@ impl ApnsTransport {
         // APNs speaks only HTTP/2: negotiated by ALPN over TLS; plain
         // http:// (a local test server) with prior knowledge.
         let pool = H2Pool::new(&config.base_url, config.max_connections)?;
+        let production = H2Pool::new(APNS_PRODUCTION, config.max_connections)?;
+        let sandbox = H2Pool::new(APNS_SANDBOX, config.max_connections)?;
         Ok(ApnsTransport {
             pool,
+            production,
+            sandbox,
             config,
             key,
             token: Mutex::new(None),
@@ -100,6 +112,33 @@ impl ApnsTransport {
         }
     }
 
+    /// Where devices that name their APNs environment are sent instead of
+    /// Apple's two hosts (tests: loopback stand-ins).
+    pub fn with_environment_hosts(
+        mut self,
+        production_url: &str,
+        sandbox_url: &str,
+    ) -> Result<Self, String> {
+        self.production = H2Pool::new(production_url, self.config.max_connections)?;
+        self.sandbox = H2Pool::new(sandbox_url, self.config.max_connections)?;
+        Ok(self)
+    }
+
+    /// The APNs of this device: the one its registration named, else the
+    /// server's default.
+    fn pool_for(&self, m: &PushMessage) -> &H2Pool {
+        match m
+            .device
+            .apns_environment
+            .as_deref()
+            .and_then(ApnsEnvironment::parse)
+        {
+            Some(ApnsEnvironment::Production) => &self.production,
+            Some(ApnsEnvironment::Sandbox) => &self.sandbox,
+            None => &self.pool,
+        }
+    }
+
     /// The connection pool (its counters, for tests and the benchmark).
     pub fn pool(&self) -> &H2Pool {
         &self.pool
@@ -124,7 +163,8 @@ impl ApnsTransport {
             Ok(t) => t,
             Err(e) => return PushOutcome::Failed(format!("cannot sign the provider token: {e}")),
         };
-        let req = http::Request::post(self.pool.uri(&format!("/3/device/{}", m.device.push_token)))
+        let pool = self.pool_for(m);
+        let req = http::Request::post(pool.uri(&format!("/3/device/{}", m.device.push_token)))
             .header("authorization", format!("bearer {token}"))
             .header("apns-topic", &m.device.app_id)
             .header("apns-push-type", push_type)
@@ -138,7 +178,7 @@ impl ApnsTransport {
             Ok(r) => r,
             Err(e) => return PushOutcome::Failed(format!("cannot build the request: {e}")),
         };
-        let resp = match self.pool.send(req, payload.into(), RESPONSE_TIMEOUT).await {
+        let resp = match pool.send(req, payload.into(), RESPONSE_TIMEOUT).await {
             Ok(r) => r,
             Err(e @ (SendError::Connect(_) | SendError::Timeout | SendError::Stream(_))) => {
                 return PushOutcome::Retry {

@@ -103,6 +103,9 @@ pub struct Device {
     /// The device's public key (base64 X25519, checked when registered):
     /// its pushes are end-to-end encrypted to it.
     pub public_key: Option<String>,
+    /// iOS: which APNs its token is from (`production`, `sandbox`, checked
+    /// when registered); none: the server's default (`--apns-sandbox`).
+    pub apns_environment: Option<String>,
 }
 
 /// A uniqueness violation becomes `Conflict(message)`; anything else stays a database error.
@@ -656,6 +659,8 @@ pub struct DeviceRegistration<'a> {
     pub app_id: &'a str,
     pub locale: &'a str,
     pub public_key: Option<&'a str>,
+    /// `production` or `sandbox` (checked by the caller), or none.
+    pub apns_environment: Option<&'a str>,
 }
 
 /// A device as the operator sees it (`qp admin device list`).
@@ -671,7 +676,7 @@ pub struct DeviceInfo {
 }
 
 pub(crate) const DEVICE_COLUMNS: &str =
-    "id, user_id, platform, push_token, app_id, locale, public_key";
+    "id, user_id, platform, push_token, app_id, locale, public_key, apns_environment";
 
 pub(crate) fn device_from_row(r: &super::sql::Row) -> DbResult<Device> {
     Ok(Device {
@@ -682,6 +687,7 @@ pub(crate) fn device_from_row(r: &super::sql::Row) -> DbResult<Device> {
         app_id: r.get(4)?,
         locale: r.get(5)?,
         public_key: r.get(6)?,
+        apns_environment: r.get(7)?,
     })
 }
 
@@ -766,17 +772,17 @@ fn register_once(
             let key = reg.public_key.map(str::to_string).or(holder.public_key);
             conn.execute(
                 "UPDATE devices SET app_id = ?2, locale = ?3, public_key = ?4,
-                     token_hash = COALESCE(?5, token_hash) WHERE id = ?1",
-                params![holder.id, reg.app_id, reg.locale, key, token_hash],
+                     token_hash = COALESCE(?5, token_hash), apns_environment = ?6 WHERE id = ?1",
+                params![holder.id, reg.app_id, reg.locale, key, token_hash, reg.apns_environment],
             )?;
             (holder.id, key)
         }
         None => {
             let id = ids::new_id("dev");
             let inserted = conn.execute(
-                "INSERT INTO devices (id, user_id, platform, push_token, app_id, locale, public_key, token_hash, created_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) ON CONFLICT DO NOTHING",
-                params![id, user_id, reg.platform, reg.push_token, reg.app_id, reg.locale, reg.public_key, token_hash, now_secs()],
+                "INSERT INTO devices (id, user_id, platform, push_token, app_id, locale, public_key, token_hash, created_at, apns_environment)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) ON CONFLICT DO NOTHING",
+                params![id, user_id, reg.platform, reg.push_token, reg.app_id, reg.locale, reg.public_key, token_hash, now_secs(), reg.apns_environment],
             )?;
             if inserted == 0 {
                 // The same push token registered at the same moment through
@@ -802,6 +808,7 @@ fn register_once(
         app_id: reg.app_id.to_string(),
         locale: reg.locale.to_string(),
         public_key,
+        apns_environment: reg.apns_environment.map(str::to_string),
     })
 }
 
@@ -868,11 +875,11 @@ pub fn device_by_id(conn: &Conn, id: &str) -> DbResult<Option<Device>> {
 pub fn list_devices(conn: &Conn, user_id: Option<&str>) -> DbResult<Vec<DeviceInfo>> {
     let columns = format!("SELECT {DEVICE_COLUMNS}, token_hash, created_at FROM devices");
     let read = |r: &super::sql::Row| {
-        let hash: Option<String> = r.get(7)?;
+        let hash: Option<String> = r.get(8)?;
         Ok(DeviceInfo {
             device: device_from_row(r)?,
             token_prefix: hash.map(|h| h.chars().take(12).collect()),
-            created_at: r.get(8)?,
+            created_at: r.get(9)?,
         })
     };
     match user_id {

@@ -543,6 +543,11 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX IF NOT EXISTS tokens_by_subject ON tokens(subject_id);
     CREATE INDEX IF NOT EXISTS answer_keys_by_age ON answer_keys(created_at);
     "#,
+    // 4 (SQLite's 9): which APNs each iOS device's token is from.
+    r#"
+    ALTER TABLE devices ADD COLUMN apns_environment TEXT
+        CHECK (apns_environment IN ('production', 'sandbox'));
+    "#,
 ];
 
 /// Any number that names this schema's advisory lock (instances starting

@@ -184,6 +184,13 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX IF NOT EXISTS tokens_by_subject ON tokens(subject_id);
     CREATE INDEX IF NOT EXISTS answer_keys_by_age ON answer_keys(created_at);
     "#,
+    // 9: which APNs each iOS device's token is from (`production`,
+    // `sandbox`), so debug and release builds share a server; NULL: the
+    // server's default (`--apns-sandbox`).
+    r#"
+    ALTER TABLE devices ADD COLUMN apns_environment TEXT
+        CHECK (apns_environment IN ('production', 'sandbox'));
+    "#,
 ];
 
 /// Applies what is missing, each migration in its own transaction
