@@ -65,6 +65,8 @@ pub struct App {
     pub stopping: tokio::sync::watch::Sender<bool>,
     /// What /metrics shows.
     pub metrics: crate::http::observe::Metrics,
+    /// What /readyz reports that requests discover (storage full…).
+    pub health: crate::http::ready::Health,
     /// Who recent bearer tokens belong to (`token_cache`).
     pub tokens: crate::token_cache::TokenCache,
 }
@@ -96,6 +98,7 @@ impl App {
             pair_failures: Default::default(),
             stopping: tokio::sync::watch::channel(false).0,
             metrics: Default::default(),
+            health: Default::default(),
             tokens: Default::default(),
         })
     }

@@ -19,6 +19,7 @@ pub mod config;
 pub mod hook;
 pub mod http;
 pub mod ids;
+pub mod logging;
 pub mod mcp;
 pub mod pairing;
 pub mod push;

@@ -90,12 +90,21 @@ pub async fn start(
     let transport: Arc<dyn PushTransport> = match push {
         Some(t) => t,
         None => Arc::new(PlatformRouter {
+            // Each reports its credential's state to /readyz and /metrics.
             ios: match app.settings.apns.clone() {
-                Some(c) => Some(Arc::new(ApnsTransport::new(c)?)),
+                Some(c) => {
+                    let t = ApnsTransport::new(c)?;
+                    t.gate().report_to(&app.metrics.push.credentials);
+                    Some(Arc::new(t))
+                }
                 None => None,
             },
             android: match app.settings.fcm.clone() {
-                Some(c) => Some(Arc::new(FcmTransport::new(c)?)),
+                Some(c) => {
+                    let t = FcmTransport::new(c)?;
+                    t.gate().report_to(&app.metrics.push.credentials);
+                    Some(Arc::new(t))
+                }
                 None => None,
             },
             dev: Some(Arc::new(DevTransport::new(app.clone()))),

@@ -15,6 +15,10 @@ use crate::config::PartialSettings;
     Without a push transport configured, push jobs are queued in the database."
 )]
 pub struct ServeArgs {
+    /// Log lines as `text` (colours only on a terminal) or `json` (one
+    /// object per line); the filter is QP_LOG, else RUST_LOG, else info.
+    #[arg(long, env = "QP_LOG_FORMAT", value_enum, default_value_t = crate::logging::LogFormat::Text)]
+    log_format: crate::logging::LogFormat,
     /// Config file (TOML).
     #[arg(long, env = "QP_CONFIG")]
     config: Option<PathBuf>,
@@ -238,27 +242,34 @@ pub async fn run(args: ServeArgs) -> i32 {
             return EXIT_USAGE;
         }
     };
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("QP_LOG")
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
-        )
-        .with_writer(std::io::stderr)
-        .try_init();
+    crate::logging::init(args.log_format);
+    // In JSON every line on stderr is a log object (a shipper parses them
+    // all); in text, the plain lines people and scripts read.
+    let json = args.log_format == crate::logging::LogFormat::Json;
     crate::secret_files::warn_if_open(key_files.iter().map(|(p, what)| (p.as_path(), *what)));
     let server = match crate::serve::start(settings, None).await {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("qp serve: {e}");
+            if json {
+                tracing::error!(error = %e, "qp serve: cannot start");
+            } else {
+                eprintln!("qp serve: {e}");
+            }
             return EXIT_ERROR;
         }
     };
-    eprintln!(
-        "qp serve: listening on {}",
-        server.app.settings.url_of(server.addr)
-    );
+    let url = server.app.settings.url_of(server.addr);
+    if json {
+        tracing::info!(url, "qp serve: listening");
+    } else {
+        eprintln!("qp serve: listening on {url}");
+    }
     wait_for_stop_signal().await;
-    eprintln!("qp serve: stopping");
+    if json {
+        tracing::info!("qp serve: stopping");
+    } else {
+        eprintln!("qp serve: stopping");
+    }
     server.stop().await;
     EXIT_OK
 }

@@ -50,6 +50,7 @@ async fn principal(parts: &Parts, app: &Arc<App>) -> Result<Principal, ApiError>
         })
         .await?
         .ok_or_else(revoked)?;
+    super::request_id::note_actor(&found);
     if matches!(found, Principal::Agent(_) | Principal::User(_)) {
         app.tokens.put(&hash, found.clone(), generation);
     }
@@ -63,6 +64,9 @@ async fn principal(parts: &Parts, app: &Arc<App>) -> Result<Principal, ApiError>
 async fn remembered(parts: &Parts, app: &Arc<App>) -> Result<Principal, ApiError> {
     let hash = crate::ids::token_hash(&bearer(parts)?);
     let cached = app.tokens.get(&hash, crate::store::now_secs());
+    if let Some(p) = &cached {
+        super::request_id::note_actor(p);
+    }
     match cached {
         Some(Principal::Agent(mut a)) => {
             a.check_token = Some(hash);

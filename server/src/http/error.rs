@@ -28,8 +28,11 @@ pub struct ApiError {
     pub field: Option<String>,
     /// The question as it stands, for conflicts.
     pub question: Option<Box<Question>>,
-    /// Seconds, for 429.
+    /// Seconds, for 429 and 503.
     pub retry_after: Option<u64>,
+    /// What a database error says about the server's health, for /readyz
+    /// (`http::ready::note_failures` reads it off the response).
+    pub trouble: Option<Box<super::ready::DbTrouble>>,
 }
 
 impl ApiError {
@@ -41,6 +44,7 @@ impl ApiError {
             field: None,
             question: None,
             retry_after: None,
+            trouble: None,
         }
     }
 
@@ -130,6 +134,21 @@ impl From<crate::store::StoreError> for ApiError {
 
 impl From<crate::store::DbError> for ApiError {
     fn from(e: crate::store::DbError) -> Self {
+        if super::ready::is_storage_full(&e) {
+            // The disk (or SQLite's page limit) is full: the client keeps
+            // its request and retries; /readyz shows it (http::ready).
+            tracing::error!(error = %e, "database storage full");
+            let mut err = ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "storage_full",
+                "the server's database storage is full; retry later",
+            );
+            err.retry_after = Some(super::ready::STORAGE_FULL_RETRY_SECS);
+            err.trouble = Some(Box::new(super::ready::DbTrouble::StorageFull(
+                e.to_string(),
+            )));
+            return err;
+        }
         if e.is_unavailable() {
             // PostgreSQL restarting or unreachable: the client retries (the
             // database threads reconnect on their next job).
@@ -140,6 +159,9 @@ impl From<crate::store::DbError> for ApiError {
                 "the server cannot reach its database; retry shortly",
             );
             err.retry_after = Some(1);
+            err.trouble = Some(Box::new(super::ready::DbTrouble::Unavailable(
+                e.to_string(),
+            )));
             return err;
         }
         tracing::error!(error = %e, "database error");
@@ -153,6 +175,9 @@ impl IntoResponse for ApiError {
         if let Some(secs) = self.retry_after {
             resp.headers_mut()
                 .insert(header::RETRY_AFTER, HeaderValue::from(secs));
+        }
+        if let Some(trouble) = self.trouble {
+            resp.extensions_mut().insert(*trouble);
         }
         resp
     }

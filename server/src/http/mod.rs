@@ -6,6 +6,8 @@ pub mod error;
 pub mod observe;
 pub mod openapi;
 mod pairing;
+pub mod ready;
+pub mod request_id;
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -50,6 +52,7 @@ pub fn router(app: Arc<App>) -> Router {
         )
         .route("/pair", get(pairing::landing))
         .route("/healthz", get(observe::healthz))
+        .route("/readyz", get(ready::readyz))
         .route("/metrics", get(observe::metrics))
         .route("/openapi.json", get(openapi::openapi_json))
         .merge(
@@ -69,20 +72,16 @@ pub fn router(app: Arc<App>) -> Router {
             app.clone(),
             observe::record,
         ))
+        .route_layer(axum::middleware::from_fn_with_state(
+            app.clone(),
+            ready::note_failures,
+        ))
         .layer(
-            // One line per request: method, path template, status, latency.
-            // Never the URI's query, a header or a body (tokens live there).
+            // One line per request: id, method, path template, client,
+            // actor, status, latency. Never the URI's query, a header or a
+            // body (tokens live there).
             tower_http::trace::TraceLayer::new_for_http()
-                .make_span_with(|req: &axum::extract::Request| {
-                    let route = req
-                        .extensions()
-                        .get::<axum::extract::MatchedPath>()
-                        .map_or("unmatched", |p| p.as_str());
-                    // The method as the metrics label it: a custom one
-                    // could be any token up to the header limit.
-                    let method = observe::method_label(req.method());
-                    tracing::info_span!("request", method = %method, route = %route)
-                })
+                .make_span_with(request_id::make_span)
                 .on_request(())
                 .on_response(
                     tower_http::trace::DefaultOnResponse::new()
@@ -90,6 +89,7 @@ pub fn router(app: Arc<App>) -> Router {
                         .latency_unit(tower_http::LatencyUnit::Micros),
                 ),
         )
+        .layer(axum::middleware::from_fn(request_id::assign))
         .with_state(app)
 }
 
@@ -272,8 +272,22 @@ async fn answer(
 ) -> Result<Response, ApiError> {
     let key = idempotency_key(&headers)?;
     let body = parse_json(&body)?;
+    let responder = user.id.clone();
+    let question = id.clone();
     let r = app.answer(user, id, body, key).await?;
     let status = StatusCode::from_u16(r.status).unwrap_or(StatusCode::OK);
+    // One line per answer: the question, who, and from which device's token
+    // (the start of its stored hash, which `devices.token_hash` holds; never
+    // the token).
+    tracing::info!(
+        question,
+        responder,
+        device_token = bearer_hash(&headers)
+            .as_deref()
+            .map_or("", |h| &h[..12.min(h.len())]),
+        status = r.status,
+        "answer"
+    );
     Ok((status, [(header::CONTENT_TYPE, "application/json")], r.body).into_response())
 }
 
@@ -417,6 +431,12 @@ async fn register_device(
             )?)
         })
         .await?;
+    tracing::info!(
+        user = %user.id,
+        device = %device.id,
+        platform = %device.platform,
+        "device registered"
+    );
     Ok((
         StatusCode::CREATED,
         Json(openapi::Device {
@@ -445,6 +465,7 @@ async fn delete_device(
     Path(id): Path<String>,
 ) -> Result<StatusCode, ApiError> {
     let user_id = user.id.clone();
+    let device = id.clone();
     let deleted = app
         .db
         .run(move |conn| -> Result<_, ApiError> {
@@ -452,6 +473,7 @@ async fn delete_device(
         })
         .await?;
     if deleted {
+        tracing::info!(user = %user.id, device, "device removed");
         Ok(StatusCode::NO_CONTENT)
     } else {
         Err(ApiError::not_found("no such device of yours"))

@@ -198,7 +198,7 @@ impl Modify for BearerAuth {
         super::register_device, super::delete_device, super::me, super::dev_inbox,
         super::pairing::pair, super::pairing::agent_login,
         super::pairing::invite_user, super::pairing::invite_agent,
-        super::observe::healthz, super::observe::metrics, openapi_json,
+        super::observe::healthz, super::ready::readyz, super::observe::metrics, openapi_json,
     ),
     components(schemas(
         Question, QuestionOption, OptionStyle, TextInput, ResponderScope, ResolutionPolicy,

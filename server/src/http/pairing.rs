@@ -86,8 +86,15 @@ pub async fn pair(
         }
     };
     let out = app
-        .redeem(peer(addr), &code, InviteKind::User, label, device)
+        .redeem(peer(addr), &code, InviteKind::User, label.clone(), device)
         .await?;
+    // A token was issued: who, for which device (never the token).
+    tracing::info!(
+        user = out["user"]["id"].as_str().unwrap_or(""),
+        device = out["device"]["id"].as_str().unwrap_or(""),
+        label,
+        "paired: user token issued"
+    );
     Ok(Json(out))
 }
 
@@ -105,10 +112,15 @@ pub async fn agent_login(
     let body = parse_json(&body)?;
     let code = code_of(&body)?;
     let label = label_of(&body, "qp login")?;
-    Ok(Json(
-        app.redeem(peer(addr), &code, InviteKind::Agent, label, None)
-            .await?,
-    ))
+    let out = app
+        .redeem(peer(addr), &code, InviteKind::Agent, label.clone(), None)
+        .await?;
+    tracing::info!(
+        agent = out["agent"]["id"].as_str().unwrap_or(""),
+        label,
+        "agent login: agent token issued"
+    );
+    Ok(Json(out))
 }
 
 async fn invite(
@@ -131,7 +143,14 @@ async fn invite(
             })?,
         }
     };
+    let subject = id.clone();
     let inv = app.invite(kind, id, ttl).await?;
+    tracing::info!(
+        subject,
+        agent = matches!(kind, InviteKind::Agent),
+        expires_at = inv.expires_at,
+        "pairing invite made"
+    );
     let link = pair_link(&app.settings.public_url(), &inv.code);
     let expires_at = chrono::DateTime::from_timestamp(inv.expires_at, 0)
         .map(|t| qp_core::protocol::time::format(&t))

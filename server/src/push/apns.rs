@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use qp_core::protocol::device::ApnsEnvironment;
 
+use super::credentials::CredentialGate;
 use super::h2pool::{H2Pool, SendError};
 use super::{PushFuture, PushMessage, PushOutcome, PushTransport};
 use crate::store::deliveries::PushKind;
@@ -56,6 +57,10 @@ pub struct ApnsTransport {
     config: ApnsConfig,
     key: EncodingKey,
     token: Mutex<Option<(String, Instant)>>,
+    /// A refused provider token holds every push for a backoff step (a
+    /// wrong key, key id or team refuses them all alike), then one push
+    /// tries a fresh token.
+    gate: CredentialGate,
 }
 
 #[derive(serde::Serialize)]
@@ -80,7 +85,13 @@ impl ApnsTransport {
             config,
             key,
             token: Mutex::new(None),
+            gate: CredentialGate::new("apns"),
         })
+    }
+
+    /// This transport's credential state (the server reports it on /readyz).
+    pub fn gate(&self) -> &CredentialGate {
+        &self.gate
     }
 
     /// The current provider token, signing a new one when the old is too old.
@@ -159,6 +170,9 @@ impl ApnsTransport {
                 chrono::Utc::now().timestamp() + RESOLVED_KEPT_SECS,
             ),
         };
+        if let Some(wait) = self.gate.blocked() {
+            return wait;
+        }
         let token = match self.provider_token() {
             Ok(t) => t,
             Err(e) => return PushOutcome::Failed(format!("cannot sign the provider token: {e}")),
@@ -194,16 +208,16 @@ impl ApnsTransport {
             .and_then(|v| v["reason"].as_str().map(String::from))
             .unwrap_or_default();
         match (status, reason.as_str()) {
-            (200, _) => PushOutcome::Sent,
+            (200, _) => {
+                self.gate.accepted();
+                PushOutcome::Sent
+            }
             (410, _) | (400, "BadDeviceToken") | (400, "DeviceTokenNotForTopic") => {
                 PushOutcome::DeviceGone
             }
             (403, "ExpiredProviderToken" | "InvalidProviderToken") => {
                 self.forget_token(&token);
-                PushOutcome::Retry {
-                    reason: format!("APNs {status} {reason}"),
-                    after: None,
-                }
+                self.gate.refused(&format!("APNs {status} {reason}"))
             }
             (429, _) | (500..=599, _) => PushOutcome::Retry {
                 reason: format!("APNs {status} {reason}"),

@@ -12,6 +12,7 @@ use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
+use super::credentials::CredentialGate;
 use super::h2pool::H2Pool;
 use super::{PushFuture, PushMessage, PushOutcome, PushTransport};
 use crate::store::deliveries::PushKind;
@@ -53,11 +54,11 @@ pub struct FcmTransport {
     /// Held while the access token is fetched: pushes that find it
     /// missing wait for that one fetch instead of each starting one.
     refreshing: tokio::sync::Mutex<()>,
-    /// Bumped by every fetch that ends, with its failure if it failed: the
-    /// pushes that queued behind a failed fetch take its answer instead of
-    /// each trying again in turn (with thousands in flight and the token
-    /// endpoint timing out, one at a time would hold every slot for hours).
-    fetched: Mutex<(u64, Option<PushOutcome>)>,
+    /// A failed fetch (or a refused token) holds every push for a backoff
+    /// step: the pushes that queued behind it take its answer, and the next
+    /// fetch waits for the step's end (with thousands in flight and the
+    /// token endpoint refusing, one fetch per push was 1,300 a second).
+    gate: CredentialGate,
 }
 
 #[derive(serde::Serialize)]
@@ -85,7 +86,7 @@ impl FcmTransport {
             key,
             token: Mutex::new(None),
             refreshing: tokio::sync::Mutex::new(()),
-            fetched: Mutex::new((0, None)),
+            gate: CredentialGate::new("fcm"),
         })
     }
 
@@ -109,29 +110,33 @@ impl FcmTransport {
     }
 
     /// The shared access token: cached, or fetched once for every push
-    /// that needs it meanwhile.
+    /// that needs it meanwhile; while its credential backs off, the step's
+    /// retry without a request.
     async fn access_token(&self) -> Result<String, PushOutcome> {
         if let Some(t) = self.cached_token() {
             return Ok(t);
         }
-        let seen = self.fetched.lock().unwrap_or_else(|p| p.into_inner()).0;
+        if let Some(wait) = self.gate.blocked() {
+            return Err(wait);
+        }
         let _one = self.refreshing.lock().await;
         if let Some(t) = self.cached_token() {
             return Ok(t);
         }
-        {
-            let f = self.fetched.lock().unwrap_or_else(|p| p.into_inner());
-            if let (true, Some(failed)) = (f.0 != seen, &f.1) {
-                return Err(failed.clone());
-            }
+        if let Some(wait) = self.gate.blocked() {
+            return Err(wait);
         }
-        let got = self.fetch_token().await;
-        let mut f = self.fetched.lock().unwrap_or_else(|p| p.into_inner());
-        *f = (f.0 + 1, got.as_ref().err().cloned());
-        got
+        self.fetch_token()
+            .await
+            .map_err(|reason| self.gate.refused(&reason))
     }
 
-    async fn fetch_token(&self) -> Result<String, PushOutcome> {
+    /// This transport's credential state (the server reports it on /readyz).
+    pub fn gate(&self) -> &CredentialGate {
+        &self.gate
+    }
+
+    async fn fetch_token(&self) -> Result<String, String> {
         let now = chrono::Utc::now().timestamp();
         let a = &self.config.account;
         let claims = Assertion {
@@ -142,7 +147,7 @@ impl FcmTransport {
             exp: now + 3600,
         };
         let assertion = jsonwebtoken::encode(&Header::new(Algorithm::RS256), &claims, &self.key)
-            .map_err(|e| PushOutcome::Failed(format!("cannot sign the OAuth assertion: {e}")))?;
+            .map_err(|e| format!("cannot sign the OAuth assertion: {e}"))?;
         let resp = self
             .http
             .post(&a.token_uri)
@@ -152,22 +157,11 @@ impl FcmTransport {
             ])
             .send()
             .await
-            .map_err(|e| PushOutcome::Retry {
-                reason: format!("OAuth unreachable: {e}"),
-                after: None,
-            })?;
+            .map_err(|e| format!("OAuth unreachable: {e}"))?;
         let status = resp.status();
         let body: Value = resp.json().await.unwrap_or_default();
         let (Some(token), true) = (body["access_token"].as_str(), status.is_success()) else {
-            let reason = format!("OAuth token refused: {status} {}", body["error"]);
-            return Err(if status.is_server_error() {
-                PushOutcome::Retry {
-                    reason,
-                    after: None,
-                }
-            } else {
-                PushOutcome::Failed(reason)
-            });
+            return Err(format!("OAuth token refused: {status} {}", body["error"]));
         };
         let lifetime = body["expires_in"].as_u64().unwrap_or(3600);
         // Renew a minute early (or halfway, for very short tokens).
@@ -196,6 +190,9 @@ impl FcmTransport {
                 "android": { "priority": priority, "ttl": format!("{ttl}s"), "collapse_key": m.question.id },
             }
         });
+        if let Some(wait) = self.gate.blocked() {
+            return wait;
+        }
         let token = match self.access_token().await {
             Ok(t) => t,
             Err(outcome) => return outcome,
@@ -229,7 +226,10 @@ impl FcmTransport {
             .as_array()
             .is_some_and(|d| d.iter().any(|x| x["errorCode"] == "UNREGISTERED"));
         match status {
-            200 => PushOutcome::Sent,
+            200 => {
+                self.gate.accepted();
+                PushOutcome::Sent
+            }
             _ if unregistered => PushOutcome::DeviceGone,
             401 => {
                 // Forget the refused token, unless a newer one replaced it.
@@ -237,10 +237,8 @@ impl FcmTransport {
                 if slot.as_ref().is_some_and(|(t, _)| *t == token) {
                     *slot = None;
                 }
-                PushOutcome::Retry {
-                    reason: "FCM 401: access token refused".into(),
-                    after: None,
-                }
+                drop(slot);
+                self.gate.refused("FCM 401: access token refused")
             }
             429 | 500..=599 => PushOutcome::Retry {
                 reason: format!("FCM {status}"),

@@ -4,7 +4,14 @@
 //! - `qp_push_latency_seconds{gateway}`: from the job being queued to the
 //!   gateway accepting it (a histogram; retries included);
 //! - `qp_push_in_flight{gateway}`: pushes sent and not yet answered;
-//! - `qp_push_outcomes_total{gateway,outcome,reason}`: every answer.
+//! - `qp_push_outcomes_total{gateway,outcome,reason}`: every answer;
+//! - `qp_push_auth_failures_total{gateway}`, `qp_push_credential_failing{gateway}`:
+//!   credential refusals ([`super::credentials`]).
+//!
+//! A push that fails for good is logged at warn, at most one line per
+//! gateway and reason each [`FAILURE_LOG_EVERY`] (with how many were not
+//! logged in between): a revoked credential or a bad payload must show in
+//! the log without drowning it.
 //!
 //! Every label takes a fixed set of values, named here: `gateway` is
 //! `apns`, `fcm`, `dev` or `none` (no device or question left); `outcome`
@@ -17,6 +24,10 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
 use prometheus_client::registry::Registry;
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use super::PushOutcome;
 
@@ -52,7 +63,18 @@ pub struct PushMetrics {
     latency: Family<GatewayLabels, Histogram>,
     in_flight: Family<GatewayLabels, Gauge>,
     outcomes: Family<OutcomeLabels, Counter>,
+    /// The gateways' credential state (the transports report to it).
+    pub credentials: super::credentials::CredentialBoard,
+    /// Per gateway and reason: when a failure was last logged, and how
+    /// many have not been since.
+    failure_log: Mutex<HashMap<(&'static str, &'static str), LogState>>,
 }
+
+/// When a failure was last logged, and how many have not been since.
+type LogState = (Option<Instant>, u64);
+
+/// The least time between two warn lines of one gateway and reason.
+pub const FAILURE_LOG_EVERY: Duration = Duration::from_secs(60);
 
 impl Default for PushMetrics {
     fn default() -> Self {
@@ -63,6 +85,8 @@ impl Default for PushMetrics {
             }),
             in_flight: Default::default(),
             outcomes: Default::default(),
+            credentials: Default::default(),
+            failure_log: Default::default(),
         }
     }
 }
@@ -94,7 +118,9 @@ fn classify(reason: &str) -> &'static str {
         .split_whitespace()
         .nth(1)
         .and_then(|s| s.trim_end_matches(':').parse::<u16>().ok());
-    if reason.contains("unreachable") {
+    if reason.contains("credential refused") {
+        "auth"
+    } else if reason.contains("unreachable") {
         "unreachable"
     } else if reason.starts_with("no ") && reason.ends_with("transport configured") {
         "no_transport"
@@ -142,6 +168,7 @@ impl PushMetrics {
             "Push answers by gateway, outcome and reason",
             self.outcomes.clone(),
         );
+        self.credentials.register(r);
     }
 
     pub fn in_flight(&self, gateway: &'static str) -> InFlight {
@@ -168,6 +195,32 @@ impl PushMetrics {
                 .get_or_create(&GatewayLabels { gateway })
                 .observe(queued_for_ms.max(0) as f64 / 1000.0);
         }
+        if let PushOutcome::Failed(text) = outcome {
+            self.log_failure(gateway, reason, text);
+        }
+    }
+
+    /// A push failed for good: one warn line per gateway and reason per
+    /// [`FAILURE_LOG_EVERY`].
+    fn log_failure(&self, gateway: &'static str, reason: &'static str, text: &str) {
+        let now = Instant::now();
+        let mut log = self.failure_log.lock().unwrap_or_else(|p| p.into_inner());
+        let entry = log.entry((gateway, reason)).or_insert((None, 0));
+        if entry
+            .0
+            .is_some_and(|at| now.duration_since(at) < FAILURE_LOG_EVERY)
+        {
+            entry.1 += 1;
+            return;
+        }
+        let not_logged = std::mem::replace(entry, (Some(now), 0)).1;
+        tracing::warn!(
+            gateway,
+            reason,
+            error = text,
+            not_logged_since_last = not_logged,
+            "push failed for good"
+        );
     }
 }
 

@@ -19,6 +19,7 @@
 //! ([`deliveries::claim_pushes`]).
 
 pub mod apns;
+pub mod credentials;
 pub mod dev;
 pub mod fcm;
 pub mod h2pool;

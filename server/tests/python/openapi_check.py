@@ -172,6 +172,7 @@ def exercise(c, agent, agent_id, user, admin_token, other_user):
     c.call("post", "/api/agent/login", None, None, {"code": inv["code"], "label": "laptop"})
     c.call("post", "/api/agent/login", None, None, {"code": 42}, breaks_schema=True, expect=422)
     c.call("get", "/healthz")
+    c.call("get", "/readyz")
     c.call("get", "/metrics")
     c.call("get", "/openapi.json")
 

@@ -672,7 +672,13 @@ pub type FcmAccepted = (String, HashMap<String, String>, Instant, String);
 
 #[derive(Default)]
 pub struct FcmState {
+    /// Access tokens issued.
     pub token_requests: AtomicUsize,
+    /// Requests to the token endpoint, refused ones included.
+    pub token_attempts: AtomicUsize,
+    /// While set, the token endpoint answers this (a revoked key: `400
+    /// {"error": "invalid_grant"}`).
+    pub refuse_tokens: Mutex<Option<(u16, Value)>>,
     issued: Mutex<Vec<String>>,
     /// Each accepted message.
     pub accepted: Mutex<Vec<FcmAccepted>>,
@@ -739,6 +745,10 @@ pub async fn fcm(delay: Duration) -> FcmStandIn {
 async fn answer_fcm(parts: &http::request::Parts, body: &[u8], st: &FcmState) -> (u16, Value) {
     let path = parts.uri.path();
     if path == "/token" {
+        st.token_attempts.fetch_add(1, Ordering::SeqCst);
+        if let Some(refusal) = st.refuse_tokens.lock().unwrap().clone() {
+            return refusal;
+        }
         let form: HashMap<String, String> = url_form(body);
         if form.get("grant_type").map(String::as_str)
             != Some("urn:ietf:params:oauth:grant-type:jwt-bearer")

@@ -1,0 +1,215 @@
+//! What an operator relies on when something breaks: a push credential that
+//! is refused (the FCM stand-in's token endpoint answering `400
+//! invalid_grant`) costs one token request per backoff step, not one per
+//! job, is logged and counted, and shows on `/readyz` with since when; a
+//! full database (SQLite's page limit, `PRAGMA max_page_count`, which makes
+//! SQLite answer SQLITE_FULL exactly as a full disk does) answers 503
+//! `storage_full` with `Retry-After` and makes `/readyz` 503 until a write
+//! succeeds again.
+
+mod common;
+#[path = "support/gateways.rs"]
+mod gateways;
+
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use qp_server::push::fcm::{FcmConfig, ServiceAccount};
+use serde_json::{json, Value};
+
+fn fcm_config(url: &str) -> FcmConfig {
+    FcmConfig {
+        base_url: url.into(),
+        account: ServiceAccount {
+            project_id: "qp-test".into(),
+            client_email: "qp-test@example.iam.gserviceaccount.com".into(),
+            private_key: String::from_utf8(gateways::fixture("fcm-test-key.pem")).unwrap(),
+            token_uri: format!("{url}/token"),
+        },
+        max_connections: 4,
+    }
+}
+
+async fn get(f: &common::Fixture, path: &str) -> (u16, Value, reqwest::header::HeaderMap) {
+    let resp = f
+        .http
+        .get(format!("{}{path}", f.base))
+        .send()
+        .await
+        .unwrap();
+    let status = resp.status().as_u16();
+    let headers = resp.headers().clone();
+    let text = resp.text().await.unwrap();
+    (
+        status,
+        serde_json::from_str(&text).unwrap_or(Value::String(text)),
+        headers,
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_fcm_credential_backs_off_per_step_and_shows_on_readyz() {
+    let fcm = gateways::fcm(Duration::ZERO).await;
+    *fcm.state.refuse_tokens.lock().unwrap() = Some((400, json!({"error": "invalid_grant"})));
+    let url = fcm.url.clone();
+    let f = common::Fixture::with(move |s| s.fcm = Some(fcm_config(&url))).await;
+    let (status, ready, _) = get(&f, "/readyz").await;
+    assert_eq!(
+        (status, ready["status"].as_str()),
+        (200, Some("ok")),
+        "{ready}"
+    );
+    assert_eq!(ready["checks"]["push_fcm"]["ok"], true, "{ready}");
+
+    // Ten Android phones, and a question every 200 ms for 3 s: 150 push
+    // jobs, each wanting a token.
+    for i in 0..10 {
+        let (status, body) = f
+            .call(
+                "POST",
+                "/api/devices",
+                Some(&f.alice_token),
+                Some(json!({"platform": "android", "push_token": format!("fcm-token-{i}"), "app_id": "io.example.app"})),
+            )
+            .await;
+        assert!(status == 200 || status == 201, "{status} {body}");
+    }
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_millis(3_000) {
+        f.ask(json!({"prompt": "Deploy?", "options": ["yes", "no"], "ttl": 600}))
+            .await;
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let window = started.elapsed();
+    let attempts = fcm.state.token_attempts.load(Ordering::SeqCst);
+    // Steps of 1 s, 2 s, 4 s: requests at about 0, 1 and 3 s.
+    assert!(
+        (2..=4).contains(&attempts),
+        "{attempts} token requests in {window:?}: one per backoff step expected"
+    );
+    assert_eq!(fcm.state.accepted_count(), 0);
+
+    let (status, ready, _) = get(&f, "/readyz").await;
+    assert_eq!(
+        status, 200,
+        "a push credential alone does not take the instance out: {ready}"
+    );
+    assert_eq!(ready["status"], "degraded", "{ready}");
+    let check = &ready["checks"]["push_fcm"];
+    assert_eq!(check["ok"], false, "{ready}");
+    assert!(
+        check["error"].as_str().unwrap().contains("invalid_grant"),
+        "{ready}"
+    );
+    let since: chrono::DateTime<chrono::Utc> = check["since"].as_str().unwrap().parse().unwrap();
+    assert!(
+        chrono::Utc::now() - since < chrono::TimeDelta::seconds(10),
+        "{since}"
+    );
+    assert_eq!(ready["checks"]["database"]["ok"], true);
+
+    let (_, metrics, _) = get(&f, "/metrics").await;
+    let metrics = metrics.as_str().unwrap().to_string();
+    let failures: f64 = metrics
+        .lines()
+        .find(|l| l.starts_with("qp_push_auth_failures_total{gateway=\"fcm\"}"))
+        .and_then(|l| l.split_whitespace().last())
+        .unwrap_or_else(|| panic!("no auth failure counter in\n{metrics}"))
+        .parse()
+        .unwrap();
+    assert_eq!(failures as usize, attempts, "{metrics}");
+    assert!(
+        metrics.contains("qp_push_credential_failing{gateway=\"fcm\"} 1"),
+        "{metrics}"
+    );
+
+    // The key is fixed: the next step's request gets a token, the queued
+    // pushes go, and readiness is ok again.
+    *fcm.state.refuse_tokens.lock().unwrap() = None;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let (_, ready, _) = get(&f, "/readyz").await;
+        if ready["status"] == "ok" && fcm.state.accepted_count() > 0 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "not recovered: {ready}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_full_database_answers_503_with_retry_after_and_readyz_says_since_when() {
+    let f = common::Fixture::with(|s| s.ask_burst = 1000).await;
+    if f.on_postgres() {
+        // PostgreSQL's disk_full (53100) maps the same way (http::ready);
+        // a full disk cannot be made on the shared test server.
+        return;
+    }
+    f.ask(json!({"prompt": "Before"})).await;
+    let app = f.server.as_ref().unwrap().app.clone();
+    // The server's one SQLite connection may grow the file no further.
+    let limit = |extra: i64| {
+        let app = app.clone();
+        async move {
+            app.db
+                .run(move |c| {
+                    let pages = c.query_row("PRAGMA page_count", &[], |r| r.get::<i64>(0))?;
+                    c.query_row(
+                        &format!("PRAGMA max_page_count = {}", pages + extra),
+                        &[],
+                        |r| r.get::<i64>(0),
+                    )
+                })
+                .await
+                .unwrap()
+        }
+    };
+    limit(0).await;
+    let blob = "x".repeat(7_000);
+    let mut full = None;
+    for _ in 0..50 {
+        let resp = f
+            .http
+            .post(format!(
+                "{}/api/agent/rooms/{}/questions",
+                f.base, f.room_code
+            ))
+            .bearer_auth(&f.agent_token)
+            .json(&json!({"prompt": "Full?", "data": {"blob": blob}}))
+            .send()
+            .await
+            .unwrap();
+        if resp.status() != 201 {
+            full = Some(resp);
+            break;
+        }
+    }
+    let resp = full.expect("the page limit never refused a write");
+    assert_eq!(resp.status(), 503);
+    assert_eq!(resp.headers()["retry-after"], "30");
+    let body: Value = resp.json().await.unwrap();
+    assert_eq!(common::err_code(&body), "storage_full", "{body}");
+
+    let (status, ready, _) = get(&f, "/readyz").await;
+    assert_eq!(status, 503, "{ready}");
+    assert_eq!(ready["status"], "unavailable");
+    let storage = &ready["checks"]["storage"];
+    assert_eq!(storage["ok"], false, "{ready}");
+    assert!(storage["since"].as_str().is_some(), "{ready}");
+    assert!(
+        storage["error"].as_str().unwrap().contains("full"),
+        "{ready}"
+    );
+    // Liveness is not readiness: the process and database still answer.
+    assert_eq!(get(&f, "/healthz").await.0, 200);
+
+    // Room made: the next write goes through and readiness clears.
+    limit(100_000).await;
+    f.ask(json!({"prompt": "After"})).await;
+    let (status, ready, _) = get(&f, "/readyz").await;
+    assert_eq!(
+        (status, ready["status"].as_str()),
+        (200, Some("ok")),
+        "{ready}"
+    );
+}
