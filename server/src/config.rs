@@ -60,6 +60,11 @@ pub struct Settings {
     pub mcp_max_sessions_per_agent: u32,
     /// An MCP session with no request in flight is closed after this long.
     pub mcp_session_idle: Duration,
+    /// How long a keep-alive connection may sit idle (and a client take to
+    /// send its headers) before it is closed: above the load balancers'
+    /// own idle timeouts (ALB 60 s, nginx 60 s), so that they, not we,
+    /// close first and never send into a closing connection (a 502).
+    pub idle_timeout: Duration,
 }
 
 /// Where the server's certificate comes from.
@@ -93,6 +98,11 @@ pub struct AcmeSettings {
     /// (a private CA, or a test CA such as Pebble's).
     pub directory_ca: Option<PathBuf>,
 }
+
+/// The default `idle_timeout_secs`: above common load balancers' idle
+/// timeouts (AWS ALB and nginx 60 s), below the odd ones that keep upstream
+/// connections for minutes (set it above theirs there).
+pub const DEFAULT_IDLE_TIMEOUT_SECS: u64 = 75;
 
 /// Let's Encrypt's production directory.
 pub const LETS_ENCRYPT: &str = "https://acme-v02.api.letsencrypt.org/directory";
@@ -150,6 +160,7 @@ impl Default for Settings {
             metrics_token: None,
             mcp_max_sessions_per_agent: 32,
             mcp_session_idle: Duration::from_secs(300),
+            idle_timeout: Duration::from_secs(DEFAULT_IDLE_TIMEOUT_SECS),
         }
     }
 }
@@ -227,6 +238,7 @@ pub struct PartialSettings {
     pub metrics_token: Option<String>,
     pub mcp_max_sessions_per_agent: Option<u32>,
     pub mcp_session_idle_secs: Option<u64>,
+    pub idle_timeout_secs: Option<u64>,
 }
 
 impl PartialSettings {
@@ -356,6 +368,10 @@ impl PartialSettings {
                 .mcp_session_idle_secs
                 .or(file.mcp_session_idle_secs)
                 .map_or(d.mcp_session_idle, Duration::from_secs),
+            idle_timeout: self
+                .idle_timeout_secs
+                .or(file.idle_timeout_secs)
+                .map_or(d.idle_timeout, Duration::from_secs),
             ..s
         };
         check_limits(&s)?;
@@ -441,6 +457,9 @@ fn check_limits(s: &Settings) -> Result<(), String> {
     }
     if s.mcp_session_idle < Duration::from_secs(10) {
         return Err("mcp_session_idle_secs must be at least 10".into());
+    }
+    if !(5..=3600).contains(&s.idle_timeout.as_secs()) {
+        return Err("idle_timeout_secs must be 5 to 3600".into());
     }
     Ok(())
 }

@@ -226,6 +226,7 @@ async fn accept_loop(
         connections.spawn(async move {
             let _open = crate::http::observe::Counted::new(&app.metrics.connections);
             let trusted = app.settings.trusted_proxies.clone();
+            let idle = app.settings.idle_timeout;
             let service =
                 hyper::service::service_fn(move |req: hyper::Request<hyper::body::Incoming>| {
                     let mut req = req.map(axum::body::Body::new);
@@ -236,11 +237,11 @@ async fn accept_loop(
                     router.clone().call(req)
                 });
             let ended = match tls {
-                None => serve_http1(TokioIo::new(stream), service, stopping).await,
+                None => serve_http1(TokioIo::new(stream), service, stopping, idle).await,
                 // Boxed: this task's state is as large as its largest
                 // branch, and every parked plain long-poll would otherwise
                 // carry room for a TLS session and an HTTP/2 connection.
-                Some(tls) => Box::pin(serve_tls(tls, stream, service, stopping)).await,
+                Some(tls) => Box::pin(serve_tls(tls, stream, service, stopping, idle)).await,
             };
             if let Err(e) = ended {
                 tracing::debug!(error = %e, "connection ended");
@@ -308,6 +309,7 @@ async fn serve_tls<S>(
     stream: tokio::net::TcpStream,
     service: S,
     stopping: tokio::sync::watch::Receiver<bool>,
+    idle: Duration,
 ) -> Result<(), hyper::Error>
 where
     S: ConnService,
@@ -319,7 +321,7 @@ where
             serve_http2(TokioIo::new(stream), service, stopping).await
         }
         Ok(Accepted::Http { stream, h2: false }) => {
-            serve_http1(TokioIo::new(stream), service, stopping).await
+            serve_http1(TokioIo::new(stream), service, stopping, idle).await
         }
         Ok(Accepted::AcmeValidation) => Ok(()),
         Err(e) => {
@@ -333,6 +335,7 @@ async fn serve_http1<I, S>(
     io: I,
     service: S,
     stopping: tokio::sync::watch::Receiver<bool>,
+    idle: Duration,
 ) -> Result<(), hyper::Error>
 where
     I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
@@ -340,7 +343,8 @@ where
 {
     let conn = hyper::server::conn::http1::Builder::new()
         .timer(hyper_util::rt::TokioTimer::new())
-        .header_read_timeout(Duration::from_secs(30))
+        // Idle keep-alive and slow headers alike (`idle_timeout_secs`).
+        .header_read_timeout(idle)
         // hyper's own header limit stays at its default (100, on the
         // stack): raising it costs ~4 KB per parked long-poll. Our JSON 431
         // (http::error::MAX_HEADERS) sits below it.

@@ -105,6 +105,9 @@ pub struct ServeArgs {
     /// An MCP session with no request in flight is closed after this many seconds [default: 300].
     #[arg(long, env = "QP_MCP_SESSION_IDLE_SECS", help_heading = "Limits")]
     mcp_session_idle_secs: Option<u64>,
+    /// Seconds a keep-alive connection may sit idle (or a client take to send its headers) before it is closed; keep it above the load balancer's idle timeout [default: 75].
+    #[arg(long, env = "QP_IDLE_TIMEOUT_SECS", help_heading = "Limits")]
+    idle_timeout_secs: Option<u64>,
     /// The bearer token /metrics requires (16+ characters; prefer the environment variable, so it is not in `ps`). Without it /metrics answers loopback clients only, and nobody when --behind-proxy.
     // hide_env_values: --help must not print the secret.
     #[arg(long, env = "QP_METRICS_TOKEN", hide_env_values = true)]
@@ -213,6 +216,7 @@ pub async fn run(args: ServeArgs) -> i32 {
         metrics_token: args.metrics_token,
         mcp_max_sessions_per_agent: args.mcp_max_sessions_per_agent,
         mcp_session_idle_secs: args.mcp_session_idle_secs,
+        idle_timeout_secs: args.idle_timeout_secs,
     };
     // Operators' key files, to warn about once logging is on.
     let key_files: Vec<(PathBuf, &str)> = [
