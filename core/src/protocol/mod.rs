@@ -16,6 +16,7 @@
 //!   `cancelled`, terminal states never change).
 //! - [`identity`]: ids, display names and room codes (server and phone alike).
 //! - [`limits`]: every numeric limit in one table.
+//! - [`web_push`]: the shape of a browser's push subscription (`web` devices).
 //! - [`error`]: [`ValidationError`], a field name plus a stable machine code.
 //!
 //! Lengths are counted in Unicode scalar values (Rust `char`s), never bytes:
@@ -31,6 +32,7 @@ pub mod lifecycle;
 pub mod limits;
 pub mod model;
 pub mod time;
+pub mod web_push;
 
 pub use answer::{validate_answer, AnswerChoice, AnswerSubmission};
 pub use ask::{normalize_ask, AskContext, AskOption, AskRequest, NormalizedAsk};
