@@ -65,6 +65,13 @@ pub struct Settings {
     /// own idle timeouts (ALB 60 s, nginx 60 s), so that they, not we,
     /// close first and never send into a closing connection (a 502).
     pub idle_timeout: Duration,
+    // -- data lifecycle (issue 34: retention, upgrades) --
+    /// Whether start-up migrates the database (`Apply`), or refuses one
+    /// that lacks migrations (`Require`: `--no-migrate`, after `qp migrate`).
+    pub migration: crate::store::Migration,
+    /// How long each kind of finished row is kept (see
+    /// [`crate::store::retention`]); `None`: forever.
+    pub retention: crate::store::retention::Retention,
 }
 
 /// Where the server's certificate comes from.
@@ -161,6 +168,8 @@ impl Default for Settings {
             mcp_max_sessions_per_agent: 32,
             mcp_session_idle: Duration::from_secs(300),
             idle_timeout: Duration::from_secs(DEFAULT_IDLE_TIMEOUT_SECS),
+            migration: crate::store::Migration::Apply,
+            retention: crate::store::retention::Retention::default(),
         }
     }
 }
@@ -239,6 +248,13 @@ pub struct PartialSettings {
     pub mcp_max_sessions_per_agent: Option<u32>,
     pub mcp_session_idle_secs: Option<u64>,
     pub idle_timeout_secs: Option<u64>,
+    // -- data lifecycle (issue 34) --
+    pub no_migrate: Option<bool>,
+    pub retention_questions_days: Option<u64>,
+    pub retention_push_jobs_days: Option<u64>,
+    pub retention_webhook_deliveries_days: Option<u64>,
+    pub retention_dev_inbox_days: Option<u64>,
+    pub retention_batch_size: Option<usize>,
 }
 
 impl PartialSettings {
@@ -253,6 +269,10 @@ impl PartialSettings {
     /// `self` (flags and env) over `file` over the defaults.
     pub fn resolve(self, file: PartialSettings) -> Result<Settings, String> {
         let d = Settings::default();
+        let (retention, no_migrate) = (
+            retention(&self, &file)?,
+            self.no_migrate.or(file.no_migrate).unwrap_or(false),
+        );
         let ms = |a: Option<u64>, b: Option<u64>, def: Duration| {
             a.or(b).map(Duration::from_millis).unwrap_or(def)
         };
@@ -375,6 +395,15 @@ impl PartialSettings {
             ..s
         };
         check_limits(&s)?;
+        let s = Settings {
+            migration: if no_migrate {
+                crate::store::Migration::Require
+            } else {
+                crate::store::Migration::Apply
+            },
+            retention,
+            ..s
+        };
         let apns_key = self.apns_key.or(file.apns_key);
         let apns_key_id = self.apns_key_id.or(file.apns_key_id);
         let apns_team_id = self.apns_team_id.or(file.apns_team_id);
@@ -462,6 +491,49 @@ fn check_limits(s: &Settings) -> Result<(), String> {
         return Err("idle_timeout_secs must be 5 to 3600".into());
     }
     Ok(())
+}
+
+/// The retention settings: days (0 keeps forever) and the batch size.
+fn retention(
+    flags: &PartialSettings,
+    file: &PartialSettings,
+) -> Result<crate::store::retention::Retention, String> {
+    let d = crate::store::retention::Retention::default();
+    let days = |a: Option<u64>, b: Option<u64>, def: Option<Duration>| match a.or(b) {
+        None => def,
+        Some(0) => None,
+        Some(n) => Some(Duration::from_secs(n.saturating_mul(86_400))),
+    };
+    let batch_size = flags
+        .retention_batch_size
+        .or(file.retention_batch_size)
+        .unwrap_or(d.batch_size);
+    if !(1..=100_000).contains(&batch_size) {
+        return Err("retention_batch_size must be 1 to 100000".into());
+    }
+    Ok(crate::store::retention::Retention {
+        questions: days(
+            flags.retention_questions_days,
+            file.retention_questions_days,
+            d.questions,
+        ),
+        push_jobs: days(
+            flags.retention_push_jobs_days,
+            file.retention_push_jobs_days,
+            d.push_jobs,
+        ),
+        webhook_deliveries: days(
+            flags.retention_webhook_deliveries_days,
+            file.retention_webhook_deliveries_days,
+            d.webhook_deliveries,
+        ),
+        dev_inbox: days(
+            flags.retention_dev_inbox_days,
+            file.retention_dev_inbox_days,
+            d.dev_inbox,
+        ),
+        batch_size,
+    })
 }
 
 /// A scraper's shared secret: long enough not to be guessed, and one

@@ -13,10 +13,12 @@
 //! - [`cli`]: the `qp` command line.
 
 pub mod app;
+pub mod build_info;
 pub mod cli;
 pub mod client;
 pub mod config;
 pub mod hook;
+pub mod housekeeping;
 pub mod http;
 pub mod ids;
 pub mod logging;

@@ -267,7 +267,19 @@ impl App {
                         return Ok(Err("code: unknown pairing code"));
                     }
                 };
+                // A disabled or removed account does not pair again (the
+                // invite is spent: the operator makes a new one after enabling).
+                let who = match kind {
+                    InviteKind::User => crate::store::offboard::Subject::User,
+                    InviteKind::Agent => crate::store::offboard::Subject::Agent,
+                };
+                if crate::store::offboard::is_disabled(&*tx, who, &subject_id)? {
+                    tx.commit()?;
+                    return Ok(Err("code: this account is disabled; ask the operator"));
+                }
                 let token = identity::mint_token(&*tx, kind, &subject_id, &label)?;
+                let actor = format!("{}:{subject_id}", who.name());
+                crate::store::audit::record(&*tx, &actor, "pairing", &subject_id, &label)?;
                 let body = match kind {
                     InviteKind::User => {
                         let user = identity::require_user(&*tx, &subject_id)?;

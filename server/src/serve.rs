@@ -33,8 +33,8 @@ pub async fn start(
     settings: Settings,
     push: Option<Arc<dyn PushTransport>>,
 ) -> Result<RunningServer, String> {
-    let db =
-        Db::open(&settings.db).map_err(|e| format!("cannot open database {}: {e}", settings.db))?;
+    let db = Db::open_with(&settings.db, settings.migration)
+        .map_err(|e| format!("cannot open database {}: {e}", settings.db))?;
     let listener = TcpListener::bind(settings.listen)
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", settings.listen))?;
@@ -46,6 +46,12 @@ pub async fn start(
         settings.public_url = Some(settings.url_of(addr));
     }
     let app = App::new(db, settings);
+    let schema = app
+        .db
+        .run(crate::store::versions::version_of)
+        .await
+        .map_err(|e| format!("cannot read the schema version of {}: {e}", app.settings.db))?;
+    app.metrics.register_build_info(schema);
 
     let mut workers = Vec::new();
     if let Database::Postgres(url) = &app.settings.db {
@@ -85,6 +91,7 @@ pub async fn start(
         tokio::spawn(crate::app::purge_answer_keys_loop(app.clone())),
         tokio::spawn(trim_after_bursts(app.clone())),
         tokio::spawn(crate::webhook::run_worker(app.clone())),
+        tokio::spawn(crate::housekeeping::retention_loop(app.clone())),
         tokio::spawn(crate::token_cache::flush_loop(app.clone())),
     ]);
     let transport: Arc<dyn PushTransport> = match push {
@@ -114,7 +121,13 @@ pub async fn start(
         app.clone(),
         transport,
     )));
-    tracing::info!(%addr, "qp serve listening");
+    tracing::info!(
+        %addr,
+        version = crate::build_info::VERSION,
+        commit = crate::build_info::COMMIT,
+        schema,
+        "qp serve listening"
+    );
     Ok(RunningServer {
         addr,
         app,
@@ -440,7 +453,9 @@ impl RunningServer {
         for w in &self.workers {
             w.abort();
         }
-        // The tokens' last uses the cache holds.
+        // The tokens' last uses the cache holds, then last: the WAL into
+        // the main file, the file closed and unlocked.
         crate::token_cache::flush(&self.app).await;
+        self.app.db.close().await;
     }
 }

@@ -10,6 +10,7 @@ use serde_json::json;
 use super::{EXIT_ERROR, EXIT_OK, EXIT_USAGE};
 use crate::store::identity::{self, Webhook};
 use crate::store::invites::{self, InviteKind};
+use crate::store::offboard::{self, Subject};
 use crate::store::{self, deliveries, now_secs, StoreError};
 
 #[derive(Args)]
@@ -92,6 +93,47 @@ enum What {
         /// its schema is made if missing; it must hold no data.
         url: String,
     },
+    /// An online, consistent copy of the SQLite database into FILE while
+    /// `qp serve` runs (restore: stop the server, put FILE in place of the
+    /// database, start it). On PostgreSQL: use pg_dump (the message says how).
+    Backup {
+        /// The copy to write; must not exist.
+        file: PathBuf,
+    },
+    /// Delete finished rows older than AGE now, in small batches, while the
+    /// server runs: answered/expired/cancelled questions (with their
+    /// answers), sent/failed push jobs, delivered/failed webhook deliveries,
+    /// dev-inbox entries, Idempotency-Keys. Pending questions and queued
+    /// work are never touched. `qp serve` does the same by its retention
+    /// settings (--retention-*-days).
+    Purge {
+        /// How old, as a number and a unit: 90d, 12h, 2w.
+        #[arg(long, value_parser = crate::store::retention::parse_age)]
+        older_than: std::time::Duration,
+        /// Rows per delete statement.
+        #[arg(long, default_value_t = 500)]
+        batch_size: usize,
+    },
+    /// Questions, for records: `questions export`.
+    #[command(subcommand)]
+    Questions(QuestionsCmd),
+    /// The audit log: admin actions, pairings, token creation and revocation, with who did them.
+    Audit {
+        /// Only entries from this long ago (90d, 12h) on [default: all].
+        #[arg(long, value_parser = crate::store::retention::parse_age)]
+        since: Option<std::time::Duration>,
+    },
+}
+
+#[derive(Subcommand)]
+enum QuestionsCmd {
+    /// One JSON object per line per question asked since then: room, agent,
+    /// state, answer, responder and the responder's devices it was pushed to.
+    Export {
+        /// How far back: 30d, 12h (questions asked since then).
+        #[arg(long, value_parser = crate::store::retention::parse_age)]
+        since: std::time::Duration,
+    },
 }
 
 #[derive(Subcommand)]
@@ -121,6 +163,15 @@ enum UserCmd {
     },
     /// List users.
     List,
+    /// Disable a user (someone leaving, a lost phone): their tokens stop
+    /// working at once and their phones get no pushes; `user enable` undoes it.
+    Disable { user: String },
+    /// Enable a disabled user again: the tokens they had work again.
+    Enable { user: String },
+    /// Remove a user for good: tokens, devices, memberships and open
+    /// invites deleted; the user stays listed as disabled, so the questions
+    /// they answered keep their name.
+    Remove { user: String },
     /// Create a one-time pairing code for a user's phone; prints the link,
     /// the code and the link as a QR code to scan with the app.
     Invite {
@@ -152,6 +203,8 @@ enum RoomCmd {
     AddMember { room: String, user: String },
     /// List a room's members.
     Members { room: String },
+    /// Take a user out of a room: they no longer see or may answer its questions.
+    RemoveMember { room: String, user: String },
     /// Set (or --clear) the room's outgoing webhook.
     Webhook {
         room: String,
@@ -207,6 +260,13 @@ enum AgentCmd {
     },
     /// List agents and their rooms.
     List,
+    /// Disable an agent: its tokens stop working at once; `agent enable` undoes it.
+    Disable { agent: String },
+    /// Enable a disabled agent again: the tokens it had work again.
+    Enable { agent: String },
+    /// Remove an agent for good: tokens, room grants and open invites
+    /// deleted; it stays listed as disabled, so its questions keep their asker.
+    Remove { agent: String },
 }
 
 #[derive(Subcommand)]
@@ -285,6 +345,18 @@ pub fn run(args: AdminArgs) -> i32 {
             }
         };
     }
+    if let What::Backup { file } = &args.what {
+        return match store::backup::backup(&args.db, file) {
+            Ok(b) => {
+                println!("{}", json!(b));
+                EXIT_OK
+            }
+            Err(e) => {
+                eprintln!("qp admin backup: {e}");
+                EXIT_ERROR
+            }
+        };
+    }
     let conn = match store::connect(&args.db) {
         Ok(c) => c,
         Err(e) => {
@@ -292,8 +364,25 @@ pub fn run(args: AdminArgs) -> i32 {
             return EXIT_ERROR;
         }
     };
+    if let What::Questions(QuestionsCmd::Export { since }) = &args.what {
+        return match export(&*conn, *since) {
+            Ok(()) => EXIT_OK,
+            Err(e) => {
+                eprintln!("qp admin questions export: {e}");
+                EXIT_ERROR
+            }
+        };
+    }
+    let audited = audit_entry(&args.what);
     match execute(&*conn, args.what) {
         Ok(out) => {
+            if let Some((action, subject, detail)) = audited {
+                if let Err(e) =
+                    store::audit::record(&*conn, &store::audit::cli_actor(), action, &subject, &detail)
+                {
+                    eprintln!("qp admin: done, but the audit log could not be written: {e}");
+                }
+            }
             if !out.is_empty() {
                 println!("{out}");
             }
@@ -355,6 +444,77 @@ fn dev_cert(dir: &std::path::Path, names: &[String]) -> Result<(), String> {
     Ok(())
 }
 
+/// The audit log entry of a command that changes something: (action,
+/// subject, detail); none for reads. Tokens never go in: a label does.
+fn audit_entry(what: &What) -> Option<(&'static str, String, String)> {
+    let e = |a: &'static str, s: &str, d: &str| Some((a, s.to_string(), d.to_string()));
+    match what {
+        What::User(UserCmd::Add { name, .. }) => e("user.add", "", name),
+        What::User(UserCmd::Disable { user }) => e("user.disable", user, ""),
+        What::User(UserCmd::Enable { user }) => e("user.enable", user, ""),
+        What::User(UserCmd::Remove { user }) => e("user.remove", user, ""),
+        What::User(UserCmd::Invite { user, ttl, .. }) => {
+            e("invite.create", user, &format!("ttl={ttl}s"))
+        }
+        What::Room(RoomCmd::Add { name, .. }) => e("room.add", "", name),
+        What::Room(RoomCmd::AddMember { room, user }) => e("room.add_member", user, room),
+        What::Room(RoomCmd::RemoveMember { room, user }) => e("room.remove_member", user, room),
+        What::Room(RoomCmd::Webhook { room, clear, .. }) => e(
+            "room.webhook",
+            room,
+            if *clear { "cleared" } else { "set" },
+        ),
+        What::Agent(AgentCmd::Add { name, owner, .. }) => {
+            e("agent.add", owner, &format!("{name} (and its token)"))
+        }
+        What::Agent(AgentCmd::Allow { agent, room }) => e("agent.allow", agent, room),
+        What::Agent(AgentCmd::Invite { agent, ttl, .. }) => {
+            e("invite.create", agent, &format!("ttl={ttl}s"))
+        }
+        What::Agent(AgentCmd::Disable { agent }) => e("agent.disable", agent, ""),
+        What::Agent(AgentCmd::Enable { agent }) => e("agent.enable", agent, ""),
+        What::Agent(AgentCmd::Remove { agent }) => e("agent.remove", agent, ""),
+        What::Token(TokenCmd::Add { user, label }) => e("token.create", user, label),
+        What::Token(TokenCmd::AddAdmin { label }) => e("token.create", "admin", label),
+        What::Token(TokenCmd::Revoke { hash_prefix }) => e("token.revoke", hash_prefix, ""),
+        What::Device(DeviceCmd::Remove { id }) => e("device.remove", id, ""),
+        What::Purge { older_than, .. } => e(
+            "purge",
+            "",
+            &format!("older than {} s", older_than.as_secs()),
+        ),
+        _ => None,
+    }
+}
+
+/// `qp admin questions export --since`: JSON lines on stdout, in pages.
+fn export(conn: &store::Conn, since: std::time::Duration) -> Result<(), StoreError> {
+    use std::io::Write;
+    let since = now_secs() - since.as_secs() as i64;
+    let mut out = std::io::stdout().lock();
+    let mut after = 0;
+    loop {
+        let page = store::backup::export_questions(conn, since, after, 1000)?;
+        for (seq, q) in &page {
+            let _ = writeln!(out, "{q}");
+            after = *seq;
+        }
+        if page.len() < 1000 {
+            return Ok(());
+        }
+    }
+}
+
+/// A disable/enable/remove result, printed as JSON.
+fn changed(
+    who: store::offboard::Subject,
+    id: &str,
+    state: &str,
+    c: store::offboard::Changed,
+) -> String {
+    json!({ who.name(): id, "state": state, "changed": c }).to_string()
+}
+
 fn room_id(conn: &store::Conn, code: &str) -> Result<String, StoreError> {
     Ok(identity::require_room(conn, code)?.id)
 }
@@ -377,6 +537,7 @@ fn execute(conn: &store::Conn, what: What) -> Result<String, StoreError> {
             json,
         }) => {
             identity::require_user(conn, &user)?;
+            refuse_disabled(conn, Subject::User, &user)?;
             let inv = invites::create(conn, InviteKind::User, &user, ttl, now_secs())?;
             let link = qp_core::pairing::pair_link(&url, &inv.code);
             let expires_at = time_of(inv.expires_at);
@@ -486,6 +647,7 @@ fn execute(conn: &store::Conn, what: What) -> Result<String, StoreError> {
             if identity::agent(conn, &agent)?.is_none() {
                 return Err(StoreError::NotFound(format!("no agent {agent}")));
             }
+            refuse_disabled(conn, Subject::Agent, &agent)?;
             let inv = invites::create(conn, InviteKind::Agent, &agent, ttl, now_secs())?;
             format!(
                 "On the agent's machine:\n\n  qp login {} --url {url}\n\n(works once, until {})",
@@ -508,6 +670,7 @@ fn execute(conn: &store::Conn, what: What) -> Result<String, StoreError> {
             .collect::<Vec<_>>()
             .join("\n"),
         What::Token(TokenCmd::Add { user, label }) => {
+            refuse_disabled(conn, Subject::User, &user)?;
             let token = identity::create_user_token(conn, &user, &label)?;
             json!({ "user_id": user, "label": label, "token": token }).to_string()
         }
@@ -516,7 +679,67 @@ fn execute(conn: &store::Conn, what: What) -> Result<String, StoreError> {
             json!({ "kind": "admin", "label": label, "token": token }).to_string()
         }
         // Handled in `run`, before a database is opened.
-        What::Tls(_) | What::CopyToPostgres { .. } => String::new(),
+        What::Tls(_)
+        | What::CopyToPostgres { .. }
+        | What::Backup { .. }
+        | What::Questions(_) => String::new(),
+        What::User(UserCmd::Disable { user }) => {
+            let c = offboard::disable(conn, Subject::User, &user)?;
+            changed(Subject::User, &user, "disabled", c)
+        }
+        What::User(UserCmd::Enable { user }) => {
+            let c = offboard::enable(conn, Subject::User, &user)?;
+            changed(Subject::User, &user, "enabled", c)
+        }
+        What::User(UserCmd::Remove { user }) => {
+            let c = offboard::remove(conn, Subject::User, &user)?;
+            changed(Subject::User, &user, "removed", c)
+        }
+        What::Agent(AgentCmd::Disable { agent }) => {
+            let c = offboard::disable(conn, Subject::Agent, &agent)?;
+            changed(Subject::Agent, &agent, "disabled", c)
+        }
+        What::Agent(AgentCmd::Enable { agent }) => {
+            let c = offboard::enable(conn, Subject::Agent, &agent)?;
+            changed(Subject::Agent, &agent, "enabled", c)
+        }
+        What::Agent(AgentCmd::Remove { agent }) => {
+            let c = offboard::remove(conn, Subject::Agent, &agent)?;
+            changed(Subject::Agent, &agent, "removed", c)
+        }
+        What::Room(RoomCmd::RemoveMember { room, user }) => {
+            let room_id = room_id(conn, &room)?;
+            if !offboard::remove_member(conn, &room_id, &user)? {
+                return Err(StoreError::NotFound(format!(
+                    "{user} is not a member of {room}"
+                )));
+            }
+            String::new()
+        }
+        What::Purge {
+            older_than,
+            batch_size,
+        } => {
+            if batch_size == 0 {
+                return Err(StoreError::Invalid("--batch-size must be at least 1".into()));
+            }
+            let plan = store::retention::Plan::older_than(older_than, batch_size, store::now_ms());
+            json!({ "deleted": store::retention::run_to_end(conn, &plan)? }).to_string()
+        }
+        What::Audit { since } => {
+            let since = since.map_or(0, |s| now_secs() - s.as_secs() as i64);
+            store::audit::since(conn, since, usize::MAX >> 1)?
+                .iter()
+                .map(|e| {
+                    json!({
+                        "at": time_of(e.at), "actor": e.actor, "action": e.action,
+                        "subject": e.subject, "detail": e.detail,
+                    })
+                    .to_string()
+                })
+                .collect::<Vec<_>>()
+                .join("\n")
+        }
         What::Token(TokenCmd::List) => identity::list_tokens(conn)?
             .iter()
             .map(|t| {
@@ -557,6 +780,32 @@ fn execute(conn: &store::Conn, what: What) -> Result<String, StoreError> {
             String::new()
         }
     })
+}
+
+/// No new invite or token for a disabled (or removed) subject.
+fn refuse_disabled(conn: &store::Conn, who: Subject, id: &str) -> Result<(), StoreError> {
+    if offboard::is_disabled(conn, who, id)? {
+        return Err(StoreError::Conflict(format!(
+            "{} {id} is disabled: `qp admin {} enable {id}` first",
+            who.name(),
+            who.name()
+        )));
+    }
+    Ok(())
+}
+
+/// `qp admin migrate`-style upgrade step: `qp migrate`.
+pub fn migrate(db: &store::Database) -> i32 {
+    match store::versions::migrate(db) {
+        Ok(m) => {
+            println!("{}", json!(m));
+            EXIT_OK
+        }
+        Err(e) => {
+            eprintln!("qp migrate: {db}: {e}");
+            EXIT_ERROR
+        }
+    }
 }
 
 /// `qp admin device list`: columns, or JSON lines; never a whole push token.

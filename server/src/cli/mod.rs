@@ -31,7 +31,7 @@ pub const DEFAULT_URL: &str = "http://127.0.0.1:8750";
 #[derive(Parser)]
 #[command(
     name = "qp",
-    version,
+    version = crate::build_info::long_version(),
     about = "Ask a person a question they answer from their phone's lock screen (Question Protocol v1.1)",
     long_about = "qp is both the companion server and its command-line client.\n\n\
         Turn a human decision into a shell gate:\n  \
@@ -59,6 +59,8 @@ enum Command {
     Cancel(asker::CancelArgs),
     /// Manage users, rooms, agents, tokens and webhooks (works on the database file).
     Admin(admin::AdminArgs),
+    /// Bring the database's schema up to this qp's (then `qp serve --no-migrate` may start on it).
+    Migrate(MigrateArgs),
     /// A phone in the terminal: receive questions as a phone would and answer by key.
     Device(device::DeviceArgs),
     /// Exchange a one-time code (qp admin agent invite) for an agent token, stored for the asker verbs.
@@ -67,6 +69,21 @@ enum Command {
     Mcp(mcp::McpArgs),
     /// A coding agent's PreToolUse hook: the tool call becomes an Allow/Deny question on the phone.
     Hook(hook::HookArgs),
+}
+
+#[derive(clap::Args)]
+struct MigrateArgs {
+    /// The database: its SQLite file, or its PostgreSQL URL.
+    #[arg(
+        long,
+        visible_alias = "database",
+        env = "QP_DB",
+        hide_env_values = true,
+        default_value = "qp.sqlite",
+        value_name = "FILE|URL",
+        value_parser = admin::DbArg
+    )]
+    db: crate::store::Database,
 }
 
 /// Parses the arguments, runs the command, and returns the exit code.
@@ -81,6 +98,7 @@ pub fn run() -> i32 {
     };
     match cli.command {
         Command::Admin(args) => admin::run(args),
+        Command::Migrate(args) => admin::migrate(&args.db),
         Command::Serve(args) => block_on(serve::run(*args)),
         Command::Ask(args) => block_on(asker::ask(args)),
         Command::Watch(args) => block_on(asker::watch(args)),

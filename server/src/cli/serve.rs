@@ -165,6 +165,24 @@ pub struct ServeArgs {
     /// every push plain. Recommended: auto [default: auto].
     #[arg(long, env = "QP_PUSH_ENCRYPTION", value_parser = ["auto", "off"], help_heading = "Push")]
     push_encryption: Option<String>,
+    /// Do not migrate the database at start-up: refuse one that lacks migrations (run `qp migrate` first, on purpose).
+    #[arg(long, env = "QP_NO_MIGRATE", help_heading = "Data")]
+    no_migrate: bool,
+    /// Answered, expired and cancelled questions (with their answers) are deleted this many days after they were asked; 0 keeps them [default: 365].
+    #[arg(long, env = "QP_RETENTION_QUESTIONS_DAYS", help_heading = "Data")]
+    retention_questions_days: Option<u64>,
+    /// Sent and failed push jobs are deleted after this many days; 0 keeps them [default: 7].
+    #[arg(long, env = "QP_RETENTION_PUSH_JOBS_DAYS", help_heading = "Data")]
+    retention_push_jobs_days: Option<u64>,
+    /// Delivered and failed webhook deliveries are deleted after this many days; 0 keeps them [default: 30].
+    #[arg(long, env = "QP_RETENTION_WEBHOOK_DELIVERIES_DAYS", help_heading = "Data")]
+    retention_webhook_deliveries_days: Option<u64>,
+    /// Dev-inbox entries (terminal devices' pushes) are deleted after this many days; 0 keeps them [default: 7].
+    #[arg(long, env = "QP_RETENTION_DEV_INBOX_DAYS", help_heading = "Data")]
+    retention_dev_inbox_days: Option<u64>,
+    /// Rows deleted per statement by the retention sweep (small: the writer is shared with requests) [default: 500].
+    #[arg(long, env = "QP_RETENTION_BATCH_SIZE", help_heading = "Data")]
+    retention_batch_size: Option<usize>,
 }
 
 pub async fn run(args: ServeArgs) -> i32 {
@@ -217,6 +235,12 @@ pub async fn run(args: ServeArgs) -> i32 {
         mcp_max_sessions_per_agent: args.mcp_max_sessions_per_agent,
         mcp_session_idle_secs: args.mcp_session_idle_secs,
         idle_timeout_secs: args.idle_timeout_secs,
+        no_migrate: args.no_migrate.then_some(true),
+        retention_questions_days: args.retention_questions_days,
+        retention_push_jobs_days: args.retention_push_jobs_days,
+        retention_webhook_deliveries_days: args.retention_webhook_deliveries_days,
+        retention_dev_inbox_days: args.retention_dev_inbox_days,
+        retention_batch_size: args.retention_batch_size,
     };
     // Operators' key files, to warn about once logging is on.
     let key_files: Vec<(PathBuf, &str)> = [

@@ -378,3 +378,31 @@ pub async fn healthz(State(app): State<Arc<App>>) -> Response {
         .into_response(),
     }
 }
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct BuildLabels {
+    version: &'static str,
+    commit: &'static str,
+    schema: String,
+}
+
+impl Metrics {
+    /// `qp_build_info{version,commit,schema} 1`: what runs, on which schema
+    /// (an upgrade half done shows two values across instances).
+    pub fn register_build_info(&self, schema: usize) {
+        let info = Family::<BuildLabels, Gauge>::default();
+        info.get_or_create(&BuildLabels {
+            version: crate::build_info::VERSION,
+            commit: crate::build_info::COMMIT,
+            schema: schema.to_string(),
+        })
+        .set(1);
+        if let Ok(mut r) = self.registry.lock() {
+            r.register(
+                "build_info",
+                "The running build (version, git commit) and the database's schema version",
+                info,
+            );
+        }
+    }
+}

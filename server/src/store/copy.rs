@@ -10,7 +10,11 @@ use super::{Conn, DbError, DbResult};
 /// Each table with the columns copied (generated keys are left for
 /// PostgreSQL to number, in the same order).
 const TABLES: &[(&str, &str, &str)] = &[
-    ("users", "id, display_name, created_at", "created_at, id"),
+    (
+        "users",
+        "id, display_name, created_at, disabled_at",
+        "created_at, id",
+    ),
     (
         "rooms",
         "id, code, name, webhook_url, webhook_secret, webhook_events, created_at",
@@ -19,7 +23,7 @@ const TABLES: &[(&str, &str, &str)] = &[
     ("memberships", "room_id, user_id", "room_id, user_id"),
     (
         "agents",
-        "id, name, owner_user_id, scopes, created_at, handle",
+        "id, name, owner_user_id, scopes, created_at, handle, disabled_at",
         "created_at, id",
     ),
     ("agent_rooms", "agent_id, room_id", "agent_id, room_id"),
@@ -63,6 +67,12 @@ const TABLES: &[(&str, &str, &str)] = &[
         "id, secret_hash, kind, subject_id, created_at, expires_at, used_at, failed_attempts",
         "created_at, id",
     ),
+    (
+        "tokens_disabled",
+        "hash, kind, subject_id, label, created_at, last_used_at",
+        "created_at, hash",
+    ),
+    ("audit_log", "at, actor, action, subject, detail", "seq"),
 ];
 
 /// Rows read from SQLite at a time.

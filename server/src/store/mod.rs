@@ -3,15 +3,21 @@
 //! exposes plain functions over a [`Conn`] (either backend, `sql.rs`), so
 //! they compose inside one transaction.
 
+pub mod audit;
+pub mod backup;
 pub mod copy;
 pub mod deliveries;
 pub mod identity;
 pub mod invites;
+pub mod lifecycle;
+pub mod offboard;
 pub mod pg;
 pub mod questions;
+pub mod retention;
 pub mod round_trips;
 mod schema;
 pub mod sql;
+pub mod versions;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -131,6 +137,22 @@ impl std::fmt::Debug for Database {
 /// and SQLite gives its -wal and -shm files the same mode; an existing one
 /// open to others is warned about.
 pub fn open(path: &Path) -> DbResult<rusqlite::Connection> {
+    open_with(path, Migration::Apply)
+}
+
+/// What opening a database does about its schema.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Migration {
+    /// Applies the migrations it lacks (the default).
+    #[default]
+    Apply,
+    /// Changes nothing; refuses a database that lacks migrations (`qp serve
+    /// --no-migrate`, after `qp migrate` was run on purpose).
+    Require,
+}
+
+/// [`open`], migrating or only checking as `migration` says.
+pub fn open_with(path: &Path, migration: Migration) -> DbResult<rusqlite::Connection> {
     crate::secret_files::create_private_file(path)
         .map_err(|e| DbError::Other(format!("{}: {e}", path.display())))?;
     warn_if_open(path);
@@ -139,7 +161,10 @@ pub fn open(path: &Path) -> DbResult<rusqlite::Connection> {
     conn.pragma_update(None, "journal_mode", "WAL")?;
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     conn.pragma_update(None, "foreign_keys", "ON")?;
-    schema::migrate(&mut conn)?;
+    match migration {
+        Migration::Apply => schema::migrate(&mut conn)?,
+        Migration::Require => schema::require_current(&conn)?,
+    }
     Ok(conn)
 }
 
@@ -193,16 +218,27 @@ pub const PG_CONNECTIONS: usize = 8;
 
 impl Db {
     pub fn open(db: &Database) -> DbResult<Self> {
+        Db::open_with(db, Migration::Apply)
+    }
+
+    /// Opens `db` for a server: on SQLite under the server lock
+    /// ([`lifecycle`]: a second server on the file is refused).
+    pub fn open_with(db: &Database, migration: Migration) -> DbResult<Self> {
         db.check().map_err(DbError::Other)?;
         let (jobs, rx) = std::sync::mpsc::channel::<Job>();
         match db {
             Database::Sqlite(path) => {
-                let conn = open(path)?;
+                let lock = lifecycle::lock(path)?;
+                let conn = open_with(path, migration)?;
                 spawn("qp-db".into(), move || {
-                    // Ends when every Db handle is dropped.
+                    // Ends at [`Db::close`] or when every Db handle is dropped.
                     for job in rx {
                         job(&conn);
+                        if lifecycle::close_requested() {
+                            break;
+                        }
                     }
+                    lifecycle::close_sqlite(conn, lock);
                 })?;
                 Ok(Db {
                     jobs,
@@ -215,7 +251,7 @@ impl Db {
                 // runtime, which may not start inside the caller's.
                 let first = {
                     let url = url.clone();
-                    std::thread::spawn(move || pg::PgConn::open(&url))
+                    std::thread::spawn(move || pg::PgConn::open_with(&url, migration))
                         .join()
                         .map_err(|_| DbError::Other("connecting to PostgreSQL panicked".into()))??
                 };
@@ -230,6 +266,18 @@ impl Db {
                     round_trips: Default::default(),
                 })
             }
+        }
+    }
+
+    /// Closes the database once the jobs queued before this one ran: on
+    /// SQLite the WAL is checkpointed into the main file and the file
+    /// closed and unlocked (later jobs fail: "the database threads have
+    /// stopped"). The end of a graceful stop.
+    pub async fn close(&self) {
+        let (done, closed) = tokio::sync::oneshot::channel();
+        let job: Job = Box::new(move |conn| lifecycle::request_close(conn, done));
+        if self.jobs.send(job).is_ok() {
+            let _ = closed.await;
         }
     }
 

@@ -34,8 +34,18 @@ impl PgConn {
 
     /// Connects and brings the schema up to date.
     pub fn open(url: &str) -> DbResult<PgConn> {
+        PgConn::open_with(url, super::Migration::Apply)
+    }
+
+    /// Connects, and migrates or only checks the schema as `migration` says.
+    pub fn open_with(url: &str, migration: super::Migration) -> DbResult<PgConn> {
         let conn = PgConn::connect(url)?;
-        migrate(&conn)?;
+        match migration {
+            super::Migration::Apply => migrate_to(&conn, VERSION)?,
+            super::Migration::Require => {
+                super::schema::check_current(version_of(&conn)?, VERSION)?
+            }
+        }
         Ok(conn)
     }
 
@@ -548,17 +558,70 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE devices ADD COLUMN apns_environment TEXT
         CHECK (apns_environment IN ('production', 'sandbox'));
     "#,
+    // 5 (SQLite's 10): data lifecycle (issue 34). The retention sweep's indexes (finished
+    // rows by age, partial so the live queues stay small); users and agents
+    // that can be disabled (their tokens are moved aside to
+    // `tokens_disabled`, so every token check refuses them as it does a
+    // revoked token, and moved back on enable); the audit log of admin
+    // actions, pairings and token changes, with who did them.
+    r#"
+    CREATE INDEX IF NOT EXISTS questions_finished_by_age
+        ON questions(created_at) WHERE state <> 'pending';
+    CREATE INDEX IF NOT EXISTS push_jobs_finished_by_age
+        ON push_jobs(created_at) WHERE state <> 'queued';
+    CREATE INDEX IF NOT EXISTS webhook_deliveries_finished_by_age
+        ON webhook_deliveries(created_at) WHERE state <> 'pending';
+    CREATE INDEX IF NOT EXISTS dev_inbox_by_age ON dev_inbox(created_ms);
+    ALTER TABLE users ADD COLUMN disabled_at BIGINT;
+    ALTER TABLE agents ADD COLUMN disabled_at BIGINT;
+    CREATE TABLE tokens_disabled (
+        hash         TEXT PRIMARY KEY,
+        kind         TEXT NOT NULL,
+        subject_id   TEXT NOT NULL,
+        label        TEXT NOT NULL DEFAULT '',
+        created_at   BIGINT NOT NULL,
+        last_used_at BIGINT
+    );
+    CREATE INDEX tokens_disabled_by_subject ON tokens_disabled(subject_id);
+    CREATE TABLE audit_log (
+        seq     BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        at      BIGINT NOT NULL,
+        actor   TEXT NOT NULL,
+        action  TEXT NOT NULL,
+        subject TEXT NOT NULL DEFAULT '',
+        detail  TEXT NOT NULL DEFAULT ''
+    );
+    CREATE INDEX audit_log_by_age ON audit_log(at);
+    "#,
 ];
 
 /// Any number that names this schema's advisory lock (instances starting
 /// together wait for the first one's migration).
 const MIGRATION_LOCK: i64 = 0x5150_6d69_6772;
 
-/// Applies what is missing, in one transaction per migration, recording
-/// each in `qp_schema_migrations`. A small runner rather than a crate: the
-/// SQLite side's rusqlite_migration does not speak PostgreSQL, and the
-/// advisory lock that serializes instances is the part that matters.
-fn migrate(conn: &PgConn) -> DbResult<()> {
+/// The schema version this build writes: how many migrations it has.
+pub const VERSION: usize = MIGRATIONS.len();
+
+/// The version the database records (0 before the first migration).
+pub fn version_of(conn: &PgConn) -> DbResult<usize> {
+    let conn: &super::Conn = conn;
+    let found: i64 = conn.query_row(
+        "SELECT CASE WHEN to_regclass('qp_schema_migrations') IS NULL THEN 0
+                ELSE (SELECT COALESCE(MAX(version), 0) FROM qp_schema_migrations) END",
+        &[],
+        |r| r.get(0),
+    )?;
+    Ok(usize::try_from(found).unwrap_or(0))
+}
+
+/// Applies what is missing up to `target`, in one transaction per
+/// migration, recording each in `qp_schema_migrations`. A small runner
+/// rather than a crate: the SQLite side's rusqlite_migration does not
+/// speak PostgreSQL, and the advisory lock that serializes instances is the
+/// part that matters. A database a newer qp migrated is used as it is
+/// (migrations are additive: see `schema::migrate`), so an older instance
+/// still starts during a rolling upgrade.
+pub fn migrate_to(conn: &PgConn, target: usize) -> DbResult<()> {
     let conn: &super::Conn = conn;
     conn.batch(
         "CREATE TABLE IF NOT EXISTS qp_schema_migrations (
@@ -577,12 +640,15 @@ fn migrate(conn: &PgConn) -> DbResult<()> {
             |r| r.get(0),
         )?;
         if done as usize > MIGRATIONS.len() {
-            return Err(DbError::Other(format!(
-                "the database's schema is version {done}, newer than this qp ({}): upgrade qp",
-                MIGRATIONS.len()
-            )));
+            super::schema::warn_newer(done as usize, MIGRATIONS.len());
+            return Ok(());
         }
-        for (i, sql) in MIGRATIONS.iter().enumerate().skip(done as usize) {
+        for (i, sql) in MIGRATIONS
+            .iter()
+            .enumerate()
+            .take(target)
+            .skip(done as usize)
+        {
             let tx = conn.transaction()?;
             tx.batch(sql)?;
             tx.execute(

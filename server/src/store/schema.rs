@@ -191,16 +191,108 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE devices ADD COLUMN apns_environment TEXT
         CHECK (apns_environment IN ('production', 'sandbox'));
     "#,
+    // 10: data lifecycle (issue 34). The retention sweep's indexes (finished
+    // rows by age, partial so the live queues stay small); users and agents
+    // that can be disabled (their tokens are moved aside to
+    // `tokens_disabled`, so every token check refuses them as it does a
+    // revoked token, and moved back on enable); the audit log of admin
+    // actions, pairings and token changes, with who did them.
+    r#"
+    CREATE INDEX IF NOT EXISTS questions_finished_by_age
+        ON questions(created_at) WHERE state <> 'pending';
+    CREATE INDEX IF NOT EXISTS push_jobs_finished_by_age
+        ON push_jobs(created_at) WHERE state <> 'queued';
+    CREATE INDEX IF NOT EXISTS webhook_deliveries_finished_by_age
+        ON webhook_deliveries(created_at) WHERE state <> 'pending';
+    CREATE INDEX IF NOT EXISTS dev_inbox_by_age ON dev_inbox(created_ms);
+    ALTER TABLE users ADD COLUMN disabled_at INTEGER;
+    ALTER TABLE agents ADD COLUMN disabled_at INTEGER;
+    CREATE TABLE tokens_disabled (
+        hash         TEXT PRIMARY KEY,
+        kind         TEXT NOT NULL,
+        subject_id   TEXT NOT NULL,
+        label        TEXT NOT NULL DEFAULT '',
+        created_at   INTEGER NOT NULL,
+        last_used_at INTEGER
+    );
+    CREATE INDEX tokens_disabled_by_subject ON tokens_disabled(subject_id);
+    CREATE TABLE audit_log (
+        seq     INTEGER PRIMARY KEY AUTOINCREMENT,
+        at      INTEGER NOT NULL,
+        actor   TEXT NOT NULL,
+        action  TEXT NOT NULL,
+        subject TEXT NOT NULL DEFAULT '',
+        detail  TEXT NOT NULL DEFAULT ''
+    );
+    CREATE INDEX audit_log_by_age ON audit_log(at);
+    "#,
 ];
+
+/// The schema version this build writes: how many migrations it has.
+pub const VERSION: usize = MIGRATIONS.len();
+
+/// The version the database records (`PRAGMA user_version`).
+pub fn version_of(conn: &Connection) -> super::DbResult<usize> {
+    let v: i64 = conn.pragma_query_value(None, "user_version", |r| r.get(0))?;
+    Ok(usize::try_from(v).unwrap_or(0))
+}
 
 /// Applies what is missing, each migration in its own transaction
 /// (rusqlite_migration, the approach the phone store uses too).
+///
+/// A database a newer qp migrated is used as it is, with a warning: every
+/// migration is additive (new tables, columns with defaults, indexes), so
+/// this build's statements still work on it, and rolling back a binary
+/// needs no restore.
 pub fn migrate(conn: &mut Connection) -> super::DbResult<()> {
+    let found = version_of(conn)?;
+    if found > VERSION {
+        warn_newer(found, VERSION);
+        return Ok(());
+    }
     let migrations = Migrations::new(MIGRATIONS.iter().map(|sql| M::up(sql)).collect());
     migrations.to_latest(conn).map_err(|e| match e {
         rusqlite_migration::Error::RusqliteError { err, .. } => err.into(),
         other => super::DbError::Other(format!("migration: {other}")),
     })
+}
+
+/// Migrates only up to `version` (the upgrade test builds an older
+/// release's database this way).
+pub fn migrate_to(conn: &mut Connection, version: usize) -> super::DbResult<()> {
+    let migrations = Migrations::new(MIGRATIONS.iter().map(|sql| M::up(sql)).collect());
+    migrations
+        .to_version(conn, version)
+        .map_err(|e| super::DbError::Other(format!("migration: {e}")))
+}
+
+/// `--no-migrate`: a database that lacks migrations is refused.
+pub fn require_current(conn: &Connection) -> super::DbResult<()> {
+    let found = version_of(conn)?;
+    check_current(found, VERSION)
+}
+
+/// The rule of `--no-migrate`, for both engines: older is refused (with
+/// what to run), newer is used with a warning (see [`migrate`]).
+pub fn check_current(found: usize, this: usize) -> super::DbResult<()> {
+    if found < this {
+        return Err(super::DbError::Other(format!(
+            "the database's schema is version {found}, this qp needs version {this}: \
+             run `qp migrate` (with the same --db) first, or start without --no-migrate"
+        )));
+    }
+    if found > this {
+        warn_newer(found, this);
+    }
+    Ok(())
+}
+
+pub fn warn_newer(found: usize, this: usize) {
+    tracing::warn!(
+        database_schema = found,
+        this_qp = this,
+        "the database was migrated by a newer qp; running on it (migrations are additive)"
+    );
 }
 
 #[cfg(test)]

@@ -461,6 +461,24 @@ impl QpServe {
         QpServe { child, base }
     }
 
+    /// SIGTERM (a clean stop), and its exit status once it exited.
+    pub fn terminate(&mut self, within: Duration) -> std::process::ExitStatus {
+        let pid = self.child.id().to_string();
+        let sent = std::process::Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap();
+        assert!(sent.success(), "kill -TERM {pid}");
+        let t = std::time::Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status;
+            }
+            assert!(t.elapsed() < within, "qp serve did not stop");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     /// kill -9: no shutdown, no flush.
     pub fn kill(&mut self) {
         let _ = self.child.kill();

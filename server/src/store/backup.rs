@@ -1,0 +1,174 @@
+//! `qp admin backup FILE`: an online, consistent copy of the SQLite
+//! database while `qp serve` keeps running, and the export of who answered
+//! what (`qp admin questions export`).
+//!
+//! The copy is SQLite's `VACUUM INTO`: it reads the database in one read
+//! transaction (WAL lets the server keep writing meanwhile), so the copy
+//! is the database as of one instant, every committed transaction before
+//! it and none after, compacted, with no -wal file to go with it. It is
+//! written to `FILE.partial` (owner-only: it holds webhook secrets) and
+//! renamed into place once its integrity check passes, so `FILE` is never
+//! half a backup. On PostgreSQL the documented way is `pg_dump`.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use serde_json::{json, Value};
+
+use super::{Conn, Database, DbResult};
+use crate::params;
+
+/// What a backup wrote.
+#[derive(Debug, Clone, Serialize)]
+pub struct Backup {
+    pub file: PathBuf,
+    pub bytes: u64,
+    pub schema_version: usize,
+    pub questions: i64,
+}
+
+/// What `qp admin backup` says on PostgreSQL.
+pub const POSTGRES_WAY: &str = "on PostgreSQL, back up with pg_dump (online and consistent): \
+    pg_dump --format=custom --file qp.dump \"$QP_DB\"; restore into an empty database with \
+    pg_restore --no-owner --dbname \"$NEW_DB\" qp.dump (see README, Backups)";
+
+/// Copies the SQLite database `db` into `to`, which must not exist.
+pub fn backup(db: &Database, to: &Path) -> Result<Backup, String> {
+    let Database::Sqlite(from) = db else {
+        return Err(POSTGRES_WAY.into());
+    };
+    if !from.exists() {
+        return Err(format!("{}: no such database file", from.display()));
+    }
+    if to.exists() {
+        return Err(format!(
+            "{}: already exists; give a new file name (a backup never overwrites)",
+            to.display()
+        ));
+    }
+    let partial = {
+        let mut p = to.as_os_str().to_owned();
+        p.push(".partial");
+        PathBuf::from(p)
+    };
+    let _ = std::fs::remove_file(&partial);
+    crate::secret_files::create_private_file(&partial)
+        .map_err(|e| format!("{}: {e}", partial.display()))?;
+    let copied = copy_into(from, &partial);
+    let checked = copied.and_then(|()| check(&partial));
+    match checked {
+        Ok((schema_version, questions)) => {
+            std::fs::rename(&partial, to).map_err(|e| format!("{}: {e}", to.display()))?;
+            let bytes = std::fs::metadata(to).map(|m| m.len()).unwrap_or(0);
+            Ok(Backup {
+                file: to.to_path_buf(),
+                bytes,
+                schema_version,
+                questions,
+            })
+        }
+        Err(e) => {
+            let _ = std::fs::remove_file(&partial);
+            Err(e)
+        }
+    }
+}
+
+fn copy_into(from: &Path, partial: &Path) -> Result<(), String> {
+    let sqlite = |e: rusqlite::Error| format!("{}: {e}", from.display());
+    // Not `store::open`: a backup reads, it never migrates the database.
+    let conn = rusqlite::Connection::open_with_flags(
+        from,
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .map_err(sqlite)?;
+    conn.busy_timeout(std::time::Duration::from_secs(30))
+        .map_err(sqlite)?;
+    let target = partial
+        .to_str()
+        .ok_or_else(|| format!("{}: the path must be valid UTF-8", partial.display()))?;
+    conn.execute("VACUUM INTO ?1", [target]).map_err(sqlite)?;
+    Ok(())
+}
+
+/// The copy's integrity check, schema version and question count.
+fn check(path: &Path) -> Result<(usize, i64), String> {
+    let err = |e: rusqlite::Error| format!("the copy {}: {e}", path.display());
+    let c = rusqlite::Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+        .map_err(err)?;
+    let ok: String = c
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .map_err(err)?;
+    if ok != "ok" {
+        return Err(format!(
+            "the copy {} failed its integrity check: {ok}",
+            path.display()
+        ));
+    }
+    let version = super::schema::version_of(&c).map_err(|e| e.to_string())?;
+    let questions = c
+        .query_row("SELECT COUNT(*) FROM questions", [], |r| r.get(0))
+        .map_err(err)?;
+    Ok((version, questions))
+}
+
+/// `qp admin questions export --since`: one JSON object per question
+/// created at or after `since` (Unix seconds), oldest first, with its
+/// room, agent, state, answer, responder and the responder's devices that
+/// were sent the question (the server does not learn which of a person's
+/// devices sent the answer; none listed once the push jobs are past their
+/// retention). `after_seq` pages: pass the last row's `seq`.
+pub fn export_questions(
+    conn: &Conn,
+    since: i64,
+    after_seq: i64,
+    limit: usize,
+) -> DbResult<Vec<(i64, Value)>> {
+    let rows: Vec<(i64, String, String, String, String, Option<String>)> = conn.query_map(
+        "SELECT q.seq, q.body, r.code, a.id, a.name, q.target_user_id FROM questions q
+         JOIN rooms r ON r.id = q.room_id JOIN agents a ON a.id = q.agent_id
+         WHERE q.created_at >= ?1 AND q.seq > ?2 ORDER BY q.seq LIMIT ?3",
+        params![since, after_seq, limit],
+        |r| {
+            Ok((
+                r.get(0)?,
+                r.get(1)?,
+                r.get(2)?,
+                r.get(3)?,
+                r.get(4)?,
+                r.get(5)?,
+            ))
+        },
+    )?;
+    let mut out = Vec::with_capacity(rows.len());
+    for (seq, body, room, agent_id, agent_name, target) in rows {
+        let q: Value = serde_json::from_str(&body).unwrap_or(Value::Null);
+        let responder = q["answer"]["responder"].clone();
+        let devices: Vec<Value> = match responder["id"].as_str() {
+            Some(user) => conn.query_map(
+                "SELECT d.id, d.platform FROM push_jobs j JOIN devices d ON d.id = j.device_id
+                 WHERE j.question_id = ?1 AND j.kind = 'question' AND d.user_id = ?2
+                 ORDER BY d.id",
+                params![q["id"].as_str().unwrap_or_default(), user],
+                |r| Ok(json!({ "id": r.get::<String>(0)?, "platform": r.get::<String>(1)? })),
+            )?,
+            None => Vec::new(),
+        };
+        out.push((
+            seq,
+            json!({
+                "id": q["id"],
+                "room": room,
+                "agent": { "id": agent_id, "name": agent_name },
+                "target_user_id": target,
+                "title": q["title"],
+                "state": q["state"],
+                "created_at": q["created_at"],
+                "answer": q["answer"],
+                "responder": responder,
+                "responder_devices": devices,
+            }),
+        ));
+    }
+    Ok(out)
+}
