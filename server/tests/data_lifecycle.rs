@@ -661,6 +661,31 @@ async fn offboarding_refuses_tokens_and_answers_and_every_step_is_audited() {
     assert_eq!(row["room"], f.room_code.as_str());
     assert!(row["responder_devices"].is_array());
 
+    // A pairing and a token creation are audited too (a disabled user
+    // cannot pair: the code is refused).
+    let invite = admin_json(&db, &["user", "invite", &f.alice, "--json"]);
+    let (s, paired) = f
+        .call(
+            "POST",
+            "/api/pair",
+            None,
+            Some(json!({"code": invite["code"]})),
+        )
+        .await;
+    assert_eq!(s, 200, "{paired}");
+    admin_json(&db, &["token", "add", &f.bob, "--label", "laptop"]);
+    let invite = admin_json(&db, &["user", "invite", &f.bob, "--json"]);
+    admin_json(&db, &["user", "disable", &f.bob]);
+    let (s, refused) = f
+        .call(
+            "POST",
+            "/api/pair",
+            None,
+            Some(json!({"code": invite["code"]})),
+        )
+        .await;
+    assert!(s >= 400, "{refused}");
+
     // The audit log: each change, with its actor.
     let out = admin(&db, &["audit"]);
     let entries: Vec<Value> = String::from_utf8_lossy(&out.stdout)
@@ -685,8 +710,17 @@ async fn offboarding_refuses_tokens_and_answers_and_every_step_is_audited() {
     ] {
         assert!(actions.contains(&want), "{want:?} not in {actions:?}");
     }
+    let pairing = entries.iter().find(|e| e["action"] == "pairing").unwrap();
+    assert_eq!(pairing["actor"], format!("user:{}", f.alice));
+    assert!(actions.contains(&("token.create", f.bob.as_str())));
+    assert_eq!(
+        entries.iter().filter(|e| e["action"] == "pairing").count(),
+        1,
+        "the disabled user's pairing is not recorded as done"
+    );
     assert!(entries
         .iter()
+        .filter(|e| e["action"] != "pairing")
         .all(|e| e["actor"].as_str().unwrap().starts_with("admin-cli:")));
     // A refused command is not audited as done.
     assert!(!actions.contains(&("token.create", f.alice.as_str())));
