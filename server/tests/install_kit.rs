@@ -1,0 +1,80 @@
+//! The install kit stays in step with the server's settings: the commented
+//! sample config (deploy/qp.toml) lists every key the config file takes,
+//! each at a value the server parses, and the operator's guide
+//! (docs/operators.md) names every one. The keys come from the settings
+//! type itself (the names serde's derive gives `PartialSettings`), so a new
+//! setting fails this test until both are updated.
+
+use std::path::Path;
+
+use qp_server::config::PartialSettings;
+use serde::de::{self, Visitor};
+
+/// Every key of the config file, as the server reads them.
+fn config_keys() -> Vec<&'static str> {
+    struct Grab(Option<&'static [&'static str]>);
+    impl<'de> de::Deserializer<'de> for &mut Grab {
+        type Error = de::value::Error;
+        fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Self::Error> {
+            Err(de::Error::custom("only structs"))
+        }
+        fn deserialize_struct<V: Visitor<'de>>(
+            self,
+            _name: &'static str,
+            fields: &'static [&'static str],
+            _: V,
+        ) -> Result<V::Value, Self::Error> {
+            self.0 = Some(fields);
+            Err(de::Error::custom("names taken"))
+        }
+        serde::forward_to_deserialize_any! {
+            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
+            bytes byte_buf option unit unit_struct newtype_struct seq tuple
+            tuple_struct map enum identifier ignored_any
+        }
+    }
+    let mut grab = Grab(None);
+    let _ = <PartialSettings as serde::Deserialize>::deserialize(&mut grab);
+    grab.0.expect("PartialSettings is a struct").to_vec()
+}
+
+fn repo_file(path: &str) -> String {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(path);
+    std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+#[test]
+fn the_sample_config_lists_every_key_at_a_value_the_server_takes() {
+    let keys = config_keys();
+    assert!(keys.len() > 30, "{keys:?}");
+    let sample = repo_file("deploy/qp.toml");
+    let mut seen = std::collections::BTreeSet::new();
+    for line in sample.lines() {
+        let Some(setting) = line.strip_prefix("# ") else {
+            continue;
+        };
+        let Some((key, _)) = setting.split_once(" = ") else {
+            continue;
+        };
+        if !key.bytes().all(|b| b.is_ascii_lowercase() || b == b'_') {
+            continue;
+        }
+        // Each line alone, uncommented, is a config file the server reads
+        // (unknown keys and wrong types are refused).
+        toml::from_str::<PartialSettings>(setting)
+            .unwrap_or_else(|e| panic!("deploy/qp.toml: {setting:?}: {e}"));
+        seen.insert(key.to_string());
+    }
+    let missing: Vec<_> = keys.iter().filter(|k| !seen.contains(**k)).collect();
+    assert!(missing.is_empty(), "deploy/qp.toml lacks {missing:?}");
+}
+
+#[test]
+fn the_operators_guide_names_every_setting() {
+    let guide = repo_file("docs/operators.md");
+    let missing: Vec<_> = config_keys()
+        .into_iter()
+        .filter(|k| !guide.contains(&format!("`{k}`")))
+        .collect();
+    assert!(missing.is_empty(), "docs/operators.md lacks {missing:?}");
+}
