@@ -183,31 +183,42 @@ fn invalid_code(message: &str) -> ApiError {
 
 impl App {
     /// Creates an invite for a user (a phone) or an agent (`qp login`).
+    /// `actor` goes into the audit log (`admin-token:<label>`).
     pub async fn invite(
         &self,
         kind: InviteKind,
         subject_id: String,
         ttl_secs: i64,
+        actor: String,
     ) -> Result<NewInvite, ApiError> {
+        use crate::store::offboard::{self, Subject};
         self.db
             .run(move |conn| -> Result<_, ApiError> {
-                match kind {
+                let who = match kind {
                     InviteKind::User => {
                         identity::require_user(conn, &subject_id)?;
+                        Subject::User
                     }
                     InviteKind::Agent => {
                         if identity::agent(conn, &subject_id)?.is_none() {
                             return Err(ApiError::not_found(format!("no agent {subject_id}")));
                         }
+                        Subject::Agent
                     }
+                };
+                if offboard::is_disabled(conn, who, &subject_id)? {
+                    return Err(ApiError::new(
+                        axum::http::StatusCode::CONFLICT,
+                        "disabled",
+                        format!("{} {subject_id} is disabled: enable it first", who.name()),
+                    ));
                 }
-                Ok(invites::create(
-                    conn,
-                    kind,
-                    &subject_id,
-                    ttl_secs,
-                    now_secs(),
-                )?)
+                let tx = conn.transaction()?;
+                let invite = invites::create(&*tx, kind, &subject_id, ttl_secs, now_secs())?;
+                let detail = format!("ttl={ttl_secs}s");
+                crate::store::audit::record(&*tx, &actor, "invite.create", &subject_id, &detail)?;
+                tx.commit()?;
+                Ok(invite)
             })
             .await
     }

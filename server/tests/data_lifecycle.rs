@@ -686,6 +686,29 @@ async fn offboarding_refuses_tokens_and_answers_and_every_step_is_audited() {
         .await;
     assert!(s >= 400, "{refused}");
 
+    // An invite made over the admin endpoint names the admin token's label;
+    // none is made for a disabled user.
+    let operator = admin_json(&db, &["token", "add-admin", "--label", "ops-console"]);
+    let operator = operator["token"].as_str().unwrap();
+    let (s, made) = f
+        .call(
+            "POST",
+            &format!("/api/admin/users/{}/invites", f.alice),
+            Some(operator),
+            None,
+        )
+        .await;
+    assert_eq!(s, 201, "{made}");
+    let (s, refused) = f
+        .call(
+            "POST",
+            &format!("/api/admin/users/{}/invites", f.bob),
+            Some(operator),
+            None,
+        )
+        .await;
+    assert_eq!((s, err_code(&refused)), (409, "disabled"), "{refused}");
+
     // The audit log: each change, with its actor.
     let out = admin(&db, &["audit"]);
     let entries: Vec<Value> = String::from_utf8_lossy(&out.stdout)
@@ -718,9 +741,16 @@ async fn offboarding_refuses_tokens_and_answers_and_every_step_is_audited() {
         1,
         "the disabled user's pairing is not recorded as done"
     );
+    let over_http: Vec<&Value> = entries
+        .iter()
+        .filter(|e| e["actor"] == "admin-token:ops-console")
+        .collect();
+    assert_eq!(over_http.len(), 1, "{over_http:?}");
+    assert_eq!(over_http[0]["action"], "invite.create");
+    assert_eq!(over_http[0]["subject"], f.alice.as_str());
     assert!(entries
         .iter()
-        .filter(|e| e["action"] != "pairing")
+        .filter(|e| e["action"] != "pairing" && e["actor"] != "admin-token:ops-console")
         .all(|e| e["actor"].as_str().unwrap().starts_with("admin-cli:")));
     // A refused command is not audited as done.
     assert!(!actions.contains(&("token.create", f.alice.as_str())));

@@ -128,6 +128,7 @@ async fn invite(
     kind: InviteKind,
     id: String,
     body: &Bytes,
+    actor: String,
 ) -> Result<(StatusCode, Json<super::openapi::Invite>), ApiError> {
     let ttl = if body.is_empty() {
         DEFAULT_TTL_SECS
@@ -144,7 +145,7 @@ async fn invite(
         }
     };
     let subject = id.clone();
-    let inv = app.invite(kind, id, ttl).await?;
+    let inv = app.invite(kind, id, ttl, actor).await?;
     tracing::info!(
         subject,
         agent = matches!(kind, InviteKind::Agent),
@@ -176,11 +177,11 @@ async fn invite(
     security(("bearer" = [])))]
 pub async fn invite_user(
     State(app): State<Arc<App>>,
-    _admin: AdminAuth,
+    admin: AdminAuth,
     Path(id): Path<String>,
     body: Bytes,
 ) -> Result<(StatusCode, Json<super::openapi::Invite>), ApiError> {
-    invite(&app, InviteKind::User, id, &body).await
+    invite(&app, InviteKind::User, id, &body, format!("admin-token:{}", admin.label)).await
 }
 
 #[utoipa::path(post, path = "/api/admin/agents/{id}/invites", tag = "pairing",
@@ -194,11 +195,11 @@ pub async fn invite_user(
     security(("bearer" = [])))]
 pub async fn invite_agent(
     State(app): State<Arc<App>>,
-    _admin: AdminAuth,
+    admin: AdminAuth,
     Path(id): Path<String>,
     body: Bytes,
 ) -> Result<(StatusCode, Json<super::openapi::Invite>), ApiError> {
-    invite(&app, InviteKind::Agent, id, &body).await
+    invite(&app, InviteKind::Agent, id, &body, format!("admin-token:{}", admin.label)).await
 }
 
 /// A pairing link opened where the app is not installed (or on a desktop).
