@@ -25,7 +25,6 @@ pub mod fcm;
 pub mod h2pool;
 pub mod metrics;
 pub mod router;
-pub mod webpush;
 
 use std::collections::BTreeMap;
 use std::future::Future;
