@@ -1,9 +1,24 @@
 // swift-tools-version:5.9
 // (Tools 5.9: the Swift 5 language mode, as uniffi's generated code expects.)
 //
-// On Apple platforms: run bindings/package-xcframework on a Mac first. It
-// builds QuestionProtocolFFI.xcframework and copies the generated
-// QuestionProtocol.swift into Sources/QuestionProtocol (neither is committed).
+// Two products, split by where they run:
+// - QuestionProtocol: extension-safe. The bindings, the notification flows,
+//   QPNotificationService and the notification center: everything the
+//   Notification Service Extension links. It never touches
+//   `UIApplication.shared` (ios/run-tests compiles it with the
+//   application-extension restriction and checks that a planted use fails).
+// - QuestionProtocolApp: the app's side (lifecycle, answer handler,
+//   background tasks), marked `@available(iOSApplicationExtension, unavailable)`.
+//
+// The Rust library (QuestionProtocolFFI):
+// - a released XCFramework by URL and checksum: set `released` below (a
+//   release tag does), or QP_XCFRAMEWORK_URL and QP_XCFRAMEWORK_CHECKSUM in
+//   the environment (the checksum `swift package compute-checksum` prints
+//   for the zip; bindings/package-xcframework prints both);
+// - otherwise the local build: run bindings/package-xcframework on a Mac
+//   first. It builds QuestionProtocolFFI.xcframework and copies the
+//   generated QuestionProtocol.swift into Sources/QuestionProtocol (neither
+//   is committed).
 //
 // On Linux (how the project tests the package: ios/run-tests): the Rust
 // library is built locally, its C header and module map go in
@@ -11,16 +26,28 @@
 // compile-time stand-ins in AppleStandIns/ (see the README there).
 import PackageDescription
 
+/// The released XCFramework this version of the package uses; nil on the
+/// development branch (the local path is used).
+let released: (url: String, checksum: String)? = nil
+
 #if os(Linux)
 let ffi: Target = .systemLibrary(name: "QuestionProtocolFFI", path: "Linux/QuestionProtocolFFI")
-let standIns: [Target] = ["UserNotifications", "UIKit", "BackgroundTasks"].map {
+let standIns: [Target] = ["UserNotifications", "UIKit", "BackgroundTasks", "Security"].map {
     .target(name: $0, path: "AppleStandIns/\($0)")
 }
-let glueDependencies: [Target.Dependency] = ["QuestionProtocolFFI", "UserNotifications", "UIKit", "BackgroundTasks"]
+let extensionDependencies: [Target.Dependency] = ["QuestionProtocolFFI", "UserNotifications"]
+let appDependencies: [Target.Dependency] = ["QuestionProtocol", "UserNotifications", "UIKit", "BackgroundTasks"]
+let snippetDependencies: [Target.Dependency] = ["QuestionProtocol", "QuestionProtocolApp", "UIKit", "Security"]
 #else
-let ffi: Target = .binaryTarget(name: "QuestionProtocolFFI", path: "QuestionProtocolFFI.xcframework")
+let environment = Context.environment
+let remote = environment["QP_XCFRAMEWORK_URL"].map { (url: $0, checksum: environment["QP_XCFRAMEWORK_CHECKSUM"] ?? "") }
+    ?? released
+let ffi: Target = remote.map { .binaryTarget(name: "QuestionProtocolFFI", url: $0.url, checksum: $0.checksum) }
+    ?? .binaryTarget(name: "QuestionProtocolFFI", path: "QuestionProtocolFFI.xcframework")
 let standIns: [Target] = []
-let glueDependencies: [Target.Dependency] = ["QuestionProtocolFFI"]
+let extensionDependencies: [Target.Dependency] = ["QuestionProtocolFFI"]
+let appDependencies: [Target.Dependency] = ["QuestionProtocol"]
+let snippetDependencies: [Target.Dependency] = ["QuestionProtocol", "QuestionProtocolApp"]
 #endif
 
 let package = Package(
@@ -28,16 +55,32 @@ let package = Package(
     platforms: [.iOS(.v15), .macOS(.v12)],
     products: [
         .library(name: "QuestionProtocol", targets: ["QuestionProtocol"]),
+        .library(name: "QuestionProtocolApp", targets: ["QuestionProtocolApp"]),
     ],
     targets: [ffi] + standIns + [
         .target(
             name: "QuestionProtocol",
-            dependencies: glueDependencies,
-            path: "Sources/QuestionProtocol"
+            dependencies: extensionDependencies,
+            path: "Sources/QuestionProtocol",
+            // Apple's privacy manifest: SQLite reads file timestamps (a
+            // required-reason API) in the app's and the App Group's containers.
+            resources: [.copy("PrivacyInfo.xcprivacy")]
+        ),
+        .target(
+            name: "QuestionProtocolApp",
+            dependencies: appDependencies,
+            path: "Sources/QuestionProtocolApp"
+        ),
+        // The README's Swift code, compiled (scripts/check-snippets keeps the
+        // README's blocks equal to the marked regions of these files).
+        .target(
+            name: "QuestionProtocolSnippets",
+            dependencies: snippetDependencies,
+            path: "ReadmeSnippets" // not "Snippets": SwiftPM builds that folder as swift-snippets
         ),
         .testTarget(
             name: "QuestionProtocolTests",
-            dependencies: ["QuestionProtocol"],
+            dependencies: ["QuestionProtocol", "QuestionProtocolApp", "QuestionProtocolSnippets"],
             path: "Tests/QuestionProtocolTests"
         ),
     ]

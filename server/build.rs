@@ -11,7 +11,11 @@
 
 use std::process::Command;
 
+#[path = "build_webapp.rs"]
+mod webapp;
+
 fn main() {
+    webapp::embed();
     println!("cargo:rerun-if-env-changed=QP_BUILD_COMMIT");
     let commit = std::env::var("QP_BUILD_COMMIT")
         .ok()

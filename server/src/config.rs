@@ -58,6 +58,11 @@ pub struct Settings {
     pub metrics_token: Option<String>,
     /// MCP sessions one agent may hold open at once (429 beyond).
     pub mcp_max_sessions_per_agent: u32,
+    /// Web Push: the push services' hosts the server sends to (empty: the
+    /// defaults of `push::webpush`), and the VAPID key's file (default
+    /// beside the SQLite database).
+    pub web_push_allow: Vec<String>,
+    pub vapid_key: Option<PathBuf>,
     /// An MCP session with no request in flight is closed after this long.
     pub mcp_session_idle: Duration,
     /// How long a keep-alive connection may sit idle (and a client take to
@@ -166,6 +171,8 @@ impl Default for Settings {
             idempotency_key_ttl: Duration::from_secs(24 * 3600),
             metrics_token: None,
             mcp_max_sessions_per_agent: 32,
+            web_push_allow: Vec::new(),
+            vapid_key: None,
             mcp_session_idle: Duration::from_secs(300),
             idle_timeout: Duration::from_secs(DEFAULT_IDLE_TIMEOUT_SECS),
             migration: crate::store::Migration::Apply,
@@ -246,6 +253,8 @@ pub struct PartialSettings {
     pub idempotency_key_ttl_secs: Option<u64>,
     pub metrics_token: Option<String>,
     pub mcp_max_sessions_per_agent: Option<u32>,
+    pub web_push_allow: Option<Vec<String>>,
+    pub vapid_key: Option<PathBuf>,
     pub mcp_session_idle_secs: Option<u64>,
     pub idle_timeout_secs: Option<u64>,
     // -- data lifecycle (issue 34) --
@@ -384,6 +393,11 @@ impl PartialSettings {
                 .mcp_max_sessions_per_agent
                 .or(file.mcp_max_sessions_per_agent)
                 .unwrap_or(d.mcp_max_sessions_per_agent),
+            web_push_allow: self
+                .web_push_allow
+                .or(file.web_push_allow)
+                .unwrap_or(d.web_push_allow),
+            vapid_key: self.vapid_key.or(file.vapid_key),
             mcp_session_idle: self
                 .mcp_session_idle_secs
                 .or(file.mcp_session_idle_secs)

@@ -91,8 +91,8 @@ pub async fn start(
         tokio::spawn(crate::app::purge_answer_keys_loop(app.clone())),
         tokio::spawn(trim_after_bursts(app.clone())),
         tokio::spawn(crate::webhook::run_worker(app.clone())),
-        tokio::spawn(crate::housekeeping::retention_loop(app.clone())),
         tokio::spawn(crate::token_cache::flush_loop(app.clone())),
+        tokio::spawn(crate::housekeeping::retention_loop(app.clone())),
     ]);
     let transport: Arc<dyn PushTransport> = match push {
         Some(t) => t,
@@ -115,6 +115,7 @@ pub async fn start(
                 None => None,
             },
             dev: Some(Arc::new(DevTransport::new(app.clone()))),
+            web: crate::push::webpush::transport(&app.settings)?,
         }),
     };
     workers.push(tokio::spawn(crate::push::run_worker(

@@ -1,7 +1,8 @@
 // COMPILE-TIME STAND-IN for the part of Apple's UIKit the glue uses (Linux
 // only; see ../README.md): the application's state, background task
 // assertions, the background/foreground notifications, and the background
-// fetch result. Background tasks are recorded so tests can check that every
+// fetch result; for the README's code, the app delegate's types and
+// UIDevice. Background tasks are recorded so tests can check that every
 // one begun is ended.
 import Foundation
 
@@ -11,15 +12,33 @@ public struct UIBackgroundTaskIdentifier: RawRepresentable, Hashable, Sendable {
     public static let invalid = UIBackgroundTaskIdentifier(rawValue: 0)
 }
 
+/// Top level, as in UIKit (there is no `UIApplication.BackgroundFetchResult`).
+public enum UIBackgroundFetchResult: UInt, Sendable { case newData, noData, failed }
+
 open class UIApplication: NSObject {
     public enum State: Int, Sendable { case active, inactive, background }
-    public enum BackgroundFetchResult: UInt, Sendable { case newData, noData, failed }
 
     public static let didEnterBackgroundNotification = Notification.Name("UIApplicationDidEnterBackgroundNotification")
     public static let willEnterForegroundNotification = Notification.Name("UIApplicationWillEnterForegroundNotification")
 
+    public struct LaunchOptionsKey: Hashable, RawRepresentable, Sendable {
+        public let rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+    }
+
     private static let instance = UIApplication()
+    // As in Apple's UIKit: app extensions may not use it. Swift on Linux
+    // ignores iOSApplicationExtension availability (it is not compiling for
+    // iOS), so ios/run-tests compiles this stand-in with
+    // QP_APPLICATION_EXTENSION defined when it builds the extension product
+    // the way Xcode builds an extension: then every use is an error.
+    #if QP_APPLICATION_EXTENSION
+    @available(*, unavailable, message: "Use view controller based solutions where appropriate instead. (UIApplication.shared is unavailable in application extensions for iOS)")
     open class var shared: UIApplication { instance }
+    #else
+    @available(iOSApplicationExtension, unavailable)
+    open class var shared: UIApplication { instance }
+    #endif
 
     private let lock = NSLock()
     private var next = 1
@@ -45,4 +64,25 @@ open class UIApplication: NSObject {
 
     /// Stand-in only: the names of the background tasks begun and not ended.
     public var runningBackgroundTasks: [String] { lock.withLock { Array(running.values) } }
+}
+
+open class UIResponder: NSObject {
+    public override init() {}
+}
+
+public protocol UIApplicationDelegate: AnyObject {
+    func application(_ application: UIApplication,
+                     didFinishLaunchingWithOptions launchOptions: [UIApplication.LaunchOptionsKey: Any]?) -> Bool
+}
+
+public extension UIApplicationDelegate {
+    func application(_ application: UIApplication,
+                     didFinishLaunchingWithOptions launchOptions: [UIApplication.LaunchOptionsKey: Any]?) -> Bool { true }
+}
+
+/// The device; `name` is the user-assigned name.
+open class UIDevice: NSObject {
+    private static let instance = UIDevice()
+    open class var current: UIDevice { instance }
+    open var name: String { "Stand-in iPhone" }
 }

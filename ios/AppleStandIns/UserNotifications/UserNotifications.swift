@@ -65,8 +65,18 @@ open class UNNotificationCategory: NSObject {
     }
 }
 
+public struct UNNotificationSoundName: Hashable, RawRepresentable, Sendable {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public init(_ rawValue: String) { self.rawValue = rawValue }
+}
+
 open class UNNotificationSound: NSObject {
-    open class var `default`: UNNotificationSound { UNNotificationSound() }
+    /// Stand-in only: the sound file's name; nil for the default sound.
+    public let standInName: String?
+    private init(standInName: String?) { self.standInName = standInName }
+    open class var `default`: UNNotificationSound { UNNotificationSound(standInName: nil) }
+    public convenience init(named name: UNNotificationSoundName) { self.init(standInName: name.rawValue) }
 }
 
 open class UNNotificationContent: NSObject, NSCopying, NSMutableCopying {
@@ -78,6 +88,7 @@ open class UNNotificationContent: NSObject, NSCopying, NSMutableCopying {
     open internal(set) var userInfo: [AnyHashable: Any] = [:]
     open internal(set) var sound: UNNotificationSound?
     open internal(set) var interruptionLevel: UNNotificationInterruptionLevel = .active
+    open internal(set) var badge: NSNumber?
     public override init() {}
 
     public func copy(with zone: NSZone? = nil) -> Any { fill(UNNotificationContent()) }
@@ -86,6 +97,7 @@ open class UNNotificationContent: NSObject, NSCopying, NSMutableCopying {
         c.title = title; c.subtitle = subtitle; c.body = body
         c.categoryIdentifier = categoryIdentifier; c.threadIdentifier = threadIdentifier
         c.userInfo = userInfo; c.sound = sound; c.interruptionLevel = interruptionLevel
+        c.badge = badge
         return c
     }
 }
@@ -101,6 +113,7 @@ open class UNMutableNotificationContent: UNNotificationContent {
     open override var interruptionLevel: UNNotificationInterruptionLevel {
         get { super.interruptionLevel } set { super.interruptionLevel = newValue }
     }
+    open override var badge: NSNumber? { get { super.badge } set { super.badge = newValue } }
 }
 
 open class UNNotificationTrigger: NSObject {}
@@ -139,6 +152,12 @@ open class UNTextInputNotificationResponse: UNNotificationResponse {
     }
 }
 
+/// The app's handler of notification responses (the README's app delegate).
+public protocol UNUserNotificationCenterDelegate: AnyObject {
+    func userNotificationCenter(_ center: UNUserNotificationCenter, didReceive response: UNNotificationResponse,
+                                withCompletionHandler completionHandler: @escaping () -> Void)
+}
+
 /// The system's notification center: categories and the notifications on
 /// screen, by request identifier (a new request with the same identifier
 /// replaces the old one, as on iOS).
@@ -146,6 +165,7 @@ open class UNUserNotificationCenter: NSObject {
     private static let shared = UNUserNotificationCenter()
     open class func current() -> UNUserNotificationCenter { shared }
 
+    open weak var delegate: UNUserNotificationCenterDelegate?
     private let lock = NSLock()
     private var categories = Set<UNNotificationCategory>()
     private var delivered: [UNNotification] = []
@@ -165,6 +185,15 @@ open class UNUserNotificationCenter: NSObject {
     open func removeDeliveredNotifications(withIdentifiers identifiers: [String]) {
         lock.withLock { delivered.removeAll { identifiers.contains($0.request.identifier) } }
     }
+
+    private var badge = 0
+    /// iOS 16+: the app icon's badge.
+    open func setBadgeCount(_ newBadgeCount: Int, withCompletionHandler completionHandler: ((Error?) -> Void)? = nil) {
+        lock.withLock { badge = newBadgeCount }
+        completionHandler?(nil)
+    }
+    /// Stand-in only: the badge last set.
+    public var standInBadgeCount: Int { lock.withLock { badge } }
 
     open func removeAllDeliveredNotifications() {
         lock.withLock { delivered.removeAll() }

@@ -17,25 +17,45 @@ public struct QPNotificationContent: Equatable {
     public var questionId: String?
     /// Quiet (`.passive`, no sound): a resolution replacing a question.
     public var passive: Bool = false
+    /// How loud it is (interruption level, sound) and the app icon's badge,
+    /// from the core: the app's `PresentOptions`; a resolution is quiet.
+    public var presentation: IosPresentation
 
     public init(title: String, subtitle: String?, body: String, categoryIdentifier: String?,
-                threadIdentifier: String?, questionId: String?, passive: Bool = false) {
+                threadIdentifier: String?, questionId: String?, passive: Bool = false,
+                presentation: IosPresentation? = nil) {
         self.title = title; self.subtitle = subtitle; self.body = body
         self.categoryIdentifier = categoryIdentifier; self.threadIdentifier = threadIdentifier
         self.questionId = questionId; self.passive = passive
+        self.presentation = presentation ?? iosPresentation(options: PresentOptions(), resolved: passive)
     }
 
     /// A resolved question's replacement (no buttons, quiet).
-    public init(resolved n: IosResolvedNotification) {
+    public init(resolved n: IosResolvedNotification, presentation: IosPresentation? = nil) {
         self.init(title: n.title, subtitle: n.subtitle, body: n.body, categoryIdentifier: nil,
-                  threadIdentifier: n.threadId, questionId: n.identifier, passive: true)
+                  threadIdentifier: n.threadId, questionId: n.identifier, passive: true, presentation: presentation)
     }
 
     /// A question as its push shows it.
-    public init(question n: IosNotification, questionId: String) {
+    public init(question n: IosNotification, questionId: String, presentation: IosPresentation? = nil) {
         self.init(title: n.title, subtitle: n.subtitle, body: n.body, categoryIdentifier: n.category.identifier,
-                  threadIdentifier: n.threadId, questionId: questionId)
+                  threadIdentifier: n.threadId, questionId: questionId, presentation: presentation)
     }
+}
+
+extension PresentOptions {
+    /// These options, with `requireUnlockForDanger` also set when `unlock`.
+    func requiringUnlock(_ unlock: Bool) -> PresentOptions {
+        var o = self
+        o.requireUnlockForDanger = o.requireUnlockForDanger || unlock
+        return o
+    }
+}
+
+/// The presentation of a question (or, `resolved`, of its replacement):
+/// the app's options, with the badge counted from the store when there is one.
+func presentation(_ options: PresentOptions, core: PhoneCore?, resolved: Bool) -> IosPresentation {
+    core?.iosPresentation(options: options, resolved: resolved) ?? iosPresentation(options: options, resolved: resolved)
 }
 
 /// The notification center's category API (`getNotificationCategories`,
@@ -55,6 +75,13 @@ public protocol QPNotificationCenter: QPCategoryCenter {
     func remove(identifiers: [String])
     /// Posts now, replacing any notification with the same identifier.
     func post(_ content: QPNotificationContent, identifier: String)
+    /// The app icon's badge (the pending count), after a reconciliation.
+    func setBadgeCount(_ count: Int)
+}
+
+public extension QPNotificationCenter {
+    /// Centers that keep no badge.
+    func setBadgeCount(_ count: Int) {}
 }
 
 /// Reads `aps.alert.title` / `subtitle` / `body` out of a payload.
@@ -69,11 +96,13 @@ func alertTexts(_ json: String) -> (title: String?, subtitle: String?, body: Str
 }
 
 /// Runs a closure at most once, from any thread (completion handlers).
-final class Once: @unchecked Sendable {
+/// `package`: the app product (QuestionProtocolApp) uses it too.
+package final class Once: @unchecked Sendable {
     private let lock = NSLock()
     private var done = false
+    package init() {}
     /// True the first time only.
-    func claim() -> Bool {
+    package func claim() -> Bool {
         lock.lock(); defer { lock.unlock() }
         if done { return false }
         done = true
@@ -124,10 +153,12 @@ public enum QPServiceFlow {
     ///   buttons: a forged resolution must not hide it;
     /// - anything undecodable (or, with a device key, not sealed): a plain
     ///   notification.
-    /// `deliver` is called exactly once.
+    /// `deliver` is called exactly once. `options`: how loud a question is
+    /// (interruption level, sound; the badge is the pending count).
     public static func process(userInfoJSON: String,
                                core: PhoneCore?,
                                center: QPCategoryCenter,
+                               options: PresentOptions = PresentOptions(),
                                requireUnlockForDanger: Bool = false,
                                maxCategories: UInt32 = maxIosCategories(),
                                languages: [String] = Locale.preferredLanguages,
@@ -140,12 +171,15 @@ public enum QPServiceFlow {
             deliver(fallbackContent(userInfoJSON: userInfoJSON, core: core, languages: languages))
             return
         }
+        let options = options.requiringUnlock(requireUnlockForDanger)
         let present = { (question: PushQuestion) in
             // In the person's language: the core's (it was created with them), or these.
-            let n = core?.iosNotification(question: question, requireUnlockForDanger: requireUnlockForDanger)
-                ?? iosNotification(question: question, requireUnlockForDanger: requireUnlockForDanger, languages: languages)
+            let n = core?.iosNotificationWith(question: question, options: options)
+                ?? iosNotification(question: question, requireUnlockForDanger: options.requireUnlockForDanger,
+                                   languages: languages)
+            let shown = presentation(options, core: core, resolved: false)
             register(n.category, core: core, center: center, maxCategories: maxCategories) {
-                deliver(QPNotificationContent(question: n, questionId: question.id))
+                deliver(QPNotificationContent(question: n, questionId: question.id, presentation: shown))
             }
         }
         switch decoded {
@@ -177,13 +211,14 @@ public enum QPServiceFlow {
     }
 
     static func resolvedContent(notice: ResolvedPush, userInfoJSON: String, core: PhoneCore?) -> QPNotificationContent {
+        let quiet = presentation(PresentOptions(), core: core, resolved: true)
         if let n = (try? core?.iosResolvedNotification(questionId: notice.id)) ?? nil {
-            return QPNotificationContent(resolved: n)
+            return QPNotificationContent(resolved: n, presentation: quiet)
         }
         let alert = alertTexts(userInfoJSON)
         return QPNotificationContent(title: alert.title ?? "", subtitle: alert.subtitle, body: alert.body ?? "",
                                      categoryIdentifier: nil, threadIdentifier: nil, questionId: notice.id,
-                                     passive: true)
+                                     passive: true, presentation: quiet)
     }
 
     /// Registers `category` merged with what is registered (the core plans
@@ -215,18 +250,19 @@ public enum QPServiceFlow {
                            core: PhoneCore?,
                            center: QPNotificationCenter,
                            budget: TimeInterval = 5,
+                           options: PresentOptions = PresentOptions(),
                            requireUnlockForDanger: Bool = false,
                            languages: [String] = Locale.preferredLanguages,
                            presented: ((QPNotificationContent) -> Void)? = nil,
                            deliver: @escaping (QPNotificationContent) -> Void) {
         try? core?.resume()
-        process(userInfoJSON: userInfoJSON, core: core, center: center,
+        process(userInfoJSON: userInfoJSON, core: core, center: center, options: options,
                 requireUnlockForDanger: requireUnlockForDanger, languages: languages, budget: budget) { content in
             presented?(content)
             guard let core else { deliver(content); return }
             Task.detached {
                 _ = await withDeadline(budget) { try? await core.flush() }
-                await QPReconciler.reconcile(core: core, center: center, except: content.questionId)
+                await QPReconciler.reconcile(core: core, center: center, except: content.questionId, options: options)
                 try? core.suspend()
                 deliver(content)
             }
@@ -241,34 +277,41 @@ public enum QPReconciler {
     /// notification being presented right now (the extension's own), left
     /// alone.
     public static func reconcile(core: PhoneCore, center: QPNotificationCenter, except: String? = nil,
+                                 options: PresentOptions = PresentOptions(),
                                  requireUnlockForDanger: Bool = false) async {
+        let options = options.requiringUnlock(requireUnlockForDanger)
         let onScreen = await withCheckedContinuation { (c: CheckedContinuation<[String], Never>) in
             center.questionNotificationIds { c.resume(returning: $0) }
         }
         guard let plan = try? core.reconcile(onScreen: onScreen.filter { $0 != except }) else { return }
         center.remove(identifiers: plan.remove)
+        let quiet = presentation(options, core: core, resolved: true)
         for n in plan.resolved {
-            center.post(QPNotificationContent(resolved: n), identifier: n.identifier)
+            center.post(QPNotificationContent(resolved: n, presentation: quiet), identifier: n.identifier)
         }
         for q in plan.post {
-            let n = core.iosNotification(question: q, requireUnlockForDanger: requireUnlockForDanger)
+            let n = core.iosNotificationWith(question: q, options: options)
             await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
                 QPServiceFlow.register(n.category, core: core, center: center) { c.resume() }
             }
-            center.post(QPNotificationContent(question: n, questionId: q.id), identifier: q.id)
+            center.post(QPNotificationContent(question: n, questionId: q.id,
+                                              presentation: presentation(options, core: core, resolved: false)),
+                        identifier: q.id)
         }
+        if let pending = try? core.badgeCount() { center.setBadgeCount(Int(pending)) }
     }
 
     /// At launch and on every return to the foreground: resume the store,
     /// queue again what a crash cut short, send the outbox, pull from the
     /// server, and reconcile. Returns the sync's report (nil offline).
     @discardableResult
-    public static func refresh(core: PhoneCore, center: QPNotificationCenter, atLaunch: Bool = false) async -> SyncReport? {
+    public static func refresh(core: PhoneCore, center: QPNotificationCenter, atLaunch: Bool = false,
+                               options: PresentOptions = PresentOptions()) async -> SyncReport? {
         try? core.resume()
         if atLaunch { _ = try? core.requeueInterrupted() }
         _ = try? await core.flush()
         let synced = try? await core.sync()
-        await reconcile(core: core, center: center)
+        await reconcile(core: core, center: center, options: options)
         return synced
     }
 }
@@ -277,8 +320,9 @@ public enum QPReconciler {
 public enum QPAnswerOutcome: Equatable {
     /// Committed durably; sent now or queued (`status` says which).
     case committed(CommittedAnswer)
-    /// Not an answer (the default tap, a dismiss): open the app as usual.
-    case notAnAnswer
+    /// Not an answer (the default tap, a dismiss): the deep link. Open the
+    /// app at `questionId` (its feed cell, where every way to answer is).
+    case notAnAnswer(questionId: String)
     /// Needs the app: e.g. typed text over the limit (kept as a draft there).
     case needsApp(message: String)
 }
@@ -296,7 +340,7 @@ public enum QPAnswerFlow {
         do {
             return .committed(try core.answerAction(questionId: questionId, actionId: actionIdentifier, text: typedText))
         } catch let QpError.Action(kind, message, _) {
-            return kind == .unknownAction ? .notAnAnswer : .needsApp(message: message)
+            return kind == .unknownAction ? .notAnAnswer(questionId: questionId) : .needsApp(message: message)
         } catch {
             return .needsApp(message: "\(error)")
         }

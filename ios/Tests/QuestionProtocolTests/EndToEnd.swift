@@ -52,7 +52,7 @@ func runEndToEnd(_ r: Runner) async {
             atCompletion.first??.state == .queued && atCompletion.first??.canRetry == true, "\(atCompletion)")
     if case .committed = outcome {} else { r.check("e2e: committed", false, "\(outcome)") }
     let notAnswer = QPAnswerFlow.commit(core: offline, questionId: qid, actionIdentifier: "qp.nope", typedText: nil)
-    r.check("e2e: a non-answer action", notAnswer == .notAnAnswer)
+    r.check("e2e: a non-answer action opens its question", notAnswer == .notAnAnswer(questionId: qid), "\(notAnswer)")
 
     // A new process, back online.
     let app = try! PhoneCore(storePath: store, mode: .app, serverUrl: live, userId: user, tokens: token, languages: [])

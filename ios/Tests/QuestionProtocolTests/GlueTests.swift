@@ -12,6 +12,7 @@ import FoundationNetworking
 #endif
 import XCTest
 import QuestionProtocol
+import QuestionProtocolApp
 import UserNotifications
 import UIKit
 import BackgroundTasks

@@ -102,6 +102,12 @@ pub struct ServeArgs {
     /// MCP sessions one agent may hold open at once; more get 429 [default: 32].
     #[arg(long, env = "QP_MCP_MAX_SESSIONS_PER_AGENT", help_heading = "Limits")]
     mcp_max_sessions_per_agent: Option<u32>,
+    /// Web Push: a push service host the server may send browsers' pushes to (`*.` for subdomains); repeat or comma-separate. Replaces the defaults (FCM, WNS, Mozilla, Apple).
+    #[arg(long, env = "QP_WEB_PUSH_ALLOW", value_delimiter = ',', help_heading = "Push")]
+    web_push_allow: Vec<String>,
+    /// Web Push: the VAPID key file, made on first start (0600) [default: beside the SQLite database, DB.vapid-key].
+    #[arg(long, env = "QP_VAPID_KEY", help_heading = "Push")]
+    vapid_key: Option<PathBuf>,
     /// An MCP session with no request in flight is closed after this many seconds [default: 300].
     #[arg(long, env = "QP_MCP_SESSION_IDLE_SECS", help_heading = "Limits")]
     mcp_session_idle_secs: Option<u64>,
@@ -238,6 +244,8 @@ pub async fn run(mut args: ServeArgs) -> i32 {
         idempotency_key_ttl_secs: args.idempotency_key_ttl_secs,
         metrics_token: args.metrics_token,
         mcp_max_sessions_per_agent: args.mcp_max_sessions_per_agent,
+        web_push_allow: (!args.web_push_allow.is_empty()).then_some(args.web_push_allow),
+        vapid_key: args.vapid_key,
         mcp_session_idle_secs: args.mcp_session_idle_secs,
         idle_timeout_secs: args.idle_timeout_secs,
         no_migrate: args.no_migrate.then_some(true),

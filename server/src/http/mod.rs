@@ -6,6 +6,7 @@ pub mod error;
 pub mod observe;
 pub mod openapi;
 mod pairing;
+mod webapp;
 pub mod ready;
 pub mod request_id;
 
@@ -63,6 +64,7 @@ pub fn router(app: Arc<App>) -> Router {
                     crate::mcp::authenticate,
                 )),
         )
+        .merge(webapp::routes())
         .fallback(|| async { ApiError::not_found("no such endpoint") })
         .layer(axum::middleware::from_fn_with_state(
             app.clone(),
@@ -318,14 +320,21 @@ fn device_fields(body: &Value, prefix: &str) -> Result<DeviceFields, ApiError> {
         }
     };
     let platform = field("platform", 16)?;
-    if !["ios", "android", "dev"].contains(&platform.as_str()) {
+    if !["ios", "android", "dev", "web"].contains(&platform.as_str()) {
         return Err(ApiError::invalid(
             &format!("{prefix}platform"),
             "invalid_value",
-            format!("{prefix}platform: must be ios, android or dev; got {platform:?}"),
+            format!("{prefix}platform: must be ios, android, dev or web; got {platform:?}"),
         ));
     }
     let push_token = field("push_token", 4096)?;
+    // A browser's subscription: which of its parts is wrong, by name.
+    if platform == "web" {
+        qp_core::protocol::web_push::parse_subscription(&push_token).map_err(|e| {
+            let path = format!("{prefix}push_token");
+            ApiError::invalid(&path, "invalid_value", format!("{path}: {e}"))
+        })?;
+    }
     // Per platform: an APNs token goes into the path of the request to Apple.
     qp_core::protocol::device::check_push_token(&platform, &push_token).map_err(|e| {
         let path = format!("{prefix}push_token");
@@ -416,6 +425,7 @@ async fn register_device(
 ) -> Result<(StatusCode, Json<openapi::Device>), ApiError> {
     let body = parse_json(&body)?;
     let fields = device_fields(&body, "")?;
+    webapp::check_web_device(&app, &fields, "")?;
     let user_id = user.id.clone();
     // The device is tied to the token registering it: revoking that token
     // removes the device (and its pushes).

@@ -14,7 +14,6 @@ use std::sync::Arc;
 use axum::body::Bytes;
 use axum::extract::{ConnectInfo, Path, State};
 use axum::http::StatusCode;
-use axum::response::Html;
 use axum::Json;
 use qp_core::pairing::pair_link;
 use serde_json::Value;
@@ -76,7 +75,11 @@ pub async fn pair(
     let label = label_of(&body, "paired phone")?;
     let device = match body.get("device") {
         None | Some(Value::Null) => None,
-        Some(d @ Value::Object(_)) => Some(device_fields(d, "device.")?),
+        Some(d @ Value::Object(_)) => {
+            let fields = device_fields(d, "device.")?;
+            super::webapp::check_web_device(&app, &fields, "device.")?;
+            Some(fields)
+        }
         Some(_) => {
             return Err(ApiError::invalid(
                 "device",
@@ -202,12 +205,10 @@ pub async fn invite_agent(
     invite(&app, InviteKind::Agent, id, &body, format!("admin-token:{}", admin.label)).await
 }
 
-/// A pairing link opened where the app is not installed (or on a desktop).
-/// The code stays in the fragment: it never reaches this server.
-pub async fn landing() -> Html<&'static str> {
-    Html(
-        "<!doctype html><meta charset=utf-8><title>Pair your phone</title>\
-         <p>This is a pairing link for the Question Protocol app. Open it on your phone \
-         with the app installed, or scan its QR code from the app.</p>",
-    )
+/// A pairing link opened where the app is not installed (or on a desktop):
+/// on to the web responder, which pairs this browser. The code stays in the
+/// fragment, which never reaches this server: a browser keeps it across
+/// the redirect (RFC 9110, 10.2.2).
+pub async fn landing() -> axum::response::Redirect {
+    axum::response::Redirect::to(super::webapp::APP_PATH)
 }

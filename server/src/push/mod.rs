@@ -25,6 +25,7 @@ pub mod fcm;
 pub mod h2pool;
 pub mod metrics;
 pub mod router;
+pub mod webpush;
 
 use std::collections::BTreeMap;
 use std::future::Future;

@@ -9,6 +9,8 @@ pub struct PlatformRouter {
     pub ios: Option<Arc<dyn PushTransport>>,
     pub android: Option<Arc<dyn PushTransport>>,
     pub dev: Option<Arc<dyn PushTransport>>,
+    /// Browsers (Web Push).
+    pub web: Option<Arc<dyn PushTransport>>,
 }
 
 impl PushTransport for PlatformRouter {
@@ -17,6 +19,7 @@ impl PushTransport for PlatformRouter {
             "ios" => self.ios.as_ref(),
             "android" => self.android.as_ref(),
             "dev" => self.dev.as_ref(),
+            "web" => self.web.as_ref(),
             _ => None,
         };
         match t {

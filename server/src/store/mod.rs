@@ -160,11 +160,13 @@ pub fn open_with(path: &Path, migration: Migration) -> DbResult<rusqlite::Connec
     conn.busy_timeout(Duration::from_secs(5))?;
     conn.pragma_update(None, "journal_mode", "WAL")?;
     conn.pragma_update(None, "synchronous", "NORMAL")?;
-    conn.pragma_update(None, "foreign_keys", "ON")?;
+    // Migrations run before foreign keys are enforced: rebuilding a table
+    // (migration 11) must not cascade into the rows that refer to it.
     match migration {
         Migration::Apply => schema::migrate(&mut conn)?,
         Migration::Require => schema::require_current(&conn)?,
     }
+    conn.pragma_update(None, "foreign_keys", "ON")?;
     Ok(conn)
 }
 

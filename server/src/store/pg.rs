@@ -593,6 +593,13 @@ const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX audit_log_by_age ON audit_log(at);
     "#,
+    // 6 (SQLite's 11): `web` devices (browsers, Web Push): the platform
+    // check admits them.
+    r#"
+    ALTER TABLE devices DROP CONSTRAINT IF EXISTS devices_platform_check;
+    ALTER TABLE devices ADD CONSTRAINT devices_platform_check
+        CHECK (platform IN ('ios', 'android', 'dev', 'web'));
+    "#,
 ];
 
 /// Any number that names this schema's advisory lock (instances starting

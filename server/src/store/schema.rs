@@ -226,6 +226,33 @@ const MIGRATIONS: &[&str] = &[
     );
     CREATE INDEX audit_log_by_age ON audit_log(at);
     "#,
+    // 11: `web` devices (browsers, Web Push). SQLite cannot change a CHECK
+    // constraint in place: the table is rebuilt as its documented procedure
+    // says (same columns and rows; `open_with` migrates before turning
+    // foreign keys on, so dropping the old table removes no push jobs).
+    r#"
+    CREATE TABLE devices_v11 (
+        id         TEXT PRIMARY KEY,
+        user_id    TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+        platform   TEXT NOT NULL CHECK (platform IN ('ios', 'android', 'dev', 'web')),
+        push_token TEXT NOT NULL,
+        app_id     TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        locale     TEXT NOT NULL DEFAULT '',
+        public_key TEXT,
+        token_hash TEXT,
+        apns_environment TEXT CHECK (apns_environment IN ('production', 'sandbox')),
+        UNIQUE (platform, push_token)
+    );
+    INSERT INTO devices_v11
+        (id, user_id, platform, push_token, app_id, created_at, locale, public_key, token_hash, apns_environment)
+        SELECT id, user_id, platform, push_token, app_id, created_at, locale, public_key, token_hash, apns_environment
+        FROM devices;
+    DROP TABLE devices;
+    ALTER TABLE devices_v11 RENAME TO devices;
+    CREATE INDEX devices_by_token ON devices(token_hash);
+    CREATE INDEX devices_by_user ON devices(user_id);
+    "#,
 ];
 
 /// The schema version this build writes: how many migrations it has.

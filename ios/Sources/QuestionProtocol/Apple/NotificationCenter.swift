@@ -58,14 +58,33 @@ public final class QPUserNotificationCenter: QPNotificationCenter {
         c.body = plain.body
         c.categoryIdentifier = plain.categoryIdentifier ?? ""
         if let t = plain.threadIdentifier { c.threadIdentifier = t }
-        if plain.passive {
-            c.interruptionLevel = .passive
-            c.sound = nil
-        } else if base == nil {
-            c.interruptionLevel = .timeSensitive
-            c.sound = .default
-        }
+        // The app's options (the core's decision), over what the push said.
+        let p = plain.presentation
+        c.interruptionLevel = Self.level(p.interruptionLevel)
+        c.sound = Self.sound(p.sound)
+        if let badge = p.badge { c.badge = NSNumber(value: badge) }
         return c
+    }
+
+    static func level(_ l: InterruptionLevel) -> UNNotificationInterruptionLevel {
+        switch l {
+        case .passive: return .passive
+        case .active: return .active
+        case .timeSensitive: return .timeSensitive
+        case .critical: return .critical
+        }
+    }
+
+    static func sound(_ s: NotificationSound) -> UNNotificationSound? {
+        switch s {
+        case .default: return .default
+        case .silent: return nil
+        case let .named(name): return UNNotificationSound(named: UNNotificationSoundName(rawValue: name))
+        }
+    }
+
+    public func setBadgeCount(_ count: Int) {
+        if #available(iOS 16.0, macOS 13.0, *) { center.setBadgeCount(count, withCompletionHandler: nil) }
     }
 
     static func category(_ c: IosCategory) -> UNNotificationCategory {
@@ -87,7 +106,7 @@ public final class QPUserNotificationCenter: QPNotificationCenter {
 }
 
 /// A notification's userInfo as JSON text, for the core's decoder.
-func userInfoJSON(_ userInfo: [AnyHashable: Any]) -> String {
+package func userInfoJSON(_ userInfo: [AnyHashable: Any]) -> String {
     let strings = Dictionary(userInfo.compactMap { k, v in (k as? String).map { ($0, v) } },
                              uniquingKeysWith: { a, _ in a })
     guard JSONSerialization.isValidJSONObject(strings),

@@ -20,6 +20,9 @@ open class QPNotificationService: UNNotificationServiceExtension {
     /// the extension's ~30 s.
     open var networkBudget: TimeInterval { 5 }
     open var requireUnlockForDanger: Bool { false }
+    /// How loud a question is (interruption level, sound); the badge is
+    /// the pending count. Use the same options in the app (QPAppLifecycle).
+    open var presentOptions: PresentOptions { PresentOptions() }
     open func makeCenter() -> QPNotificationCenter { QPUserNotificationCenter() }
 
     open override func didReceive(_ request: UNNotificationRequest,
@@ -33,7 +36,7 @@ open class QPNotificationService: UNNotificationServiceExtension {
             self.core = core
         }
         QPServiceFlow.run(userInfoJSON: userInfoJSON(original.userInfo), core: core, center: makeCenter(),
-                          budget: networkBudget, requireUnlockForDanger: requireUnlockForDanger,
+                          budget: networkBudget, options: presentOptions, requireUnlockForDanger: requireUnlockForDanger,
                           presented: { plain in
                               let content = QPUserNotificationCenter.content(plain, base: original)
                               self.lock.withLock { self.best = content }

@@ -1,7 +1,8 @@
 // Builds and posts the notification of a question from an FCM data message,
 // exactly as the core's Android spec says: actions in order, RemoteInput for
 // typed replies and for choices, FLAG_MUTABLE only where RemoteInput needs it,
-// request codes unique per question and action, one channel.
+// request codes unique per question and action, one channel; a summary per
+// room, the pending count as the number, a tap that opens the question.
 package io.questionprotocol.android
 
 import android.app.Notification
@@ -12,15 +13,22 @@ import android.app.RemoteInput
 import android.content.Context
 import android.content.Intent
 import android.graphics.drawable.Icon
+import android.net.Uri
 import android.os.Build
 import io.questionprotocol.core.AndroidAction
+import io.questionprotocol.core.AndroidChannel
 import io.questionprotocol.core.AndroidNotification
+import io.questionprotocol.core.ChannelImportance
 import io.questionprotocol.core.DecodedPush
+import io.questionprotocol.core.NotificationSound
 import io.questionprotocol.core.PhoneCore
+import io.questionprotocol.core.PresentOptions
 import io.questionprotocol.core.QpException
 import io.questionprotocol.core.ReconcilePlan
-import io.questionprotocol.core.androidChannel
+import io.questionprotocol.core.androidChannelWith
+import io.questionprotocol.core.androidGroupSummary
 import io.questionprotocol.core.androidNotification
+import io.questionprotocol.core.androidNotificationId
 import io.questionprotocol.core.decodeFcmPayload
 import io.questionprotocol.core.fallbackNotification
 import java.time.Instant
@@ -32,6 +40,21 @@ object QuestionIntents {
     const val EXTRA_ACTION_ID = "io.questionprotocol.extra.ACTION_ID"
     const val EXTRA_RESULT_KEY = "io.questionprotocol.extra.RESULT_KEY"
     const val FALLBACK_TAG = "qp.fallback"
+    /** On a room's summary: the room's name, to rebuild it after a withdrawal. */
+    const val EXTRA_ROOM_NAME = "io.questionprotocol.extra.ROOM_NAME"
+
+    /**
+     * Tap-to-open's default: the app's launch activity, opened at
+     * [questionId] (null: the feed). Read it back with [questionToOpen] in
+     * the activity's `onCreate` and `onNewIntent`.
+     */
+    fun openQuestion(context: Context, questionId: String?): Intent? =
+        context.packageManager.getLaunchIntentForPackage(context.packageName)?.apply {
+            if (questionId != null) putExtra(EXTRA_QUESTION_ID, questionId)
+        }
+
+    /** The question a notification tap opened the app at, if any. */
+    fun questionToOpen(intent: Intent?): String? = intent?.getStringExtra(EXTRA_QUESTION_ID)
 }
 
 /**
@@ -42,7 +65,10 @@ object QuestionIntents {
  * @param core the shared core, or null when the store cannot be opened: the
  *   notification still shows, and the app syncs later.
  * @param receiver the app's [QuestionAnswerReceiver] subclass.
- * @param openApp the intent that opens a question in the app (null: none).
+ * @param openApp the intent a tap opens; by default the app's launch
+ *   activity at the question ([QuestionIntents.openQuestion]).
+ * @param options how loud questions are: the channel's importance and sound
+ *   (Android keeps what the channel was created with).
  */
 /** The person's languages, most preferred first (`LocaleList`, API 24+). */
 fun deviceLanguages(): List<String> =
@@ -54,8 +80,10 @@ class QuestionNotifier(
     private val receiver: Class<out QuestionAnswerReceiver>,
     private val smallIcon: Int,
     private val requireUnlockForDanger: Boolean = false,
-    private val openApp: (questionId: String?) -> Intent? = { null },
+    private val openApp: (questionId: String?) -> Intent? = { id -> QuestionIntents.openQuestion(context, id) },
+    options: PresentOptions = PresentOptions(),
 ) {
+    private val options = options.copy(requireUnlockForDanger = options.requireUnlockForDanger || requireUnlockForDanger)
     private val manager = checkNotNull(context.getSystemService(NotificationManager::class.java))
 
     init {
@@ -95,9 +123,9 @@ class QuestionNotifier(
                 // permission on 13+, refused): say so instead.
                 if (!canNotify()) return Result.NotificationsBlocked(push.question.id)
                 // In the person's language: the core's, or the device's locales.
-                val spec = core?.androidNotification(push.question, Instant.now(), requireUnlockForDanger)
-                    ?: androidNotification(push.question, Instant.now(), requireUnlockForDanger, deviceLanguages())
-                post(spec)
+                val spec = core?.androidNotificationWith(push.question, Instant.now(), options)
+                    ?: androidNotification(push.question, Instant.now(), options.requireUnlockForDanger, deviceLanguages())
+                post(spec, push.question.room.name)
                 Result.Posted(push.question.id, spec.notificationId)
             }
             is DecodedPush.Resolved -> {
@@ -137,32 +165,92 @@ class QuestionNotifier(
      */
     fun reconcile(): ReconcilePlan? {
         val core = core ?: return null
-        // Ours: tagged with the question id, under the id the core derives from it.
-        val onScreen = manager.activeNotifications
-            .filter { it.tag != null && it.id == io.questionprotocol.core.androidNotificationId(it.tag) }
-            .map { it.tag }
+        val onScreen = questionsOnScreen().map { it.tag }
         val plan = core.reconcile(onScreen)
         (plan.resolved.map { it.identifier } + plan.remove).forEach { withdraw(it) }
         if (canNotify()) {
-            for (q in plan.post) post(core.androidNotification(q, Instant.now(), requireUnlockForDanger))
+            for (q in plan.post) post(core.androidNotificationWith(q, Instant.now(), options), q.room.name)
         }
         return plan
     }
 
-    /** Removes a question's notification (answered elsewhere, expired, cancelled). */
+    /** Ours: tagged with the question id, under the id the core derives from it
+     *  (a room's summary is tagged otherwise). */
+    private fun questionsOnScreen() = manager.activeNotifications
+        .filter { it.tag != null && it.id == androidNotificationId(it.tag) }
+
+    /** Removes a question's notification (answered elsewhere, expired,
+     *  cancelled), and its room's summary with the last of the room's. */
     fun withdraw(questionId: String) {
-        manager.cancel(questionId, io.questionprotocol.core.androidNotificationId(questionId))
+        val group = manager.activeNotifications
+            .firstOrNull { it.tag == questionId && it.id == androidNotificationId(questionId) }?.notification?.group
+        manager.cancel(questionId, androidNotificationId(questionId))
+        if (group != null) updateSummary(group, null)
     }
 
-    /** The core's questions channel (id, name and description). */
+    /** The core's questions channel (id, name and description; the app's
+     *  importance and sound). */
     private fun ensureChannel(): String {
-        val spec = core?.androidChannel() ?: androidChannel(deviceLanguages())
-        if (manager.getNotificationChannel(spec.id) == null) {
-            val channel = NotificationChannel(spec.id, spec.name, NotificationManager.IMPORTANCE_HIGH)
-            channel.description = spec.description
-            manager.createNotificationChannel(channel)
-        }
+        val spec = core?.androidChannelWith(options) ?: androidChannelWith(options, deviceLanguages())
+        if (manager.getNotificationChannel(spec.id) == null) manager.createNotificationChannel(channel(spec))
         return spec.id
+    }
+
+    private fun channel(spec: AndroidChannel): NotificationChannel {
+        val importance = when (spec.importance) {
+            ChannelImportance.MIN -> NotificationManager.IMPORTANCE_MIN
+            ChannelImportance.LOW -> NotificationManager.IMPORTANCE_LOW
+            ChannelImportance.DEFAULT -> NotificationManager.IMPORTANCE_DEFAULT
+            ChannelImportance.HIGH -> NotificationManager.IMPORTANCE_HIGH
+        }
+        val channel = NotificationChannel(spec.id, spec.name, importance)
+        channel.description = spec.description
+        when (val sound = spec.sound) {
+            is NotificationSound.Default -> {}
+            is NotificationSound.Silent -> channel.setSound(null, null)
+            is NotificationSound.Named -> channel.setSound(
+                Uri.parse("android.resource://${context.packageName}/raw/${sound.name}"),
+                Notification.AUDIO_ATTRIBUTES_DEFAULT,
+            )
+        }
+        return channel
+    }
+
+    /**
+     * Posts (or replaces, or with none left cancels) the summary of [group]:
+     * Android bundles the room's questions under it. Its lines are the
+     * questions' texts on screen, newest first; [roomName] null: the name
+     * the summary on screen carries.
+     */
+    private fun updateSummary(group: String, roomName: String?) {
+        val current = manager.activeNotifications.firstOrNull {
+            it.notification.group == group && it.notification.flags and Notification.FLAG_GROUP_SUMMARY != 0
+        }
+        val name = roomName ?: current?.notification?.extras?.getString(QuestionIntents.EXTRA_ROOM_NAME) ?: ""
+        val lines = questionsOnScreen()
+            .filter { it.notification.group == group }
+            .sortedByDescending { it.notification.`when` }
+            .map { it.notification.extras.getCharSequence(Notification.EXTRA_TEXT)?.toString() ?: "" }
+        val summary = androidGroupSummary(group, name, lines)
+        if (summary == null) {
+            current?.let { manager.cancel(it.tag, it.id) }
+            return
+        }
+        val style = Notification.InboxStyle().setSummaryText(summary.title)
+        summary.lines.forEach { style.addLine(it) }
+        val builder = Notification.Builder(context, summary.channelId)
+            .setSmallIcon(smallIcon)
+            .setContentTitle(summary.title)
+            .setContentText(summary.lines.first())
+            .setStyle(style)
+            .setGroup(summary.group)
+            .setGroupSummary(true)
+            .setNumber(summary.number.toInt())
+            .setOnlyAlertOnce(true)
+            .setAutoCancel(true)
+        builder.extras.putString(QuestionIntents.EXTRA_ROOM_NAME, name)
+        contentIntent(null, summary.notificationId)?.let { builder.setContentIntent(it) }
+        manager.notify(summary.tag, summary.notificationId, builder.build())
     }
 
     private fun contentIntent(questionId: String?, requestCode: Int): PendingIntent? =
@@ -195,7 +283,7 @@ class QuestionNotifier(
         return builder.build()
     }
 
-    private fun post(spec: AndroidNotification) {
+    private fun post(spec: AndroidNotification, roomName: String) {
         ensureChannel()
         val builder = Notification.Builder(context, spec.channelId)
             .setSmallIcon(smallIcon)
@@ -209,9 +297,12 @@ class QuestionNotifier(
             .setCategory(Notification.CATEGORY_MESSAGE)
             .setAutoCancel(true)
         spec.subText?.let { builder.setSubText(it) }
+        // The pending count (the core's badge), for launchers that show one.
+        core?.let { c -> runCatching { c.badgeCount() }.getOrNull()?.let { builder.setNumber(it.toInt()) } }
         contentIntent(spec.tag, spec.contentRequestCode)?.let { builder.setContentIntent(it) }
         for (a in spec.actions) builder.addAction(action(spec, a))
         manager.notify(spec.tag, spec.notificationId, builder.build())
+        updateSummary(spec.group, roomName)
     }
 
     private fun postFallback(data: Map<String, String>, reason: String): Result {

@@ -74,7 +74,7 @@ class EndToEndTest {
     fun pairingPutsTheTokenInTheSecureStoreAndSignsThePhoneIn() {
         assumeTrue("run through android/run-tests", System.getenv("QP_E2E_URL") != null)
         val keystore = FakeKeystore()
-        val device = DeviceRegistration("android", "fcm-kotlin-test", "io.questionprotocol.test", "fr-FR")
+        val device = DeviceRegistration(Platform.ANDROID, "fcm-kotlin-test", "io.questionprotocol.test", "fr-FR")
         val account = runBlocking {
             pairDevice(env("QP_E2E_PAIR_LINK"), null, "Pixel (test)", device, keystore)
         }

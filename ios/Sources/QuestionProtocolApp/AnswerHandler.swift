@@ -1,12 +1,17 @@
-// Apple glue: an answer given on the lock screen
-// (`userNotificationCenter(_:didReceive:withCompletionHandler:)`).
+// Apple glue, app only: an answer given on the lock screen
+// (`userNotificationCenter(_:didReceive:withCompletionHandler:)`). It holds
+// a background task through `UIApplication.shared`, which app extensions
+// may not use, so it lives in the app product (QuestionProtocolApp), never
+// in the one the Notification Service Extension links.
 #if canImport(UserNotifications)
 import Foundation
 import UserNotifications
+import QuestionProtocol
 #if canImport(UIKit)
 import UIKit
 #endif
 
+@available(iOSApplicationExtension, unavailable)
 public enum QPNotificationResponseHandler {
     /// Commits the answer durably, sends it within `flushWithin` seconds
     /// under a background task assertion, then calls `completionHandler`

@@ -3,15 +3,18 @@
 // the app goes to the background, inside a background task, and resumed on
 // the way back; each return to the foreground sends, syncs and reconciles
 // the notifications on screen; a background app refresh does the same while
-// the app is not in use.
+// the app is not in use. App only (`UIApplication.shared`, background
+// tasks): the app product, QuestionProtocolApp.
 #if canImport(UIKit) && canImport(UserNotifications)
 import Foundation
 import UIKit
 import UserNotifications
+import QuestionProtocol
 #if canImport(BackgroundTasks)
 import BackgroundTasks
 #endif
 
+@available(iOSApplicationExtension, unavailable)
 public final class QPAppLifecycle {
     public let core: PhoneCore
     public let center: QPNotificationCenter
@@ -20,6 +23,8 @@ public final class QPAppLifecycle {
     public let refreshIdentifier: String
     /// How soon the system may run the next refresh.
     public var refreshInterval: TimeInterval = 15 * 60
+    /// How loud the questions it posts are (the extension's `presentOptions`).
+    public var presentOptions = PresentOptions()
     private var observers: [NSObjectProtocol] = []
 
     public init(core: PhoneCore, center: QPNotificationCenter = QPUserNotificationCenter(),
@@ -44,8 +49,8 @@ public final class QPAppLifecycle {
                                                         object: nil, queue: nil) { [weak self] _ in
             self?.willEnterForeground()
         })
-        let (core, center) = (self.core, self.center)
-        return Task { await QPReconciler.refresh(core: core, center: center, atLaunch: true) }
+        let (core, center, options) = (self.core, self.center, presentOptions)
+        return Task { await QPReconciler.refresh(core: core, center: center, atLaunch: true, options: options) }
     }
 
     deinit {
@@ -69,26 +74,26 @@ public final class QPAppLifecycle {
     @discardableResult
     public func willEnterForeground() -> Task<SyncReport?, Never> {
         try? core.resume()
-        let (core, center) = (self.core, self.center)
-        return Task { await QPReconciler.refresh(core: core, center: center) }
+        let (core, center, options) = (self.core, self.center, presentOptions)
+        return Task { await QPReconciler.refresh(core: core, center: center, options: options) }
     }
 
     /// A silent (`content-available`) push, when one arrives: a resolution
     /// the server confirms replaces the notification on screen.
     public func didReceiveRemoteNotification(_ userInfo: [AnyHashable: Any],
-                                             fetchCompletionHandler completion: @escaping (UIApplication.BackgroundFetchResult) -> Void) {
+                                             fetchCompletionHandler completion: @escaping (UIBackgroundFetchResult) -> Void) {
         try? core.resume()
         guard case let .resolved(notice)? = try? core.receiveApns(json: userInfoJSON(userInfo)) else {
             completion(.noData)
             return
         }
-        let (core, center) = (self.core, self.center)
+        let (core, center, options) = (self.core, self.center, presentOptions)
         let inBackground = UIApplication.shared.applicationState == .background
         Task {
             // A push's resolution is a claim: the server's answer is recorded
             // first, and reconciliation replaces only what it made terminal.
             _ = try? await core.confirmResolution(questionId: notice.id)
-            await QPReconciler.reconcile(core: core, center: center)
+            await QPReconciler.reconcile(core: core, center: center, options: options)
             if inBackground { try? core.suspend() }
             completion(.newData)
         }
@@ -130,9 +135,9 @@ public final class QPAppLifecycle {
         }
         task.expirationHandler = { complete(false) }
         scheduleRefresh()
-        let center = self.center
+        let (center, options) = (self.center, presentOptions)
         Task {
-            let report = await QPReconciler.refresh(core: core, center: center)
+            let report = await QPReconciler.refresh(core: core, center: center, options: options)
             complete(report != nil)
         }
     }

@@ -1,0 +1,137 @@
+// Presentation on Android, under Robolectric: one summary per room carrying
+// the count, withdrawn with the room's last question; the pending count as
+// each notification's number; the app's channel importance and sound; and
+// the README's service and activity as written: a tap opens the app's launch
+// activity at the question.
+package io.questionprotocol.android
+
+import android.app.Notification
+import android.app.NotificationManager
+import android.content.ComponentName
+import android.content.Context
+import android.content.Intent
+import android.content.IntentFilter
+import io.questionprotocol.core.*
+import io.questionprotocol.snippets.App
+import io.questionprotocol.snippets.MainActivity
+import io.questionprotocol.snippets.QpMessagingService
+import io.questionprotocol.snippets.Router
+import com.google.firebase.messaging.RemoteMessage
+import org.junit.After
+import org.junit.Assert.assertEquals
+import org.junit.Assert.assertNotNull
+import org.junit.Assert.assertNull
+import org.junit.Assert.assertTrue
+import org.junit.Before
+import org.junit.Test
+import org.junit.runner.RunWith
+import org.robolectric.Robolectric
+import org.robolectric.RobolectricTestRunner
+import org.robolectric.RuntimeEnvironment
+import org.robolectric.Shadows.shadowOf
+import java.io.File
+import java.nio.file.Files
+import java.time.Instant
+
+@RunWith(RobolectricTestRunner::class)
+class PresentationTest {
+    private lateinit var context: Context
+    private lateinit var dir: File
+    private lateinit var core: PhoneCore
+    private val manager get() = checkNotNull(context.getSystemService(NotificationManager::class.java))
+
+    private fun question(id: String, prompt: String, room: String): String = toJson(mapOf(
+        "id" to id, "kind" to "question", "prompt" to prompt, "context" to null,
+        "options" to listOf(mapOf("value" to "approve", "label" to "Approve", "style" to "primary"),
+            mapOf("value" to "deny", "label" to "Deny", "style" to "danger")),
+        "text_input" to null, "responder_scope" to "room", "target_user_id" to null, "resolution_policy" to "first",
+        "state" to "pending", "answer" to null, "expires_at" to Instant.now().plusSeconds(3600).toString(),
+        "resolved_at" to null, "correlation_id" to null, "reply_to" to null, "data" to null,
+        "created_at" to Instant.now().toString(),
+        "room" to mapOf("code" to room, "name" to "Room $room"),
+        "asker" to mapOf("type" to "agent", "id" to "a_1", "display_name" to "Release Bot"),
+    ))
+
+    private fun push(id: String, prompt: String, room: String) = encodeFcmPayload(question(id, prompt, room)).data
+
+    private fun summaries() = manager.activeNotifications.filter { it.notification.flags and Notification.FLAG_GROUP_SUMMARY != 0 }
+
+    @Before
+    fun setUp() {
+        context = RuntimeEnvironment.getApplication()
+        dir = Files.createTempDirectory("qp-present").toFile()
+        core = PhoneCore(File(dir, "phone.sqlite").path, StoreMode.APP, "http://127.0.0.1:9", "u_me", StaticToken("qpu_x"), listOf("en"))
+        TestReceiver.core = core
+    }
+
+    @After
+    fun tearDown() { core.close(); dir.deleteRecursively() }
+
+    private fun notifier(options: PresentOptions = PresentOptions()) =
+        QuestionNotifier(context, core, TestReceiver::class.java, android.R.drawable.ic_dialog_info, options = options)
+
+    @Test
+    fun aRoomGetsOneSummaryWithItsCountUntilItsLastQuestionGoes() {
+        val n = notifier()
+        n.onDataMessage(push("q_a", "Deploy?", "OPS"))
+        n.onDataMessage(push("q_b", "Merge?", "OPS"))
+        n.onDataMessage(push("q_c", "Rotate?", "SEC"))
+        val ops = summaries().single { it.notification.group == "qp.room.OPS" }.notification
+        assertEquals(2, ops.number)
+        assertEquals("Room OPS", ops.extras.getString(Notification.EXTRA_TITLE))
+        assertEquals(listOf("Merge?", "Deploy?").toSet(),
+            ops.extras.getCharSequenceArray(Notification.EXTRA_TEXT_LINES)!!.map { it.toString() }.toSet())
+        assertEquals(1, summaries().single { it.notification.group == "qp.room.SEC" }.notification.number)
+        // A summary is never taken for a question (reconcile leaves it alone).
+        n.reconcile()
+        assertEquals(2, summaries().size)
+
+        n.withdraw("q_a")
+        assertEquals(1, summaries().single { it.notification.group == "qp.room.OPS" }.notification.number)
+        n.withdraw("q_b")
+        assertNull("no summary over an empty room", summaries().firstOrNull { it.notification.group == "qp.room.OPS" })
+        assertEquals(1, summaries().size)
+    }
+
+    @Test
+    fun eachNotificationCarriesThePendingCount() {
+        val n = notifier()
+        n.onDataMessage(push("q_1", "One?", "OPS"))
+        n.onDataMessage(push("q_2", "Two?", "OPS"))
+        val second = shadowOf(manager).getNotification("q_2", androidNotificationId("q_2"))
+        assertEquals(2, second.number)
+        assertEquals(2u, core.badgeCount())
+        core.answerAction("q_1", "qp.v.approve", null)
+        assertEquals("an answer given (even queued) is no longer pending", 1u, core.badgeCount())
+    }
+
+    @Test
+    fun theChannelTakesTheAppsImportanceAndSound() {
+        notifier(PresentOptions(sound = NotificationSound.Silent, channelImportance = ChannelImportance.LOW))
+            .onDataMessage(push("q_q", "Quiet?", "OPS"))
+        val channel = manager.getNotificationChannel("qp.questions")
+        assertEquals(NotificationManager.IMPORTANCE_LOW, channel.importance)
+        assertNull("silent", channel.sound)
+    }
+
+    @Test
+    fun theDefaultTapOpensTheLaunchActivityAtTheQuestionAsTheReadmeShows() {
+        // The app's launcher activity, as its manifest would declare it.
+        val main = ComponentName(context, MainActivity::class.java)
+        shadowOf(context.packageManager).addActivityIfNotPresent(main)
+        shadowOf(context.packageManager).addIntentFilterForActivity(main,
+            IntentFilter(Intent.ACTION_MAIN).apply { addCategory(Intent.CATEGORY_LAUNCHER) })
+        App.phone = core
+        val service = Robolectric.buildService(QpMessagingService::class.java).create().get()
+        service.onMessageReceived(RemoteMessage(push("q_open", "Open me?", "OPS")))
+        val posted = shadowOf(manager).getNotification("q_open", androidNotificationId("q_open"))
+        val tap = shadowOf(posted.contentIntent).savedIntent
+        assertEquals(main, tap.component)
+        assertEquals("q_open", QuestionIntents.questionToOpen(tap))
+        Router.opened.clear()
+        Robolectric.buildActivity(MainActivity::class.java, tap).create()
+        assertEquals(listOf("q_open"), Router.opened)
+        service.onNewToken("fcm-token")
+        assertEquals(listOf("fcm-token"), App.tokens)
+    }
+}

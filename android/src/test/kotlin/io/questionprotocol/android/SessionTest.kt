@@ -1,0 +1,153 @@
+// The session an Android app holds, against the real `qp serve` that
+// android/run-tests starts, at every Robolectric SDK level: a phone object
+// before pairing, signing in, a new FCM token registered once, a revoked
+// sign-in (401) keeping the answer and saying so in the person's language,
+// the answer delivered once after pairing again, and signing out (store
+// empty, the device gone on the server, the token forgotten).
+package io.questionprotocol.android
+
+import io.questionprotocol.core.*
+import kotlinx.coroutines.runBlocking
+import org.json.JSONObject
+import org.junit.Assert.assertEquals
+import org.junit.Assert.assertFalse
+import org.junit.Assert.assertNull
+import org.junit.Assert.assertTrue
+import org.junit.Assume.assumeTrue
+import org.junit.Test
+import org.junit.runner.RunWith
+import org.robolectric.RobolectricTestRunner
+import java.io.File
+import java.net.HttpURLConnection
+import java.net.URL
+import java.nio.file.Files
+import java.util.concurrent.ConcurrentHashMap
+
+@RunWith(RobolectricTestRunner::class)
+class SessionTest {
+    private fun env(k: String): String = System.getenv(k)!!
+
+    /** The app's Keystore-backed storage of tokens, in memory. */
+    class Vault : TokenVault {
+        val tokens = ConcurrentHashMap<String, String>()
+        val forgotten = mutableListOf<String>()
+        override fun saveToken(userId: String, token: String) { tokens[userId] = token }
+        override fun token(userId: String): String? = tokens[userId]
+        override fun forgetToken(userId: String) { tokens.remove(userId); forgotten.add(userId) }
+    }
+
+    /** One HTTP exchange with the e2e server: status and JSON body. */
+    private fun http(method: String, path: String, token: String, body: String? = null): Pair<Int, JSONObject> {
+        val c = URL(env("QP_E2E_URL") + path).openConnection() as HttpURLConnection
+        c.requestMethod = method
+        c.setRequestProperty("Authorization", "Bearer $token")
+        if (body != null) {
+            c.doOutput = true
+            c.setRequestProperty("Content-Type", "application/json")
+            c.outputStream.use { it.write(body.toByteArray()) }
+        }
+        val status = c.responseCode
+        val text = (if (status < 400) c.inputStream else c.errorStream)?.bufferedReader()?.readText().orEmpty()
+        return status to (if (text.startsWith("{")) JSONObject(text) else JSONObject())
+    }
+
+    /** A fresh one-time pairing link, as the operator makes one. */
+    private fun pairLink(): String {
+        val (status, inv) = http("POST", "/api/admin/users/${env("QP_E2E_USER")}/invites", env("QP_E2E_ADMIN_TOKEN"), "{}")
+        assertEquals(201, status)
+        return inv.getString("link")
+    }
+
+    @Test
+    fun aSessionFromBeforePairingToSignOut() = runBlocking {
+        assumeTrue("run through android/run-tests", System.getenv("QP_E2E_ADMIN_TOKEN") != null)
+        val sdk = android.os.Build.VERSION.SDK_INT
+        val store = File(Files.createTempDirectory("qp-session").toFile(), "phone.sqlite").path
+        val vault = Vault()
+
+        // At launch, before pairing: an object to hold, signed out.
+        val phone = PhoneCore.openSession(store, StoreMode.APP, vault, listOf("fr-FR"))
+        assertEquals(SessionState.SIGNED_OUT, phone.sessionStatus().state)
+        assertTrue(phone.feed().isEmpty())
+        try { phone.sync(); error("expected NotSignedIn") } catch (e: QpException.NotSignedIn) {}
+
+        // Sign in, registering for pushes in the same call.
+        val device = DeviceRegistration(Platform.ANDROID, "fcm-session-$sdk-a", "io.questionprotocol.test")
+        val account = phone.signIn(pairLink(), "Pixel (session test)", null, device)
+        assertEquals(env("QP_E2E_USER"), account.userId)
+        val token = vault.tokens[account.userId]!!
+        assertTrue(token.startsWith("qpu_"))
+        assertEquals(SessionState.SIGNED_IN, phone.sessionStatus().state)
+
+        // FCM's onNewToken: the same token sends nothing, a new one once.
+        assertFalse(phone.updatePushToken("fcm-session-$sdk-a"))
+        assertTrue(phone.updatePushToken("fcm-session-$sdk-b"))
+        assertFalse(phone.updatePushToken("fcm-session-$sdk-b"))
+        val deviceId = phone.sessionStatus().deviceId!!
+
+        // A question, answered once the server no longer takes the token.
+        val (asked, q) = http("POST", "/api/agent/rooms/OPS123/questions", env("QP_E2E_AGENT_TOKEN"),
+            """{"prompt":"Restart the workers (SDK $sdk)?","target_user_id":"${env("QP_E2E_USER")}",
+               "options":[{"value":"yes","label":"Yes","style":"primary"},{"value":"no","label":"No"}]}""")
+        assertEquals(201, asked)
+        val qid = q.getString("id")
+        phone.sync()
+        vault.tokens[account.userId] = "qpu_revoked00000000000000000000000000"
+        assertEquals(AnswerState.QUEUED, phone.answerInApp(qid, "yes", null).state)
+        val refused = phone.flush()
+        assertTrue("$refused", refused.unauthorized)
+        val status = phone.sessionStatus()
+        assertEquals(SessionState.UNAUTHORIZED, status.state)
+        assertEquals("Votre connexion a pris fin. Associez à nouveau ce téléphone pour envoyer vos réponses.", status.line)
+        val waiting = phone.answerStatus(qid)!!
+        assertEquals(AnswerState.QUEUED, waiting.state)
+        assertTrue(waiting.status, waiting.status.contains("connectez-vous"))
+        try { phone.sync(); error("expected Unauthorized") } catch (e: QpException.Unauthorized) {}
+
+        // Pairing again sends it, once.
+        phone.signIn(pairLink(), "Pixel (session test)", null, null)
+        assertEquals(SessionState.SIGNED_IN, phone.sessionStatus().state)
+        assertEquals(AnswerState.ANSWERED, phone.answerStatus(qid)!!.state)
+        assertEquals(0u, phone.flush().answered)
+        val (_, seen) = http("GET", "/api/agent/questions/$qid", env("QP_E2E_AGENT_TOKEN"))
+        assertEquals("yes", seen.getJSONObject("answer").getString("value"))
+
+        // Sign out: the device is gone on the server, the store empty, the
+        // token forgotten, the object still usable (signed out).
+        assertTrue(phone.signOut().deviceRemoved)
+        assertEquals(SessionState.SIGNED_OUT, phone.sessionStatus().state)
+        assertTrue(phone.feed().isEmpty())
+        assertNull(vault.tokens[account.userId])
+        assertEquals(listOf(account.userId), vault.forgotten)
+        // The first token still works (only the phone forgot it): the server
+        // has no such device any more.
+        assertEquals(404, http("DELETE", "/api/devices/$deviceId", token).first)
+        phone.close()
+    }
+
+    @Test
+    fun theFeedSubscriptionFiresWhenTheExtensionProcessRecordsAPush() = runBlocking {
+        val nse = System.getenv("QP_E2E_NSE")
+        assumeTrue("run through android/run-tests", nse != null)
+        val store = File(Files.createTempDirectory("qp-watch").toFile(), "shared.sqlite").path
+        val phone = PhoneCore.openSession(store, StoreMode.APP, Vault(), listOf())
+        val fired = java.util.concurrent.CountDownLatch(1)
+        val subscription = phone.subscribeFeed(object : FeedListener {
+            override fun feedChanged() { fired.countDown() }
+        })
+        Thread.sleep(400)
+        assertEquals("nothing committed, nothing said", 1L, fired.count)
+        // The notification extension's process: opens the same store,
+        // decodes a push and records it.
+        val extension = ProcessBuilder(nse, store).redirectErrorStream(true).start()
+        val output = extension.inputStream.bufferedReader().readText()
+        assertEquals(output, 0, extension.waitFor())
+        assertTrue("the app heard of the other process's commit", fired.await(5, java.util.concurrent.TimeUnit.SECONDS))
+        val recorded = phone.question("q_${extension.pid()}")
+        assertEquals("Deploy v1.4.0 to production?", recorded?.prompt)
+        // The same feed, read off the caller's thread.
+        assertEquals(phone.feed(), phone.feedAsync())
+        subscription.cancel()
+        phone.close()
+    }
+}

@@ -1,0 +1,43 @@
+// The README's app delegate, compiled: the app target links both products.
+#if canImport(UIKit)
+import Foundation
+import QuestionProtocol
+import QuestionProtocolApp
+import UIKit
+import UserNotifications
+
+// snippet: ios-app
+// The app target links QuestionProtocol and QuestionProtocolApp.
+final class AppDelegate: UIResponder, UIApplicationDelegate, UNUserNotificationCenterDelegate {
+    // One per process; the store in the App Group container is shared with the extension.
+    let core = try! PhoneCore(storePath: AppGroup.storePath, mode: .app, serverUrl: AppGroup.serverURL,
+                              userId: AppGroup.userId, tokens: Keychain.shared, languages: Locale.preferredLanguages)
+    lazy var lifecycle = QPAppLifecycle(core: core, refreshIdentifier: "com.example.app.qp-refresh")
+
+    func application(_ app: UIApplication, didFinishLaunchingWithOptions o: [UIApplication.LaunchOptionsKey: Any]?) -> Bool {
+        UNUserNotificationCenter.current().delegate = self
+        lifecycle.start()   // registers the background refresh, observes background/foreground, refreshes now
+        return true
+    }
+    // Answers from the lock screen, in the background; a tap opens the question
+    func userNotificationCenter(_ c: UNUserNotificationCenter, didReceive r: UNNotificationResponse,
+                                withCompletionHandler done: @escaping () -> Void) {
+        let work = QPNotificationResponseHandler.handle(r, core: core, completionHandler: done)
+        Task { @MainActor in
+            if case let .notAnAnswer(questionId)? = await work.value { Router.open(question: questionId) }
+        }
+    }
+    // Optional: silent pushes, if the app also sends its own
+    func application(_ app: UIApplication, didReceiveRemoteNotification info: [AnyHashable: Any],
+                     fetchCompletionHandler done: @escaping (UIBackgroundFetchResult) -> Void) {
+        lifecycle.didReceiveRemoteNotification(info, fetchCompletionHandler: done)
+    }
+}
+// end snippet
+
+/// The app's navigation (its own): shows one question of the feed.
+@MainActor enum Router {
+    static var opened: [String] = []
+    static func open(question id: String) { opened.append(id) }
+}
+#endif

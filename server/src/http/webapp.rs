@@ -1,0 +1,164 @@
+//! The web responder at `/app/`: files embedded in the binary at build time
+//! (see `server/build_webapp.rs`; made by `scripts/build-web`), served with
+//! a strict Content-Security-Policy: scripts and WebAssembly from this
+//! origin only, no inline script or style, no request to another origin.
+//!
+//! Also what only the web app needs: signing out (the token revokes
+//! itself), the server's VAPID public key for Web Push, and the check of a
+//! `web` device's subscription against the push services allowed.
+
+use std::sync::Arc;
+
+use axum::extract::{Path, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::routing::{delete, get};
+use axum::{Json, Router};
+use serde_json::{json, Value};
+
+use super::auth::UserAuth;
+use super::error::ApiError;
+use crate::app::App;
+use crate::pairing::DeviceFields;
+use crate::push::webpush;
+use crate::store::identity;
+
+mod embedded {
+    include!(concat!(env!("OUT_DIR"), "/webapp_files.rs"));
+}
+
+/// Where the web app lives.
+pub const APP_PATH: &str = "/app/";
+
+/// What a page of the app may load: its own scripts and WebAssembly
+/// (`wasm-unsafe-eval` allows compiling it, not `eval`), its own styles,
+/// images and API; nothing inline, nothing from elsewhere, never framed.
+pub const CSP: &str = "default-src 'none'; script-src 'self' 'wasm-unsafe-eval'; \
+     style-src 'self'; img-src 'self'; connect-src 'self'; manifest-src 'self'; \
+     worker-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+
+/// Shown at `/app/` by a binary built without the web app's files.
+const NOT_BUILT: &str = "<!doctype html><meta charset=utf-8><title>Web responder not built</title>\
+<h1>The web responder is not in this build</h1>\
+<p>This <code>qp</code> was built without the web app's files. Build them with \
+<code>scripts/build-web</code>, then rebuild <code>qp</code> (<code>cargo build -p qp-server</code>).</p>";
+
+pub fn routes() -> Router<Arc<App>> {
+    Router::new()
+        .route("/app", get(|| async { Redirect::permanent(APP_PATH) }))
+        .route("/app/", get(|| async { file("index.html") }))
+        .route(
+            "/app/{*path}",
+            get(|Path(p): Path<String>| async move { file(&p) }),
+        )
+        .route("/api/me/token", delete(sign_out))
+        .route("/api/webpush/key", get(vapid_key))
+}
+
+fn content_type(path: &str) -> &'static str {
+    match path.rsplit('.').next().unwrap_or("") {
+        "html" => "text/html; charset=utf-8",
+        "js" => "text/javascript; charset=utf-8",
+        "css" => "text/css; charset=utf-8",
+        "wasm" => "application/wasm",
+        "webmanifest" => "application/manifest+json",
+        "svg" => "image/svg+xml",
+        "png" => "image/png",
+        "json" => "application/json",
+        _ => "application/octet-stream",
+    }
+}
+
+fn file(path: &str) -> Response {
+    let found = embedded::FILES.iter().find(|(p, _)| *p == path);
+    let (status, ctype, body): (StatusCode, &str, &'static [u8]) = match found {
+        Some((p, bytes)) => (StatusCode::OK, content_type(p), bytes),
+        None if path == "index.html" => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            "text/html; charset=utf-8",
+            NOT_BUILT.as_bytes(),
+        ),
+        None => (
+            StatusCode::NOT_FOUND,
+            "text/plain; charset=utf-8",
+            b"not found",
+        ),
+    };
+    let mut headers = HeaderMap::new();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(ctype));
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(CSP),
+    );
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    headers.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    headers.insert(
+        "cross-origin-opener-policy",
+        HeaderValue::from_static("same-origin"),
+    );
+    headers.insert(
+        "cross-origin-resource-policy",
+        HeaderValue::from_static("same-origin"),
+    );
+    // Embedded files change only with the binary: revalidate each load.
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    if path == "sw.js" {
+        headers.insert("service-worker-allowed", HeaderValue::from_static(APP_PATH));
+    }
+    (status, headers, body).into_response()
+}
+
+/// The server's VAPID public key, for `pushManager.subscribe`.
+async fn vapid_key(State(app): State<Arc<App>>) -> Result<Json<Value>, ApiError> {
+    let path = webpush::key_path(app.settings.vapid_key.as_deref(), &app.settings.db)
+        .ok_or_else(|| ApiError::not_found("Web Push is not configured (--vapid-key)"))?;
+    let key = tokio::task::spawn_blocking(move || webpush::VapidKey::load_or_create(&path))
+        .await
+        .map_err(|_| ApiError::internal())?
+        .map_err(|e| {
+            tracing::error!("web push key: {e}");
+            ApiError::internal()
+        })?;
+    Ok(Json(json!({ "public_key": key.public_key() })))
+}
+
+/// A `web` device's subscription must point at an allowed push service:
+/// a 422 naming `push_token` (after `prefix`) otherwise.
+pub fn check_web_device(app: &App, fields: &DeviceFields, prefix: &str) -> Result<(), ApiError> {
+    if fields.platform != "web" {
+        return Ok(());
+    }
+    let allow = webpush::allowed_hosts(&app.settings.web_push_allow);
+    webpush::check_registration(&fields.push_token, &allow).map_err(|e| {
+        let path = format!("{prefix}push_token");
+        ApiError::invalid(&path, "invalid_value", format!("{path}: {e}"))
+    })?;
+    Ok(())
+}
+
+/// Sign out: the presented user token is revoked (with the devices it
+/// registered, so this browser gets no more pushes).
+async fn sign_out(
+    State(app): State<Arc<App>>,
+    UserAuth(_user): UserAuth,
+    headers: HeaderMap,
+) -> Result<StatusCode, ApiError> {
+    let hash = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split_once(' '))
+        .map(|(_, t)| crate::ids::token_hash(t.trim()))
+        .ok_or_else(|| ApiError::unauthorized("missing Authorization: Bearer <token> header"))?;
+    let key = hash.clone();
+    app.db
+        .run(move |conn| -> Result<_, ApiError> { Ok(identity::revoke_token(conn, &key)?) })
+        .await?;
+    app.tokens.forget(&hash);
+    Ok(StatusCode::NO_CONTENT)
+}

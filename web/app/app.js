@@ -1,0 +1,353 @@
+// The web responder's page: pairs, fetches, stores and draws. What it draws
+// (every cell, every word, the time remaining, right to left) and whether
+// an answer may be sent comes from qp-core compiled to WebAssembly
+// (`wasm_bindgen.Responder`); nothing here re-implements a rule. The asker's
+// text is always set as text (textContent), never as HTML.
+'use strict';
+
+const POLL_MS = 2000;
+let responder = null; // wasm_bindgen.Responder
+let session = null; // {token, user: {id, display_name}}
+const questions = new Map(); // id -> the server's Question
+const notes = new Map(); // id -> a line about my last attempt (a refusal)
+let pollTimer = null;
+let sheetFor = null;
+
+const $ = (id) => document.getElementById(id);
+const t = (id) => responder.text(id);
+
+function applyTexts() {
+  document.documentElement.lang = responder.language();
+  document.documentElement.dir = responder.rtl() ? 'rtl' : 'ltr';
+  document.title = t('web-app-name');
+  for (const el of document.querySelectorAll('[data-text]')) el.textContent = t(el.dataset.text);
+}
+
+function show(which) {
+  $('pair').hidden = which !== 'pair';
+  $('feed-section').hidden = which !== 'feed';
+  $('account').hidden = which !== 'feed';
+}
+
+async function api(path, opts = {}) {
+  const headers = Object.assign({ 'Authorization': `Bearer ${session.token}` }, opts.headers || {});
+  const resp = await fetch(path, Object.assign({}, opts, { headers, credentials: 'omit', cache: 'no-store' }));
+  if (resp.status === 401) {
+    await signedOut();
+    throw new Error('signed out');
+  }
+  return resp;
+}
+
+// ---- pairing -------------------------------------------------------------
+
+// The code arrives in the fragment (/pair#CODE redirects here, keeping it);
+// it leaves the address bar before anything else happens.
+function codeFromUrl() {
+  const code = decodeURIComponent(location.hash.replace(/^#/, ''));
+  if (location.hash) history.replaceState(null, '', location.pathname);
+  return code.trim();
+}
+
+async function pair(code) {
+  $('pair-status').textContent = t('web-pairing');
+  let resp;
+  try {
+    resp = await fetch('/api/pair', {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ code, label: 'web browser' }),
+      credentials: 'omit',
+      cache: 'no-store',
+    });
+  } catch (e) {
+    $('pair-status').textContent = t('web-load-failed');
+    return;
+  }
+  if (!resp.ok) {
+    $('pair-status').textContent = t('web-pair-failed');
+    return;
+  }
+  const out = await resp.json();
+  session = { token: out.token, user: out.user };
+  await qpStore.saveSession(session);
+  $('pair-status').textContent = '';
+  signedIn();
+}
+
+function signedIn() {
+  responder.setUser(session.user.id);
+  $('user-name').textContent = session.user.display_name;
+  show('feed');
+  offerNotifications();
+  refresh();
+}
+
+async function signedOut() {
+  clearTimeout(pollTimer);
+  session = null;
+  questions.clear();
+  $('feed').replaceChildren();
+  await qpStore.clear();
+  if (self.qpWebPush) await self.qpWebPush.unsubscribe().catch(() => {});
+  show('pair');
+  $('pair-code').focus();
+}
+
+async function signOut() {
+  try {
+    await api('/api/me/token', { method: 'DELETE' });
+  } catch (e) {
+    // Offline: the token is forgotten here all the same.
+  }
+  await signedOut();
+}
+
+// ---- the feed ------------------------------------------------------------
+
+async function refresh() {
+  clearTimeout(pollTimer);
+  if (!session) return;
+  try {
+    await poll();
+  } catch (e) {
+    if (!session) return;
+    $('net-status').textContent = navigator.onLine ? t('web-load-failed') : t('web-offline');
+    await render().catch(() => {});
+  } finally {
+    if (session) pollTimer = setTimeout(refresh, POLL_MS);
+  }
+}
+
+async function poll() {
+  await qpFlush(session.token, (entry, outcome) => {
+    if (outcome.question) questions.set(outcome.question.id, outcome.question);
+  });
+  const resp = await api('/api/questions/pending');
+  if (!resp.ok) throw new Error(`server ${resp.status}`);
+  const { questions: pending } = await resp.json();
+  const ids = new Set(pending.map((q) => q.id));
+  const fresh = pending.filter((q) => !questions.has(q.id));
+  for (const q of pending) questions.set(q.id, q);
+  // Questions that left the pending list were resolved: fetch how.
+  for (const [id, q] of questions) {
+    if (q.state === 'pending' && !ids.has(id)) {
+      const r = await api(`/api/questions/${encodeURIComponent(id)}`);
+      if (r.ok) questions.set(id, await r.json());
+      else if (r.status === 404) questions.delete(id);
+    }
+  }
+  $('net-status').textContent = navigator.onLine ? '' : t('web-offline');
+  await render();
+  if (fresh.length) announce(fresh);
+}
+
+function announce(fresh) {
+  const cells = JSON.parse(responder.feed(JSON.stringify(fresh), Date.now()));
+  $('announce').textContent = cells.map((c) => `${t('web-new-question')}: ${c.title}. ${c.prompt}`).join(' ');
+}
+
+function el(tag, cls, text) {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text != null) e.textContent = text;
+  return e;
+}
+
+function answerButton(cell, b) {
+  const btn = el('button', `answer style-${b.style}`, b.label);
+  btn.type = 'button';
+  btn.dir = 'auto';
+  btn.addEventListener('click', () => answer(cell.question_id, `qp.v.${b.value}`, null));
+  return btn;
+}
+
+function drawCell(cell, queued) { // queued: my answer waiting in the outbox, if any
+  const li = el('li', `cell state-${cell.state}`);
+  li.id = `cell-${cell.question_id}`;
+  li.dataset.question = cell.question_id;
+  const art = el('article');
+  art.setAttribute('aria-labelledby', `title-${cell.question_id}`);
+  const head = el('h2', 'title', cell.title);
+  head.id = `title-${cell.question_id}`;
+  art.append(el('span', 'glyph', '?'), head);
+  art.lastChild.previousSibling.setAttribute('aria-hidden', 'true');
+  const prompt = el('p', 'prompt', cell.prompt);
+  prompt.dir = 'auto';
+  art.append(prompt);
+  if (cell.context) {
+    const c = el('p', 'context', cell.context);
+    c.dir = 'auto';
+    art.append(c);
+  }
+  const meta = el('p', 'meta');
+  if (cell.room_name) {
+    const room = el('span', 'room', cell.room_name);
+    room.dir = 'auto';
+    meta.append(room);
+  }
+  if (cell.time_remaining) meta.append(el('span', 'time', cell.time_remaining));
+  if (cell.room_hint) meta.append(el('span', 'hint', cell.room_hint));
+  art.append(meta);
+  const open = cell.state === 'pending' && !queued;
+  if (open && cell.buttons.length) {
+    const row = el('div', 'buttons');
+    for (const b of cell.buttons) row.append(answerButton(cell, b));
+    art.append(row);
+  }
+  if (open && cell.choose) {
+    const btn = el('button', 'choose', cell.choose.title);
+    btn.type = 'button';
+    btn.setAttribute('aria-haspopup', 'dialog');
+    btn.addEventListener('click', () => openSheet(cell, btn));
+    const row = el('div', 'buttons');
+    row.append(btn);
+    art.append(row);
+  }
+  if (open && cell.text_field) {
+    const f = cell.text_field;
+    const form = el('form', 'reply');
+    if (f.hint) form.append(el('p', 'or', f.hint));
+    const input = el('input');
+    input.type = 'text';
+    input.dir = 'auto';
+    input.placeholder = f.placeholder;
+    input.setAttribute('aria-label', f.placeholder);
+    input.maxLength = f.max_length;
+    input.name = 'reply';
+    const send = el('button', 'send', f.send_title);
+    send.type = 'submit';
+    form.append(input, send);
+    form.addEventListener('submit', (ev) => {
+      ev.preventDefault();
+      answer(cell.question_id, 'qp.text', input.value);
+    });
+    art.append(form);
+  }
+  if (cell.resolution) art.append(el('p', 'resolution', cell.resolution));
+  const status = el('p', 'status');
+  status.id = `status-${cell.question_id}`;
+  status.setAttribute('role', 'status');
+  if (queued) status.textContent = responder.queued(JSON.stringify(questions.get(cell.question_id)), queued.body);
+  else if (notes.has(cell.question_id)) status.textContent = notes.get(cell.question_id);
+  art.append(status);
+  li.append(art);
+  return li;
+}
+
+async function render() {
+  const queued = new Map((await qpStore.queued()).map((e) => [e.question_id, e]));
+  const cells = JSON.parse(responder.feed(JSON.stringify([...questions.values()]), Date.now()));
+  const list = $('feed');
+  // Keep the focused control where it is across a redraw.
+  const focused = document.activeElement && document.activeElement.closest('li.cell');
+  const keep = focused ? { id: focused.dataset.question, value: focused.querySelector('input')?.value } : null;
+  list.replaceChildren(...cells.map((c) => drawCell(c, queued.get(c.question_id))));
+  if (keep) {
+    const li = document.getElementById(`cell-${keep.id}`);
+    const input = li && li.querySelector('input');
+    if (input && keep.value != null) {
+      input.value = keep.value;
+      input.focus();
+    }
+  }
+  $('empty').hidden = cells.length > 0;
+  if (sheetFor) {
+    const c = cells.find((x) => x.question_id === sheetFor);
+    if (!c || c.state !== 'pending') closeSheet();
+    else $('sheet-time').textContent = c.choose.time_remaining;
+  }
+}
+
+function openSheet(cell, opener) {
+  sheetFor = cell.question_id;
+  $('sheet-title').textContent = cell.choose.title;
+  $('sheet-prompt').textContent = cell.prompt;
+  $('sheet-time').textContent = cell.choose.time_remaining;
+  $('sheet-options').replaceChildren(...cell.choose.options.map((b) => {
+    const btn = answerButton(cell, b);
+    btn.addEventListener('click', closeSheet);
+    return btn;
+  }));
+  $('sheet').dataset.opener = opener.id = `choose-${cell.question_id}`;
+  $('sheet').showModal();
+}
+
+function closeSheet() {
+  sheetFor = null;
+  if ($('sheet').open) $('sheet').close();
+}
+
+async function answer(id, action, text) {
+  const q = questions.get(id);
+  if (!q) return;
+  let body;
+  notes.delete(id);
+  try {
+    body = responder.answer(JSON.stringify(q), action, text);
+  } catch (reason) {
+    notes.set(id, String(reason));
+    await render();
+    return;
+  }
+  const entry = { question_id: id, body, key: qpNewKey() };
+  try {
+    const outcome = await qpSubmit(session.token, entry);
+    if (outcome.question) questions.set(id, outcome.question);
+    else notes.set(id, t('web-answer-failed'));
+  } catch (e) {
+    // Unreachable: it stays queued and is sent once, when back online.
+  }
+  await render();
+}
+
+// ---- notifications (Web Push: push.js) -----------------------------------
+
+function offerNotifications() {
+  const btn = $('notify');
+  if (!self.qpWebPush || !self.qpWebPush.supported()) return;
+  btn.hidden = false;
+  self.qpWebPush.refresh(session.token).catch(() => {});
+  self.qpWebPush.state().then((on) => {
+    btn.textContent = t(on ? 'web-notifications-on' : 'web-notifications');
+    btn.disabled = on;
+  });
+}
+
+// ---- start ---------------------------------------------------------------
+
+async function start() {
+  await wasm_bindgen({ module_or_path: 'pkg/qp_web_bg.wasm' });
+  session = (await qpStore.session()) || null;
+  responder = new wasm_bindgen.Responder(Array.from(navigator.languages || [navigator.language]), session ? session.user.id : '');
+  applyTexts();
+  $('sign-out').addEventListener('click', signOut);
+  $('sheet-close').addEventListener('click', closeSheet);
+  $('pair-form').addEventListener('submit', (ev) => {
+    ev.preventDefault();
+    pair($('pair-code').value);
+  });
+  $('notify').addEventListener('click', async () => {
+    await self.qpWebPush.enable(session.token);
+    offerNotifications();
+  });
+  window.addEventListener('online', refresh);
+  window.addEventListener('offline', () => { $('net-status').textContent = t('web-offline'); });
+  if ('serviceWorker' in navigator) {
+    navigator.serviceWorker.register('sw.js', { scope: './' }).catch(() => {});
+    navigator.serviceWorker.addEventListener('message', () => refresh());
+  }
+  const code = codeFromUrl();
+  if (code) {
+    // A new pairing replaces whatever session this browser had.
+    show('pair');
+    await pair(code);
+  } else if (session) {
+    signedIn();
+  } else {
+    show('pair');
+  }
+  document.body.dataset.ready = '1';
+}
+
+start();

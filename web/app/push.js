@@ -1,0 +1,58 @@
+// Web Push on the page: asks for permission, subscribes with the server's
+// VAPID key and registers this browser as a `web` device. The server checks
+// the subscription (https endpoint of an allowed push service, key sizes).
+'use strict';
+
+function qpB64urlToBytes(s) {
+  const b = atob(s.replace(/-/g, '+').replace(/_/g, '/') + '='.repeat((4 - (s.length % 4)) % 4));
+  return Uint8Array.from(b, (c) => c.charCodeAt(0));
+}
+
+self.qpWebPush = {
+  supported: () => 'serviceWorker' in navigator && 'PushManager' in self && 'Notification' in self,
+  async state() {
+    const reg = await navigator.serviceWorker.ready;
+    return !!(await reg.pushManager.getSubscription());
+  },
+  // Subscribed with the server's current key: after a rotation, the old
+  // subscription is replaced.
+  async refresh(token) {
+    if (Notification.permission !== 'granted') return;
+    const reg = await navigator.serviceWorker.ready;
+    const sub = await reg.pushManager.getSubscription();
+    if (!sub) return;
+    const key = await (await fetch('/api/webpush/key', { credentials: 'omit' })).json();
+    const have = btoa(String.fromCharCode(...new Uint8Array(sub.options.applicationServerKey || [])))
+      .replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+    if (have !== key.public_key) {
+      await sub.unsubscribe();
+      await this.enable(token);
+    }
+  },
+  async enable(token) {
+    if ((await Notification.requestPermission()) !== 'granted') return false;
+    const reg = await navigator.serviceWorker.ready;
+    const key = await (await fetch('/api/webpush/key', { credentials: 'omit' })).json();
+    const sub = await reg.pushManager.subscribe({
+      userVisibleOnly: true,
+      applicationServerKey: qpB64urlToBytes(key.public_key),
+    });
+    const resp = await fetch('/api/devices', {
+      method: 'POST',
+      headers: { 'Authorization': `Bearer ${token}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({
+        platform: 'web',
+        push_token: JSON.stringify(sub.toJSON()),
+        app_id: location.origin,
+        locale: document.documentElement.lang,
+      }),
+      credentials: 'omit',
+    });
+    return resp.ok;
+  },
+  async unsubscribe() {
+    const reg = await navigator.serviceWorker.ready;
+    const sub = await reg.pushManager.getSubscription();
+    if (sub) await sub.unsubscribe();
+  },
+};

@@ -1,0 +1,107 @@
+// The browser's storage for the web responder, shared by the page and the
+// service worker (same origin): the session (token, user) and the outbox of
+// answers made offline. IndexedDB, not localStorage: a service worker can
+// read it, and no other origin can. Nothing here decides what to show.
+'use strict';
+
+const QP_DB = 'qp';
+
+function qpOpen() {
+  return new Promise((resolve, reject) => {
+    const req = indexedDB.open(QP_DB, 1);
+    req.onupgradeneeded = () => {
+      req.result.createObjectStore('session');
+      // Keyed by question id: one answer per question waits at most.
+      req.result.createObjectStore('outbox', { keyPath: 'question_id' });
+    };
+    req.onsuccess = () => resolve(req.result);
+    req.onerror = () => reject(req.error);
+  });
+}
+
+async function qpTx(store, mode, fn) {
+  const db = await qpOpen();
+  return new Promise((resolve, reject) => {
+    const tx = db.transaction(store, mode);
+    const result = fn(tx.objectStore(store));
+    tx.oncomplete = () => resolve(result && 'result' in result ? result.result : undefined);
+    tx.onerror = () => reject(tx.error);
+  });
+}
+
+const qpStore = {
+  session: () => qpTx('session', 'readonly', (s) => s.get('session')),
+  saveSession: (session) => qpTx('session', 'readwrite', (s) => s.put(session, 'session')),
+  clear: () => Promise.all([
+    qpTx('session', 'readwrite', (s) => s.clear()),
+    qpTx('outbox', 'readwrite', (s) => s.clear()),
+  ]),
+  queued: () => qpTx('outbox', 'readonly', (s) => s.getAll()),
+  queue: (entry) => qpTx('outbox', 'readwrite', (s) => s.put(entry)),
+  unqueue: (id) => qpTx('outbox', 'readwrite', (s) => s.delete(id)),
+};
+
+// Sends an answer. The Idempotency-Key is the entry's own, so a retry after
+// a lost response is the same answer, counted once by the server. Returns
+// {question} when the server decided (200, or 409 with the question as it
+// stands), {error} when it refused for good (4xx), and throws when it could
+// not be reached (the caller keeps the entry for later).
+async function qpSend(token, entry) {
+  const resp = await fetch(`/api/questions/${encodeURIComponent(entry.question_id)}/answer`, {
+    method: 'POST',
+    headers: {
+      'Authorization': `Bearer ${token}`,
+      'Content-Type': 'application/json',
+      'Idempotency-Key': entry.key,
+    },
+    body: entry.body,
+    credentials: 'omit',
+    cache: 'no-store',
+  });
+  if (resp.status >= 500 || resp.status === 429) throw new Error(`server ${resp.status}`);
+  const json = await resp.json().catch(() => ({}));
+  if (resp.ok) return { question: json };
+  if (resp.status === 409) return { question: json.question || json };
+  return { error: resp.status };
+}
+
+// The outbox's sends, one at a time across the page and the service worker
+// (Web Locks), so an entry is never sent twice by two of them at once.
+function qpLocked(fn) {
+  return navigator.locks ? navigator.locks.request('qp-outbox', fn) : fn();
+}
+
+// An answer: queued first, then sent; it stays queued when the server
+// cannot be reached (the send throws), to go once the connection returns.
+function qpSubmit(token, entry) {
+  return qpLocked(async () => {
+    await qpStore.queue(entry);
+    const outcome = await qpSend(token, entry);
+    await qpStore.unqueue(entry.question_id);
+    return outcome;
+  });
+}
+
+// Sends what waits in the outbox, each once: an entry leaves the outbox when
+// the server has decided on it, and stays when the network failed.
+function qpFlush(token, onDecided) {
+  return qpLocked(async () => {
+    for (const entry of await qpStore.queued()) {
+      let outcome;
+      try {
+        outcome = await qpSend(token, entry);
+      } catch (e) {
+        return false;
+      }
+      await qpStore.unqueue(entry.question_id);
+      if (onDecided) await onDecided(entry, outcome);
+    }
+    return true;
+  });
+}
+
+function qpNewKey() {
+  const b = new Uint8Array(16);
+  crypto.getRandomValues(b);
+  return 'web-' + Array.from(b, (x) => x.toString(16).padStart(2, '0')).join('');
+}

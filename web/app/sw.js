@@ -1,0 +1,145 @@
+// The web responder's service worker: shows a pushed question with its
+// buttons, answers from a button without opening the app, replaces the
+// notification with the resolution (tag = question id), and keeps an answer
+// made offline until it can be sent, once. What a notification says and
+// whether an answer may be sent come from qp-core (WebAssembly), as on the
+// page.
+'use strict';
+
+importScripts('pkg/qp_web.js', 'store.js');
+
+let wasmReady = null;
+async function responder() {
+  if (!wasmReady) wasmReady = wasm_bindgen({ module_or_path: 'pkg/qp_web_bg.wasm' });
+  await wasmReady;
+  const session = await qpStore.session();
+  const r = new wasm_bindgen.Responder(Array.from(navigator.languages || [navigator.language]), session ? session.user.id : '');
+  return { r, session };
+}
+
+function maxActions() {
+  return (self.Notification && Notification.maxActions) || 0;
+}
+
+async function tellPages() {
+  for (const c of await self.clients.matchAll({ type: 'window' })) c.postMessage({ type: 'changed' });
+}
+
+function show(n, data) {
+  return self.registration.showNotification(n.title, {
+    body: n.body,
+    tag: n.tag,
+    actions: n.actions.map((a) => ({ action: a.action, title: a.title })),
+    requireInteraction: n.require_interaction,
+    renotify: false,
+    timestamp: n.timestamp || undefined,
+    icon: 'icon-192.png',
+    data,
+  });
+}
+
+// The notification with this tag (the question's), if one is showing.
+async function shown(tag) {
+  const all = await self.registration.getNotifications({ tag });
+  return all.find((n) => n.tag === tag) || null;
+}
+
+async function replaceWithResolution(r, resolved, question) {
+  await show(JSON.parse(r.resolved(JSON.stringify(resolved), JSON.stringify(question))), { resolved: true });
+}
+
+self.addEventListener('install', () => self.skipWaiting());
+self.addEventListener('activate', (event) => event.waitUntil(self.clients.claim()));
+
+self.addEventListener('push', (event) => {
+  event.waitUntil((async () => {
+    const { r } = await responder();
+    const text = event.data ? event.data.text() : '';
+    let out;
+    try {
+      out = JSON.parse(r.push(text, maxActions()));
+    } catch (e) {
+      return; // not a payload of ours: nothing to show
+    }
+    if (out.kind === 'question') {
+      await show(out.notification, { question: out.question, opens_app: out.notification.opens_app });
+    } else {
+      const n = await shown(out.notice.id);
+      if (n && n.data && n.data.question) await replaceWithResolution(r, out.notice, n.data.question);
+    }
+    await tellPages();
+  })());
+});
+
+async function answerFromButton(event) {
+  const n = event.notification;
+  const question = n.data && n.data.question;
+  const { r, session } = await responder();
+  if (!question || !session) return openApp(question && question.id);
+  let body;
+  try {
+    body = r.answer(JSON.stringify(question), event.action, null);
+  } catch (e) {
+    return openApp(question.id);
+  }
+  const entry = { question_id: question.id, body, key: qpNewKey() };
+  let outcome;
+  try {
+    outcome = await qpSubmit(session.token, entry);
+  } catch (e) {
+    // Offline: kept, and said so under the question's tag; sent once when
+    // the connection returns (background sync, or the page when it opens).
+    await show({
+      tag: question.id, title: r.queued(JSON.stringify(question), body), body: question.prompt,
+      actions: [], require_interaction: false, timestamp: 0,
+    }, { question, queued: true });
+    if (self.registration.sync) await self.registration.sync.register('qp-outbox').catch(() => {});
+    return;
+  }
+  if (outcome.question) await replaceWithResolution(r, outcome.question, question);
+  await tellPages();
+}
+
+async function openApp(id) {
+  const url = new URL(id ? `./?q=${encodeURIComponent(id)}` : './', self.registration.scope).href;
+  const pages = await self.clients.matchAll({ type: 'window', includeUncontrolled: true });
+  for (const c of pages) {
+    if (c.url.startsWith(self.registration.scope) && 'focus' in c) {
+      await c.focus();
+      c.postMessage({ type: 'open', question: id });
+      return;
+    }
+  }
+  if (self.clients.openWindow) await self.clients.openWindow(url);
+}
+
+self.addEventListener('notificationclick', (event) => {
+  const q = event.notification.data && event.notification.data.question;
+  if (event.action && event.action.startsWith('qp.v.')) {
+    event.notification.close();
+    event.waitUntil(answerFromButton(event));
+  } else {
+    event.notification.close();
+    event.waitUntil(openApp(q && q.id));
+  }
+});
+
+async function flush() {
+  const { r, session } = await responder();
+  if (!session) return;
+  await qpFlush(session.token, async (entry, outcome) => {
+    const n = await shown(entry.question_id);
+    if (outcome.question && n && n.data && n.data.question) {
+      await replaceWithResolution(r, outcome.question, n.data.question);
+    }
+  });
+  await tellPages();
+}
+
+self.addEventListener('sync', (event) => {
+  if (event.tag === 'qp-outbox') event.waitUntil(flush());
+});
+
+self.addEventListener('message', (event) => {
+  if (event.data && event.data.type === 'flush') event.waitUntil(flush());
+});

@@ -1,0 +1,17 @@
+web-app-name = الأسئلة
+web-pair-heading = اقتران هذا المتصفح
+web-pair-help = افتح رابط الاقتران الذي وصلك على هذا الجهاز، أو اكتب رمزه.
+web-pair-code = رمز الاقتران
+web-pair-button = اقتران
+web-pairing = جارٍ الاقتران…
+web-pair-failed = لم ينجح هذا الرمز. اطلب دعوة جديدة.
+web-signed-in = تم تسجيل الدخول باسم
+web-sign-out = تسجيل الخروج
+web-empty = لا توجد أسئلة الآن.
+web-offline = غير متصل: ستُرسل إجاباتك عند عودة الاتصال.
+web-notifications = تشغيل الإشعارات
+web-notifications-on = الإشعارات مفعّلة
+web-close = إغلاق
+web-new-question = سؤال جديد
+web-answer-failed = لم يُرسل؛ حاول مرة أخرى.
+web-load-failed = تعذّر الوصول إلى الخادم؛ تجري إعادة المحاولة.

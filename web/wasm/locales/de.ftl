@@ -1,0 +1,17 @@
+web-app-name = Fragen
+web-pair-heading = Diesen Browser koppeln
+web-pair-help = Öffnen Sie den erhaltenen Kopplungslink auf diesem Gerät oder geben Sie den Code ein.
+web-pair-code = Kopplungscode
+web-pair-button = Koppeln
+web-pairing = Wird gekoppelt…
+web-pair-failed = Dieser Code hat nicht funktioniert. Bitten Sie um eine neue Einladung.
+web-signed-in = Angemeldet als
+web-sign-out = Abmelden
+web-empty = Gerade keine Fragen.
+web-offline = Offline: Ihre Antworten werden gesendet, sobald Sie wieder online sind.
+web-notifications = Mitteilungen einschalten
+web-notifications-on = Mitteilungen sind eingeschaltet
+web-close = Schließen
+web-new-question = Neue Frage
+web-answer-failed = Nicht gesendet; bitte erneut versuchen.
+web-load-failed = Server nicht erreichbar; neuer Versuch läuft.

@@ -1,0 +1,17 @@
+web-app-name = Preguntas
+web-pair-heading = Vincular este navegador
+web-pair-help = Abre en este dispositivo el enlace de vinculación que recibiste o escribe su código.
+web-pair-code = Código de vinculación
+web-pair-button = Vincular
+web-pairing = Vinculando…
+web-pair-failed = Ese código no funcionó. Pide una invitación nueva.
+web-signed-in = Sesión iniciada como
+web-sign-out = Cerrar sesión
+web-empty = No hay preguntas ahora.
+web-offline = Sin conexión: tus respuestas se enviarán cuando vuelvas a estar en línea.
+web-notifications = Activar notificaciones
+web-notifications-on = Las notificaciones están activadas
+web-close = Cerrar
+web-new-question = Nueva pregunta
+web-answer-failed = No se envió; inténtalo de nuevo.
+web-load-failed = No se puede conectar con el servidor; reintentando.

@@ -1,0 +1,17 @@
+web-app-name = Questions
+web-pair-heading = Associer ce navigateur
+web-pair-help = Ouvrez sur cet appareil le lien d’association reçu, ou saisissez son code.
+web-pair-code = Code d’association
+web-pair-button = Associer
+web-pairing = Association…
+web-pair-failed = Ce code n’a pas fonctionné. Demandez une nouvelle invitation.
+web-signed-in = Connecté en tant que
+web-sign-out = Se déconnecter
+web-empty = Aucune question pour le moment.
+web-offline = Hors ligne : vos réponses partiront dès le retour de la connexion.
+web-notifications = Activer les notifications
+web-notifications-on = Les notifications sont activées
+web-close = Fermer
+web-new-question = Nouvelle question
+web-answer-failed = Non envoyé ; réessayez.
+web-load-failed = Serveur injoignable ; nouvel essai en cours.

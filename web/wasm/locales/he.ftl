@@ -1,0 +1,17 @@
+web-app-name = שאלות
+web-pair-heading = צימוד הדפדפן הזה
+web-pair-help = יש לפתוח במכשיר הזה את קישור הצימוד שקיבלת, או להקליד את הקוד שלו.
+web-pair-code = קוד צימוד
+web-pair-button = צימוד
+web-pairing = מתבצע צימוד…
+web-pair-failed = הקוד הזה לא עבד. יש לבקש הזמנה חדשה.
+web-signed-in = מחובר/ת בתור
+web-sign-out = התנתקות
+web-empty = אין שאלות כרגע.
+web-offline = אין חיבור: התשובות יישלחו כשהחיבור יחזור.
+web-notifications = הפעלת התראות
+web-notifications-on = ההתראות מופעלות
+web-close = סגירה
+web-new-question = שאלה חדשה
+web-answer-failed = לא נשלח; יש לנסות שוב.
+web-load-failed = אין גישה לשרת; מנסה שוב.

@@ -1,0 +1,17 @@
+web-app-name = Domande
+web-pair-heading = Associa questo browser
+web-pair-help = Apri su questo dispositivo il link di associazione ricevuto o digita il suo codice.
+web-pair-code = Codice di associazione
+web-pair-button = Associa
+web-pairing = Associazione…
+web-pair-failed = Questo codice non ha funzionato. Chiedi un nuovo invito.
+web-signed-in = Accesso effettuato come
+web-sign-out = Esci
+web-empty = Nessuna domanda al momento.
+web-offline = Offline: le risposte verranno inviate quando tornerai online.
+web-notifications = Attiva le notifiche
+web-notifications-on = Le notifiche sono attive
+web-close = Chiudi
+web-new-question = Nuova domanda
+web-answer-failed = Non inviata; riprova.
+web-load-failed = Server non raggiungibile; nuovo tentativo in corso.

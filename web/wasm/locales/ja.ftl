@@ -1,0 +1,17 @@
+web-app-name = 質問
+web-pair-heading = このブラウザをペアリング
+web-pair-help = 受け取ったペアリングリンクをこの端末で開くか、コードを入力してください。
+web-pair-code = ペアリングコード
+web-pair-button = ペアリング
+web-pairing = ペアリング中…
+web-pair-failed = このコードは使えませんでした。新しい招待を依頼してください。
+web-signed-in = サインイン中:
+web-sign-out = サインアウト
+web-empty = 今は質問がありません。
+web-offline = オフライン:回答はオンラインに戻ったときに送信されます。
+web-notifications = 通知をオンにする
+web-notifications-on = 通知はオンです
+web-close = 閉じる
+web-new-question = 新しい質問
+web-answer-failed = 送信されませんでした。もう一度お試しください。
+web-load-failed = サーバーに接続できません。再試行しています。

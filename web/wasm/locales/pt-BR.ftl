@@ -1,0 +1,17 @@
+web-app-name = Perguntas
+web-pair-heading = Parear este navegador
+web-pair-help = Abra neste dispositivo o link de pareamento que você recebeu ou digite o código.
+web-pair-code = Código de pareamento
+web-pair-button = Parear
+web-pairing = Pareando…
+web-pair-failed = Esse código não funcionou. Peça um novo convite.
+web-signed-in = Conectado como
+web-sign-out = Sair
+web-empty = Nenhuma pergunta no momento.
+web-offline = Sem conexão: suas respostas serão enviadas quando você voltar a ficar on-line.
+web-notifications = Ativar notificações
+web-notifications-on = As notificações estão ativadas
+web-close = Fechar
+web-new-question = Nova pergunta
+web-answer-failed = Não enviada; tente de novo.
+web-load-failed = Não foi possível falar com o servidor; tentando de novo.

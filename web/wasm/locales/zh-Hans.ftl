@@ -1,0 +1,17 @@
+web-app-name = 问题
+web-pair-heading = 配对此浏览器
+web-pair-help = 在此设备上打开收到的配对链接,或输入其代码。
+web-pair-code = 配对码
+web-pair-button = 配对
+web-pairing = 正在配对…
+web-pair-failed = 此代码无效。请索取新的邀请。
+web-signed-in = 当前登录:
+web-sign-out = 退出登录
+web-empty = 目前没有问题。
+web-offline = 离线:恢复联网后将发送你的回答。
+web-notifications = 开启通知
+web-notifications-on = 通知已开启
+web-close = 关闭
+web-new-question = 新问题
+web-answer-failed = 未发送,请重试。
+web-load-failed = 无法连接服务器,正在重试。

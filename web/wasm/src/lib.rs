@@ -1,0 +1,178 @@
+//! # qp-web: the web responder's logic, from qp-core, for the browser
+//!
+//! The page and the service worker under `web/app` are thin: they fetch,
+//! store and draw. Everything a person reads and every rule about what they
+//! may do comes from here, that is from the same qp-core the phones run:
+//! - the feed cells of spec 6.2 ([`qp_core::present::cell`]),
+//! - the copy in the browser's languages, with right-to-left handling,
+//! - the time remaining, recomputed as the clock moves,
+//! - the answer check before anything is sent ([`qp_core::answer`]),
+//! - the notification of a Web Push ([`qp_core::present::web`]), decoded by
+//!   the phones' payload decoder.
+//!
+//! Values cross the boundary as JSON strings (the protocol's own wire
+//! format), so the JavaScript side never builds or interprets a rule.
+
+mod chrome;
+
+use chrono::{DateTime, TimeZone, Utc};
+use qp_core::answer::map_action;
+use qp_core::payload::{decode_apns, CompactQuestion, Push, ResolvedNotice};
+use qp_core::present::cell::{buttons, cell, summary, Cell};
+use qp_core::present::copy::{AnswerLine, Copy};
+use qp_core::present::web::{web_notification, web_resolved};
+use qp_core::protocol::{AnswerSubmission, Question};
+use serde_json::json;
+use wasm_bindgen::prelude::*;
+
+pub use chrome::CHROME_IDS;
+
+/// Milliseconds since the epoch (JavaScript's `Date.now()`) as a time; the
+/// browser's clock is read by the page, not here (wasm32 has no clock).
+fn time(now_ms: f64) -> DateTime<Utc> {
+    Utc.timestamp_millis_opt(now_ms as i64)
+        .single()
+        .unwrap_or(DateTime::<Utc>::UNIX_EPOCH)
+}
+
+fn parse<T: serde::de::DeserializeOwned>(json: &str, what: &str) -> Result<T, String> {
+    serde_json::from_str(json).map_err(|e| format!("{what}: {e}"))
+}
+
+/// One person's responder in one browser: their languages and user id.
+#[wasm_bindgen]
+pub struct Responder {
+    copy: Copy,
+    chrome: chrome::Chrome,
+    me: String,
+}
+
+#[wasm_bindgen]
+impl Responder {
+    /// `languages`: `navigator.languages`, most preferred first. `me`: the
+    /// signed-in user's id (empty before pairing).
+    #[wasm_bindgen(constructor)]
+    pub fn new(languages: Vec<String>, me: String) -> Responder {
+        let copy = Copy::for_languages(&languages);
+        let chrome = chrome::Chrome::new(copy.language());
+        Responder { copy, chrome, me }
+    }
+
+    /// The language the copy is in (`ar`, `pt-BR`): the page's `lang`.
+    pub fn language(&self) -> String {
+        self.copy.language().to_string()
+    }
+
+    /// Whether that language is written right to left: the page's `dir`.
+    pub fn rtl(&self) -> bool {
+        self.copy.is_rtl()
+    }
+
+    #[wasm_bindgen(js_name = setUser)]
+    pub fn set_user(&mut self, me: String) {
+        self.me = me;
+    }
+
+    /// The web app's own words (titles, buttons around the feed), by id.
+    pub fn text(&self, id: &str) -> String {
+        self.chrome.text(id)
+    }
+
+    /// All of [`Responder::text`] as one JSON object, id -> text.
+    pub fn texts(&self) -> String {
+        self.chrome.all()
+    }
+
+    /// The feed: `questions` is a JSON array of the server's Question
+    /// objects; returns a JSON array of cells, newest first.
+    pub fn feed(&self, questions: &str, now_ms: f64) -> Result<String, String> {
+        let qs: Vec<Question> = parse(questions, "questions")?;
+        Ok(serde_json::to_string(&self.cells(qs, time(now_ms))).unwrap_or_default())
+    }
+
+    /// Checks what the person did against the question (a JSON Question or
+    /// compact question) before it is sent: `action` is `qp.v.<value>` for
+    /// a button or `qp.text` for a typed reply (`text`). Returns the answer
+    /// body as JSON, or the reason in the person's language.
+    pub fn answer(
+        &self,
+        question: &str,
+        action: &str,
+        text: Option<String>,
+    ) -> Result<String, String> {
+        let cq = compact(question)?;
+        map_action(&cq, action, text.as_deref())
+            .map(|s| serde_json::to_string(&s).unwrap_or_default())
+            .map_err(|e| self.copy.action_error(&e))
+    }
+
+    /// "Approve: queued, will send when you're online": an answer (its
+    /// body, as [`Responder::answer`] made it) kept until the connection
+    /// returns.
+    pub fn queued(&self, question: &str, body: &str) -> Result<String, String> {
+        let cq = compact(question)?;
+        let body: AnswerSubmission = parse(body, "body")?;
+        let what = summary(&body, &buttons(&cq), &self.copy);
+        Ok(self.copy.answer_line(AnswerLine::Queued, &what))
+    }
+
+    /// A Web Push's decrypted payload: `{"kind":"question","notification":…,
+    /// "question":…}` or `{"kind":"resolved","notice":…}` (then
+    /// [`Responder::resolved`] with the question shown). `max_actions` is
+    /// the browser's `Notification.maxActions`.
+    pub fn push(&self, payload: &str, max_actions: u32) -> Result<String, String> {
+        match decode_apns(payload).map_err(|e| e.to_string())? {
+            Push::Question(cq) => Ok(json!({
+                "kind": "question",
+                "notification": web_notification(&cq, max_actions, &self.copy),
+                "question": cq,
+            })
+            .to_string()),
+            Push::Resolved(notice) => Ok(json!({"kind": "resolved", "notice": notice}).to_string()),
+        }
+    }
+
+    /// The notification that replaces a question's once resolved. `notice`
+    /// is a resolved notice or a Question (the server's answer to an
+    /// answer); `shown` the compact question the notification showed.
+    pub fn resolved(&self, notice: &str, shown: &str) -> Result<String, String> {
+        let notice: ResolvedNotice = match serde_json::from_str::<Question>(notice) {
+            Ok(q) => ResolvedNotice::from_question(&q),
+            Err(_) => parse(notice, "notice")?,
+        };
+        let shown: CompactQuestion = parse(shown, "shown")?;
+        let n = web_resolved(&notice, &shown, Some(&self.me), &self.copy);
+        Ok(serde_json::to_string(&n).unwrap_or_default())
+    }
+}
+
+impl Responder {
+    /// The cells of `qs`, newest first.
+    pub fn cells(&self, mut qs: Vec<Question>, now: DateTime<Utc>) -> Vec<Cell> {
+        qs.sort_by(|a, b| b.created_at.cmp(&a.created_at).then(b.id.cmp(&a.id)));
+        qs.iter()
+            .map(|q| {
+                cell(
+                    &CompactQuestion::from_question(q),
+                    q,
+                    &self.me,
+                    now,
+                    &self.copy,
+                    None,
+                )
+            })
+            .collect()
+    }
+}
+
+/// A question as the page has it (a Question) or as a push carried it (a
+/// compact question).
+fn compact(json: &str) -> Result<CompactQuestion, String> {
+    match serde_json::from_str::<Question>(json) {
+        Ok(q) => Ok(CompactQuestion::from_question(&q)),
+        Err(_) => parse(json, "question"),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,267 @@
+//! The web responder's logic, run natively: what the page and the service
+//! worker get for the feed, an answer and a push.
+
+use chrono::{Duration, TimeZone, Utc};
+use qp_core::payload::{encode_apns_question, encode_apns_resolved};
+use qp_core::present::copy::{available_languages, Copy};
+use qp_core::protocol::{normalize_ask, Answer, AskContext, Asker, QuestionState, RoomRef};
+use qp_core::protocol::{Question, Responder as ResponderRef};
+use serde_json::{json, Value};
+
+use super::*;
+
+fn now() -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 12, 2, 10, 0, 0).unwrap()
+}
+
+fn question(id: &str, ask: Value, created: DateTime<Utc>) -> Question {
+    let a = normalize_ask(
+        &ask,
+        &AskContext {
+            now: created,
+            default_target_user_id: Some("u_me".into()),
+        },
+    )
+    .unwrap();
+    let mut q = a.into_question(id.into(), created);
+    q.room = Some(RoomRef {
+        code: "OPS123".into(),
+        name: "Ops".into(),
+    });
+    q.asker = Some(Asker {
+        kind: "agent".into(),
+        id: "a_1".into(),
+        handle: None,
+        display_name: "Release Bot".into(),
+    });
+    q
+}
+
+fn feed(r: &Responder, qs: &[Question]) -> Vec<Value> {
+    let json = r
+        .feed(
+            &serde_json::to_string(qs).unwrap(),
+            now().timestamp_millis() as f64,
+        )
+        .unwrap();
+    serde_json::from_str(&json).unwrap()
+}
+
+#[test]
+fn the_feed_draws_two_options_inline_and_four_as_a_sheet_newest_first() {
+    let r = Responder::new(vec!["en-US".into()], "u_me".into());
+    let two = question(
+        "q_two",
+        json!({"prompt": "Deploy <b>v1.4</b>?", "options": [
+            {"value": "approve", "label": "Approve", "style": "primary"},
+            {"value": "deny", "label": "Deny", "style": "danger"}],
+            "ttl": 720}),
+        now() - Duration::minutes(1),
+    );
+    let four = question(
+        "q_four",
+        json!({"prompt": "Which env?", "options": ["dev", "staging", "prod", "dr"],
+            "text_input": {}, "responder_scope": "room", "ttl": 7200}),
+        now(),
+    );
+    let cells = feed(&r, &[two, four]);
+    assert_eq!(cells[0]["question_id"], "q_four");
+    assert_eq!(cells[0]["choose"]["title"], "Choose an answer (4 options)");
+    assert_eq!(cells[0]["choose"]["options"][2]["label"], "prod");
+    assert_eq!(cells[0]["choose"]["time_remaining"], "2 h left");
+    assert_eq!(cells[0]["room_hint"], "anyone in the room can answer");
+    assert_eq!(cells[0]["text_field"]["hint"], "or type a reply");
+    assert_eq!(cells[0]["buttons"], json!([]));
+    assert_eq!(cells[1]["title"], "Release Bot asks you");
+    // The asker's text as written: the page shows it as text, never HTML.
+    assert_eq!(cells[1]["prompt"], "Deploy <b>v1.4</b>?");
+    assert_eq!(cells[1]["buttons"][0]["label"], "Approve");
+    assert_eq!(cells[1]["buttons"][1]["style"], "danger");
+    assert_eq!(cells[1]["time_remaining"], "11 min left");
+    assert_eq!(cells[1]["room_hint"], Value::Null);
+}
+
+#[test]
+fn resolved_cells_say_who_answered_and_past_the_deadline_read_expired() {
+    let r = Responder::new(vec!["en".into()], "u_me".into());
+    let mut mine = question(
+        "q_mine",
+        json!({"prompt": "Ship?", "options": ["Approve", "Deny"]}),
+        now() - Duration::minutes(3),
+    );
+    mine.state = QuestionState::Answered;
+    mine.answer = Some(Answer {
+        value: Some("Approve".into()),
+        label: Some("Approve".into()),
+        text: None,
+        responder: ResponderRef {
+            id: "u_me".into(),
+            display_name: "Me".into(),
+        },
+        answered_at: now(),
+    });
+    let mut theirs = mine.clone();
+    theirs.id = "q_theirs".into();
+    theirs.answer.as_mut().unwrap().responder = ResponderRef {
+        id: "u_fed".into(),
+        display_name: "Federica".into(),
+    };
+    let late = question(
+        "q_late",
+        json!({"prompt": "Still?", "options": ["Yes", "No"], "ttl": 60}),
+        now() - Duration::minutes(2),
+    );
+    let cells = feed(&r, &[mine, theirs, late]);
+    let by_id = |id: &str| {
+        cells
+            .iter()
+            .find(|c| c["question_id"] == id)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(by_id("q_mine")["resolution"], "You answered: Approve");
+    assert_eq!(
+        by_id("q_theirs")["resolution"],
+        "Federica answered: Approve"
+    );
+    assert_eq!(by_id("q_late")["state"], "expired");
+    assert_eq!(by_id("q_late")["resolution"], "Expired with no answer");
+    assert_eq!(by_id("q_late")["time_remaining"], Value::Null);
+}
+
+#[test]
+fn the_browsers_languages_choose_the_copy_and_its_direction() {
+    let r = Responder::new(vec!["ar-EG".into(), "en".into()], "u_me".into());
+    assert_eq!(r.language(), "ar");
+    assert!(r.rtl());
+    assert_ne!(r.text("web-sign-out"), "Sign out");
+    let r = Responder::new(vec!["xx".into()], String::new());
+    assert_eq!(r.language(), "en");
+    assert!(!r.rtl());
+}
+
+#[test]
+fn every_language_has_every_word_of_the_web_app() {
+    for lang in available_languages() {
+        let chrome = chrome::Chrome::new(lang);
+        let own = chrome::Chrome::new(lang);
+        for id in CHROME_IDS {
+            let t = chrome.text(id);
+            assert_ne!(&t, id, "{lang}: {id} missing");
+            if lang != "en" && !matches!(*id, "web-app-name" | "web-new-question") {
+                // Translated, not the English fallback (French shares a few words).
+                let en = chrome::Chrome::new("en").text(id);
+                assert!(t != en || lang == "fr", "{lang}: {id} is English");
+            }
+            assert_eq!(own.text(id), t);
+        }
+    }
+}
+
+#[test]
+fn an_answer_is_checked_before_it_is_sent_and_refused_in_the_persons_language() {
+    let q = question(
+        "q_t",
+        json!({"prompt": "Why?", "options": ["Approve", "Deny"], "text_input": {"max_length": 5}}),
+        now(),
+    );
+    let json = serde_json::to_string(&q).unwrap();
+    let r = Responder::new(vec!["en".into()], "u_me".into());
+    assert_eq!(
+        r.answer(&json, "qp.v.Deny", None).unwrap(),
+        r#"{"value":"Deny"}"#
+    );
+    assert_eq!(
+        r.answer(&json, "qp.text", Some("  ok ".into())).unwrap(),
+        r#"{"text":"ok"}"#
+    );
+    assert_eq!(
+        r.queued(&json, r#"{"value":"Deny"}"#).unwrap(),
+        "Deny: queued, will send when you’re online"
+    );
+    let long = r
+        .answer(&json, "qp.text", Some("far too long".into()))
+        .unwrap_err();
+    assert!(long.contains("12") && long.contains('5'), "{long}");
+    assert_eq!(
+        r.answer(&json, "qp.text", Some(" ".into())).unwrap_err(),
+        "Type a reply first."
+    );
+    assert!(r.answer(&json, "qp.v.Maybe", None).is_err());
+    let de = Responder::new(vec!["de".into()], "u_me".into());
+    assert_ne!(
+        de.answer(&json, "qp.text", Some(" ".into())).unwrap_err(),
+        "Type a reply first."
+    );
+}
+
+#[test]
+fn a_push_becomes_a_notification_with_buttons_that_fit_and_its_resolution_replaces_it() {
+    let q = question(
+        "q_push",
+        json!({"prompt": "Deploy?", "context": "build 7", "options": [
+            {"value": "approve", "label": "Approve", "style": "primary"}, "Deny"]}),
+        now(),
+    );
+    let payload = encode_apns_question(&q, Copy::english()).unwrap().json;
+    let r = Responder::new(vec!["en".into()], "u_me".into());
+    let out: Value = serde_json::from_str(&r.push(&payload, 2).unwrap()).unwrap();
+    assert_eq!(out["kind"], "question");
+    let n = &out["notification"];
+    assert_eq!(n["tag"], "q_push");
+    assert_eq!(n["title"], "Release Bot asks you");
+    assert_eq!(n["body"], "Deploy?\nbuild 7");
+    assert_eq!(n["actions"][0]["action"], "qp.v.approve");
+    assert_eq!(n["actions"][1]["title"], "Deny");
+    assert_eq!(n["opens_app"], false);
+    // No buttons on a browser without actions (iOS): a tap opens the app.
+    let none: Value = serde_json::from_str(&r.push(&payload, 0).unwrap()).unwrap();
+    assert_eq!(none["notification"]["actions"], json!([]));
+    assert_eq!(none["notification"]["opens_app"], true);
+    // The button answers through the same check as the page.
+    let shown = out["question"].to_string();
+    assert_eq!(
+        r.answer(&shown, "qp.v.approve", None).unwrap(),
+        r#"{"value":"approve"}"#
+    );
+
+    let mut done = q.clone();
+    done.state = QuestionState::Answered;
+    done.answer = Some(Answer {
+        value: Some("approve".into()),
+        label: Some("Approve".into()),
+        text: None,
+        responder: ResponderRef {
+            id: "u_me".into(),
+            display_name: "Me".into(),
+        },
+        answered_at: now(),
+    });
+    let resolved = encode_apns_resolved(&done, Copy::english(), Some("u_me")).json;
+    let out: Value = serde_json::from_str(&r.push(&resolved, 2).unwrap()).unwrap();
+    assert_eq!(out["kind"], "resolved");
+    let n: Value =
+        serde_json::from_str(&r.resolved(&out["notice"].to_string(), &shown).unwrap()).unwrap();
+    assert_eq!(n["tag"], "q_push");
+    assert_eq!(n["title"], "You answered: Approve");
+    assert_eq!(n["actions"], json!([]));
+    // The server's reply to an answer (a Question) does as well.
+    let n: Value = serde_json::from_str(
+        &r.resolved(&serde_json::to_string(&done).unwrap(), &shown)
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(n["title"], "You answered: Approve");
+}
+
+#[test]
+fn bad_input_is_an_error_naming_it_never_a_panic() {
+    let r = Responder::new(vec![], String::new());
+    assert!(r.feed("{", 0.0).unwrap_err().starts_with("questions"));
+    assert!(r.push("not json", 2).is_err());
+    assert!(r
+        .answer("[]", "qp.v.x", None)
+        .unwrap_err()
+        .starts_with("question"));
+    assert!(r.resolved("{}", "{}").is_err());
+}
