@@ -25,6 +25,7 @@ pub mod logging;
 pub mod mcp;
 pub mod pairing;
 pub mod push;
+pub mod secret_env;
 pub mod secret_files;
 pub mod serve;
 pub mod store;

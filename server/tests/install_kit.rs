@@ -78,3 +78,47 @@ fn the_operators_guide_names_every_setting() {
         .collect();
     assert!(missing.is_empty(), "docs/operators.md lacks {missing:?}");
 }
+
+/// `QP_DB_FILE` and `QP_METRICS_TOKEN_FILE` (a container's or systemd's
+/// secret files) give the database and the scrape token: the built `qp
+/// serve` started with only those serves /metrics to the token from the
+/// file and refuses others.
+#[tokio::test]
+async fn secrets_are_read_from_their_file_variables() {
+    use std::io::{BufRead, BufReader};
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("from-file.sqlite");
+    let token = "scrape-secret-from-a-file-0123";
+    std::fs::write(dir.path().join("db"), format!("{}\n", db.display())).unwrap();
+    std::fs::write(dir.path().join("token"), format!("{token}\n")).unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_qp"))
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .env_remove("QP_DB")
+        .env_remove("QP_METRICS_TOKEN")
+        .env("QP_DB_FILE", dir.path().join("db"))
+        .env("QP_METRICS_TOKEN_FILE", dir.path().join("token"))
+        .env("QP_LOG", "warn")
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let base = loop {
+        let line = lines.next().expect("qp serve exited").unwrap();
+        if let Some(rest) = line.split("listening on ").nth(1) {
+            break rest.trim().to_string();
+        }
+    };
+    let http = reqwest::Client::new();
+    let metrics = |bearer: &'static str| {
+        let req = http.get(format!("{base}/metrics")).bearer_auth(bearer);
+        async move { req.send().await.unwrap().status().as_u16() }
+    };
+    let (with, without) = (
+        metrics(token).await,
+        metrics("not-the-token-0123456789").await,
+    );
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!((with, without), (200, 401));
+    assert!(db.exists(), "the database named in QP_DB_FILE was not used");
+}
