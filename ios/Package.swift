@@ -42,7 +42,7 @@ let snippetDependencies: [Target.Dependency] = ["QuestionProtocol", "QuestionPro
 let environment = Context.environment
 let remote = environment["QP_XCFRAMEWORK_URL"].map { (url: $0, checksum: environment["QP_XCFRAMEWORK_CHECKSUM"] ?? "") }
     ?? released
-let ffi: Target = remote.map { .binaryTarget(name: "QuestionProtocolFFI", url: $0.url, checksum: $0.checksum) }
+let ffi: Target = remote.map { Target.binaryTarget(name: "QuestionProtocolFFI", url: $0.url, checksum: $0.checksum) }
     ?? .binaryTarget(name: "QuestionProtocolFFI", path: "QuestionProtocolFFI.xcframework")
 let standIns: [Target] = []
 let extensionDependencies: [Target.Dependency] = ["QuestionProtocolFFI"]
