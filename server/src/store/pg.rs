@@ -604,7 +604,56 @@ const MIGRATIONS: &[&str] = &[
 
 /// Any number that names this schema's advisory lock (instances starting
 /// together wait for the first one's migration).
-const MIGRATION_LOCK: i64 = 0x5150_6d69_6772;
+pub const MIGRATION_LOCK: i64 = 0x5150_6d69_6772;
+
+/// How long one migration's statements wait for a table lock.
+pub const MIGRATION_LOCK_TIMEOUT: &str = "30s";
+/// While another session holds the migration lock, a line this often.
+const LOCK_WAIT_LOG_EVERY: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Takes the migration lock, saying who holds it while waiting: another
+/// instance migrating, or a session a transaction-mode pooler (PgBouncer)
+/// left holding it, where `qp serve` used to hang without a word.
+fn take_migration_lock(conn: &super::Conn) -> DbResult<()> {
+    let started = std::time::Instant::now();
+    let mut logged: Option<std::time::Instant> = None;
+    loop {
+        let got: i64 = conn.query_row(
+            "SELECT CASE WHEN pg_try_advisory_lock(?1) THEN 1 ELSE 0 END",
+            crate::params![MIGRATION_LOCK],
+            |r| r.get(0),
+        )?;
+        if got == 1 {
+            if logged.is_some() {
+                tracing::info!(
+                    waited_secs = started.elapsed().as_secs(),
+                    "took the migration lock"
+                );
+            }
+            return Ok(());
+        }
+        if logged.is_none_or(|at| at.elapsed() >= LOCK_WAIT_LOG_EVERY) {
+            let holder: (i64, String) = conn.query_row(
+                "SELECT COALESCE(MAX(a.pid), 0), COALESCE(MAX(a.application_name || ' from ' || COALESCE(a.client_addr::text, 'local')), '')
+                 FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+                 WHERE l.locktype = 'advisory' AND l.granted
+                   AND ((l.classid::bigint << 32) | l.objid::bigint) = ?1",
+                crate::params![MIGRATION_LOCK],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )?;
+            tracing::warn!(
+                holder_pid = holder.0,
+                holder = %holder.1,
+                waited_secs = started.elapsed().as_secs(),
+                "waiting for the schema migration lock held by another session \
+                 (another instance migrating; if none is, a pooler may have left it held: \
+                 SELECT pg_terminate_backend(holder_pid))"
+            );
+            logged = Some(std::time::Instant::now());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(250));
+    }
+}
 
 /// The schema version this build writes: how many migrations it has.
 pub const VERSION: usize = MIGRATIONS.len();
@@ -636,10 +685,7 @@ pub fn migrate_to(conn: &PgConn, target: usize) -> DbResult<()> {
              applied_at BIGINT NOT NULL
          )",
     )?;
-    conn.execute(
-        "SELECT pg_advisory_lock(?1)",
-        crate::params![MIGRATION_LOCK],
-    )?;
+    take_migration_lock(conn)?;
     let result = (|| {
         let done: i64 = conn.query_row(
             "SELECT COALESCE(MAX(version), 0) FROM qp_schema_migrations",
@@ -657,6 +703,12 @@ pub fn migrate_to(conn: &PgConn, target: usize) -> DbResult<()> {
             .skip(done as usize)
         {
             let tx = conn.transaction()?;
+            // A migration waits for table locks at most this long (a long
+            // transaction elsewhere would hold it, and every instance
+            // behind it, forever), then fails naming the setting.
+            tx.batch(&format!(
+                "SET LOCAL lock_timeout = '{MIGRATION_LOCK_TIMEOUT}'"
+            ))?;
             tx.batch(sql)?;
             tx.execute(
                 "INSERT INTO qp_schema_migrations (version, applied_at) VALUES (?1, ?2)",
