@@ -107,10 +107,12 @@ async fn a_question_reaches_the_browser_encrypted_signed_and_within_4_kb() {
     assert_eq!(replaced["tag"], id.as_str());
 
     // The largest question the protocol allows still fits one record.
-    let long = "x".repeat(2000);
-    f.ask(json!({"prompt": long, "context": "c".repeat(40),
-        "options": ["a".repeat(40), "b".repeat(40), "c".repeat(40), "d".repeat(40)],
-        "text_input": {"placeholder": "p".repeat(60)}}))
+    // 4-byte characters at every length limit: the encoder's cuts apply.
+    let r4 = |n: usize| "🚀".repeat(n);
+    let option = |i: usize| json!({"value": format!("v{i}{}", "x".repeat(30)), "label": r4(40)});
+    f.ask(json!({"prompt": r4(500), "context": r4(40),
+        "options": [option(1), option(2), option(3), option(4)],
+        "text_input": {"placeholder": r4(60)}}))
         .await;
     let got = service.wait_for(3).await;
     assert!(
