@@ -773,7 +773,14 @@ fn register_once(
             conn.execute(
                 "UPDATE devices SET app_id = ?2, locale = ?3, public_key = ?4,
                      token_hash = COALESCE(?5, token_hash), apns_environment = ?6 WHERE id = ?1",
-                params![holder.id, reg.app_id, reg.locale, key, token_hash, reg.apns_environment],
+                params![
+                    holder.id,
+                    reg.app_id,
+                    reg.locale,
+                    key,
+                    token_hash,
+                    reg.apns_environment
+                ],
             )?;
             (holder.id, key)
         }
