@@ -765,3 +765,35 @@ fn agent_id(f: &Fixture) -> String {
     )
     .unwrap()
 }
+
+#[test]
+fn the_data_settings_come_from_the_file_and_bad_ones_name_their_setting() {
+    use qp_server::config::PartialSettings;
+    let dir = tempfile::tempdir().unwrap();
+    let file = |text: &str| {
+        let p = dir.path().join("qp.toml");
+        std::fs::write(&p, text).unwrap();
+        PartialSettings::from_file(&p).unwrap()
+    };
+    let s = PartialSettings::default()
+        .resolve(file(
+            "no_migrate = true\nretention_questions_days = 0\nretention_push_jobs_days = 2\n\
+             retention_batch_size = 50",
+        ))
+        .unwrap();
+    assert_eq!(s.migration, store::Migration::Require);
+    assert_eq!(s.retention.questions, None, "0 keeps questions forever");
+    assert_eq!(s.retention.push_jobs, Some(Duration::from_secs(2 * 86_400)));
+    assert_eq!(s.retention.batch_size, 50);
+    let d = PartialSettings::default()
+        .resolve(PartialSettings::default())
+        .unwrap();
+    assert_eq!(d.migration, store::Migration::Apply);
+    assert_eq!(d.retention, retention::Retention::default());
+    let flags = PartialSettings {
+        retention_batch_size: Some(0),
+        ..Default::default()
+    };
+    let e = flags.resolve(file("")).unwrap_err();
+    assert!(e.contains("retention_batch_size"), "{e}");
+}
