@@ -6,9 +6,9 @@ pub mod error;
 pub mod observe;
 pub mod openapi;
 mod pairing;
-mod webapp;
 pub mod ready;
 pub mod request_id;
+mod webapp;
 
 use std::collections::HashMap;
 use std::sync::Arc;
