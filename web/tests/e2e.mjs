@@ -63,12 +63,18 @@ async function textOf(el, sel) {
 
 async function waitResolution(page, prompt, expected, timeout = 30000) {
   await page.bringToFront();
-  await page.waitForFunction((p, want) => {
-    for (const li of document.querySelectorAll('li.cell')) {
-      if (li.querySelector('.prompt')?.textContent === p) return li.querySelector('.resolution')?.textContent === want;
-    }
-    return false;
-  }, { timeout }, prompt, expected);
+  try {
+    await page.waitForFunction((p, want) => {
+      for (const li of document.querySelectorAll('li.cell')) {
+        if (li.querySelector('.prompt')?.textContent === p) return li.querySelector('.resolution')?.textContent === want;
+      }
+      return false;
+    }, { timeout }, prompt, expected);
+  } catch (e) {
+    const shown = await page.evaluate(() => [...document.querySelectorAll('li.cell')].map((li) => li.innerText).join(' | '));
+    const status = await page.evaluate(() => document.getElementById('net-status').textContent);
+    throw new Error(`no "${expected}" for "${prompt}"; the feed shows: ${shown}; status: ${status}`);
+  }
 }
 
 async function newPage(browser, { languages, dark, width } = {}) {
@@ -85,7 +91,12 @@ async function newPage(browser, { languages, dark, width } = {}) {
   const problems = [];
   page.on('console', (m) => { if (m.type() === 'error') problems.push(m.text()); });
   page.on('pageerror', (e) => problems.push(String(e)));
-  page.on('requestfailed', (r) => problems.push(`failed: ${r.url()}`));
+  page.on('requestfailed', (r) => {
+    // Sign-out's DELETE is reported aborted once its 204 has been read (the
+    // token is checked revoked below); any other failure is a problem.
+    const why = r.failure()?.errorText;
+    if (!(r.url().endsWith('/api/me/token') && why === 'net::ERR_ABORTED')) problems.push(`failed: ${r.url()} ${why}`);
+  });
   page.on('request', (r) => {
     if (!r.url().startsWith(env.QP_URL)) problems.push(`third-party request: ${r.url()}`);
   });
@@ -165,6 +176,10 @@ try {
   const prompt2 = 'Which environment?';
   const asked2 = ask([prompt2, '--option', 'dev', '--option', 'staging', '--option', 'prod:Production:danger', '--option', 'dr', '--ttl', '7200']);
   const cell2 = await cellFor(a.page, prompt2, asked2);
+  // The other device has it too before it is answered (a question answered
+  // before a device ever saw it pending is not in that device's feed).
+  await cellWith(b.page, prompt2);
+  await a.page.bringToFront();
   assert.equal(await textOf(cell2, 'button.choose'), 'Choose an answer (4 options)');
   await (await cell2.$('button.choose')).click();
   await a.page.waitForSelector('#sheet[open]');
@@ -183,6 +198,8 @@ try {
   const prompt3 = 'Why is the build red?';
   const asked3 = ask([prompt3, '--text', 'a short reason', '--text-max', '20']);
   const cell3 = await cellFor(a.page, prompt3, asked3);
+  await cellWith(b.page, prompt3);
+  await a.page.bringToFront();
   assert.equal(await cell3.$('.buttons'), null);
   assert.equal(await cell3.$eval('input', (i) => i.placeholder), 'a short reason');
   assert.equal(await textOf(cell3, 'button.send'), 'Send');

@@ -157,7 +157,7 @@ try {
   await page.setOfflineMode(false);
   // Back online: the page (its online event) and the worker (as background
   // sync would have it) both flush; the outbox's lock lets one send it.
-  await page.evaluate(() => navigator.serviceWorker.controller.postMessage({ type: 'flush' }));
+  await page.evaluate(() => navigator.serviceWorker.ready.then((r) => r.active.postMessage({ type: 'flush' })));
   const a3 = await until('the queued answer on the server', async () => {
     const q = await question(q3.id);
     return q.state === 'answered' && q;
@@ -166,7 +166,7 @@ try {
   await until('q3 replaced', async () => (await notifications(q3.id))[0]?.title === 'You answered: Restart');
   assert.equal((await page.evaluate(() => qpStore.queued())).length, 0);
   // Flushing again sends nothing more: it was sent once.
-  await page.evaluate(() => navigator.serviceWorker.controller.postMessage({ type: 'flush' }));
+  await page.evaluate(() => navigator.serviceWorker.ready.then((r) => r.active.postMessage({ type: 'flush' })));
   await sleep(500);
   assert.equal(answerPosts, 1, 'the offline answer was sent exactly once');
   log('offline answer kept, then sent once');
