@@ -15,6 +15,7 @@ uniffi::setup_scaffolding!("question_protocol");
 
 pub mod error;
 pub mod keys;
+pub mod observe;
 pub mod pairing;
 pub mod phone;
 pub mod platform;

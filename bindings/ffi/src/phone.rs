@@ -12,6 +12,7 @@ use qp_core::present::PresentOptions;
 
 use crate::error::QpError;
 use crate::keys::{AppKeys, DeviceKeyStore};
+use crate::observe::{AppListener, FeedListener, FeedSubscription};
 use crate::session::{AppVault, TokenVault};
 use crate::types::{
     AndroidChannel, AndroidNotification, CommittedAnswer, DecodedPush, FallbackNotification,
@@ -19,6 +20,7 @@ use crate::types::{
     ReconcilePlan, RegistryPlan, StoreMode, SyncReport, Timestamp,
 };
 use crate::types::{DeviceRegistration, PairedAccount, SessionStatus, SignOutReport};
+use qp_core::phone::off_thread;
 
 /// Supplies the signed-in user's token, from the Keychain or the Keystore.
 /// Asked for each request; the core never stores or logs it.
@@ -174,6 +176,47 @@ impl PhoneCore {
     /// server. True when the server confirmed.
     pub async fn unregister(&self) -> Result<bool, QpError> {
         Ok(self.inner.unregister().await?)
+    }
+
+    /// Calls `listener` after every commit to the shared store, by this
+    /// process or the other one (the extension recorded a push, the app
+    /// answered), until the subscription is cancelled.
+    pub fn subscribe_feed(&self, listener: Arc<dyn FeedListener>) -> Arc<FeedSubscription> {
+        let watch = self.inner.subscribe_feed(Arc::new(AppListener(listener)));
+        Arc::new(FeedSubscription(std::sync::Mutex::new(Some(watch))))
+    }
+
+    /// `feed()` off the caller's thread.
+    pub async fn feed_async(self: Arc<Self>) -> Result<Vec<FeedCell>, QpError> {
+        off_thread(move || self.feed()).await
+    }
+
+    /// `answerInApp` off the caller's thread.
+    pub async fn answer_in_app_async(
+        self: Arc<Self>,
+        question_id: String,
+        value: Option<String>,
+        text: Option<String>,
+    ) -> Result<CommittedAnswer, QpError> {
+        off_thread(move || self.answer_in_app(question_id, value, text)).await
+    }
+
+    /// `answerAction` off the caller's thread.
+    pub async fn answer_action_async(
+        self: Arc<Self>,
+        question_id: String,
+        action_id: String,
+        text: Option<String>,
+    ) -> Result<CommittedAnswer, QpError> {
+        off_thread(move || self.answer_action(question_id, action_id, text)).await
+    }
+
+    /// `reconcile` off the caller's thread.
+    pub async fn reconcile_async(
+        self: Arc<Self>,
+        on_screen: Vec<String>,
+    ) -> Result<ReconcilePlan, QpError> {
+        off_thread(move || self.reconcile(on_screen)).await
     }
 
     /// This device's public key (base64), made on first use: register it

@@ -9,6 +9,7 @@
 
 mod error;
 mod keys;
+mod observe;
 mod pair;
 mod session;
 
@@ -20,6 +21,7 @@ use chrono::{DateTime, Utc};
 
 pub use error::PhoneError;
 pub use keys::{device_public_key, DeviceKeyStore};
+pub use observe::{off_thread, FeedListener};
 pub use pair::{DeviceRegistration, PairError, PairErrorKind, PairedAccount, TokenStore};
 pub use session::{SessionState, SessionStatus, SignOutReport, TokenVault};
 

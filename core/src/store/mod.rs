@@ -13,6 +13,7 @@ mod outbox;
 mod questions;
 mod schema;
 mod state;
+mod watch;
 
 use std::ops::{Deref, DerefMut};
 use std::path::{Path, PathBuf};
@@ -23,6 +24,7 @@ use rusqlite::{Connection, OpenFlags};
 
 pub use outbox::{AnswerState, OutboxEntry};
 pub use questions::StoredQuestion;
+pub use watch::{Watch, WATCH_INTERVAL};
 
 /// How the store is opened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -108,6 +110,8 @@ pub struct Store {
     conn: Mutex<Option<Connection>>,
     path: PathBuf,
     mode: StoreMode,
+    /// Between suspend and resume, for the change watcher's thread.
+    suspended: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// The connection, held for one piece of work (a statement or a transaction).
@@ -135,6 +139,7 @@ impl Store {
             conn: Mutex::new(Some(conn)),
             path: path.to_path_buf(),
             mode,
+            suspended: Default::default(),
         })
     }
 
@@ -168,6 +173,8 @@ impl Store {
     /// Calling it twice is harmless.
     pub fn suspend(&self) -> Result<(), StoreError> {
         let mut slot = self.slot();
+        self.suspended
+            .store(true, std::sync::atomic::Ordering::SeqCst);
         if let Some(conn) = slot.take() {
             let checkpointed = conn.pragma_update(None, "wal_checkpoint", "TRUNCATE");
             // Closed either way: a failed checkpoint (another process
@@ -190,6 +197,8 @@ impl Store {
         if slot.is_none() {
             *slot = Some(open_connection(&self.path, self.mode)?);
         }
+        self.suspended
+            .store(false, std::sync::atomic::Ordering::SeqCst);
         Ok(())
     }
 
