@@ -19,8 +19,8 @@ pub mod observe;
 pub mod pairing;
 pub mod phone;
 pub mod platform;
-pub mod session;
 pub mod present;
+pub mod session;
 #[cfg(feature = "testing")]
 pub mod testing;
 pub mod types;
