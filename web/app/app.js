@@ -121,7 +121,12 @@ async function refresh() {
 
 async function poll() {
   await qpFlush(session.token, (entry, outcome) => {
-    if (outcome.question) questions.set(outcome.question.id, outcome.question);
+    if (!outcome.question) return;
+    questions.set(outcome.question.id, outcome.question);
+    // The worker replaces the question's notification with its resolution.
+    if ('serviceWorker' in navigator) {
+      navigator.serviceWorker.ready.then((r) => r.active && r.active.postMessage({ type: 'decided', question: outcome.question }));
+    }
   });
   const resp = await api('/api/questions/pending');
   if (!resp.ok) throw new Error(`server ${resp.status}`);

@@ -140,6 +140,16 @@ self.addEventListener('sync', (event) => {
   if (event.tag === 'qp-outbox') event.waitUntil(flush());
 });
 
+// The page sent an answer from the outbox: the notification, if one is
+// showing, becomes the resolution.
+async function decided(question) {
+  const { r } = await responder();
+  const n = await shown(question.id);
+  if (n && n.data && n.data.question) await replaceWithResolution(r, question, n.data.question);
+}
+
 self.addEventListener('message', (event) => {
-  if (event.data && event.data.type === 'flush') event.waitUntil(flush());
+  const m = event.data || {};
+  if (m.type === 'flush') event.waitUntil(flush());
+  if (m.type === 'decided' && m.question) event.waitUntil(decided(m.question));
 });
