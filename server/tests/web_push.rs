@@ -34,7 +34,18 @@ async fn register(f: &Fixture, token: &str, subscription: &str) -> (u16, Value) 
 async fn setup() -> (PushStandIn, Fixture) {
     let service = webpush().await;
     let host = service.host();
-    let f = Fixture::with(move |s| s.web_push_allow = vec![host]).await;
+    // The VAPID key in a file of its own: on PostgreSQL there is no SQLite
+    // file to keep it beside.
+    let key = std::env::temp_dir().join(format!(
+        "qp-test-vapid-{}-{}",
+        std::process::id(),
+        service.addr.port()
+    ));
+    let f = Fixture::with(move |s| {
+        s.web_push_allow = vec![host];
+        s.vapid_key = Some(key);
+    })
+    .await;
     (service, f)
 }
 
