@@ -377,9 +377,13 @@ pub fn run(args: AdminArgs) -> i32 {
     match execute(&*conn, args.what) {
         Ok(out) => {
             if let Some((action, subject, detail)) = audited {
-                if let Err(e) =
-                    store::audit::record(&*conn, &store::audit::cli_actor(), action, &subject, &detail)
-                {
+                if let Err(e) = store::audit::record(
+                    &*conn,
+                    &store::audit::cli_actor(),
+                    action,
+                    &subject,
+                    &detail,
+                ) {
                     eprintln!("qp admin: done, but the audit log could not be written: {e}");
                 }
             }
@@ -459,11 +463,9 @@ fn audit_entry(what: &What) -> Option<(&'static str, String, String)> {
         What::Room(RoomCmd::Add { name, .. }) => e("room.add", "", name),
         What::Room(RoomCmd::AddMember { room, user }) => e("room.add_member", user, room),
         What::Room(RoomCmd::RemoveMember { room, user }) => e("room.remove_member", user, room),
-        What::Room(RoomCmd::Webhook { room, clear, .. }) => e(
-            "room.webhook",
-            room,
-            if *clear { "cleared" } else { "set" },
-        ),
+        What::Room(RoomCmd::Webhook { room, clear, .. }) => {
+            e("room.webhook", room, if *clear { "cleared" } else { "set" })
+        }
         What::Agent(AgentCmd::Add { name, owner, .. }) => {
             e("agent.add", owner, &format!("{name} (and its token)"))
         }
@@ -679,10 +681,9 @@ fn execute(conn: &store::Conn, what: What) -> Result<String, StoreError> {
             json!({ "kind": "admin", "label": label, "token": token }).to_string()
         }
         // Handled in `run`, before a database is opened.
-        What::Tls(_)
-        | What::CopyToPostgres { .. }
-        | What::Backup { .. }
-        | What::Questions(_) => String::new(),
+        What::Tls(_) | What::CopyToPostgres { .. } | What::Backup { .. } | What::Questions(_) => {
+            String::new()
+        }
         What::User(UserCmd::Disable { user }) => {
             let c = offboard::disable(conn, Subject::User, &user)?;
             changed(Subject::User, &user, "disabled", c)
@@ -721,7 +722,9 @@ fn execute(conn: &store::Conn, what: What) -> Result<String, StoreError> {
             batch_size,
         } => {
             if batch_size == 0 {
-                return Err(StoreError::Invalid("--batch-size must be at least 1".into()));
+                return Err(StoreError::Invalid(
+                    "--batch-size must be at least 1".into(),
+                ));
             }
             let plan = store::retention::Plan::older_than(older_than, batch_size, store::now_ms());
             json!({ "deleted": store::retention::run_to_end(conn, &plan)? }).to_string()

@@ -103,7 +103,12 @@ pub struct ServeArgs {
     #[arg(long, env = "QP_MCP_MAX_SESSIONS_PER_AGENT", help_heading = "Limits")]
     mcp_max_sessions_per_agent: Option<u32>,
     /// Web Push: a push service host the server may send browsers' pushes to (`*.` for subdomains); repeat or comma-separate. Replaces the defaults (FCM, WNS, Mozilla, Apple).
-    #[arg(long, env = "QP_WEB_PUSH_ALLOW", value_delimiter = ',', help_heading = "Push")]
+    #[arg(
+        long,
+        env = "QP_WEB_PUSH_ALLOW",
+        value_delimiter = ',',
+        help_heading = "Push"
+    )]
     web_push_allow: Vec<String>,
     /// Web Push: the VAPID key file, made on first start (0600) [default: beside the SQLite database, DB.vapid-key].
     #[arg(long, env = "QP_VAPID_KEY", help_heading = "Push")]
@@ -181,7 +186,11 @@ pub struct ServeArgs {
     #[arg(long, env = "QP_RETENTION_PUSH_JOBS_DAYS", help_heading = "Data")]
     retention_push_jobs_days: Option<u64>,
     /// Delivered and failed webhook deliveries are deleted after this many days; 0 keeps them [default: 30].
-    #[arg(long, env = "QP_RETENTION_WEBHOOK_DELIVERIES_DAYS", help_heading = "Data")]
+    #[arg(
+        long,
+        env = "QP_RETENTION_WEBHOOK_DELIVERIES_DAYS",
+        help_heading = "Data"
+    )]
     retention_webhook_deliveries_days: Option<u64>,
     /// Dev-inbox entries (terminal devices' pushes) are deleted after this many days; 0 keeps them [default: 7].
     #[arg(long, env = "QP_RETENTION_DEV_INBOX_DAYS", help_heading = "Data")]

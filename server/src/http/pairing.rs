@@ -184,7 +184,14 @@ pub async fn invite_user(
     Path(id): Path<String>,
     body: Bytes,
 ) -> Result<(StatusCode, Json<super::openapi::Invite>), ApiError> {
-    invite(&app, InviteKind::User, id, &body, format!("admin-token:{}", admin.label)).await
+    invite(
+        &app,
+        InviteKind::User,
+        id,
+        &body,
+        format!("admin-token:{}", admin.label),
+    )
+    .await
 }
 
 #[utoipa::path(post, path = "/api/admin/agents/{id}/invites", tag = "pairing",
@@ -202,7 +209,14 @@ pub async fn invite_agent(
     Path(id): Path<String>,
     body: Bytes,
 ) -> Result<(StatusCode, Json<super::openapi::Invite>), ApiError> {
-    invite(&app, InviteKind::Agent, id, &body, format!("admin-token:{}", admin.label)).await
+    invite(
+        &app,
+        InviteKind::Agent,
+        id,
+        &body,
+        format!("admin-token:{}", admin.label),
+    )
+    .await
 }
 
 /// A pairing link opened where the app is not installed (or on a desktop):

@@ -42,9 +42,7 @@ impl PgConn {
         let conn = PgConn::connect(url)?;
         match migration {
             super::Migration::Apply => migrate_to(&conn, VERSION)?,
-            super::Migration::Require => {
-                super::schema::check_current(version_of(&conn)?, VERSION)?
-            }
+            super::Migration::Require => super::schema::check_current(version_of(&conn)?, VERSION)?,
         }
         Ok(conn)
     }

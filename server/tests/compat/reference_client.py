@@ -142,7 +142,12 @@ def admin(db, *args):
 
 
 def main():
-    work = tempfile.mkdtemp(prefix="qp-compat-")
+    # The server's database and files live in a directory removed at the end, pass or fail.
+    with tempfile.TemporaryDirectory(prefix="qp-compat-") as work:
+        return run_in(work)
+
+
+def run_in(work):
     db = os.path.join(work, "qp.sqlite")
     user = admin(db, "user", "add", "Federica")
     admin(db, "room", "add", "Ops", "--code", "OPS123")

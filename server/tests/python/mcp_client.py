@@ -251,7 +251,12 @@ async def over_stdio(base, agent, db, person):
 
 
 def main():
-    work = tempfile.mkdtemp(prefix="qp-mcp-")
+    # The server's database and files live in a directory removed at the end, pass or fail.
+    with tempfile.TemporaryDirectory(prefix="qp-mcp-") as work:
+        return run_in(work)
+
+
+def run_in(work):
     db = os.path.join(work, "qp.sqlite")
     user = admin(db, "user", "add", "Federica")
     admin(db, "room", "add", "Ops", "--code", "OPS123")

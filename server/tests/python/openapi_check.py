@@ -90,7 +90,12 @@ class Checker:
 
 
 def main():
-    work = tempfile.mkdtemp(prefix="qp-openapi-")
+    # The server's database and files live in a directory removed at the end, pass or fail.
+    with tempfile.TemporaryDirectory(prefix="qp-openapi-") as work:
+        return run_in(work)
+
+
+def run_in(work):
     db = os.path.join(work, "qp.sqlite")
     user = admin(db, "user", "add", "Federica")
     other = admin(db, "user", "add", "Ben")
