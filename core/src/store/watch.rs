@@ -29,11 +29,16 @@ pub struct Watch {
 }
 
 impl Watch {
-    /// Stops the watcher; no signal follows once this returns.
+    /// Stops the watcher; no signal follows once this returns. Called from
+    /// the watcher's own thread (a listener that cancels, or drops the last
+    /// handle, as a stream ending on an error does) it only asks the loop to
+    /// stop: joining oneself would panic (EDEADLK), across the FFI a crash.
     pub fn cancel(&mut self) {
         self.stop.store(true, Ordering::SeqCst);
         if let Some(t) = self.thread.take() {
-            let _ = t.join();
+            if t.thread().id() != std::thread::current().id() {
+                let _ = t.join();
+            }
         }
     }
 }
@@ -146,5 +151,39 @@ mod tests {
         extension.set_state("k", "y").unwrap();
         std::thread::sleep(Duration::from_millis(60));
         assert_eq!(n.load(Ordering::SeqCst), after, "cancelled: quiet");
+    }
+
+    #[test]
+    fn a_listener_may_cancel_its_own_watch_from_the_watcher_thread() {
+        // A stream that ends on an error cancels from inside the listener;
+        // joining the watcher from itself used to panic (EDEADLK).
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.sqlite");
+        let app = Store::open(&path, StoreMode::App).unwrap();
+        let slot: Arc<std::sync::Mutex<Option<Watch>>> = Arc::default();
+        let n = Arc::new(AtomicUsize::new(0));
+        let returned = Arc::new(AtomicBool::new(false));
+        let (inner, counter, done) = (slot.clone(), n.clone(), returned.clone());
+        let watch = app.watch(Duration::from_millis(10), move || {
+            counter.fetch_add(1, Ordering::SeqCst);
+            if let Some(mut w) = inner.lock().unwrap().take() {
+                w.cancel();
+                // Reached only if cancel did not panic (a panic here kills
+                // the watcher thread, and through the FFI the app).
+                done.store(true, Ordering::SeqCst);
+            }
+        });
+        *slot.lock().unwrap() = Some(watch);
+        std::thread::sleep(Duration::from_millis(50)); // the watcher has its connection
+        app.set_state("k", "v").unwrap();
+        assert!(wait_for(&n, 1), "the commit is signalled");
+        std::thread::sleep(Duration::from_millis(60));
+        app.set_state("k", "w").unwrap();
+        std::thread::sleep(Duration::from_millis(60));
+        assert!(
+            returned.load(Ordering::SeqCst),
+            "cancel returned to the listener"
+        );
+        assert_eq!(n.load(Ordering::SeqCst), 1, "cancelled from inside: quiet");
     }
 }
