@@ -10,8 +10,11 @@ let responder = null; // wasm_bindgen.Responder
 let session = null; // {token, user: {id, display_name}}
 const questions = new Map(); // id -> the server's Question
 const notes = new Map(); // id -> a line about my last attempt (a refusal)
+const drafts = new Map(); // id -> the reply being typed, kept across redraws
 let pollTimer = null;
 let sheetFor = null;
+let drawn = null; // what the feed last drew (its cells, queued, notes): no redraw when unchanged
+let openFor = null; // a question to scroll to and focus (?q=, a notification tapped)
 
 const $ = (id) => document.getElementById(id);
 const t = (id) => responder.text(id);
@@ -69,6 +72,17 @@ async function pair(code) {
     return;
   }
   const out = await resp.json();
+  // A new pairing replaces this browser's session: the old token is
+  // revoked first (as signing out does), not left working.
+  const old = session || (await qpStore.session());
+  if (old && old.token && old.token !== out.token) {
+    await fetch('/api/me/token', {
+      method: 'DELETE',
+      headers: { 'Authorization': `Bearer ${old.token}` },
+      credentials: 'omit',
+      cache: 'no-store',
+    }).catch(() => {});
+  }
   session = { token: out.token, user: out.user };
   await qpStore.saveSession(session);
   $('pair-status').textContent = '';
@@ -79,7 +93,7 @@ function signedIn() {
   responder.setUser(session.user.id);
   $('user-name').textContent = session.user.display_name;
   show('feed');
-  offerNotifications();
+  offerNotifications().catch(() => {});
   refresh();
 }
 
@@ -87,6 +101,8 @@ async function signedOut() {
   clearTimeout(pollTimer);
   session = null;
   questions.clear();
+  drafts.clear();
+  drawn = null;
   $('feed').replaceChildren();
   await qpStore.clear();
   if (self.qpWebPush) await self.qpWebPush.unsubscribe().catch(() => {});
@@ -167,10 +183,17 @@ function answerButton(cell, b) {
   return btn;
 }
 
+// A stable id per control (question id + control): focus is kept by it
+// across a redraw.
+function controlId(kind, id, value) {
+  return value == null ? `${kind}-${id}` : `${kind}-${id}-${encodeURIComponent(value).replace(/%/g, '_')}`;
+}
+
 function drawCell(cell, queued) { // queued: my answer waiting in the outbox, if any
   const li = el('li', `cell state-${cell.state}`);
   li.id = `cell-${cell.question_id}`;
   li.dataset.question = cell.question_id;
+  li.tabIndex = -1; // focusable when opened at it (?q=, a notification)
   const art = el('article');
   art.setAttribute('aria-labelledby', `title-${cell.question_id}`);
   const head = el('h2', 'title', cell.title);
@@ -197,12 +220,17 @@ function drawCell(cell, queued) { // queued: my answer waiting in the outbox, if
   const open = cell.state === 'pending' && !queued;
   if (open && cell.buttons.length) {
     const row = el('div', 'buttons');
-    for (const b of cell.buttons) row.append(answerButton(cell, b));
+    for (const b of cell.buttons) {
+      const btn = answerButton(cell, b);
+      btn.id = controlId('answer', cell.question_id, b.value);
+      row.append(btn);
+    }
     art.append(row);
   }
   if (open && cell.choose) {
     const btn = el('button', 'choose', cell.choose.title);
     btn.type = 'button';
+    btn.id = controlId('choose', cell.question_id);
     btn.setAttribute('aria-haspopup', 'dialog');
     btn.addEventListener('click', () => openSheet(cell, btn));
     const row = el('div', 'buttons');
@@ -220,8 +248,12 @@ function drawCell(cell, queued) { // queued: my answer waiting in the outbox, if
     input.setAttribute('aria-label', f.placeholder);
     input.maxLength = f.max_length;
     input.name = 'reply';
+    input.id = controlId('reply', cell.question_id);
+    input.value = drafts.get(cell.question_id) || '';
+    input.addEventListener('input', () => drafts.set(cell.question_id, input.value));
     const send = el('button', 'send', f.send_title);
     send.type = 'submit';
+    send.id = controlId('send', cell.question_id);
     form.append(input, send);
     form.addEventListener('submit', (ev) => {
       ev.preventDefault();
@@ -244,24 +276,40 @@ async function render() {
   const queued = new Map((await qpStore.queued()).map((e) => [e.question_id, e]));
   const cells = JSON.parse(responder.feed(JSON.stringify([...questions.values()]), Date.now()));
   const list = $('feed');
-  // Keep the focused control where it is across a redraw.
-  const focused = document.activeElement && document.activeElement.closest('li.cell');
-  const keep = focused ? { id: focused.dataset.question, value: focused.querySelector('input')?.value } : null;
-  list.replaceChildren(...cells.map((c) => drawCell(c, queued.get(c.question_id))));
-  if (keep) {
-    const li = document.getElementById(`cell-${keep.id}`);
-    const input = li && li.querySelector('input');
-    if (input && keep.value != null) {
-      input.value = keep.value;
-      input.focus();
+  // Nothing changed (the usual poll): nothing is rebuilt, so focus, the
+  // caret and an open keyboard stay as they are.
+  const key = JSON.stringify([cells, [...queued.keys()].sort(), [...notes]]);
+  if (key !== drawn) {
+    drawn = key;
+    // Keep the focused control (by its stable id) and its caret across the redraw.
+    const active = document.activeElement;
+    const keep = active && active.id && list.contains(active)
+      ? { id: active.id, start: active.selectionStart, end: active.selectionEnd } : null;
+    list.replaceChildren(...cells.map((c) => drawCell(c, queued.get(c.question_id))));
+    const again = keep && document.getElementById(keep.id);
+    if (again) {
+      again.focus({ preventScroll: true });
+      if (keep.start != null && again.setSelectionRange) again.setSelectionRange(keep.start, keep.end);
     }
   }
   $('empty').hidden = cells.length > 0;
+  openAt();
   if (sheetFor) {
     const c = cells.find((x) => x.question_id === sheetFor);
     if (!c || c.state !== 'pending') closeSheet();
     else $('sheet-time').textContent = c.choose.time_remaining;
   }
+}
+
+// Scrolls to and focuses the cell of the question asked for (?q=ID, or a
+// notification tapped while the page was open), once it is in the feed.
+function openAt() {
+  if (!openFor) return;
+  const li = document.getElementById(`cell-${openFor}`);
+  if (!li) return;
+  openFor = null;
+  li.scrollIntoView({ block: 'center' });
+  li.focus({ preventScroll: true });
 }
 
 function openSheet(cell, opener) {
@@ -274,7 +322,7 @@ function openSheet(cell, opener) {
     btn.addEventListener('click', closeSheet);
     return btn;
   }));
-  $('sheet').dataset.opener = opener.id = `choose-${cell.question_id}`;
+  $('sheet').dataset.opener = opener.id = controlId('choose', cell.question_id);
   $('sheet').showModal();
 }
 
@@ -298,7 +346,10 @@ async function answer(id, action, text) {
   const entry = { question_id: id, body, key: qpNewKey() };
   try {
     const outcome = await qpSubmit(session.token, entry);
-    if (outcome.question) questions.set(id, outcome.question);
+    if (outcome.question) {
+      questions.set(id, outcome.question);
+      drafts.delete(id);
+    }
     else notes.set(id, t('web-answer-failed'));
   } catch (e) {
     // Unreachable: it stays queued and is sent once, when back online.
@@ -308,15 +359,19 @@ async function answer(id, action, text) {
 
 // ---- notifications (Web Push: push.js) -----------------------------------
 
-function offerNotifications() {
+// `result`: what enabling just said ({ok, error}); without it, the
+// subscription this browser has is registered again with the current token.
+// "Notifications are on" only when the server took the registration; else
+// the server's message.
+async function offerNotifications(result) {
   const btn = $('notify');
   if (!self.qpWebPush || !self.qpWebPush.supported()) return;
   btn.hidden = false;
-  self.qpWebPush.refresh(session.token).catch(() => {});
-  self.qpWebPush.state().then((on) => {
-    btn.textContent = t(on ? 'web-notifications-on' : 'web-notifications');
-    btn.disabled = on;
-  });
+  if (!result) result = await self.qpWebPush.refresh(session.token).catch((e) => ({ ok: false, error: String(e) }));
+  const on = !!(result && result.ok) && await self.qpWebPush.state().catch(() => false);
+  btn.textContent = t(on ? 'web-notifications-on' : 'web-notifications');
+  btn.disabled = on;
+  $('notify-status').textContent = (result && !result.ok && result.error) || '';
 }
 
 // ---- start ---------------------------------------------------------------
@@ -333,14 +388,31 @@ async function start() {
     pair($('pair-code').value);
   });
   $('notify').addEventListener('click', async () => {
-    await self.qpWebPush.enable(session.token);
-    offerNotifications();
+    const result = await self.qpWebPush.enable(session.token).catch((e) => ({ ok: false, error: String(e) }));
+    await offerNotifications(result);
+  });
+  // Closing the sheet (its button, Escape, an answer) returns focus to the
+  // control that opened it, by id: the feed may have been redrawn since.
+  $('sheet').addEventListener('close', () => {
+    const opener = document.getElementById($('sheet').dataset.opener || '');
+    if (opener) opener.focus();
   });
   window.addEventListener('online', refresh);
   window.addEventListener('offline', () => { $('net-status').textContent = t('web-offline'); });
   if ('serviceWorker' in navigator) {
     navigator.serviceWorker.register('sw.js', { scope: './' }).catch(() => {});
-    navigator.serviceWorker.addEventListener('message', () => refresh());
+    navigator.serviceWorker.addEventListener('message', (ev) => {
+      const m = ev.data || {};
+      if (m.type === 'open' && m.question) openFor = m.question;
+      refresh();
+    });
+  }
+  // ?q=ID (a notification opened the app at that question): kept to focus
+  // its cell once drawn, and taken out of the address bar.
+  const q = new URLSearchParams(location.search).get('q');
+  if (q) {
+    openFor = q;
+    history.replaceState(null, '', location.pathname + location.hash);
   }
   const code = codeFromUrl();
   if (code) {

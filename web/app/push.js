@@ -14,29 +14,38 @@ self.qpWebPush = {
     const reg = await navigator.serviceWorker.ready;
     return !!(await reg.pushManager.getSubscription());
   },
-  // Subscribed with the server's current key: after a rotation, the old
-  // subscription is replaced.
+  // On every start with a subscription: subscribed with the server's
+  // current key (after a rotation, the old subscription is replaced), and
+  // registered again with the current token (a new pairing revoked the old
+  // one, and the device with it). Returns {ok, error} as enable does, or
+  // null when there is nothing to register.
   async refresh(token) {
-    if (Notification.permission !== 'granted') return;
+    if (Notification.permission !== 'granted') return null;
     const reg = await navigator.serviceWorker.ready;
-    const sub = await reg.pushManager.getSubscription();
-    if (!sub) return;
+    let sub = await reg.pushManager.getSubscription();
+    if (!sub) return null;
     const key = await (await fetch('/api/webpush/key', { credentials: 'omit' })).json();
     const have = btoa(String.fromCharCode(...new Uint8Array(sub.options.applicationServerKey || [])))
       .replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
     if (have !== key.public_key) {
       await sub.unsubscribe();
-      await this.enable(token);
+      return this.enable(token);
     }
+    return this.register(token, sub);
   },
+  // {ok: true}, or {ok: false, error: the server's message} (the page shows
+  // it, and does not say notifications are on).
   async enable(token) {
-    if ((await Notification.requestPermission()) !== 'granted') return false;
+    if ((await Notification.requestPermission()) !== 'granted') return { ok: false, error: '' };
     const reg = await navigator.serviceWorker.ready;
     const key = await (await fetch('/api/webpush/key', { credentials: 'omit' })).json();
     const sub = await reg.pushManager.subscribe({
       userVisibleOnly: true,
       applicationServerKey: qpB64urlToBytes(key.public_key),
     });
+    return this.register(token, sub);
+  },
+  async register(token, sub) {
     const resp = await fetch('/api/devices', {
       method: 'POST',
       headers: { 'Authorization': `Bearer ${token}`, 'Content-Type': 'application/json' },
@@ -48,7 +57,10 @@ self.qpWebPush = {
       }),
       credentials: 'omit',
     });
-    return resp.ok;
+    if (resp.ok) return { ok: true };
+    const body = await resp.json().catch(() => null);
+    const msg = body && (typeof body.error === 'object' ? body.error && body.error.message : body.message || body.error);
+    return { ok: false, error: msg || `${resp.status} ${resp.statusText}`.trim() };
   },
   async unsubscribe() {
     const reg = await navigator.serviceWorker.ready;

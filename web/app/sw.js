@@ -25,13 +25,14 @@ async function tellPages() {
   for (const c of await self.clients.matchAll({ type: 'window' })) c.postMessage({ type: 'changed' });
 }
 
-function show(n, data) {
+function show(n, data, silent) {
   return self.registration.showNotification(n.title, {
     body: n.body,
     tag: n.tag,
     actions: n.actions.map((a) => ({ action: a.action, title: a.title })),
     requireInteraction: n.require_interaction,
     renotify: false,
+    silent: !!silent,
     timestamp: n.timestamp || undefined,
     icon: 'icon-192.png',
     data,
@@ -44,8 +45,34 @@ async function shown(tag) {
   return all.find((n) => n.tag === tag) || null;
 }
 
+// Replaces (or shows, when none is showing) the question's notification
+// with its resolution, quietly: it tells, it does not ring.
 async function replaceWithResolution(r, resolved, question) {
-  await show(JSON.parse(r.resolved(JSON.stringify(resolved), JSON.stringify(question))), { resolved: true });
+  await show(JSON.parse(r.resolved(JSON.stringify(resolved), JSON.stringify(question))), { resolved: true }, true);
+}
+
+// "Open the app" (qp-core's words): for a push this worker cannot show as
+// a question or a resolution. Every push shows a notification: a browser
+// shows its own notice for a silent one, and Safari revokes the
+// subscription of a worker that shows none.
+async function showFallback(r, tag, silent) {
+  const f = JSON.parse(r.fallback());
+  await show({ title: f.title, body: f.body, tag: tag || 'qp.fallback', actions: [], require_interaction: false, timestamp: 0 },
+    { opens_app: true }, silent);
+}
+
+// The question as the server has it now (for a resolution pushed while its
+// notification is not showing), or null.
+async function fetchQuestion(session, id) {
+  if (!session) return null;
+  try {
+    const resp = await fetch(`/api/questions/${encodeURIComponent(id)}`, {
+      headers: { 'Authorization': `Bearer ${session.token}` }, credentials: 'omit', cache: 'no-store',
+    });
+    return resp.ok ? await resp.json() : null;
+  } catch (e) {
+    return null;
+  }
 }
 
 self.addEventListener('install', () => self.skipWaiting());
@@ -53,19 +80,32 @@ self.addEventListener('activate', (event) => event.waitUntil(self.clients.claim(
 
 self.addEventListener('push', (event) => {
   event.waitUntil((async () => {
-    const { r } = await responder();
+    const { r, session } = await responder();
     const text = event.data ? event.data.text() : '';
     let out;
     try {
       out = JSON.parse(r.push(text, maxActions()));
     } catch (e) {
-      return; // not a payload of ours: nothing to show
+      // Not a payload this worker can read: "open the app".
+      await showFallback(r);
+      await tellPages();
+      return;
     }
     if (out.kind === 'question') {
       await show(out.notification, { question: out.question, opens_app: out.notification.opens_app });
     } else {
+      // Always shown, under the question's tag, replacing any: from the
+      // question showing, else from the server's.
       const n = await shown(out.notice.id);
-      if (n && n.data && n.data.question) await replaceWithResolution(r, out.notice, n.data.question);
+      const q = (n && n.data && n.data.question) || await fetchQuestion(session, out.notice.id);
+      let done = false;
+      if (q) {
+        try {
+          await replaceWithResolution(r, out.notice, q);
+          done = true;
+        } catch (e) { /* unreadable: the fallback below */ }
+      }
+      if (!done) await showFallback(r, out.notice.id, true);
     }
     await tellPages();
   })());

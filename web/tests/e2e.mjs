@@ -25,6 +25,8 @@ const CHROMIUM = env.CHROMIUM || '/usr/bin/chromium';
 const shots = env.SHOTS;
 mkdirSync(shots, { recursive: true });
 const started = Date.now();
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const POLLS = 4600; // more than two of the page's polls (every 2 s)
 const log = (...a) => console.log(`[${((Date.now() - started) / 1000).toFixed(1)}s]`, ...a);
 
 // `qp ask … --wait` as an asker runs it: resolves with its stdout and exit code.
@@ -162,7 +164,15 @@ try {
   await a.page.waitForFunction(() => document.getElementById('announce').textContent.includes('Deploy'));
   await cellWith(b.page, prompt1);
   await a.page.screenshot({ path: `${shots}/feed-light.png` });
-  const approve = await cell1.$('.buttons button.style-primary');
+  // A focused button keeps focus across the polls (the feed is not rebuilt
+  // when nothing changed, and a rebuild refocuses by the control's id).
+  await a.page.bringToFront();
+  const denyId = await cell1.$eval('.buttons button.style-danger', (x) => { x.focus(); return x.id; });
+  assert.ok(denyId, 'the button has a stable id');
+  await sleep(POLLS);
+  assert.equal(await a.page.evaluate(() => document.activeElement && document.activeElement.id), denyId, 'focus kept across polls');
+  log('a focused button kept its focus across polls');
+  const approve = await (await cellWith(a.page, prompt1)).$('.buttons button.style-primary');
   await approve.click();
   const r1 = await asked1;
   assert.equal(r1.out, 'approve', r1.err);
@@ -186,6 +196,14 @@ try {
   assert.equal(await a.page.$eval('#sheet-time', (e) => e.textContent), '1 h left');
   const sheet = await a.page.$$eval('#sheet-options button', (bs) => bs.map((x) => x.textContent));
   assert.deepEqual(sheet, ['dev', 'staging', 'Production', 'dr']);
+  // Closing the sheet returns focus to the button that opened it.
+  await a.page.keyboard.press('Escape');
+  await a.page.waitForFunction(() => !document.getElementById('sheet').open);
+  await sleep(POLLS);
+  assert.match(await a.page.evaluate(() => document.activeElement.id), /^choose-/);
+  assert.equal(await a.page.evaluate(() => document.activeElement.textContent), 'Choose an answer (4 options)');
+  await a.page.keyboard.press('Enter');
+  await a.page.waitForSelector('#sheet[open]');
   await a.page.screenshot({ path: `${shots}/sheet-light.png` });
   await axeCheck(a.page, 'the sheet');
   await a.page.click('#sheet-options button.style-danger');
@@ -208,7 +226,12 @@ try {
   const refusal = await a.page.waitForFunction(() => [...document.querySelectorAll('.status')].map((s) => s.textContent).find((x) => x));
   assert.equal(await refusal.jsonValue(), 'Type a reply first.');
   const input = await (await cellWith(a.page, prompt3)).$('input');
-  await input.type('flaky test');
+  await input.type('flaky');
+  // Typing: the field keeps focus and the draft across the polls.
+  const inputId = await input.evaluate((i) => i.id);
+  await sleep(POLLS);
+  assert.deepEqual(await a.page.evaluate(() => [document.activeElement.id, document.activeElement.value]), [inputId, 'flaky']);
+  await a.page.keyboard.type(' test');
   await (await cellWith(a.page, prompt3)).$eval('form', (f) => f.requestSubmit());
   const r3 = await asked3;
   assert.equal(r3.out, 'flaky test', r3.err);
@@ -249,6 +272,24 @@ try {
   times.sort((x, y) => x - y);
   console.log(`BENCH first question shown (4x CPU slowdown, no cache): median ${times[1]} ms (${times.join(', ')})`);
 
+  // Opened at a question (a notification's ./?q=ID): its cell is focused
+  // and in view, and ?q= leaves the address bar.
+  const hotfixId = await (await cellWith(dark.page, 'Ship the hotfix to all regions?')).evaluate((li) => li.dataset.question);
+  {
+    const p = await dark.context.newPage();
+    await p.setViewport({ width: 420, height: 480 });
+    await p.goto(`${env.QP_URL}/app/?q=${encodeURIComponent(hotfixId)}`, { waitUntil: 'load' });
+    await p.waitForFunction((id) => document.activeElement && document.activeElement.id === `cell-${id}`, { timeout: 10000 }, hotfixId);
+    assert.equal(new URL(p.url()).search, '');
+    const inView = await p.evaluate((id) => {
+      const r = document.getElementById(`cell-${id}`).getBoundingClientRect();
+      return r.bottom > 0 && r.top < innerHeight;
+    }, hotfixId);
+    assert.ok(inView, 'the opened question is in view');
+    await p.close();
+  }
+  log('opened at a question by ?q=');
+
   const ar = await newPage(browser, { languages: ['ar'], width: 360 });
   await ar.page.goto(env.LINK_AR, { waitUntil: 'load' });
   const arCell = await cellWith(ar.page, 'Rotate the staging database password?');
@@ -261,6 +302,16 @@ try {
   await ar.page.screenshot({ path: `${shots}/feed-arabic-360.png`, fullPage: true });
   await axeCheck(ar.page, 'the feed, Arabic, 360 px');
   log('screenshots and axe done', violations, 'minor violations');
+
+  // --- pairing again replaces the session and revokes the old token ----------
+  const statusOf = async (token) => (await fetch(`${env.QP_URL}/api/me`, { headers: { Authorization: `Bearer ${token}` } })).status;
+  const oldB = await b.page.evaluate(() => qpStore.session());
+  assert.equal(await statusOf(oldB.token), 200);
+  const newB = await pairByLink(b.page, env.LINK_C);
+  assert.notEqual(newB.token, oldB.token);
+  assert.equal(await statusOf(oldB.token), 401, 'the replaced token is revoked');
+  assert.equal(await statusOf(newB.token), 200);
+  log('re-paired: the old token revoked');
 
   // --- sign out revokes the token --------------------------------------------
   await b.page.click('#sign-out');

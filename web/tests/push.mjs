@@ -8,7 +8,8 @@
 // Checks: the notification shown (title, body, actions, tag); a button
 // pressed in the worker (notificationclick) answers without opening the app
 // and the notification is replaced by the resolution; a resolution made
-// elsewhere replaces it too; an answer made offline is kept, shown as
+// elsewhere replaces it too, and is shown when no notification is showing;
+// an unreadable push shows "open the app"; an answer made offline is kept, shown as
 // queued, and sent once when the connection returns.
 //
 // Environment: QP_URL, PUSH_URL (the stand-in), USER_TOKEN, USER_ID,
@@ -133,6 +134,35 @@ try {
   await until('q2 replaced', async () => (await notifications(q2.id))[0]?.title === 'You answered: No');
   log('a resolution elsewhere replaced it');
 
+  // --- a resolution while its notification is not showing: shown all the
+  // same (quietly, under the question's tag), never a silent push ---------
+  const q4 = await ask({ prompt: 'Drain the queue?', options: ['Yes', 'No'] });
+  await deliver(await nextPush());
+  await until('q4 shown', async () => (await notifications(q4.id)).length === 1);
+  await worker.evaluate(async (t) => {
+    for (const n of await self.registration.getNotifications({ tag: t })) n.close();
+  }, q4.id);
+  await until('q4 dismissed', async () => (await notifications(q4.id)).length === 0);
+  assert.equal((await call('POST', `/api/questions/${q4.id}/answer`, env.USER_TOKEN, { value: 'Yes' })).status, 200);
+  await deliver(await nextPush());
+  const [r4] = await until('q4 resolution shown', async () => {
+    const ns = await notifications(q4.id);
+    return ns[0]?.title === 'You answered: Yes' && ns;
+  });
+  assert.equal(r4.body, 'Drain the queue?');
+  assert.equal((await notifications(q4.id)).length, 1);
+  log('a resolution with no notification showing is shown');
+
+  // --- a payload that does not parse: "open the app" (qp-core's words) -----
+  await deliver('not a payload of ours');
+  const [fb] = await until('the fallback notification', async () => {
+    const ns = await notifications('qp.fallback');
+    return ns.length && ns;
+  });
+  assert.equal(fb.title, 'New question');
+  assert.equal(fb.body, 'Open the app to answer.');
+  log('an unreadable push shows the fallback');
+
   // --- an answer made offline is kept, then sent once -----------------------
   const q3 = await ask({ prompt: 'Restart the workers?', options: [{ value: 'go', label: 'Restart' }, 'Wait'] });
   await deliver(await nextPush());
@@ -170,6 +200,27 @@ try {
   await sleep(500);
   assert.equal(answerPosts, 1, 'the offline answer was sent exactly once');
   log('offline answer kept, then sent once');
+  // --- a registration the server refuses: its message, not "on" -----------
+  // The browser's subscription is a stand-in (Chromium's push service is
+  // not reachable here) whose endpoint no allowed push service has.
+  await page.evaluate(() => {
+    let fake = null;
+    PushManager.prototype.subscribe = async function () {
+      fake = {
+        endpoint: 'https://push.invalid/x',
+        options: {},
+        toJSON: () => ({ endpoint: 'https://push.invalid/x', keys: { p256dh: 'x', auth: 'y' } }),
+        unsubscribe: async () => true,
+      };
+      return fake;
+    };
+    PushManager.prototype.getSubscription = async function () { return fake; };
+  });
+  await page.click('#notify');
+  await page.waitForFunction(() => document.getElementById('notify-status')?.textContent.length > 0, { timeout: 10000 });
+  log('refused registration:', await page.$eval('#notify-status', (e) => e.textContent));
+  assert.equal(await page.$eval('#notify', (b) => b.textContent), 'Turn on notifications');
+  assert.equal(await page.$eval('#notify', (b) => b.disabled), false);
   console.log(`web push in chromium: ok in ${((Date.now() - started) / 1000).toFixed(1)} s`);
 } finally {
   await browser.close();

@@ -134,15 +134,23 @@ impl Responder {
 
     /// The notification that replaces a question's once resolved. `notice`
     /// is a resolved notice or a Question (the server's answer to an
-    /// answer); `shown` the compact question the notification showed.
+    /// answer); `shown` the question the notification showed (compact, or
+    /// the server's Question when none is showing and it was fetched).
     pub fn resolved(&self, notice: &str, shown: &str) -> Result<String, String> {
         let notice: ResolvedNotice = match serde_json::from_str::<Question>(notice) {
             Ok(q) => ResolvedNotice::from_question(&q),
             Err(_) => parse(notice, "notice")?,
         };
-        let shown: CompactQuestion = parse(shown, "shown")?;
+        let shown = compact(shown)?;
         let n = web_resolved(&notice, &shown, Some(&self.me), &self.copy);
         Ok(serde_json::to_string(&n).unwrap_or_default())
+    }
+
+    /// The notification for a push that cannot be shown as a question or a
+    /// resolution (a payload that does not parse, a resolution of a question
+    /// this browser cannot read): `{"title","body"}`, "open the app" words.
+    pub fn fallback(&self) -> String {
+        json!({"title": self.copy.fallback_title(), "body": self.copy.fallback_body()}).to_string()
     }
 }
 
