@@ -122,7 +122,17 @@ final class SessionTests: XCTestCase {
         let phone = try PhoneCore.openSession(storePath: store, mode: .app, vault: FakeVault(), languages: [])
         let heard = Heard()
         let subscription = phone.subscribeFeed(listener: heard)
+        // The glue's AsyncSequence over the same signal, consumed as an app would.
+        final class Seen: @unchecked Sendable {
+            private let lock = NSLock()
+            private var feeds: [[FeedCell]] = []
+            func add(_ cells: [FeedCell]) { lock.lock(); feeds.append(cells); lock.unlock() }
+            var all: [[FeedCell]] { lock.lock(); defer { lock.unlock() }; return feeds }
+        }
+        let seen = Seen()
+        let consumer = Task { for try await cells in phone.feedUpdates() { seen.add(cells) } }
         try await Task.sleep(nanoseconds: 400_000_000)
+        XCTAssertEqual(seen.all.map(\.count), [0], "feedUpdates() starts with the feed as it is (empty), then waits")
         XCTAssertEqual(heard.count, 0, "nothing committed, nothing said")
         // The notification extension's process: opens the same store,
         // decodes a push and records it.
@@ -138,6 +148,13 @@ final class SessionTests: XCTestCase {
         XCTAssertGreaterThan(heard.count, 0, "the app heard of the other process's commit")
         let recorded = try phone.question(questionId: "q_\(extensionProcess.processIdentifier)")
         XCTAssertEqual(recorded?.prompt, "Deploy v1.4.0 to production?")
+        let recordedId = "q_\(extensionProcess.processIdentifier)"
+        for _ in 0..<50 where !(seen.all.last?.contains { $0.questionId == recordedId } ?? false) {
+            try await Task.sleep(nanoseconds: 100_000_000)
+        }
+        XCTAssertTrue(seen.all.last?.contains { $0.questionId == recordedId } ?? false,
+                      "feedUpdates() yielded the feed with the extension's question")
+        consumer.cancel()
         // The same feed, read off the caller's thread.
         let cells = try await phone.feedAsync()
         XCTAssertEqual(cells.count, try phone.feed().count)

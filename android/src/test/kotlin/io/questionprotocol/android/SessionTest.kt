@@ -7,6 +7,7 @@
 package io.questionprotocol.android
 
 import io.questionprotocol.core.*
+import kotlinx.coroutines.launch
 import kotlinx.coroutines.runBlocking
 import org.json.JSONObject
 import org.junit.Assert.assertEquals
@@ -135,8 +136,13 @@ class SessionTest {
         val subscription = phone.subscribeFeed(object : FeedListener {
             override fun feedChanged() { fired.countDown() }
         })
+        // The glue's Flow over the same signal, collected as an app would.
+        val feeds = java.util.concurrent.LinkedBlockingQueue<List<FeedCell>>()
+        val collector = launch(kotlinx.coroutines.Dispatchers.IO) { phone.feedUpdates().collect { feeds.put(it) } }
+        assertEquals("feedUpdates() starts with the feed as it is", 0, feeds.poll(5, java.util.concurrent.TimeUnit.SECONDS)?.size)
         Thread.sleep(400)
         assertEquals("nothing committed, nothing said", 1L, fired.count)
+        assertTrue("no second feed before a commit", feeds.isEmpty())
         // The notification extension's process: opens the same store,
         // decodes a push and records it.
         val extension = ProcessBuilder(nse, store).redirectErrorStream(true).start()
@@ -145,6 +151,11 @@ class SessionTest {
         assertTrue("the app heard of the other process's commit", fired.await(5, java.util.concurrent.TimeUnit.SECONDS))
         val recorded = phone.question("q_${extension.pid()}")
         assertEquals("Deploy v1.4.0 to production?", recorded?.prompt)
+        val recordedId = "q_${extension.pid()}"
+        val withIt = generateSequence { feeds.poll(5, java.util.concurrent.TimeUnit.SECONDS) }
+            .firstOrNull { cells -> cells.any { it.questionId == recordedId } }
+        assertTrue("feedUpdates() emitted the feed with the extension's question", withIt != null)
+        collector.cancel()
         // The same feed, read off the caller's thread.
         assertEquals(phone.feed(), phone.feedAsync())
         subscription.cancel()
