@@ -110,8 +110,9 @@ pub struct Store {
     conn: Mutex<Option<Connection>>,
     path: PathBuf,
     mode: StoreMode,
-    /// Between suspend and resume, for the change watcher's thread.
-    suspended: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    /// Between suspend and resume, for the change watchers' threads (and
+    /// their connections, which suspend waits to see closed).
+    suspended: std::sync::Arc<watch::Gate>,
 }
 
 /// The connection, held for one piece of work (a statement or a transaction).
@@ -173,8 +174,7 @@ impl Store {
     /// Calling it twice is harmless.
     pub fn suspend(&self) -> Result<(), StoreError> {
         let mut slot = self.slot();
-        self.suspended
-            .store(true, std::sync::atomic::Ordering::SeqCst);
+        self.suspended.close();
         if let Some(conn) = slot.take() {
             let checkpointed = conn.pragma_update(None, "wal_checkpoint", "TRUNCATE");
             // Closed either way: a failed checkpoint (another process
@@ -197,8 +197,7 @@ impl Store {
         if slot.is_none() {
             *slot = Some(open_connection(&self.path, self.mode)?);
         }
-        self.suspended
-            .store(false, std::sync::atomic::Ordering::SeqCst);
+        self.suspended.open();
         Ok(())
     }
 

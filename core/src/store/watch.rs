@@ -11,9 +11,9 @@
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, OpenFlags};
 
@@ -21,6 +21,76 @@ use super::Store;
 
 /// How often the watcher looks: well under what a person notices.
 pub const WATCH_INTERVAL: Duration = Duration::from_millis(200);
+
+/// How often a watcher between two looks checks whether to let go of its
+/// connection: suspend waits for that, so it bounds the wait.
+const RELEASE_CHECK: Duration = Duration::from_millis(5);
+
+/// The longest [`Gate::close`] waits for the watchers' connections.
+const RELEASE_WAIT: Duration = Duration::from_millis(250);
+
+/// Suspended or not, and how many watcher connections are open: suspend
+/// returns only once they are closed, so the process never goes to sleep
+/// with a watcher still holding the shared store's files (iOS's 0xdead10cc).
+#[derive(Default)]
+pub(crate) struct Gate {
+    suspended: AtomicBool,
+    open_connections: Mutex<usize>,
+    released: Condvar,
+}
+
+impl Gate {
+    fn count(&self) -> std::sync::MutexGuard<'_, usize> {
+        self.open_connections
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Suspends, then waits (bounded) until no watcher holds a connection.
+    pub(crate) fn close(&self) {
+        self.suspended.store(true, Ordering::SeqCst);
+        let deadline = Instant::now() + RELEASE_WAIT;
+        let mut n = self.count();
+        while *n > 0 {
+            let Some(left) = deadline.checked_duration_since(Instant::now()) else {
+                break;
+            };
+            n = self
+                .released
+                .wait_timeout(n, left)
+                .unwrap_or_else(|p| p.into_inner())
+                .0;
+        }
+    }
+
+    pub(crate) fn open(&self) {
+        self.suspended.store(false, Ordering::SeqCst);
+    }
+
+    fn is_suspended(&self) -> bool {
+        self.suspended.load(Ordering::SeqCst)
+    }
+
+    /// A watcher's connection, counted, unless suspended. The check and the
+    /// count are under one lock, so a suspend either sees the count or the
+    /// watcher sees the suspend.
+    fn connect(&self, path: &PathBuf) -> Option<Connection> {
+        let mut n = self.count();
+        if self.is_suspended() {
+            return None;
+        }
+        let conn = open(path)?;
+        *n += 1;
+        Some(conn)
+    }
+
+    fn release(&self, conn: &mut Option<Connection>) {
+        if conn.take().is_some() {
+            *self.count() -= 1;
+            self.released.notify_all();
+        }
+    }
+}
 
 /// A running watcher; stops when cancelled or dropped.
 pub struct Watch {
@@ -73,12 +143,12 @@ impl Store {
             let mut seen: Option<i64> = None;
             let mut was_suspended = false;
             while !quit.load(Ordering::SeqCst) {
-                if suspended.load(Ordering::SeqCst) {
-                    conn = None;
+                if suspended.is_suspended() {
+                    suspended.release(&mut conn);
                     was_suspended = true;
                 } else {
                     if conn.is_none() {
-                        conn = open(&path);
+                        conn = suspended.connect(&path);
                         seen = conn.as_ref().and_then(data_version);
                         if was_suspended && conn.is_some() {
                             was_suspended = false;
@@ -91,8 +161,17 @@ impl Store {
                         }
                     }
                 }
-                std::thread::sleep(interval);
+                // Sleeps in short steps: a suspend is waiting for this
+                // connection to close.
+                let woke = Instant::now();
+                while woke.elapsed() < interval
+                    && !quit.load(Ordering::SeqCst)
+                    && !(conn.is_some() && suspended.is_suspended())
+                {
+                    std::thread::sleep(RELEASE_CHECK.min(interval));
+                }
             }
+            suspended.release(&mut conn);
         });
         Watch {
             stop,
@@ -185,5 +264,30 @@ mod tests {
             "cancel returned to the listener"
         );
         assert_eq!(n.load(Ordering::SeqCst), 1, "cancelled from inside: quiet");
+    }
+
+    #[test]
+    fn suspend_returns_only_once_the_watcher_let_go_of_its_connection() {
+        // Between two looks (here a long interval) the watcher used to keep
+        // its connection, and so the shared store's files, for the rest of
+        // the interval after a suspend: iOS kills an app suspended so.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.sqlite");
+        let app = Store::open(&path, StoreMode::App).unwrap();
+        let _watch = app.watch(Duration::from_secs(30), || {});
+        for _ in 0..100 {
+            if *app.suspended.count() == 1 {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert_eq!(*app.suspended.count(), 1, "the watcher has its connection");
+        app.suspend().unwrap();
+        assert_eq!(
+            *app.suspended.count(),
+            0,
+            "suspended: no watcher connection left"
+        );
+        app.resume().unwrap();
     }
 }
