@@ -288,7 +288,7 @@ async fn a_body_that_never_arrives_gets_408_and_the_connection_closes() {
 }
 
 /// Soak (bounded, loopback): 2,000 slow-body connections are held while
-/// ordinary requests keep answering within 100 ms.
+/// ordinary requests keep answering (well under the slow bodies' timeout).
 #[tokio::test(flavor = "multi_thread")]
 async fn two_thousand_slow_bodies_do_not_starve_other_requests() {
     // Client and server share this process: 2 sockets per connection.
@@ -318,8 +318,11 @@ async fn two_thousand_slow_bodies_do_not_starve_other_requests() {
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
     assert!(n > 20);
+    // Starved, a request would wait for a slow body's 25 s timeout; 1 s
+    // tells that apart from a loaded 2-core machine (where a pair took
+    // 207 ms once in a CI run beside other builds).
     assert!(
-        worst < std::time::Duration::from_millis(100),
+        worst < std::time::Duration::from_secs(1),
         "slowest pair of requests took {worst:?} with 2,000 slow bodies held"
     );
     drop(held);
