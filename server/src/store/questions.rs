@@ -29,27 +29,6 @@ fn from_row(r: &super::sql::Row) -> DbResult<StoredQuestion> {
     })
 }
 
-pub fn insert(conn: &Conn, q: &Question, room_id: &str, agent_id: &str) -> DbResult<()> {
-    conn.execute(
-        "INSERT INTO questions (id, room_id, agent_id, state, scope, target_user_id, correlation_id,
-                                expires_at, created_at, body)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-        params![
-            q.id,
-            room_id,
-            agent_id,
-            q.state.as_str(),
-            q.responder_scope.as_str(),
-            q.target_user_id,
-            q.correlation_id,
-            q.expires_at.timestamp(),
-            q.created_at.timestamp(),
-            to_json(q),
-        ],
-    )?;
-    Ok(())
-}
-
 pub fn get(conn: &Conn, id: &str) -> DbResult<Option<StoredQuestion>> {
     conn.query_opt(
         "SELECT body, room_id, agent_id FROM questions WHERE id = ?1",
