@@ -154,20 +154,42 @@ impl PhoneCore {
             .await?)
     }
 
-    /// Signs out: the device is removed on the server, the store erased,
-    /// the token forgotten in the vault.
+    /// Signs out: one last try to send the unsent answers, the store
+    /// erased, the token forgotten; the server told (device removed, token
+    /// revoked) now, or, offline, at the next moment online. The report
+    /// says what was dropped and what is still pending.
     pub async fn sign_out(&self) -> Result<SignOutReport, QpError> {
         Ok(self.inner.sign_out().await?)
     }
 
+    /// Answers not delivered yet: what signing out now may drop.
+    pub fn unsent_answers(&self) -> Result<u32, QpError> {
+        Ok(self.inner.unsent_answers()?)
+    }
+
+    /// Tells the server of a sign-out made offline (`flush`, `sync` and
+    /// `signIn` do it too). True when none is left pending.
+    pub async fn finish_sign_out(&self) -> Result<bool, QpError> {
+        Ok(self.inner.finish_sign_out().await?)
+    }
+
+    /// True when nobody is signed in to this session (as the shared store
+    /// says now: the app may have signed out while the extension runs).
+    pub fn is_signed_out(&self) -> bool {
+        self.inner.is_signed_out()
+    }
+
     /// Registers this device for pushes (after signing in without one, or
-    /// to change its fields); returns the device id.
+    /// to change its fields); returns the device id. An empty `pushToken`:
+    /// the one the OS handed over last.
     pub async fn register_device(&self, device: DeviceRegistration) -> Result<String, QpError> {
         Ok(self.inner.register_device(&device).await?)
     }
 
-    /// The OS handed over a push token: call it every time. Sent to the
-    /// server only when it changed (true then).
+    /// The OS handed over a push token: call it every time, signed in or
+    /// not. Kept; sent to the server only when it changed (true then).
+    /// Before pairing (or after `unregister`) only kept: `signIn` registers
+    /// it.
     pub async fn update_push_token(&self, push_token: String) -> Result<bool, QpError> {
         Ok(self.inner.update_push_token(&push_token).await?)
     }

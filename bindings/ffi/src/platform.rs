@@ -34,6 +34,21 @@ pub fn decode_apns_payload(json: String) -> Result<DecodedPush, QpError> {
     Ok(payload::decode_apns(&json)?.into())
 }
 
+/// The question a notification is about (its `userInfo` as JSON), for the
+/// deep link of a tap: a question, a resolution, a sealed push or a
+/// notification the glue posted. Nil when it names none. Decodes nothing.
+#[uniffi::export]
+pub fn question_id_of_notification(user_info_json: String) -> Option<String> {
+    qp_core::phone::question_id_of_notification(&user_info_json)
+}
+
+/// The question an FCM data message is about (the deep link of a tap on
+/// its fallback notification). Nil when it names none.
+#[uniffi::export]
+pub fn question_id_of_fcm(data: HashMap<String, String>) -> Option<String> {
+    qp_core::phone::question_id_of_fcm(&data)
+}
+
 /// Decodes an FCM data message (`RemoteMessage.data`) without a store.
 #[uniffi::export]
 pub fn decode_fcm_payload(data: HashMap<String, String>) -> Result<DecodedPush, QpError> {

@@ -165,6 +165,56 @@ pub fn encode_apns_resolved_payload(
     Ok(report(e.json, HashMap::new(), e.report))
 }
 
+/// Server side: the APNs payload of a question sealed to one device (its
+/// id and base64 public key), as the server sends a device with a key.
+#[uniffi::export]
+pub fn encode_apns_sealed_payload(
+    question_json: String,
+    device_id: String,
+    public_key: String,
+) -> Result<EncodedPayload, QpError> {
+    let key = qp_core::e2e::DevicePublicKey::parse(&public_key, "public_key").map_err(|e| {
+        QpError::InvalidInput {
+            detail: e.to_string(),
+        }
+    })?;
+    let to = payload::Recipient {
+        device_id: &device_id,
+        key: &key,
+    };
+    let e = payload::encode_apns_question_sealed(
+        &question_from(&question_json)?,
+        Copy::english(),
+        &to,
+    )?;
+    Ok(report(e.json, HashMap::new(), e.report))
+}
+
+/// Server side: the FCM data message of a question sealed to one device.
+#[uniffi::export]
+pub fn encode_fcm_sealed_payload(
+    question_json: String,
+    device_id: String,
+    public_key: String,
+) -> Result<EncodedPayload, QpError> {
+    let key = qp_core::e2e::DevicePublicKey::parse(&public_key, "public_key").map_err(|e| {
+        QpError::InvalidInput {
+            detail: e.to_string(),
+        }
+    })?;
+    let to = payload::Recipient {
+        device_id: &device_id,
+        key: &key,
+    };
+    let e =
+        payload::encode_fcm_question_sealed(&question_from(&question_json)?, Copy::english(), &to)?;
+    Ok(report(
+        String::new(),
+        e.data.into_iter().collect(),
+        e.report,
+    ))
+}
+
 /// Server side: the FCM data message of a resolution.
 #[uniffi::export]
 pub fn encode_fcm_resolved_payload(question_json: String) -> Result<EncodedPayload, QpError> {

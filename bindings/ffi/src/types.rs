@@ -453,13 +453,16 @@ pub enum ApnsEnvironment {
     Sandbox,
 }
 
-/// `DeviceRegistration(platform: .ios, pushToken: hex, appId: bundleId)`:
-/// the person's language, the device key and the APNs environment default
-/// to none (English, plain pushes, the server's APNs default).
+/// `DeviceRegistration(platform: .ios, appId: bundleId)`: the push token
+/// defaults to empty, which `signIn` and `registerDevice` read as the token
+/// the OS last handed over (`updatePushToken`, kept by the core); the
+/// person's language, the device key and the APNs environment default to
+/// none (English, plain pushes, the server's APNs default).
 pub type DeviceRegistration = qp_core::phone::DeviceRegistration;
 #[uniffi::remote(Record)]
 pub struct DeviceRegistration {
     pub platform: Platform,
+    #[uniffi(default = "")]
     pub push_token: String,
     pub app_id: Option<String>,
     #[uniffi(default = None)]
@@ -487,12 +490,16 @@ pub struct SessionStatus {
     pub server_url: Option<String>,
     pub device_id: Option<String>,
     pub line: Option<String>,
+    pub sign_out_pending: bool,
 }
 
 pub type SignOutReport = qp_core::phone::SignOutReport;
 #[uniffi::remote(Record)]
 pub struct SignOutReport {
     pub device_removed: bool,
+    pub token_revoked: bool,
+    pub server_pending: bool,
+    pub unsent_answers_dropped: u32,
 }
 
 pub type PairedAccount = qp_core::phone::PairedAccount;

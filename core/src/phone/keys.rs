@@ -72,7 +72,16 @@ impl Phone {
             device_id.filter(|d| !d.is_empty());
     }
 
+    /// This device's registration id: a session phone's from the shared
+    /// store (the app may have registered again since this process, the
+    /// extension say, looked), else (or when the store cannot say now) the
+    /// one known last.
     pub(super) fn my_device_id(&self) -> Option<String> {
+        if self.vault.is_some() {
+            if let Ok(stored) = self.stored_device_id() {
+                return stored;
+            }
+        }
         self.device_id
             .read()
             .unwrap_or_else(|p| p.into_inner())

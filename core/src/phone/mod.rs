@@ -7,6 +7,7 @@
 //! One `Phone` per process (the app, or each run of the notification
 //! extension), over one store file that both processes share.
 
+mod deeplink;
 mod error;
 mod keys;
 mod observe;
@@ -19,11 +20,12 @@ use std::sync::{Arc, RwLock};
 
 use chrono::{DateTime, Utc};
 
+pub use deeplink::{question_id_of_fcm, question_id_of_notification};
 pub use error::PhoneError;
 pub use keys::{device_public_key, DeviceKeyStore};
 pub use observe::{off_thread, FeedListener};
 pub use pair::{DeviceRegistration, PairError, PairErrorKind, PairedAccount, TokenStore};
-pub use session::{SessionState, SessionStatus, SignOutReport, TokenVault};
+pub use session::{SessionState, SessionStatus, SignOutReport, TokenVault, PUSH_TOKEN_SLOT};
 
 use crate::answer::{map_action, ActionError};
 use crate::feed::{self, FeedCell, MyAnswer};
@@ -150,21 +152,23 @@ impl Phone {
 
     /// The signed-in user's id, or "" (then no answer is "mine").
     fn me(&self) -> String {
-        self.client
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .as_ref()
+        self.session_client()
             .map(|c| c.user_id.clone())
             .unwrap_or_default()
     }
 
     /// The signed-in account's client, or `NotSignedIn`.
     fn client(&self) -> Result<Arc<PhoneClient>, PhoneError> {
-        self.client
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
-            .ok_or(PhoneError::NotSignedIn)
+        self.session_client().ok_or(PhoneError::NotSignedIn)
+    }
+
+    /// A session phone nobody is signed in to (the other process may have
+    /// signed out) takes no push and no answer: `NotSignedIn`.
+    fn refuse_signed_out(&self) -> Result<(), PhoneError> {
+        if self.is_signed_out() {
+            return Err(PhoneError::NotSignedIn);
+        }
+        Ok(())
     }
 
     /// The store, for what the phone does not wrap (tests, diagnostics).
@@ -186,7 +190,11 @@ impl Phone {
     /// holds, the held one (a push never changes it); a resolution is the
     /// push's claim only, recorded nowhere until
     /// [`confirm_resolution`](Self::confirm_resolution) hears it from the server.
+    ///
+    /// A session phone nobody is signed in to records nothing and shows
+    /// nothing of a push: `NotSignedIn` (show the neutral fallback).
     pub fn receive_apns(&self, json: &str) -> Result<Push, PhoneError> {
+        self.refuse_signed_out()?;
         // Plain pushes skip the second parse.
         if json.contains("\"qp_e2e\"") {
             let key = self.device_secret();
@@ -203,6 +211,7 @@ impl Phone {
     /// An FCM data message: opened if sealed, decoded, checked and recorded,
     /// as [`receive_apns`](Self::receive_apns).
     pub fn receive_fcm(&self, data: &HashMap<String, String>) -> Result<Push, PhoneError> {
+        self.refuse_signed_out()?;
         if data.contains_key("qp_e2e") {
             let key = self.device_secret();
             if let Some(push) =
@@ -267,7 +276,8 @@ impl Phone {
         title: Option<&str>,
         body: Option<&str>,
     ) -> FallbackNotification {
-        if self.expects_sealed() {
+        // Signed out: nothing of a push is shown, its words neither.
+        if self.expects_sealed() || self.is_signed_out() {
             return payload::fallback(None, None, &self.copy());
         }
         payload::fallback(title, body, &self.copy())
@@ -359,6 +369,7 @@ impl Phone {
         action_id: &str,
         text: Option<&str>,
     ) -> Result<CommittedAnswer, PhoneError> {
+        self.refuse_signed_out()?;
         let held = self.as_shown(self.held(question_id)?)?;
         match map_action(&held.question, action_id, text) {
             Ok(body) => self.commit(&held, body),
@@ -379,6 +390,7 @@ impl Phone {
         value: Option<String>,
         text: Option<String>,
     ) -> Result<CommittedAnswer, PhoneError> {
+        self.refuse_signed_out()?;
         let held = self.held(question_id)?;
         let body = match (value, text) {
             (Some(v), None) => AnswerSubmission::Value(v),
@@ -485,7 +497,11 @@ impl Phone {
 
     /// Sends every due answer (safe to call from the app and the extension at
     /// once: each answer is leased by one sender).
+    ///
+    /// A sign-out made offline is told to the server first (see
+    /// [`finish_sign_out`](Self::finish_sign_out)), signed in or not.
     pub async fn flush(&self) -> Result<FlushReport, PhoneError> {
+        self.retry_sign_out().await;
         let report = sync::flush(&self.store, &*self.client()?).await?;
         self.note_flush(&report);
         Ok(report)
@@ -493,6 +509,7 @@ impl Phone {
 
     /// Pulls pending questions and refreshes held ones; says what to withdraw.
     pub async fn sync(&self) -> Result<SyncReport, PhoneError> {
+        self.retry_sign_out().await;
         let result = sync::sync(&self.store, &*self.client()?).await;
         self.note_auth(&result);
         Ok(result?)
@@ -608,5 +625,7 @@ impl Phone {
     }
 }
 
+#[cfg(test)]
+mod session_tests;
 #[cfg(test)]
 mod tests;

@@ -4,9 +4,20 @@
 //! registration kept current through the token's whole life.
 //!
 //! Who is signed in lives in the shared store (the app and its extension
-//! read the same), the token in the app's secure storage ([`TokenVault`]),
-//! and the push token only as a hash (to know whether a token the OS hands
-//! over is new).
+//! read the same, and each process follows it: a sign-out or a new device
+//! id in the app is seen by a running extension at its next call), the
+//! token in the app's secure storage ([`TokenVault`]). The push token the OS
+//! last handed over is kept in the vault too (slot [`PUSH_TOKEN_SLOT`]), so
+//! a token given before pairing is registered at sign-in; the store holds
+//! only its hash (to know whether a token the OS hands over is new).
+//!
+//! Signing out offline cannot tell the server. The phone is signed out at
+//! once regardless; what the server must still hear (the device removed,
+//! the token revoked) is kept as a pending sign-out (in the store, its
+//! token moved to a vault slot of its own) and finished at the next moment
+//! the phone is online: the next `flush`, `sync`, `sign_in`, or
+//! [`Phone::finish_sign_out`]. [`SignOutReport`] and [`SessionStatus`] say
+//! when it is still pending, so the app can tell the person.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -78,16 +89,32 @@ pub struct SessionStatus {
     /// What to tell the person, in their language, when something is
     /// wrong ("Signed out by the server: pair this phone again…").
     pub line: Option<String>,
+    /// A sign-out the server has not heard of yet (made offline): until
+    /// the phone is online again that device may still get pushes and the
+    /// old token still works. Finished at the next flush, sync or sign-in.
+    pub sign_out_pending: bool,
 }
 
-/// What signing out did on the server.
+/// What signing out did. This phone is signed out whatever it says (the
+/// store erased, the token gone from the vault's account slot); the rest
+/// is what the person may need to hear.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SignOutReport {
     /// The server confirmed this device is gone (or it was never
-    /// registered). False when the server could not be reached: this phone
-    /// is signed out regardless, and the server drops the device at its
-    /// first failed push or when the token is revoked.
+    /// registered).
     pub device_removed: bool,
+    /// The server confirmed the sign-in token is revoked (or it no longer
+    /// took it).
+    pub token_revoked: bool,
+    /// The server could not be told (offline): the removal and the revoke
+    /// are kept and sent at the next moment the phone is online
+    /// ([`Phone::finish_sign_out`]; `SessionStatus::sign_out_pending`).
+    /// Tell the person this device may still get pushes until then.
+    pub server_pending: bool,
+    /// Answers that were still unsent after one last try to send them, and
+    /// are now dropped with the rest of the store. Ask first with
+    /// [`Phone::unsent_answers`].
+    pub unsent_answers_dropped: u32,
 }
 
 /// The store's record of the session (no secrets).
@@ -104,6 +131,44 @@ struct Account {
 
 const ACCOUNT: &str = "account";
 const UNAUTHORIZED: &str = "unauthorized";
+/// The store's list of [`PendingSignOut`]s (JSON; never a token).
+const SIGN_OUT_PENDING: &str = "sign_out_pending";
+
+/// The vault slot of the push token the OS last handed over. Vault slots
+/// are user ids (`u_…`: letters, digits, `_`, `-`) or these names with a
+/// dot, so they cannot meet.
+pub const PUSH_TOKEN_SLOT: &str = "qp.push-token";
+/// The prefix of a pending sign-out's vault slot (its token, kept only
+/// until the server has revoked it).
+const SIGN_OUT_SLOT: &str = "qp.sign-out.";
+
+/// A sign-out the server has not heard of yet.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct PendingSignOut {
+    server_url: String,
+    user_id: String,
+    device_id: Option<String>,
+    /// The vault slot holding the token to revoke.
+    slot: String,
+}
+
+/// What telling the server of one sign-out achieved.
+#[derive(Debug, Clone, Copy, Default)]
+struct Told {
+    device_removed: bool,
+    token_revoked: bool,
+    /// Nothing more to tell (done, or nothing more can be done).
+    done: bool,
+}
+
+fn random_hex() -> String {
+    let mut b = [0u8; 8];
+    // Without randomness the slot is still unique enough per phone.
+    if getrandom::getrandom(&mut b).is_err() {
+        b = (crate::store::now_ms() as u64).to_le_bytes();
+    }
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
 
 /// A push token as the store keeps it: enough to tell a new one.
 fn token_hash(push_token: &str) -> String {
@@ -174,15 +239,67 @@ impl Phone {
         Ok(())
     }
 
-    /// Where the session stands, with the line to show when it needs the
-    /// person (in their language).
-    pub fn session_status(&self) -> Result<SessionStatus, PhoneError> {
-        let account = read_account(&self.store)?;
-        let client = self
+    /// The signed-in account's client. A session phone follows the store,
+    /// which the app and its extension share: the other process may have
+    /// signed out, or in as someone else, since this one looked. When the
+    /// store cannot say now (locked, suspended), the client known last.
+    pub(super) fn session_client(&self) -> Option<Arc<PhoneClient>> {
+        let known = self
             .client
             .read()
             .unwrap_or_else(|p| p.into_inner())
             .clone();
+        if self.vault.is_none() {
+            return known;
+        }
+        let Ok(account) = read_account(&self.store) else {
+            return known;
+        };
+        match (account, &known) {
+            (None, None) => None,
+            (None, Some(_)) => {
+                *self.client.write().unwrap_or_else(|p| p.into_inner()) = None;
+                None
+            }
+            (Some(a), Some(c))
+                if c.user_id == a.user_id && c.base_url() == a.server_url.trim_end_matches('/') =>
+            {
+                known
+            }
+            (Some(a), _) => match self.connect(&a.server_url, &a.user_id) {
+                Ok(()) => self
+                    .client
+                    .read()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .clone(),
+                Err(e) => {
+                    log::warn!("the stored session could not be opened: {e}");
+                    known
+                }
+            },
+        }
+    }
+
+    /// This device's registration id as the shared store has it (a session
+    /// phone): the app registers, and a running extension must open the
+    /// pushes sealed to the new id. `Err` when the store cannot say now.
+    pub(super) fn stored_device_id(&self) -> Result<Option<String>, PhoneError> {
+        Ok(read_account(&self.store)?.and_then(|a| a.device_id))
+    }
+
+    /// True when this is a session phone and the store says nobody is
+    /// signed in (another process may have signed out). Then a push is not
+    /// recorded nor its words shown (the neutral fallback), and no action
+    /// becomes an answer. False when the store cannot say now.
+    pub fn is_signed_out(&self) -> bool {
+        self.vault.is_some() && matches!(read_account(&self.store), Ok(None))
+    }
+
+    /// Where the session stands, with the line to show when it needs the
+    /// person (in their language).
+    pub fn session_status(&self) -> Result<SessionStatus, PhoneError> {
+        let account = read_account(&self.store)?;
+        let client = self.session_client();
         let unauthorized = self.store.state(UNAUTHORIZED)?.is_some();
         let state = match (&client, unauthorized) {
             (None, _) => SessionState::SignedOut,
@@ -197,13 +314,51 @@ impl Phone {
             server_url: client.as_ref().map(|c| c.base_url().to_string()),
             device_id: self.my_device_id(),
             line,
+            sign_out_pending: !self.pending_sign_outs()?.is_empty(),
         })
+    }
+
+    /// The push token the OS last handed over, kept in the vault.
+    fn kept_push_token(&self) -> Option<String> {
+        self.vault
+            .as_ref()?
+            .token(PUSH_TOKEN_SLOT)
+            .filter(|t| !t.trim().is_empty())
+    }
+
+    /// Keeps `push_token` as the one the OS last handed over (a session
+    /// phone; best effort: the registration does not depend on it).
+    fn keep_push_token(&self, push_token: &str) {
+        let Some(vault) = &self.vault else { return };
+        if vault.token(PUSH_TOKEN_SLOT).as_deref() == Some(push_token) {
+            return;
+        }
+        if let Err(e) = vault.save_token(PUSH_TOKEN_SLOT, push_token) {
+            log::warn!("the push token was not kept in the secure storage: {e}");
+        }
+    }
+
+    /// `device` with an empty `push_token` filled with the kept one (if any).
+    fn with_kept_token(&self, device: &DeviceRegistration) -> DeviceRegistration {
+        if !device.push_token.trim().is_empty() {
+            return device.clone();
+        }
+        DeviceRegistration {
+            push_token: self.kept_push_token().unwrap_or_default(),
+            ..device.clone()
+        }
     }
 
     /// Pairs (see [`Phone::pair`]; the token goes to the vault) and signs
     /// this phone in. Signing in as someone else first erases what the
     /// store held of the previous person. Answers waiting in the outbox
     /// (the server had refused the old token) are sent at once, once.
+    ///
+    /// `device`: the push registration. Its `push_token` may be empty: the
+    /// token the OS handed over before ([`update_push_token`](Self::update_push_token),
+    /// often before pairing) is used, or, when none came yet, the
+    /// registration is made when one does. A sign-out the server has not
+    /// heard of yet is finished first.
     pub async fn sign_in(
         &self,
         link_or_code: &str,
@@ -212,26 +367,43 @@ impl Phone {
         device: Option<&DeviceRegistration>,
     ) -> Result<PairedAccount, PhoneError> {
         let vault = self.vault()?.clone();
+        if let Err(e) = self.finish_sign_out().await {
+            log::warn!("the earlier sign-out is still pending: {e}");
+        }
+        let device = device.map(|d| self.with_kept_token(d));
+        let sent = device.as_ref().filter(|d| !d.push_token.is_empty());
         let paired = Phone::pair(
             link_or_code,
             server_url,
             device_label,
-            device,
+            sent,
             &VaultSink(vault.as_ref()),
             &self.trust,
         )
         .await?;
+        if let Some(d) = sent {
+            self.keep_push_token(&d.push_token);
+        }
         let old = read_account(&self.store)?;
         let same_user = old.as_ref().is_some_and(|o| o.user_id == paired.user_id);
         if old.is_some() && !same_user {
-            self.store.erase_all()?;
+            self.erase_keeping_pending()?;
         }
-        let (device_id, registration) = match (device, &paired.device_id) {
+        let (device_id, registration) = match (sent, &paired.device_id) {
             (Some(d), Some(id)) => (
                 Some(id.clone()),
                 Some(DeviceRegistration {
                     push_token: token_hash(&d.push_token),
                     ..d.clone()
+                }),
+            ),
+            // The registration's fields, no token yet: the first one the OS
+            // hands over registers the device (update_push_token).
+            _ if device.is_some() => (
+                None,
+                device.map(|d| DeviceRegistration {
+                    push_token: String::new(),
+                    ..d
                 }),
             ),
             // Signing in again without a registration: the device is kept
@@ -271,26 +443,234 @@ impl Phone {
         Ok(paired)
     }
 
-    /// Signs out: removes this device on the server (`DELETE
-    /// /api/devices/{id}`), erases the store and forgets the token in the
-    /// vault. The phone stays usable, signed out.
+    /// Answers committed here and not delivered yet (queued or sending):
+    /// what signing out now would drop if they cannot be sent first.
+    pub fn unsent_answers(&self) -> Result<u32, PhoneError> {
+        Ok(self
+            .store
+            .outbox()?
+            .iter()
+            .filter(|e| e.state.is_open())
+            .count() as u32)
+    }
+
+    /// Signs out: tries once more to send the unsent answers, erases the
+    /// store, forgets the token, and tells the server (this device removed,
+    /// `DELETE /api/devices/{id}`; the token revoked, `DELETE
+    /// /api/me/token`). This phone is signed out whatever the network does;
+    /// what the server could not be told now is kept and told at the next
+    /// moment the phone is online (see [`SignOutReport`]). The phone stays
+    /// usable, signed out. The push token the OS handed over is kept (it
+    /// belongs to the app's install): the next sign-in registers it.
     pub async fn sign_out(&self) -> Result<SignOutReport, PhoneError> {
-        let client = self
-            .client
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone();
-        let device_removed = match (&client, self.my_device_id()) {
-            (Some(c), Some(id)) => self.delete_device(c, &id).await,
-            _ => true,
+        let Some(client) = self.session_client() else {
+            // Signed out already (perhaps by the other process): nothing of
+            // anyone is kept; what the server was not told is tried again.
+            self.erase_keeping_pending()?;
+            self.set_device_id(None);
+            let done = self.finish_sign_out().await.unwrap_or(false);
+            return Ok(SignOutReport {
+                device_removed: done,
+                token_revoked: done,
+                server_pending: !done,
+                unsent_answers_dropped: 0,
+            });
         };
-        self.store.erase_all()?;
-        if let (Some(c), Some(vault)) = (&client, &self.vault) {
-            vault.forget_token(&c.user_id);
+        // One last try to deliver what the person answered.
+        if self.unsent_answers()? > 0 {
+            self.store.requeue_open()?;
+            if let Err(e) = self.flush().await {
+                log::warn!("signing out: the unsent answers could not be sent: {e}");
+            }
+        }
+        let dropped = self.unsent_answers()?;
+        if dropped > 0 {
+            log::warn!("signing out drops {dropped} unsent answer(s)");
+        }
+        let device_id = self.my_device_id();
+        // The server told now, with the account's own token.
+        let told = self.tell_server_with(&client, device_id.as_deref()).await;
+        let mut pending = false;
+        if let Some(vault) = &self.vault {
+            if !told.done {
+                // Offline: the token moves to a slot of its own until the
+                // server has revoked it (a sign-in as the same person must
+                // not overwrite the one still to revoke).
+                let slot = format!("{SIGN_OUT_SLOT}{}", random_hex());
+                pending = vault
+                    .token(&client.user_id)
+                    .is_some_and(|t| vault.save_token(&slot, &t).is_ok());
+                self.erase_keeping_pending()?;
+                if pending {
+                    self.add_pending_sign_out(&PendingSignOut {
+                        server_url: client.base_url().to_string(),
+                        user_id: client.user_id.clone(),
+                        device_id: device_id.filter(|_| !told.device_removed),
+                        slot,
+                    })?;
+                } else {
+                    log::warn!("signing out: the token could not be kept to tell the server later");
+                }
+            } else {
+                self.erase_keeping_pending()?;
+            }
+            vault.forget_token(&client.user_id);
+        } else {
+            // A phone opened for one user (open): the app keeps the token.
+            self.store.erase_all()?;
         }
         *self.client.write().unwrap_or_else(|p| p.into_inner()) = None;
         self.set_device_id(None);
-        Ok(SignOutReport { device_removed })
+        Ok(SignOutReport {
+            device_removed: told.device_removed,
+            token_revoked: told.token_revoked,
+            server_pending: pending,
+            unsent_answers_dropped: dropped,
+        })
+    }
+
+    /// Erases the store, keeping the sign-outs still to tell the server.
+    fn erase_keeping_pending(&self) -> Result<(), PhoneError> {
+        let pending = self.store.state(SIGN_OUT_PENDING)?;
+        self.store.erase_all()?;
+        if let Some(p) = pending {
+            self.store.set_state(SIGN_OUT_PENDING, &p)?;
+        }
+        Ok(())
+    }
+
+    fn pending_sign_outs(&self) -> Result<Vec<PendingSignOut>, PhoneError> {
+        Ok(self
+            .store
+            .state(SIGN_OUT_PENDING)?
+            .and_then(|json| serde_json::from_str(&json).ok())
+            .unwrap_or_default())
+    }
+
+    fn write_pending(&self, pending: &[PendingSignOut]) -> Result<(), PhoneError> {
+        if pending.is_empty() {
+            return Ok(self.store.clear_state(SIGN_OUT_PENDING)?);
+        }
+        let json =
+            serde_json::to_string(pending).map_err(|e| PhoneError::InvalidInput(e.to_string()))?;
+        Ok(self.store.set_state(SIGN_OUT_PENDING, &json)?)
+    }
+
+    fn add_pending_sign_out(&self, p: &PendingSignOut) -> Result<(), PhoneError> {
+        let mut all = self.pending_sign_outs()?;
+        all.push(p.clone());
+        self.write_pending(&all)
+    }
+
+    /// Records what the server was told of the sign-out in `slot`: done,
+    /// it is dropped (and its token forgotten); the device removed, only
+    /// the revoke is left.
+    fn settle_pending(&self, slot: &str, told: &Told) -> Result<(), PhoneError> {
+        let mut all = self.pending_sign_outs()?;
+        if told.done {
+            all.retain(|p| p.slot != slot);
+            if let Some(vault) = &self.vault {
+                vault.forget_token(slot);
+            }
+        } else if told.device_removed {
+            for p in all.iter_mut().filter(|p| p.slot == slot) {
+                p.device_id = None;
+            }
+        }
+        self.write_pending(&all)
+    }
+
+    /// Tells the server of the sign-outs it has not heard of (made
+    /// offline): each device removed, each token revoked. True when none is
+    /// left pending. `flush`, `sync` and `sign_in` call it; the app may too
+    /// (a "sign-out pending" line in its account screen).
+    pub async fn finish_sign_out(&self) -> Result<bool, PhoneError> {
+        let pending = self.pending_sign_outs()?;
+        for p in &pending {
+            let told = self.tell_server(p).await;
+            self.settle_pending(&p.slot, &told)?;
+        }
+        Ok(self.pending_sign_outs()?.is_empty())
+    }
+
+    /// The sign-outs still pending, tried when the phone reaches the server
+    /// anyway (errors only logged: the caller's own call goes on).
+    pub(super) async fn retry_sign_out(&self) {
+        match self.pending_sign_outs() {
+            Ok(p) if p.is_empty() => {}
+            Ok(_) => {
+                if let Err(e) = self.finish_sign_out().await {
+                    log::warn!("the pending sign-out: {e}");
+                }
+            }
+            Err(e) => log::debug!("the pending sign-out cannot be read now: {e}"),
+        }
+    }
+
+    /// One pending sign-out told to the server with its parked token.
+    async fn tell_server(&self, p: &PendingSignOut) -> Told {
+        let Some(vault) = &self.vault else {
+            return Told::default();
+        };
+        if vault.token(&p.slot).is_none_or(|t| t.is_empty()) {
+            // Nothing left to authenticate with: nothing more can be done.
+            return Told {
+                done: true,
+                ..Told::default()
+            };
+        }
+        let tokens = Arc::new(VaultTokens {
+            vault: vault.clone(),
+            user_id: p.slot.clone(),
+        });
+        match PhoneClient::with_trust(&p.server_url, &p.user_id, tokens, &self.trust) {
+            Ok(client) => self.tell_server_with(&client, p.device_id.as_deref()).await,
+            Err(e) => {
+                log::warn!("sign-out: {e}");
+                Told::default()
+            }
+        }
+    }
+
+    /// The device removed, then the token revoked, with `client`'s token.
+    async fn tell_server_with(&self, client: &PhoneClient, device_id: Option<&str>) -> Told {
+        let device_removed = match device_id {
+            Some(id) => self.delete_device(client, id).await,
+            None => true,
+        };
+        if !device_removed {
+            return Told::default();
+        }
+        let reply = client
+            .send(reqwest::Method::DELETE, "/api/me/token", None, None)
+            .await;
+        let (token_revoked, done) = match reply {
+            // Revoked now, or the server no longer takes it.
+            Ok(Reply::Status(200 | 204 | 401, _)) => (true, true),
+            Ok(Reply::Status(status @ (404 | 405), _)) => {
+                log::warn!(
+                    "the server cannot revoke the sign-in ({status}): revoke it there (qp admin token revoke)"
+                );
+                (false, true)
+            }
+            Ok(Reply::Status(status, body)) => {
+                log::warn!("sign-in not revoked: {status} {}", server_message(&body));
+                (false, false)
+            }
+            Ok(Reply::Unreachable(e)) => {
+                log::warn!("sign-in not revoked: {e}");
+                (false, false)
+            }
+            Err(e) => {
+                log::warn!("sign-in not revoked: {e}");
+                (false, false)
+            }
+        };
+        Told {
+            device_removed,
+            token_revoked,
+            done,
+        }
     }
 
     /// True when the server says the device is gone: removed now (204),
@@ -323,9 +703,17 @@ impl Phone {
     }
 
     /// Registers this device for pushes (`POST /api/devices`), replacing
-    /// the registration made before; returns the device id.
+    /// the registration made before; returns the device id. An empty
+    /// `push_token` is the one the OS handed over last (kept by the core).
     pub async fn register_device(&self, device: &DeviceRegistration) -> Result<String, PhoneError> {
         let client = self.client()?;
+        let device = self.with_kept_token(device);
+        if device.push_token.is_empty() {
+            return Err(PhoneError::InvalidInput(
+                "push_token: empty, and the OS has not handed one over yet (call update_push_token when it does)"
+                    .into(),
+            ));
+        }
         let body = device.to_json();
         let reply = client
             .send(reqwest::Method::POST, "/api/devices", Some(&body), None)
@@ -355,6 +743,7 @@ impl Phone {
             }
             Reply::Unreachable(e) => return Err(PhoneError::Network(e)),
         };
+        self.keep_push_token(&device.push_token);
         let mut account = read_account(&self.store)?.unwrap_or_else(|| Account {
             server_url: client.base_url().to_string(),
             user_id: client.user_id.clone(),
@@ -379,14 +768,31 @@ impl Phone {
 
     /// The OS handed over a push token (iOS
     /// `didRegisterForRemoteNotificationsWithDeviceToken`, FCM `onNewToken`):
-    /// call it every time. The registration is sent again, with the same
-    /// fields, only when the token changed; true when it was.
+    /// call it every time, signed in or not. The token is kept (in the
+    /// vault); the registration is sent again, with the same fields, only
+    /// when the token changed: true when it was. Before pairing, after
+    /// signing out or after [`unregister`](Self::unregister) it is only
+    /// kept (false): the next `sign_in` (or `register_device` with an empty
+    /// token) registers it.
     pub async fn update_push_token(&self, push_token: &str) -> Result<bool, PhoneError> {
-        let account = read_account(&self.store)?;
-        let Some(registration) = account.and_then(|a| a.registration) else {
+        let push_token = push_token.trim();
+        if push_token.is_empty() {
             return Err(PhoneError::InvalidInput(
-                "no device registered yet: give the registration to sign_in or register_device"
-                    .into(),
+                "push_token: must not be empty".into(),
+            ));
+        }
+        self.keep_push_token(push_token);
+        let registration = match self.session_client() {
+            Some(_) => read_account(&self.store)?.and_then(|a| a.registration),
+            None => None,
+        };
+        let Some(registration) = registration else {
+            if self.vault.is_some() {
+                log::info!("push token kept: it is registered at the next sign-in");
+                return Ok(false);
+            }
+            return Err(PhoneError::InvalidInput(
+                "push_token: no device registered yet to update (register_device first)".into(),
             ));
         };
         if registration.push_token == token_hash(push_token) {
@@ -402,7 +808,8 @@ impl Phone {
 
     /// Stops pushes to this device (the person turned notifications off):
     /// removes the registration on the server and here. True when the
-    /// server confirmed.
+    /// server confirmed. The push token stays kept: `register_device` with
+    /// an empty token (or the next sign-in) registers again.
     pub async fn unregister(&self) -> Result<bool, PhoneError> {
         let client = self.client()?;
         let Some(id) = self.my_device_id() else {

@@ -15,7 +15,7 @@ impl TokenProvider for NoToken {
     }
 }
 
-const APNS: &str = r#"{"aps":{"alert":{"title":"Release Bot asks you","body":"Deploy?"}},
+pub(super) const APNS: &str = r#"{"aps":{"alert":{"title":"Release Bot asks you","body":"Deploy?"}},
  "qp":{"v":1,"id":"q_1","room":{"code":"OPS123","name":"Ops"},"asker":"Release Bot","prompt":"Deploy?",
  "context":null,"options":[{"value":"approve","label":"Approve","style":"primary"},{"value":"deny","label":"Deny","style":"danger"}],
  "text_input":{"placeholder":null,"max_length":10},"responder_scope":"direct","target_user_id":"u_me",
@@ -194,7 +194,7 @@ fn only_a_notification_showing_the_held_question_may_answer_it() {
 }
 
 /// A device key kept in memory (the app's Keychain or Keystore).
-struct MemoryKeys(std::sync::Mutex<Option<Vec<u8>>>);
+pub(super) struct MemoryKeys(pub(super) std::sync::Mutex<Option<Vec<u8>>>);
 impl DeviceKeyStore for MemoryKeys {
     fn load_device_key(&self) -> Option<Vec<u8>> {
         self.0.lock().unwrap().clone()
@@ -206,7 +206,7 @@ impl DeviceKeyStore for MemoryKeys {
 }
 
 /// The question of [`APNS`], as the server holds it.
-fn server_question(prompt: &str) -> crate::protocol::Question {
+pub(super) fn server_question(prompt: &str) -> crate::protocol::Question {
     let Push::Question(q) = payload::decode_apns(APNS).unwrap() else {
         panic!("a question")
     };
@@ -395,7 +395,7 @@ fn phone_of(dir: &tempfile::TempDir, url: &str) -> Phone {
     .unwrap()
 }
 
-fn block_on<F: std::future::Future>(f: F) -> F::Output {
+pub(super) fn block_on<F: std::future::Future>(f: F) -> F::Output {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

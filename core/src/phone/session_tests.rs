@@ -1,0 +1,521 @@
+//! The session's rules against a small stand-in of the server's phone API
+//! (pairing, devices, revoking a token, one question to answer), which can
+//! be taken offline. The same flows run against the real `qp serve` in
+//! qp-server's phone_session suite and in the Swift and Kotlin suites.
+
+use std::collections::{HashMap, HashSet};
+use std::io::{Read, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use serde_json::{json, Value};
+
+use super::tests::{block_on, server_question, MemoryKeys, APNS};
+use super::*;
+use crate::present::ios::option_action_id;
+use crate::protocol::device::Platform;
+
+/// The app's Keychain, in memory.
+#[derive(Default)]
+struct Vault {
+    slots: Mutex<HashMap<String, String>>,
+    forgotten: Mutex<Vec<String>>,
+}
+
+impl TokenVault for Vault {
+    fn save_token(&self, user_id: &str, token: &str) -> Result<(), String> {
+        self.slots
+            .lock()
+            .unwrap()
+            .insert(user_id.into(), token.into());
+        Ok(())
+    }
+    fn token(&self, user_id: &str) -> Option<String> {
+        self.slots.lock().unwrap().get(user_id).cloned()
+    }
+    fn forget_token(&self, user_id: &str) {
+        self.slots.lock().unwrap().remove(user_id);
+        self.forgotten.lock().unwrap().push(user_id.into());
+    }
+}
+
+/// What the stand-in server holds.
+#[derive(Default)]
+struct Server {
+    tokens: HashSet<String>,
+    /// id -> (push token, the token that registered it)
+    devices: HashMap<String, (String, String)>,
+    /// Every `POST /api/devices` and pairing with a device, in order.
+    registrations: Vec<String>,
+    answers: Vec<Value>,
+    next: u32,
+}
+
+struct Fake {
+    url: String,
+    state: Arc<Mutex<Server>>,
+    offline: Arc<AtomicBool>,
+}
+
+impl Fake {
+    fn start() -> Fake {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let state = Arc::new(Mutex::new(Server::default()));
+        let offline = Arc::new(AtomicBool::new(false));
+        let (st, off) = (state.clone(), offline.clone());
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut s) = stream else { return };
+                if off.load(Ordering::SeqCst) {
+                    // Offline: the connection dies without an answer.
+                    drop(s);
+                    continue;
+                }
+                let Some((line, auth, body)) = read_request(&mut s) else {
+                    continue;
+                };
+                let (status, reply) = handle(&mut st.lock().unwrap(), &line, auth, body);
+                let reply = reply.to_string();
+                let _ = write!(
+                    s,
+                    "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{reply}",
+                    reply.len()
+                );
+            }
+        });
+        Fake {
+            url,
+            state,
+            offline,
+        }
+    }
+
+    fn devices(&self) -> Vec<String> {
+        let mut d: Vec<String> = self
+            .state
+            .lock()
+            .unwrap()
+            .devices
+            .values()
+            .map(|(push, _)| push.clone())
+            .collect();
+        d.sort();
+        d
+    }
+
+    fn registrations(&self) -> Vec<String> {
+        self.state.lock().unwrap().registrations.clone()
+    }
+
+    fn token_live(&self, token: &str) -> bool {
+        self.state.lock().unwrap().tokens.contains(token)
+    }
+
+    fn set_offline(&self, off: bool) {
+        self.offline.store(off, Ordering::SeqCst);
+    }
+}
+
+fn read_request(s: &mut std::net::TcpStream) -> Option<(String, Option<String>, Value)> {
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 4096];
+    let head_end = loop {
+        let n = s.read(&mut chunk).unwrap_or(0);
+        if n == 0 {
+            return None;
+        }
+        buf.extend_from_slice(&chunk[..n]);
+        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            break i + 4;
+        }
+    };
+    let head = String::from_utf8_lossy(&buf[..head_end]).to_string();
+    let header = |name: &str| {
+        head.lines().find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.eq_ignore_ascii_case(name).then(|| v.trim().to_string())
+        })
+    };
+    let length: usize = header("content-length")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
+    while buf.len() < head_end + length {
+        let n = s.read(&mut chunk).unwrap_or(0);
+        if n == 0 {
+            break;
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    }
+    let auth = header("authorization").and_then(|v| v.strip_prefix("Bearer ").map(String::from));
+    let body = serde_json::from_slice(&buf[head_end..]).unwrap_or(Value::Null);
+    Some((head.lines().next()?.to_string(), auth, body))
+}
+
+fn handle(s: &mut Server, line: &str, auth: Option<String>, body: Value) -> (&'static str, Value) {
+    let mut parts = line.split(' ');
+    let (method, path) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
+    let unauthorized = (
+        "401 Unauthorized",
+        json!({"error": {"code": "unauthorized", "message": "token revoked"}}),
+    );
+    let new_device = |s: &mut Server, push: &str, token: &str| {
+        s.next += 1;
+        let id = format!("dev_{}", s.next);
+        // One device per push token, as the server keeps it.
+        s.devices.retain(|_, (p, _)| p != push);
+        s.devices
+            .insert(id.clone(), (push.to_string(), token.to_string()));
+        s.registrations.push(push.to_string());
+        id
+    };
+    if (method, path) == ("POST", "/api/pair") {
+        s.next += 1;
+        let token = format!("qpu_session{}", s.next);
+        s.tokens.insert(token.clone());
+        let device = body["device"]["push_token"]
+            .as_str()
+            .map(|push| new_device(s, push, &token));
+        return (
+            "200 OK",
+            json!({"token": token, "user": {"id": "u_me", "display_name": "Me"},
+                   "device": device.map(|id| json!({"id": id}))}),
+        );
+    }
+    let Some(token) = auth.filter(|t| s.tokens.contains(t)) else {
+        return unauthorized;
+    };
+    match (method, path) {
+        ("POST", "/api/devices") => {
+            let push = body["push_token"].as_str().unwrap_or_default().to_string();
+            let id = new_device(s, &push, &token);
+            ("201 Created", json!({"id": id}))
+        }
+        ("DELETE", "/api/me/token") => {
+            s.tokens.remove(&token);
+            s.devices.retain(|_, (_, by)| *by != token);
+            ("204 No Content", json!({}))
+        }
+        ("DELETE", p) if p.starts_with("/api/devices/") => {
+            match s.devices.remove(&p["/api/devices/".len()..]) {
+                Some(_) => ("204 No Content", json!({})),
+                None => ("404 Not Found", json!({"error": {"message": "no device"}})),
+            }
+        }
+        ("GET", "/api/questions/q_1") => (
+            "200 OK",
+            serde_json::to_value(server_question("Deploy?")).unwrap(),
+        ),
+        ("POST", "/api/questions/q_1/answer") => {
+            s.answers.push(body.clone());
+            let mut q = server_question("Deploy?");
+            q.state = crate::protocol::QuestionState::Answered;
+            q.answer = Some(crate::protocol::Answer {
+                value: body["value"].as_str().map(String::from),
+                label: None,
+                text: None,
+                responder: crate::protocol::Responder {
+                    id: "u_me".into(),
+                    display_name: "Me".into(),
+                },
+                answered_at: Utc::now(),
+            });
+            q.resolved_at = Some(Utc::now());
+            ("200 OK", serde_json::to_value(q).unwrap())
+        }
+        _ => (
+            "404 Not Found",
+            json!({"error": {"code": "not_found", "message": "no"}}),
+        ),
+    }
+}
+
+fn session(path: &std::path::Path, mode: StoreMode, vault: &Arc<Vault>) -> Phone {
+    Phone::open_session(
+        path,
+        mode,
+        vault.clone(),
+        &[],
+        &crate::sync::Trust::platform(),
+    )
+    .unwrap()
+}
+
+fn ios_device(push_token: &str) -> DeviceRegistration {
+    DeviceRegistration {
+        platform: Platform::Ios,
+        push_token: push_token.into(),
+        app_id: Some("io.questionprotocol.test".into()),
+        locale: None,
+        public_key: None,
+        apns_environment: None,
+    }
+}
+
+fn apns(byte: char) -> String {
+    std::iter::repeat_n(byte, 64).collect()
+}
+
+fn link(fake: &Fake) -> String {
+    format!("{}/pair#K7QD-8M3X-PA2F-9TRV", fake.url)
+}
+
+#[test]
+fn a_push_token_handed_over_before_pairing_is_registered_once_at_sign_in() {
+    let dir = tempfile::tempdir().unwrap();
+    let fake = Fake::start();
+    let vault = Arc::new(Vault::default());
+    let phone = session(&dir.path().join("s.sqlite"), StoreMode::App, &vault);
+    block_on(async {
+        // The OS hands the token over at launch, before the person pairs.
+        assert_eq!(phone.update_push_token(&apns('a')).await, Ok(false));
+        assert_eq!(phone.update_push_token(&apns('a')).await, Ok(false));
+        assert!(
+            fake.registrations().is_empty(),
+            "nothing sent before pairing"
+        );
+        // Kept in the vault, never in the store.
+        assert_eq!(vault.token(PUSH_TOKEN_SLOT), Some(apns('a')));
+        assert!(!store_contains(dir.path(), &apns('a')));
+        // Signing in with the registration's fields (no token in hand):
+        // the kept token is registered in the pairing call, once.
+        let account = phone
+            .sign_in(&link(&fake), None, "iPhone", Some(&ios_device("")))
+            .await
+            .unwrap();
+        assert!(account.device_id.is_some());
+        assert_eq!(fake.registrations(), vec![apns('a')]);
+        assert_eq!(fake.devices(), vec![apns('a')]);
+        // The same token again at the next launch: nothing sent.
+        assert_eq!(phone.update_push_token(&apns('a')).await, Ok(false));
+        assert_eq!(fake.registrations().len(), 1, "registered exactly once");
+        assert_eq!(phone.session_status().unwrap().device_id, account.device_id);
+
+        // After unregister a token is kept, not sent (the person turned
+        // pushes off); registering again takes the kept one.
+        assert_eq!(phone.unregister().await, Ok(true));
+        assert_eq!(phone.update_push_token(&apns('b')).await, Ok(false));
+        assert!(fake.devices().is_empty());
+        let id = phone.register_device(&ios_device("")).await.unwrap();
+        assert_eq!(fake.devices(), vec![apns('b')]);
+        assert_eq!(phone.session_status().unwrap().device_id, Some(id));
+
+        // Bad input names the field.
+        let e = phone.update_push_token("  ").await.unwrap_err();
+        assert!(e.to_string().starts_with("push_token:"), "{e}");
+    });
+    // Before pairing, a token given and nothing kept: register_device says why.
+    let other = session(
+        &dir.path().join("t.sqlite"),
+        StoreMode::App,
+        &Arc::new(Vault::default()),
+    );
+    assert_eq!(
+        block_on(other.register_device(&ios_device(""))),
+        Err(PhoneError::NotSignedIn)
+    );
+}
+
+#[test]
+fn a_sign_in_without_a_token_yet_registers_when_the_os_hands_one_over() {
+    let dir = tempfile::tempdir().unwrap();
+    let fake = Fake::start();
+    let vault = Arc::new(Vault::default());
+    let phone = session(&dir.path().join("s.sqlite"), StoreMode::App, &vault);
+    block_on(async {
+        phone
+            .sign_in(&link(&fake), None, "iPhone", Some(&ios_device("")))
+            .await
+            .unwrap();
+        assert!(fake.registrations().is_empty());
+        assert_eq!(phone.session_status().unwrap().device_id, None);
+        assert_eq!(phone.update_push_token(&apns('c')).await, Ok(true));
+        assert_eq!(phone.update_push_token(&apns('c')).await, Ok(false));
+        assert_eq!(fake.registrations(), vec![apns('c')]);
+    });
+}
+
+fn store_contains(dir: &std::path::Path, needle: &str) -> bool {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| std::fs::read(e.ok()?.path()).ok())
+        .any(|raw| raw.windows(needle.len()).any(|w| w == needle.as_bytes()))
+}
+
+#[test]
+fn signing_out_offline_reports_the_dropped_answers_and_tells_the_server_later() {
+    let dir = tempfile::tempdir().unwrap();
+    let fake = Fake::start();
+    let vault = Arc::new(Vault::default());
+    let phone = session(&dir.path().join("s.sqlite"), StoreMode::App, &vault);
+    block_on(async {
+        phone
+            .sign_in(&link(&fake), None, "iPhone", Some(&ios_device(&apns('a'))))
+            .await
+            .unwrap();
+        let token = vault.token("u_me").unwrap();
+        phone.receive_apns(APNS).unwrap();
+        phone
+            .answer_action("q_1", &option_action_id("approve"), None)
+            .unwrap();
+        assert_eq!(phone.unsent_answers(), Ok(1));
+
+        // Offline: the last try cannot send; the phone is signed out anyway.
+        fake.set_offline(true);
+        let report = phone.sign_out().await.unwrap();
+        assert_eq!(
+            report,
+            SignOutReport {
+                device_removed: false,
+                token_revoked: false,
+                server_pending: true,
+                unsent_answers_dropped: 1,
+            }
+        );
+        let status = phone.session_status().unwrap();
+        assert_eq!(status.state, SessionState::SignedOut);
+        assert!(status.sign_out_pending);
+        assert_eq!(vault.token("u_me"), None, "the account's slot is empty");
+        assert!(phone.feed(Utc::now()).unwrap().is_empty());
+        assert_eq!(phone.unsent_answers(), Ok(0));
+        assert!(fake.token_live(&token));
+        assert_eq!(fake.devices(), vec![apns('a')]);
+        // Still offline: nothing changes, nothing is lost.
+        assert_eq!(phone.finish_sign_out().await, Ok(false));
+
+        // Online again: the next flush (signed out: NotSignedIn) tells the
+        // server first: the device removed, the token revoked, forgotten.
+        fake.set_offline(false);
+        assert_eq!(phone.flush().await, Err(PhoneError::NotSignedIn));
+        assert!(fake.devices().is_empty());
+        assert!(!fake.token_live(&token));
+        assert!(!phone.session_status().unwrap().sign_out_pending);
+        assert!(vault
+            .slots
+            .lock()
+            .unwrap()
+            .keys()
+            .all(|k| k == PUSH_TOKEN_SLOT));
+        assert!(fake.state.lock().unwrap().answers.is_empty());
+        // The push token stays with the app's install: the next sign-in
+        // registers it.
+        phone
+            .sign_in(&link(&fake), None, "iPhone", Some(&ios_device("")))
+            .await
+            .unwrap();
+        assert_eq!(fake.devices(), vec![apns('a')]);
+    });
+}
+
+#[test]
+fn signing_out_online_sends_the_unsent_answer_first_and_revokes_the_token() {
+    let dir = tempfile::tempdir().unwrap();
+    let fake = Fake::start();
+    let vault = Arc::new(Vault::default());
+    let phone = session(&dir.path().join("s.sqlite"), StoreMode::App, &vault);
+    block_on(async {
+        phone
+            .sign_in(&link(&fake), None, "iPhone", Some(&ios_device(&apns('a'))))
+            .await
+            .unwrap();
+        let token = vault.token("u_me").unwrap();
+        phone.receive_apns(APNS).unwrap();
+        // Committed while offline: waiting in the outbox, in its backoff.
+        fake.set_offline(true);
+        phone
+            .answer_action("q_1", &option_action_id("deny"), None)
+            .unwrap();
+        let _ = phone.flush().await;
+        fake.set_offline(false);
+        let report = phone.sign_out().await.unwrap();
+        assert_eq!(
+            report,
+            SignOutReport {
+                device_removed: true,
+                token_revoked: true,
+                server_pending: false,
+                unsent_answers_dropped: 0,
+            }
+        );
+        let answers = fake.state.lock().unwrap().answers.clone();
+        assert_eq!(answers.len(), 1);
+        assert_eq!(answers[0]["value"], "deny");
+        assert!(fake.devices().is_empty());
+        assert!(!fake.token_live(&token));
+        assert_eq!(*vault.forgotten.lock().unwrap(), vec!["u_me".to_string()]);
+        assert!(!phone.session_status().unwrap().sign_out_pending);
+    });
+}
+
+#[test]
+fn a_running_extension_follows_the_app_a_new_device_id_and_a_sign_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("shared.sqlite");
+    let fake = Fake::start();
+    let vault = Arc::new(Vault::default());
+    let keys: Arc<dyn DeviceKeyStore> = Arc::new(MemoryKeys(Default::default()));
+    let app = session(&path, StoreMode::App, &vault).with_device_keys(keys.clone(), None);
+    // The extension's process, started before the token changes and kept
+    // running (iOS reuses it): it is given no device id.
+    let ext = session(&path, StoreMode::Extension, &vault).with_device_keys(keys, None);
+    let public = app.device_public_key().unwrap();
+    let device = DeviceRegistration {
+        public_key: Some(public.clone()),
+        ..ios_device(&apns('a'))
+    };
+    block_on(async {
+        let first = app
+            .sign_in(&link(&fake), None, "iPhone", Some(&device))
+            .await
+            .unwrap()
+            .device_id
+            .unwrap();
+        assert_eq!(ext.session_status().unwrap().device_id, Some(first.clone()));
+        // The OS hands over a new token: a new device id on the server.
+        assert_eq!(app.update_push_token(&apns('b')).await, Ok(true));
+        let second = app.session_status().unwrap().device_id.unwrap();
+        assert_ne!(first, second);
+        assert_eq!(fake.devices(), vec![apns('b')]);
+        // A push sealed to the new device, opened by the running extension.
+        let key = crate::e2e::DevicePublicKey::parse(&public, "key").unwrap();
+        let sealed_to = |id: &str| {
+            payload::encode_apns_question_sealed(
+                &server_question("Deploy?"),
+                crate::present::copy::Copy::english(),
+                &payload::Recipient {
+                    device_id: id,
+                    key: &key,
+                },
+            )
+            .unwrap()
+            .json
+        };
+        let Push::Question(q) = ext.receive_apns(&sealed_to(&second)).unwrap() else {
+            panic!("a question")
+        };
+        assert_eq!(q.prompt, "Deploy?");
+        // One sealed to the old id is not for this device any more.
+        assert!(matches!(
+            ext.receive_apns(&sealed_to(&first)),
+            Err(PhoneError::Payload(PayloadError::CannotOpen(_)))
+        ));
+
+        // The app signs out: the extension acts on no push and no answer,
+        // and shows the neutral words.
+        app.sign_out().await.unwrap();
+        assert_eq!(
+            ext.receive_apns(&sealed_to(&second)),
+            Err(PhoneError::NotSignedIn)
+        );
+        assert_eq!(ext.receive_apns(APNS), Err(PhoneError::NotSignedIn));
+        assert_eq!(
+            ext.answer_action("q_1", &option_action_id("approve"), None),
+            Err(PhoneError::NotSignedIn)
+        );
+        let neutral = ext.fallback_notification(Some("Injected"), Some("words"));
+        assert_eq!(neutral.title, "New question");
+        assert!(ext.is_signed_out());
+        assert_eq!(ext.session_status().unwrap().state, SessionState::SignedOut);
+        assert!(ext.feed(Utc::now()).unwrap().is_empty());
+    });
+}
