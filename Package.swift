@@ -1,6 +1,10 @@
 // swift-tools-version:5.9
 // (Tools 5.9: the Swift 5 language mode, as uniffi's generated code expects.)
 //
+// The Swift package of the Question Protocol: add it by this repository's
+// git URL (or, developing, this folder as a local package). Its sources are
+// in ios/; it sits at the repository's root so SwiftPM finds it there.
+//
 // Two products, split by where they run:
 // - QuestionProtocol: extension-safe. The bindings, the notification flows,
 //   QPNotificationService and the notification center: everything the
@@ -16,14 +20,16 @@
 //   the environment (the checksum `swift package compute-checksum` prints
 //   for the zip; bindings/package-xcframework prints both);
 // - otherwise the local build: run bindings/package-xcframework on a Mac
-//   first. It builds QuestionProtocolFFI.xcframework and copies the
-//   generated QuestionProtocol.swift into Sources/QuestionProtocol (neither
-//   is committed).
+//   first; it builds ios/QuestionProtocolFFI.xcframework (not committed).
+// The Swift bindings uniffi generates for the shipped library,
+// ios/Sources/QuestionProtocol/QuestionProtocol.swift, are committed (a
+// consumer by URL builds them from the tag); ios/run-tests fails when they
+// differ from what bindings/generate makes of this commit's library.
 //
 // On Linux (how the project tests the package: ios/run-tests): the Rust
 // library is built locally, its C header and module map go in
-// Linux/QuestionProtocolFFI, and the Apple glue is compiled against the
-// compile-time stand-ins in AppleStandIns/ (see the README there).
+// ios/Linux/QuestionProtocolFFI, and the Apple glue is compiled against the
+// compile-time stand-ins in ios/AppleStandIns/ (see the README there).
 import PackageDescription
 
 /// The released XCFramework this version of the package uses; nil on the
@@ -31,9 +37,9 @@ import PackageDescription
 let released: (url: String, checksum: String)? = nil
 
 #if os(Linux)
-let ffi: Target = .systemLibrary(name: "QuestionProtocolFFI", path: "Linux/QuestionProtocolFFI")
+let ffi: Target = .systemLibrary(name: "QuestionProtocolFFI", path: "ios/Linux/QuestionProtocolFFI")
 let standIns: [Target] = ["UserNotifications", "UIKit", "BackgroundTasks", "Security"].map {
-    .target(name: $0, path: "AppleStandIns/\($0)")
+    .target(name: $0, path: "ios/AppleStandIns/\($0)")
 }
 let extensionDependencies: [Target.Dependency] = ["QuestionProtocolFFI", "UserNotifications"]
 let appDependencies: [Target.Dependency] = ["QuestionProtocol", "UserNotifications", "UIKit", "BackgroundTasks"]
@@ -43,7 +49,7 @@ let environment = Context.environment
 let remote = environment["QP_XCFRAMEWORK_URL"].map { (url: $0, checksum: environment["QP_XCFRAMEWORK_CHECKSUM"] ?? "") }
     ?? released
 let ffi: Target = remote.map { Target.binaryTarget(name: "QuestionProtocolFFI", url: $0.url, checksum: $0.checksum) }
-    ?? .binaryTarget(name: "QuestionProtocolFFI", path: "QuestionProtocolFFI.xcframework")
+    ?? .binaryTarget(name: "QuestionProtocolFFI", path: "ios/QuestionProtocolFFI.xcframework")
 let standIns: [Target] = []
 let extensionDependencies: [Target.Dependency] = ["QuestionProtocolFFI"]
 let appDependencies: [Target.Dependency] = ["QuestionProtocol"]
@@ -61,7 +67,7 @@ let package = Package(
         .target(
             name: "QuestionProtocol",
             dependencies: extensionDependencies,
-            path: "Sources/QuestionProtocol",
+            path: "ios/Sources/QuestionProtocol",
             // Apple's privacy manifest: SQLite reads file timestamps (a
             // required-reason API) in the app's and the App Group's containers.
             resources: [.copy("PrivacyInfo.xcprivacy")]
@@ -69,19 +75,19 @@ let package = Package(
         .target(
             name: "QuestionProtocolApp",
             dependencies: appDependencies,
-            path: "Sources/QuestionProtocolApp"
+            path: "ios/Sources/QuestionProtocolApp"
         ),
         // The README's Swift code, compiled (scripts/check-snippets keeps the
         // README's blocks equal to the marked regions of these files).
         .target(
             name: "QuestionProtocolSnippets",
             dependencies: snippetDependencies,
-            path: "ReadmeSnippets" // not "Snippets": SwiftPM builds that folder as swift-snippets
+            path: "ios/ReadmeSnippets" // not "Snippets": SwiftPM builds that folder as swift-snippets
         ),
         .testTarget(
             name: "QuestionProtocolTests",
             dependencies: ["QuestionProtocol", "QuestionProtocolApp", "QuestionProtocolSnippets"],
-            path: "Tests/QuestionProtocolTests"
+            path: "ios/Tests/QuestionProtocolTests"
         ),
     ]
 )
