@@ -9,22 +9,30 @@ import UserNotifications
 // snippet: ios-app
 // The app target links QuestionProtocol and QuestionProtocolApp.
 final class AppDelegate: UIResponder, UIApplicationDelegate, UNUserNotificationCenterDelegate {
-    // One per process; the store in the App Group container is shared with the extension.
-    let core = try! PhoneCore(storePath: AppGroup.storePath, mode: .app, serverUrl: AppGroup.serverURL,
-                              userId: AppGroup.userId, tokens: Keychain.shared, languages: Locale.preferredLanguages)
+    // One per process, from launch (signed in or not); the store in the App Group container is shared with the extension.
+    let core = try! PhoneCore.openSession(storePath: AppGroup.storePath, mode: .app, vault: Keychain.shared,
+                                          languages: Locale.preferredLanguages, deviceKeys: KeychainDeviceKey())
     lazy var lifecycle = QPAppLifecycle(core: core, refreshIdentifier: "com.example.app.qp-refresh")
 
     func application(_ app: UIApplication, didFinishLaunchingWithOptions o: [UIApplication.LaunchOptionsKey: Any]?) -> Bool {
         UNUserNotificationCenter.current().delegate = self
         lifecycle.start()   // registers the background refresh, observes background/foreground, refreshes now
+        UNUserNotificationCenter.current().requestAuthorization(options: [.alert, .sound, .badge]) { granted, _ in
+            if granted { DispatchQueue.main.async { app.registerForRemoteNotifications() } }   // at every launch
+        }
         return true
+    }
+    // The APNs token, at every launch, before pairing too: kept by the core, registered at sign-in and when it changes
+    func application(_ app: UIApplication, didRegisterForRemoteNotificationsWithDeviceToken deviceToken: Data) {
+        let hex = deviceToken.map { String(format: "%02x", $0) }.joined()
+        Task { _ = try? await core.updatePushToken(pushToken: hex) }
     }
     // Answers from the lock screen, in the background; a tap opens the question
     func userNotificationCenter(_ c: UNUserNotificationCenter, didReceive r: UNNotificationResponse,
                                 withCompletionHandler done: @escaping () -> Void) {
         let work = QPNotificationResponseHandler.handle(r, core: core, completionHandler: done)
         Task { @MainActor in
-            if case let .notAnAnswer(questionId)? = await work.value { Router.open(question: questionId) }
+            if let questionId = await work.value?.questionToOpen { Router.open(question: questionId) }
         }
     }
     // Optional: silent pushes, if the app also sends its own

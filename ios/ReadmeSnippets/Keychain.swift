@@ -1,6 +1,6 @@
-// The README's Keychain code ("Connect your phone"), compiled. The regions
-// between `// snippet: NAME` and `// end snippet` are the README's Swift
-// blocks, verbatim (scripts/check-snippets compares them).
+// The README's Keychain and sign-in code ("Connect your phone"), compiled.
+// The regions between `// snippet: NAME` and `// end snippet` are the
+// README's Swift blocks, verbatim (scripts/check-snippets compares them).
 import Foundation
 import Security
 import QuestionProtocol
@@ -9,37 +9,47 @@ import UIKit
 #endif
 
 // snippet: ios-keychain
-final class Keychain: SecureStore, TokenProvider, @unchecked Sendable {
+final class Keychain: TokenVault, @unchecked Sendable {   // the core's tokens, one Keychain item each
     static let shared = Keychain()
     let group = "TEAMID.com.example.shared"   // Keychain Sharing, in app and extension
-    private var query: [String: Any] {
-        [kSecClass as String: kSecClassGenericPassword, kSecAttrAccount as String: "qp-token",
-         kSecAttrAccessGroup as String: group]
+    private func query(_ userId: String) -> [String: Any] {
+        [kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "qp",
+         kSecAttrAccount as String: userId, kSecAttrAccessGroup as String: group]
     }
     func saveToken(userId: String, token: String) throws {
-        SecItemDelete(query as CFDictionary)
-        var add = query; add[kSecValueData as String] = Data(token.utf8)
+        SecItemDelete(query(userId) as CFDictionary)
+        var add = query(userId); add[kSecValueData as String] = Data(token.utf8)
         add[kSecAttrAccessible as String] = kSecAttrAccessibleAfterFirstUnlock   // readable by the extension on the lock screen
         let status = SecItemAdd(add as CFDictionary, nil)
         if status != errSecSuccess { throw SecureStoreError.Failed(reason: "Keychain status \(status)") }
     }
-    func token() -> String? {
-        var read = query; read[kSecReturnData as String] = true; read[kSecMatchLimit as String] = kSecMatchLimitOne
+    func token(userId: String) -> String? {
+        var read = query(userId); read[kSecReturnData as String] = true; read[kSecMatchLimit as String] = kSecMatchLimitOne
         var out: CFTypeRef?
         guard SecItemCopyMatching(read as CFDictionary, &out) == errSecSuccess, let data = out as? Data else { return nil }
         return String(data: data, encoding: .utf8)
     }
+    func forgetToken(userId: String) { SecItemDelete(query(userId) as CFDictionary) }
 }
 // end snippet
 
 #if canImport(UIKit)
-func pairExample(scanned: String, apnsHex: String, bundleId: String, keychain: Keychain) async throws -> PairedAccount {
-    // snippet: ios-pair
-    let account = try await pairDevice(linkOrCode: scanned, serverUrl: nil, deviceLabel: UIDevice.current.name,
-                                       device: DeviceRegistration(platform: .ios, pushToken: apnsHex, appId: bundleId,
-                                                                  locale: Locale.preferredLanguages.first),
-                                       store: keychain)
-    // end snippet
-    return account
+// snippet: ios-sign-in
+enum AccountScreen {   // the app's account screen: sign in with the scanned pairing link, sign out
+    static func signIn(_ core: PhoneCore, scanned: String, debugBuild: Bool) async throws -> PairedAccount {
+        // No push token in hand: the one the OS handed over (before pairing too) is registered with it.
+        try await core.signIn(linkOrCode: scanned, deviceLabel: UIDevice.current.name,
+                              device: DeviceRegistration(platform: .ios, appId: Bundle.main.bundleIdentifier,
+                                                         publicKey: try core.devicePublicKey(),   // sealed pushes
+                                                         apnsEnvironment: debugBuild ? .sandbox : .production))
+    }
+    static func signOut(_ core: PhoneCore) async throws -> String? {
+        let unsent = try core.unsentAnswers()   // ask first if > 0: signing out drops what cannot be sent
+        let report = try await core.signOut()   // tries to send them, erases the store, forgets the token
+        if report.unsentAnswersDropped > 0 { return "\(report.unsentAnswersDropped) of \(unsent) answers were not sent" }
+        if report.serverPending { return "Signed out. This phone may get notifications until it is next online." }
+        return nil
+    }
 }
+// end snippet
 #endif

@@ -64,6 +64,14 @@ open class UIApplication: NSObject {
 
     /// Stand-in only: the names of the background tasks begun and not ended.
     public var runningBackgroundTasks: [String] { lock.withLock { Array(running.values) } }
+
+    private var remoteRegistrations = 0
+    /// Asks APNs for this app's device token: the delegate's
+    /// `application(_:didRegisterForRemoteNotificationsWithDeviceToken:)`
+    /// gets it (the stand-in only counts the calls).
+    open func registerForRemoteNotifications() { lock.withLock { remoteRegistrations += 1 } }
+    /// Stand-in only: how many times `registerForRemoteNotifications()` was called.
+    public var standInRemoteRegistrations: Int { lock.withLock { remoteRegistrations } }
 }
 
 open class UIResponder: NSObject {
@@ -73,11 +81,15 @@ open class UIResponder: NSObject {
 public protocol UIApplicationDelegate: AnyObject {
     func application(_ application: UIApplication,
                      didFinishLaunchingWithOptions launchOptions: [UIApplication.LaunchOptionsKey: Any]?) -> Bool
+    func application(_ application: UIApplication, didRegisterForRemoteNotificationsWithDeviceToken deviceToken: Data)
+    func application(_ application: UIApplication, didFailToRegisterForRemoteNotificationsWithError error: Error)
 }
 
 public extension UIApplicationDelegate {
     func application(_ application: UIApplication,
                      didFinishLaunchingWithOptions launchOptions: [UIApplication.LaunchOptionsKey: Any]?) -> Bool { true }
+    func application(_ application: UIApplication, didRegisterForRemoteNotificationsWithDeviceToken deviceToken: Data) {}
+    func application(_ application: UIApplication, didFailToRegisterForRemoteNotificationsWithError error: Error) {}
 }
 
 /// The device; `name` is the user-assigned name.

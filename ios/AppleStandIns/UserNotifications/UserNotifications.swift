@@ -153,6 +153,16 @@ open class UNTextInputNotificationResponse: UNNotificationResponse {
 }
 
 /// The app's handler of notification responses (the README's app delegate).
+/// What the app asks the person to allow.
+public struct UNAuthorizationOptions: OptionSet, Sendable {
+    public let rawValue: UInt
+    public init(rawValue: UInt) { self.rawValue = rawValue }
+    public static let badge = UNAuthorizationOptions(rawValue: 1 << 0)
+    public static let sound = UNAuthorizationOptions(rawValue: 1 << 1)
+    public static let alert = UNAuthorizationOptions(rawValue: 1 << 2)
+    public static let criticalAlert = UNAuthorizationOptions(rawValue: 1 << 4)
+}
+
 public protocol UNUserNotificationCenterDelegate: AnyObject {
     func userNotificationCenter(_ center: UNUserNotificationCenter, didReceive response: UNNotificationResponse,
                                 withCompletionHandler completionHandler: @escaping () -> Void)
@@ -167,6 +177,21 @@ open class UNUserNotificationCenter: NSObject {
 
     open weak var delegate: UNUserNotificationCenterDelegate?
     private let lock = NSLock()
+    private var asked: UNAuthorizationOptions?
+    /// Stand-in only: whether the person allows notifications (the answer
+    /// the permission prompt gives).
+    public var standInGrantsAuthorization = true
+
+    open func requestAuthorization(options: UNAuthorizationOptions = [],
+                                   completionHandler: @escaping (Bool, Error?) -> Void) {
+        let granted = lock.withLock { () -> Bool in
+            asked = options
+            return standInGrantsAuthorization
+        }
+        completionHandler(granted, nil)
+    }
+    /// Stand-in only: the options last asked for, if any.
+    public var standInRequestedAuthorization: UNAuthorizationOptions? { lock.withLock { asked } }
     private var categories = Set<UNNotificationCategory>()
     private var delivered: [UNNotification] = []
 

@@ -323,8 +323,20 @@ public enum QPAnswerOutcome: Equatable {
     /// Not an answer (the default tap, a dismiss): the deep link. Open the
     /// app at `questionId` (its feed cell, where every way to answer is).
     case notAnAnswer(questionId: String)
-    /// Needs the app: e.g. typed text over the limit (kept as a draft there).
-    case needsApp(message: String)
+    /// Needs the app: e.g. typed text over the limit (kept as a draft
+    /// there), a notification not showing the question held here, nobody
+    /// signed in. `questionId`: the question to open, when known.
+    case needsApp(message: String, questionId: String?)
+
+    /// The deep link: the question to open the app at, when there is one
+    /// (a tap, or an action that needs the app); nil once answered.
+    public var questionToOpen: String? {
+        switch self {
+        case .committed: return nil
+        case let .notAnAnswer(questionId): return questionId
+        case let .needsApp(_, questionId): return questionId
+        }
+    }
 }
 
 public enum QPAnswerFlow {
@@ -340,9 +352,13 @@ public enum QPAnswerFlow {
         do {
             return .committed(try core.answerAction(questionId: questionId, actionId: actionIdentifier, text: typedText))
         } catch let QpError.Action(kind, message, _) {
-            return kind == .unknownAction ? .notAnAnswer(questionId: questionId) : .needsApp(message: message)
+            return kind == .unknownAction ? .notAnAnswer(questionId: questionId)
+                : .needsApp(message: message, questionId: questionId)
+        } catch QpError.NotSignedIn {
+            // Signed out (perhaps in the app while this ran): nothing is answered.
+            return .needsApp(message: core.openAppToFinish(), questionId: questionId)
         } catch {
-            return .needsApp(message: "\(error)")
+            return .needsApp(message: "\(error)", questionId: questionId)
         }
     }
 

@@ -17,15 +17,20 @@ public enum QPNotificationResponseHandler {
     /// under a background task assertion, then calls `completionHandler`
     /// exactly once (iOS may suspend the app as soon as it runs). An app
     /// launched in the background for this suspends its store before
-    /// completing. Not one of ours (another category): completes at once.
+    /// completing. A notification of ours without buttons (a resolution,
+    /// the fallback of a push that could not be shown) completes at once as
+    /// `.notAnAnswer` with the question it names (the core reads it from the
+    /// notification): the deep link. Not ours (another category, no
+    /// question named): completes at once, nil.
     /// Returns the work, for callers that want to await it.
     @discardableResult
     public static func handle(_ response: UNNotificationResponse, core: PhoneCore, flushWithin: TimeInterval = 8,
                               completionHandler: @escaping () -> Void) -> Task<QPAnswerOutcome?, Never> {
         let category = response.notification.request.content.categoryIdentifier
         guard let questionId = QPAnswerFlow.questionId(fromCategory: category) else {
+            let named = questionIdOfNotification(userInfoJson: userInfoJSON(response.notification.request.content.userInfo))
             completionHandler()
-            return Task { nil }
+            return Task { named.map { QPAnswerOutcome.notAnAnswer(questionId: $0) } }
         }
         let text = (response as? UNTextInputNotificationResponse)?.userText
         #if canImport(UIKit)
@@ -53,7 +58,7 @@ public enum QPNotificationResponseHandler {
                 #if canImport(UIKit)
                 end()
                 #endif
-                return .needsApp(message: core.openAppToFinish())
+                return .needsApp(message: core.openAppToFinish(), questionId: questionId)
             }
             let outcome = await QPAnswerFlow.answer(core: core, questionId: questionId,
                                                     actionIdentifier: response.actionIdentifier,

@@ -403,7 +403,7 @@ final class GlueTests: XCTestCase {
         let app = try core(env("QP_E2E_URL"), store)
         let outcome = await QPNotificationResponseHandler.handle(
             UNNotificationResponse(notification: note, actionIdentifier: "qp.v.approve"), core: app) {}.value
-        if case .needsApp? = outcome {} else { XCTFail("\(String(describing: outcome))") }
+        if case let .needsApp(_, id)? = outcome, id == q.id {} else { XCTFail("\(String(describing: outcome))") }
         XCTAssertNil(try app.answerStatus(questionId: q.id))
         let pending = try await serverQuestion(q.id).state
         XCTAssertEqual(pending, "pending")

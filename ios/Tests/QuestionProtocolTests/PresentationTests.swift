@@ -111,10 +111,13 @@ final class PresentationTests: XCTestCase {
         XCTAssertNil(try app.answerStatus(questionId: id), "a tap answers nothing")
     }
 
-    // The README's app delegate, as written: a tap routes to the question.
+    // The README's app delegate, as written: at launch it asks for
+    // permission and registers for remote notifications; the APNs token it
+    // is handed (before pairing) is kept by the core as hex; a tap routes to
+    // the question (here nobody is signed in: the question still opens).
     @MainActor
     func testTheReadmesAppDelegateOpensTheTappedQuestion() async throws {
-        AppGroup.serverURL = "http://127.0.0.1:9"
+        AppGroup.container = URL(fileURLWithPath: dir)
         let store = AppGroup.storePath
         try? FileManager.default.removeItem(atPath: store)
         let id = "q_readme"
@@ -122,8 +125,22 @@ final class PresentationTests: XCTestCase {
                                try encodeApnsPayload(questionJson: localQuestion(id, prompt: "Rotate keys?")).json, id: id)
         let note = UNNotification(request: UNNotificationRequest(identifier: id, content: try XCTUnwrap(shown), trigger: nil),
                                   date: Date())
+        let registrations = UIApplication.shared.standInRemoteRegistrations
         let delegate = AppDelegate()
         XCTAssertTrue(delegate.application(UIApplication.shared, didFinishLaunchingWithOptions: nil))
+        XCTAssertEqual(UNUserNotificationCenter.current().standInRequestedAuthorization, [.alert, .sound, .badge])
+        for _ in 0..<250 where UIApplication.shared.standInRemoteRegistrations == registrations {
+            try await Task.sleep(nanoseconds: 20_000_000)
+        }
+        XCTAssertEqual(UIApplication.shared.standInRemoteRegistrations, registrations + 1, "registered for remote notifications")
+        let apns = Data((0..<32).map { UInt8($0 * 7 % 256) })
+        delegate.application(UIApplication.shared, didRegisterForRemoteNotificationsWithDeviceToken: apns)
+        let hex = apns.map { String(format: "%02x", $0) }.joined()
+        XCTAssertEqual(hex.count, 64)
+        for _ in 0..<250 where Keychain.shared.token(userId: "qp.push-token") != hex {
+            try await Task.sleep(nanoseconds: 20_000_000)
+        }
+        XCTAssertEqual(Keychain.shared.token(userId: "qp.push-token"), hex, "kept, as hex, for the sign-in")
         Router.opened = []
         let completed = Once()
         delegate.userNotificationCenter(UNUserNotificationCenter.current(),

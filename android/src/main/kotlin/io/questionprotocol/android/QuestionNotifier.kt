@@ -31,6 +31,7 @@ import io.questionprotocol.core.androidNotification
 import io.questionprotocol.core.androidNotificationId
 import io.questionprotocol.core.decodeFcmPayload
 import io.questionprotocol.core.fallbackNotification
+import io.questionprotocol.core.questionIdOfFcm
 import java.time.Instant
 import kotlinx.coroutines.runBlocking
 
@@ -314,7 +315,9 @@ class QuestionNotifier(
             .setContentTitle(f.title)
             .setContentText(f.body)
             .setAutoCancel(true)
-        contentIntent(null, 0)?.let { builder.setContentIntent(it) }
+        // A tap opens the app at the question the message names, when it
+        // names one (a sealed push this phone could not open still does).
+        contentIntent(questionIdOfFcm(data), 0)?.let { builder.setContentIntent(it) }
         manager.notify(QuestionIntents.FALLBACK_TAG, 0, builder.build())
         return Result.Fallback(reason)
     }

@@ -121,7 +121,7 @@ class PresentationTest {
         shadowOf(context.packageManager).addActivityIfNotPresent(main)
         shadowOf(context.packageManager).addIntentFilterForActivity(main,
             IntentFilter(Intent.ACTION_MAIN).apply { addCategory(Intent.CATEGORY_LAUNCHER) })
-        App.phone = core
+        App.opened = core
         val service = Robolectric.buildService(QpMessagingService::class.java).create().get()
         service.onMessageReceived(RemoteMessage(push("q_open", "Open me?", "OPS")))
         val posted = shadowOf(manager).getNotification("q_open", androidNotificationId("q_open"))
@@ -129,9 +129,24 @@ class PresentationTest {
         assertEquals(main, tap.component)
         assertEquals("q_open", QuestionIntents.questionToOpen(tap))
         Router.opened.clear()
-        Robolectric.buildActivity(MainActivity::class.java, tap).create()
+        val activity = Robolectric.buildActivity(MainActivity::class.java, tap).create().get()
         assertEquals(listOf("q_open"), Router.opened)
-        service.onNewToken("fcm-token")
-        assertEquals(listOf("fcm-token"), App.tokens)
+        // Android 13+: the activity asks for POST_NOTIFICATIONS; before, nothing to ask.
+        val asked = shadowOf(activity).lastRequestedPermission?.requestedPermissions?.toList()
+        if (android.os.Build.VERSION.SDK_INT >= 33) {
+            assertEquals(listOf(android.Manifest.permission.POST_NOTIFICATIONS), asked)
+        } else {
+            assertNull(asked)
+        }
+        // FCM's token, before the person pairs: the README's service gives it
+        // to the process's session core, which keeps it in the app's Keystore
+        // storage (not the store) for the sign-in.
+        App.opened = null
+        val session = App.core(context)
+        assertEquals(SessionState.SIGNED_OUT, session.sessionStatus().state)
+        service.onNewToken("fcm-token-before-pairing")
+        assertEquals("fcm-token-before-pairing", io.questionprotocol.snippets.Keystore(context).token("qp.push-token"))
+        session.close()
+        App.opened = null
     }
 }

@@ -126,6 +126,96 @@ class SessionTest {
         phone.close()
     }
 
+    /** A direct question to the e2e user, as the agent asks it; its JSON. */
+    private fun ask(prompt: String): JSONObject {
+        val (asked, q) = http("POST", "/api/agent/rooms/OPS123/questions", env("QP_E2E_AGENT_TOKEN"),
+            """{"prompt":"$prompt","target_user_id":"${env("QP_E2E_USER")}",
+               "options":[{"value":"yes","label":"Yes","style":"primary"},{"value":"no","label":"No"}]}""")
+        assertEquals(201, asked)
+        return q
+    }
+
+    // Issue 31: FCM hands the token over (onNewToken) before the person
+    // pairs; the sign-in registers it, in the pairing call, once.
+    @Test
+    fun aTokenHandedOverBeforePairingIsRegisteredBySignInOnce() = runBlocking {
+        assumeTrue("run through android/run-tests", System.getenv("QP_E2E_ADMIN_TOKEN") != null)
+        val sdk = android.os.Build.VERSION.SDK_INT
+        val vault = Vault()
+        val phone = PhoneCore.openSession(File(Files.createTempDirectory("qp-token").toFile(), "p.sqlite").path,
+            StoreMode.APP, vault, listOf("en"))
+        val fcm = "fcm-before-pairing-$sdk"
+        assertFalse("signed out: kept, nothing sent", phone.updatePushToken(fcm))
+        assertEquals(fcm, vault.tokens["qp.push-token"])
+        val account = phone.signIn(pairLink(), "Pixel (token first)", null,
+            DeviceRegistration(Platform.ANDROID, appId = "io.questionprotocol.test"))
+        val deviceId = account.deviceId!!
+        assertEquals(deviceId, phone.sessionStatus().deviceId)
+        assertFalse("the same token: not sent again", phone.updatePushToken(fcm))
+        assertEquals(deviceId, phone.sessionStatus().deviceId)
+        // The device exists on the server: removing it is a 204.
+        assertEquals(204, http("DELETE", "/api/devices/$deviceId", vault.tokens[account.userId]!!).first)
+        phone.signOut()
+        phone.close()
+    }
+
+    // Issue 31: a new token is a new device id; a second core on the same
+    // store, opened before the change and given no device id, opens the
+    // push sealed to the new one. Then signing out: the unsent answer is
+    // sent first, the token revoked, and a push after it is the neutral
+    // notification, which opens the app at the question it names.
+    @Test
+    fun aNewTokenASealedPushThenSigningOut() = runBlocking {
+        assumeTrue("run through android/run-tests", System.getenv("QP_E2E_ADMIN_TOKEN") != null)
+        val sdk = android.os.Build.VERSION.SDK_INT
+        val context = org.robolectric.RuntimeEnvironment.getApplication()
+        val store = File(Files.createTempDirectory("qp-sealed").toFile(), "shared.sqlite").path
+        val vault = Vault()
+        val keys = MemoryKeyStore(null)
+        val app = PhoneCore.openSession(store, StoreMode.APP, vault, listOf("en"), deviceKeys = keys)
+        val other = PhoneCore.openSession(store, StoreMode.APP, vault, listOf("en"), deviceKeys = keys)
+        val publicKey = app.devicePublicKey()
+        val account = app.signIn(pairLink(), "Pixel (sealed)", null,
+            DeviceRegistration(Platform.ANDROID, "fcm-sealed-$sdk-a", "io.questionprotocol.test", publicKey = publicKey))
+        val first = account.deviceId!!
+        assertTrue(app.updatePushToken("fcm-sealed-$sdk-b"))
+        val second = app.sessionStatus().deviceId!!
+        assertTrue("a new token is a new device", first != second)
+        val q = ask("Sealed to the new device (SDK $sdk)?")
+        val notifier = QuestionNotifier(context, other, TestReceiver::class.java, android.R.drawable.ic_dialog_info,
+            openApp = { android.content.Intent(android.content.Intent.ACTION_VIEW).putExtra("question", it) })
+        val shown = notifier.onDataMessage(encodeFcmSealedPayload(q.toString(), second, publicKey).data)
+        assertEquals(QuestionNotifier.Result.Posted(q.getString("id"), androidNotificationId(q.getString("id"))), shown)
+
+        // An answer committed, not sent yet: signing out sends it first.
+        app.answerInApp(q.getString("id"), "yes", null)
+        assertEquals(1u, app.unsentAnswers())
+        val token = vault.tokens[account.userId]!!
+        val out = app.signOut()
+        assertEquals(SignOutReport(deviceRemoved = true, tokenRevoked = true, serverPending = false,
+            unsentAnswersDropped = 0u), out)
+        val (_, seen) = http("GET", "/api/agent/questions/${q.getString("id")}", env("QP_E2E_AGENT_TOKEN"))
+        assertEquals("yes", seen.getJSONObject("answer").getString("value"))
+        assertEquals("the sign-in is revoked", 401, http("DELETE", "/api/devices/$second", token).first)
+
+        // After signing out, the other core takes no push: the neutral
+        // notification, whose tap opens the app at the question it names.
+        val later = ask("After signing out (SDK $sdk)?")
+        val result = notifier.onDataMessage(encodeFcmSealedPayload(later.toString(), second, publicKey).data)
+        assertTrue("$result", result is QuestionNotifier.Result.Fallback)
+        val manager = context.getSystemService(android.app.NotificationManager::class.java)!!
+        val fallback = org.robolectric.Shadows.shadowOf(manager).getNotification(QuestionIntents.FALLBACK_TAG, 0)
+        assertEquals("New question", fallback.extras.getString(android.app.Notification.EXTRA_TITLE))
+        val tap = org.robolectric.Shadows.shadowOf(fallback.contentIntent).savedIntent
+        assertEquals(later.getString("id"), tap.getStringExtra("question"))
+        assertNull(other.question(later.getString("id")))
+        assertTrue(app.feed().isEmpty())
+        // Leave no question pending for the other suites of this server.
+        assertEquals(200, http("POST", "/api/agent/questions/${later.getString("id")}/cancel", env("QP_E2E_AGENT_TOKEN"), "{}").first)
+        other.close()
+        app.close()
+    }
+
     @Test
     fun theFeedSubscriptionFiresWhenTheExtensionProcessRecordsAPush() = runBlocking {
         val nse = System.getenv("QP_E2E_NSE")

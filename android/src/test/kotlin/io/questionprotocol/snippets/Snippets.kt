@@ -1,11 +1,14 @@
-// The README's Kotlin code, compiled with the suite (and the service and
-// receiver driven by SnippetsTest). The regions between `// snippet: NAME`
-// and `// end snippet` are the README's Kotlin blocks, verbatim
-// (scripts/check-snippets compares them).
+// The README's Kotlin code, compiled with the suite (and the service,
+// receiver, activity and session driven by PresentationTest and
+// SessionTest). The regions between `// snippet: NAME` and `// end snippet`
+// are the README's Kotlin blocks, verbatim (scripts/check-snippets compares
+// them).
 package io.questionprotocol.snippets
 
+import android.Manifest
 import android.app.Activity
 import android.content.Context
+import android.content.pm.PackageManager
 import android.os.Build
 import android.os.Bundle
 import androidx.security.crypto.EncryptedSharedPreferences
@@ -18,30 +21,52 @@ import io.questionprotocol.android.QuestionNotifier
 import io.questionprotocol.android.deviceLanguages
 import io.questionprotocol.core.DeviceRegistration
 import io.questionprotocol.core.PairedAccount
+import io.questionprotocol.core.PhoneCore
 import io.questionprotocol.core.Platform
-import io.questionprotocol.core.SecureStore
-import io.questionprotocol.core.TokenProvider
-import io.questionprotocol.core.pairDevice
+import io.questionprotocol.core.StoreMode
+import io.questionprotocol.core.TokenVault
+import java.io.File
+import kotlinx.coroutines.runBlocking
 
 // snippet: android-keystore
-class Keystore(ctx: Context) : SecureStore, TokenProvider {   // EncryptedSharedPreferences over the Android Keystore
+class Keystore(ctx: Context) : TokenVault {   // the core's tokens, in EncryptedSharedPreferences over the Android Keystore
     private val prefs = EncryptedSharedPreferences.create(ctx, "qp", MasterKey.Builder(ctx)
         .setKeyScheme(MasterKey.KeyScheme.AES256_GCM).build(),
         EncryptedSharedPreferences.PrefKeyEncryptionScheme.AES256_SIV,
         EncryptedSharedPreferences.PrefValueEncryptionScheme.AES256_GCM)
-    override fun saveToken(userId: String, token: String) { prefs.edit().putString("token", token).commit() }
-    override fun token(): String? = prefs.getString("token", null)
+    override fun saveToken(userId: String, token: String) { prefs.edit().putString(userId, token).commit() }
+    override fun token(userId: String): String? = prefs.getString(userId, null)
+    override fun forgetToken(userId: String) { prefs.edit().remove(userId).commit() }
 }
 // end snippet
 
-suspend fun pairExample(context: Context, scanned: String, fcmToken: String, keystore: Keystore): PairedAccount {
-    val packageName = context.packageName
-    // snippet: android-pair
-    val account = pairDevice(scanned, null, Build.MODEL,
-        DeviceRegistration(Platform.ANDROID, fcmToken, packageName, deviceLanguages().firstOrNull()), keystore)
-    // end snippet
-    return account
+// snippet: android-sign-in
+object AccountScreen {   // the app's account screen: sign in with the scanned pairing link, sign out
+    // No FCM token in hand: the one onNewToken handed over (before pairing too) is registered with it.
+    suspend fun signIn(core: PhoneCore, scanned: String, ctx: Context): PairedAccount =
+        core.signIn(scanned, Build.MODEL, null, DeviceRegistration(Platform.ANDROID, appId = ctx.packageName,
+            locale = deviceLanguages().firstOrNull(), publicKey = core.devicePublicKey()))   // sealed pushes
+    suspend fun signOut(core: PhoneCore): String? {
+        val unsent = core.unsentAnswers()   // ask first if > 0: signing out drops what cannot be sent
+        val report = core.signOut()         // tries to send them, erases the store, forgets and revokes the token
+        return when {
+            report.unsentAnswersDropped > 0u -> "${report.unsentAnswersDropped} of $unsent answers were not sent"
+            report.serverPending -> "Signed out. This phone may get notifications until it is next online."
+            else -> null
+        }
+    }
 }
+// end snippet
+
+// snippet: android-core
+object App {   // one core per process, from launch (signed in or not): the service, receiver and activities share it
+    @Volatile var opened: PhoneCore? = null
+    fun core(ctx: Context): PhoneCore = opened ?: synchronized(this) {
+        opened ?: PhoneCore.openSession(File(ctx.noBackupFilesDir, "qp.sqlite").path, StoreMode.APP, Keystore(ctx),
+            deviceLanguages(), deviceKeys = KeystoreDeviceKey(ctx)).also { opened = it }
+    }
+}
+// end snippet
 
 // snippet: android-service
 class QpMessagingService : FirebaseMessagingService() {          // Firebase stays these few lines
@@ -50,7 +75,9 @@ class QpMessagingService : FirebaseMessagingService() {          // Firebase sta
         QuestionNotifier(this, App.core(this), AnswerReceiver::class.java, R.drawable.ic_question)
             .onDataMessage(m.data)
     }
-    override fun onNewToken(token: String) = App.registerDevice(token)   // POST /api/devices
+    override fun onNewToken(token: String) {   // before pairing too: kept, registered at sign-in and when it changes
+        runBlocking { runCatching { App.core(this@QpMessagingService).updatePushToken(token) } }
+    }
 }
 class AnswerReceiver : QuestionAnswerReceiver() {                 // <receiver android:exported="false"/>
     override fun core(context: Context) = App.core(context)
@@ -66,6 +93,9 @@ class AnswerReceiver : QuestionAnswerReceiver() {                 // <receiver a
 class MainActivity : Activity() {
     override fun onCreate(savedInstanceState: Bundle?) {
         super.onCreate(savedInstanceState)
+        if (Build.VERSION.SDK_INT >= 33 &&
+            checkSelfPermission(Manifest.permission.POST_NOTIFICATIONS) != PackageManager.PERMISSION_GRANTED)
+            requestPermissions(arrayOf(Manifest.permission.POST_NOTIFICATIONS), 1)   // Android 13+
         QuestionIntents.questionToOpen(intent)?.let { Router.open(it) }   // tapped: show that question
     }
     override fun onNewIntent(intent: android.content.Intent) {

@@ -1,18 +1,17 @@
 // What the README's Kotlin takes from the app itself (not shown there): the
-// process's core, the device registration call, the WorkManager job, the
-// app's resources and navigation. Minimal versions so the snippets compile
-// and SnippetsTest can drive them.
+// device key's storage, the WorkManager job, the app's resources and
+// navigation. Minimal versions so the snippets compile and the tests can
+// drive them.
 package io.questionprotocol.snippets
 
 import android.content.Context
-import io.questionprotocol.core.PhoneCore
+import io.questionprotocol.core.DeviceKeyStore
 
-object App {
-    /** Set by the test: the process's core. */
-    var phone: PhoneCore? = null
-    val tokens = mutableListOf<String>()
-    fun core(context: Context): PhoneCore = checkNotNull(phone) { "no core for ${context.packageName}" }
-    fun registerDevice(token: String) { tokens += token }
+/** The device key in Keystore-backed storage (here: in memory, per process). */
+class KeystoreDeviceKey(@Suppress("UNUSED_PARAMETER") ctx: Context) : DeviceKeyStore {
+    companion object { @Volatile private var key: ByteArray? = null }
+    override fun loadDeviceKey(): ByteArray? = key
+    override fun saveDeviceKey(key: ByteArray): Boolean { KeystoreDeviceKey.key = key; return true }
 }
 
 object FlushWorker {
