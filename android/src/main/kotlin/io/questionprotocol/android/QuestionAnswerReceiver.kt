@@ -6,6 +6,7 @@ package io.questionprotocol.android
 
 import android.app.Notification
 import android.app.NotificationManager
+import android.app.PendingIntent
 import android.app.RemoteInput
 import android.content.BroadcastReceiver
 import android.content.Context
@@ -13,6 +14,7 @@ import android.content.Intent
 import io.questionprotocol.core.ActionErrorKind
 import io.questionprotocol.core.CommittedAnswer
 import io.questionprotocol.core.PhoneCore
+import io.questionprotocol.core.PresentOptions
 import io.questionprotocol.core.QpException
 import io.questionprotocol.core.androidNotificationId
 import kotlinx.coroutines.runBlocking
@@ -42,6 +44,12 @@ abstract class QuestionAnswerReceiver : BroadcastReceiver() {
 
     /** The icon of the updated notification. */
     abstract val smallIcon: Int
+
+    /** What a tap on "Open the app to finish your answer" opens: by default
+     *  the app's launch activity at the question ([QuestionIntents.openQuestion];
+     *  the same as the notifier's `openApp`). */
+    open fun openApp(context: Context, questionId: String): Intent? =
+        QuestionIntents.openQuestion(context, questionId)
 
     /** What happened to the last intent (for tests and logging). */
     var lastOutcome: Outcome? = null
@@ -112,17 +120,33 @@ abstract class QuestionAnswerReceiver : BroadcastReceiver() {
             is Outcome.NeedsApp -> core.openAppToFinish()
             Outcome.Ignored -> return
         }
-        notifyQuiet(context, questionId, text)
+        notifyQuiet(context, questionId, text, open = outcome is Outcome.NeedsApp)
     }
 
-    private fun notifyQuiet(context: Context, questionId: String, text: String) {
+    /** `open`: a tap opens the app at the question (the deep link). */
+    private fun notifyQuiet(context: Context, questionId: String, text: String, open: Boolean = false) {
         val manager = checkNotNull(context.getSystemService(NotificationManager::class.java))
-        val updated = Notification.Builder(context, core(context).androidChannel().id)
+        val builder = Notification.Builder(context, core(context).androidChannel().id)
             .setSmallIcon(smallIcon)
             .setContentText(text)
             .setOnlyAlertOnce(true)
             .setTimeoutAfter(60_000)
-            .build()
-        manager.notify(questionId, androidNotificationId(questionId), updated)
+        // The question's own tap request code (the core's), so this is the
+        // same PendingIntent the question's notification had.
+        val requestCode = if (!open) null else try {
+            core(context).question(questionId)?.let {
+                core(context).androidNotificationWith(it, java.time.Instant.now(), PresentOptions()).contentRequestCode
+            }
+        } catch (e: QpException) {
+            null
+        }
+        if (requestCode != null) {
+            openApp(context, questionId)?.let {
+                builder.setContentIntent(PendingIntent.getActivity(context, requestCode, it,
+                    PendingIntent.FLAG_IMMUTABLE or PendingIntent.FLAG_UPDATE_CURRENT))
+                builder.setAutoCancel(true)
+            }
+        }
+        manager.notify(questionId, androidNotificationId(questionId), builder.build())
     }
 }

@@ -36,6 +36,8 @@ class TestReceiver : QuestionAnswerReceiver() {
     override val smallIcon: Int = android.R.drawable.ic_dialog_info
     // Inline, so a test sees the delivery attempt's outcome on return.
     override fun runInBackground(work: () -> Unit) = work()
+    override fun openApp(context: Context, questionId: String): Intent =
+        Intent(Intent.ACTION_VIEW).putExtra("question", questionId)
 }
 
 class StaticToken(private val value: String?) : TokenProvider {
@@ -166,6 +168,8 @@ class AndroidGlueTest {
         assertEquals("Your reply is 25 characters; the limit is 20. Open the app to shorten it.", needs.message)
         assertEquals("Open the app to finish your answer",
             posted("q_long").extras.getCharSequence(Notification.EXTRA_TEXT).toString())
+        // A tap on it opens the app at that question.
+        assertEquals("q_long", shadowOf(posted("q_long").contentIntent).savedIntent.getStringExtra("question"))
         assertEquals("x".repeat(25), core.feed().first { it.questionId == "q_long" }.textField!!.draft)
         assertEquals(0, TestReceiver.flushes - 1)
     }
