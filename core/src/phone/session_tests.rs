@@ -380,6 +380,14 @@ fn signing_out_offline_reports_the_dropped_answers_and_tells_the_server_later() 
         assert_eq!(phone.unsent_answers(), Ok(0));
         assert!(fake.token_live(&token));
         assert_eq!(fake.devices(), vec![apns('a')]);
+        // The token to revoke waits in a vault slot of its own, never in the store.
+        assert!(vault
+            .slots
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|(k, v)| k.starts_with("qp.sign-out.") && *v == token));
+        assert!(!store_contains(dir.path(), &token));
         // Still offline: nothing changes, nothing is lost.
         assert_eq!(phone.finish_sign_out().await, Ok(false));
 
