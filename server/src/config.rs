@@ -439,6 +439,8 @@ impl PartialSettings {
                     key_id,
                     key_pem: std::fs::read(&key)
                         .map_err(|e| format!("apns_key {}: {e}", key.display()))?,
+                    // Read again when it changes, like the TLS files.
+                    key_file: Some(crate::push::key_file::WatchedFile::new(&key)),
                     token_ttl: crate::push::apns::TOKEN_TTL,
                     max_connections: crate::push::apns::MAX_CONNECTIONS,
                 }),
@@ -456,6 +458,7 @@ impl PartialSettings {
                         .or(file.fcm_base_url)
                         .unwrap_or_else(|| crate::push::fcm::FCM_BASE.to_string()),
                     account: crate::push::fcm::FcmTransport::account_from_file(&path)?,
+                    account_file: Some(crate::push::key_file::WatchedFile::new(&path)),
                     max_connections: crate::push::fcm::MAX_CONNECTIONS,
                 }),
             },

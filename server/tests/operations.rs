@@ -26,6 +26,7 @@ fn fcm_config(url: &str) -> FcmConfig {
             private_key: String::from_utf8(gateways::fixture("fcm-test-key.pem")).unwrap(),
             token_uri: format!("{url}/token"),
         },
+        account_file: None,
         max_connections: 4,
     }
 }
@@ -212,4 +213,83 @@ async fn a_full_database_answers_503_with_retry_after_and_readyz_says_since_when
         (200, Some("ok")),
         "{ready}"
     );
+}
+
+/// Issue 34: the push keys are read again when their files change, as the
+/// TLS files are. Here the APNs key on disk is the wrong one: the stand-in
+/// APNs refuses its provider tokens (403 InvalidProviderToken) and the
+/// credential backs off (1, 2, 4, then 8 s). Replacing the file with the
+/// right key ends the backoff: the next question's push is signed with it
+/// and accepted at once, not after the 8 s step, with no restart.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replaced_apns_key_file_is_used_without_a_restart() {
+    use qp_server::push::apns::ApnsConfig;
+    use qp_server::push::key_file::WatchedFile;
+    let apns = gateways::apns(Duration::ZERO, 100).await;
+    let dir = tempfile::tempdir().unwrap();
+    let key_path = dir.path().join("AuthKey.p8");
+    let wrong = rcgen::KeyPair::generate().unwrap().serialize_pem();
+    assert!(
+        wrong.contains("BEGIN PRIVATE KEY"),
+        "a PKCS#8 key, as .p8 files are"
+    );
+    std::fs::write(&key_path, &wrong).unwrap();
+    let config = ApnsConfig {
+        base_url: apns.url.clone(),
+        team_id: "TEAM123456".into(),
+        key_id: "KEY1234567".into(),
+        key_pem: wrong.into_bytes(),
+        key_file: Some(WatchedFile {
+            path: key_path.clone(),
+            every: Duration::from_millis(100),
+        }),
+        token_ttl: qp_server::push::apns::TOKEN_TTL,
+        max_connections: 2,
+    };
+    let f = common::Fixture::with(move |s| s.apns = Some(config)).await;
+    let (status, body) = f
+        .call(
+            "POST",
+            "/api/devices",
+            Some(&f.alice_token),
+            Some(json!({"platform": "ios", "push_token": "ab".repeat(32), "app_id": "io.example.app"})),
+        )
+        .await;
+    assert!(status == 200 || status == 201, "{status} {body}");
+    f.ask(json!({"prompt": "Deploy?", "ttl": 600})).await;
+    // Refusals at about 0, 1, 3 and 7 s: the step is now 8 s.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while apns.state.bad_provider_tokens.load(Ordering::SeqCst) < 4 {
+        assert!(Instant::now() < deadline, "APNs was not tried four times");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let (_, ready, _) = get(&f, "/readyz").await;
+    assert_eq!(ready["checks"]["push_apns"]["ok"], false, "{ready}");
+    assert_eq!(apns.state.accepted_count(), 0);
+
+    std::fs::write(&key_path, gateways::fixture("apns-test-key.p8")).unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let asked = Instant::now();
+    f.ask(json!({"prompt": "Roll back?", "ttl": 600})).await;
+    while apns.state.accepted_count() == 0 {
+        assert!(
+            asked.elapsed() < Duration::from_secs(4),
+            "the new key waited out the old key's 8 s backoff"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(
+        apns.state.bad_provider_tokens.load(Ordering::SeqCst),
+        4,
+        "a token signed with the old key was sent after the file changed"
+    );
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let (_, ready, _) = get(&f, "/readyz").await;
+        if ready["checks"]["push_apns"]["ok"] == true {
+            break;
+        }
+        assert!(Instant::now() < deadline, "still failing: {ready}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }

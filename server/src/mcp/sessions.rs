@@ -16,6 +16,14 @@
 //! session the `initialize` creates is bound to the agent of the request
 //! that is creating it (a task-local set around that request), and so every
 //! end of a session, however it comes, frees its place.
+//!
+//! Sessions are also kept in the database ([`DbSessions`],
+//! `store::mcp_sessions`): a request naming a session this instance does
+//! not hold (opened on another instance, or before a restart) is checked
+//! against the stored owner, and rmcp re-creates the session from the
+//! stored `initialize` parameters. So `/mcp` needs no sticky load balancer.
+//! The per-agent cap counts the sessions held on every instance; the idle
+//! timeout is the time since any instance last served the session.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -28,8 +36,11 @@ use rmcp::transport::streamable_http_server::session::local::{
     LocalSessionManager, LocalSessionManagerError,
 };
 use rmcp::transport::streamable_http_server::session::{
-    RestoreOutcome, ServerSseMessage, SessionId, SessionManager,
+    RestoreOutcome, ServerSseMessage, SessionId, SessionManager, SessionState, SessionStore,
+    SessionStoreError,
 };
+
+use crate::store::{mcp_sessions, now_ms, Db, DbError};
 
 /// Who owns which session, and how many each agent holds.
 pub struct SessionOwners {
@@ -50,6 +61,10 @@ struct Owned {
     /// Requests of this session whose responses are still being sent.
     busy: u32,
     last_active: Instant,
+    /// The last `last_seen_ms` this instance wrote.
+    stamped_ms: Option<i64>,
+    /// The store no longer has it: closed at the reaper's next tick.
+    ended: bool,
 }
 
 impl Owners {
@@ -116,8 +131,8 @@ impl SessionOwners {
     }
 
     /// Marks a request of `session` by `agent_id` in flight, or `None` when
-    /// the session is not that agent's (or does not exist).
-    pub fn enter(self: &Arc<Self>, session: &str, agent_id: &str) -> Option<Busy> {
+    /// the session is not that agent's (or is not held here).
+    fn enter(self: &Arc<Self>, session: &str, agent_id: &str) -> Option<Busy> {
         let mut owners = self.lock();
         let owned = owners.by_session.get_mut(session)?;
         if owned.agent_id != agent_id {
@@ -138,8 +153,100 @@ impl SessionOwners {
                 agent_id,
                 busy: 0,
                 last_active: Instant::now(),
+                stamped_ms: None,
+                ended: false,
             },
         );
+    }
+
+    /// A request of `agent_id` naming `session`, which the store has just
+    /// stamped (`stamped_ms`) as live and that agent's: in flight until
+    /// the returned guard drops. A session this instance does not hold
+    /// (opened on another instance, or before a restart) is taken over:
+    /// rmcp then re-creates it from the store.
+    pub fn serve(self: &Arc<Self>, session: &str, agent_id: &str, stamped_ms: i64) -> Busy {
+        {
+            let mut owners = self.lock();
+            if !owners.by_session.contains_key(session) {
+                *owners.per_agent.entry(agent_id.to_string()).or_insert(0) += 1;
+                owners.by_session.insert(
+                    session.into(),
+                    Owned {
+                        agent_id: agent_id.to_string(),
+                        busy: 0,
+                        last_active: Instant::now(),
+                        stamped_ms: None,
+                        ended: false,
+                    },
+                );
+            }
+            if let Some(o) = owners.by_session.get_mut(session) {
+                o.stamped_ms = Some(stamped_ms);
+                o.ended = false;
+            }
+        }
+        // Ids are random: a session the store says is this agent's is not
+        // held here by another.
+        self.enter(session, agent_id).unwrap_or_else(|| Busy {
+            owners: self.clone(),
+            session: session.into(),
+        })
+    }
+
+    /// The store has no live `session` of `agent_id` (a DELETE or the
+    /// idle timeout on another instance): this instance's copy, if it is
+    /// that agent's, is closed at the reaper's next tick. (Another agent
+    /// naming the id cannot end it.)
+    pub fn ended_elsewhere(&self, session: &str, agent_id: &str) {
+        let mut owners = self.lock();
+        if let Some(o) = owners
+            .by_session
+            .get_mut(session)
+            .filter(|o| o.agent_id == agent_id)
+        {
+            o.ended = true;
+            o.stamped_ms = None;
+        }
+    }
+
+    /// The agent that owns `session`, when this instance holds it.
+    fn owner_of(&self, session: &str) -> Option<String> {
+        self.lock()
+            .by_session
+            .get(session)
+            .map(|o| o.agent_id.clone())
+    }
+
+    /// Sessions serving a request now (a tool call that waits, a stream):
+    /// their stored rows are stamped at each reaper tick.
+    fn busy_sessions(&self) -> Vec<String> {
+        self.lock()
+            .by_session
+            .iter()
+            .filter(|(_, o)| o.busy > 0)
+            .map(|(id, _)| id.to_string())
+            .collect()
+    }
+
+    fn mark_stamped(&self, sessions: &[String], ms: i64) {
+        let mut owners = self.lock();
+        for id in sessions {
+            if let Some(o) = owners.by_session.get_mut(id.as_str()) {
+                o.stamped_ms = Some(ms);
+            }
+        }
+    }
+
+    /// The oldest stamp a live stored session can have: idle for the
+    /// timeout, plus one reaper period (stamps are written that often) and
+    /// a second of clock difference between instances.
+    pub fn live_since_ms(&self) -> i64 {
+        let window = self.idle + self.reap_every() + Duration::from_secs(1);
+        now_ms() - i64::try_from(window.as_millis()).unwrap_or(i64::MAX)
+    }
+
+    fn reap_every(&self) -> Duration {
+        (self.idle / 4).max(Duration::from_millis(250))
     }
 
     /// Forgets a session that ended; its agent's place is free again.
@@ -150,14 +257,15 @@ impl SessionOwners {
         }
     }
 
-    /// Sessions with nothing in flight for longer than the idle timeout.
-    fn idle_sessions(&self) -> Vec<SessionId> {
+    /// Sessions with nothing in flight for longer than the idle timeout,
+    /// with the last stamp this instance wrote of each.
+    fn idle_sessions(&self) -> Vec<(SessionId, Option<i64>)> {
         let owners = self.lock();
         owners
             .by_session
             .iter()
-            .filter(|(_, o)| o.busy == 0 && o.last_active.elapsed() >= self.idle)
-            .map(|(id, _)| id.clone())
+            .filter(|(_, o)| o.busy == 0 && (o.ended || o.last_active.elapsed() >= self.idle))
+            .map(|(id, o)| (id.clone(), o.stamped_ms))
             .collect()
     }
 
@@ -198,32 +306,110 @@ impl Drop for Busy {
     }
 }
 
+/// The sessions' rows in the database, for rmcp's restore: saved after a
+/// successful `initialize` (with the owner bound by [`OwnedSessions`]),
+/// loaded when a request names a session this instance does not hold,
+/// deleted by the client's DELETE.
+pub struct DbSessions {
+    db: Db,
+    owners: Arc<SessionOwners>,
+}
+
+impl DbSessions {
+    pub fn new(db: Db, owners: Arc<SessionOwners>) -> Arc<Self> {
+        Arc::new(DbSessions { db, owners })
+    }
+}
+
+#[async_trait::async_trait]
+impl SessionStore for DbSessions {
+    async fn load(&self, session_id: &str) -> Result<Option<SessionState>, SessionStoreError> {
+        let (id, since) = (session_id.to_string(), self.owners.live_since_ms());
+        let found = self
+            .db
+            .run(move |c| mcp_sessions::find(c, &id, since))
+            .await?;
+        match found {
+            Some(f) => Ok(Some(serde_json::from_str(&f.state)?)),
+            None => Ok(None),
+        }
+    }
+
+    async fn store(&self, session_id: &str, state: &SessionState) -> Result<(), SessionStoreError> {
+        let agent_id = self
+            .owners
+            .owner_of(session_id)
+            .ok_or("a session with no owner is not stored")?;
+        let (id, json) = (session_id.to_string(), serde_json::to_string(state)?);
+        let stamped = self
+            .db
+            .run(move |c| mcp_sessions::save(c, &id, &agent_id, &json))
+            .await?;
+        self.owners.mark_stamped(&[session_id.to_string()], stamped);
+        Ok(())
+    }
+
+    async fn delete(&self, session_id: &str) -> Result<(), SessionStoreError> {
+        let id = session_id.to_string();
+        self.db
+            .run(move |c| mcp_sessions::delete(c, &id))
+            .await
+            .map_err(Into::into)
+    }
+}
+
 /// rmcp's in-memory sessions, with owners: creating a session binds it to
 /// the agent of the request creating it, closing one (DELETE, the worker
 /// ending, the idle reaper) frees its place.
 pub struct OwnedSessions {
     inner: LocalSessionManager,
     owners: Arc<SessionOwners>,
+    db: Db,
 }
 
 impl OwnedSessions {
-    pub fn new(inner: LocalSessionManager, owners: Arc<SessionOwners>) -> Arc<Self> {
-        Arc::new(OwnedSessions { inner, owners })
+    pub fn new(inner: LocalSessionManager, owners: Arc<SessionOwners>, db: Db) -> Arc<Self> {
+        Arc::new(OwnedSessions { inner, owners, db })
     }
 
-    /// Closes the sessions idle past the timeout, every quarter of it,
-    /// until the process ends.
+    /// Every quarter of the idle timeout, until the process ends: stamps
+    /// the stored rows of the sessions serving a request now, closes
+    /// the sessions idle past the timeout (their rows too, unless another
+    /// instance served them since), and deletes rows no instance stamped.
     pub async fn reap_idle(self: Arc<Self>) {
-        let every = (self.owners.idle / 4).max(Duration::from_millis(250));
-        let mut tick = tokio::time::interval(every);
+        let mut tick = tokio::time::interval(self.owners.reap_every());
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             tick.tick().await;
-            for id in self.owners.idle_sessions() {
-                tracing::debug!(session = %id, "closing an idle MCP session");
-                let _ = self.close_session(&id).await;
+            if let Err(e) = self.reap_once().await {
+                tracing::warn!(error = %e, "MCP sessions: the database did not answer the idle sweep");
             }
         }
+    }
+
+    async fn reap_once(&self) -> Result<(), DbError> {
+        let due = self.owners.busy_sessions();
+        if !due.is_empty() {
+            let ids = due.clone();
+            let ms = self.db.run(move |c| mcp_sessions::touch(c, &ids)).await?;
+            self.owners.mark_stamped(&due, ms);
+        }
+        for (id, stamped) in self.owners.idle_sessions() {
+            tracing::debug!(session = %id, "closing an idle MCP session");
+            // The row first: a request between the two would restore it.
+            if let Some(ms) = stamped {
+                let key = id.to_string();
+                self.db
+                    .run(move |c| mcp_sessions::delete_if_unseen_since(c, &key, ms))
+                    .await?;
+            }
+            let _ = self.close_session(&id).await;
+        }
+        let since = self.owners.live_since_ms();
+        self.db
+            .run(move |c| mcp_sessions::purge_idle(c, since))
+            .await?;
+        Ok(())
     }
 }
 
@@ -293,11 +479,15 @@ impl SessionManager for OwnedSessions {
 
     async fn restore_session(
         &self,
-        _id: SessionId,
+        id: SessionId,
     ) -> Result<RestoreOutcome<Self::Transport>, Self::Error> {
-        // No external store: an unknown session is 404, never re-created
-        // (a restored session would have no owner).
-        Ok(RestoreOutcome::NotSupported)
+        // Only a session the gate adopted from the store for its owner
+        // ([`SessionOwners::adopt`]) is re-created; one with no owner here
+        // never is.
+        if self.owners.owner_of(&id).is_none() {
+            return Ok(RestoreOutcome::NotSupported);
+        }
+        self.inner.restore_session(id).await
     }
 }
 

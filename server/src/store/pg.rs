@@ -598,6 +598,19 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE devices ADD CONSTRAINT devices_platform_check
         CHECK (platform IN ('ios', 'android', 'dev', 'web'));
     "#,
+    // 7 (SQLite's 12): `/mcp` sessions in the database, so a session opened
+    // on one instance is served by any other (store/mcp_sessions.rs).
+    r#"
+    CREATE TABLE mcp_sessions (
+        id_hash      TEXT PRIMARY KEY,
+        agent_id     TEXT NOT NULL,
+        state        TEXT NOT NULL,
+        created_at   BIGINT NOT NULL,
+        last_seen_ms BIGINT NOT NULL
+    );
+    CREATE INDEX mcp_sessions_by_agent ON mcp_sessions(agent_id, last_seen_ms);
+    CREATE INDEX mcp_sessions_by_age ON mcp_sessions(last_seen_ms);
+    "#,
 ];
 
 /// Any number that names this schema's advisory lock (instances starting
