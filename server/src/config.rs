@@ -12,6 +12,10 @@ use serde::Deserialize;
 pub struct Settings {
     pub listen: SocketAddr,
     pub db: crate::store::Database,
+    /// PostgreSQL only: a direct URL (no pooler between) for what a
+    /// transaction-mode pooler breaks: `LISTEN` (the wake-ups between
+    /// instances) and the schema migration's session lock. None: `db`.
+    pub db_direct: Option<crate::store::Database>,
     pub sweep_interval: Duration,
     pub ask_rate_per_minute: u32,
     pub ask_burst: u32,
@@ -149,6 +153,7 @@ impl Default for Settings {
         Settings {
             listen: SocketAddr::from(([127, 0, 0, 1], 8750)),
             db: crate::store::Database::Sqlite(PathBuf::from("qp.sqlite")),
+            db_direct: None,
             sweep_interval: Duration::from_millis(1000),
             ask_rate_per_minute: 60,
             ask_burst: 20,
@@ -202,7 +207,7 @@ fn toml_error(text: &str, e: &toml::de::Error) -> String {
     let line_text = text.lines().nth(line - 1).unwrap_or_default();
     let key = line_text.split('=').next().unwrap_or_default().trim();
     let key = key.trim_matches(|c| c == '"' || c == '\'');
-    if ["db", "metrics_token"].contains(&key) {
+    if ["db", "db_direct", "metrics_token"].contains(&key) {
         return format!(
             "line {line}, column {column}: the value of {key} is not valid (not shown: it may \
              hold a secret); in \"…\" write \" as \\\" and \\ as \\\\, or use '…'"
@@ -218,6 +223,7 @@ fn toml_error(text: &str, e: &toml::de::Error) -> String {
 pub struct PartialSettings {
     pub listen: Option<SocketAddr>,
     pub db: Option<crate::store::Database>,
+    pub db_direct: Option<crate::store::Database>,
     pub sweep_interval_ms: Option<u64>,
     pub ask_rate_per_minute: Option<u32>,
     pub ask_burst: Option<u32>,
@@ -288,6 +294,7 @@ impl PartialSettings {
         let s = Settings {
             listen: self.listen.or(file.listen).unwrap_or(d.listen),
             db: self.db.or(file.db).unwrap_or(d.db),
+            db_direct: self.db_direct.or(file.db_direct),
             sweep_interval: ms(
                 self.sweep_interval_ms,
                 file.sweep_interval_ms,
@@ -464,6 +471,15 @@ impl PartialSettings {
             },
             ..s
         };
+        match (&s.db, &s.db_direct) {
+            (_, None) | (crate::store::Database::Postgres(_), Some(crate::store::Database::Postgres(_))) => {}
+            (_, Some(crate::store::Database::Sqlite(_))) => {
+                return Err("db_direct: must be a postgres:// URL (the same database as db, without a pooler between)".into())
+            }
+            (crate::store::Database::Sqlite(_), Some(_)) => {
+                return Err("db_direct: only with a PostgreSQL db (an SQLite file has no pooler and no LISTEN)".into())
+            }
+        }
         if s.ask_rate_per_minute == 0 || s.ask_burst == 0 {
             return Err("ask_rate_per_minute and ask_burst must be at least 1".into());
         }
@@ -616,6 +632,35 @@ fn tls_settings(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn db_direct_is_a_postgres_url_beside_a_postgres_db() {
+        let pg = |u: &str| Some(crate::store::Database::Postgres(u.into()));
+        let with = |db, direct| PartialSettings {
+            db,
+            db_direct: direct,
+            ..Default::default()
+        };
+        let ok = with(pg("postgres://qp@pooler/qp"), pg("postgres://qp@db/qp"))
+            .resolve(PartialSettings::default())
+            .unwrap();
+        assert_eq!(ok.db_direct, pg("postgres://qp@db/qp"));
+        let err = with(None, pg("postgres://qp@db/qp"))
+            .resolve(PartialSettings::default())
+            .unwrap_err();
+        assert!(
+            err.starts_with("db_direct: only with a PostgreSQL db"),
+            "{err}"
+        );
+        let file = Some(crate::store::Database::Sqlite("direct.sqlite".into()));
+        let err = with(pg("postgres://qp@pooler/qp"), file)
+            .resolve(PartialSettings::default())
+            .unwrap_err();
+        assert!(
+            err.starts_with("db_direct: must be a postgres:// URL"),
+            "{err}"
+        );
+    }
 
     #[test]
     fn flags_beat_file_beat_defaults() {

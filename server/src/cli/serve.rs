@@ -39,6 +39,18 @@ pub struct ServeArgs {
         value_parser = super::admin::DbArg
     )]
     db: Option<crate::store::Database>,
+    /// PostgreSQL behind a transaction-mode pooler (PgBouncer): a URL of
+    /// the same database reached directly, for what such a pooler breaks:
+    /// LISTEN (the wake-ups between instances) and the schema migration's
+    /// lock [default: --db].
+    #[arg(
+        long,
+        env = "QP_DB_DIRECT",
+        hide_env_values = true,
+        value_name = "URL",
+        value_parser = super::admin::DbArg
+    )]
+    db_direct: Option<crate::store::Database>,
     /// How often overdue questions are expired, in ms [default: 1000].
     #[arg(long, env = "QP_SWEEP_INTERVAL_MS")]
     sweep_interval_ms: Option<u64>,
@@ -219,6 +231,7 @@ pub async fn run(mut args: ServeArgs) -> i32 {
     let flags = PartialSettings {
         listen: args.listen,
         db: args.db,
+        db_direct: args.db_direct,
         sweep_interval_ms: args.sweep_interval_ms,
         ask_rate_per_minute: args.ask_rate_per_minute,
         ask_burst: args.ask_burst,
@@ -331,6 +344,11 @@ fn secrets_from_files(args: &mut ServeArgs) -> Result<(), String> {
         if let Some(url) = crate::secret_env::from_file("QP_DB")? {
             // Not quoted in the error: it may hold a password.
             args.db = Some(url.parse().map_err(|e| format!("QP_DB_FILE: {e}"))?);
+        }
+    }
+    if args.db_direct.is_none() {
+        if let Some(url) = crate::secret_env::from_file("QP_DB_DIRECT")? {
+            args.db_direct = Some(url.parse().map_err(|e| format!("QP_DB_DIRECT_FILE: {e}"))?);
         }
     }
     if args.metrics_token.is_none() {
