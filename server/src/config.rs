@@ -216,6 +216,37 @@ fn toml_error(text: &str, e: &toml::de::Error) -> String {
     format!("line {line}, column {column}: {}", e.message())
 }
 
+/// Every key of the config file, as the server reads them: the field
+/// names serde's derive gives [`PartialSettings`] (so a new setting is a
+/// new key here without another list to keep).
+pub fn config_keys() -> &'static [&'static str] {
+    use serde::de::{self, Visitor};
+    struct Grab(Option<&'static [&'static str]>);
+    impl<'de> de::Deserializer<'de> for &mut Grab {
+        type Error = de::value::Error;
+        fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Self::Error> {
+            Err(de::Error::custom("only structs"))
+        }
+        fn deserialize_struct<V: Visitor<'de>>(
+            self,
+            _name: &'static str,
+            fields: &'static [&'static str],
+            _: V,
+        ) -> Result<V::Value, Self::Error> {
+            self.0 = Some(fields);
+            Err(de::Error::custom("names taken"))
+        }
+        serde::forward_to_deserialize_any! {
+            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
+            bytes byte_buf option unit unit_struct newtype_struct seq tuple
+            tuple_struct map enum identifier ignored_any
+        }
+    }
+    let mut grab = Grab(None);
+    let _ = <PartialSettings as serde::Deserialize>::deserialize(&mut grab);
+    grab.0.unwrap_or_default()
+}
+
 /// Settings that may each be missing: what flags/env give, or a config file.
 /// The file uses the same names, e.g. `listen = "127.0.0.1:8750"`.
 #[derive(Debug, Clone, Default, Deserialize)]
