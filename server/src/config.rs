@@ -464,23 +464,26 @@ impl PartialSettings {
         let s = Settings {
             apns: match (apns_key, apns_key_id, apns_team_id) {
                 (None, None, None) => None,
-                (Some(key), Some(key_id), Some(team_id)) => Some(crate::push::apns::ApnsConfig {
-                    base_url: apns_base.unwrap_or_else(|| {
-                        let url = if sandbox {
-                            crate::push::apns::APNS_SANDBOX
-                        } else {
-                            crate::push::apns::APNS_PRODUCTION
-                        };
-                        url.to_string()
-                    }),
-                    team_id,
-                    key_id,
-                    key_pem: std::fs::read(&key)
-                        .map_err(|e| format!("apns_key {}: {e}", key.display()))?,
-                    // Read again when it changes, like the TLS files.
-                    key_file: Some(crate::push::key_file::WatchedFile::new(&key)),
-                    token_ttl: crate::push::apns::TOKEN_TTL,
-                    max_connections: crate::push::apns::MAX_CONNECTIONS,
+                (Some(key), Some(key_id), Some(team_id)) => Some({
+                    let (key_file, key_pem) = crate::push::key_file::WatchedFile::read(&key)
+                        .map_err(|e| format!("apns_key {}: {e}", key.display()))?;
+                    crate::push::apns::ApnsConfig {
+                        base_url: apns_base.unwrap_or_else(|| {
+                            let url = if sandbox {
+                                crate::push::apns::APNS_SANDBOX
+                            } else {
+                                crate::push::apns::APNS_PRODUCTION
+                            };
+                            url.to_string()
+                        }),
+                        team_id,
+                        key_id,
+                        key_pem,
+                        // Read again when it changes, like the TLS files.
+                        key_file: Some(key_file),
+                        token_ttl: crate::push::apns::TOKEN_TTL,
+                        max_connections: crate::push::apns::MAX_CONNECTIONS,
+                    }
                 }),
                 _ => {
                     return Err(
@@ -490,14 +493,20 @@ impl PartialSettings {
             },
             fcm: match self.fcm_service_account.or(file.fcm_service_account) {
                 None => None,
-                Some(path) => Some(crate::push::fcm::FcmConfig {
-                    base_url: self
-                        .fcm_base_url
-                        .or(file.fcm_base_url)
-                        .unwrap_or_else(|| crate::push::fcm::FCM_BASE.to_string()),
-                    account: crate::push::fcm::FcmTransport::account_from_file(&path)?,
-                    account_file: Some(crate::push::key_file::WatchedFile::new(&path)),
-                    max_connections: crate::push::fcm::MAX_CONNECTIONS,
+                Some(path) => Some({
+                    let (account_file, account_json) =
+                        crate::push::key_file::WatchedFile::read(&path)
+                            .map_err(|e| format!("fcm_service_account {}: {e}", path.display()))?;
+                    crate::push::fcm::FcmConfig {
+                        base_url: self
+                            .fcm_base_url
+                            .or(file.fcm_base_url)
+                            .unwrap_or_else(|| crate::push::fcm::FCM_BASE.to_string()),
+                        account: crate::push::fcm::FcmTransport::account_from_bytes(&account_json)
+                            .map_err(|e| format!("fcm_service_account {}: {e}", path.display()))?,
+                        account_file: Some(account_file),
+                        max_connections: crate::push::fcm::MAX_CONNECTIONS,
+                    }
                 }),
             },
             ..s
@@ -548,8 +557,8 @@ fn check_limits(s: &Settings) -> Result<(), String> {
     if s.mcp_max_sessions_per_agent == 0 {
         return Err("mcp_max_sessions_per_agent must be at least 1".into());
     }
-    if s.mcp_session_idle < Duration::from_secs(10) {
-        return Err("mcp_session_idle_secs must be at least 10".into());
+    if !(10..=86_400).contains(&s.mcp_session_idle.as_secs()) {
+        return Err("mcp_session_idle_secs must be 10 to 86400 (a day)".into());
     }
     if !(5..=3600).contains(&s.idle_timeout.as_secs()) {
         return Err("idle_timeout_secs must be 5 to 3600".into());

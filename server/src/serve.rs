@@ -80,14 +80,36 @@ pub async fn start(
             url.clone(),
             ready_tx,
         )));
+        let listening = app.settings.db_direct.as_ref().unwrap_or(&app.settings.db);
         if tokio::time::timeout(Duration::from_secs(15), ready)
             .await
             .is_err()
         {
             return Err(format!(
-                "cannot LISTEN on {}: no wake-ups from other instances",
-                app.settings.db_direct.as_ref().unwrap_or(&app.settings.db)
+                "cannot LISTEN on {listening}: no wake-ups from other instances"
             ));
+        }
+        // A NOTIFY through the request connections must reach the LISTEN:
+        // not through a transaction-mode pooler, nor when db_direct names
+        // another database (waits would end only at their timeout).
+        match crate::wakeups::probe(&app, Duration::from_secs(10)).await {
+            Ok(true) => {}
+            Ok(false) => {
+                return Err(if app.settings.db_direct.is_some() {
+                    format!(
+                        "db_direct ({listening}) does not hear what is sent through db ({}): \
+                         they must name the same database",
+                        app.settings.db
+                    )
+                } else {
+                    format!(
+                        "the wake-ups sent through db ({listening}) are not heard by its LISTEN: \
+                         behind a transaction-mode pooler (PgBouncer), set db_direct to the \
+                         database reached directly"
+                    )
+                })
+            }
+            Err(e) => return Err(format!("cannot check the wake-ups on {listening}: {e}")),
         }
     }
 

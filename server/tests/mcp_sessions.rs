@@ -358,9 +358,75 @@ async fn a_session_opened_on_one_instance_is_served_by_the_other() {
     // Ended on B: A refuses it as well.
     let (s, _, _) = mcp_at(&f, &b_base, "DELETE", &f.agent_token, Some(&session), None).await;
     assert!((200..300).contains(&s), "{s}");
-    let (s, _) = list_tools(&f, &f.agent_token, &session).await;
-    assert_eq!(s, 404, "A still serves a session ended on B");
+    // A hears of it by NOTIFY (or at its next stamp): at once, give or
+    // take the notification's trip.
+    let deadline = std::time::Instant::now() + Duration::from_secs(2);
+    loop {
+        let (s, _) = list_tools(&f, &f.agent_token, &session).await;
+        if s == 404 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "A still serves a session ended on B ({s})"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     let (s, _) = list_tools_at(&f, &b_base, &f.agent_token, &session).await;
     assert_eq!(s, 404);
     b.stop().await;
+}
+
+/// Review of issue 34: an agent could park megabytes per session in the
+/// database (its `initialize` parameters are stored for restores). Now an
+/// `initialize` whose parameters exceed 16 KiB is refused, naming the
+/// rule, and leaves no session behind.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_oversized_initialize_is_refused_and_keeps_no_session() {
+    let f = Fixture::with(|s| s.mcp_max_sessions_per_agent = 1).await;
+    let padding = "x".repeat(32 * 1024);
+    let (s, id, body) = mcp(
+        &f,
+        "POST",
+        &f.agent_token,
+        None,
+        Some(
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": PROTOCOL, "capabilities": {"experimental": {"pad": {"p": padding}}},
+            "clientInfo": {"name": "limits-test", "version": "1"}}}),
+        ),
+    )
+    .await;
+    assert_eq!(s, 422, "{body}");
+    assert!(body.contains("16384"), "{body}");
+    assert_eq!(id, None, "a session id for a session that cannot go on");
+    let stored: i64 = f
+        .db()
+        .query_row("SELECT COUNT(*) FROM mcp_sessions", &[], |r| r.get(0))
+        .unwrap();
+    assert_eq!(stored, 0);
+    // Its place is free again (the cap is 1): a normal session opens.
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        let (s, _, _) = mcp(
+            &f,
+            "POST",
+            &f.agent_token,
+            None,
+            Some(
+                json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": PROTOCOL, "capabilities": {},
+                "clientInfo": {"name": "limits-test", "version": "1"}}}),
+            ),
+        )
+        .await;
+        if s == 200 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the place was not freed ({s})"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }

@@ -737,3 +737,39 @@ async fn with_db_direct_the_wake_ups_are_heard_on_the_direct_connection() {
         "released only at the long-poll's timeout: the wake-up was not heard"
     );
 }
+
+/// Review of issue 34: `db_direct` naming another database than `db` used
+/// to start fine, and its waits then ended only at their timeout. At
+/// start-up a NOTIFY sent through `db` must now reach the LISTEN on
+/// `db_direct`; when it does not, `qp serve` refuses to start, saying so.
+#[test]
+fn db_direct_naming_another_database_is_refused_at_start_up() {
+    let Some(w) = world(None) else { return };
+    let other_dir = tempfile::tempdir().unwrap();
+    let Database::Postgres(other) = common::test_database(other_dir.path()) else {
+        unreachable!()
+    };
+    let Database::Postgres(url) = &w.db else {
+        unreachable!()
+    };
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_qp"))
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--db",
+            url,
+            "--db-direct",
+            &other,
+        ])
+        .env("QP_LOG", "warn")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "qp serve started: {stderr}");
+    assert!(
+        stderr.contains("db_direct") && stderr.contains("must name the same database"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("listening on"), "{stderr}");
+}

@@ -234,15 +234,14 @@ async fn a_replaced_apns_key_file_is_used_without_a_restart() {
         "a PKCS#8 key, as .p8 files are"
     );
     std::fs::write(&key_path, &wrong).unwrap();
+    let (key_file, key_pem) =
+        WatchedFile::read_every(&key_path, Duration::from_millis(100)).unwrap();
     let config = ApnsConfig {
         base_url: apns.url.clone(),
         team_id: "TEAM123456".into(),
         key_id: "KEY1234567".into(),
-        key_pem: wrong.into_bytes(),
-        key_file: Some(WatchedFile {
-            path: key_path.clone(),
-            every: Duration::from_millis(100),
-        }),
+        key_pem,
+        key_file: Some(key_file),
         token_ttl: qp_server::push::apns::TOKEN_TTL,
         max_connections: 2,
     };
@@ -356,4 +355,69 @@ async fn idle_keep_alive_connections_close_after_the_idle_timeout_and_busy_ones_
         after >= idle - Duration::from_millis(300),
         "closed after {after:?}, before the idle timeout"
     );
+}
+
+/// Issue 34: the FCM service account is read again when its file changes:
+/// here the first file names a token endpoint nobody answers (the
+/// credential backs off), the replaced one the stand-in's; the next push
+/// takes a token from the new account at once, with no restart.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replaced_fcm_service_account_file_is_used_without_a_restart() {
+    use qp_server::push::key_file::WatchedFile;
+    let fcm = gateways::fcm(Duration::ZERO).await;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("service-account.json");
+    let account = |token_uri: &str| {
+        json!({
+            "type": "service_account",
+            "project_id": "qp-test",
+            "client_email": "qp-test@example.iam.gserviceaccount.com",
+            "private_key": String::from_utf8(gateways::fixture("fcm-test-key.pem")).unwrap(),
+            "token_uri": token_uri,
+        })
+        .to_string()
+    };
+    // Port 9 (discard) on loopback: nothing answers there.
+    std::fs::write(&path, account("http://127.0.0.1:9/token")).unwrap();
+    let (account_file, json) = WatchedFile::read_every(&path, Duration::from_millis(100)).unwrap();
+    let mut config = fcm_config(&fcm.url);
+    config.account = qp_server::push::fcm::FcmTransport::account_from_bytes(&json).unwrap();
+    config.account_file = Some(account_file);
+    let f = common::Fixture::with(move |s| s.fcm = Some(config)).await;
+    let (status, body) = f
+        .call(
+            "POST",
+            "/api/devices",
+            Some(&f.alice_token),
+            Some(json!({"platform": "android", "push_token": "fcm-token-reload", "app_id": "io.example.app"})),
+        )
+        .await;
+    assert!(status == 200 || status == 201, "{status} {body}");
+    f.ask(json!({"prompt": "Deploy?", "ttl": 600})).await;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let (_, ready, _) = get(&f, "/readyz").await;
+        if ready["checks"]["push_fcm"]["ok"] == false {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the bad account was never refused: {ready}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(fcm.state.token_attempts.load(Ordering::SeqCst), 0);
+
+    std::fs::write(&path, account(&format!("{}/token", fcm.url))).unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let asked = Instant::now();
+    f.ask(json!({"prompt": "Roll back?", "ttl": 600})).await;
+    while fcm.state.accepted_count() == 0 {
+        assert!(
+            asked.elapsed() < Duration::from_secs(4),
+            "the new service account was not used"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(fcm.state.token_requests.load(Ordering::SeqCst), 1);
 }

@@ -100,14 +100,22 @@ pub async fn authenticate(
             // agent's. One this instance does not hold (opened on another
             // instance, or before a restart) is then re-created by rmcp
             // from the stored `initialize`.
-            let (key, agent, since) = (id.clone(), agent_id.clone(), owners.live_since_ms());
-            let stamped = app
-                .db
-                .run(move |c| crate::store::mcp_sessions::stamp(c, &key, &agent, since))
-                .await;
+            let stamped = match owners.enter_fresh(&id, &agent_id) {
+                // Stamped here a moment ago: no write per request.
+                Some(busy) => Ok(Ok(busy)),
+                None => {
+                    let (key, agent, since) =
+                        (id.clone(), agent_id.clone(), owners.live_since_ms());
+                    app.db
+                        .run(move |c| crate::store::mcp_sessions::stamp(c, &key, &agent, since))
+                        .await
+                        .map(Err)
+                }
+            };
             let busy = match stamped {
-                Ok(Some(ms)) => owners.serve(&id, &agent_id, ms),
-                Ok(None) => {
+                Ok(Ok(busy)) => busy,
+                Ok(Err(Some(ms))) => owners.serve(&id, &agent_id, ms),
+                Ok(Err(None)) => {
                     owners.ended_elsewhere(&id, &agent_id);
                     return ApiError::not_found(
                         "Mcp-Session-Id: no such session of this agent; open one with initialize",
@@ -146,7 +154,27 @@ pub async fn authenticate(
                 Ok(held) if held >= owners.max_per_agent() => {
                     too_many_sessions(&app).into_response()
                 }
-                Ok(_) => place.scope(next.run(req)).await,
+                Ok(_) => {
+                    let resp = place.scope(next.run(req)).await;
+                    // rmcp answers the `initialize` even when the session
+                    // could not be stored; a session that cannot go on
+                    // (404 at its next request) is refused now instead.
+                    let made = resp
+                        .headers()
+                        .get("mcp-session-id")
+                        .and_then(|v| v.to_str().ok())
+                        .map(str::to_string);
+                    match made.and_then(|s| owners.unsaved(&s)) {
+                        Some(why) if why.starts_with("initialize:") => {
+                            ApiError::invalid("initialize", "too_large", why).into_response()
+                        }
+                        Some(why) => {
+                            ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "unavailable", why)
+                                .into_response()
+                        }
+                        None => resp,
+                    }
+                }
                 Err(e) => ApiError::from(e).into_response(),
             }
         }

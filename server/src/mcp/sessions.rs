@@ -42,11 +42,17 @@ use rmcp::transport::streamable_http_server::session::{
 
 use crate::store::{mcp_sessions, now_ms, Db, DbError};
 
+fn millis(d: Duration) -> i64 {
+    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
+}
+
 /// Who owns which session, and how many each agent holds.
 pub struct SessionOwners {
     max_per_agent: u32,
     idle: Duration,
     inner: Mutex<Owners>,
+    /// Wakes the reaper now: a session ended or could not be stored.
+    reap_now: tokio::sync::Notify,
 }
 
 #[derive(Default)]
@@ -63,9 +69,19 @@ struct Owned {
     last_active: Instant,
     /// The last `last_seen_ms` this instance wrote.
     stamped_ms: Option<i64>,
-    /// The store no longer has it: closed at the reaper's next tick.
+    /// The store no longer has it: closed at the reaper's next tick,
+    /// even with a request in flight (a tool call's wait ends with it).
     ended: bool,
+    /// Why the store refused to keep it (its `initialize` was too large,
+    /// the database did not answer): the gate then answers the
+    /// `initialize` with an error instead of a session that cannot go on.
+    unsaved: Option<String>,
 }
+
+/// The most a session's stored `initialize` parameters may take: a client
+/// sends its name, version and capabilities (well under 1 KiB in practice);
+/// an agent must not park megabytes per session in the database.
+pub const STATE_MAX_BYTES: usize = 16 * 1024;
 
 impl Owners {
     fn release(&mut self, agent_id: &str) {
@@ -104,6 +120,7 @@ impl SessionOwners {
             max_per_agent,
             idle,
             inner: Mutex::default(),
+            reap_now: tokio::sync::Notify::new(),
         })
     }
 
@@ -155,8 +172,25 @@ impl SessionOwners {
                 last_active: Instant::now(),
                 stamped_ms: None,
                 ended: false,
+                unsaved: None,
             },
         );
+    }
+
+    /// A request of `agent_id` naming `session` that this instance stamped
+    /// in the store less than half a reaper period ago: served without
+    /// another database write (a session ended elsewhere meanwhile is
+    /// heard of by NOTIFY, or by the next stamp). `None`: stamp it first.
+    pub fn enter_fresh(self: &Arc<Self>, session: &str, agent_id: &str) -> Option<Busy> {
+        {
+            let owners = self.lock();
+            let o = owners.by_session.get(session)?;
+            let fresh_since = now_ms() - millis(self.reap_every() / 2);
+            if o.ended || o.agent_id != agent_id || o.stamped_ms.is_none_or(|ms| ms < fresh_since) {
+                return None;
+            }
+        }
+        self.enter(session, agent_id)
     }
 
     /// A request of `agent_id` naming `session`, which the store has just
@@ -177,6 +211,7 @@ impl SessionOwners {
                         last_active: Instant::now(),
                         stamped_ms: None,
                         ended: false,
+                        unsaved: None,
                     },
                 );
             }
@@ -195,7 +230,7 @@ impl SessionOwners {
 
     /// The store has no live `session` of `agent_id` (a DELETE or the
     /// idle timeout on another instance): this instance's copy, if it is
-    /// that agent's, is closed at the reaper's next tick. (Another agent
+    /// that agent's, is closed now. (Another agent
     /// naming the id cannot end it.)
     pub fn ended_elsewhere(&self, session: &str, agent_id: &str) {
         let mut owners = self.lock();
@@ -206,6 +241,56 @@ impl SessionOwners {
         {
             o.ended = true;
             o.stamped_ms = None;
+            self.reap_now.notify_one();
+        }
+    }
+
+    /// Another instance ended the session whose stored key is `id_hash`
+    /// (NOTIFY `mcp-ended:`): its copy here is closed now, a tool call's
+    /// wait with it.
+    pub fn ended_by_hash(&self, id_hash: &str) {
+        let mut owners = self.lock();
+        for (id, o) in owners.by_session.iter_mut() {
+            if crate::store::mcp_sessions::key(id) == id_hash {
+                o.ended = true;
+                o.stamped_ms = None;
+                self.reap_now.notify_one();
+            }
+        }
+    }
+
+    /// Every session's next request stamps the store first (after missed
+    /// NOTIFYs: the listening connection dropped).
+    pub fn stamps_due_now(&self) {
+        for o in self.lock().by_session.values_mut() {
+            o.stamped_ms = None;
+        }
+    }
+
+    /// Why `session` could not be stored, if it could not (see
+    /// [`Owned::unsaved`]); the session is then closed at the next tick.
+    pub fn unsaved(&self, session: &str) -> Option<String> {
+        let mut owners = self.lock();
+        let o = owners.by_session.get_mut(session)?;
+        let why = o.unsaved.clone()?;
+        o.ended = true;
+        drop(owners);
+        self.reap_now.notify_one();
+        Some(why)
+    }
+
+    fn set_unsaved(&self, session: &str, why: String) {
+        if let Some(o) = self.lock().by_session.get_mut(session) {
+            o.unsaved = Some(why);
+        }
+    }
+
+    fn mark_ended(&self, sessions: &[String]) {
+        let mut owners = self.lock();
+        for id in sessions {
+            if let Some(o) = owners.by_session.get_mut(id.as_str()) {
+                o.ended = true;
+            }
         }
     }
 
@@ -238,11 +323,15 @@ impl SessionOwners {
     }
 
     /// The oldest stamp a live stored session can have: idle for the
-    /// timeout, plus one reaper period (stamps are written that often) and
-    /// a second of clock difference between instances.
+    /// timeout, plus two reaper periods (a busy session is stamped once a
+    /// period, a served one at most half a period late) and a second of
+    /// clock difference between instances.
     pub fn live_since_ms(&self) -> i64 {
-        let window = self.idle + self.reap_every() + Duration::from_secs(1);
-        now_ms() - i64::try_from(window.as_millis()).unwrap_or(i64::MAX)
+        let window = self
+            .idle
+            .saturating_add(self.reap_every().saturating_mul(2))
+            .saturating_add(Duration::from_secs(1));
+        now_ms().saturating_sub(millis(window))
     }
 
     fn reap_every(&self) -> Duration {
@@ -257,15 +346,17 @@ impl SessionOwners {
         }
     }
 
-    /// Sessions with nothing in flight for longer than the idle timeout,
-    /// with the last stamp this instance wrote of each.
-    fn idle_sessions(&self) -> Vec<(SessionId, Option<i64>)> {
+    /// Sessions to close: ended elsewhere (even with a request in
+    /// flight), or with nothing in flight for longer than the idle timeout;
+    /// with the last stamp this instance wrote of each (`None` for ended
+    /// ones: their row is gone already).
+    fn to_close(&self) -> Vec<(SessionId, Option<i64>)> {
         let owners = self.lock();
         owners
             .by_session
             .iter()
-            .filter(|(_, o)| o.busy == 0 && (o.ended || o.last_active.elapsed() >= self.idle))
-            .map(|(id, o)| (id.clone(), o.stamped_ms))
+            .filter(|(_, o)| o.ended || (o.busy == 0 && o.last_active.elapsed() >= self.idle))
+            .map(|(id, o)| (id.clone(), o.stamped_ms.filter(|_| !o.ended)))
             .collect()
     }
 
@@ -340,13 +431,33 @@ impl SessionStore for DbSessions {
             .owners
             .owner_of(session_id)
             .ok_or("a session with no owner is not stored")?;
-        let (id, json) = (session_id.to_string(), serde_json::to_string(state)?);
-        let stamped = self
+        let json = serde_json::to_string(state)?;
+        if json.len() > STATE_MAX_BYTES {
+            let why = format!(
+                "initialize: the client's parameters take {} bytes, over the {STATE_MAX_BYTES} an MCP session may keep",
+                json.len()
+            );
+            self.owners.set_unsaved(session_id, why.clone());
+            return Err(why.into());
+        }
+        let id = session_id.to_string();
+        match self
             .db
             .run(move |c| mcp_sessions::save(c, &id, &agent_id, &json))
-            .await?;
-        self.owners.mark_stamped(&[session_id.to_string()], stamped);
-        Ok(())
+            .await
+        {
+            Ok(stamped) => {
+                self.owners.mark_stamped(&[session_id.to_string()], stamped);
+                Ok(())
+            }
+            Err(e) => {
+                self.owners.set_unsaved(
+                    session_id,
+                    "the session could not be stored: the database did not answer".into(),
+                );
+                Err(e.into())
+            }
+        }
     }
 
     async fn delete(&self, session_id: &str) -> Result<(), SessionStoreError> {
@@ -380,36 +491,57 @@ impl OwnedSessions {
         let mut tick = tokio::time::interval(self.owners.reap_every());
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
-            tick.tick().await;
+            tokio::select! {
+                _ = tick.tick() => {}
+                _ = self.owners.reap_now.notified() => {}
+            }
             if let Err(e) = self.reap_once().await {
                 tracing::warn!(error = %e, "MCP sessions: the database did not answer the idle sweep");
             }
         }
     }
 
+    /// One pass; each step goes on when another's database work fails (a
+    /// session idle here is closed here whatever the database says).
     async fn reap_once(&self) -> Result<(), DbError> {
-        let due = self.owners.busy_sessions();
-        if !due.is_empty() {
-            let ids = due.clone();
-            let ms = self.db.run(move |c| mcp_sessions::touch(c, &ids)).await?;
-            self.owners.mark_stamped(&due, ms);
+        let mut failed = None;
+        let busy = self.owners.busy_sessions();
+        if !busy.is_empty() {
+            let ids = busy.clone();
+            match self.db.run(move |c| mcp_sessions::touch(c, &ids)).await {
+                Ok((ms, gone)) => {
+                    self.owners.mark_stamped(&busy, ms);
+                    // Ended elsewhere while a tool call waited here.
+                    self.owners.mark_ended(&gone);
+                }
+                Err(e) => failed = Some(e),
+            }
         }
-        for (id, stamped) in self.owners.idle_sessions() {
-            tracing::debug!(session = %id, "closing an idle MCP session");
-            // The row first: a request between the two would restore it.
+        for (id, stamped) in self.owners.to_close() {
+            tracing::debug!("closing an idle or ended MCP session");
+            // The row first (a request between the two would restore it),
+            // unless another instance served the session since.
             if let Some(ms) = stamped {
                 let key = id.to_string();
-                self.db
+                if let Err(e) = self
+                    .db
                     .run(move |c| mcp_sessions::delete_if_unseen_since(c, &key, ms))
-                    .await?;
+                    .await
+                {
+                    failed = Some(e);
+                }
             }
             let _ = self.close_session(&id).await;
         }
         let since = self.owners.live_since_ms();
-        self.db
+        if let Err(e) = self
+            .db
             .run(move |c| mcp_sessions::purge_idle(c, since))
-            .await?;
-        Ok(())
+            .await
+        {
+            failed = Some(e);
+        }
+        failed.map_or(Ok(()), Err)
     }
 }
 

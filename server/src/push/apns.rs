@@ -102,10 +102,7 @@ impl ApnsTransport {
     /// signed with the old key is dropped and a credential backoff (the old
     /// key refused) ends, so the new key is tried on this very push.
     fn refresh_key(&self) -> std::sync::Arc<EncodingKey> {
-        let (key, reloaded) = self.key.get(|path| {
-            let pem = std::fs::read(path).map_err(|e| e.to_string())?;
-            signing_key(&pem)
-        });
+        let (key, reloaded) = self.key.get(signing_key);
         if reloaded {
             *self.token.lock().unwrap_or_else(|p| p.into_inner()) = None;
             self.gate.retry_now();

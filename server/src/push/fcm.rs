@@ -111,9 +111,13 @@ impl FcmTransport {
 
     /// Reads a service-account JSON file.
     pub fn account_from_file(path: &std::path::Path) -> Result<ServiceAccount, String> {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        serde_json::from_str(&text)
-            .map_err(|e| format!("{}: not a service account: {e}", path.display()))
+        let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        Self::account_from_bytes(&bytes).map_err(|e| format!("{}: {e}", path.display()))
+    }
+
+    /// A service account from its JSON.
+    pub fn account_from_bytes(bytes: &[u8]) -> Result<ServiceAccount, String> {
+        serde_json::from_slice(bytes).map_err(|e| format!("not a service account: {e}"))
     }
 
     /// The connection pool (its counters, for tests and the benchmark).
@@ -161,7 +165,7 @@ impl FcmTransport {
     fn refresh_credential(&self) -> std::sync::Arc<Credential> {
         let (credential, reloaded) = self
             .credential
-            .get(|path| Credential::new(FcmTransport::account_from_file(path)?));
+            .get(|bytes| Credential::new(FcmTransport::account_from_bytes(bytes)?));
         if reloaded {
             *self.token.lock().unwrap_or_else(|p| p.into_inner()) = None;
             self.gate.retry_now();

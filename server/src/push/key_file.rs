@@ -19,24 +19,59 @@ pub const CHECK_EVERY: Duration = Duration::from_secs(5);
 pub struct WatchedFile {
     pub path: PathBuf,
     pub every: Duration,
+    /// The file's version when the credential was first read from it.
+    seen: Stamp,
+    /// What was read then.
+    first_bytes: Option<Vec<u8>>,
 }
 
 impl WatchedFile {
-    pub fn new(path: impl Into<PathBuf>) -> Self {
-        WatchedFile {
-            path: path.into(),
-            every: CHECK_EVERY,
-        }
+    /// Reads `path` (the credential's first version) and watches it from
+    /// there: the version is noted before the read.
+    pub fn read(path: impl Into<PathBuf>) -> std::io::Result<(Self, Vec<u8>)> {
+        Self::read_every(path, CHECK_EVERY)
+    }
+
+    /// [`WatchedFile::read`], looked at every `every` (tests: shorter).
+    pub fn read_every(
+        path: impl Into<PathBuf>,
+        every: Duration,
+    ) -> std::io::Result<(Self, Vec<u8>)> {
+        let path = path.into();
+        let seen = stamp(&path);
+        let bytes = std::fs::read(&path)?;
+        Ok((
+            WatchedFile {
+                path,
+                every,
+                seen,
+                first_bytes: Some(bytes.clone()),
+            },
+            bytes,
+        ))
     }
 }
 
-/// What identifies a version of the file.
-type Stamp = (Option<SystemTime>, u64);
+const NO_FILE: Stamp = (None, 0, 0, 0, 0, 0);
+
+/// What identifies a version of the file: its modification and status
+/// change times (a `chmod` that makes it readable changes only the
+/// latter), its size, and which file it is (a symlink swapped to another
+/// file, as Kubernetes updates a secret, with a copied `mtime`).
+type Stamp = (Option<SystemTime>, i64, i64, u64, u64, u64);
 
 fn stamp(path: &Path) -> Stamp {
+    use std::os::unix::fs::MetadataExt;
     match std::fs::metadata(path) {
-        Ok(m) => (m.modified().ok(), m.len()),
-        Err(_) => (None, 0),
+        Ok(m) => (
+            m.modified().ok(),
+            m.ctime(),
+            m.ctime_nsec(),
+            m.len(),
+            m.dev(),
+            m.ino(),
+        ),
+        Err(_) => (None, 0, 0, 0, 0, 0),
     }
 }
 
@@ -44,6 +79,9 @@ struct State<T> {
     current: Arc<T>,
     /// The version `current` was loaded from (or last failed to load).
     seen: Stamp,
+    /// The bytes `current` was made from: a file written again with the
+    /// same content (a secret syncer's every poll) is not a new key.
+    bytes: Option<Vec<u8>>,
     checked: Instant,
 }
 
@@ -56,23 +94,29 @@ pub struct Reloading<T> {
 }
 
 impl<T> Reloading<T> {
+    /// `first` was made from `first_bytes`, read from the file when
+    /// `file.seen` was taken (before the read, so a change in between is
+    /// seen at the first check).
     pub fn new(setting: &'static str, first: T, file: Option<WatchedFile>) -> Self {
-        let seen = file.as_ref().map_or((None, 0), |f| stamp(&f.path));
+        let seen = file.as_ref().map_or(NO_FILE, |f| f.seen);
+        let bytes = file.as_ref().and_then(|f| f.first_bytes.clone());
         Reloading {
             setting,
             file,
             state: Mutex::new(State {
                 current: Arc::new(first),
                 seen,
+                bytes,
                 checked: Instant::now(),
             }),
         }
     }
 
-    /// The credential now, and whether it was just reloaded (the caller
-    /// then drops what it derived from the old one: a signed token, a
-    /// credential backoff). `load` reads the file when it changed.
-    pub fn get(&self, load: impl FnOnce(&Path) -> Result<T, String>) -> (Arc<T>, bool) {
+    /// The credential now, and whether it was just replaced by a different
+    /// one (the caller then drops what it derived from the old one: a
+    /// signed token, a credential backoff). `load` makes the credential
+    /// from the file's bytes when the file changed.
+    pub fn get(&self, load: impl FnOnce(&[u8]) -> Result<T, String>) -> (Arc<T>, bool) {
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
         let Some(file) = &self.file else {
             return (state.current.clone(), false);
@@ -88,9 +132,25 @@ impl<T> Reloading<T> {
         // Whatever the outcome, this version is not read again: a file
         // that does not load is reported once, not every few seconds.
         state.seen = now;
-        match load(&file.path) {
+        let bytes = match std::fs::read(&file.path) {
+            Ok(b) => b,
+            Err(e) => {
+                tracing::warn!(
+                    setting = self.setting,
+                    file = %file.path.display(),
+                    error = %e,
+                    "push credential file changed but cannot be read; the current credential stays"
+                );
+                return (state.current.clone(), false);
+            }
+        };
+        if state.bytes.as_deref() == Some(bytes.as_slice()) {
+            return (state.current.clone(), false);
+        }
+        match load(&bytes) {
             Ok(new) => {
                 state.current = Arc::new(new);
+                state.bytes = Some(bytes);
                 tracing::info!(
                     setting = self.setting,
                     file = %file.path.display(),
@@ -115,9 +175,9 @@ impl<T> Reloading<T> {
 mod tests {
     use super::*;
 
-    fn parse(path: &Path) -> Result<String, String> {
-        let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
-        text.strip_prefix("key:")
+    fn parse(bytes: &[u8]) -> Result<String, String> {
+        String::from_utf8_lossy(bytes)
+            .strip_prefix("key:")
             .map(str::to_string)
             .ok_or_else(|| "not a key".into())
     }
@@ -127,11 +187,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("key");
         std::fs::write(&path, "key:one").unwrap();
-        let watched = WatchedFile {
-            path: path.clone(),
-            every: Duration::ZERO,
-        };
-        let r = Reloading::new("test_key", parse(&path).unwrap(), Some(watched));
+        let (watched, bytes) = WatchedFile::read_every(&path, Duration::ZERO).unwrap();
+        let r = Reloading::new("test_key", parse(&bytes).unwrap(), Some(watched));
         assert_eq!((r.get(parse).0.as_str(), r.get(parse).1), ("one", false));
         std::fs::write(&path, "key:second").unwrap();
         let (key, reloaded) = r.get(parse);
@@ -142,6 +199,30 @@ mod tests {
         assert_eq!(r.get(parse).0.as_str(), "second");
         std::fs::write(&path, "key:third!").unwrap();
         assert_eq!(r.get(parse), (Arc::new("third!".to_string()), true));
+        // Written again with the same key (a syncer's poll): not a new key.
+        std::fs::write(&path, "key:third!").unwrap();
+        assert!(!r.get(parse).1);
+        // Unreadable, then made readable by chmod alone (only the status
+        // change time moves): read then.
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::write(&path, "key:fourth").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o000)).unwrap();
+        let unreadable = std::fs::read(&path).is_err(); // root reads anyway
+        let (_, reloaded) = r.get(parse);
+        assert_eq!(reloaded, !unreadable);
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert_eq!(r.get(parse).0.as_str(), "fourth");
+        // A symlink swapped to another file (Kubernetes' secret update).
+        let other = dir.path().join("other");
+        std::fs::write(&other, "key:fifth").unwrap();
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&path, &link).unwrap();
+        let (watched, bytes) = WatchedFile::read_every(&link, Duration::ZERO).unwrap();
+        let r = Reloading::new("test_key", parse(&bytes).unwrap(), Some(watched));
+        let tmp = dir.path().join("link.tmp");
+        std::os::unix::fs::symlink(&other, &tmp).unwrap();
+        std::fs::rename(&tmp, &link).unwrap();
+        assert_eq!(r.get(parse), (Arc::new("fifth".to_string()), true));
     }
 
     #[test]
@@ -149,14 +230,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("key");
         std::fs::write(&path, "key:one").unwrap();
-        let r = Reloading::new(
-            "test_key",
-            "one".to_string(),
-            Some(WatchedFile {
-                path: path.clone(),
-                every: Duration::from_secs(3600),
-            }),
-        );
+        let (watched, _) = WatchedFile::read_every(&path, Duration::from_secs(3600)).unwrap();
+        let r = Reloading::new("test_key", "one".to_string(), Some(watched));
         std::fs::write(&path, "key:two!").unwrap();
         assert_eq!(r.get(parse).0.as_str(), "one");
         let fixed = Reloading::new("test_key", "fixed".to_string(), None);

@@ -88,30 +88,45 @@ pub fn count_live(conn: &Conn, agent_id: &str, live_since_ms: i64) -> DbResult<u
 }
 
 /// Stamps sessions this instance is serving without requests arriving (a
-/// tool call waiting): one statement per hundred. Returns the stamp.
-pub fn touch(conn: &Conn, session_ids: &[String]) -> DbResult<i64> {
+/// tool call waiting): one statement per hundred. Returns the stamp and
+/// the sessions that are no longer stored (ended elsewhere).
+pub fn touch(conn: &Conn, session_ids: &[String]) -> DbResult<(i64, Vec<String>)> {
     let now = now_ms();
+    let mut gone = Vec::new();
     for chunk in session_ids.chunks(100) {
         let keys: Vec<String> = chunk.iter().map(|s| key(s)).collect();
         let marks: Vec<String> = (0..keys.len()).map(|i| format!("?{}", i + 2)).collect();
         let sql = format!(
-            "UPDATE mcp_sessions SET last_seen_ms = ?1 WHERE id_hash IN ({})",
+            "UPDATE mcp_sessions SET last_seen_ms = ?1 WHERE id_hash IN ({}) RETURNING id_hash",
             marks.join(", ")
         );
         let mut ps = vec![Param::Int(now)];
         ps.extend(keys.iter().map(|k| Param::Text(k)));
-        conn.execute(&sql, &ps)?;
+        let stamped: std::collections::HashSet<String> = conn
+            .query_map(&sql, &ps, |r| r.get(0))?
+            .into_iter()
+            .collect();
+        gone.extend(
+            chunk
+                .iter()
+                .zip(&keys)
+                .filter(|(_, k)| !stamped.contains(*k))
+                .map(|(id, _)| id.clone()),
+        );
     }
-    Ok(now)
+    Ok((now, gone))
 }
 
-/// Ends a session for every instance (the client's DELETE).
+/// Ends a session for every instance (the client's DELETE): the others
+/// hear it at once (PostgreSQL's NOTIFY) and close their copies.
 pub fn delete(conn: &Conn, session_id: &str) -> DbResult<()> {
-    conn.execute(
+    let tx = conn.transaction()?;
+    tx.execute(
         "DELETE FROM mcp_sessions WHERE id_hash = ?1",
         params![key(session_id)],
     )?;
-    Ok(())
+    crate::wakeups::notify_mcp_ended(&*tx, &key(session_id))?;
+    tx.commit()
 }
 
 /// Ends a session this instance found idle, unless another instance has
