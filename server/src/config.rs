@@ -12,6 +12,10 @@ use serde::Deserialize;
 pub struct Settings {
     pub listen: SocketAddr,
     pub db: crate::store::Database,
+    /// PostgreSQL only: a direct URL (no pooler between) for what a
+    /// transaction-mode pooler breaks: `LISTEN` (the wake-ups between
+    /// instances) and the schema migration's session lock. None: `db`.
+    pub db_direct: Option<crate::store::Database>,
     pub sweep_interval: Duration,
     pub ask_rate_per_minute: u32,
     pub ask_burst: u32,
@@ -149,6 +153,7 @@ impl Default for Settings {
         Settings {
             listen: SocketAddr::from(([127, 0, 0, 1], 8750)),
             db: crate::store::Database::Sqlite(PathBuf::from("qp.sqlite")),
+            db_direct: None,
             sweep_interval: Duration::from_millis(1000),
             ask_rate_per_minute: 60,
             ask_burst: 20,
@@ -202,13 +207,44 @@ fn toml_error(text: &str, e: &toml::de::Error) -> String {
     let line_text = text.lines().nth(line - 1).unwrap_or_default();
     let key = line_text.split('=').next().unwrap_or_default().trim();
     let key = key.trim_matches(|c| c == '"' || c == '\'');
-    if ["db", "metrics_token"].contains(&key) {
+    if ["db", "db_direct", "metrics_token"].contains(&key) {
         return format!(
             "line {line}, column {column}: the value of {key} is not valid (not shown: it may \
              hold a secret); in \"…\" write \" as \\\" and \\ as \\\\, or use '…'"
         );
     }
     format!("line {line}, column {column}: {}", e.message())
+}
+
+/// Every key of the config file, as the server reads them: the field
+/// names serde's derive gives [`PartialSettings`] (so a new setting is a
+/// new key here without another list to keep).
+pub fn config_keys() -> &'static [&'static str] {
+    use serde::de::{self, Visitor};
+    struct Grab(Option<&'static [&'static str]>);
+    impl<'de> de::Deserializer<'de> for &mut Grab {
+        type Error = de::value::Error;
+        fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Self::Error> {
+            Err(de::Error::custom("only structs"))
+        }
+        fn deserialize_struct<V: Visitor<'de>>(
+            self,
+            _name: &'static str,
+            fields: &'static [&'static str],
+            _: V,
+        ) -> Result<V::Value, Self::Error> {
+            self.0 = Some(fields);
+            Err(de::Error::custom("names taken"))
+        }
+        serde::forward_to_deserialize_any! {
+            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
+            bytes byte_buf option unit unit_struct newtype_struct seq tuple
+            tuple_struct map enum identifier ignored_any
+        }
+    }
+    let mut grab = Grab(None);
+    let _ = <PartialSettings as serde::Deserialize>::deserialize(&mut grab);
+    grab.0.unwrap_or_default()
 }
 
 /// Settings that may each be missing: what flags/env give, or a config file.
@@ -218,6 +254,7 @@ fn toml_error(text: &str, e: &toml::de::Error) -> String {
 pub struct PartialSettings {
     pub listen: Option<SocketAddr>,
     pub db: Option<crate::store::Database>,
+    pub db_direct: Option<crate::store::Database>,
     pub sweep_interval_ms: Option<u64>,
     pub ask_rate_per_minute: Option<u32>,
     pub ask_burst: Option<u32>,
@@ -288,6 +325,7 @@ impl PartialSettings {
         let s = Settings {
             listen: self.listen.or(file.listen).unwrap_or(d.listen),
             db: self.db.or(file.db).unwrap_or(d.db),
+            db_direct: self.db_direct.or(file.db_direct),
             sweep_interval: ms(
                 self.sweep_interval_ms,
                 file.sweep_interval_ms,
@@ -426,21 +464,26 @@ impl PartialSettings {
         let s = Settings {
             apns: match (apns_key, apns_key_id, apns_team_id) {
                 (None, None, None) => None,
-                (Some(key), Some(key_id), Some(team_id)) => Some(crate::push::apns::ApnsConfig {
-                    base_url: apns_base.unwrap_or_else(|| {
-                        let url = if sandbox {
-                            crate::push::apns::APNS_SANDBOX
-                        } else {
-                            crate::push::apns::APNS_PRODUCTION
-                        };
-                        url.to_string()
-                    }),
-                    team_id,
-                    key_id,
-                    key_pem: std::fs::read(&key)
-                        .map_err(|e| format!("apns_key {}: {e}", key.display()))?,
-                    token_ttl: crate::push::apns::TOKEN_TTL,
-                    max_connections: crate::push::apns::MAX_CONNECTIONS,
+                (Some(key), Some(key_id), Some(team_id)) => Some({
+                    let (key_file, key_pem) = crate::push::key_file::WatchedFile::read(&key)
+                        .map_err(|e| format!("apns_key {}: {e}", key.display()))?;
+                    crate::push::apns::ApnsConfig {
+                        base_url: apns_base.unwrap_or_else(|| {
+                            let url = if sandbox {
+                                crate::push::apns::APNS_SANDBOX
+                            } else {
+                                crate::push::apns::APNS_PRODUCTION
+                            };
+                            url.to_string()
+                        }),
+                        team_id,
+                        key_id,
+                        key_pem,
+                        // Read again when it changes, like the TLS files.
+                        key_file: Some(key_file),
+                        token_ttl: crate::push::apns::TOKEN_TTL,
+                        max_connections: crate::push::apns::MAX_CONNECTIONS,
+                    }
                 }),
                 _ => {
                     return Err(
@@ -450,17 +493,33 @@ impl PartialSettings {
             },
             fcm: match self.fcm_service_account.or(file.fcm_service_account) {
                 None => None,
-                Some(path) => Some(crate::push::fcm::FcmConfig {
-                    base_url: self
-                        .fcm_base_url
-                        .or(file.fcm_base_url)
-                        .unwrap_or_else(|| crate::push::fcm::FCM_BASE.to_string()),
-                    account: crate::push::fcm::FcmTransport::account_from_file(&path)?,
-                    max_connections: crate::push::fcm::MAX_CONNECTIONS,
+                Some(path) => Some({
+                    let (account_file, account_json) =
+                        crate::push::key_file::WatchedFile::read(&path)
+                            .map_err(|e| format!("fcm_service_account {}: {e}", path.display()))?;
+                    crate::push::fcm::FcmConfig {
+                        base_url: self
+                            .fcm_base_url
+                            .or(file.fcm_base_url)
+                            .unwrap_or_else(|| crate::push::fcm::FCM_BASE.to_string()),
+                        account: crate::push::fcm::FcmTransport::account_from_bytes(&account_json)
+                            .map_err(|e| format!("fcm_service_account {}: {e}", path.display()))?,
+                        account_file: Some(account_file),
+                        max_connections: crate::push::fcm::MAX_CONNECTIONS,
+                    }
                 }),
             },
             ..s
         };
+        match (&s.db, &s.db_direct) {
+            (_, None) | (crate::store::Database::Postgres(_), Some(crate::store::Database::Postgres(_))) => {}
+            (_, Some(crate::store::Database::Sqlite(_))) => {
+                return Err("db_direct: must be a postgres:// URL (the same database as db, without a pooler between)".into())
+            }
+            (crate::store::Database::Sqlite(_), Some(_)) => {
+                return Err("db_direct: only with a PostgreSQL db (an SQLite file has no pooler and no LISTEN)".into())
+            }
+        }
         if s.ask_rate_per_minute == 0 || s.ask_burst == 0 {
             return Err("ask_rate_per_minute and ask_burst must be at least 1".into());
         }
@@ -498,8 +557,8 @@ fn check_limits(s: &Settings) -> Result<(), String> {
     if s.mcp_max_sessions_per_agent == 0 {
         return Err("mcp_max_sessions_per_agent must be at least 1".into());
     }
-    if s.mcp_session_idle < Duration::from_secs(10) {
-        return Err("mcp_session_idle_secs must be at least 10".into());
+    if !(10..=86_400).contains(&s.mcp_session_idle.as_secs()) {
+        return Err("mcp_session_idle_secs must be 10 to 86400 (a day)".into());
     }
     if !(5..=3600).contains(&s.idle_timeout.as_secs()) {
         return Err("idle_timeout_secs must be 5 to 3600".into());
@@ -613,6 +672,35 @@ fn tls_settings(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn db_direct_is_a_postgres_url_beside_a_postgres_db() {
+        let pg = |u: &str| Some(crate::store::Database::Postgres(u.into()));
+        let with = |db, direct| PartialSettings {
+            db,
+            db_direct: direct,
+            ..Default::default()
+        };
+        let ok = with(pg("postgres://qp@pooler/qp"), pg("postgres://qp@db/qp"))
+            .resolve(PartialSettings::default())
+            .unwrap();
+        assert_eq!(ok.db_direct, pg("postgres://qp@db/qp"));
+        let err = with(None, pg("postgres://qp@db/qp"))
+            .resolve(PartialSettings::default())
+            .unwrap_err();
+        assert!(
+            err.starts_with("db_direct: only with a PostgreSQL db"),
+            "{err}"
+        );
+        let file = Some(crate::store::Database::Sqlite("direct.sqlite".into()));
+        let err = with(pg("postgres://qp@pooler/qp"), file)
+            .resolve(PartialSettings::default())
+            .unwrap_err();
+        assert!(
+            err.starts_with("db_direct: must be a postgres:// URL"),
+            "{err}"
+        );
+    }
 
     #[test]
     fn flags_beat_file_beat_defaults() {

@@ -23,18 +23,28 @@ pub enum LogFormat {
 
 /// The filter: the first of [`FILTER_VARIABLES`] that is set and valid,
 /// else `info`; an invalid one is reported on stderr (logging is not up).
+///
+/// The MCP library (rmcp) is held to warnings unless the filter names it:
+/// at info it logs every session id in clear (ids that, kept in the
+/// database, stay valid across instances and restarts) and each client's
+/// whole `initialize` parameters.
 fn filter() -> tracing_subscriber::EnvFilter {
+    let mut chosen = "info".to_string();
     for var in FILTER_VARIABLES {
         let Ok(value) = std::env::var(var) else {
             continue;
         };
         match tracing_subscriber::EnvFilter::try_new(&value) {
-            Ok(f) => return f,
+            Ok(_) => chosen = value,
             Err(e) => eprintln!("qp: {var}: not a log filter ({e}); using info"),
         }
         break;
     }
-    tracing_subscriber::EnvFilter::new("info")
+    if !chosen.contains("rmcp") {
+        chosen.push_str(",rmcp=warn");
+    }
+    tracing_subscriber::EnvFilter::try_new(&chosen)
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,rmcp=warn"))
 }
 
 /// Installs the log for this process (a second call changes nothing).

@@ -26,6 +26,23 @@ pub struct RunningServer {
     workers: Vec<JoinHandle<()>>,
 }
 
+/// Opens the database. With `db_direct`, the schema is migrated over that
+/// direct connection (the migration's session-level lock cannot be left
+/// held by a pooler) and the pool then only checks the version.
+fn open_db(settings: &Settings) -> Result<Db, String> {
+    let mut migration = settings.migration;
+    if let (Some(direct), crate::store::Migration::Apply) = (&settings.db_direct, migration) {
+        let direct = direct.clone();
+        std::thread::spawn(move || crate::store::versions::migrate(&direct))
+            .join()
+            .map_err(|_| "migrating over db_direct panicked".to_string())?
+            .map_err(|e| format!("cannot migrate over db_direct: {e}"))?;
+        migration = crate::store::Migration::Require;
+    }
+    Db::open_with(&settings.db, migration)
+        .map_err(|e| format!("cannot open database {}: {e}", settings.db))
+}
+
 /// Opens the database, binds the listener and starts every task. Pushes go
 /// through `push` when given (tests), else through the transports the
 /// settings configure (APNs, FCM) and the dev transport.
@@ -33,8 +50,7 @@ pub async fn start(
     settings: Settings,
     push: Option<Arc<dyn PushTransport>>,
 ) -> Result<RunningServer, String> {
-    let db = Db::open_with(&settings.db, settings.migration)
-        .map_err(|e| format!("cannot open database {}: {e}", settings.db))?;
+    let db = open_db(&settings)?;
     let listener = TcpListener::bind(settings.listen)
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", settings.listen))?;
@@ -54,22 +70,46 @@ pub async fn start(
     app.metrics.register_build_info(schema);
 
     let mut workers = Vec::new();
-    if let Database::Postgres(url) = &app.settings.db {
-        // Serve only once other instances' wake-ups are heard.
+    if let Database::Postgres(url) = app.settings.db_direct.as_ref().unwrap_or(&app.settings.db) {
+        // Serve only once other instances' wake-ups are heard (on the
+        // direct connection when there is one: a transaction-mode pooler
+        // would swallow LISTEN).
         let (ready_tx, ready) = oneshot::channel();
         workers.push(tokio::spawn(crate::wakeups::listen(
             app.clone(),
             url.clone(),
             ready_tx,
         )));
+        let listening = app.settings.db_direct.as_ref().unwrap_or(&app.settings.db);
         if tokio::time::timeout(Duration::from_secs(15), ready)
             .await
             .is_err()
         {
             return Err(format!(
-                "cannot LISTEN on {}: no wake-ups from other instances",
-                app.settings.db
+                "cannot LISTEN on {listening}: no wake-ups from other instances"
             ));
+        }
+        // A NOTIFY through the request connections must reach the LISTEN:
+        // not through a transaction-mode pooler, nor when db_direct names
+        // another database (waits would end only at their timeout).
+        match crate::wakeups::probe(&app, Duration::from_secs(10)).await {
+            Ok(true) => {}
+            Ok(false) => {
+                return Err(if app.settings.db_direct.is_some() {
+                    format!(
+                        "db_direct ({listening}) does not hear what is sent through db ({}): \
+                         they must name the same database",
+                        app.settings.db
+                    )
+                } else {
+                    format!(
+                        "the wake-ups sent through db ({listening}) are not heard by its LISTEN: \
+                         behind a transaction-mode pooler (PgBouncer), set db_direct to the \
+                         database reached directly"
+                    )
+                })
+            }
+            Err(e) => return Err(format!("cannot check the wake-ups on {listening}: {e}")),
         }
     }
 

@@ -7,7 +7,8 @@
 //! listens; one that has long-polls parked on that question releases them
 //! with the question the notification carries (or reads it, when it was too
 //! large to carry). A revoked token notifies `revoked:<hash>`, so every
-//! instance forgets it. A push to a dev device notifies `dev`, which wakes dev
+//! instance forgets it; an MCP session a client ended notifies
+//! `mcp-ended:<id hash>`, so every instance closes its copy. A push to a dev device notifies `dev`, which wakes dev
 //! inbox long-polls. When the listening connection drops, the instance
 //! reconnects with backoff, listens again, and then re-checks every parked
 //! question, so a wake-up sent while it was disconnected is not lost.
@@ -52,6 +53,50 @@ const MAX_CARRIED_BYTES: usize = 7_000;
 /// forget it at once ([`crate::token_cache`]).
 pub fn notify_revoked(conn: &Conn, hash: &str) -> DbResult<()> {
     notify(conn, &format!("revoked:{hash}"))
+}
+
+/// Tells every instance that the MCP session with this id hash ended (a
+/// client's DELETE): they close their copies at once.
+pub fn notify_mcp_ended(conn: &Conn, id_hash: &str) -> DbResult<()> {
+    notify(conn, &format!("mcp-ended:{id_hash}"))
+}
+
+/// Proves at start-up that a NOTIFY sent through the request connections
+/// (`db`) reaches this instance's LISTEN connection (`db_direct`, else
+/// `db`). It does not when `db` goes through a transaction-mode pooler
+/// without `db_direct`, or when `db_direct` names another database: the
+/// waits would then end only at their timeout, silently. Returns whether
+/// the probe was heard within `within`.
+pub async fn probe(app: &Arc<App>, within: Duration) -> DbResult<bool> {
+    let token = crate::ids::random_hex(16);
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    probes().insert(token.clone(), tx);
+    let payload = format!("probe:{token}");
+    let sent = app.db.run(move |c| notify(c, &payload)).await;
+    let heard = match sent {
+        Ok(()) => tokio::time::timeout(within, rx).await.is_ok(),
+        Err(e) => {
+            probes().remove(&token);
+            return Err(e);
+        }
+    };
+    probes().remove(&token);
+    Ok(heard)
+}
+
+/// Probes waiting to be heard, by token (several servers may share a
+/// process: tests).
+fn probes() -> std::sync::MutexGuard<
+    'static,
+    std::collections::HashMap<String, tokio::sync::oneshot::Sender<()>>,
+> {
+    static PROBES: std::sync::OnceLock<
+        std::sync::Mutex<std::collections::HashMap<String, tokio::sync::oneshot::Sender<()>>>,
+    > = std::sync::OnceLock::new();
+    PROBES
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
 }
 
 /// Tells every instance a dev device's inbox changed.
@@ -165,6 +210,12 @@ async fn handle(app: &Arc<App>, payload: &str) {
         }
     } else if let Some(hash) = payload.strip_prefix("revoked:") {
         app.tokens.forget(hash);
+    } else if let Some(token) = payload.strip_prefix("probe:") {
+        if let Some(heard) = probes().remove(token) {
+            let _ = heard.send(());
+        }
+    } else if let Some(hash) = payload.strip_prefix("mcp-ended:") {
+        app.mcp_sessions.ended_by_hash(hash);
     } else if payload == "dev" {
         app.dev_wake.notify_waiters();
     }
@@ -174,6 +225,9 @@ async fn handle(app: &Arc<App>, payload: &str) {
 /// remembered here forgotten (a revocation may have gone unheard).
 async fn recheck_parked(app: &Arc<App>) {
     app.tokens.forget_all();
+    // A session ended elsewhere meanwhile: each is checked at its next
+    // request (its stamp is due).
+    app.mcp_sessions.stamps_due_now();
     let ids = app.waiters.waited_ids();
     if !ids.is_empty() {
         release_if_resolved(app, ids).await;

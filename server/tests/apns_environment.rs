@@ -68,6 +68,7 @@ async fn each_device_goes_to_the_apns_of_its_token() {
         team_id: "TEAM123456".into(),
         key_id: "KEY1234567".into(),
         key_pem: gateways::fixture("apns-test-key.p8"),
+        key_file: None,
         token_ttl: Duration::from_secs(3000),
         max_connections: 2,
     })

@@ -797,3 +797,31 @@ fn the_data_settings_come_from_the_file_and_bad_ones_name_their_setting() {
     let e = flags.resolve(file("")).unwrap_err();
     assert!(e.contains("retention_batch_size"), "{e}");
 }
+
+/// `qp migrate` on an empty database (the operator's first step before
+/// starting instances with --no-migrate) creates the whole schema. On
+/// PostgreSQL it failed: reading the recorded version named a table that
+/// did not exist yet.
+#[test]
+fn qp_migrate_creates_the_schema_of_an_empty_database() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = test_database(dir.path());
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_qp"))
+        .args(["migrate", "--db", &db_arg(&db)])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let m: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(m["from"], 0, "{m}");
+    assert_eq!(
+        m["to"].as_u64().unwrap() as usize,
+        versions::this_version(match db {
+            Database::Sqlite(_) => store::Backend::Sqlite,
+            Database::Postgres(_) => store::Backend::Postgres,
+        })
+    );
+}

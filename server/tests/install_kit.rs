@@ -8,34 +8,10 @@
 use std::path::Path;
 
 use qp_server::config::PartialSettings;
-use serde::de::{self, Visitor};
 
 /// Every key of the config file, as the server reads them.
 fn config_keys() -> Vec<&'static str> {
-    struct Grab(Option<&'static [&'static str]>);
-    impl<'de> de::Deserializer<'de> for &mut Grab {
-        type Error = de::value::Error;
-        fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Self::Error> {
-            Err(de::Error::custom("only structs"))
-        }
-        fn deserialize_struct<V: Visitor<'de>>(
-            self,
-            _name: &'static str,
-            fields: &'static [&'static str],
-            _: V,
-        ) -> Result<V::Value, Self::Error> {
-            self.0 = Some(fields);
-            Err(de::Error::custom("names taken"))
-        }
-        serde::forward_to_deserialize_any! {
-            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
-            bytes byte_buf option unit unit_struct newtype_struct seq tuple
-            tuple_struct map enum identifier ignored_any
-        }
-    }
-    let mut grab = Grab(None);
-    let _ = <PartialSettings as serde::Deserialize>::deserialize(&mut grab);
-    grab.0.expect("PartialSettings is a struct").to_vec()
+    qp_server::config::config_keys().to_vec()
 }
 
 fn repo_file(path: &str) -> String {
@@ -121,4 +97,78 @@ async fn secrets_are_read_from_their_file_variables() {
     let _ = child.wait();
     assert_eq!((with, without), (200, 401));
     assert!(db.exists(), "the database named in QP_DB_FILE was not used");
+}
+
+const TABLE_BEGIN: &str =
+    "<!-- settings table: generated from `qp serve --help` by server/tests/install_kit.rs -->";
+const TABLE_END: &str = "<!-- end of settings table -->";
+
+/// The guide's settings table is made from the flags' help (the one place
+/// each setting is described and its default written): QP_WRITE_DOCS=1
+/// writes it, and the test still fails so a write never passes unseen.
+#[test]
+fn the_operators_guide_settings_table_is_generated_from_the_flags() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/operators.md");
+    let guide = std::fs::read_to_string(&path).unwrap();
+    let (before, rest) = guide
+        .split_once(TABLE_BEGIN)
+        .expect("the table's begin marker");
+    let (table, after) = rest.split_once(TABLE_END).expect("the table's end marker");
+    let generated = format!("\n{}", qp_server::cli::serve::settings_reference());
+    if std::env::var_os("QP_WRITE_DOCS").is_some() {
+        std::fs::write(
+            &path,
+            format!("{before}{TABLE_BEGIN}{generated}{TABLE_END}{after}"),
+        )
+        .unwrap();
+        panic!("docs/operators.md written; run again without QP_WRITE_DOCS");
+    }
+    assert_eq!(
+        table, generated,
+        "docs/operators.md's settings table is stale: QP_WRITE_DOCS=1 cargo test -p qp-server --test install_kit"
+    );
+}
+
+/// Each default the help states is the server's: the key set to that value
+/// resolves to exactly the settings of no key at all. (A default that is
+/// a description, such as "http(s):// + --listen", is checked where its
+/// first word is a value.)
+#[test]
+fn every_default_the_help_states_is_the_real_default() {
+    let defaults = format!(
+        "{:?}",
+        PartialSettings::default()
+            .resolve(PartialSettings::default())
+            .unwrap()
+    );
+    let mut checked = Vec::new();
+    for d in qp_server::cli::serve::settings_docs() {
+        let Some(default) = d.default else { continue };
+        let value = default.split(", ").next().unwrap();
+        if value.contains(' ') || value.starts_with("--") {
+            continue; // a description, not a value
+        }
+        let parsed = [
+            value.to_string(),
+            format!("{value:?}"),
+            format!("[{value:?}]"),
+        ]
+        .into_iter()
+        .find_map(|v| toml::from_str::<PartialSettings>(&format!("{} = {v}", d.key)).ok());
+        let Some(set) = parsed else { continue };
+        let resolved = set.resolve(PartialSettings::default());
+        let Ok(resolved) = resolved else { continue };
+        assert_eq!(
+            format!("{resolved:?}"),
+            defaults,
+            "`{}` says [default: {default}], which is not the server's default",
+            d.key
+        );
+        checked.push(d.key);
+    }
+    assert!(
+        checked.len() >= 30,
+        "only {} defaults checked: {checked:?}",
+        checked.len()
+    );
 }

@@ -1,6 +1,8 @@
 //! Issue 32, finding 8: `/mcp` sessions belong to the agent that opened
-//! them and are bounded. Plain JSON-RPC over real HTTP on loopback (the
-//! official SDK's suite, tests/mcp.rs, drives the tools themselves).
+//! them and are bounded; issue 34: they live in the database, so they go
+//! on across a restart and across instances. Plain JSON-RPC over real HTTP
+//! on loopback (the official SDK's suite, tests/mcp.rs, drives the tools
+//! themselves).
 
 mod common;
 
@@ -20,9 +22,21 @@ async fn mcp(
     session: Option<&str>,
     body: Option<Value>,
 ) -> (u16, Option<String>, String) {
+    mcp_at(f, &f.base, method, token, session, body).await
+}
+
+/// [`mcp`] to the server at `base` (another instance).
+async fn mcp_at(
+    f: &Fixture,
+    base: &str,
+    method: &str,
+    token: &str,
+    session: Option<&str>,
+    body: Option<Value>,
+) -> (u16, Option<String>, String) {
     let mut req = f
         .http
-        .request(method.parse().unwrap(), format!("{}/mcp", f.base))
+        .request(method.parse().unwrap(), format!("{base}/mcp"))
         .bearer_auth(token)
         .header("accept", "application/json, text/event-stream")
         .header("mcp-protocol-version", PROTOCOL);
@@ -70,8 +84,13 @@ async fn open(f: &Fixture, token: &str) -> String {
 }
 
 async fn list_tools(f: &Fixture, token: &str, session: &str) -> (u16, String) {
-    let (s, _, body) = mcp(
+    list_tools_at(f, &f.base, token, session).await
+}
+
+async fn list_tools_at(f: &Fixture, base: &str, token: &str, session: &str) -> (u16, String) {
+    let (s, _, body) = mcp_at(
         f,
+        base,
         "POST",
         token,
         Some(session),
@@ -243,5 +262,171 @@ async fn streams_of_a_session_count_as_long_polls() {
         }
         assert!(t.elapsed() < Duration::from_secs(5), "{}", resp.status());
         tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// `ask_question` in `session` at `base`: the result's text.
+async fn ask_in(f: &Fixture, base: &str, session: &str, prompt: &str) -> (u16, String) {
+    let (s, _, body) = mcp_at(
+        f,
+        base,
+        "POST",
+        &f.agent_token,
+        Some(session),
+        Some(json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+            "params": {"name": "ask_question", "arguments": {
+                "room": f.room_code, "prompt": prompt, "yes_no": true, "wait": 0}}})),
+    )
+    .await;
+    (s, body)
+}
+
+/// Issue 34: sessions live in the database, not in one process's memory,
+/// so a client's session goes on after the server restarts (an upgrade, a
+/// crash), still bound to its agent; the database keeps only its hash.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_session_goes_on_after_a_restart_and_stays_its_agents() {
+    let mut f = Fixture::new().await;
+    let session = open(&f, &f.agent_token).await;
+    assert!(
+        !common::database_contains(&f, &session),
+        "the session id is stored in clear"
+    );
+    f.restart(|_| {}).await;
+    let (s, body) = list_tools(&f, &f.agent2_token, &session).await;
+    assert_eq!(s, 404, "another agent used a restored session: {body}");
+    let (s, body) = list_tools(&f, &f.agent_token, &session).await;
+    assert_eq!(s, 200, "{body}");
+    assert!(body.contains("ask_question"), "{body}");
+    let (s, body) = ask_in(&f, &f.base, &session, "Deploy after the restart?").await;
+    assert_eq!(s, 200, "{body}");
+    assert!(body.contains("Deploy after the restart?"), "{body}");
+    // Ended by the client: gone for good, restart or not.
+    let (s, _, _) = mcp(&f, "DELETE", &f.agent_token, Some(&session), None).await;
+    assert!((200..300).contains(&s), "{s}");
+    f.restart(|_| {}).await;
+    let (s, _) = list_tools(&f, &f.agent_token, &session).await;
+    assert_eq!(s, 404);
+}
+
+/// Issue 34: behind a load balancer without stickiness, a session opened
+/// on instance A is served by instance B (its tools act as the agent
+/// there), the per-agent cap counts the sessions held on both, and a
+/// DELETE on B ends the session on A too. PostgreSQL only: two servers
+/// never share one SQLite file.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_session_opened_on_one_instance_is_served_by_the_other() {
+    let f = Fixture::with(|s| s.mcp_max_sessions_per_agent = 2).await;
+    if !f.on_postgres() {
+        eprintln!("skipped: needs QP_TEST_POSTGRES (two instances on one PostgreSQL database)");
+        return;
+    }
+    let mut settings = common::settings_for(f.database.clone());
+    settings.mcp_max_sessions_per_agent = 2;
+    let b = qp_server::serve::start(settings, None).await.unwrap();
+    let b_base = format!("http://{}", b.addr);
+
+    let session = open(&f, &f.agent_token).await;
+    let (s, body) = list_tools_at(&f, &b_base, &f.agent_token, &session).await;
+    assert_eq!(s, 200, "B does not know A's session: {body}");
+    let (s, body) = ask_in(&f, &b_base, &session, "Asked through B?").await;
+    assert_eq!(s, 200, "{body}");
+    assert!(body.contains("Asked through B?"), "{body}");
+    let (s, _) = list_tools_at(&f, &b_base, &f.agent2_token, &session).await;
+    assert_eq!(s, 404, "another agent used the session on B");
+    // Back and forth: still the one session.
+    let (s, _) = list_tools(&f, &f.agent_token, &session).await;
+    assert_eq!(s, 200);
+
+    // The cap (2) counts both instances: one more on A, then none on B.
+    let _second = open(&f, &f.agent_token).await;
+    let (s, _, body) = mcp_at(
+        &f,
+        &b_base,
+        "POST",
+        &f.agent_token,
+        None,
+        Some(
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": PROTOCOL, "capabilities": {},
+            "clientInfo": {"name": "limits-test", "version": "1"}}}),
+        ),
+    )
+    .await;
+    assert_eq!(s, 429, "{body}");
+
+    // Ended on B: A refuses it as well.
+    let (s, _, _) = mcp_at(&f, &b_base, "DELETE", &f.agent_token, Some(&session), None).await;
+    assert!((200..300).contains(&s), "{s}");
+    // A hears of it by NOTIFY (or at its next stamp): at once, give or
+    // take the notification's trip.
+    let deadline = std::time::Instant::now() + Duration::from_secs(2);
+    loop {
+        let (s, _) = list_tools(&f, &f.agent_token, &session).await;
+        if s == 404 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "A still serves a session ended on B ({s})"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let (s, _) = list_tools_at(&f, &b_base, &f.agent_token, &session).await;
+    assert_eq!(s, 404);
+    b.stop().await;
+}
+
+/// Review of issue 34: an agent could park megabytes per session in the
+/// database (its `initialize` parameters are stored for restores). Now an
+/// `initialize` whose parameters exceed 16 KiB is refused, naming the
+/// rule, and leaves no session behind.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_oversized_initialize_is_refused_and_keeps_no_session() {
+    let f = Fixture::with(|s| s.mcp_max_sessions_per_agent = 1).await;
+    let padding = "x".repeat(32 * 1024);
+    let (s, id, body) = mcp(
+        &f,
+        "POST",
+        &f.agent_token,
+        None,
+        Some(
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": PROTOCOL, "capabilities": {"experimental": {"pad": {"p": padding}}},
+            "clientInfo": {"name": "limits-test", "version": "1"}}}),
+        ),
+    )
+    .await;
+    assert_eq!(s, 422, "{body}");
+    assert!(body.contains("16384"), "{body}");
+    assert_eq!(id, None, "a session id for a session that cannot go on");
+    let stored: i64 = f
+        .db()
+        .query_row("SELECT COUNT(*) FROM mcp_sessions", &[], |r| r.get(0))
+        .unwrap();
+    assert_eq!(stored, 0);
+    // Its place is free again (the cap is 1): a normal session opens.
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        let (s, _, _) = mcp(
+            &f,
+            "POST",
+            &f.agent_token,
+            None,
+            Some(
+                json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": PROTOCOL, "capabilities": {},
+                "clientInfo": {"name": "limits-test", "version": "1"}}}),
+            ),
+        )
+        .await;
+        if s == 200 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the place was not freed ({s})"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }

@@ -678,3 +678,98 @@ async fn one_phone_registering_through_both_instances_at_once_is_one_device() {
         assert_eq!(ids.len(), 1, "one device: {ids:?}");
     }
 }
+
+/// Issue 34 (PgBouncer): `--db-direct` names the same database reached
+/// without a pooler, and the instance LISTENs there, never through `--db`
+/// (a transaction-mode pooler would swallow LISTEN, and waits would end
+/// only at their timeout). The two URLs carry different application names,
+/// so PostgreSQL shows which connection listens; a waiter on that instance
+/// is released at once by an answer on another.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_db_direct_the_wake_ups_are_heard_on_the_direct_connection() {
+    let Some(w) = world(None) else { return };
+    let Database::Postgres(url) = &w.db else {
+        unreachable!()
+    };
+    let a = Instance::start_named(&w.db, ["1000000", "1000000", "1000000"], "qp-a");
+    let direct = format!("{url}?application_name=qp-direct");
+    let pooled = format!("{url}?application_name=qp-pooled");
+    let b = QpServe::start(&["--db", &pooled, "--db-direct", &direct]);
+    let conn = common::connect(&w.db);
+    let listeners: Vec<String> = conn
+        .query_map(
+            "SELECT application_name FROM pg_stat_activity
+             WHERE datname = current_database() AND query ILIKE 'LISTEN%'",
+            &[],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(
+        listeners.iter().any(|n| n == "qp-direct"),
+        "no LISTEN on the direct URL: {listeners:?}"
+    );
+    assert!(
+        !listeners.iter().any(|n| n == "qp-pooled"),
+        "a LISTEN went through --db: {listeners:?}"
+    );
+    let pool: i64 = conn
+        .query_row(
+            "SELECT COUNT(*) FROM pg_stat_activity WHERE application_name = 'qp-pooled'",
+            &[],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(pool >= 1, "the requests do not use --db");
+
+    let http = http();
+    let id = ask(&http, &a, &w.agent, TWO_OPTIONS()).await;
+    let waiter = spawn_wait(&http, &b, &w.agent, &id);
+    until_parked(&http, &b).await;
+    let (status, _) = answer(&http, &a.base, &w.bob, &id, "approve")
+        .await
+        .unwrap();
+    assert_eq!(status, 200);
+    let answered = Instant::now();
+    let (released, q) = waiter.await.unwrap();
+    assert_eq!(q["state"], "answered", "{q}");
+    assert!(
+        released.saturating_duration_since(answered) < Duration::from_secs(10),
+        "released only at the long-poll's timeout: the wake-up was not heard"
+    );
+}
+
+/// Review of issue 34: `db_direct` naming another database than `db` used
+/// to start fine, and its waits then ended only at their timeout. At
+/// start-up a NOTIFY sent through `db` must now reach the LISTEN on
+/// `db_direct`; when it does not, `qp serve` refuses to start, saying so.
+#[test]
+fn db_direct_naming_another_database_is_refused_at_start_up() {
+    let Some(w) = world(None) else { return };
+    let other_dir = tempfile::tempdir().unwrap();
+    let Database::Postgres(other) = common::test_database(other_dir.path()) else {
+        unreachable!()
+    };
+    let Database::Postgres(url) = &w.db else {
+        unreachable!()
+    };
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_qp"))
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--db",
+            url,
+            "--db-direct",
+            &other,
+        ])
+        .env("QP_LOG", "warn")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "qp serve started: {stderr}");
+    assert!(
+        stderr.contains("db_direct") && stderr.contains("must name the same database"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("listening on"), "{stderr}");
+}

@@ -26,6 +26,7 @@ fn fcm_config(url: &str) -> FcmConfig {
             private_key: String::from_utf8(gateways::fixture("fcm-test-key.pem")).unwrap(),
             token_uri: format!("{url}/token"),
         },
+        account_file: None,
         max_connections: 4,
     }
 }
@@ -212,4 +213,211 @@ async fn a_full_database_answers_503_with_retry_after_and_readyz_says_since_when
         (200, Some("ok")),
         "{ready}"
     );
+}
+
+/// Issue 34: the push keys are read again when their files change, as the
+/// TLS files are. Here the APNs key on disk is the wrong one: the stand-in
+/// APNs refuses its provider tokens (403 InvalidProviderToken) and the
+/// credential backs off (1, 2, 4, then 8 s). Replacing the file with the
+/// right key ends the backoff: the next question's push is signed with it
+/// and accepted at once, not after the 8 s step, with no restart.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replaced_apns_key_file_is_used_without_a_restart() {
+    use qp_server::push::apns::ApnsConfig;
+    use qp_server::push::key_file::WatchedFile;
+    let apns = gateways::apns(Duration::ZERO, 100).await;
+    let dir = tempfile::tempdir().unwrap();
+    let key_path = dir.path().join("AuthKey.p8");
+    let wrong = rcgen::KeyPair::generate().unwrap().serialize_pem();
+    assert!(
+        wrong.contains("BEGIN PRIVATE KEY"),
+        "a PKCS#8 key, as .p8 files are"
+    );
+    std::fs::write(&key_path, &wrong).unwrap();
+    let (key_file, key_pem) =
+        WatchedFile::read_every(&key_path, Duration::from_millis(100)).unwrap();
+    let config = ApnsConfig {
+        base_url: apns.url.clone(),
+        team_id: "TEAM123456".into(),
+        key_id: "KEY1234567".into(),
+        key_pem,
+        key_file: Some(key_file),
+        token_ttl: qp_server::push::apns::TOKEN_TTL,
+        max_connections: 2,
+    };
+    let f = common::Fixture::with(move |s| s.apns = Some(config)).await;
+    let (status, body) = f
+        .call(
+            "POST",
+            "/api/devices",
+            Some(&f.alice_token),
+            Some(json!({"platform": "ios", "push_token": "ab".repeat(32), "app_id": "io.example.app"})),
+        )
+        .await;
+    assert!(status == 200 || status == 201, "{status} {body}");
+    f.ask(json!({"prompt": "Deploy?", "ttl": 600})).await;
+    // Refusals at about 0, 1, 3 and 7 s: the step is now 8 s.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while apns.state.bad_provider_tokens.load(Ordering::SeqCst) < 4 {
+        assert!(Instant::now() < deadline, "APNs was not tried four times");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let (_, ready, _) = get(&f, "/readyz").await;
+    assert_eq!(ready["checks"]["push_apns"]["ok"], false, "{ready}");
+    assert_eq!(apns.state.accepted_count(), 0);
+
+    std::fs::write(&key_path, gateways::fixture("apns-test-key.p8")).unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let asked = Instant::now();
+    f.ask(json!({"prompt": "Roll back?", "ttl": 600})).await;
+    while apns.state.accepted_count() == 0 {
+        assert!(
+            asked.elapsed() < Duration::from_secs(4),
+            "the new key waited out the old key's 8 s backoff"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(
+        apns.state.bad_provider_tokens.load(Ordering::SeqCst),
+        4,
+        "a token signed with the old key was sent after the file changed"
+    );
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let (_, ready, _) = get(&f, "/readyz").await;
+        if ready["checks"]["push_apns"]["ok"] == true {
+            break;
+        }
+        assert!(Instant::now() < deadline, "still failing: {ready}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// One request on a raw keep-alive connection; the response's status line.
+async fn get_on(c: &mut tokio::net::TcpStream, path: &str) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    c.write_all(format!("GET {path} HTTP/1.1\r\nHost: qp\r\n\r\n").as_bytes())
+        .await
+        .unwrap();
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        let n = c.read(&mut buf).await.unwrap();
+        assert!(
+            n > 0,
+            "closed mid-response: {}",
+            String::from_utf8_lossy(&got)
+        );
+        got.extend_from_slice(&buf[..n]);
+        let text = String::from_utf8_lossy(&got).to_string();
+        if let Some((head, body)) = text.split_once("\r\n\r\n") {
+            let len: usize = head
+                .lines()
+                .find_map(|l| {
+                    l.to_ascii_lowercase()
+                        .strip_prefix("content-length:")
+                        .map(|v| v.trim().parse().unwrap())
+                })
+                .expect("a content-length");
+            if body.len() >= len {
+                return head.lines().next().unwrap().to_string();
+            }
+        }
+    }
+}
+
+/// Issue 34: a keep-alive connection left idle is closed after
+/// `idle_timeout_secs` (75 s by default, above load balancers' 60 s, so the
+/// balancer closes first and never sends into a closing connection); one in
+/// use is kept however long it lives.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idle_keep_alive_connections_close_after_the_idle_timeout_and_busy_ones_stay() {
+    use tokio::io::AsyncReadExt;
+    let idle = Duration::from_secs(2);
+    let f = common::Fixture::with(move |s| s.idle_timeout = idle).await;
+    let addr = f.base.strip_prefix("http://").unwrap().to_string();
+    let mut c = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    // Used every second for 4 s: twice the idle timeout, never idle that long.
+    for _ in 0..5 {
+        assert_eq!(get_on(&mut c, "/healthz").await, "HTTP/1.1 200 OK");
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+    assert_eq!(get_on(&mut c, "/healthz").await, "HTTP/1.1 200 OK");
+    let last = Instant::now();
+    let mut buf = [0u8; 64];
+    let n = tokio::time::timeout(idle * 3, c.read(&mut buf))
+        .await
+        .expect("the idle connection was not closed")
+        .unwrap_or(0);
+    assert_eq!(n, 0, "the server sent something on an idle connection");
+    let after = last.elapsed();
+    assert!(
+        after >= idle - Duration::from_millis(300),
+        "closed after {after:?}, before the idle timeout"
+    );
+}
+
+/// Issue 34: the FCM service account is read again when its file changes:
+/// here the first file names a token endpoint nobody answers (the
+/// credential backs off), the replaced one the stand-in's; the next push
+/// takes a token from the new account at once, with no restart.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replaced_fcm_service_account_file_is_used_without_a_restart() {
+    use qp_server::push::key_file::WatchedFile;
+    let fcm = gateways::fcm(Duration::ZERO).await;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("service-account.json");
+    let account = |token_uri: &str| {
+        json!({
+            "type": "service_account",
+            "project_id": "qp-test",
+            "client_email": "qp-test@example.iam.gserviceaccount.com",
+            "private_key": String::from_utf8(gateways::fixture("fcm-test-key.pem")).unwrap(),
+            "token_uri": token_uri,
+        })
+        .to_string()
+    };
+    // Port 9 (discard) on loopback: nothing answers there.
+    std::fs::write(&path, account("http://127.0.0.1:9/token")).unwrap();
+    let (account_file, json) = WatchedFile::read_every(&path, Duration::from_millis(100)).unwrap();
+    let mut config = fcm_config(&fcm.url);
+    config.account = qp_server::push::fcm::FcmTransport::account_from_bytes(&json).unwrap();
+    config.account_file = Some(account_file);
+    let f = common::Fixture::with(move |s| s.fcm = Some(config)).await;
+    let (status, body) = f
+        .call(
+            "POST",
+            "/api/devices",
+            Some(&f.alice_token),
+            Some(json!({"platform": "android", "push_token": "fcm-token-reload", "app_id": "io.example.app"})),
+        )
+        .await;
+    assert!(status == 200 || status == 201, "{status} {body}");
+    f.ask(json!({"prompt": "Deploy?", "ttl": 600})).await;
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let (_, ready, _) = get(&f, "/readyz").await;
+        if ready["checks"]["push_fcm"]["ok"] == false {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the bad account was never refused: {ready}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(fcm.state.token_attempts.load(Ordering::SeqCst), 0);
+
+    std::fs::write(&path, account(&format!("{}/token", fcm.url))).unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let asked = Instant::now();
+    f.ask(json!({"prompt": "Roll back?", "ttl": 600})).await;
+    while fcm.state.accepted_count() == 0 {
+        assert!(
+            asked.elapsed() < Duration::from_secs(4),
+            "the new service account was not used"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(fcm.state.token_requests.load(Ordering::SeqCst), 1);
 }

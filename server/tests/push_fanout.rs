@@ -27,6 +27,7 @@ fn apns_config(url: &str, max_connections: usize) -> ApnsConfig {
         team_id: "TEAM123456".into(),
         key_id: "KEY1234567".into(),
         key_pem: gateways::fixture("apns-test-key.p8"),
+        key_file: None,
         token_ttl: Duration::from_secs(3000),
         max_connections,
     }
@@ -41,6 +42,7 @@ fn fcm_config(url: &str) -> FcmConfig {
             private_key: String::from_utf8(gateways::fixture("fcm-test-key.pem")).unwrap(),
             token_uri: format!("{url}/token"),
         },
+        account_file: None,
         max_connections: 4,
     }
 }

@@ -199,6 +199,7 @@ fn apns_config(base_url: &str, ttl: Duration) -> ApnsConfig {
         team_id: "TEAM123456".into(),
         key_id: "KEY1234567".into(),
         key_pem: fixture("apns-test-key.p8"),
+        key_file: None,
         token_ttl: ttl,
         max_connections: 4,
     }
@@ -536,6 +537,7 @@ fn fcm(url: &str) -> FcmTransport {
             private_key: String::from_utf8(fixture("fcm-test-key.pem")).unwrap(),
             token_uri: format!("{url}/token"),
         },
+        account_file: None,
         max_connections: 4,
     })
     .unwrap()

@@ -44,13 +44,17 @@ impl clap::builder::TypedValueParser for DbArg {
     fn parse_ref(
         &self,
         cmd: &clap::Command,
-        _arg: Option<&clap::Arg>,
+        arg: Option<&clap::Arg>,
         value: &std::ffi::OsStr,
     ) -> Result<store::Database, clap::Error> {
+        // --db or --db-direct: the message names the flag at fault (the
+        // store's own messages say `db:`).
+        let flag = arg.and_then(|a| a.get_long()).unwrap_or("db");
         let refuse = |message: String| {
+            let message = message.strip_prefix("db: ").unwrap_or(&message);
             clap::Error::raw(
                 clap::error::ErrorKind::ValueValidation,
-                format!("--db: {message}\n"),
+                format!("--{flag}: {message}\n"),
             )
             .with_cmd(cmd)
         };

@@ -136,7 +136,7 @@ pub struct AskArgs {
     /// The user a direct question goes to (default: the agent's owner).
     #[arg(long, value_name = "USER_ID")]
     to: Option<String>,
-    /// Seconds until the question expires (server clamps to 60..604800; default 3600).
+    /// Seconds until the question expires (server clamps to 30..604800; default 3600).
     #[arg(long, value_name = "SECONDS")]
     ttl: Option<i64>,
     /// A short secondary line (at most 40 characters).
@@ -585,6 +585,35 @@ pub async fn cancel(a: CancelArgs) -> i32 {
 mod tests {
     use super::super::credentials::Credential;
     use super::*;
+
+    /// The limits `qp ask --help` quotes are the protocol's (they drifted
+    /// once: the help said ttl clamps to 60, the rule is 30).
+    #[test]
+    fn the_help_quotes_the_protocols_limits() {
+        use clap::{Args as _, Command};
+        use qp_core::protocol::limits as l;
+        let mut cmd = AskArgs::augment_args(Command::new("ask"));
+        let help = cmd.render_long_help().to_string();
+        for quoted in [
+            format!(
+                "clamps to {}..{}; default {}",
+                l::TTL_MIN_SECS,
+                l::TTL_MAX_SECS,
+                l::TTL_DEFAULT_SECS
+            ),
+            format!(
+                "Longest typed answer, 1 to {} (default {})",
+                l::TEXT_MAX_LENGTH_CAP,
+                l::TEXT_MAX_LENGTH_CAP
+            ),
+            format!("at most {} characters", l::CONTEXT_MAX_CHARS),
+        ] {
+            assert!(
+                help.contains(&quoted),
+                "qp ask --help lacks {quoted:?}:\n{help}"
+            );
+        }
+    }
 
     fn stored(url: &str) -> Option<Credential> {
         Some(Credential {

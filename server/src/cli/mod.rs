@@ -11,7 +11,7 @@ mod device;
 mod hook;
 mod login;
 mod mcp;
-mod serve;
+pub mod serve;
 mod terminal;
 
 use clap::{Parser, Subcommand};

@@ -39,6 +39,18 @@ pub struct ServeArgs {
         value_parser = super::admin::DbArg
     )]
     db: Option<crate::store::Database>,
+    /// PostgreSQL behind a transaction-mode pooler (PgBouncer): a URL of
+    /// the same database reached directly, for what such a pooler breaks:
+    /// LISTEN (the wake-ups between instances) and the schema migration's
+    /// lock [default: --db].
+    #[arg(
+        long,
+        env = "QP_DB_DIRECT",
+        hide_env_values = true,
+        value_name = "URL",
+        value_parser = super::admin::DbArg
+    )]
+    db_direct: Option<crate::store::Database>,
     /// How often overdue questions are expired, in ms [default: 1000].
     #[arg(long, env = "QP_SWEEP_INTERVAL_MS")]
     sweep_interval_ms: Option<u64>,
@@ -60,7 +72,7 @@ pub struct ServeArgs {
     /// Timeout of one webhook request in ms [default: 10000].
     #[arg(long, env = "QP_WEBHOOK_TIMEOUT_MS")]
     webhook_timeout_ms: Option<u64>,
-    /// APNs token-auth key (.p8); with --apns-key-id and --apns-team-id.
+    /// APNs token-auth key (.p8); with --apns-key-id and --apns-team-id. Re-read when the file changes (the same key redeployed; a new key has a new key id: set both and restart).
     #[arg(long, env = "QP_APNS_KEY")]
     apns_key: Option<PathBuf>,
     /// APNs key id (10 characters, from the developer account).
@@ -75,7 +87,7 @@ pub struct ServeArgs {
     /// APNs base URL [default: https://api.push.apple.com, or the sandbox].
     #[arg(long, env = "QP_APNS_BASE_URL")]
     apns_base_url: Option<String>,
-    /// Firebase service-account JSON file: enables FCM HTTP v1.
+    /// Firebase service-account JSON file: enables FCM HTTP v1. Re-read when the file changes (a rotated key needs no restart).
     #[arg(long, env = "QP_FCM_SERVICE_ACCOUNT")]
     fcm_service_account: Option<PathBuf>,
     /// FCM base URL [default: https://fcm.googleapis.com].
@@ -219,6 +231,7 @@ pub async fn run(mut args: ServeArgs) -> i32 {
     let flags = PartialSettings {
         listen: args.listen,
         db: args.db,
+        db_direct: args.db_direct,
         sweep_interval_ms: args.sweep_interval_ms,
         ask_rate_per_minute: args.ask_rate_per_minute,
         ask_burst: args.ask_burst,
@@ -333,6 +346,11 @@ fn secrets_from_files(args: &mut ServeArgs) -> Result<(), String> {
             args.db = Some(url.parse().map_err(|e| format!("QP_DB_FILE: {e}"))?);
         }
     }
+    if args.db_direct.is_none() {
+        if let Some(url) = crate::secret_env::from_file("QP_DB_DIRECT")? {
+            args.db_direct = Some(url.parse().map_err(|e| format!("QP_DB_DIRECT_FILE: {e}"))?);
+        }
+    }
     if args.metrics_token.is_none() {
         args.metrics_token = crate::secret_env::from_file("QP_METRICS_TOKEN")?;
     }
@@ -360,4 +378,82 @@ async fn wait_for_stop_signal() {
     {
         let _ = tokio::signal::ctrl_c().await;
     }
+}
+
+/// `qp serve`'s flags, as `--help` shows them.
+pub fn command() -> clap::Command {
+    ServeArgs::augment_args(clap::Command::new("serve"))
+}
+
+/// One config-file key as its flag's help describes it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SettingDoc {
+    pub key: &'static str,
+    pub flag: String,
+    pub env: Option<String>,
+    /// What `[default: …]` says, if the help says it.
+    pub default: Option<String>,
+    /// The help without its `[default: …]`.
+    pub help: String,
+}
+
+/// Every key of the config file, each from its flag's help: the one place
+/// a setting is described and its default written (the operators' guide
+/// is generated from this; a test holds each default to the server's).
+pub fn settings_docs() -> Vec<SettingDoc> {
+    let cmd = command();
+    crate::config::config_keys()
+        .iter()
+        .map(|&key| {
+            let flag = key.replace('_', "-");
+            let arg = cmd
+                .get_arguments()
+                .find(|a| a.get_long() == Some(flag.as_str()));
+            let text = arg
+                .and_then(|a| a.get_long_help().or(a.get_help()))
+                .map(|h| h.to_string())
+                .unwrap_or_default();
+            let (help, mut default) = match text.rsplit_once(" [default: ") {
+                Some((h, d)) => (
+                    h.trim().to_string(),
+                    Some(d.trim_end_matches(']').to_string()),
+                ),
+                None => (text.trim().to_string(), None),
+            };
+            if arg.is_some_and(|a| matches!(a.get_action(), clap::ArgAction::SetTrue)) {
+                default.get_or_insert_with(|| "false".into());
+            }
+            SettingDoc {
+                key,
+                flag: format!("--{flag}"),
+                env: arg
+                    .and_then(|a| a.get_env())
+                    .map(|e| e.to_string_lossy().into_owned()),
+                default,
+                help,
+            }
+        })
+        .collect()
+}
+
+/// The operators' guide's settings table (docs/operators.md), made from
+/// [`settings_docs`].
+pub fn settings_reference() -> String {
+    let mut out =
+        String::from("| Key | Flag, variable | Default | What it does |\n|---|---|---|---|\n");
+    for d in settings_docs() {
+        let cell = |s: &str| s.replace('|', "\\|").replace('\n', " ");
+        out.push_str(&format!(
+            "| `{}` | `{}`{} | {} | {} |\n",
+            d.key,
+            d.flag,
+            d.env.map(|e| format!(", `{e}`")).unwrap_or_default(),
+            d.default
+                .as_deref()
+                .map(|v| format!("`{}`", cell(v)))
+                .unwrap_or_else(|| "none".into()),
+            cell(&d.help),
+        ));
+    }
+    out
 }

@@ -31,7 +31,7 @@ use crate::http::auth::AgentAuth;
 use crate::http::error::ApiError;
 use crate::waiters::LongPollSlot;
 use backend::Backend;
-use sessions::{Busy, OwnedSessions};
+use sessions::{Busy, DbSessions, OwnedSessions};
 use tools::QpTools;
 
 /// The `/mcp` endpoint. Sessions belong to the agent that opened them and
@@ -50,7 +50,7 @@ pub fn http_service(app: Arc<App>) -> StreamableHttpService<QpTools, OwnedSessio
     // outlast the longest wait; it is only a safety net: the idle timeout
     // that counts is the reaper's, which knows what is in flight.
     local.session_config.keep_alive = Some(Duration::from_secs(tools::WAIT_MAX_SECS + 300));
-    let sessions = OwnedSessions::new(local, app.mcp_sessions.clone());
+    let sessions = OwnedSessions::new(local, app.mcp_sessions.clone(), app.db.clone());
     let reaper = sessions.clone().reap_idle();
     let reaper_stop = stop.clone();
     tokio::spawn(async move {
@@ -59,12 +59,15 @@ pub fn http_service(app: Arc<App>) -> StreamableHttpService<QpTools, OwnedSessio
             _ = reaper_stop.cancelled() => {}
         }
     });
-    let config = StreamableHttpServerConfig::default()
+    let mut config = StreamableHttpServerConfig::default()
         // Every request carries an agent token, which a page in a browser
         // cannot forge, so the Host check (a DNS-rebinding guard for
         // unauthenticated local servers) would only refuse real hostnames.
         .disable_allowed_hosts()
         .with_cancellation_token(stop);
+    // Sessions in the database: any instance (or this one after a restart)
+    // serves a session another opened.
+    config.session_store = Some(DbSessions::new(app.db.clone(), app.mcp_sessions.clone()));
     StreamableHttpService::new(
         move || Ok(QpTools::new(Backend::Local(app.clone()))),
         sessions,
@@ -91,33 +94,90 @@ pub async fn authenticate(
     let agent_id = agent.id.clone();
     req.extensions_mut().insert(agent);
     match session {
-        Some(id) => match owners.enter(&id, &agent_id) {
-            Some(busy) => {
-                // A GET opens the session's stream of server messages,
-                // held open like a long-poll, so it counts as one
-                // (max_long_polls_per_token, with the agent's waits):
-                // rmcp keeps up to 33 per session (one, plus 32 "shadow"
-                // streams), which no cap counted (issue 32, finding 12).
-                let slot = if req.method() == Method::GET {
-                    match app.enter_long_poll(format!("agent:{agent_id}")) {
-                        Ok(slot) => Some(slot),
-                        Err(e) => return e.into_response(),
+        Some(id) => {
+            // Every request stamps the stored session, which also proves it
+            // is still there (no DELETE, not idle on any instance) and this
+            // agent's. One this instance does not hold (opened on another
+            // instance, or before a restart) is then re-created by rmcp
+            // from the stored `initialize`.
+            let stamped = match owners.enter_fresh(&id, &agent_id) {
+                // Stamped here a moment ago: no write per request.
+                Some(busy) => Ok(Ok(busy)),
+                None => {
+                    let (key, agent, since) =
+                        (id.clone(), agent_id.clone(), owners.live_since_ms());
+                    app.db
+                        .run(move |c| crate::store::mcp_sessions::stamp(c, &key, &agent, since))
+                        .await
+                        .map(Err)
+                }
+            };
+            let busy = match stamped {
+                Ok(Ok(busy)) => busy,
+                Ok(Err(Some(ms))) => owners.serve(&id, &agent_id, ms),
+                Ok(Err(None)) => {
+                    owners.ended_elsewhere(&id, &agent_id);
+                    return ApiError::not_found(
+                        "Mcp-Session-Id: no such session of this agent; open one with initialize",
+                    )
+                    .with_field("Mcp-Session-Id")
+                    .into_response();
+                }
+                Err(e) => return ApiError::from(e).into_response(),
+            };
+            // A GET opens the session's stream of server messages,
+            // held open like a long-poll, so it counts as one
+            // (max_long_polls_per_token, with the agent's waits):
+            // rmcp keeps up to 33 per session (one, plus 32 "shadow"
+            // streams), which no cap counted (issue 32, finding 12).
+            let slot = if req.method() == Method::GET {
+                match app.enter_long_poll(format!("agent:{agent_id}")) {
+                    Ok(slot) => Some(slot),
+                    Err(e) => return e.into_response(),
+                }
+            } else {
+                None
+            };
+            busy_while_streaming(next.run(req).await, (busy, slot))
+        }
+        None => {
+            let Some(place) = owners.reserve(&agent_id) else {
+                return too_many_sessions(&app).into_response();
+            };
+            // The cap counts the sessions the agent holds on every instance.
+            let (agent, since) = (agent_id.clone(), owners.live_since_ms());
+            match app
+                .db
+                .run(move |c| crate::store::mcp_sessions::count_live(c, &agent, since))
+                .await
+            {
+                Ok(held) if held >= owners.max_per_agent() => {
+                    too_many_sessions(&app).into_response()
+                }
+                Ok(_) => {
+                    let resp = place.scope(next.run(req)).await;
+                    // rmcp answers the `initialize` even when the session
+                    // could not be stored; a session that cannot go on
+                    // (404 at its next request) is refused now instead.
+                    let made = resp
+                        .headers()
+                        .get("mcp-session-id")
+                        .and_then(|v| v.to_str().ok())
+                        .map(str::to_string);
+                    match made.and_then(|s| owners.unsaved(&s)) {
+                        Some(why) if why.starts_with("initialize:") => {
+                            ApiError::invalid("initialize", "too_large", why).into_response()
+                        }
+                        Some(why) => {
+                            ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "unavailable", why)
+                                .into_response()
+                        }
+                        None => resp,
                     }
-                } else {
-                    None
-                };
-                busy_while_streaming(next.run(req).await, (busy, slot))
+                }
+                Err(e) => ApiError::from(e).into_response(),
             }
-            None => ApiError::not_found(
-                "Mcp-Session-Id: no such session of this agent; open one with initialize",
-            )
-            .with_field("Mcp-Session-Id")
-            .into_response(),
-        },
-        None => match owners.reserve(&agent_id) {
-            Some(place) => place.scope(next.run(req)).await,
-            None => too_many_sessions(&app).into_response(),
-        },
+        }
     }
 }
 

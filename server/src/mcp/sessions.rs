@@ -16,6 +16,14 @@
 //! session the `initialize` creates is bound to the agent of the request
 //! that is creating it (a task-local set around that request), and so every
 //! end of a session, however it comes, frees its place.
+//!
+//! Sessions are also kept in the database ([`DbSessions`],
+//! `store::mcp_sessions`): a request naming a session this instance does
+//! not hold (opened on another instance, or before a restart) is checked
+//! against the stored owner, and rmcp re-creates the session from the
+//! stored `initialize` parameters. So `/mcp` needs no sticky load balancer.
+//! The per-agent cap counts the sessions held on every instance; the idle
+//! timeout is the time since any instance last served the session.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -28,14 +36,23 @@ use rmcp::transport::streamable_http_server::session::local::{
     LocalSessionManager, LocalSessionManagerError,
 };
 use rmcp::transport::streamable_http_server::session::{
-    RestoreOutcome, ServerSseMessage, SessionId, SessionManager,
+    RestoreOutcome, ServerSseMessage, SessionId, SessionManager, SessionState, SessionStore,
+    SessionStoreError,
 };
+
+use crate::store::{mcp_sessions, now_ms, Db, DbError};
+
+fn millis(d: Duration) -> i64 {
+    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
+}
 
 /// Who owns which session, and how many each agent holds.
 pub struct SessionOwners {
     max_per_agent: u32,
     idle: Duration,
     inner: Mutex<Owners>,
+    /// Wakes the reaper now: a session ended or could not be stored.
+    reap_now: tokio::sync::Notify,
 }
 
 #[derive(Default)]
@@ -50,7 +67,21 @@ struct Owned {
     /// Requests of this session whose responses are still being sent.
     busy: u32,
     last_active: Instant,
+    /// The last `last_seen_ms` this instance wrote.
+    stamped_ms: Option<i64>,
+    /// The store no longer has it: closed at the reaper's next tick,
+    /// even with a request in flight (a tool call's wait ends with it).
+    ended: bool,
+    /// Why the store refused to keep it (its `initialize` was too large,
+    /// the database did not answer): the gate then answers the
+    /// `initialize` with an error instead of a session that cannot go on.
+    unsaved: Option<String>,
 }
+
+/// The most a session's stored `initialize` parameters may take: a client
+/// sends its name, version and capabilities (well under 1 KiB in practice);
+/// an agent must not park megabytes per session in the database.
+pub const STATE_MAX_BYTES: usize = 16 * 1024;
 
 impl Owners {
     fn release(&mut self, agent_id: &str) {
@@ -89,6 +120,7 @@ impl SessionOwners {
             max_per_agent,
             idle,
             inner: Mutex::default(),
+            reap_now: tokio::sync::Notify::new(),
         })
     }
 
@@ -116,8 +148,8 @@ impl SessionOwners {
     }
 
     /// Marks a request of `session` by `agent_id` in flight, or `None` when
-    /// the session is not that agent's (or does not exist).
-    pub fn enter(self: &Arc<Self>, session: &str, agent_id: &str) -> Option<Busy> {
+    /// the session is not that agent's (or is not held here).
+    fn enter(self: &Arc<Self>, session: &str, agent_id: &str) -> Option<Busy> {
         let mut owners = self.lock();
         let owned = owners.by_session.get_mut(session)?;
         if owned.agent_id != agent_id {
@@ -138,8 +170,172 @@ impl SessionOwners {
                 agent_id,
                 busy: 0,
                 last_active: Instant::now(),
+                stamped_ms: None,
+                ended: false,
+                unsaved: None,
             },
         );
+    }
+
+    /// A request of `agent_id` naming `session` that this instance stamped
+    /// in the store less than half a reaper period ago: served without
+    /// another database write (a session ended elsewhere meanwhile is
+    /// heard of by NOTIFY, or by the next stamp). `None`: stamp it first.
+    pub fn enter_fresh(self: &Arc<Self>, session: &str, agent_id: &str) -> Option<Busy> {
+        {
+            let owners = self.lock();
+            let o = owners.by_session.get(session)?;
+            let fresh_since = now_ms() - millis(self.reap_every() / 2);
+            if o.ended || o.agent_id != agent_id || o.stamped_ms.is_none_or(|ms| ms < fresh_since) {
+                return None;
+            }
+        }
+        self.enter(session, agent_id)
+    }
+
+    /// A request of `agent_id` naming `session`, which the store has just
+    /// stamped (`stamped_ms`) as live and that agent's: in flight until
+    /// the returned guard drops. A session this instance does not hold
+    /// (opened on another instance, or before a restart) is taken over:
+    /// rmcp then re-creates it from the store.
+    pub fn serve(self: &Arc<Self>, session: &str, agent_id: &str, stamped_ms: i64) -> Busy {
+        {
+            let mut owners = self.lock();
+            if !owners.by_session.contains_key(session) {
+                *owners.per_agent.entry(agent_id.to_string()).or_insert(0) += 1;
+                owners.by_session.insert(
+                    session.into(),
+                    Owned {
+                        agent_id: agent_id.to_string(),
+                        busy: 0,
+                        last_active: Instant::now(),
+                        stamped_ms: None,
+                        ended: false,
+                        unsaved: None,
+                    },
+                );
+            }
+            if let Some(o) = owners.by_session.get_mut(session) {
+                o.stamped_ms = Some(stamped_ms);
+                o.ended = false;
+            }
+        }
+        // Ids are random: a session the store says is this agent's is not
+        // held here by another.
+        self.enter(session, agent_id).unwrap_or_else(|| Busy {
+            owners: self.clone(),
+            session: session.into(),
+        })
+    }
+
+    /// The store has no live `session` of `agent_id` (a DELETE or the
+    /// idle timeout on another instance): this instance's copy, if it is
+    /// that agent's, is closed now. (Another agent
+    /// naming the id cannot end it.)
+    pub fn ended_elsewhere(&self, session: &str, agent_id: &str) {
+        let mut owners = self.lock();
+        if let Some(o) = owners
+            .by_session
+            .get_mut(session)
+            .filter(|o| o.agent_id == agent_id)
+        {
+            o.ended = true;
+            o.stamped_ms = None;
+            self.reap_now.notify_one();
+        }
+    }
+
+    /// Another instance ended the session whose stored key is `id_hash`
+    /// (NOTIFY `mcp-ended:`): its copy here is closed now, a tool call's
+    /// wait with it.
+    pub fn ended_by_hash(&self, id_hash: &str) {
+        let mut owners = self.lock();
+        for (id, o) in owners.by_session.iter_mut() {
+            if crate::store::mcp_sessions::key(id) == id_hash {
+                o.ended = true;
+                o.stamped_ms = None;
+                self.reap_now.notify_one();
+            }
+        }
+    }
+
+    /// Every session's next request stamps the store first (after missed
+    /// NOTIFYs: the listening connection dropped).
+    pub fn stamps_due_now(&self) {
+        for o in self.lock().by_session.values_mut() {
+            o.stamped_ms = None;
+        }
+    }
+
+    /// Why `session` could not be stored, if it could not (see
+    /// [`Owned::unsaved`]); the session is then closed at the next tick.
+    pub fn unsaved(&self, session: &str) -> Option<String> {
+        let mut owners = self.lock();
+        let o = owners.by_session.get_mut(session)?;
+        let why = o.unsaved.clone()?;
+        o.ended = true;
+        drop(owners);
+        self.reap_now.notify_one();
+        Some(why)
+    }
+
+    fn set_unsaved(&self, session: &str, why: String) {
+        if let Some(o) = self.lock().by_session.get_mut(session) {
+            o.unsaved = Some(why);
+        }
+    }
+
+    fn mark_ended(&self, sessions: &[String]) {
+        let mut owners = self.lock();
+        for id in sessions {
+            if let Some(o) = owners.by_session.get_mut(id.as_str()) {
+                o.ended = true;
+            }
+        }
+    }
+
+    /// The agent that owns `session`, when this instance holds it.
+    fn owner_of(&self, session: &str) -> Option<String> {
+        self.lock()
+            .by_session
+            .get(session)
+            .map(|o| o.agent_id.clone())
+    }
+
+    /// Sessions serving a request now (a tool call that waits, a stream):
+    /// their stored rows are stamped at each reaper tick.
+    fn busy_sessions(&self) -> Vec<String> {
+        self.lock()
+            .by_session
+            .iter()
+            .filter(|(_, o)| o.busy > 0)
+            .map(|(id, _)| id.to_string())
+            .collect()
+    }
+
+    fn mark_stamped(&self, sessions: &[String], ms: i64) {
+        let mut owners = self.lock();
+        for id in sessions {
+            if let Some(o) = owners.by_session.get_mut(id.as_str()) {
+                o.stamped_ms = Some(ms);
+            }
+        }
+    }
+
+    /// The oldest stamp a live stored session can have: idle for the
+    /// timeout, plus two reaper periods (a busy session is stamped once a
+    /// period, a served one at most half a period late) and a second of
+    /// clock difference between instances.
+    pub fn live_since_ms(&self) -> i64 {
+        let window = self
+            .idle
+            .saturating_add(self.reap_every().saturating_mul(2))
+            .saturating_add(Duration::from_secs(1));
+        now_ms().saturating_sub(millis(window))
+    }
+
+    fn reap_every(&self) -> Duration {
+        (self.idle / 4).max(Duration::from_millis(250))
     }
 
     /// Forgets a session that ended; its agent's place is free again.
@@ -150,14 +346,17 @@ impl SessionOwners {
         }
     }
 
-    /// Sessions with nothing in flight for longer than the idle timeout.
-    fn idle_sessions(&self) -> Vec<SessionId> {
+    /// Sessions to close: ended elsewhere (even with a request in
+    /// flight), or with nothing in flight for longer than the idle timeout;
+    /// with the last stamp this instance wrote of each (`None` for ended
+    /// ones: their row is gone already).
+    fn to_close(&self) -> Vec<(SessionId, Option<i64>)> {
         let owners = self.lock();
         owners
             .by_session
             .iter()
-            .filter(|(_, o)| o.busy == 0 && o.last_active.elapsed() >= self.idle)
-            .map(|(id, _)| id.clone())
+            .filter(|(_, o)| o.ended || (o.busy == 0 && o.last_active.elapsed() >= self.idle))
+            .map(|(id, o)| (id.clone(), o.stamped_ms.filter(|_| !o.ended)))
             .collect()
     }
 
@@ -198,32 +397,151 @@ impl Drop for Busy {
     }
 }
 
+/// The sessions' rows in the database, for rmcp's restore: saved after a
+/// successful `initialize` (with the owner bound by [`OwnedSessions`]),
+/// loaded when a request names a session this instance does not hold,
+/// deleted by the client's DELETE.
+pub struct DbSessions {
+    db: Db,
+    owners: Arc<SessionOwners>,
+}
+
+impl DbSessions {
+    pub fn new(db: Db, owners: Arc<SessionOwners>) -> Arc<Self> {
+        Arc::new(DbSessions { db, owners })
+    }
+}
+
+#[async_trait::async_trait]
+impl SessionStore for DbSessions {
+    async fn load(&self, session_id: &str) -> Result<Option<SessionState>, SessionStoreError> {
+        let (id, since) = (session_id.to_string(), self.owners.live_since_ms());
+        let found = self
+            .db
+            .run(move |c| mcp_sessions::find(c, &id, since))
+            .await?;
+        match found {
+            Some(f) => Ok(Some(serde_json::from_str(&f.state)?)),
+            None => Ok(None),
+        }
+    }
+
+    async fn store(&self, session_id: &str, state: &SessionState) -> Result<(), SessionStoreError> {
+        let agent_id = self
+            .owners
+            .owner_of(session_id)
+            .ok_or("a session with no owner is not stored")?;
+        let json = serde_json::to_string(state)?;
+        if json.len() > STATE_MAX_BYTES {
+            let why = format!(
+                "initialize: the client's parameters take {} bytes, over the {STATE_MAX_BYTES} an MCP session may keep",
+                json.len()
+            );
+            self.owners.set_unsaved(session_id, why.clone());
+            return Err(why.into());
+        }
+        let id = session_id.to_string();
+        match self
+            .db
+            .run(move |c| mcp_sessions::save(c, &id, &agent_id, &json))
+            .await
+        {
+            Ok(stamped) => {
+                self.owners.mark_stamped(&[session_id.to_string()], stamped);
+                Ok(())
+            }
+            Err(e) => {
+                self.owners.set_unsaved(
+                    session_id,
+                    "the session could not be stored: the database did not answer".into(),
+                );
+                Err(e.into())
+            }
+        }
+    }
+
+    async fn delete(&self, session_id: &str) -> Result<(), SessionStoreError> {
+        let id = session_id.to_string();
+        self.db
+            .run(move |c| mcp_sessions::delete(c, &id))
+            .await
+            .map_err(Into::into)
+    }
+}
+
 /// rmcp's in-memory sessions, with owners: creating a session binds it to
 /// the agent of the request creating it, closing one (DELETE, the worker
 /// ending, the idle reaper) frees its place.
 pub struct OwnedSessions {
     inner: LocalSessionManager,
     owners: Arc<SessionOwners>,
+    db: Db,
 }
 
 impl OwnedSessions {
-    pub fn new(inner: LocalSessionManager, owners: Arc<SessionOwners>) -> Arc<Self> {
-        Arc::new(OwnedSessions { inner, owners })
+    pub fn new(inner: LocalSessionManager, owners: Arc<SessionOwners>, db: Db) -> Arc<Self> {
+        Arc::new(OwnedSessions { inner, owners, db })
     }
 
-    /// Closes the sessions idle past the timeout, every quarter of it,
-    /// until the process ends.
+    /// Every quarter of the idle timeout, until the process ends: stamps
+    /// the stored rows of the sessions serving a request now, closes
+    /// the sessions idle past the timeout (their rows too, unless another
+    /// instance served them since), and deletes rows no instance stamped.
     pub async fn reap_idle(self: Arc<Self>) {
-        let every = (self.owners.idle / 4).max(Duration::from_millis(250));
-        let mut tick = tokio::time::interval(every);
+        let mut tick = tokio::time::interval(self.owners.reap_every());
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
-            tick.tick().await;
-            for id in self.owners.idle_sessions() {
-                tracing::debug!(session = %id, "closing an idle MCP session");
-                let _ = self.close_session(&id).await;
+            tokio::select! {
+                _ = tick.tick() => {}
+                _ = self.owners.reap_now.notified() => {}
+            }
+            if let Err(e) = self.reap_once().await {
+                tracing::warn!(error = %e, "MCP sessions: the database did not answer the idle sweep");
             }
         }
+    }
+
+    /// One pass; each step goes on when another's database work fails (a
+    /// session idle here is closed here whatever the database says).
+    async fn reap_once(&self) -> Result<(), DbError> {
+        let mut failed = None;
+        let busy = self.owners.busy_sessions();
+        if !busy.is_empty() {
+            let ids = busy.clone();
+            match self.db.run(move |c| mcp_sessions::touch(c, &ids)).await {
+                Ok((ms, gone)) => {
+                    self.owners.mark_stamped(&busy, ms);
+                    // Ended elsewhere while a tool call waited here.
+                    self.owners.mark_ended(&gone);
+                }
+                Err(e) => failed = Some(e),
+            }
+        }
+        for (id, stamped) in self.owners.to_close() {
+            tracing::debug!("closing an idle or ended MCP session");
+            // The row first (a request between the two would restore it),
+            // unless another instance served the session since.
+            if let Some(ms) = stamped {
+                let key = id.to_string();
+                if let Err(e) = self
+                    .db
+                    .run(move |c| mcp_sessions::delete_if_unseen_since(c, &key, ms))
+                    .await
+                {
+                    failed = Some(e);
+                }
+            }
+            let _ = self.close_session(&id).await;
+        }
+        let since = self.owners.live_since_ms();
+        if let Err(e) = self
+            .db
+            .run(move |c| mcp_sessions::purge_idle(c, since))
+            .await
+        {
+            failed = Some(e);
+        }
+        failed.map_or(Ok(()), Err)
     }
 }
 
@@ -293,11 +611,15 @@ impl SessionManager for OwnedSessions {
 
     async fn restore_session(
         &self,
-        _id: SessionId,
+        id: SessionId,
     ) -> Result<RestoreOutcome<Self::Transport>, Self::Error> {
-        // No external store: an unknown session is 404, never re-created
-        // (a restored session would have no owner).
-        Ok(RestoreOutcome::NotSupported)
+        // Only a session the gate adopted from the store for its owner
+        // ([`SessionOwners::adopt`]) is re-created; one with no owner here
+        // never is.
+        if self.owners.owner_of(&id).is_none() {
+            return Ok(RestoreOutcome::NotSupported);
+        }
+        self.inner.restore_session(id).await
     }
 }
 

@@ -17,6 +17,7 @@ use qp_core::protocol::device::ApnsEnvironment;
 
 use super::credentials::CredentialGate;
 use super::h2pool::{H2Pool, SendError};
+use super::key_file::{Reloading, WatchedFile};
 use super::{PushFuture, PushMessage, PushOutcome, PushTransport};
 use crate::store::deliveries::PushKind;
 
@@ -40,6 +41,9 @@ pub struct ApnsConfig {
     pub key_id: String,
     /// The `.p8` key (PKCS#8 PEM).
     pub key_pem: Vec<u8>,
+    /// The file `key_pem` was read from, read again when it changes (a
+    /// key redeployed by a secret manager); none: the key is fixed.
+    pub key_file: Option<WatchedFile>,
     pub token_ttl: Duration,
     /// HTTP/2 connections at most ([`MAX_CONNECTIONS`]).
     pub max_connections: usize,
@@ -55,7 +59,7 @@ pub struct ApnsTransport {
     production: H2Pool,
     sandbox: H2Pool,
     config: ApnsConfig,
-    key: EncodingKey,
+    key: Reloading<EncodingKey>,
     token: Mutex<Option<(String, Instant)>>,
     /// A refused provider token holds every push for a backoff step (a
     /// wrong key, key id or team refuses them all alike), then one push
@@ -71,8 +75,8 @@ struct Claims<'a> {
 
 impl ApnsTransport {
     pub fn new(config: ApnsConfig) -> Result<Self, String> {
-        let key = EncodingKey::from_ec_pem(&config.key_pem)
-            .map_err(|e| format!("the APNs key is not an EC (P-256) PKCS#8 PEM key: {e}"))?;
+        let key = signing_key(&config.key_pem)?;
+        let key = Reloading::new("apns_key", key, config.key_file.clone());
         // APNs speaks only HTTP/2: negotiated by ALPN over TLS; plain
         // http:// (a local test server) with prior knowledge.
         let pool = H2Pool::new(&config.base_url, config.max_connections)?;
@@ -94,8 +98,21 @@ impl ApnsTransport {
         &self.gate
     }
 
+    /// The signing key, read again when its file changed: then the token
+    /// signed with the old key is dropped and a credential backoff (the old
+    /// key refused) ends, so the new key is tried on this very push.
+    fn refresh_key(&self) -> std::sync::Arc<EncodingKey> {
+        let (key, reloaded) = self.key.get(signing_key);
+        if reloaded {
+            *self.token.lock().unwrap_or_else(|p| p.into_inner()) = None;
+            self.gate.retry_now();
+        }
+        key
+    }
+
     /// The current provider token, signing a new one when the old is too old.
     fn provider_token(&self) -> Result<String, String> {
+        let key = self.refresh_key();
         let mut slot = self.token.lock().unwrap_or_else(|p| p.into_inner());
         if let Some((t, at)) = slot.as_ref() {
             if at.elapsed() < self.config.token_ttl {
@@ -108,7 +125,7 @@ impl ApnsTransport {
             iss: &self.config.team_id,
             iat: chrono::Utc::now().timestamp(),
         };
-        let token = jsonwebtoken::encode(&header, &claims, &self.key).map_err(|e| e.to_string())?;
+        let token = jsonwebtoken::encode(&header, &claims, &key).map_err(|e| e.to_string())?;
         *slot = Some((token.clone(), Instant::now()));
         Ok(token)
     }
@@ -170,6 +187,8 @@ impl ApnsTransport {
                 chrono::Utc::now().timestamp() + RESOLVED_KEPT_SECS,
             ),
         };
+        // A replaced key file ends a backoff the old key caused.
+        self.refresh_key();
         if let Some(wait) = self.gate.blocked() {
             return wait;
         }
@@ -226,6 +245,12 @@ impl ApnsTransport {
             _ => PushOutcome::Failed(format!("APNs {status} {reason}")),
         }
     }
+}
+
+/// The `.p8` key as jsonwebtoken signs with it.
+fn signing_key(pem: &[u8]) -> Result<EncodingKey, String> {
+    EncodingKey::from_ec_pem(pem)
+        .map_err(|e| format!("the APNs key is not an EC (P-256) PKCS#8 PEM key: {e}"))
 }
 
 impl PushTransport for ApnsTransport {

@@ -199,6 +199,16 @@ impl CredentialGate {
         }
     }
 
+    /// The credential was replaced (its file changed): the next push tries
+    /// it now instead of waiting out the old one's backoff step. The
+    /// failure stays reported until a push is accepted.
+    pub fn retry_now(&self) {
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(f) = state.as_mut() {
+            f.retry_at = Instant::now();
+        }
+    }
+
     /// The credential worked: clears a failure, saying so once.
     pub fn accepted(&self) {
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());

@@ -14,6 +14,7 @@ use serde_json::{json, Value};
 
 use super::credentials::CredentialGate;
 use super::h2pool::H2Pool;
+use super::key_file::{Reloading, WatchedFile};
 use super::{PushFuture, PushMessage, PushOutcome, PushTransport};
 use crate::store::deliveries::PushKind;
 
@@ -39,8 +40,25 @@ pub struct FcmConfig {
     /// `FCM_BASE` or a test server.
     pub base_url: String,
     pub account: ServiceAccount,
+    /// The file `account` was read from, read again when it changes (a
+    /// rotated service-account key); none: the account is fixed.
+    pub account_file: Option<WatchedFile>,
     /// HTTP/2 connections at most ([`MAX_CONNECTIONS`]).
     pub max_connections: usize,
+}
+
+/// A service account with its key ready to sign.
+struct Credential {
+    account: ServiceAccount,
+    key: EncodingKey,
+}
+
+impl Credential {
+    fn new(account: ServiceAccount) -> Result<Self, String> {
+        let key = EncodingKey::from_rsa_pem(account.private_key.as_bytes())
+            .map_err(|e| format!("the service account's private_key is not an RSA PEM key: {e}"))?;
+        Ok(Credential { account, key })
+    }
 }
 
 pub struct FcmTransport {
@@ -48,8 +66,7 @@ pub struct FcmTransport {
     http: reqwest::Client,
     /// `messages:send`: concurrent streams over few HTTP/2 connections.
     pool: H2Pool,
-    config: FcmConfig,
-    key: EncodingKey,
+    credential: Reloading<Credential>,
     token: Mutex<Option<(String, Instant)>>,
     /// Held while the access token is fetched: pushes that find it
     /// missing wait for that one fetch instead of each starting one.
@@ -72,8 +89,11 @@ struct Assertion<'a> {
 
 impl FcmTransport {
     pub fn new(config: FcmConfig) -> Result<Self, String> {
-        let key = EncodingKey::from_rsa_pem(config.account.private_key.as_bytes())
-            .map_err(|e| format!("the service account's private_key is not an RSA PEM key: {e}"))?;
+        let credential = Reloading::new(
+            "fcm_service_account",
+            Credential::new(config.account.clone())?,
+            config.account_file.clone(),
+        );
         let http = reqwest::Client::builder()
             .timeout(Duration::from_secs(15))
             .build()
@@ -82,8 +102,7 @@ impl FcmTransport {
         Ok(FcmTransport {
             http,
             pool,
-            config,
-            key,
+            credential,
             token: Mutex::new(None),
             refreshing: tokio::sync::Mutex::new(()),
             gate: CredentialGate::new("fcm"),
@@ -92,9 +111,13 @@ impl FcmTransport {
 
     /// Reads a service-account JSON file.
     pub fn account_from_file(path: &std::path::Path) -> Result<ServiceAccount, String> {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        serde_json::from_str(&text)
-            .map_err(|e| format!("{}: not a service account: {e}", path.display()))
+        let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        Self::account_from_bytes(&bytes).map_err(|e| format!("{}: {e}", path.display()))
+    }
+
+    /// A service account from its JSON.
+    pub fn account_from_bytes(bytes: &[u8]) -> Result<ServiceAccount, String> {
+        serde_json::from_slice(bytes).map_err(|e| format!("not a service account: {e}"))
     }
 
     /// The connection pool (its counters, for tests and the benchmark).
@@ -136,9 +159,24 @@ impl FcmTransport {
         &self.gate
     }
 
+    /// The service account, read again when its file changed: then the
+    /// access token of the old one is dropped and a credential backoff
+    /// (the old one refused) ends, so the new one is tried on this push.
+    fn refresh_credential(&self) -> std::sync::Arc<Credential> {
+        let (credential, reloaded) = self
+            .credential
+            .get(|bytes| Credential::new(FcmTransport::account_from_bytes(bytes)?));
+        if reloaded {
+            *self.token.lock().unwrap_or_else(|p| p.into_inner()) = None;
+            self.gate.retry_now();
+        }
+        credential
+    }
+
     async fn fetch_token(&self) -> Result<String, String> {
         let now = chrono::Utc::now().timestamp();
-        let a = &self.config.account;
+        let credential = self.refresh_credential();
+        let a = &credential.account;
         let claims = Assertion {
             iss: &a.client_email,
             scope: FCM_SCOPE,
@@ -146,8 +184,9 @@ impl FcmTransport {
             iat: now,
             exp: now + 3600,
         };
-        let assertion = jsonwebtoken::encode(&Header::new(Algorithm::RS256), &claims, &self.key)
-            .map_err(|e| format!("cannot sign the OAuth assertion: {e}"))?;
+        let assertion =
+            jsonwebtoken::encode(&Header::new(Algorithm::RS256), &claims, &credential.key)
+                .map_err(|e| format!("cannot sign the OAuth assertion: {e}"))?;
         let resp = self
             .http
             .post(&a.token_uri)
@@ -190,6 +229,8 @@ impl FcmTransport {
                 "android": { "priority": priority, "ttl": format!("{ttl}s"), "collapse_key": m.question.id },
             }
         });
+        // A replaced service-account file ends a backoff the old one caused.
+        let credential = self.refresh_credential();
         if let Some(wait) = self.gate.blocked() {
             return wait;
         }
@@ -200,7 +241,7 @@ impl FcmTransport {
         let body = Bytes::from(body.to_string());
         let req = http::Request::post(self.pool.uri(&format!(
             "/v1/projects/{}/messages:send",
-            self.config.account.project_id
+            credential.account.project_id
         )))
         .header("authorization", format!("Bearer {token}"))
         .header("content-type", "application/json")
@@ -296,6 +337,7 @@ mod tests {
                     private_key: key,
                     token_uri: url,
                 },
+                account_file: None,
                 max_connections: 1,
             })
             .unwrap(),

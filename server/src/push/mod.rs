@@ -23,6 +23,7 @@ pub mod credentials;
 pub mod dev;
 pub mod fcm;
 pub mod h2pool;
+pub mod key_file;
 pub mod metrics;
 pub mod router;
 pub mod webpush;

@@ -49,7 +49,7 @@ const TABLES: &[(&str, &str, &str)] = &[
     ),
     (
         "devices",
-        "id, user_id, platform, push_token, app_id, created_at, locale, public_key, token_hash",
+        "id, user_id, platform, push_token, app_id, created_at, locale, public_key, token_hash, apns_environment",
         "created_at, id",
     ),
     (
@@ -73,6 +73,11 @@ const TABLES: &[(&str, &str, &str)] = &[
         "created_at, hash",
     ),
     ("audit_log", "at, actor, action, subject, detail", "seq"),
+    (
+        "mcp_sessions",
+        "id_hash, agent_id, state, created_at, last_seen_ms",
+        "created_at, id_hash",
+    ),
 ];
 
 /// Rows read from SQLite at a time.

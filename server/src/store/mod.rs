@@ -10,6 +10,7 @@ pub mod deliveries;
 pub mod identity;
 pub mod invites;
 pub mod lifecycle;
+pub mod mcp_sessions;
 pub mod offboard;
 pub mod pg;
 pub mod questions;

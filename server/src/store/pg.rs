@@ -598,6 +598,19 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE devices ADD CONSTRAINT devices_platform_check
         CHECK (platform IN ('ios', 'android', 'dev', 'web'));
     "#,
+    // 7 (SQLite's 12): `/mcp` sessions in the database, so a session opened
+    // on one instance is served by any other (store/mcp_sessions.rs).
+    r#"
+    CREATE TABLE mcp_sessions (
+        id_hash      TEXT PRIMARY KEY,
+        agent_id     TEXT NOT NULL,
+        state        TEXT NOT NULL,
+        created_at   BIGINT NOT NULL,
+        last_seen_ms BIGINT NOT NULL
+    );
+    CREATE INDEX mcp_sessions_by_agent ON mcp_sessions(agent_id, last_seen_ms);
+    CREATE INDEX mcp_sessions_by_age ON mcp_sessions(last_seen_ms);
+    "#,
 ];
 
 /// Any number that names this schema's advisory lock (instances starting
@@ -658,10 +671,24 @@ pub const VERSION: usize = MIGRATIONS.len();
 
 /// The version the database records (0 before the first migration).
 pub fn version_of(conn: &PgConn) -> DbResult<usize> {
-    let conn: &super::Conn = conn;
+    recorded_version(conn)
+}
+
+/// The version a PostgreSQL database records, 0 before any migration.
+/// Two statements: one that names `qp_schema_migrations` fails to plan
+/// on a fresh database even inside a CASE that would not read it (`qp
+/// migrate` on an empty database failed so).
+pub fn recorded_version(conn: &super::Conn) -> DbResult<usize> {
+    let exists: i64 = conn.query_row(
+        "SELECT CASE WHEN to_regclass('qp_schema_migrations') IS NULL THEN 0 ELSE 1 END",
+        &[],
+        |r| r.get(0),
+    )?;
+    if exists == 0 {
+        return Ok(0);
+    }
     let found: i64 = conn.query_row(
-        "SELECT CASE WHEN to_regclass('qp_schema_migrations') IS NULL THEN 0
-                ELSE (SELECT COALESCE(MAX(version), 0) FROM qp_schema_migrations) END",
+        "SELECT COALESCE(MAX(version), 0) FROM qp_schema_migrations",
         &[],
         |r| r.get(0),
     )?;

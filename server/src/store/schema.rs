@@ -253,6 +253,19 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX devices_by_token ON devices(token_hash);
     CREATE INDEX devices_by_user ON devices(user_id);
     "#,
+    // 12: `/mcp` sessions in the database (store/mcp_sessions.rs): a
+    // session goes on across instances and restarts.
+    r#"
+    CREATE TABLE mcp_sessions (
+        id_hash      TEXT PRIMARY KEY,
+        agent_id     TEXT NOT NULL,
+        state        TEXT NOT NULL,
+        created_at   INTEGER NOT NULL,
+        last_seen_ms INTEGER NOT NULL
+    );
+    CREATE INDEX mcp_sessions_by_agent ON mcp_sessions(agent_id, last_seen_ms);
+    CREATE INDEX mcp_sessions_by_age ON mcp_sessions(last_seen_ms);
+    "#,
 ];
 
 /// The schema version this build writes: how many migrations it has.

@@ -22,12 +22,7 @@ pub fn this_version(backend: Backend) -> usize {
 pub fn version_of(conn: &Conn) -> DbResult<usize> {
     let found: i64 = match conn.backend() {
         Backend::Sqlite => conn.query_row("PRAGMA user_version", &[], |r| r.get(0))?,
-        Backend::Postgres => conn.query_row(
-            "SELECT CASE WHEN to_regclass('qp_schema_migrations') IS NULL THEN 0
-                    ELSE (SELECT COALESCE(MAX(version), 0) FROM qp_schema_migrations) END",
-            &[],
-            |r| r.get(0),
-        )?,
+        Backend::Postgres => return super::pg::recorded_version(conn),
     };
     Ok(usize::try_from(found).unwrap_or(0))
 }
