@@ -68,8 +68,9 @@ let package = Package(
             name: "QuestionProtocol",
             dependencies: extensionDependencies,
             path: "ios/Sources/QuestionProtocol",
-            // Apple's privacy manifest: SQLite reads file timestamps (a
-            // required-reason API) in the app's and the App Group's containers.
+            // Apple's privacy manifest: SQLite's file-timestamp and file-system
+            // reads (required-reason APIs) of its own files in the app's and
+            // the App Group's containers (bindings/check-privacy-manifest).
             resources: [.copy("PrivacyInfo.xcprivacy")]
         ),
         .target(
