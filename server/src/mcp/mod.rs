@@ -31,7 +31,7 @@ use crate::http::auth::AgentAuth;
 use crate::http::error::ApiError;
 use crate::waiters::LongPollSlot;
 use backend::Backend;
-use sessions::{Busy, DbSessions, OwnedSessions};
+use sessions::{Busy, DbSessions, OwnedSessions, Unsaved};
 use tools::QpTools;
 
 /// The `/mcp` endpoint. Sessions belong to the agent that opened them and
@@ -95,36 +95,16 @@ pub async fn authenticate(
     req.extensions_mut().insert(agent);
     match session {
         Some(id) => {
-            // Every request stamps the stored session, which also proves it
-            // is still there (no DELETE, not idle on any instance) and this
-            // agent's. One this instance does not hold (opened on another
-            // instance, or before a restart) is then re-created by rmcp
-            // from the stored `initialize`.
-            let stamped = match owners.enter_fresh(&id, &agent_id) {
-                // Stamped here a moment ago: no write per request.
-                Some(busy) => Ok(Ok(busy)),
-                None => {
-                    let (key, agent, since) =
-                        (id.clone(), agent_id.clone(), owners.live_since_ms());
-                    app.db
-                        .run(move |c| crate::store::mcp_sessions::stamp(c, &key, &agent, since))
-                        .await
-                        .map(Err)
-                }
-            };
-            let busy = match stamped {
-                Ok(Ok(busy)) => busy,
-                Ok(Err(Some(ms))) => owners.serve(&id, &agent_id, ms),
-                Ok(Err(None)) => {
-                    owners.ended_elsewhere(&id, &agent_id);
-                    return ApiError::not_found(
+            let busy =
+                match enter_session(&app, &id, &agent_id).await {
+                    Ok(Some(busy)) => busy,
+                    Ok(None) => return ApiError::not_found(
                         "Mcp-Session-Id: no such session of this agent; open one with initialize",
                     )
                     .with_field("Mcp-Session-Id")
-                    .into_response();
-                }
-                Err(e) => return ApiError::from(e).into_response(),
-            };
+                    .into_response(),
+                    Err(e) => return e.into_response(),
+                };
             // A GET opens the session's stream of server messages,
             // held open like a long-poll, so it counts as one
             // (max_long_polls_per_token, with the agent's waits):
@@ -165,10 +145,10 @@ pub async fn authenticate(
                         .and_then(|v| v.to_str().ok())
                         .map(str::to_string);
                     match made.and_then(|s| owners.unsaved(&s)) {
-                        Some(why) if why.starts_with("initialize:") => {
+                        Some(Unsaved::TooLarge(why)) => {
                             ApiError::invalid("initialize", "too_large", why).into_response()
                         }
-                        Some(why) => {
+                        Some(Unsaved::Unavailable(why)) => {
                             ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "unavailable", why)
                                 .into_response()
                         }
@@ -177,6 +157,34 @@ pub async fn authenticate(
                 }
                 Err(e) => ApiError::from(e).into_response(),
             }
+        }
+    }
+}
+
+/// A request naming session `id`: in flight as `agent_id`'s, or `None`
+/// when there is no such live session of that agent (never opened, another
+/// agent's, ended by a DELETE, idle on every instance).
+///
+/// A session this instance stamped in the store a moment ago is served
+/// from memory; otherwise the request stamps the stored row, which proves
+/// it live and the agent's. One this instance does not hold (opened on
+/// another instance, or before a restart) is then re-created by rmcp from
+/// the stored `initialize`.
+async fn enter_session(app: &App, id: &str, agent_id: &str) -> Result<Option<Busy>, ApiError> {
+    let owners = &app.mcp_sessions;
+    if let Some(busy) = owners.enter_fresh(id, agent_id) {
+        return Ok(Some(busy));
+    }
+    let (key, agent, since) = (id.to_string(), agent_id.to_string(), owners.live_since_ms());
+    let stamped = app
+        .db
+        .run(move |c| crate::store::mcp_sessions::stamp(c, &key, &agent, since))
+        .await?;
+    match stamped {
+        Some(ms) => Ok(Some(owners.serve(id, agent_id, ms))),
+        None => {
+            owners.ended_elsewhere(id, agent_id);
+            Ok(None)
         }
     }
 }

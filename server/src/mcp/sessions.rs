@@ -72,10 +72,18 @@ struct Owned {
     /// The store no longer has it: closed at the reaper's next tick,
     /// even with a request in flight (a tool call's wait ends with it).
     ended: bool,
-    /// Why the store refused to keep it (its `initialize` was too large,
-    /// the database did not answer): the gate then answers the
+    /// Why the store refused to keep it: the gate then answers the
     /// `initialize` with an error instead of a session that cannot go on.
-    unsaved: Option<String>,
+    unsaved: Option<Unsaved>,
+}
+
+/// Why a new session could not be stored.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unsaved {
+    /// Its `initialize` parameters are over [`STATE_MAX_BYTES`].
+    TooLarge(String),
+    /// The database did not answer.
+    Unavailable(String),
 }
 
 /// The most a session's stored `initialize` parameters may take: a client
@@ -269,7 +277,7 @@ impl SessionOwners {
 
     /// Why `session` could not be stored, if it could not (see
     /// [`Owned::unsaved`]); the session is then closed at the next tick.
-    pub fn unsaved(&self, session: &str) -> Option<String> {
+    pub fn unsaved(&self, session: &str) -> Option<Unsaved> {
         let mut owners = self.lock();
         let o = owners.by_session.get_mut(session)?;
         let why = o.unsaved.clone()?;
@@ -279,7 +287,7 @@ impl SessionOwners {
         Some(why)
     }
 
-    fn set_unsaved(&self, session: &str, why: String) {
+    fn set_unsaved(&self, session: &str, why: Unsaved) {
         if let Some(o) = self.lock().by_session.get_mut(session) {
             o.unsaved = Some(why);
         }
@@ -437,7 +445,8 @@ impl SessionStore for DbSessions {
                 "initialize: the client's parameters take {} bytes, over the {STATE_MAX_BYTES} an MCP session may keep",
                 json.len()
             );
-            self.owners.set_unsaved(session_id, why.clone());
+            self.owners
+                .set_unsaved(session_id, Unsaved::TooLarge(why.clone()));
             return Err(why.into());
         }
         let id = session_id.to_string();
@@ -453,7 +462,9 @@ impl SessionStore for DbSessions {
             Err(e) => {
                 self.owners.set_unsaved(
                     session_id,
-                    "the session could not be stored: the database did not answer".into(),
+                    Unsaved::Unavailable(
+                        "the session could not be stored: the database did not answer".into(),
+                    ),
                 );
                 Err(e.into())
             }
