@@ -32,6 +32,9 @@ impl RetryPolicy {
     pub const PHONE_ANSWER: RetryPolicy = RetryPolicy::exponential(2, 600);
     /// Webhook deliveries: 5 s doubling up to an hour (the base is a server setting).
     pub const WEBHOOK: RetryPolicy = RetryPolicy::exponential(5, 3_600);
+    /// A sign-out the server has not heard of yet (made offline), tried by
+    /// the phone's flush and sync: 30 s doubling up to an hour.
+    pub const SIGN_OUT: RetryPolicy = RetryPolicy::exponential(30, 3_600);
     /// Push jobs when the gateway gave no Retry-After: 30 s doubling up to an hour.
     pub const PUSH: RetryPolicy = RetryPolicy::exponential(30, 3_600);
     /// The asker's long-poll loop riding out a restarting server: 0.5 s to 10 s.

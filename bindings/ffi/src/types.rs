@@ -491,6 +491,7 @@ pub struct SessionStatus {
     pub device_id: Option<String>,
     pub line: Option<String>,
     pub sign_out_pending: bool,
+    pub sign_outs_dropped: u32,
 }
 
 pub type SignOutReport = qp_core::phone::SignOutReport;

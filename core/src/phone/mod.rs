@@ -25,7 +25,10 @@ pub use error::PhoneError;
 pub use keys::{device_public_key, DeviceKeyStore};
 pub use observe::{off_thread, FeedListener};
 pub use pair::{DeviceRegistration, PairError, PairErrorKind, PairedAccount, TokenStore};
-pub use session::{SessionState, SessionStatus, SignOutReport, TokenVault, PUSH_TOKEN_SLOT};
+pub use session::{
+    SessionState, SessionStatus, SignOutReport, TokenVault, PUSH_TOKEN_SLOT, SIGN_OUT_BUDGET,
+    SIGN_OUT_EXPIRY,
+};
 
 use crate::answer::{map_action, ActionError};
 use crate::feed::{self, FeedCell, MyAnswer};

@@ -17,10 +17,16 @@
 //! token moved to a vault slot of its own) and finished at the next moment
 //! the phone is online: the next `flush`, `sync`, `sign_in`, or
 //! [`Phone::finish_sign_out`]. [`SignOutReport`] and [`SessionStatus`] say
-//! when it is still pending, so the app can tell the person.
+//! when it is still pending, so the app can tell the person. Inside `flush`
+//! and `sync` (and `sign_in`) those tries are kept off the send path's
+//! budget: [`SIGN_OUT_BUDGET`] for all of them, and after a failed try none
+//! until its backoff has passed ([`RetryPolicy::SIGN_OUT`]); one the server
+//! has not heard of in [`SIGN_OUT_EXPIRY`] is dropped (its token forgotten)
+//! and reported ([`SessionStatus::sign_outs_dropped`]).
 
 use std::path::Path;
 use std::sync::Arc;
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use sha2::Digest;
@@ -28,6 +34,7 @@ use sha2::Digest;
 use super::pair::{DeviceRegistration, PairedAccount, TokenStore};
 use super::{Phone, PhoneError};
 use crate::present::copy::Copy;
+use crate::retry::RetryPolicy;
 use crate::store::{Store, StoreMode};
 use crate::sync::{
     server_message, FlushReport, PhoneClient, Reply, SyncError, TokenProvider, Trust,
@@ -93,6 +100,12 @@ pub struct SessionStatus {
     /// the phone is online again that device may still get pushes and the
     /// old token still works. Finished at the next flush, sync or sign-in.
     pub sign_out_pending: bool,
+    /// Sign-outs dropped before the server heard of them (pending longer
+    /// than [`SIGN_OUT_EXPIRY`]): their device may still get pushes and
+    /// their sign-in still works until it is revoked on the server (`qp
+    /// admin token revoke`, or another device of the person). Tell the
+    /// person; cleared by the next sign-in.
+    pub sign_outs_dropped: u32,
 }
 
 /// What signing out did. This phone is signed out whatever it says (the
@@ -133,6 +146,16 @@ const ACCOUNT: &str = "account";
 const UNAUTHORIZED: &str = "unauthorized";
 /// The store's list of [`PendingSignOut`]s (JSON; never a token).
 const SIGN_OUT_PENDING: &str = "sign_out_pending";
+/// How many pending sign-outs expired untold (until the next sign-in).
+const SIGN_OUTS_DROPPED: &str = "sign_outs_dropped";
+
+/// What `flush`, `sync` and `sign_in` give the pending sign-outs, in all,
+/// before going on with their own work (a server that does not answer
+/// would otherwise cost each of them the client's full timeouts).
+pub const SIGN_OUT_BUDGET: Duration = Duration::from_secs(3);
+/// A pending sign-out the server has not heard of in this long is dropped
+/// and reported ([`SessionStatus::sign_outs_dropped`]).
+pub const SIGN_OUT_EXPIRY: Duration = Duration::from_secs(7 * 24 * 3600);
 
 /// The vault slot of the push token the OS last handed over. Vault slots
 /// are user ids (`u_…`: letters, digits, `_`, `-`) or these names with a
@@ -144,12 +167,21 @@ const SIGN_OUT_SLOT: &str = "qp.sign-out.";
 
 /// A sign-out the server has not heard of yet.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-struct PendingSignOut {
-    server_url: String,
-    user_id: String,
-    device_id: Option<String>,
+pub(super) struct PendingSignOut {
+    pub(super) server_url: String,
+    pub(super) user_id: String,
+    pub(super) device_id: Option<String>,
     /// The vault slot holding the token to revoke.
-    slot: String,
+    pub(super) slot: String,
+    /// When the person signed out (ms; older entries: when first read).
+    #[serde(default = "crate::store::now_ms")]
+    pub(super) created_ms: i64,
+    /// Tries made by `flush`/`sync` that did not finish it.
+    #[serde(default)]
+    pub(super) failures: u32,
+    /// `flush`/`sync` try it again from then on (ms).
+    #[serde(default)]
+    pub(super) next_try_ms: i64,
 }
 
 /// What telling the server of one sign-out achieved.
@@ -315,6 +347,7 @@ impl Phone {
             device_id: self.my_device_id(),
             line,
             sign_out_pending: !self.pending_sign_outs()?.is_empty(),
+            sign_outs_dropped: self.sign_outs_dropped()?,
         })
     }
 
@@ -367,8 +400,12 @@ impl Phone {
         device: Option<&DeviceRegistration>,
     ) -> Result<PairedAccount, PhoneError> {
         let vault = self.vault()?.clone();
-        if let Err(e) = self.finish_sign_out().await {
-            log::warn!("the earlier sign-out is still pending: {e}");
+        // Within its budget: a server that does not answer must not hold
+        // the sign-in up.
+        match tokio::time::timeout(SIGN_OUT_BUDGET, self.tell_pending(false, false)).await {
+            Ok(Ok(_)) => {}
+            Ok(Err(e)) => log::warn!("the earlier sign-out is still pending: {e}"),
+            Err(_) => log::warn!("the earlier sign-out is still pending: no answer in time"),
         }
         let device = device.map(|d| self.with_kept_token(d));
         let sent = device.as_ref().filter(|d| !d.push_token.is_empty());
@@ -401,16 +438,19 @@ impl Phone {
             // hands over registers the device (update_push_token).
             _ if device.is_some() => (
                 None,
-                device.map(|d| DeviceRegistration {
+                device.as_ref().map(|d| DeviceRegistration {
                     push_token: String::new(),
-                    ..d
+                    ..d.clone()
                 }),
             ),
-            // Signing in again without a registration: the device is kept
-            // (signing out removes it), and the next push token the OS hands
-            // over is sent whatever it is (a revoked token took the device
-            // with it on the server).
+            // Signing in again without a registration: the registration is
+            // made again below with the push token the OS handed over last
+            // (a revoked token took the device with it on the server, and
+            // the OS may not hand the same token over again soon); with no
+            // token kept, the next one the OS hands over is sent whatever
+            // it is.
             _ if same_user => old
+                .clone()
                 .map(|o| {
                     let kept = o.registration.map(|r| DeviceRegistration {
                         push_token: String::new(),
@@ -432,8 +472,32 @@ impl Phone {
             },
         )?;
         self.connect(&paired.server_url, &paired.user_id)?;
-        self.set_device_id(device_id);
+        self.set_device_id(device_id.clone());
         self.store.clear_state(UNAUTHORIZED)?;
+        self.store.clear_state(SIGN_OUTS_DROPPED)?;
+        let old_device = old
+            .as_ref()
+            .filter(|_| same_user)
+            .and_then(|o| o.device_id.clone());
+        if sent.is_none() && same_user && self.kept_push_token().is_some() {
+            // The same person again, no registration given: register again
+            // with the kept token (a new device id; the old one, if the
+            // server still has it, is removed by register_device).
+            if let Some(fields) = read_account(&self.store)?.and_then(|a| a.registration) {
+                match self.register_device(&fields).await {
+                    Ok(id) => log::info!("signed in again: registered for pushes as {id}"),
+                    Err(e) => log::warn!("signed in; the push registration is made later: {e}"),
+                }
+            }
+        } else if let (Some(old_id), Some(new_id)) = (old_device, &device_id) {
+            // Registered anew in the pairing call: the old registration (if
+            // the server still has it) would only collect duplicate pushes.
+            if old_id != *new_id {
+                if let Some(client) = self.session_client() {
+                    self.delete_device(&client, &old_id).await;
+                }
+            }
+        }
         if self.store.requeue_open()? > 0 {
             match self.flush().await {
                 Ok(r) => log::info!("signed in: {} waiting answer(s) sent", r.answered),
@@ -507,6 +571,9 @@ impl Phone {
                         user_id: client.user_id.clone(),
                         device_id: device_id.filter(|_| !told.device_removed),
                         slot,
+                        created_ms: crate::store::now_ms(),
+                        failures: 0,
+                        next_try_ms: 0,
                     })?;
                 } else {
                     log::warn!("signing out: the token could not be kept to tell the server later");
@@ -529,17 +596,60 @@ impl Phone {
         })
     }
 
-    /// Erases the store, keeping the sign-outs still to tell the server.
+    /// Erases the store, keeping the sign-outs still to tell the server
+    /// (and the count of those dropped).
     fn erase_keeping_pending(&self) -> Result<(), PhoneError> {
         let pending = self.store.state(SIGN_OUT_PENDING)?;
+        let dropped = self.store.state(SIGN_OUTS_DROPPED)?;
         self.store.erase_all()?;
         if let Some(p) = pending {
             self.store.set_state(SIGN_OUT_PENDING, &p)?;
         }
+        if let Some(d) = dropped {
+            self.store.set_state(SIGN_OUTS_DROPPED, &d)?;
+        }
         Ok(())
     }
 
-    fn pending_sign_outs(&self) -> Result<Vec<PendingSignOut>, PhoneError> {
+    fn sign_outs_dropped(&self) -> Result<u32, PhoneError> {
+        Ok(self
+            .store
+            .state(SIGN_OUTS_DROPPED)?
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0))
+    }
+
+    /// Drops the pending sign-outs older than [`SIGN_OUT_EXPIRY`] (their
+    /// tokens forgotten), counting them for [`SessionStatus`].
+    fn expire_sign_outs(&self) -> Result<(), PhoneError> {
+        let now = crate::store::now_ms();
+        let expiry = SIGN_OUT_EXPIRY.as_millis() as i64;
+        let (expired, kept): (Vec<_>, Vec<_>) = self
+            .pending_sign_outs()?
+            .into_iter()
+            .partition(|p| now.saturating_sub(p.created_ms) > expiry);
+        if expired.is_empty() {
+            return Ok(());
+        }
+        for p in &expired {
+            log::warn!(
+                "a sign-out of {} from {} was never told to the server ({} tries) and is dropped: revoke that sign-in there",
+                p.user_id,
+                p.server_url,
+                p.failures
+            );
+            if let Some(vault) = &self.vault {
+                vault.forget_token(&p.slot);
+            }
+        }
+        self.write_pending(&kept)?;
+        let dropped = self.sign_outs_dropped()? + expired.len() as u32;
+        Ok(self
+            .store
+            .set_state(SIGN_OUTS_DROPPED, &dropped.to_string())?)
+    }
+
+    pub(super) fn pending_sign_outs(&self) -> Result<Vec<PendingSignOut>, PhoneError> {
         Ok(self
             .store
             .state(SIGN_OUT_PENDING)?
@@ -547,7 +657,7 @@ impl Phone {
             .unwrap_or_default())
     }
 
-    fn write_pending(&self, pending: &[PendingSignOut]) -> Result<(), PhoneError> {
+    pub(super) fn write_pending(&self, pending: &[PendingSignOut]) -> Result<(), PhoneError> {
         if pending.is_empty() {
             return Ok(self.store.clear_state(SIGN_OUT_PENDING)?);
         }
@@ -584,9 +694,39 @@ impl Phone {
     /// offline): each device removed, each token revoked. True when none is
     /// left pending. `flush`, `sync` and `sign_in` call it; the app may too
     /// (a "sign-out pending" line in its account screen).
+    ///
+    /// Called by the app, it tries each one now, whatever the backoff, with
+    /// the client's own timeouts (the expired are dropped first).
     pub async fn finish_sign_out(&self) -> Result<bool, PhoneError> {
-        let pending = self.pending_sign_outs()?;
-        for p in &pending {
+        self.tell_pending(false, false).await
+    }
+
+    /// Tells the server of the pending sign-outs: all, or only those whose
+    /// backoff has passed (`only_due`). With `backoff`, each try counts as
+    /// failed before it is made (a try cut short by the budget, or by the
+    /// process ending, counts too) and the next is set after the policy's
+    /// delay; one that succeeds is dropped from the list.
+    async fn tell_pending(&self, only_due: bool, backoff: bool) -> Result<bool, PhoneError> {
+        self.expire_sign_outs()?;
+        let now = crate::store::now_ms();
+        let mut all = self.pending_sign_outs()?;
+        let due: Vec<PendingSignOut> = all
+            .iter()
+            .filter(|p| !only_due || p.next_try_ms <= now)
+            .cloned()
+            .collect();
+        if backoff && !due.is_empty() {
+            for p in all
+                .iter_mut()
+                .filter(|p| due.iter().any(|d| d.slot == p.slot))
+            {
+                p.failures = p.failures.saturating_add(1);
+                let wait = RetryPolicy::SIGN_OUT.delay(p.failures).as_millis() as i64;
+                p.next_try_ms = now.saturating_add(wait);
+            }
+            self.write_pending(&all)?;
+        }
+        for p in &due {
             let told = self.tell_server(p).await;
             self.settle_pending(&p.slot, &told)?;
         }
@@ -594,13 +734,18 @@ impl Phone {
     }
 
     /// The sign-outs still pending, tried when the phone reaches the server
-    /// anyway (errors only logged: the caller's own call goes on).
+    /// anyway: those due (backoff), within [`SIGN_OUT_BUDGET`] in all
+    /// (errors only logged: the caller's own call goes on).
     pub(super) async fn retry_sign_out(&self) {
         match self.pending_sign_outs() {
             Ok(p) if p.is_empty() => {}
             Ok(_) => {
-                if let Err(e) = self.finish_sign_out().await {
-                    log::warn!("the pending sign-out: {e}");
+                match tokio::time::timeout(SIGN_OUT_BUDGET, self.tell_pending(true, true)).await {
+                    Ok(Ok(_)) => {}
+                    Ok(Err(e)) => log::warn!("the pending sign-out: {e}"),
+                    Err(_) => log::info!(
+                        "the pending sign-out: no answer within {SIGN_OUT_BUDGET:?}; tried again after its backoff"
+                    ),
                 }
             }
             Err(e) => log::debug!("the pending sign-out cannot be read now: {e}"),

@@ -55,6 +55,10 @@ struct Fake {
     url: String,
     state: Arc<Mutex<Server>>,
     offline: Arc<AtomicBool>,
+    /// Accepts connections and never answers (a captive portal, a dead
+    /// proxy): each request costs the client its full timeout.
+    hang: Arc<AtomicBool>,
+    connections: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl Fake {
@@ -63,10 +67,25 @@ impl Fake {
         let url = format!("http://{}", listener.local_addr().unwrap());
         let state = Arc::new(Mutex::new(Server::default()));
         let offline = Arc::new(AtomicBool::new(false));
-        let (st, off) = (state.clone(), offline.clone());
+        let hang = Arc::new(AtomicBool::new(false));
+        let connections = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let (st, off, hung, count) = (
+            state.clone(),
+            offline.clone(),
+            hang.clone(),
+            connections.clone(),
+        );
         std::thread::spawn(move || {
             for stream in listener.incoming() {
                 let Ok(mut s) = stream else { return };
+                count.fetch_add(1, Ordering::SeqCst);
+                if hung.load(Ordering::SeqCst) {
+                    std::thread::spawn(move || {
+                        std::thread::sleep(std::time::Duration::from_secs(60));
+                        drop(s);
+                    });
+                    continue;
+                }
                 if off.load(Ordering::SeqCst) {
                     // Offline: the connection dies without an answer.
                     drop(s);
@@ -88,6 +107,8 @@ impl Fake {
             url,
             state,
             offline,
+            hang,
+            connections,
         }
     }
 
@@ -110,6 +131,14 @@ impl Fake {
 
     fn token_live(&self, token: &str) -> bool {
         self.state.lock().unwrap().tokens.contains(token)
+    }
+
+    /// The operator revokes `token` (`qp admin token revoke`): its devices
+    /// go with it, as on the real server.
+    fn revoke(&self, token: &str) {
+        let mut s = self.state.lock().unwrap();
+        s.tokens.remove(token);
+        s.devices.retain(|_, (_, by)| by != token);
     }
 
     fn set_offline(&self, off: bool) {
@@ -332,6 +361,128 @@ fn a_sign_in_without_a_token_yet_registers_when_the_os_hands_one_over() {
         assert_eq!(phone.update_push_token(&apns('c')).await, Ok(true));
         assert_eq!(phone.update_push_token(&apns('c')).await, Ok(false));
         assert_eq!(fake.registrations(), vec![apns('c')]);
+    });
+}
+
+// Review of issue 31 (11): after a revoke on the server (the device deleted
+// with its token), pairing again as the same person without a registration
+// in hand registers again with the push token kept (it kept the dead device
+// id and waited for the OS to hand a new token over, which may not happen).
+#[test]
+fn signing_in_again_after_a_revoke_registers_again_with_the_kept_push_token() {
+    let dir = tempfile::tempdir().unwrap();
+    let fake = Fake::start();
+    let vault = Arc::new(Vault::default());
+    let phone = session(&dir.path().join("s.sqlite"), StoreMode::App, &vault);
+    block_on(async {
+        let first = phone
+            .sign_in(&link(&fake), None, "iPhone", Some(&ios_device(&apns('r'))))
+            .await
+            .unwrap()
+            .device_id
+            .unwrap();
+        let token = vault.token("u_me").unwrap();
+        fake.revoke(&token);
+        assert!(fake.devices().is_empty(), "the device went with its token");
+        assert!(matches!(
+            phone.sync().await,
+            Err(PhoneError::Unauthorized(_))
+        ));
+        // Pairing again, nothing in hand (the app's "sign in again" button).
+        phone
+            .sign_in(&link(&fake), None, "iPhone", None)
+            .await
+            .unwrap();
+        let second = phone.session_status().unwrap().device_id.unwrap();
+        assert_ne!(second, first, "a new registration, not the dead id");
+        assert_eq!(
+            fake.devices(),
+            vec![apns('r')],
+            "registered with the kept token"
+        );
+        assert_eq!(fake.registrations(), vec![apns('r'), apns('r')]);
+        // The same token handed over at the next launch: nothing more sent.
+        assert_eq!(phone.update_push_token(&apns('r')).await, Ok(false));
+        // Pairing again without a revoke: one device still (the old one
+        // removed), not a second registration collecting the same pushes.
+        phone
+            .sign_in(&link(&fake), None, "iPhone", None)
+            .await
+            .unwrap();
+        let third = phone.session_status().unwrap().device_id.unwrap();
+        assert_ne!(third, second);
+        assert_eq!(fake.devices(), vec![apns('r')]);
+    });
+}
+
+// Review of issue 31 (7): a pending sign-out is tried by every flush and
+// sync, which must not pay the client's full timeouts for it each time: a
+// server that does not answer costs one budget, then nothing until the
+// backoff has passed; after the expiry it is dropped and reported.
+#[test]
+fn a_pending_sign_out_stays_off_the_send_paths_budget_backs_off_and_expires() {
+    let dir = tempfile::tempdir().unwrap();
+    let fake = Fake::start();
+    let vault = Arc::new(Vault::default());
+    let phone = session(&dir.path().join("s.sqlite"), StoreMode::App, &vault);
+    block_on(async {
+        phone
+            .sign_in(&link(&fake), None, "iPhone", Some(&ios_device(&apns('h'))))
+            .await
+            .unwrap();
+        fake.set_offline(true);
+        assert!(phone.sign_out().await.unwrap().server_pending);
+        // The server takes connections and never answers.
+        fake.set_offline(false);
+        fake.hang.store(true, Ordering::SeqCst);
+        let started = std::time::Instant::now();
+        assert_eq!(phone.flush().await, Err(PhoneError::NotSignedIn));
+        let first = started.elapsed();
+        assert!(
+            first < SIGN_OUT_BUDGET + std::time::Duration::from_secs(2),
+            "the first try is held to the budget, not the client's timeouts: {first:?}"
+        );
+        // Tried and failed: nothing more until the backoff has passed.
+        let tried = fake.connections.load(Ordering::SeqCst);
+        let started = std::time::Instant::now();
+        assert!(phone.sync().await.is_err());
+        assert_eq!(phone.flush().await, Err(PhoneError::NotSignedIn));
+        assert!(started.elapsed() < std::time::Duration::from_millis(500));
+        assert_eq!(
+            fake.connections.load(Ordering::SeqCst),
+            tried,
+            "no try within the backoff"
+        );
+        let pending = phone.pending_sign_outs().unwrap();
+        assert_eq!(pending[0].failures, 1);
+        let wait = pending[0].next_try_ms - crate::store::now_ms();
+        assert!(
+            (20_000..=61_000).contains(&wait),
+            "30 s with jitter: {wait} ms"
+        );
+        assert!(phone.session_status().unwrap().sign_out_pending);
+
+        // Still untold after the expiry: dropped (its token forgotten) and
+        // reported, tried no more.
+        let mut aged = pending.clone();
+        aged[0].created_ms -= SIGN_OUT_EXPIRY.as_millis() as i64 + 1;
+        aged[0].next_try_ms = 0;
+        phone.write_pending(&aged).unwrap();
+        let slot = aged[0].slot.clone();
+        assert!(vault.token(&slot).is_some());
+        assert_eq!(phone.flush().await, Err(PhoneError::NotSignedIn));
+        assert_eq!(fake.connections.load(Ordering::SeqCst), tried);
+        let status = phone.session_status().unwrap();
+        assert!(!status.sign_out_pending);
+        assert_eq!(status.sign_outs_dropped, 1);
+        assert_eq!(vault.token(&slot), None);
+        // The next sign-in clears the report.
+        fake.hang.store(false, Ordering::SeqCst);
+        phone
+            .sign_in(&link(&fake), None, "iPhone", None)
+            .await
+            .unwrap();
+        assert_eq!(phone.session_status().unwrap().sign_outs_dropped, 0);
     });
 }
 

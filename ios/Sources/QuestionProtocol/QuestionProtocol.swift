@@ -5208,10 +5208,11 @@ public struct SessionStatus: Equatable, Hashable {
     public var deviceId: String?
     public var line: String?
     public var signOutPending: Bool
+    public var signOutsDropped: UInt32
 
     // Default memberwise initializers are never public by default, so we
     // declare one manually.
-    public init(state: SessionState, userId: String?, displayName: String?, serverUrl: String?, deviceId: String?, line: String?, signOutPending: Bool) {
+    public init(state: SessionState, userId: String?, displayName: String?, serverUrl: String?, deviceId: String?, line: String?, signOutPending: Bool, signOutsDropped: UInt32) {
         self.state = state
         self.userId = userId
         self.displayName = displayName
@@ -5219,6 +5220,7 @@ public struct SessionStatus: Equatable, Hashable {
         self.deviceId = deviceId
         self.line = line
         self.signOutPending = signOutPending
+        self.signOutsDropped = signOutsDropped
     }
 
     
@@ -5243,7 +5245,8 @@ public struct FfiConverterTypeSessionStatus: FfiConverterRustBuffer {
                 serverUrl: FfiConverterOptionString.read(from: &buf), 
                 deviceId: FfiConverterOptionString.read(from: &buf), 
                 line: FfiConverterOptionString.read(from: &buf), 
-                signOutPending: FfiConverterBool.read(from: &buf)
+                signOutPending: FfiConverterBool.read(from: &buf), 
+                signOutsDropped: FfiConverterUInt32.read(from: &buf)
         )
     }
 
@@ -5255,6 +5258,7 @@ public struct FfiConverterTypeSessionStatus: FfiConverterRustBuffer {
         FfiConverterOptionString.write(value.deviceId, into: &buf)
         FfiConverterOptionString.write(value.line, into: &buf)
         FfiConverterBool.write(value.signOutPending, into: &buf)
+        FfiConverterUInt32.write(value.signOutsDropped, into: &buf)
     }
 }
 

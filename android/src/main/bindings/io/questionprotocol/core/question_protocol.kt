@@ -7254,6 +7254,8 @@ data class SessionStatus (
     var `line`: kotlin.String?
     , 
     var `signOutPending`: kotlin.Boolean
+    , 
+    var `signOutsDropped`: kotlin.UInt
     
 ){
     
@@ -7277,6 +7279,7 @@ public object FfiConverterTypeSessionStatus: FfiConverterRustBuffer<SessionStatu
             FfiConverterOptionalString.read(buf),
             FfiConverterOptionalString.read(buf),
             FfiConverterBoolean.read(buf),
+            FfiConverterUInt.read(buf),
         )
     }
 
@@ -7287,7 +7290,8 @@ public object FfiConverterTypeSessionStatus: FfiConverterRustBuffer<SessionStatu
             FfiConverterOptionalString.allocationSize(value.`serverUrl`) +
             FfiConverterOptionalString.allocationSize(value.`deviceId`) +
             FfiConverterOptionalString.allocationSize(value.`line`) +
-            FfiConverterBoolean.allocationSize(value.`signOutPending`)
+            FfiConverterBoolean.allocationSize(value.`signOutPending`) +
+            FfiConverterUInt.allocationSize(value.`signOutsDropped`)
     )
 
     override fun write(value: SessionStatus, buf: ByteBuffer) {
@@ -7298,6 +7302,7 @@ public object FfiConverterTypeSessionStatus: FfiConverterRustBuffer<SessionStatu
             FfiConverterOptionalString.write(value.`deviceId`, buf)
             FfiConverterOptionalString.write(value.`line`, buf)
             FfiConverterBoolean.write(value.`signOutPending`, buf)
+            FfiConverterUInt.write(value.`signOutsDropped`, buf)
     }
 }
 

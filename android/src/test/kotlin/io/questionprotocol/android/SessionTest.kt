@@ -93,7 +93,10 @@ class SessionTest {
         assertEquals(201, asked)
         val qid = q.getString("id")
         phone.sync()
-        vault.tokens[account.userId] = "qpu_revoked00000000000000000000000000"
+        // A real revoke on the server (as `qp admin token revoke` does; here
+        // the sign-in's own DELETE /api/me/token): the device goes with it.
+        val revoked = http("DELETE", "/api/me/token", token).first
+        assertTrue("revoke: $revoked", revoked == 200 || revoked == 204)
         assertEquals(AnswerState.QUEUED, phone.answerInApp(qid, "yes", null).state)
         val refused = phone.flush()
         assertTrue("$refused", refused.unauthorized)
@@ -105,9 +108,15 @@ class SessionTest {
         assertTrue(waiting.status, waiting.status.contains("connectez-vous"))
         try { phone.sync(); error("expected Unauthorized") } catch (e: QpException.Unauthorized) {}
 
-        // Pairing again sends it, once.
+        // Pairing again sends it, once, and registers for pushes again with
+        // the FCM token kept (the revoke took the device; FCM hands the same
+        // token over no more): a new device id, live on the server.
         phone.signIn(pairLink(), "Pixel (session test)", null, null)
         assertEquals(SessionState.SIGNED_IN, phone.sessionStatus().state)
+        val again = phone.sessionStatus().deviceId
+        assertTrue("registered again: $again", again != null && again != deviceId)
+        val token2 = vault.tokens[account.userId]!!
+        assertEquals("the new registration exists on the server", 204, http("DELETE", "/api/devices/$again", token2).first)
         assertEquals(AnswerState.ANSWERED, phone.answerStatus(qid)!!.state)
         assertEquals(0u, phone.flush().answered)
         val (_, seen) = http("GET", "/api/agent/questions/$qid", env("QP_E2E_AGENT_TOKEN"))
@@ -120,9 +129,8 @@ class SessionTest {
         assertTrue(phone.feed().isEmpty())
         assertNull(vault.tokens[account.userId])
         assertEquals(listOf(account.userId), vault.forgotten)
-        // The first token still works (only the phone forgot it): the server
-        // has no such device any more.
-        assertEquals(404, http("DELETE", "/api/devices/$deviceId", token).first)
+        // Signing out revoked the second sign-in on the server too.
+        assertEquals(401, http("DELETE", "/api/devices/$deviceId", token2).first)
         phone.close()
     }
 
