@@ -77,11 +77,48 @@ public protocol QPNotificationCenter: QPCategoryCenter {
     func post(_ content: QPNotificationContent, identifier: String)
     /// The app icon's badge (the pending count), after a reconciliation.
     func setBadgeCount(_ count: Int)
+    /// Removes every notification of this library on screen (questions,
+    /// resolutions, fallbacks), not the app's others: signing out.
+    func removeAllQuestionNotifications(_ completion: @escaping () -> Void)
 }
 
 public extension QPNotificationCenter {
     /// Centers that keep no badge.
     func setBadgeCount(_ count: Int) {}
+    /// Centers that only know the questions on screen.
+    func removeAllQuestionNotifications(_ completion: @escaping () -> Void) {
+        questionNotificationIds { ids in
+            self.remove(identifiers: ids)
+            completion()
+        }
+    }
+}
+
+/// The account screen's sign-out through the glue (app or extension-safe).
+public enum QPAccount {
+    /// Signs out (`core.signOut()`), then removes this library's
+    /// notifications from the screen and sets the badge to 0, whatever the
+    /// sign-out did (also when it throws): on a shared phone the next
+    /// person must not see the previous one's questions.
+    public static func signOut(core: PhoneCore,
+                               center: QPNotificationCenter = QPUserNotificationCenter()) async throws -> SignOutReport {
+        do {
+            let report = try await core.signOut()
+            await clear(center)
+            return report
+        } catch {
+            await clear(center)
+            throw error
+        }
+    }
+
+    /// This library's notifications removed, the badge 0.
+    public static func clear(_ center: QPNotificationCenter) async {
+        await withCheckedContinuation { (c: CheckedContinuation<Void, Never>) in
+            center.removeAllQuestionNotifications { c.resume() }
+        }
+        center.setBadgeCount(0)
+    }
 }
 
 /// Reads `aps.alert.title` / `subtitle` / `body` out of a payload.

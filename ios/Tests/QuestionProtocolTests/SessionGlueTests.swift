@@ -116,7 +116,21 @@ final class SessionGlueTests: XCTestCase {
         _ = try app.answerInApp(questionId: q2.id, value: "approve", text: nil)
         XCTAssertEqual(try app.unsentAnswers(), 1)
         let token = try XCTUnwrap(vault.token(userId: account.userId))
-        let out = try await app.signOut()
+        // On screen: a question the glue posted, a push iOS showed as it
+        // came, a resolution, and one of the app's own; the badge at 2.
+        for (id, info) in [("q-posted", ["qp_question_id": "q-posted"]), ("q-push", ["qp": "{}"]),
+                           ("q-resolved", ["qp_resolved_id": "q-resolved"]), ("app-own", ["chat": "1"])] {
+            let content = UNMutableNotificationContent()
+            content.title = id
+            content.userInfo = info
+            center.add(UNNotificationRequest(identifier: id, content: content, trigger: nil))
+        }
+        center.setBadgeCount(2)
+        // Signing out through the glue (the README's AccountScreen): the
+        // previous person's questions leave the screen, the badge is 0.
+        let out = try await QPAccount.signOut(core: app, center: QPUserNotificationCenter(center))
+        XCTAssertEqual(delivered().map(\.request.identifier), ["app-own"], "only the app's own notification is left")
+        XCTAssertEqual(center.standInBadgeCount, 0)
         XCTAssertEqual(out.unsentAnswersDropped, 0, "\(out)")
         XCTAssertTrue(out.deviceRemoved && out.tokenRevoked && !out.serverPending, "\(out)")
         let (state, _) = try await serverQuestion(q2.id)

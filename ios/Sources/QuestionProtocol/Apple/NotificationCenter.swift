@@ -39,6 +39,19 @@ public final class QPUserNotificationCenter: QPNotificationCenter {
         }
     }
 
+    /// Every delivered notification whose userInfo is this library's (a
+    /// push's `qp`/`qp_resolved`/`qp_e2e`, or what the glue posted), also
+    /// an extension's fallback over such a push.
+    public func removeAllQuestionNotifications(_ completion: @escaping () -> Void) {
+        center.getDeliveredNotifications { delivered in
+            let ours = delivered.filter { n in
+                n.request.content.userInfo.keys.contains { ($0 as? String).map { $0 == "qp" || $0.hasPrefix("qp_") } ?? false }
+            }.map(\.request.identifier)
+            if !ours.isEmpty { self.center.removeDeliveredNotifications(withIdentifiers: ours) }
+            completion()
+        }
+    }
+
     public func remove(identifiers: [String]) {
         if !identifiers.isEmpty { center.removeDeliveredNotifications(withIdentifiers: identifiers) }
     }
