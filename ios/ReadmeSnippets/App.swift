@@ -10,13 +10,22 @@ import UserNotifications
 // The app target links QuestionProtocol and QuestionProtocolApp.
 final class AppDelegate: UIResponder, UIApplicationDelegate, UNUserNotificationCenterDelegate {
     // One per process, from launch (signed in or not); the store in the App Group container is shared with the extension.
-    let core = try! PhoneCore.openSession(storePath: AppGroup.storePath, mode: .app, vault: Keychain.shared,
-                                          languages: Locale.preferredLanguages, deviceKeys: KeychainDeviceKey())
-    lazy var lifecycle = QPAppLifecycle(core: core, refreshIdentifier: "com.example.app.qp-refresh")
+    // nil only when the store cannot be opened (the App Group missing from the entitlements, the disk full): the app
+    // shows that instead of crashing at launch, and every entry point below does nothing.
+    let core: PhoneCore? = {
+        do {
+            return try PhoneCore.openSession(storePath: AppGroup.storePath, mode: .app, vault: Keychain.shared,
+                                             languages: Locale.preferredLanguages, deviceKeys: KeychainDeviceKey())
+        } catch {
+            NSLog("question store not opened: %@", "\(error)")
+            return nil
+        }
+    }()
+    lazy var lifecycle = core.map { QPAppLifecycle(core: $0, refreshIdentifier: "com.example.app.qp-refresh") }
 
     func application(_ app: UIApplication, didFinishLaunchingWithOptions o: [UIApplication.LaunchOptionsKey: Any]?) -> Bool {
         UNUserNotificationCenter.current().delegate = self
-        lifecycle.start()   // registers the background refresh, observes background/foreground, refreshes now
+        lifecycle?.start()   // registers the background refresh, observes background/foreground, refreshes now
         UNUserNotificationCenter.current().requestAuthorization(options: [.alert, .sound, .badge]) { granted, _ in
             if granted { DispatchQueue.main.async { app.registerForRemoteNotifications() } }   // at every launch
         }
@@ -25,11 +34,12 @@ final class AppDelegate: UIResponder, UIApplicationDelegate, UNUserNotificationC
     // The APNs token, at every launch, before pairing too: kept by the core, registered at sign-in and when it changes
     func application(_ app: UIApplication, didRegisterForRemoteNotificationsWithDeviceToken deviceToken: Data) {
         let hex = deviceToken.map { String(format: "%02x", $0) }.joined()
-        Task { _ = try? await core.updatePushToken(pushToken: hex) }
+        Task { [core] in _ = try? await core?.updatePushToken(pushToken: hex) }
     }
     // Answers from the lock screen, in the background; a tap opens the question
     func userNotificationCenter(_ c: UNUserNotificationCenter, didReceive r: UNNotificationResponse,
                                 withCompletionHandler done: @escaping () -> Void) {
+        guard let core else { return done() }
         let work = QPNotificationResponseHandler.handle(r, core: core, completionHandler: done)
         Task { @MainActor in
             if let questionId = await work.value?.questionToOpen { Router.open(question: questionId) }
@@ -38,6 +48,7 @@ final class AppDelegate: UIResponder, UIApplicationDelegate, UNUserNotificationC
     // Optional: silent pushes, if the app also sends its own
     func application(_ app: UIApplication, didReceiveRemoteNotification info: [AnyHashable: Any],
                      fetchCompletionHandler done: @escaping (UIBackgroundFetchResult) -> Void) {
+        guard let lifecycle else { return done(.noData) }
         lifecycle.didReceiveRemoteNotification(info, fetchCompletionHandler: done)
     }
 }

@@ -12,6 +12,7 @@ import QuestionProtocolApp
 @testable import QuestionProtocolSnippets
 import UserNotifications
 import UIKit
+import Security
 
 /// A protocol question as the server would send it (pending, one hour left).
 func localQuestion(_ id: String, prompt: String, room: String = "OPS") -> String {
@@ -153,9 +154,35 @@ final class PresentationTests: XCTestCase {
         try? FileManager.default.removeItem(atPath: store)
     }
 
+    // Review of issue 31 (15): the README's app delegate does not crash at
+    // launch when the store cannot be opened (it had `try!`): no core, the
+    // entry points do nothing and complete what they are handed.
+    @MainActor
+    func testTheReadmesAppDelegateWithoutAStoreLaunchesAndCompletes() async throws {
+        let blocker = dir + "/not-a-folder"
+        FileManager.default.createFile(atPath: blocker, contents: Data("x".utf8))
+        AppGroup.container = URL(fileURLWithPath: blocker).appendingPathComponent("group")
+        defer { AppGroup.container = URL(fileURLWithPath: dir) }
+        let delegate = AppDelegate()
+        XCTAssertNil(delegate.core)
+        XCTAssertTrue(delegate.application(UIApplication.shared, didFinishLaunchingWithOptions: nil))
+        let note = UNNotification(request: UNNotificationRequest(identifier: "q_none", content: UNMutableNotificationContent(),
+                                                                 trigger: nil), date: Date())
+        var completions = 0
+        delegate.userNotificationCenter(UNUserNotificationCenter.current(),
+                                        didReceive: UNNotificationResponse(notification: note,
+                                                                           actionIdentifier: UNNotificationDefaultActionIdentifier),
+                                        withCompletionHandler: { completions += 1 })
+        XCTAssertEqual(completions, 1)
+        var fetched: UIBackgroundFetchResult?
+        delegate.application(UIApplication.shared, didReceiveRemoteNotification: [:], fetchCompletionHandler: { fetched = $0 })
+        XCTAssertEqual(fetched, .noData)
+    }
+
     // The privacy manifest ships in the package and declares SQLite's
-    // file-timestamp reads (a required-reason API) with reason C617.1.
-    func testThePrivacyManifestDeclaresTheFileTimestampReason() throws {
+    // file-timestamp reads (a required-reason API) with reason C617.1, and
+    // its statfs/fstatfs on Apple (disk space) with E174.1.
+    func testThePrivacyManifestDeclaresTheFileTimestampAndDiskSpaceReasons() throws {
         let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("Sources/QuestionProtocol/PrivacyInfo.xcprivacy")
         let plist = try XCTUnwrap(PropertyListSerialization.propertyList(from: Data(contentsOf: url), format: nil)
@@ -164,6 +191,50 @@ final class PresentationTests: XCTestCase {
         let apis = try XCTUnwrap(plist["NSPrivacyAccessedAPITypes"] as? [[String: Any]])
         let timestamps = apis.first { $0["NSPrivacyAccessedAPIType"] as? String == "NSPrivacyAccessedAPICategoryFileTimestamp" }
         XCTAssertEqual(timestamps?["NSPrivacyAccessedAPITypeReasons"] as? [String], ["C617.1"])
+        let disk = apis.first { $0["NSPrivacyAccessedAPIType"] as? String == "NSPrivacyAccessedAPICategoryDiskSpace" }
+        XCTAssertEqual(disk?["NSPrivacyAccessedAPITypeReasons"] as? [String], ["E174.1"])
+    }
+
+    // Review of issue 31 (9): the README's device key store keeps the key
+    // in the Keychain (this device only), and the core's public key
+    // survives a new process.
+    func testTheReadmesDeviceKeyStoreKeepsTheKeyInTheKeychain() throws {
+        let store = dir + "/device-key.sqlite"
+        SecItemDelete([kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "qp.device-key",
+                       kSecAttrAccount as String: "device", kSecAttrAccessGroup as String: Keychain.shared.group] as CFDictionary)
+        XCTAssertNil(KeychainDeviceKey().loadDeviceKey())
+        let first = try PhoneCore.openSession(storePath: store, mode: .app, vault: Keychain.shared, languages: ["en"],
+                                              deviceKeys: KeychainDeviceKey())
+        let publicKey = try first.devicePublicKey()
+        XCTAssertEqual(KeychainDeviceKey().loadDeviceKey()?.count, 32)
+        let again = try PhoneCore.openSession(storePath: store, mode: .app, vault: Keychain.shared, languages: ["en"],
+                                              deviceKeys: KeychainDeviceKey())
+        XCTAssertEqual(try again.devicePublicKey(), publicKey, "the same key in the next process")
+    }
+
+    /// A provisioning profile as Xcode embeds it: a CMS envelope (binary)
+    /// around the XML property list.
+    func profile(aps: String?) -> Data {
+        let entitlements = aps.map { "<key>aps-environment</key><string>\($0)</string>" } ?? ""
+        let xml = """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
+        <plist version="1.0"><dict><key>Name</key><string>Example</string>
+        <key>Entitlements</key><dict>\(entitlements)<key>get-task-allow</key><true/></dict></dict></plist>
+        """
+        return Data([0x30, 0x82, 0x1f, 0x00, 0x06, 0x09]) + Data(xml.utf8) + Data([0xa0, 0x82, 0x00, 0x31])
+    }
+
+    // Review of issue 31 (10): the APNs environment is the signing
+    // profile's aps-environment entitlement, not the build configuration.
+    func testTheApnsEnvironmentIsTheSigningProfilesEntitlement() {
+        XCTAssertEqual(QPApnsEnvironment.of(provisioningProfile: profile(aps: "development")), .sandbox)
+        XCTAssertEqual(QPApnsEnvironment.of(provisioningProfile: profile(aps: "production")), .production)
+        XCTAssertEqual(QPApnsEnvironment.of(provisioningProfile: nil), .production, "App Store / TestFlight: no profile")
+        XCTAssertEqual(QPApnsEnvironment.of(provisioningProfile: profile(aps: nil)), .production)
+        XCTAssertEqual(QPApnsEnvironment.of(provisioningProfile: Data("not a profile".utf8)), .production)
+        // This process's bundle has no profile (as an App Store build).
+        XCTAssertEqual(QPApnsEnvironment.current(bundle: Bundle(for: Self.self)), .production)
     }
 }
 #endif
