@@ -18,7 +18,7 @@
 // - a released XCFramework by URL and checksum: set `released` below (a
 //   release tag does), or QP_XCFRAMEWORK_URL and QP_XCFRAMEWORK_CHECKSUM in
 //   the environment (the checksum `swift package compute-checksum` prints
-//   for the zip; bindings/package-xcframework prints both);
+//   for the zip; bindings/release-swift-package VERSION URL sets both);
 // - otherwise the local build: run bindings/package-xcframework on a Mac
 //   first; it builds ios/QuestionProtocolFFI.xcframework (not committed).
 // The Swift bindings uniffi generates for the shipped library,
@@ -71,7 +71,14 @@ let package = Package(
             // Apple's privacy manifest: SQLite's file-timestamp and file-system
             // reads (required-reason APIs) of its own files in the app's and
             // the App Group's containers (bindings/check-privacy-manifest).
-            resources: [.copy("PrivacyInfo.xcprivacy")]
+            resources: [.copy("PrivacyInfo.xcprivacy")],
+            // The Rust library is a static archive: its system frameworks are
+            // not linked with it. Its TLS verifier (rustls-platform-verifier)
+            // asks the system's trust store: Security and CoreFoundation.
+            linkerSettings: [
+                .linkedFramework("Security", .when(platforms: [.iOS, .macOS])),
+                .linkedFramework("CoreFoundation", .when(platforms: [.iOS, .macOS])),
+            ]
         ),
         .target(
             name: "QuestionProtocolApp",
