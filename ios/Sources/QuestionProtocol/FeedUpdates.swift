@@ -11,9 +11,22 @@ private final class FeedUpdatesListener: FeedListener, @unchecked Sendable {
     func feedChanged() { changed() }
 }
 
+/// Whether the first read has been handed over; a change signalled before
+/// that is read again after it (not read twice at once, never lost).
+private final class FirstRead: @unchecked Sendable {
+    private let lock = NSLock()
+    private var delivered = false
+    private var missed = false
+    /// A change: true when the listener reads it itself.
+    func changed() -> Bool { lock.withLock { if !delivered { missed = true }; return delivered } }
+    /// The first feed handed over: true when a change came meanwhile.
+    func handedOver() -> Bool { lock.withLock { delivered = true; defer { missed = false }; return missed } }
+}
+
 extension PhoneCore {
-    /// The feed now, then again each time it may have changed. Read on the
-    /// core's watcher thread, never the caller's; a consumer slower than
+    /// The feed now, then again each time it may have changed. Read off the
+    /// caller's thread (the first with `feedAsync()`, the others on the
+    /// core's watcher thread); a consumer slower than
     /// the changes gets the newest feed, not a backlog. A store that cannot
     /// be read at the start ends the stream with the error; a later failed
     /// read (say, a store suspended in the background) is skipped: the core
@@ -23,13 +36,23 @@ extension PhoneCore {
     ///     for try await cells in phone.feedUpdates() { await MainActor.run { model.cells = cells } }
     public func feedUpdates() -> AsyncThrowingStream<[FeedCell], Error> {
         AsyncThrowingStream(bufferingPolicy: .bufferingNewest(1)) { continuation in
-            do { continuation.yield(try self.feed()) } catch { return continuation.finish(throwing: error) }
+            let first = FirstRead()
             let read: () -> Void = { [weak self] in
                 guard let self else { return continuation.finish() }
+                guard first.changed() else { return }
                 if let cells = try? self.feed() { continuation.yield(cells) }
             }
+            // Subscribed before the first read, so no change falls between.
             let subscription = self.subscribeFeed(listener: FeedUpdatesListener(read))
-            continuation.onTermination = { _ in subscription.cancel() }
+            let start = Task { [weak self] in
+                guard let self else { return continuation.finish() }
+                do { continuation.yield(try await self.feedAsync()) } catch { return continuation.finish(throwing: error) }
+                if first.handedOver(), let cells = try? await self.feedAsync() { continuation.yield(cells) }
+            }
+            continuation.onTermination = { _ in
+                start.cancel()
+                subscription.cancel()
+            }
         }
     }
 }

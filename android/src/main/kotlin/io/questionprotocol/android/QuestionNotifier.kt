@@ -20,11 +20,15 @@ import io.questionprotocol.core.AndroidChannel
 import io.questionprotocol.core.AndroidNotification
 import io.questionprotocol.core.ChannelImportance
 import io.questionprotocol.core.DecodedPush
+import io.questionprotocol.core.FlushReport
 import io.questionprotocol.core.NotificationSound
 import io.questionprotocol.core.PhoneCore
 import io.questionprotocol.core.PresentOptions
 import io.questionprotocol.core.QpException
 import io.questionprotocol.core.ReconcilePlan
+import io.questionprotocol.core.SessionState
+import io.questionprotocol.core.SignOutReport
+import io.questionprotocol.core.SyncReport
 import io.questionprotocol.core.androidChannelWith
 import io.questionprotocol.core.androidGroupSummary
 import io.questionprotocol.core.androidNotification
@@ -33,7 +37,9 @@ import io.questionprotocol.core.decodeFcmPayload
 import io.questionprotocol.core.fallbackNotification
 import io.questionprotocol.core.questionIdOfFcm
 import java.time.Instant
+import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.runBlocking
+import kotlinx.coroutines.withContext
 
 object QuestionIntents {
     const val ACTION_ANSWER = "io.questionprotocol.action.ANSWER"
@@ -105,6 +111,78 @@ class QuestionNotifier(
          *  off for the app (on Android 13+, also: POST_NOTIFICATIONS was not
          *  granted). Ask for it from the app; the feed still has the question. */
         data class NotificationsBlocked(val questionId: String) : Result()
+    }
+
+    /**
+     * What [refresh] did. Every step runs whatever the others did: signed
+     * out, offline or with a revoked sign-in it reports, never throws.
+     * @property flushed the outbox sent (null: the step failed, see [failures])
+     * @property synced the server's pending questions pulled (null: failed)
+     * @property plan the notifications on screen brought in line (null: failed)
+     * @property failures each step's error, in order (`QpException.NotSignedIn`
+     *   while signed out, `Network` offline, `Unauthorized` once the server
+     *   refused the sign-in)
+     * @property state where the session stands afterwards (null: unreadable now)
+     * @property statusLine what to tell the person, in their language, when
+     *   the session needs them ("pair this phone again"), else null
+     */
+    data class Refreshed(
+        val flushed: FlushReport?,
+        val synced: SyncReport?,
+        val plan: ReconcilePlan?,
+        val failures: List<QpException>,
+        val state: SessionState?,
+        val statusLine: String?,
+    )
+
+    /**
+     * At launch and on every return to the foreground (FCM delivers nothing
+     * to a force-stopped app, and pushes are lossy): queue again what a
+     * crash cut short ([atLaunch]), send the outbox, pull from the server,
+     * and [reconcile]. On `Dispatchers.IO`, whatever the caller's thread;
+     * each step caught, so it is safe signed out (a pending offline
+     * sign-out is still told to the server), offline or revoked.
+     */
+    suspend fun refresh(atLaunch: Boolean = false): Refreshed = withContext(Dispatchers.IO) {
+        val core = core ?: return@withContext Refreshed(null, null, null, emptyList(), null, null)
+        val failures = mutableListOf<QpException>()
+        fun <T> step(block: () -> T): T? = try { block() } catch (e: QpException) { failures += e; null }
+        if (atLaunch) step { core.requeueInterrupted() }
+        val flushed = try { core.flush() } catch (e: QpException) { failures += e; null }
+        val synced = try { core.sync() } catch (e: QpException) { failures += e; null }
+        val plan = step { reconcile() }
+        val status = step { core.sessionStatus() }
+        Refreshed(flushed, synced, plan, failures, status?.state, status?.line)
+    }
+
+    /**
+     * Signs out (`core.signOut()`), then removes this library's
+     * notifications ([removeAll]), whatever the sign-out did (also when it
+     * throws): on a shared phone the next person must not see the previous
+     * one's questions. The launcher's badge follows (it counts notifications).
+     */
+    suspend fun signOut(): SignOutReport {
+        val core = checkNotNull(core) { "signing out needs the core" }
+        try {
+            return core.signOut()
+        } finally {
+            removeAll()
+        }
+    }
+
+    /** Cancels every notification this library posted (questions, room
+     *  summaries, answered lines, fallbacks: all on the core's channel),
+     *  leaving the app's own. */
+    fun removeAll() {
+        val channel = core?.let { runCatching { it.androidChannel().id }.getOrNull() } ?: QUESTIONS_CHANNEL
+        for (n in manager.activeNotifications) {
+            if (n.notification.channelId == channel) manager.cancel(n.tag, n.id)
+        }
+    }
+
+    private companion object {
+        /** The core's channel id (`androidChannel().id`), when no core can say. */
+        const val QUESTIONS_CHANNEL = "qp.questions"
     }
 
     /** Whether a question can reach the lock screen at all (false when the

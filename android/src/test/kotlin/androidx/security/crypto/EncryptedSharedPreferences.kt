@@ -26,5 +26,17 @@ object EncryptedSharedPreferences {
         masterKey: MasterKey,
         prefKeyEncryptionScheme: PrefKeyEncryptionScheme,
         prefValueEncryptionScheme: PrefValueEncryptionScheme,
-    ): SharedPreferences = context.getSharedPreferences(fileName, Context.MODE_PRIVATE)
+    ): SharedPreferences {
+        val prefs = context.getSharedPreferences(fileName, Context.MODE_PRIVATE)
+        // What the real one throws when the file was written under a
+        // Keystore key this install does not have (restored from a backup).
+        if (prefs.contains(STAND_IN_FOREIGN_KEYSET)) {
+            throw java.security.GeneralSecurityException("javax.crypto.AEADBadTagException (stand-in): $fileName")
+        }
+        return prefs
+    }
+
+    /** Stand-in only: a file holding this key was encrypted under another
+     *  install's Keystore key (a restored backup): create() fails on it. */
+    const val STAND_IN_FOREIGN_KEYSET = "__stand_in_foreign_keyset__"
 }

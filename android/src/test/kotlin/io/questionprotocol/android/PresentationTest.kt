@@ -12,13 +12,21 @@ import android.content.Context
 import android.content.Intent
 import android.content.IntentFilter
 import io.questionprotocol.core.*
+import io.questionprotocol.snippets.AccountScreen
 import io.questionprotocol.snippets.App
+import io.questionprotocol.snippets.Foreground
+import io.questionprotocol.snippets.Keystore
+import io.questionprotocol.snippets.KeystoreDeviceKey
 import io.questionprotocol.snippets.MainActivity
 import io.questionprotocol.snippets.QpMessagingService
 import io.questionprotocol.snippets.Router
+import androidx.security.crypto.EncryptedSharedPreferences
+import com.google.firebase.messaging.FirebaseMessaging
 import com.google.firebase.messaging.RemoteMessage
+import kotlinx.coroutines.runBlocking
 import org.junit.After
 import org.junit.Assert.assertEquals
+import org.junit.Assert.assertFalse
 import org.junit.Assert.assertNotNull
 import org.junit.Assert.assertNull
 import org.junit.Assert.assertTrue
@@ -148,5 +156,97 @@ class PresentationTest {
         assertEquals("fcm-token-before-pairing", io.questionprotocol.snippets.Keystore(context).token("qp.push-token"))
         session.close()
         App.opened = null
+    }
+
+    /** The app's own notification, on a channel of its own (not the library's). */
+    private fun postAppsOwn() {
+        manager.createNotificationChannel(android.app.NotificationChannel("app.chat", "Chat", NotificationManager.IMPORTANCE_DEFAULT))
+        manager.notify("chat", 7, Notification.Builder(context, "app.chat")
+            .setSmallIcon(android.R.drawable.ic_dialog_info).setContentText("Lunch?").build())
+    }
+
+    // Review of issue 31 (4, 5): the README's foreground refresh, signed out
+    // (before pairing): it crashed with NotSignedIn when written as
+    // flush(); sync(); reconcile(). Now each step is caught and reported,
+    // and FCM's current token is asked for and kept for the sign-in.
+    @Test
+    fun theForegroundRefreshSignedOutOrOfflineReportsInsteadOfThrowing() = runBlocking {
+        App.opened = null
+        FirebaseMessaging.standInToken = "fcm-current-at-launch"
+        Foreground.refresh(context).join()
+        val session = App.core(context)
+        for (i in 0 until 100) {
+            if (Keystore(context).token("qp.push-token") != null) break
+            Thread.sleep(20)
+        }
+        assertEquals("FCM's current token, asked for at launch, kept for the sign-in",
+            "fcm-current-at-launch", Keystore(context).token("qp.push-token"))
+        val signedOut = QuestionNotifier(context, session, TestReceiver::class.java, android.R.drawable.ic_dialog_info)
+            .refresh(atLaunch = true)
+        assertNull(signedOut.flushed)
+        assertNull(signedOut.synced)
+        assertTrue("${signedOut.failures}", signedOut.failures.size == 2 && signedOut.failures.all { it is QpException.NotSignedIn })
+        assertNotNull("reconciled all the same", signedOut.plan)
+        assertEquals(SessionState.SIGNED_OUT, signedOut.state)
+        assertNull(signedOut.statusLine)
+        // Offline (a server nobody answers at): reported, never thrown.
+        val offline = notifier().refresh()
+        assertNotNull("an empty outbox sends nothing", offline.flushed)
+        assertNull(offline.synced)
+        assertTrue("${offline.failures}", offline.failures.size == 1 && offline.failures.single() is QpException.Network)
+        assertNotNull(offline.plan)
+        session.close()
+        App.opened = null
+        FirebaseMessaging.standInToken = null
+    }
+
+    // Review of issue 31 (14): on a shared phone, signing out through the
+    // README's account screen removes the library's notifications (a
+    // question, its room's summary, a fallback), not the app's own.
+    @Test
+    fun signingOutRemovesTheLibrarysNotificationsNotTheAppsOwn() = runBlocking {
+        val n = notifier()
+        n.onDataMessage(push("q_x", "Still mine?", "OPS"))
+        n.onDataMessage(mapOf("qp" to "not a question"))
+        postAppsOwn()
+        assertTrue(manager.activeNotifications.size >= 4)
+        val session = PhoneCore.openSession(File(dir, "session.sqlite").path, StoreMode.APP, SessionTest.Vault(), listOf("en"))
+        assertEquals(null, AccountScreen.signOut(session, context))
+        assertEquals(listOf("chat"), manager.activeNotifications.map { it.tag })
+        session.close()
+    }
+
+    // Review of issue 31 (6): EncryptedSharedPreferences restored from a
+    // backup (its Keystore key stayed on the old phone) cannot be read: the
+    // README's Keystore starts empty instead of throwing in every process.
+    @Test
+    fun aKeystoreFileRestoredFromABackupStartsEmpty() {
+        context.getSharedPreferences("qp", Context.MODE_PRIVATE).edit()
+            .putString(EncryptedSharedPreferences.STAND_IN_FOREIGN_KEYSET, "another phone's")
+            .putString("u_before", "qpu_restored").commit()
+        val vault = Keystore(context)
+        assertNull(vault.token("u_before"))
+        vault.saveToken("u_after", "qpu_new")
+        assertEquals("qpu_new", Keystore(context).token("u_after"))
+        assertFalse(context.getSharedPreferences("qp", Context.MODE_PRIVATE).contains(EncryptedSharedPreferences.STAND_IN_FOREIGN_KEYSET))
+    }
+
+    // Review of issue 31 (9): the README's device key store keeps the key
+    // in the Keystore-encrypted file, beside the tokens (so out of backups
+    // with them), and the core's public key survives a new process.
+    @Test
+    fun theReadmesDeviceKeyStoreKeepsTheKeyBesideTheTokens() {
+        val keys = KeystoreDeviceKey(context)
+        assertNull(keys.loadDeviceKey())
+        val first = PhoneCore.openSession(File(dir, "k.sqlite").path, StoreMode.APP, Keystore(context), listOf("en"),
+            deviceKeys = keys)
+        val public = first.devicePublicKey()
+        first.close()
+        assertEquals(32, KeystoreDeviceKey(context).loadDeviceKey()?.size)
+        assertTrue(context.getSharedPreferences("qp", Context.MODE_PRIVATE).contains("app.device-key"))
+        val again = PhoneCore.openSession(File(dir, "k.sqlite").path, StoreMode.APP, Keystore(context), listOf("en"),
+            deviceKeys = KeystoreDeviceKey(context))
+        assertEquals("the same key in the next process", public, again.devicePublicKey())
+        again.close()
     }
 }

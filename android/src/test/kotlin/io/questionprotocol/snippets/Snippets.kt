@@ -11,14 +11,17 @@ import android.content.Context
 import android.content.pm.PackageManager
 import android.os.Build
 import android.os.Bundle
+import android.util.Base64
 import androidx.security.crypto.EncryptedSharedPreferences
 import androidx.security.crypto.MasterKey
+import com.google.firebase.messaging.FirebaseMessaging
 import com.google.firebase.messaging.FirebaseMessagingService
 import com.google.firebase.messaging.RemoteMessage
 import io.questionprotocol.android.QuestionAnswerReceiver
 import io.questionprotocol.android.QuestionIntents
 import io.questionprotocol.android.QuestionNotifier
 import io.questionprotocol.android.deviceLanguages
+import io.questionprotocol.core.DeviceKeyStore
 import io.questionprotocol.core.DeviceRegistration
 import io.questionprotocol.core.PairedAccount
 import io.questionprotocol.core.PhoneCore
@@ -26,11 +29,22 @@ import io.questionprotocol.core.Platform
 import io.questionprotocol.core.StoreMode
 import io.questionprotocol.core.TokenVault
 import java.io.File
+import kotlinx.coroutines.CoroutineScope
+import kotlinx.coroutines.Dispatchers
+import kotlinx.coroutines.Job
+import kotlinx.coroutines.SupervisorJob
+import kotlinx.coroutines.launch
 import kotlinx.coroutines.runBlocking
 
 // snippet: android-keystore
 class Keystore(ctx: Context) : TokenVault {   // the core's tokens, in EncryptedSharedPreferences over the Android Keystore
-    private val prefs = EncryptedSharedPreferences.create(ctx, "qp", MasterKey.Builder(ctx)
+    private val prefs = try { open(ctx) } catch (e: Exception) {
+        // Restored from a backup or moved to a new phone: the Keystore key did not come with the file, which can
+        // never be read again. Start empty (the person pairs again); exclude "qp.xml" from backups (manifest below).
+        ctx.deleteSharedPreferences("qp")
+        open(ctx)
+    }
+    private fun open(ctx: Context) = EncryptedSharedPreferences.create(ctx, "qp", MasterKey.Builder(ctx)
         .setKeyScheme(MasterKey.KeyScheme.AES256_GCM).build(),
         EncryptedSharedPreferences.PrefKeyEncryptionScheme.AES256_SIV,
         EncryptedSharedPreferences.PrefValueEncryptionScheme.AES256_GCM)
@@ -40,15 +54,27 @@ class Keystore(ctx: Context) : TokenVault {   // the core's tokens, in Encrypted
 }
 // end snippet
 
+// snippet: android-device-key
+class KeystoreDeviceKey(ctx: Context) : DeviceKeyStore {   // the device's end-to-end key (32 bytes), beside the tokens
+    private val vault = Keystore(ctx)   // excluded from backups with them: a restored phone makes a new key
+    override fun loadDeviceKey(): ByteArray? = vault.token(SLOT)?.let { Base64.decode(it, Base64.NO_WRAP) }
+    override fun saveDeviceKey(key: ByteArray): Boolean =
+        runCatching { vault.saveToken(SLOT, Base64.encodeToString(key, Base64.NO_WRAP)) }.isSuccess
+    private companion object { const val SLOT = "app.device-key" }   // the app's own slot: the core's are "qp.…" and user ids
+}
+// end snippet
+
 // snippet: android-sign-in
 object AccountScreen {   // the app's account screen: sign in with the scanned pairing link, sign out
     // No FCM token in hand: the one onNewToken handed over (before pairing too) is registered with it.
     suspend fun signIn(core: PhoneCore, scanned: String, ctx: Context): PairedAccount =
         core.signIn(scanned, Build.MODEL, null, DeviceRegistration(Platform.ANDROID, appId = ctx.packageName,
             locale = deviceLanguages().firstOrNull(), publicKey = core.devicePublicKey()))   // sealed pushes
-    suspend fun signOut(core: PhoneCore): String? {
+    suspend fun signOut(core: PhoneCore, ctx: Context): String? {
         val unsent = core.unsentAnswers()   // ask first if > 0: signing out drops what cannot be sent
-        val report = core.signOut()         // tries to send them, erases the store, forgets and revokes the token
+        // Tries to send them, erases the store, forgets and revokes the token, and removes the library's
+        // notifications (a shared phone: the next person sees none of the previous one's questions).
+        val report = QuestionNotifier(ctx, core, AnswerReceiver::class.java, R.drawable.ic_question).signOut()
         return when {
             report.unsentAnswersDropped > 0u -> "${report.unsentAnswersDropped} of $unsent answers were not sent"
             report.serverPending -> "Signed out. This phone may get notifications until it is next online."
@@ -89,6 +115,25 @@ class AnswerReceiver : QuestionAnswerReceiver() {                 // <receiver a
 }
 // end snippet
 
+// snippet: android-foreground
+object Foreground {   // MainActivity.onStart: at launch and at every return to the foreground
+    private val scope = CoroutineScope(SupervisorJob() + Dispatchers.IO)   // or the activity's lifecycleScope
+    fun refresh(activity: Context): Job {
+        val ctx = activity.applicationContext
+        val core = App.core(ctx)
+        // FCM's current token: onNewToken fires only when it changes (perhaps before this install could keep it).
+        FirebaseMessaging.getInstance().token.addOnSuccessListener { token ->
+            scope.launch { runCatching { core.updatePushToken(token) } }   // kept signed out; registered if new
+        }
+        // Send, sync, reconcile: each step caught (signed out, offline, revoked), off the main thread.
+        return scope.launch {
+            val r = QuestionNotifier(ctx, core, AnswerReceiver::class.java, R.drawable.ic_question).refresh()
+            r.statusLine?.let { Router.showStatus(it) }   // e.g. "pair this phone again", in the person's language
+        }
+    }
+}
+// end snippet
+
 // snippet: android-open
 class MainActivity : Activity() {
     override fun onCreate(savedInstanceState: Bundle?) {
@@ -97,6 +142,10 @@ class MainActivity : Activity() {
             checkSelfPermission(Manifest.permission.POST_NOTIFICATIONS) != PackageManager.PERMISSION_GRANTED)
             requestPermissions(arrayOf(Manifest.permission.POST_NOTIFICATIONS), 1)   // Android 13+
         QuestionIntents.questionToOpen(intent)?.let { Router.open(it) }   // tapped: show that question
+    }
+    override fun onStart() {   // at launch and at every return to the foreground
+        super.onStart()
+        Foreground.refresh(this)
     }
     override fun onNewIntent(intent: android.content.Intent) {
         super.onNewIntent(intent)
