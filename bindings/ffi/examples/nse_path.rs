@@ -12,19 +12,28 @@
 //! resident memory in KiB (VmHWM). Run once per process by
 //! scripts/bench-phone:
 //!
-//!     nse_path STORE_PATH [--sealed]
+//!     nse_path STORE_PATH [--sealed | --session]
 //!
 //! With `--sealed` the push is end-to-end encrypted to the device's key
 //! (sealed before the clock starts, as the server would), the phone object
 //! is given its key storage, and step 2 opens the payload (HPKE) first.
+//!
+//! With `--session` the extension opens the phone as the README's extension
+//! does, `PhoneCore::open_session` over a store the app signed in to: who
+//! is signed in comes from the store (the push is addressed to that user),
+//! nothing is given; the vault is the extension's view of the Keychain (the
+//! path reads no token). Over a signed-out store the push is not recorded:
+//! it prints `signed-out` and exits with status 3. The two-process tests
+//! (the Swift and Kotlin session suites) run it this way.
 
 use std::sync::Arc;
 use std::time::Instant;
 
 use qp_ffi::keys::DeviceKeyStore;
+use qp_ffi::pairing::SecureStoreError;
 use qp_ffi::platform::max_ios_categories;
-use qp_ffi::types::{DecodedPush, StoreMode};
-use qp_ffi::{PhoneCore, TokenProvider};
+use qp_ffi::types::{DecodedPush, SessionState, StoreMode};
+use qp_ffi::{PhoneCore, TokenProvider, TokenVault};
 
 const PAYLOAD: &str = r#"{"aps":{"alert":{"title":"Release Bot asks you","subtitle":"Build #4821","body":"Deploy v1.4.0 to production?"},"category":"qp.q.Q","mutable-content":1,"thread-id":"qp.room.OPS123","interruption-level":"time-sensitive","sound":"default"},
 "qp":{"v":1,"id":"Q","room":{"code":"OPS123","name":"Ops"},"asker":"Release Bot","prompt":"Deploy v1.4.0 to production?","context":"Build #4821",
@@ -37,6 +46,20 @@ impl TokenProvider for Keychain {
     fn token(&self) -> Option<String> {
         None
     }
+}
+
+/// The extension's view of the shared Keychain: the path reads no token.
+struct SharedKeychain;
+impl TokenVault for SharedKeychain {
+    fn save_token(&self, _user_id: String, _token: String) -> Result<(), SecureStoreError> {
+        Err(SecureStoreError::Failed {
+            reason: "the extension keeps no token".into(),
+        })
+    }
+    fn token(&self, _user_id: String) -> Option<String> {
+        None
+    }
+    fn forget_token(&self, _user_id: String) {}
 }
 
 /// The Keychain item holding the device key (read once by the core).
@@ -83,8 +106,12 @@ fn vm_hwm_kb() -> u64 {
 fn main() {
     let path = std::env::args()
         .nth(1)
-        .expect("usage: nse_path STORE_PATH [--sealed]");
-    let sealed = std::env::args().nth(2).as_deref() == Some("--sealed");
+        .expect("usage: nse_path STORE_PATH [--sealed | --session]");
+    let mode = std::env::args().nth(2);
+    let sealed = mode.as_deref() == Some("--sealed");
+    if mode.as_deref() == Some("--session") {
+        return session(&path);
+    }
     // A new question id per run, as a real push would carry.
     let id = format!("q_{}", std::process::id());
     let mut payload = PAYLOAD
@@ -136,4 +163,41 @@ fn main() {
     }
     assert_eq!(plan.keep.last(), Some(&n.category.identifier));
     println!("{} {}", elapsed.as_micros(), vm_hwm_kb());
+}
+
+/// The README's extension over the app's signed-in store: the session from
+/// the store, the push addressed to whoever is signed in.
+fn session(path: &str) {
+    let core = PhoneCore::open_session(
+        path.into(),
+        StoreMode::Extension,
+        Arc::new(SharedKeychain),
+        vec!["en".into()],
+        None,
+        None,
+    )
+    .expect("the shared store");
+    let status = core.session_status().expect("the session");
+    let Some(user) = status
+        .user_id
+        .filter(|_| status.state != SessionState::SignedOut)
+    else {
+        // The neutral fallback: nothing recorded, nothing shown.
+        assert!(
+            core.receive_apns(PAYLOAD.into()).is_err(),
+            "signed out, a push is refused"
+        );
+        println!("signed-out");
+        std::process::exit(3);
+    };
+    let id = format!("q_{}", std::process::id());
+    let payload = PAYLOAD
+        .replace("\"Q\"", &format!("\"{id}\""))
+        .replace("qp.q.Q", &format!("qp.q.{id}"))
+        .replace("u_federica", &user);
+    let DecodedPush::Question { question } = core.receive_apns(payload).expect("decode") else {
+        panic!("a question")
+    };
+    let n = core.ios_notification(question, false);
+    println!("{} {}", n.category.identifier, user);
 }

@@ -120,6 +120,25 @@ final class SessionTests: XCTestCase {
         let store = env("QP_E2E_STORE_DIR") + "/swift-watch.sqlite"
         try? FileManager.default.removeItem(atPath: store)
         let phone = try PhoneCore.openSession(storePath: store, mode: .app, vault: FakeVault(), languages: [])
+        // The extension's process over the app's store, as the README's
+        // extension opens it (openSession, nothing given): signed out, it
+        // records nothing; then the app signs in.
+        func runExtension() throws -> (status: Int32, output: String) {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: env("QP_E2E_NSE"))
+            process.arguments = [store, "--session"]
+            let pipe = Pipe()
+            process.standardOutput = pipe
+            try process.run()
+            let output = String(data: pipe.fileHandleForReading.readDataToEndOfFile(), encoding: .utf8) ?? ""
+            process.waitUntilExit()
+            return (process.terminationStatus, output)
+        }
+        let signedOut = try runExtension()
+        XCTAssertEqual(signedOut.status, 3, signedOut.output)
+        XCTAssertEqual(signedOut.output.trimmingCharacters(in: .whitespacesAndNewlines), "signed-out")
+        XCTAssertTrue(try phone.feed().isEmpty, "signed out: nothing recorded")
+        _ = try await phone.signIn(linkOrCode: try await freshPairLink(), deviceLabel: "iPhone (two processes)")
         let heard = Heard()
         let subscription = phone.subscribeFeed(listener: heard)
         // The glue's AsyncSequence over the same signal, consumed as an app would.
@@ -134,21 +153,21 @@ final class SessionTests: XCTestCase {
         try await Task.sleep(nanoseconds: 400_000_000)
         XCTAssertEqual(seen.all.map(\.count), [0], "feedUpdates() starts with the feed as it is (empty), then waits")
         XCTAssertEqual(heard.count, 0, "nothing committed, nothing said")
-        // The notification extension's process: opens the same store,
-        // decodes a push and records it.
-        let extensionProcess = Process()
-        extensionProcess.executableURL = URL(fileURLWithPath: env("QP_E2E_NSE"))
-        extensionProcess.arguments = [store]
-        try extensionProcess.run()
-        extensionProcess.waitUntilExit()
-        XCTAssertEqual(extensionProcess.terminationStatus, 0)
+        // The notification extension's process: opens the same store (the
+        // session the app signed in to), decodes a push and records it.
+        let ran = try runExtension()
+        XCTAssertEqual(ran.status, 0, ran.output)
+        let words = ran.output.split(separator: " ").map(String.init)
+        XCTAssertEqual(words.count, 2, ran.output)
+        let recordedId = String(words[0].dropFirst("qp.q.".count))
+        XCTAssertEqual(words.last?.trimmingCharacters(in: .whitespacesAndNewlines), env("QP_E2E_USER"),
+                       "addressed to whoever the store says is signed in")
         for _ in 0..<50 where heard.count == 0 {
             try await Task.sleep(nanoseconds: 100_000_000)
         }
         XCTAssertGreaterThan(heard.count, 0, "the app heard of the other process's commit")
-        let recorded = try phone.question(questionId: "q_\(extensionProcess.processIdentifier)")
+        let recorded = try phone.question(questionId: recordedId)
         XCTAssertEqual(recorded?.prompt, "Deploy v1.4.0 to production?")
-        let recordedId = "q_\(extensionProcess.processIdentifier)"
         for _ in 0..<50 where !(seen.all.last?.contains { $0.questionId == recordedId } ?? false) {
             try await Task.sleep(nanoseconds: 100_000_000)
         }
@@ -159,5 +178,6 @@ final class SessionTests: XCTestCase {
         let cells = try await phone.feedAsync()
         XCTAssertEqual(cells.count, try phone.feed().count)
         subscription.cancel()
+        _ = try await phone.signOut()
     }
 }

@@ -230,6 +230,17 @@ class SessionTest {
         assumeTrue("run through android/run-tests", nse != null)
         val store = File(Files.createTempDirectory("qp-watch").toFile(), "shared.sqlite").path
         val phone = PhoneCore.openSession(store, StoreMode.APP, Vault(), listOf())
+        // The messaging service's process over the app's store, opened as
+        // the README's code opens it (openSession, nothing given): signed
+        // out, it records nothing; then the app signs in.
+        fun runExtension(): Pair<Int, String> {
+            val p = ProcessBuilder(nse, store, "--session").redirectErrorStream(false).start()
+            val out = p.inputStream.bufferedReader().readText().trim()
+            return p.waitFor() to out
+        }
+        assertEquals(3 to "signed-out", runExtension())
+        assertTrue("signed out: nothing recorded", phone.feed().isEmpty())
+        phone.signIn(pairLink(), "Pixel (two processes)", null, null)
         val fired = java.util.concurrent.CountDownLatch(1)
         val subscription = phone.subscribeFeed(object : FeedListener {
             override fun feedChanged() { fired.countDown() }
@@ -241,15 +252,16 @@ class SessionTest {
         Thread.sleep(400)
         assertEquals("nothing committed, nothing said", 1L, fired.count)
         assertTrue("no second feed before a commit", feeds.isEmpty())
-        // The notification extension's process: opens the same store,
-        // decodes a push and records it.
-        val extension = ProcessBuilder(nse, store).redirectErrorStream(true).start()
-        val output = extension.inputStream.bufferedReader().readText()
-        assertEquals(output, 0, extension.waitFor())
+        // The other process: opens the same store (the session the app
+        // signed in to), decodes a push and records it.
+        val (status, output) = runExtension()
+        assertEquals(output, 0, status)
+        val (category, user) = output.split(" ")
+        assertEquals("addressed to whoever the store says is signed in", env("QP_E2E_USER"), user)
         assertTrue("the app heard of the other process's commit", fired.await(5, java.util.concurrent.TimeUnit.SECONDS))
-        val recorded = phone.question("q_${extension.pid()}")
+        val recordedId = category.removePrefix("qp.q.")
+        val recorded = phone.question(recordedId)
         assertEquals("Deploy v1.4.0 to production?", recorded?.prompt)
-        val recordedId = "q_${extension.pid()}"
         val withIt = generateSequence { feeds.poll(5, java.util.concurrent.TimeUnit.SECONDS) }
             .firstOrNull { cells -> cells.any { it.questionId == recordedId } }
         assertTrue("feedUpdates() emitted the feed with the extension's question", withIt != null)
@@ -257,6 +269,7 @@ class SessionTest {
         // The same feed, read off the caller's thread.
         assertEquals(phone.feed(), phone.feedAsync())
         subscription.cancel()
+        phone.signOut()
         phone.close()
     }
 }
