@@ -577,10 +577,13 @@ async fn an_instance_that_loses_its_database_reconnects_without_losing_wake_ups(
         "released after the reconnect in {:?}",
         released_at.saturating_duration_since(answered_at)
     );
-    // B's database threads connect again: at most one request sees the
-    // broken connection (503, retry), then B works.
+    // B's database threads connect again: each connection that was cut
+    // fails the one request that meets it (503 with Retry-After: the
+    // client retries), so at most one per database thread, and then B
+    // works as before.
     let mut statuses = Vec::new();
-    for _ in 0..12 {
+    while !statuses.ends_with(&[201, 201, 201, 201]) {
+        assert!(statuses.len() < 40, "B did not recover: {statuses:?}");
         let r = http
             .post(format!("{}/api/agent/rooms/OPS123/questions", b.base))
             .bearer_auth(&w.agent)
@@ -590,9 +593,10 @@ async fn an_instance_that_loses_its_database_reconnects_without_losing_wake_ups(
             .unwrap();
         statuses.push(r.status().as_u16());
     }
+    let failed = statuses.iter().filter(|s| **s == 503).count();
     assert!(
         statuses.iter().all(|s| *s == 201 || *s == 503)
-            && statuses.ends_with(&[201, 201, 201, 201]),
+            && failed <= qp_server::store::PG_CONNECTIONS,
         "{statuses:?}"
     );
 }
