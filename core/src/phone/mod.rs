@@ -27,7 +27,7 @@ pub use observe::{off_thread, FeedListener};
 pub use pair::{DeviceRegistration, PairError, PairErrorKind, PairedAccount, TokenStore};
 pub use session::{
     SessionState, SessionStatus, SignOutReport, TokenVault, PUSH_TOKEN_SLOT, SIGN_OUT_BUDGET,
-    SIGN_OUT_EXPIRY,
+    SIGN_OUT_EXPIRY, SIGN_OUT_MIN_TRIES,
 };
 
 use crate::answer::{map_action, ActionError};

@@ -21,8 +21,9 @@
 //! and `sync` (and `sign_in`) those tries are kept off the send path's
 //! budget: [`SIGN_OUT_BUDGET`] for all of them, and after a failed try none
 //! until its backoff has passed ([`RetryPolicy::SIGN_OUT`]); one the server
-//! has not heard of in [`SIGN_OUT_EXPIRY`] is dropped (its token forgotten)
-//! and reported ([`SessionStatus::sign_outs_dropped`]).
+//! has not heard of in [`SIGN_OUT_EXPIRY`], after [`SIGN_OUT_MIN_TRIES`]
+//! tries (never one not yet tried), is dropped (its token forgotten) and
+//! reported ([`SessionStatus::sign_outs_dropped`]).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -101,7 +102,7 @@ pub struct SessionStatus {
     /// old token still works. Finished at the next flush, sync or sign-in.
     pub sign_out_pending: bool,
     /// Sign-outs dropped before the server heard of them (pending longer
-    /// than [`SIGN_OUT_EXPIRY`]): their device may still get pushes and
+    /// than [`SIGN_OUT_EXPIRY`], tried [`SIGN_OUT_MIN_TRIES`] times): their device may still get pushes and
     /// their sign-in still works until it is revoked on the server (`qp
     /// admin token revoke`, or another device of the person). Tell the
     /// person; cleared by the next sign-in.
@@ -153,9 +154,14 @@ const SIGN_OUTS_DROPPED: &str = "sign_outs_dropped";
 /// before going on with their own work (a server that does not answer
 /// would otherwise cost each of them the client's full timeouts).
 pub const SIGN_OUT_BUDGET: Duration = Duration::from_secs(3);
-/// A pending sign-out the server has not heard of in this long is dropped
-/// and reported ([`SessionStatus::sign_outs_dropped`]).
+/// A pending sign-out the server has not heard of in this long, after at
+/// least [`SIGN_OUT_MIN_TRIES`] tries, is dropped and reported
+/// ([`SessionStatus::sign_outs_dropped`]).
 pub const SIGN_OUT_EXPIRY: Duration = Duration::from_secs(7 * 24 * 3600);
+/// Tries a pending sign-out is given before it may expire: a phone left
+/// offline (or unopened) for a week still tries it when it is back, as
+/// many times as this before giving up.
+pub const SIGN_OUT_MIN_TRIES: u32 = 5;
 
 /// The vault slot of the push token the OS last handed over. Vault slots
 /// are user ids (`u_…`: letters, digits, `_`, `-`) or these names with a
@@ -619,15 +625,17 @@ impl Phone {
             .unwrap_or(0))
     }
 
-    /// Drops the pending sign-outs older than [`SIGN_OUT_EXPIRY`] (their
-    /// tokens forgotten), counting them for [`SessionStatus`].
+    /// Drops the pending sign-outs older than [`SIGN_OUT_EXPIRY`] that
+    /// were tried at least [`SIGN_OUT_MIN_TRIES`] times (their tokens
+    /// forgotten), counting them for [`SessionStatus`]. Age alone never
+    /// drops one: a phone offline for a week still tries when it is back.
     fn expire_sign_outs(&self) -> Result<(), PhoneError> {
         let now = crate::store::now_ms();
         let expiry = SIGN_OUT_EXPIRY.as_millis() as i64;
-        let (expired, kept): (Vec<_>, Vec<_>) = self
-            .pending_sign_outs()?
-            .into_iter()
-            .partition(|p| now.saturating_sub(p.created_ms) > expiry);
+        let (expired, kept): (Vec<_>, Vec<_>) =
+            self.pending_sign_outs()?.into_iter().partition(|p| {
+                now.saturating_sub(p.created_ms) > expiry && p.failures >= SIGN_OUT_MIN_TRIES
+            });
         if expired.is_empty() {
             return Ok(());
         }

@@ -462,14 +462,26 @@ fn a_pending_sign_out_stays_off_the_send_paths_budget_backs_off_and_expires() {
         );
         assert!(phone.session_status().unwrap().sign_out_pending);
 
-        // Still untold after the expiry: dropped (its token forgotten) and
-        // reported, tried no more.
+        // Older than the expiry but tried fewer than SIGN_OUT_MIN_TRIES
+        // times (a phone left offline for a week): tried again, not dropped.
         let mut aged = pending.clone();
         aged[0].created_ms -= SIGN_OUT_EXPIRY.as_millis() as i64 + 1;
+        aged[0].failures = SIGN_OUT_MIN_TRIES - 1;
         aged[0].next_try_ms = 0;
         phone.write_pending(&aged).unwrap();
         let slot = aged[0].slot.clone();
         assert!(vault.token(&slot).is_some());
+        assert_eq!(phone.flush().await, Err(PhoneError::NotSignedIn));
+        let tried = fake.connections.load(Ordering::SeqCst);
+        let after = phone.pending_sign_outs().unwrap();
+        assert_eq!(after.len(), 1, "dropped on age alone, before its tries");
+        assert_eq!(after[0].failures, SIGN_OUT_MIN_TRIES);
+        assert!(tried > 0);
+        // Old and tried enough: dropped (its token forgotten) and
+        // reported, tried no more.
+        let mut due = after.clone();
+        due[0].next_try_ms = 0;
+        phone.write_pending(&due).unwrap();
         assert_eq!(phone.flush().await, Err(PhoneError::NotSignedIn));
         assert_eq!(fake.connections.load(Ordering::SeqCst), tried);
         let status = phone.session_status().unwrap();

@@ -65,6 +65,14 @@ open class UIApplication: NSObject {
     /// Stand-in only: the names of the background tasks begun and not ended.
     public var runningBackgroundTasks: [String] { lock.withLock { Array(running.values) } }
 
+    private var badgeNumber = 0
+    /// The app icon's badge (iOS 15's way; iOS 16+ sets it through
+    /// UNUserNotificationCenter).
+    open var applicationIconBadgeNumber: Int {
+        get { lock.withLock { badgeNumber } }
+        set { lock.withLock { badgeNumber = newValue } }
+    }
+
     private var remoteRegistrations = 0
     /// Asks APNs for this app's device token: the delegate's
     /// `application(_:didRegisterForRemoteNotificationsWithDeviceToken:)`

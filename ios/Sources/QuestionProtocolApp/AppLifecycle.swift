@@ -41,6 +41,8 @@ public final class QPAppLifecycle {
     @discardableResult
     public func start(notificationCenter: NotificationCenter = .default) -> Task<SyncReport?, Never> {
         registerRefresh()
+        // iOS 15's badge: only the app can set it (see legacyBadgeSetter).
+        QPUserNotificationCenter.legacyBadgeSetter = { UIApplication.shared.applicationIconBadgeNumber = $0 }
         observers.append(notificationCenter.addObserver(forName: UIApplication.didEnterBackgroundNotification,
                                                         object: nil, queue: nil) { [weak self] _ in
             self?.didEnterBackground()

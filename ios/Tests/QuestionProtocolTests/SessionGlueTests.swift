@@ -234,6 +234,12 @@ final class SessionGlueTests: XCTestCase {
         XCTAssertFalse(isSuspended(app))
         XCTAssertEqual(UIApplication.shared.runningBackgroundTasks, [])
         XCTAssertEqual(try app.sessionStatus().state, .signedOut)
+        // iOS 15 has no UNUserNotificationCenter.setBadgeCount: the app's
+        // start installs UIApplication's badge for the library's badge calls.
+        let legacy = try XCTUnwrap(QPUserNotificationCenter.legacyBadgeSetter, "iOS 15's badge setter installed")
+        UIApplication.shared.applicationIconBadgeNumber = 4
+        legacy(0)
+        XCTAssertEqual(UIApplication.shared.applicationIconBadgeNumber, 0)
     }
 
     func delivered() -> [UNNotification] {

@@ -96,8 +96,19 @@ public final class QPUserNotificationCenter: QPNotificationCenter {
         }
     }
 
+    /// Before iOS 16 (`setBadgeCount` is iOS 16+) the badge is UIApplication's
+    /// `applicationIconBadgeNumber`, which an app extension cannot reach: the
+    /// app installs this (`QPAppLifecycle.start()` does), and the badge then
+    /// follows on iOS 15 too (sign-out's reset, the pending count). Called on
+    /// the main queue.
+    public static var legacyBadgeSetter: ((Int) -> Void)?
+
     public func setBadgeCount(_ count: Int) {
-        if #available(iOS 16.0, macOS 13.0, *) { center.setBadgeCount(count, withCompletionHandler: nil) }
+        if #available(iOS 16.0, macOS 13.0, *) {
+            center.setBadgeCount(count, withCompletionHandler: nil)
+        } else if let set = Self.legacyBadgeSetter {
+            DispatchQueue.main.async { set(count) }
+        }
     }
 
     static func category(_ c: IosCategory) -> UNNotificationCategory {

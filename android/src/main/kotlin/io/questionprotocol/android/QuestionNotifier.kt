@@ -37,6 +37,7 @@ import io.questionprotocol.core.decodeFcmPayload
 import io.questionprotocol.core.fallbackNotification
 import io.questionprotocol.core.questionIdOfFcm
 import java.time.Instant
+import kotlinx.coroutines.CancellationException
 import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.runBlocking
 import kotlinx.coroutines.withContext
@@ -121,7 +122,7 @@ class QuestionNotifier(
      * @property plan the notifications on screen brought in line (null: failed)
      * @property failures each step's error, in order (`QpException.NotSignedIn`
      *   while signed out, `Network` offline, `Unauthorized` once the server
-     *   refused the sign-in)
+     *   refused the sign-in; any other exception too, never thrown)
      * @property state where the session stands afterwards (null: unreadable now)
      * @property statusLine what to tell the person, in their language, when
      *   the session needs them ("pair this phone again"), else null
@@ -130,7 +131,7 @@ class QuestionNotifier(
         val flushed: FlushReport?,
         val synced: SyncReport?,
         val plan: ReconcilePlan?,
-        val failures: List<QpException>,
+        val failures: List<Exception>,
         val state: SessionState?,
         val statusLine: String?,
     )
@@ -145,11 +146,30 @@ class QuestionNotifier(
      */
     suspend fun refresh(atLaunch: Boolean = false): Refreshed = withContext(Dispatchers.IO) {
         val core = core ?: return@withContext Refreshed(null, null, null, emptyList(), null, null)
-        val failures = mutableListOf<QpException>()
-        fun <T> step(block: () -> T): T? = try { block() } catch (e: QpException) { failures += e; null }
+        val failures = mutableListOf<Exception>()
+        // Every failure is caught, not only the core's QpException: a Rust
+        // panic arrives as uniffi's InternalException, and reconcile may meet
+        // a platform exception; either would crash the app at start. A
+        // cancellation still cancels.
+        fun <T> step(block: () -> T): T? = try {
+            block()
+        } catch (e: CancellationException) {
+            throw e
+        } catch (e: Exception) {
+            failures += e
+            null
+        }
+        suspend fun <T> suspendStep(block: suspend () -> T): T? = try {
+            block()
+        } catch (e: CancellationException) {
+            throw e
+        } catch (e: Exception) {
+            failures += e
+            null
+        }
         if (atLaunch) step { core.requeueInterrupted() }
-        val flushed = try { core.flush() } catch (e: QpException) { failures += e; null }
-        val synced = try { core.sync() } catch (e: QpException) { failures += e; null }
+        val flushed = suspendStep { core.flush() }
+        val synced = suspendStep { core.sync() }
         val plan = step { reconcile() }
         val status = step { core.sessionStatus() }
         Refreshed(flushed, synced, plan, failures, status?.state, status?.line)

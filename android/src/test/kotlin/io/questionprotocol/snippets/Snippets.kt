@@ -12,6 +12,7 @@ import android.content.pm.PackageManager
 import android.os.Build
 import android.os.Bundle
 import android.util.Base64
+import android.util.Log
 import androidx.security.crypto.EncryptedSharedPreferences
 import androidx.security.crypto.MasterKey
 import com.google.firebase.messaging.FirebaseMessaging
@@ -29,6 +30,7 @@ import io.questionprotocol.core.Platform
 import io.questionprotocol.core.StoreMode
 import io.questionprotocol.core.TokenVault
 import java.io.File
+import java.security.GeneralSecurityException
 import kotlinx.coroutines.CoroutineScope
 import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.Job
@@ -38,11 +40,15 @@ import kotlinx.coroutines.runBlocking
 
 // snippet: android-keystore
 class Keystore(ctx: Context) : TokenVault {   // the core's tokens, in EncryptedSharedPreferences over the Android Keystore
-    private val prefs = try { open(ctx) } catch (e: Exception) {
-        // Restored from a backup or moved to a new phone: the Keystore key did not come with the file, which can
-        // never be read again. Start empty (the person pairs again); exclude "qp.xml" from backups (manifest below).
-        ctx.deleteSharedPreferences("qp")
-        open(ctx)
+    private val prefs = try { open(ctx) } catch (first: GeneralSecurityException) {
+        // A passing Keystore error succeeds on a second try. A file restored from a backup (or moved to a new phone)
+        // never does: its key stayed in the old phone's Keystore. Only then start empty (the person pairs again);
+        // exclude "qp.xml" from backups (manifest below).
+        try { open(ctx) } catch (again: GeneralSecurityException) {
+            Log.w("qp", "the token store cannot be decrypted (restored from a backup?): starting empty", again)
+            ctx.deleteSharedPreferences("qp")
+            open(ctx)
+        }
     }
     private fun open(ctx: Context) = EncryptedSharedPreferences.create(ctx, "qp", MasterKey.Builder(ctx)
         .setKeyScheme(MasterKey.KeyScheme.AES256_GCM).build(),
@@ -120,13 +126,13 @@ object Foreground {   // MainActivity.onStart: at launch and at every return to 
     private val scope = CoroutineScope(SupervisorJob() + Dispatchers.IO)   // or the activity's lifecycleScope
     fun refresh(activity: Context): Job {
         val ctx = activity.applicationContext
-        val core = App.core(ctx)
-        // FCM's current token: onNewToken fires only when it changes (perhaps before this install could keep it).
-        FirebaseMessaging.getInstance().token.addOnSuccessListener { token ->
-            scope.launch { runCatching { core.updatePushToken(token) } }   // kept signed out; registered if new
-        }
-        // Send, sync, reconcile: each step caught (signed out, offline, revoked), off the main thread.
         return scope.launch {
+            val core = App.core(ctx)   // opens SQLite and the Keystore: here, off the main thread
+            // FCM's current token: onNewToken fires only when it changes (perhaps before this install could keep it).
+            FirebaseMessaging.getInstance().token.addOnSuccessListener { token ->
+                scope.launch { runCatching { core.updatePushToken(token) } }   // kept signed out; registered if new
+            }
+            // Send, sync, reconcile: each step caught (signed out, offline, revoked), off the main thread.
             val r = QuestionNotifier(ctx, core, AnswerReceiver::class.java, R.drawable.ic_question).refresh()
             r.statusLine?.let { Router.showStatus(it) }   // e.g. "pair this phone again", in the person's language
         }
