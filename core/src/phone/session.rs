@@ -923,7 +923,8 @@ impl Phone {
     /// `didRegisterForRemoteNotificationsWithDeviceToken`, FCM `onNewToken`):
     /// call it every time, signed in or not. The token is kept (in the
     /// vault); the registration is sent again, with the same fields, only
-    /// when the token changed: true when it was. Before pairing, after
+    /// when the token changed, or the device key did (a phone restored from
+    /// a backup): true when it was. Before pairing, after
     /// signing out or after [`unregister`](Self::unregister) it is only
     /// kept (false): the next `sign_in` (or `register_device` with an empty
     /// token) registers it.
@@ -948,11 +949,23 @@ impl Phone {
                 "push_token: no device registered yet to update (register_device first)".into(),
             ));
         };
-        if registration.push_token == token_hash(push_token) {
+        // The device key now, when the registration carries one: a phone
+        // restored from a backup is still signed in (token and store came
+        // along) but has a new key (kept on the device only), and pushes
+        // sealed to the old one would show the generic notification.
+        let key_now = registration
+            .public_key
+            .as_ref()
+            .and_then(|_| self.device_public_key().ok());
+        let key_changed = key_now
+            .as_ref()
+            .is_some_and(|k| registration.public_key.as_deref() != Some(k.as_str()));
+        if registration.push_token == token_hash(push_token) && !key_changed {
             return Ok(false);
         }
         let device = DeviceRegistration {
             push_token: push_token.to_string(),
+            public_key: key_now.or(registration.public_key.clone()),
             ..registration
         };
         self.register_device(&device).await?;

@@ -47,6 +47,8 @@ struct Server {
     devices: HashMap<String, (String, String)>,
     /// Every `POST /api/devices` and pairing with a device, in order.
     registrations: Vec<String>,
+    /// The `public_key` of each `POST /api/devices`, in order.
+    public_keys: Vec<Option<String>>,
     answers: Vec<Value>,
     next: u32,
 }
@@ -217,6 +219,8 @@ fn handle(s: &mut Server, line: &str, auth: Option<String>, body: Value) -> (&'s
     match (method, path) {
         ("POST", "/api/devices") => {
             let push = body["push_token"].as_str().unwrap_or_default().to_string();
+            s.public_keys
+                .push(body["public_key"].as_str().map(str::to_string));
             let id = new_device(s, &push, &token);
             ("201 Created", json!({"id": id}))
         }
@@ -615,6 +619,46 @@ fn signing_out_online_sends_the_unsent_answer_first_and_revokes_the_token() {
         assert!(!fake.token_live(&token));
         assert_eq!(*vault.forgotten.lock().unwrap(), vec!["u_me".to_string()]);
         assert!(!phone.session_status().unwrap().sign_out_pending);
+    });
+}
+
+/// Review of issue 31: an iPhone restored from a backup is still signed in
+/// (the token and the store came along) but has a new device key (kept
+/// "this device only"). The registration carried the old public key, so
+/// every sealed push showed the generic notification. Now the launch's
+/// `update_push_token` sees the key changed and registers the new one, even
+/// with the same push token; once.
+#[test]
+fn a_restored_phone_with_a_new_device_key_registers_it_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("shared.sqlite");
+    let fake = Fake::start();
+    let vault = Arc::new(Vault::default());
+    let old_keys: Arc<dyn DeviceKeyStore> = Arc::new(MemoryKeys(Default::default()));
+    let before = session(&path, StoreMode::App, &vault).with_device_keys(old_keys, None);
+    let old_public = before.device_public_key().unwrap();
+    let device = DeviceRegistration {
+        public_key: Some(old_public.clone()),
+        ..ios_device(&apns('r'))
+    };
+    block_on(async {
+        before
+            .sign_in(&link(&fake), None, "iPhone", Some(&device))
+            .await
+            .unwrap();
+        assert_eq!(before.update_push_token(&apns('r')).await, Ok(false));
+        drop(before);
+        // Restored: the same store and vault, a new (empty) key store.
+        let new_keys: Arc<dyn DeviceKeyStore> = Arc::new(MemoryKeys(Default::default()));
+        let after = session(&path, StoreMode::App, &vault).with_device_keys(new_keys, None);
+        let new_public = after.device_public_key().unwrap();
+        assert_ne!(new_public, old_public);
+        assert_eq!(after.update_push_token(&apns('r')).await, Ok(true));
+        let keys = fake.state.lock().unwrap().public_keys.clone();
+        assert_eq!(keys.last(), Some(&Some(new_public.clone())), "{keys:?}");
+        assert_eq!(fake.devices(), vec![apns('r')]);
+        // Registered: nothing more to send.
+        assert_eq!(after.update_push_token(&apns('r')).await, Ok(false));
     });
 }
 
