@@ -384,7 +384,12 @@ fn instance(
         .join("tests/fixtures/apns-test-key.p8")
         .display()
         .to_string();
-    let account = dir.join(format!("fcm-{}.json", fcm.len() + apns.len()));
+    // One file per instance (named by its FCM stand-in's port): the
+    // server reads the file again when it changes, so a file shared by
+    // both instances would hand A the account B's stand-in issues tokens
+    // for (as it did when the name came from the URLs' lengths).
+    let port = fcm.rsplit(':').next().unwrap_or_default();
+    let account = dir.join(format!("fcm-{port}.json"));
     std::fs::write(
         &account,
         json!({
