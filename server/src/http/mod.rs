@@ -65,6 +65,7 @@ pub fn router(app: Arc<App>) -> Router {
                 )),
         )
         .merge(webapp::routes())
+        .merge(crate::oauth::routes())
         .fallback(|| async { ApiError::not_found("no such endpoint") })
         .layer(axum::middleware::from_fn_with_state(
             app.clone(),
