@@ -44,7 +44,10 @@ pub fn is_internal(ip: IpAddr) -> bool {
 pub fn exactly_allowed(allow: &[String], host: &str, port: Option<u16>) -> bool {
     let with_port = port.map(|p| format!("{host}:{p}"));
     allow.iter().any(|a| {
-        a.eq_ignore_ascii_case(host) || with_port.as_deref().is_some_and(|w| a.eq_ignore_ascii_case(w))
+        a.eq_ignore_ascii_case(host)
+            || with_port
+                .as_deref()
+                .is_some_and(|w| a.eq_ignore_ascii_case(w))
     })
 }
 

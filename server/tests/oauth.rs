@@ -39,7 +39,10 @@ async fn post_form(f: &Fixture, path: &str, pairs: &[(&str, &str)]) -> (u16, Val
         .unwrap();
     let status = resp.status().as_u16();
     let text = resp.text().await.unwrap();
-    (status, serde_json::from_str(&text).unwrap_or(Value::String(text)))
+    (
+        status,
+        serde_json::from_str(&text).unwrap_or(Value::String(text)),
+    )
 }
 
 async fn register(f: &Fixture, name: &str) -> String {
@@ -78,7 +81,9 @@ async fn start(f: &Fixture, client: &str, user: &str) -> (u16, Value) {
 /// The consent question pending for the person with `token`.
 async fn consent_question(f: &Fixture, token: &str) -> Value {
     for _ in 0..100 {
-        let (_, listed) = f.call("GET", "/api/questions/pending", Some(token), None).await;
+        let (_, listed) = f
+            .call("GET", "/api/questions/pending", Some(token), None)
+            .await;
         if let Some(q) = listed["questions"].as_array().and_then(|qs| {
             qs.iter()
                 .find(|q| {
@@ -124,7 +129,9 @@ async fn approved_code(f: &Fixture) -> (String, String) {
     assert_eq!(s, 200, "{started}");
     let q = consent_question(f, &f.alice_token).await;
     let id = q["id"].as_str().unwrap();
-    let (s, _) = f.answer(&f.alice_token, id, json!({"value": "allow"})).await;
+    let (s, _) = f
+        .answer(&f.alice_token, id, json!({"value": "allow"}))
+        .await;
     assert_eq!(s, 200);
     let st = status(f, started["request"].as_str().unwrap()).await;
     assert_eq!(st["state"], "approved", "{st}");
@@ -241,7 +248,9 @@ async fn an_unregistered_redirect_uri_is_shown_not_followed() {
             ("code_challenge", &c),
             ("code_challenge_method", "S256"),
         ]);
-        let (s, body) = f.call("GET", &format!("/oauth/authorize?{q}"), None, None).await;
+        let (s, body) = f
+            .call("GET", &format!("/oauth/authorize?{q}"), None, None)
+            .await;
         assert_eq!(s, 400, "{uri}: {body}");
         assert_eq!(body["error"], "invalid_request");
         assert!(body["error_description"]
@@ -275,13 +284,21 @@ async fn pkce_is_s256_only_and_resource_must_be_ours() {
         .build()
         .unwrap();
     let c = challenge(VERIFIER);
-    let cases: [(&[(&str, &str)], &str, &str); 3] = [
+    type Case<'a> = (&'a [(&'a str, &'a str)], &'a str, &'a str);
+    let cases: [Case; 3] = [
         (
-            &[("code_challenge", VERIFIER), ("code_challenge_method", "plain")],
+            &[
+                ("code_challenge", VERIFIER),
+                ("code_challenge_method", "plain"),
+            ],
             "invalid_request",
             "code_challenge_method",
         ),
-        (&[("code_challenge_method", "S256")], "invalid_request", "code_challenge"),
+        (
+            &[("code_challenge_method", "S256")],
+            "invalid_request",
+            "code_challenge",
+        ),
         (
             &[
                 ("code_challenge", c.as_str()),
@@ -328,9 +345,16 @@ async fn an_expired_consent_says_so_and_sends_the_client_back() {
     assert_eq!(back["error"], "access_denied");
     // Answering now changes nothing.
     let (_, _) = f
-        .answer(&f.alice_token, q["id"].as_str().unwrap(), json!({"value": "allow"}))
+        .answer(
+            &f.alice_token,
+            q["id"].as_str().unwrap(),
+            json!({"value": "allow"}),
+        )
         .await;
-    assert_eq!(status(&f, started["request"].as_str().unwrap()).await["state"], "expired");
+    assert_eq!(
+        status(&f, started["request"].as_str().unwrap()).await["state"],
+        "expired"
+    );
 }
 
 #[tokio::test]
@@ -353,7 +377,10 @@ async fn only_the_named_person_can_answer_the_consent() {
     assert_eq!(s, 200);
     let st = status(&f, handle).await;
     assert_eq!(st["state"], "denied");
-    assert_eq!(query_of(st["redirect"].as_str().unwrap())["error"], "access_denied");
+    assert_eq!(
+        query_of(st["redirect"].as_str().unwrap())["error"],
+        "access_denied"
+    );
     // A person who is not in the room cannot be asked for it.
     let (s, body) = start(&f, &client, &f.carol).await;
     assert_eq!(s, 400, "{body}");
@@ -405,7 +432,11 @@ async fn device_polling_faster_than_the_interval_is_told_to_slow_down() {
     let (s, started) = post_form(
         &f,
         "/oauth/device_authorization",
-        &[("client_id", "qp-cli"), ("user", &f.alice), ("room", &f.room_code)],
+        &[
+            ("client_id", "qp-cli"),
+            ("user", &f.alice),
+            ("room", &f.room_code),
+        ],
     )
     .await;
     assert_eq!(s, 200, "{started}");
@@ -419,14 +450,25 @@ async fn device_polling_faster_than_the_interval_is_told_to_slow_down() {
         ("client_id", "qp-cli"),
     ];
     let (s, body) = post_form(&f, "/oauth/token", &pairs).await;
-    assert_eq!((s, body["error"].as_str()), (400, Some("authorization_pending")));
+    assert_eq!(
+        (s, body["error"].as_str()),
+        (400, Some("authorization_pending"))
+    );
     let (s, body) = post_form(&f, "/oauth/token", &pairs).await;
     assert_eq!((s, body["error"].as_str()), (400, Some("slow_down")));
 }
 
 fn qp_login(f: &Fixture, config: &std::path::Path, user: &str) -> std::process::Child {
     std::process::Command::new(env!("CARGO_BIN_EXE_qp"))
-        .args(["login", "--url", &f.base, "--as", user, "--room", &f.room_code])
+        .args([
+            "login",
+            "--url",
+            &f.base,
+            "--as",
+            user,
+            "--room",
+            &f.room_code,
+        ])
         .env("QP_CONFIG_DIR", config)
         .env_remove("QP_URL")
         .stdout(std::process::Stdio::piped())
@@ -454,7 +496,11 @@ async fn qp_login_with_a_url_is_approved_on_the_phone() {
     assert_eq!(q["target_user_id"], f.alice);
     assert!(q["context"].as_str().unwrap().starts_with("code "));
     let (s, _) = f
-        .answer(&f.alice_token, q["id"].as_str().unwrap(), json!({"value": "allow"}))
+        .answer(
+            &f.alice_token,
+            q["id"].as_str().unwrap(),
+            json!({"value": "allow"}),
+        )
         .await;
     assert_eq!(s, 200);
     let out = finish(child).await;
@@ -465,7 +511,10 @@ async fn qp_login_with_a_url_is_approved_on_the_phone() {
         String::from_utf8_lossy(&out.stderr)
     );
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(stderr.contains(q["context"].as_str().unwrap().trim_start_matches("code ")), "{stderr}");
+    assert!(
+        stderr.contains(q["context"].as_str().unwrap().trim_start_matches("code ")),
+        "{stderr}"
+    );
     let saved: Value =
         serde_json::from_str(&std::fs::read_to_string(config.join("credentials.json")).unwrap())
             .unwrap();
@@ -489,8 +538,12 @@ async fn qp_login_with_a_url_is_approved_on_the_phone() {
     let config = f.dir.path().join("config2");
     let child = qp_login(&f, &config, &f.alice);
     let q = consent_question(&f, &f.alice_token).await;
-    f.answer(&f.alice_token, q["id"].as_str().unwrap(), json!({"value": "deny"}))
-        .await;
+    f.answer(
+        &f.alice_token,
+        q["id"].as_str().unwrap(),
+        json!({"value": "deny"}),
+    )
+    .await;
     let out = finish(child).await;
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("denied"));

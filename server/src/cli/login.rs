@@ -46,7 +46,14 @@ pub struct LoginArgs {
 
 pub async fn run(args: LoginArgs) -> i32 {
     let Some(code) = args.code.clone() else {
-        return super::login_device::run(args.url.trim_end_matches('/'), &args.label, args.as_user.as_deref(), args.room.as_deref(), args.ca_cert.as_deref()).await;
+        return super::login_device::run(
+            args.url.trim_end_matches('/'),
+            &args.label,
+            args.as_user.as_deref(),
+            args.room.as_deref(),
+            args.ca_cert.as_deref(),
+        )
+        .await;
     };
     let link = match parse_pair_input(&code) {
         Ok(l) => l,

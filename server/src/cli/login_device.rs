@@ -59,11 +59,15 @@ async fn login(
     if let Some(r) = room {
         form.push(("room", r));
     }
-    let (status, started) = post(&http, &format!("{url}/oauth/device_authorization"), &form).await?;
+    let (status, started) =
+        post(&http, &format!("{url}/oauth/device_authorization"), &form).await?;
     if !status.is_success() {
         return Err(describe(&started, status));
     }
-    let device_code = started["device_code"].as_str().unwrap_or_default().to_string();
+    let device_code = started["device_code"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
     let mut interval = started["interval"].as_u64().unwrap_or(5).max(1);
     let expires_in = started["expires_in"].as_u64().unwrap_or(300);
     eprintln!(
@@ -92,9 +96,15 @@ async fn login(
         if status.is_success() {
             return Ok(Credential {
                 url: url.to_string(),
-                token: body["access_token"].as_str().unwrap_or_default().to_string(),
+                token: body["access_token"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string(),
                 agent_id: body["agent"]["id"].as_str().unwrap_or_default().to_string(),
-                agent_name: body["agent"]["name"].as_str().unwrap_or_default().to_string(),
+                agent_name: body["agent"]["name"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string(),
             });
         }
         match body["error"].as_str() {
@@ -119,7 +129,10 @@ async fn post(
         .finish();
     let resp = http
         .post(url)
-        .header(reqwest::header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+        .header(
+            reqwest::header::CONTENT_TYPE,
+            "application/x-www-form-urlencoded",
+        )
         .body(body)
         .send()
         .await

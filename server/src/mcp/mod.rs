@@ -105,9 +105,9 @@ impl axum::extract::FromRequestParts<Arc<App>> for McpAgent {
             use crate::oauth::token::Refused;
             return match crate::oauth::token::access_agent(app, &t).await {
                 Ok(Ok(agent)) => {
-                    crate::http::request_id::note_actor(
-                        &crate::store::identity::Principal::Agent(agent.clone()),
-                    );
+                    crate::http::request_id::note_actor(&crate::store::identity::Principal::Agent(
+                        agent.clone(),
+                    ));
                     Ok(McpAgent(agent))
                 }
                 Ok(Err(Refused::Unknown)) => Err(challenge(

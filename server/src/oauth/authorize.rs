@@ -93,9 +93,8 @@ fn error_redirect(app: &App, c: &Checked, error: &str, description: &str) -> Str
 /// Checks an authorization request's parameters.
 pub async fn check(app: &Arc<App>, p: &HashMap<String, String>) -> Result<Checked, Refusal> {
     let get = |k: &str| p.get(k).map(String::as_str).filter(|v| !v.is_empty());
-    let client_id = get("client_id").ok_or_else(|| {
-        Refusal::Shown(OAuthError::invalid_request("client_id: is required"))
-    })?;
+    let client_id = get("client_id")
+        .ok_or_else(|| Refusal::Shown(OAuthError::invalid_request("client_id: is required")))?;
     let client = super::clients::resolve(app, client_id).await?;
     let redirect_uri = match get("redirect_uri") {
         Some(r) if client.redirect_uris.iter().any(|u| u == r) => r.to_string(),
@@ -118,9 +117,8 @@ pub async fn check(app: &Arc<App>, p: &HashMap<String, String>) -> Result<Checke
         code_challenge: String::new(),
         resource: super::resource(app),
     };
-    let refuse = |c: &Checked, error: &str, d: &str| {
-        Refusal::Redirected(error_redirect(app, c, error, d))
-    };
+    let refuse =
+        |c: &Checked, error: &str, d: &str| Refusal::Redirected(error_redirect(app, c, error, d));
     if get("response_type") != Some("code") {
         return Err(refuse(
             &checked,
@@ -293,8 +291,7 @@ async fn status_inner(app: &Arc<App>, body: &[u8]) -> Result<Value, OAuthError> 
         .and_then(Value::as_str)
         .ok_or_else(|| OAuthError::invalid_request("request: is required"))?;
     let wait = v.get("wait").and_then(Value::as_u64).unwrap_or(0).min(25);
-    let Some((decision, c)) =
-        consent::decision(app, handle, Duration::from_secs(wait)).await?
+    let Some((decision, c)) = consent::decision(app, handle, Duration::from_secs(wait)).await?
     else {
         return Err(consent::unknown());
     };
@@ -323,7 +320,9 @@ async fn status_inner(app: &Arc<App>, body: &[u8]) -> Result<Value, OAuthError> 
             "message": "The question expired before it was answered. Start again from the app.",
             "redirect": back(&[("error", "access_denied"), ("error_description", "the consent expired unanswered")]),
         }),
-        Decision::Used => json!({"state": "used", "message": "This request was already completed."}),
+        Decision::Used => {
+            json!({"state": "used", "message": "This request was already completed."})
+        }
         Decision::Approved => {
             let cid = c.client_id.clone();
             let name = app
@@ -333,7 +332,9 @@ async fn status_inner(app: &Arc<App>, body: &[u8]) -> Result<Value, OAuthError> 
                 .map(|cl| cl.name)
                 .unwrap_or_else(|| "OAuth client".into());
             let Some((agent, grant_token)) = consent::redeem(app, &c, &name).await? else {
-                return Ok(json!({"state": "used", "message": "This request was already completed."}));
+                return Ok(
+                    json!({"state": "used", "message": "This request was already completed."}),
+                );
             };
             let code = store::Code {
                 client_id: c.client_id.clone(),

@@ -116,9 +116,7 @@ fn client_name(meta: &Value, required: bool) -> Result<Option<String>, OAuthErro
 /// apps, RFC 8252), or a private-use scheme (`com.example.app:/cb`); never
 /// a fragment.
 fn redirect_uris(meta: &Value) -> Result<Vec<String>, OAuthError> {
-    let invalid = |d: String| {
-        OAuthError::new(StatusCode::BAD_REQUEST, "invalid_redirect_uri", d)
-    };
+    let invalid = |d: String| OAuthError::new(StatusCode::BAD_REQUEST, "invalid_redirect_uri", d);
     let list = meta
         .get("redirect_uris")
         .and_then(Value::as_array)
@@ -226,13 +224,13 @@ pub async fn resolve(app: &Arc<App>, client_id: &str) -> Result<Client, OAuthErr
 /// exactly, it has a name and redirect URIs, and it asks for no client
 /// authentication this server cannot do.
 fn from_document(client_id: &str, url: &reqwest::Url, body: &[u8]) -> Result<Client, OAuthError> {
-    let doc_error = |d: String| OAuthError::invalid_client(format!("client_id: the metadata document's {d}"));
-    let meta: Value = serde_json::from_slice(body)
-        .map_err(|e| OAuthError::invalid_client(format!("client_id: the metadata document is not JSON: {e}")))?;
+    let doc_error =
+        |d: String| OAuthError::invalid_client(format!("client_id: the metadata document's {d}"));
+    let meta: Value = serde_json::from_slice(body).map_err(|e| {
+        OAuthError::invalid_client(format!("client_id: the metadata document is not JSON: {e}"))
+    })?;
     if meta.get("client_id").and_then(Value::as_str) != Some(client_id) {
-        return Err(doc_error(
-            "client_id must be its own URL exactly".into(),
-        ));
+        return Err(doc_error("client_id must be its own URL exactly".into()));
     }
     if let Some(m) = meta.get("token_endpoint_auth_method") {
         if m != "none" {

@@ -55,7 +55,9 @@ fn context_line(client: &Client, user_code: Option<&str>) -> String {
         (None, "cimd") => format!("verified: {}", client.host),
         (None, _) => "unverified client".to_string(),
     };
-    line.chars().take(qp_core::protocol::limits::CONTEXT_MAX_CHARS).collect()
+    line.chars()
+        .take(qp_core::protocol::limits::CONTEXT_MAX_CHARS)
+        .collect()
 }
 
 /// Asks the person. Refused (naming the field) when the person or room is
@@ -72,11 +74,7 @@ pub async fn ask(app: &Arc<App>, req: Request) -> Result<Asked, OAuthError> {
             60,
         ));
     }
-    let handle = crate::ids::new_token(if req.kind == "device" {
-        "qpd_"
-    } else {
-        "qph_"
-    });
+    let handle = crate::ids::new_token(if req.kind == "device" { "qpd_" } else { "qph_" });
     let id_hash = crate::ids::token_hash(&handle);
     let app2 = app.clone();
     let (asked, pushes) = app

@@ -127,7 +127,10 @@ pub async fn get(
             resp.status().as_u16()
         ));
     }
-    if resp.content_length().is_some_and(|n| n as usize > MAX_BYTES) {
+    if resp
+        .content_length()
+        .is_some_and(|n| n as usize > MAX_BYTES)
+    {
         return Err(too_large());
     }
     let mut body = Vec::new();

@@ -19,11 +19,13 @@ use base64::Engine as _;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
-use super::{no_store, OAuthError, ACCESS_PREFIX, ACCESS_TTL_SECS, REFRESH_PREFIX, REFRESH_TTL_SECS};
+use super::{
+    no_store, OAuthError, ACCESS_PREFIX, ACCESS_TTL_SECS, REFRESH_PREFIX, REFRESH_TTL_SECS,
+};
 use crate::app::App;
 use crate::store::identity::Agent;
-use crate::store::oauth::{self as store, Minted, Taken};
 use crate::store::now_secs;
+use crate::store::oauth::{self as store, Minted, Taken};
 
 pub const DEVICE_GRANT: &str = "urn:ietf:params:oauth:grant-type:device_code";
 
@@ -252,7 +254,10 @@ pub enum Refused {
 }
 
 /// The agent an access token acts as, if it is live and for `/mcp`.
-pub async fn access_agent(app: &Arc<App>, token: &str) -> Result<Result<Agent, Refused>, crate::http::error::ApiError> {
+pub async fn access_agent(
+    app: &Arc<App>,
+    token: &str,
+) -> Result<Result<Agent, Refused>, crate::http::error::ApiError> {
     let hash = crate::ids::token_hash(token);
     let ours = super::resource(app);
     app.db
@@ -269,8 +274,7 @@ pub async fn access_agent(app: &Arc<App>, token: &str) -> Result<Result<Agent, R
             if row.minted.resource != ours {
                 return Ok(Err(Refused::OtherResource(row.minted.resource)));
             }
-            Ok(crate::store::identity::agent(conn, &row.minted.agent_id)?
-                .ok_or(Refused::Unknown))
+            Ok(crate::store::identity::agent(conn, &row.minted.agent_id)?.ok_or(Refused::Unknown))
         })
         .await
 }
@@ -284,7 +288,10 @@ mod tests {
         let verifier = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
         let challenge = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM";
         assert!(pkce_matches(verifier, challenge));
-        assert!(!pkce_matches("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXX", challenge));
+        assert!(!pkce_matches(
+            "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXX",
+            challenge
+        ));
         assert!(!pkce_matches("short", challenge));
     }
 }
