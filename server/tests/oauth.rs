@@ -427,6 +427,46 @@ async fn revoking_the_grant_with_qp_admin_ends_its_tokens() {
 }
 
 #[tokio::test]
+async fn the_person_lists_and_removes_the_agents_their_approvals_made() {
+    let f = Fixture::new().await;
+    let (client, code) = approved_code(&f).await;
+    let (_, tokens) = exchange(&f, &client, &code, VERIFIER).await;
+    let access = tokens["access_token"].as_str().unwrap();
+    let (s, mine) = f
+        .call("GET", "/api/me/agents", Some(&f.alice_token), None)
+        .await;
+    assert_eq!(s, 200, "{mine}");
+    let made = mine["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["name"] == "Negative Tests")
+        .cloned()
+        .expect("the approved client's agent is listed");
+    assert_eq!(made["rooms"], json!([f.room_code]));
+    assert!(mine["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|a| a["name"] != "qp sign-in"));
+    let path = format!("/api/me/agents/{}", made["id"].as_str().unwrap());
+    let (s, _) = f.call("DELETE", &path, Some(&f.bob_token), None).await;
+    assert_eq!(s, 404, "not Bob's");
+    assert_eq!(mcp_status(&f, access).await, 200);
+    let (s, _) = f.call("DELETE", &path, Some(&f.alice_token), None).await;
+    assert_eq!(s, 204);
+    assert_eq!(mcp_status(&f, access).await, 401);
+    let (_, mine) = f
+        .call("GET", "/api/me/agents", Some(&f.alice_token), None)
+        .await;
+    assert!(mine["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|a| a["id"] != made["id"]));
+}
+
+#[tokio::test]
 async fn device_polling_faster_than_the_interval_is_told_to_slow_down() {
     let f = Fixture::new().await;
     let (s, started) = post_form(

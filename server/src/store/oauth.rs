@@ -411,3 +411,35 @@ pub fn revoke_grant(conn: &Conn, grant_hash: &str) -> DbResult<usize> {
 pub fn delete_token(conn: &Conn, hash: &str) -> DbResult<bool> {
     Ok(conn.execute("DELETE FROM oauth_tokens WHERE hash = ?1", params![hash])? == 1)
 }
+
+/// The agents `user_id` owns and may still use (not removed or disabled),
+/// with their rooms' codes; not the consent asker.
+pub fn agents_owned_by(conn: &Conn, user_id: &str) -> DbResult<Vec<(Agent, Vec<String>)>> {
+    let ids: Vec<String> = conn.query_map(
+        "SELECT a.id FROM agents a WHERE a.owner_user_id = ?1 AND a.disabled_at IS NULL
+           AND NOT EXISTS (SELECT 1 FROM oauth_askers k WHERE k.agent_id = a.id)
+         ORDER BY a.created_at, a.id",
+        params![user_id],
+        |r| r.get(0),
+    )?;
+    let mut out = Vec::with_capacity(ids.len());
+    for id in ids {
+        if let Some(a) = crate::store::identity::agent(conn, &id)? {
+            let rooms = conn.query_map(
+                "SELECT r.code FROM agent_rooms ar JOIN rooms r ON r.id = ar.room_id WHERE ar.agent_id = ?1 ORDER BY r.code",
+                params![id],
+                |r| r.get(0),
+            )?;
+            out.push((a, rooms));
+        }
+    }
+    Ok(out)
+}
+
+/// Deletes every OAuth token of an agent (after it was removed).
+pub fn forget_agent(conn: &Conn, agent_id: &str) -> DbResult<usize> {
+    conn.execute(
+        "DELETE FROM oauth_tokens WHERE agent_id = ?1",
+        params![agent_id],
+    )
+}
