@@ -384,6 +384,32 @@ async fn only_the_named_person_can_answer_the_consent() {
     // A person who is not in the room cannot be asked for it.
     let (s, body) = start(&f, &client, &f.carol).await;
     assert_eq!(s, 400, "{body}");
+    // A browser's form post (no JSON asked for) gets the waiting page.
+    let c = challenge(VERIFIER);
+    let resp = f
+        .http
+        .post(format!("{}/oauth/authorize", f.base))
+        .header("Content-Type", "application/x-www-form-urlencoded")
+        .body(form(&[
+            ("response_type", "code"),
+            ("client_id", &client),
+            ("redirect_uri", REDIRECT),
+            ("code_challenge", &c),
+            ("code_challenge_method", "S256"),
+            ("user", "alice"),
+            ("room", &f.room_code),
+        ]))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    assert!(resp.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("text/html"));
+    assert_eq!(resp.headers()["cache-control"], "no-store");
+    let page = resp.text().await.unwrap();
+    assert!(page.contains("Check your phone"), "{page}");
     assert!(body["error_description"]
         .as_str()
         .unwrap()

@@ -261,7 +261,7 @@ pub async fn start(State(app): State<Arc<App>>, headers: HeaderMap, body: Bytes)
          This page continues the moment you answer (within {} minutes).</p>\
          <script>const req={};\
          (async()=>{{const m=document.getElementById('msg');for(;;){{let s;try{{const r=await fetch('/oauth/authorize/status',{{method:'POST',headers:{{'Content-Type':'application/json'}},body:JSON.stringify({{request:req,wait:20}})}});s=await r.json();}}catch(e){{await new Promise(x=>setTimeout(x,2000));continue;}}\
-         if(s.state==='pending')continue;if(s.message)m.textContent=s.message;if(s.redirect){{window.location.replace(s.redirect);}}return;}}}})();</script>",
+         if(s.state==='pending')continue;if(s.message)m.textContent=s.message;if(s.redirect){{setTimeout(()=>window.location.replace(s.redirect),s.state==='approved'?0:3000);}}return;}}}})();</script>",
         escape(&asked.user.display_name),
         escape(&asked.room.name),
         asked.expires_in / 60,
