@@ -206,6 +206,12 @@ pub async fn resolve(app: &Arc<App>, client_id: &str) -> Result<Client, OAuthErr
     let allow = &app.settings.oauth_client_allow;
     let url = super::fetch::check_url(client_id, allow)
         .map_err(|e| OAuthError::invalid_client(format!("client_id: {e}")))?;
+    if app.oauth_limits.fetches.check().is_err() {
+        return Err(OAuthError::slow(
+            "client_id: too many metadata documents fetched lately; try again in a minute",
+            60,
+        ));
+    }
     let ca = crate::client::ExtraCa::read(app.settings.oauth_client_ca.as_deref())
         .map_err(OAuthError::server)?;
     let body = super::fetch::get(&url, allow, &ca)

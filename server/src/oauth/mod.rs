@@ -55,11 +55,13 @@ pub const ACCESS_PREFIX: &str = "qpo_";
 pub const REFRESH_PREFIX: &str = "qpr_";
 
 /// The consent flow's rate limits: per person asked, per client, and
-/// registrations overall (no push spam through the consent flow).
+/// registrations and metadata-document fetches overall (no push spam
+/// through the consent flow, no fetches on anyone's behalf in bulk).
 pub struct Limits {
     pub per_user: DefaultKeyedRateLimiter<String>,
     pub per_client: DefaultKeyedRateLimiter<String>,
     pub registrations: DefaultDirectRateLimiter,
+    pub fetches: DefaultDirectRateLimiter,
 }
 
 impl Default for Limits {
@@ -72,6 +74,7 @@ impl Default for Limits {
             per_user: RateLimiter::keyed(q(6, 6)),
             per_client: RateLimiter::keyed(q(30, 10)),
             registrations: RateLimiter::direct(q(60, 20)),
+            fetches: RateLimiter::direct(q(120, 30)),
         }
     }
 }
