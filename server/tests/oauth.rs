@@ -232,6 +232,77 @@ async fn a_replayed_code_is_refused_and_revokes_what_it_gave() {
 }
 
 #[tokio::test]
+async fn expired_access_tokens_and_other_clients_refresh_tokens_are_refused() {
+    let f = Fixture::new().await;
+    let (client, code) = approved_code(&f).await;
+    let (_, tokens) = exchange(&f, &client, &code, VERIFIER).await;
+    let access = tokens["access_token"].as_str().unwrap();
+    let refresh = tokens["refresh_token"].as_str().unwrap();
+    let other = register(&f, "Someone Else").await;
+    let (s, body) = post_form(
+        &f,
+        "/oauth/token",
+        &[
+            ("grant_type", "refresh_token"),
+            ("refresh_token", refresh),
+            ("client_id", &other),
+        ],
+    )
+    .await;
+    assert_eq!((s, body["error"].as_str()), (400, Some("invalid_grant")));
+    assert!(body["error_description"]
+        .as_str()
+        .unwrap()
+        .starts_with("client_id:"));
+    // The access token's fifteen minutes, passed.
+    f.db()
+        .execute(
+            "UPDATE oauth_tokens SET expires_at = 1 WHERE kind = 'access'",
+            &[],
+        )
+        .unwrap();
+    let resp = f
+        .http
+        .post(format!("{}/mcp", f.base))
+        .bearer_auth(access)
+        .header("Accept", "application/json, text/event-stream")
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "probe", "version": "0"}}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 401);
+    let challenge = resp.headers()["www-authenticate"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    assert!(challenge.contains("error=\"invalid_token\""), "{challenge}");
+    assert!(challenge.contains("resource_metadata="), "{challenge}");
+    let body: Value = resp.json().await.unwrap();
+    assert!(
+        body["message"].as_str().unwrap().contains("expired"),
+        "{body}"
+    );
+    // The refresh token (not reused: the other client's try did not spend it)
+    // gets a new access token.
+    let (s, fresh) = post_form(
+        &f,
+        "/oauth/token",
+        &[
+            ("grant_type", "refresh_token"),
+            ("refresh_token", refresh),
+            ("client_id", &client),
+        ],
+    )
+    .await;
+    assert_eq!(s, 200, "{fresh}");
+    assert_eq!(
+        mcp_status(&f, fresh["access_token"].as_str().unwrap()).await,
+        200
+    );
+}
+
+#[tokio::test]
 async fn an_unregistered_redirect_uri_is_shown_not_followed() {
     let f = Fixture::new().await;
     let client = register(&f, "Redirects").await;

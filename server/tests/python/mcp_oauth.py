@@ -238,6 +238,14 @@ class Documents(httpserver.BaseHTTPRequestHandler):
             doc = {"client_id": f"{Documents.base}/client.json", "client_name": "Metadata Client",
                    "redirect_uris": [REDIRECT], "grant_types": ["authorization_code", "refresh_token"],
                    "response_types": ["code"], "token_endpoint_auth_method": "none"}
+        elif self.path == "/wrong.json":
+            doc = {"client_id": f"{Documents.base}/client.json", "client_name": "Impostor",
+                   "redirect_uris": [REDIRECT]}
+        elif self.path == "/moved.json":
+            self.send_response(302)
+            self.send_header("Location", f"{Documents.base}/client.json")
+            self.end_headers()
+            return
         elif self.path == "/big.json":
             doc = {"client_id": f"{Documents.base}/big.json", "client_name": "Big",
                    "redirect_uris": [REDIRECT], "padding": "x" * 6000}
@@ -431,6 +439,14 @@ def run_in(work):
         s, body, _ = http("GET", f"{base}/oauth/authorize?{q}")
         check("[guard] a metadata document over the size limit is refused",
               s == 400 and "larger than" in body.get("error_description", ""), f"{s} {body}")
+
+        for path, says in [("/wrong.json", "must be its own URL"), ("/moved.json", "HTTP 302")]:
+            q = urllib.parse.urlencode({"response_type": "code", "client_id": f"{Documents.base}{path}",
+                                        "redirect_uri": REDIRECT, "code_challenge": "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
+                                        "code_challenge_method": "S256"})
+            s, body, _ = http("GET", f"{base}/oauth/authorize?{q}")
+            check(f"[guard] a metadata document at {path} is refused ({says})",
+                  s == 400 and says in body.get("error_description", ""), f"{s} {body}")
 
         # Consent answered by someone other than the named person.
         s, reg, _ = http("POST", f"{base}/oauth/register", body={"client_name": "Other", "redirect_uris": [REDIRECT]})
