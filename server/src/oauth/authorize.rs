@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use axum::body::Bytes;
 use axum::extract::{Query, State};
-use axum::http::{header, HeaderMap, StatusCode};
+use axum::http::{header, HeaderMap};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::Json;
 use serde_json::{json, Value};
@@ -364,12 +364,4 @@ async fn status_inner(app: &Arc<App>, body: &[u8]) -> Result<Value, OAuthError> 
             })
         }
     })
-}
-
-/// The status code of a refusal, for tests of the handlers' shapes.
-pub fn refusal_status(r: &Refusal) -> StatusCode {
-    match r {
-        Refusal::Shown(e) => e.status,
-        Refusal::Redirected(_) => StatusCode::SEE_OTHER,
-    }
 }
