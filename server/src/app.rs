@@ -69,6 +69,8 @@ pub struct App {
     pub health: crate::http::ready::Health,
     /// Who recent bearer tokens belong to (`token_cache`).
     pub tokens: crate::token_cache::TokenCache,
+    /// The OAuth consent flow's rate limits.
+    pub oauth_limits: crate::oauth::Limits,
 }
 
 /// The response of an answer, kept verbatim under its Idempotency-Key.
@@ -100,6 +102,7 @@ impl App {
             metrics: Default::default(),
             health: Default::default(),
             tokens: Default::default(),
+            oauth_limits: Default::default(),
         })
     }
 

@@ -67,6 +67,11 @@ pub struct Settings {
     /// beside the SQLite database).
     pub web_push_allow: Vec<String>,
     pub vapid_key: Option<PathBuf>,
+    /// OAuth: hosts (`host` or `host:port`) whose Client ID Metadata
+    /// Documents may be fetched although they are loopback or private
+    /// (tests), and a CA to trust for those fetches besides the web's.
+    pub oauth_client_allow: Vec<String>,
+    pub oauth_client_ca: Option<PathBuf>,
     /// An MCP session with no request in flight is closed after this long.
     pub mcp_session_idle: Duration,
     /// How long a keep-alive connection may sit idle (and a client take to
@@ -178,6 +183,8 @@ impl Default for Settings {
             mcp_max_sessions_per_agent: 32,
             web_push_allow: Vec::new(),
             vapid_key: None,
+            oauth_client_allow: Vec::new(),
+            oauth_client_ca: None,
             mcp_session_idle: Duration::from_secs(300),
             idle_timeout: Duration::from_secs(DEFAULT_IDLE_TIMEOUT_SECS),
             migration: crate::store::Migration::Apply,
@@ -292,6 +299,8 @@ pub struct PartialSettings {
     pub mcp_max_sessions_per_agent: Option<u32>,
     pub web_push_allow: Option<Vec<String>>,
     pub vapid_key: Option<PathBuf>,
+    pub oauth_client_allow: Option<Vec<String>>,
+    pub oauth_client_ca: Option<PathBuf>,
     pub mcp_session_idle_secs: Option<u64>,
     pub idle_timeout_secs: Option<u64>,
     // -- data lifecycle (issue 34) --
@@ -436,6 +445,11 @@ impl PartialSettings {
                 .or(file.web_push_allow)
                 .unwrap_or(d.web_push_allow),
             vapid_key: self.vapid_key.or(file.vapid_key),
+            oauth_client_allow: self
+                .oauth_client_allow
+                .or(file.oauth_client_allow)
+                .unwrap_or(d.oauth_client_allow),
+            oauth_client_ca: self.oauth_client_ca.or(file.oauth_client_ca),
             mcp_session_idle: self
                 .mcp_session_idle_secs
                 .or(file.mcp_session_idle_secs)

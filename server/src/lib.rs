@@ -7,6 +7,7 @@
 //! - [`push`]: the push job queue and the transport interface.
 //! - [`client`]: a small Rust asker client (what `qp ask` uses).
 //! - [`mcp`]: the MCP tools, on `/mcp` and on `qp mcp` (stdio).
+//! - [`oauth`]: OAuth 2.1 for remote MCP clients; `qp login --url` (device flow).
 //! - [`hook`]: a coding agent's permission prompt as a question (`qp hook`).
 //! - [`tls`]: TLS in the binary (certificate files or ACME) and proxies.
 //! - [`secret_files`]: owner-only files for secrets, and warnings for wider ones.
@@ -23,6 +24,8 @@ pub mod http;
 pub mod ids;
 pub mod logging;
 pub mod mcp;
+pub mod oauth;
+pub mod outbound;
 pub mod pairing;
 pub mod push;
 pub mod secret_env;

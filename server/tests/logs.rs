@@ -192,3 +192,130 @@ fn rust_log_is_read_when_qp_log_is_not_and_text_has_no_colours_into_a_pipe() {
         lines.join("\n")
     );
 }
+
+/// Every OAuth consent decision is a log line with the client id; no code,
+/// token or consent handle is ever in the log.
+#[tokio::test]
+async fn oauth_consent_decisions_are_logged_with_the_client_id_and_no_secret() {
+    use base64::Engine as _;
+    use sha2::Digest as _;
+    let (s, room) = serve(&["--log-format", "json"], &[("QP_LOG", "info")]);
+    let mut lines = read_until(&s, |l| l.contains("qp serve: listening"));
+    let started: Value = serde_json::from_str(lines.last().unwrap()).unwrap();
+    let base = started["fields"]["url"].as_str().unwrap().to_string();
+    let http = reqwest::Client::new();
+    let redirect = "http://127.0.0.1:33418/callback";
+    let reg: Value = http
+        .post(format!("{base}/oauth/register"))
+        .json(&json!({"client_name": "Logged Client", "redirect_uris": [redirect]}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let client = reg["client_id"].as_str().unwrap().to_string();
+    let verifier = "a-verifier-of-at-least-43-characters-0123456789-abcdef";
+    let challenge = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .encode(sha2::Sha256::digest(verifier.as_bytes()));
+    let form = |pairs: &[(&str, &str)]| {
+        form_urlencoded::Serializer::new(String::new())
+            .extend_pairs(pairs)
+            .finish()
+    };
+    let started: Value = http
+        .post(format!("{base}/oauth/authorize"))
+        .header("Content-Type", "application/x-www-form-urlencoded")
+        .header("Accept", "application/json")
+        .body(form(&[
+            ("response_type", "code"),
+            ("client_id", &client),
+            ("redirect_uri", redirect),
+            ("code_challenge", &challenge),
+            ("code_challenge_method", "S256"),
+            ("user", &room.alice_id),
+            ("room", "OPS123"),
+        ]))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let handle = started["request"].as_str().unwrap().to_string();
+    let pending: Value = http
+        .get(format!("{base}/api/questions/pending"))
+        .bearer_auth(&room.alice)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let qid = pending["questions"][0]["id"].as_str().unwrap().to_string();
+    let resp = http
+        .post(format!("{base}/api/questions/{qid}/answer"))
+        .bearer_auth(&room.alice)
+        .json(&json!({"value": "allow"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    let status: Value = http
+        .post(format!("{base}/oauth/authorize/status"))
+        .json(&json!({"request": handle, "wait": 5}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let redirect_to = reqwest::Url::parse(status["redirect"].as_str().unwrap()).unwrap();
+    let code = redirect_to
+        .query_pairs()
+        .find(|(k, _)| k == "code")
+        .unwrap()
+        .1
+        .into_owned();
+    let tokens: Value = http
+        .post(format!("{base}/oauth/token"))
+        .header("Content-Type", "application/x-www-form-urlencoded")
+        .body(form(&[
+            ("grant_type", "authorization_code"),
+            ("code", &code),
+            ("client_id", &client),
+            ("redirect_uri", redirect),
+            ("code_verifier", verifier),
+        ]))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(tokens["access_token"].is_string(), "{tokens}");
+    lines.extend(read_until(&s, |l| l.contains("oauth tokens issued")));
+    let parsed: Vec<Value> = lines
+        .iter()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let decided = parsed
+        .iter()
+        .find(|v| v["fields"]["message"] == "oauth consent decided")
+        .unwrap_or_else(|| panic!("no decision line in\n{}", lines.join("\n")));
+    assert_eq!(decided["fields"]["client_id"], client.as_str());
+    assert_eq!(decided["fields"]["decision"], "approved");
+    assert_eq!(decided["fields"]["user"], room.alice_id.as_str());
+    for secret in [
+        handle.as_str(),
+        code.as_str(),
+        tokens["access_token"].as_str().unwrap(),
+        tokens["refresh_token"].as_str().unwrap(),
+        verifier,
+    ] {
+        assert!(
+            !lines.iter().any(|l| l.contains(secret)),
+            "a secret in the log: {secret}"
+        );
+    }
+}

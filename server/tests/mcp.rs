@@ -11,3 +11,12 @@ mod common;
 fn the_official_python_mcp_sdk_asks_waits_and_cancels_over_http_and_stdio() {
     common::run_python_suite("mcp_client.py");
 }
+
+/// OAuth for remote MCP clients, driven by the same SDK's OAuth client
+/// provider (`python/mcp_oauth.py`): discovery, registration (DCR and a
+/// Client ID Metadata Document), the consent question answered Allow and
+/// Deny, tokens, refresh, revocation, another resource's token refused.
+#[test]
+fn the_official_python_mcp_sdk_connects_with_oauth_and_the_consent_question() {
+    common::run_python_suite("mcp_oauth.py");
+}

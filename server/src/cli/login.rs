@@ -2,6 +2,11 @@
 //! `qp admin agent invite`) for its own agent token, stored owner-only in the
 //! user's config directory (see `credentials`). `qp ask` and the other asker
 //! verbs then need no `QP_TOKEN`.
+//!
+//! `qp login --url URL [--as USER] [--room CODE]` without a code: the
+//! device authorization grant (RFC 8628): the server asks the person on
+//! their phone, this polls until they tap Allow (or Deny), and the token
+//! lands in the same place.
 
 use clap::Args;
 use qp_core::pairing::parse_pair_input;
@@ -13,12 +18,21 @@ use super::{DEFAULT_URL, EXIT_ERROR, EXIT_OK, EXIT_USAGE};
 #[derive(Args)]
 #[command(
     after_help = "The operator runs `qp admin agent invite AGENT` and hands you the code.\n\
+    Without a code, the person named by --as (or the server's only person) is asked\n\
+    on their phone; tap Allow there and this signs in.\n\
     The token is stored in $QP_CONFIG_DIR, $XDG_CONFIG_HOME/qp or ~/.config/qp\n\
     (credentials.json, readable by you only); QP_TOKEN, when set, still wins."
 )]
 pub struct LoginArgs {
-    /// The code (K7QD-8M3X-PA2F-9TRV), or a pairing link that carries the server.
-    code: String,
+    /// The code (K7QD-8M3X-PA2F-9TRV), or a pairing link that carries the server;
+    /// none: ask the person on their phone (device authorization).
+    code: Option<String>,
+    /// Without a code: the person to ask (user id or name) [default: the server's only person].
+    #[arg(long = "as", value_name = "USER")]
+    as_user: Option<String>,
+    /// Without a code: the room the agent may ask in (its code) [default: the person's only room].
+    #[arg(long)]
+    room: Option<String>,
     /// Server URL (when the code alone was given).
     #[arg(long, env = "QP_URL", default_value = DEFAULT_URL)]
     url: String,
@@ -31,7 +45,17 @@ pub struct LoginArgs {
 }
 
 pub async fn run(args: LoginArgs) -> i32 {
-    let link = match parse_pair_input(&args.code) {
+    let Some(code) = args.code.clone() else {
+        return super::login_device::run(
+            args.url.trim_end_matches('/'),
+            &args.label,
+            args.as_user.as_deref(),
+            args.room.as_deref(),
+            args.ca_cert.as_deref(),
+        )
+        .await;
+    };
+    let link = match parse_pair_input(&code) {
         Ok(l) => l,
         Err(e) => {
             eprintln!("qp login: {e}");

@@ -10,6 +10,7 @@ mod credentials;
 mod device;
 mod hook;
 mod login;
+mod login_device;
 mod mcp;
 pub mod serve;
 mod terminal;

@@ -122,6 +122,17 @@ pub struct ServeArgs {
         help_heading = "Push"
     )]
     web_push_allow: Vec<String>,
+    /// OAuth: hosts (`host` or `host:port`, comma-separated) whose Client ID Metadata Documents may be fetched although loopback or private (tests only).
+    #[arg(
+        long,
+        env = "QP_OAUTH_CLIENT_ALLOW",
+        value_delimiter = ',',
+        help_heading = "OAuth"
+    )]
+    oauth_client_allow: Vec<String>,
+    /// OAuth: a CA certificate (PEM) to trust when fetching Client ID Metadata Documents, besides the web's roots (tests).
+    #[arg(long, env = "QP_OAUTH_CLIENT_CA", help_heading = "OAuth")]
+    oauth_client_ca: Option<PathBuf>,
     /// Web Push: the VAPID key file, made on first start (0600) [default: beside the SQLite database, DB.vapid-key].
     #[arg(long, env = "QP_VAPID_KEY", help_heading = "Push")]
     vapid_key: Option<PathBuf>,
@@ -268,6 +279,9 @@ pub async fn run(mut args: ServeArgs) -> i32 {
         mcp_max_sessions_per_agent: args.mcp_max_sessions_per_agent,
         web_push_allow: (!args.web_push_allow.is_empty()).then_some(args.web_push_allow),
         vapid_key: args.vapid_key,
+        oauth_client_allow: (!args.oauth_client_allow.is_empty())
+            .then_some(args.oauth_client_allow),
+        oauth_client_ca: args.oauth_client_ca,
         mcp_session_idle_secs: args.mcp_session_idle_secs,
         idle_timeout_secs: args.idle_timeout_secs,
         no_migrate: args.no_migrate.then_some(true),

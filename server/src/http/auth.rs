@@ -18,7 +18,7 @@ pub struct AgentAuth(pub Agent);
 /// The authenticated user (a responder's device).
 pub struct UserAuth(pub User);
 
-fn bearer(parts: &Parts) -> Result<String, ApiError> {
+pub(crate) fn bearer(parts: &Parts) -> Result<String, ApiError> {
     let value = parts
         .headers
         .get(AUTHORIZATION)

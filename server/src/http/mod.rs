@@ -3,6 +3,7 @@
 
 pub mod auth;
 pub mod error;
+mod my_agents;
 pub mod observe;
 pub mod openapi;
 mod pairing;
@@ -43,6 +44,8 @@ pub fn router(app: Arc<App>) -> Router {
         .route("/api/devices", post(register_device))
         .route("/api/devices/{id}", delete(delete_device))
         .route("/api/me", get(me))
+        .route("/api/me/agents", get(my_agents::list))
+        .route("/api/me/agents/{id}", delete(my_agents::remove))
         .route("/api/dev/inbox", get(dev_inbox))
         .route("/api/pair", post(pairing::pair))
         .route("/api/agent/login", post(pairing::agent_login))
@@ -65,6 +68,7 @@ pub fn router(app: Arc<App>) -> Router {
                 )),
         )
         .merge(webapp::routes())
+        .merge(crate::oauth::routes())
         .fallback(|| async { ApiError::not_found("no such endpoint") })
         .layer(axum::middleware::from_fn_with_state(
             app.clone(),

@@ -75,6 +75,72 @@ pub fn http_service(app: Arc<App>) -> StreamableHttpService<QpTools, OwnedSessio
     )
 }
 
+/// Who calls `/mcp`: an agent token (`qpa_…`, as on the HTTP API) or an
+/// OAuth access token (`qpo_…`: live, its grant not revoked, and minted
+/// for this server's `/mcp`, checked on every request). A 401 carries
+/// `WWW-Authenticate` pointing at the protected-resource metadata (RFC
+/// 9728), where OAuth clients start.
+pub struct McpAgent(pub crate::store::identity::Agent);
+
+impl axum::extract::FromRequestParts<Arc<App>> for McpAgent {
+    type Rejection = Response;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        app: &Arc<App>,
+    ) -> Result<Self, Response> {
+        let challenge = |e: ApiError, error: Option<&str>| {
+            let mut r = e.into_response();
+            if r.status() == StatusCode::UNAUTHORIZED {
+                if let Ok(v) = axum::http::HeaderValue::from_str(
+                    &crate::oauth::metadata::www_authenticate(app, error),
+                ) {
+                    r.headers_mut().insert(header::WWW_AUTHENTICATE, v);
+                }
+            }
+            r
+        };
+        let token = crate::http::auth::bearer(parts).ok();
+        if let Some(t) = token.filter(|t| t.starts_with(crate::oauth::ACCESS_PREFIX)) {
+            use crate::oauth::token::Refused;
+            return match crate::oauth::token::access_agent(app, &t).await {
+                Ok(Ok(agent)) => {
+                    crate::http::request_id::note_actor(&crate::store::identity::Principal::Agent(
+                        agent.clone(),
+                    ));
+                    Ok(McpAgent(agent))
+                }
+                Ok(Err(Refused::Unknown)) => Err(challenge(
+                    crate::http::auth::revoked(),
+                    Some("unknown or revoked token"),
+                )),
+                Ok(Err(Refused::Expired)) => Err(challenge(
+                    ApiError::unauthorized("the access token expired; refresh it"),
+                    Some("the access token expired"),
+                )),
+                Ok(Err(Refused::OtherResource(r))) => Err(challenge(
+                    ApiError::unauthorized(format!(
+                        "this access token was issued for another resource ({r}), not {}",
+                        crate::oauth::resource(app)
+                    )),
+                    Some("the token was issued for another resource"),
+                )),
+                Err(e) => Err(e.into_response()),
+            };
+        }
+        match AgentAuth::from_request_parts(parts, app).await {
+            Ok(AgentAuth(agent)) => Ok(McpAgent(agent)),
+            Err(e) => {
+                let error = parts
+                    .headers
+                    .contains_key(header::AUTHORIZATION)
+                    .then_some("unknown or revoked token");
+                Err(challenge(e, error))
+            }
+        }
+    }
+}
+
 /// The `/mcp` route's gate: a valid agent token or the API's 401/403; a
 /// session named by `Mcp-Session-Id` must be this agent's (404 otherwise,
 /// as for a session that does not exist); a request that opens a session
@@ -82,7 +148,7 @@ pub fn http_service(app: Arc<App>) -> StreamableHttpService<QpTools, OwnedSessio
 /// rides in the request for the tools to read.
 pub async fn authenticate(
     State(app): State<Arc<App>>,
-    AgentAuth(agent): AgentAuth,
+    McpAgent(agent): McpAgent,
     mut req: Request,
     next: Next,
 ) -> Response {

@@ -67,38 +67,7 @@ pub fn allowed_hosts(configured: &[String]) -> Vec<String> {
     }
 }
 
-fn host_matches(pattern: &str, host: &str) -> bool {
-    let (pattern, host) = (pattern.to_ascii_lowercase(), host.to_ascii_lowercase());
-    match pattern.strip_prefix("*.") {
-        Some(parent) => host.ends_with(&format!(".{parent}")),
-        None => pattern == host,
-    }
-}
-
-/// Whether `ip` is an address the server must not be made to call:
-/// loopback, private, link-local, unspecified, multicast, documentation,
-/// shared or unique-local.
-fn is_internal(ip: IpAddr) -> bool {
-    match ip.to_canonical() {
-        IpAddr::V4(v4) => {
-            v4.is_loopback()
-                || v4.is_private()
-                || v4.is_link_local()
-                || v4.is_unspecified()
-                || v4.is_multicast()
-                || v4.is_broadcast()
-                || v4.is_documentation()
-                || (v4.octets()[0] == 100 && (v4.octets()[1] & 0xc0) == 64)
-        }
-        IpAddr::V6(v6) => {
-            v6.is_loopback()
-                || v6.is_unspecified()
-                || v6.is_multicast()
-                || (v6.segments()[0] & 0xfe00) == 0xfc00
-                || (v6.segments()[0] & 0xffc0) == 0xfe80
-        }
-    }
-}
+use crate::outbound::{host_matches, is_internal};
 
 /// Checks a subscription's endpoint against the rules above; the error
 /// says which rule, to follow "push_token: ".

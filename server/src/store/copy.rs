@@ -78,6 +78,27 @@ const TABLES: &[(&str, &str, &str)] = &[
         "id_hash, agent_id, state, created_at, last_seen_ms",
         "created_at, id_hash",
     ),
+    (
+        "oauth_clients",
+        "id, kind, name, redirect_uris, host, fetched_at, created_at",
+        "created_at, id",
+    ),
+    (
+        "oauth_consents",
+        "id_hash, kind, client_id, user_id, room_id, question_id, state, redirect_uri, state_param, code_challenge, resource, user_code, interval_secs, last_poll_at, agent_id, expires_at, created_at",
+        "created_at, id_hash",
+    ),
+    (
+        "oauth_codes",
+        "hash, client_id, redirect_uri, code_challenge, resource, agent_id, grant_hash, expires_at, used_at, created_at",
+        "created_at, hash",
+    ),
+    (
+        "oauth_tokens",
+        "hash, kind, grant_hash, client_id, resource, agent_id, expires_at, used_at, created_at",
+        "created_at, hash",
+    ),
+    ("oauth_askers", "user_id, agent_id", "user_id"),
 ];
 
 /// Rows read from SQLite at a time.

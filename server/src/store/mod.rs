@@ -11,6 +11,7 @@ pub mod identity;
 pub mod invites;
 pub mod lifecycle;
 pub mod mcp_sessions;
+pub mod oauth;
 pub mod offboard;
 pub mod pg;
 pub mod questions;

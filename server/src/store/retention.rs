@@ -83,6 +83,30 @@ const ANSWER_KEYS: Kind = Kind {
 };
 
 /// What is due for deletion: each kind with its cut-off (Unix ms).
+/// OAuth's leftovers (store/oauth.rs), a day after they expired: codes,
+/// consents, and access and refresh tokens (a used refresh token is kept
+/// until it expires, so its reuse is still recognized).
+const OAUTH_CODES: Kind = Kind {
+    name: "oauth_codes",
+    delete: "DELETE FROM oauth_codes WHERE hash IN (SELECT hash FROM oauth_codes
+             WHERE expires_at < ?1 ORDER BY expires_at LIMIT ?2)",
+    millis: false,
+};
+const OAUTH_CONSENTS: Kind = Kind {
+    name: "oauth_consents",
+    delete: "DELETE FROM oauth_consents WHERE id_hash IN (SELECT id_hash FROM oauth_consents
+             WHERE expires_at < ?1 ORDER BY expires_at LIMIT ?2)",
+    millis: false,
+};
+const OAUTH_TOKENS: Kind = Kind {
+    name: "oauth_tokens",
+    delete: "DELETE FROM oauth_tokens WHERE hash IN (SELECT hash FROM oauth_tokens
+             WHERE expires_at < ?1 ORDER BY expires_at LIMIT ?2)",
+    millis: false,
+};
+/// How long expired OAuth rows stay.
+const OAUTH_KEEP: Duration = Duration::from_secs(DAY);
+
 pub struct Plan {
     kinds: Vec<(&'static Kind, i64)>,
     pub batch_size: usize,
@@ -99,6 +123,9 @@ impl Plan {
             (&WEBHOOK_DELIVERIES, r.webhook_deliveries),
             (&DEV_INBOX, r.dev_inbox),
             (&ANSWER_KEYS, Some(idempotency_key_ttl)),
+            (&OAUTH_CODES, Some(OAUTH_KEEP)),
+            (&OAUTH_CONSENTS, Some(OAUTH_KEEP)),
+            (&OAUTH_TOKENS, Some(OAUTH_KEEP)),
         ] {
             if let Some(keep) = keep {
                 kinds.push((kind, cut(keep)));

@@ -266,6 +266,69 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX mcp_sessions_by_agent ON mcp_sessions(agent_id, last_seen_ms);
     CREATE INDEX mcp_sessions_by_age ON mcp_sessions(last_seen_ms);
     "#,
+    // 13: OAuth for remote MCP clients and `qp login --url` (store/oauth.rs):
+    // clients (registered or fetched metadata documents), consents asked as
+    // questions, codes and tokens (hashes only), the consent asker per person.
+    r#"
+    CREATE TABLE oauth_clients (
+        id            TEXT PRIMARY KEY,
+        kind          TEXT NOT NULL CHECK (kind IN ('dcr', 'cimd')),
+        name          TEXT NOT NULL,
+        redirect_uris TEXT NOT NULL,
+        host          TEXT NOT NULL DEFAULT '',
+        fetched_at    INTEGER,
+        created_at    INTEGER NOT NULL
+    );
+    CREATE TABLE oauth_consents (
+        id_hash        TEXT PRIMARY KEY,
+        kind           TEXT NOT NULL CHECK (kind IN ('code', 'device')),
+        client_id      TEXT NOT NULL,
+        user_id        TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+        room_id        TEXT NOT NULL REFERENCES rooms(id) ON DELETE CASCADE,
+        question_id    TEXT NOT NULL,
+        state          TEXT NOT NULL DEFAULT 'pending',
+        redirect_uri   TEXT,
+        state_param    TEXT,
+        code_challenge TEXT,
+        resource       TEXT,
+        user_code      TEXT,
+        interval_secs  INTEGER NOT NULL DEFAULT 5,
+        last_poll_at   INTEGER,
+        agent_id       TEXT,
+        expires_at     INTEGER NOT NULL,
+        created_at     INTEGER NOT NULL
+    );
+    CREATE INDEX oauth_consents_by_user ON oauth_consents(user_id, state);
+    CREATE INDEX oauth_consents_by_client ON oauth_consents(client_id, state);
+    CREATE TABLE oauth_codes (
+        hash           TEXT PRIMARY KEY,
+        client_id      TEXT NOT NULL,
+        redirect_uri   TEXT NOT NULL,
+        code_challenge TEXT NOT NULL,
+        resource       TEXT NOT NULL,
+        agent_id       TEXT NOT NULL,
+        grant_hash     TEXT NOT NULL,
+        expires_at     INTEGER NOT NULL,
+        used_at        INTEGER,
+        created_at     INTEGER NOT NULL
+    );
+    CREATE TABLE oauth_tokens (
+        hash       TEXT PRIMARY KEY,
+        kind       TEXT NOT NULL CHECK (kind IN ('access', 'refresh')),
+        grant_hash TEXT NOT NULL,
+        client_id  TEXT NOT NULL,
+        resource   TEXT NOT NULL,
+        agent_id   TEXT NOT NULL,
+        expires_at INTEGER NOT NULL,
+        used_at    INTEGER,
+        created_at INTEGER NOT NULL
+    );
+    CREATE INDEX oauth_tokens_by_grant ON oauth_tokens(grant_hash);
+    CREATE TABLE oauth_askers (
+        user_id  TEXT PRIMARY KEY REFERENCES users(id) ON DELETE CASCADE,
+        agent_id TEXT NOT NULL
+    );
+    "#,
 ];
 
 /// The schema version this build writes: how many migrations it has.

@@ -1,0 +1,367 @@
+//! The authorization endpoint: `GET /oauth/authorize` checks the request
+//! (the client, its exact redirect URI, PKCE S256, the resource) and shows
+//! a page asking who the person is and which room; `POST` asks the person
+//! on their phone ([`super::consent`]); the page then waits on
+//! `POST /oauth/authorize/status` and follows the redirect the moment the
+//! person answers, with `code`, `state` and `iss` (RFC 9207), or
+//! `error=access_denied`.
+//!
+//! Errors about the client or its redirect URI are shown, never redirected
+//! (RFC 6749 section 4.1.2.1); the others go back to the client.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::Bytes;
+use axum::extract::{Query, State};
+use axum::http::{header, HeaderMap};
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::Json;
+use serde_json::{json, Value};
+
+use super::consent::{self, Decision};
+use super::{escape, html_page, issuer, no_store, OAuthError, CODE_TTL_SECS};
+use crate::app::App;
+use crate::store::oauth::{self as store, Client};
+
+/// An authorization request, checked.
+pub struct Checked {
+    pub client: Client,
+    pub redirect_uri: String,
+    pub state: Option<String>,
+    pub code_challenge: String,
+    pub resource: String,
+}
+
+/// Why a request is refused: shown to the person, or sent back to the
+/// client at its (verified) redirect URI.
+pub enum Refusal {
+    Shown(OAuthError),
+    Redirected(String),
+}
+
+impl IntoResponse for Refusal {
+    fn into_response(self) -> Response {
+        match self {
+            Refusal::Shown(e) => e.into_response(),
+            Refusal::Redirected(url) => {
+                let mut r = Redirect::to(&url).into_response();
+                no_store(&mut r);
+                r
+            }
+        }
+    }
+}
+
+impl From<OAuthError> for Refusal {
+    fn from(e: OAuthError) -> Self {
+        Refusal::Shown(e)
+    }
+}
+
+/// `uri` with these query parameters added.
+pub fn with_params(uri: &str, pairs: &[(&str, &str)]) -> String {
+    match reqwest::Url::parse(uri) {
+        Ok(mut url) => {
+            {
+                let mut q = url.query_pairs_mut();
+                for (k, v) in pairs {
+                    q.append_pair(k, v);
+                }
+            }
+            url.to_string()
+        }
+        Err(_) => uri.to_string(),
+    }
+}
+
+/// The client's redirect with an error, its `state` and our `iss`.
+fn error_redirect(app: &App, c: &Checked, error: &str, description: &str) -> String {
+    let iss = issuer(app);
+    let mut pairs = vec![
+        ("error", error),
+        ("error_description", description),
+        ("iss", iss.as_str()),
+    ];
+    if let Some(s) = &c.state {
+        pairs.push(("state", s));
+    }
+    with_params(&c.redirect_uri, &pairs)
+}
+
+/// Checks an authorization request's parameters.
+pub async fn check(app: &Arc<App>, p: &HashMap<String, String>) -> Result<Checked, Refusal> {
+    let get = |k: &str| p.get(k).map(String::as_str).filter(|v| !v.is_empty());
+    let client_id = get("client_id")
+        .ok_or_else(|| Refusal::Shown(OAuthError::invalid_request("client_id: is required")))?;
+    let client = super::clients::resolve(app, client_id).await?;
+    let redirect_uri = match get("redirect_uri") {
+        Some(r) if client.redirect_uris.iter().any(|u| u == r) => r.to_string(),
+        Some(_) => {
+            return Err(Refusal::Shown(OAuthError::invalid_request(
+                "redirect_uri: is not registered for this client (it must match one of its redirect_uris exactly)",
+            )))
+        }
+        None if client.redirect_uris.len() == 1 => client.redirect_uris[0].clone(),
+        None => {
+            return Err(Refusal::Shown(OAuthError::invalid_request(
+                "redirect_uri: is required (this client has several)",
+            )))
+        }
+    };
+    let mut checked = Checked {
+        client,
+        redirect_uri,
+        state: get("state").map(str::to_string),
+        code_challenge: String::new(),
+        resource: super::resource(app),
+    };
+    let refuse =
+        |c: &Checked, error: &str, d: &str| Refusal::Redirected(error_redirect(app, c, error, d));
+    if get("response_type") != Some("code") {
+        return Err(refuse(
+            &checked,
+            "unsupported_response_type",
+            "response_type: must be code",
+        ));
+    }
+    match get("code_challenge_method") {
+        Some("S256") => {}
+        None => {
+            return Err(refuse(
+                &checked,
+                "invalid_request",
+                "code_challenge_method: is required and must be S256 (PKCE)",
+            ))
+        }
+        Some(_) => {
+            return Err(refuse(
+                &checked,
+                "invalid_request",
+                "code_challenge_method: only S256 is supported",
+            ))
+        }
+    }
+    let challenge = get("code_challenge").unwrap_or_default();
+    let well_formed = challenge.len() == 43
+        && challenge
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+    if !well_formed {
+        return Err(refuse(
+            &checked,
+            "invalid_request",
+            "code_challenge: is required, the base64url SHA-256 of the code verifier (43 characters)",
+        ));
+    }
+    checked.code_challenge = challenge.to_string();
+    if let Some(r) = get("resource") {
+        if !super::is_our_resource(app, r) {
+            let d = format!(
+                "resource: this server issues tokens only for {}",
+                super::resource(app)
+            );
+            return Err(refuse(&checked, "invalid_target", &d));
+        }
+    }
+    Ok(checked)
+}
+
+/// `GET /oauth/authorize`: the page that asks who and which room.
+pub async fn page(
+    State(app): State<Arc<App>>,
+    Query(p): Query<HashMap<String, String>>,
+) -> Response {
+    let c = match check(&app, &p).await {
+        Ok(c) => c,
+        Err(r) => return r.into_response(),
+    };
+    let who = match c.client.kind.as_str() {
+        "cimd" => format!(
+            "<b>{}</b> <span class=muted>(verified: {})</span>",
+            escape(&c.client.name),
+            escape(&c.client.host)
+        ),
+        _ => format!(
+            "<b>{}</b> <span class=muted>(unverified client; it named itself)</span>",
+            escape(&c.client.name)
+        ),
+    };
+    let hidden = [
+        ("response_type", "code"),
+        ("client_id", c.client.id.as_str()),
+        ("redirect_uri", c.redirect_uri.as_str()),
+        ("state", c.state.as_deref().unwrap_or("")),
+        ("code_challenge", c.code_challenge.as_str()),
+        ("code_challenge_method", "S256"),
+        ("resource", c.resource.as_str()),
+    ]
+    .iter()
+    .map(|(k, v)| format!("<input type=hidden name=\"{k}\" value=\"{}\">", escape(v)))
+    .collect::<String>();
+    let body = format!(
+        "<h1>Connect to qp</h1><p>{who} wants to ask you questions.</p>\
+         <form method=post action=\"/oauth/authorize\">{hidden}\
+         <label>Your user id or name<input name=user required autocomplete=username></label>\
+         <label>The room it may ask in (its code)<input name=room autocapitalize=characters></label>\
+         <button type=submit>Ask me on my phone</button></form>\
+         <p class=muted>You will get a question on your phone; tap Allow to connect, Deny to refuse.</p>"
+    );
+    html_page("Connect to qp", &body)
+}
+
+/// `POST /oauth/authorize`: asks the person; the page then waits.
+pub async fn start(State(app): State<Arc<App>>, headers: HeaderMap, body: Bytes) -> Response {
+    let p = match super::form(&body) {
+        Ok(p) => p,
+        Err(e) => return e.into_response(),
+    };
+    let c = match check(&app, &p).await {
+        Ok(c) => c,
+        Err(r) => return r.into_response(),
+    };
+    let asked = consent::ask(
+        &app,
+        consent::Request {
+            kind: "code",
+            user: p.get("user").cloned().unwrap_or_default(),
+            room: p.get("room").cloned(),
+            redirect_uri: Some(c.redirect_uri.clone()),
+            state_param: c.state.clone(),
+            code_challenge: Some(c.code_challenge.clone()),
+            resource: Some(c.resource.clone()),
+            user_code: None,
+            interval_secs: 0,
+            client: c.client,
+        },
+    )
+    .await;
+    let asked = match asked {
+        Ok(a) => a,
+        Err(e) => return e.into_response(),
+    };
+    let wants_json = headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|a| a.contains("application/json"));
+    if wants_json {
+        let mut r = Json(json!({
+            "request": asked.handle,
+            "expires_in": asked.expires_in,
+            "user": {"id": asked.user.id, "display_name": asked.user.display_name},
+            "room": asked.room.code,
+        }))
+        .into_response();
+        no_store(&mut r);
+        return r;
+    }
+    let body = format!(
+        "<h1>Check your phone</h1><p id=msg>We asked <b>{}</b> on their phone whether to allow this in <b>{}</b>. \
+         This page continues the moment you answer (within {} minutes).</p>\
+         <script>const req={};\
+         (async()=>{{const m=document.getElementById('msg');for(;;){{let s;try{{const r=await fetch('/oauth/authorize/status',{{method:'POST',headers:{{'Content-Type':'application/json'}},body:JSON.stringify({{request:req,wait:20}})}});s=await r.json();}}catch(e){{await new Promise(x=>setTimeout(x,2000));continue;}}\
+         if(s.state==='pending')continue;if(s.message)m.textContent=s.message;if(s.redirect){{setTimeout(()=>window.location.replace(s.redirect),s.state==='approved'?0:3000);}}return;}}}})();</script>",
+        escape(&asked.user.display_name),
+        escape(&asked.room.name),
+        asked.expires_in / 60,
+        serde_json::to_string(&asked.handle).unwrap_or_default(),
+    );
+    html_page("Check your phone", &body)
+}
+
+/// `POST /oauth/authorize/status` `{"request": …, "wait": 0-25}`: where
+/// the consent stands; once answered, where to send the browser.
+pub async fn status(State(app): State<Arc<App>>, body: Bytes) -> Response {
+    match status_inner(&app, &body).await {
+        Ok(v) => {
+            let mut r = Json(v).into_response();
+            no_store(&mut r);
+            r
+        }
+        Err(e) => e.into_response(),
+    }
+}
+
+async fn status_inner(app: &Arc<App>, body: &[u8]) -> Result<Value, OAuthError> {
+    let v: Value = serde_json::from_slice(body)
+        .map_err(|e| OAuthError::invalid_request(format!("the body is not JSON: {e}")))?;
+    let handle = v
+        .get("request")
+        .and_then(Value::as_str)
+        .ok_or_else(|| OAuthError::invalid_request("request: is required"))?;
+    let wait = v.get("wait").and_then(Value::as_u64).unwrap_or(0).min(25);
+    let Some((decision, c)) = consent::decision(app, handle, Duration::from_secs(wait)).await?
+    else {
+        return Err(consent::unknown());
+    };
+    if c.kind != "code" {
+        return Err(consent::unknown());
+    }
+    let redirect_uri = c.redirect_uri.clone().unwrap_or_default();
+    let iss = issuer(app);
+    let back = |extra: &[(&str, &str)]| {
+        let mut pairs: Vec<(&str, &str)> = extra.to_vec();
+        pairs.push(("iss", iss.as_str()));
+        if let Some(s) = c.state_param.as_deref() {
+            pairs.push(("state", s));
+        }
+        with_params(&redirect_uri, &pairs)
+    };
+    Ok(match decision {
+        Decision::Pending => json!({"state": "pending"}),
+        Decision::Denied => json!({
+            "state": "denied",
+            "message": "Denied on the phone. Returning to the app.",
+            "redirect": back(&[("error", "access_denied"), ("error_description", "the person denied the request")]),
+        }),
+        Decision::Expired => json!({
+            "state": "expired",
+            "message": "The question expired before it was answered. Start again from the app.",
+            "redirect": back(&[("error", "access_denied"), ("error_description", "the consent expired unanswered")]),
+        }),
+        Decision::Used => {
+            json!({"state": "used", "message": "This request was already completed."})
+        }
+        Decision::Approved => {
+            let cid = c.client_id.clone();
+            let name = app
+                .db
+                .run(move |conn| -> Result<_, OAuthError> { Ok(store::client(conn, &cid)?) })
+                .await?
+                .map(|cl| cl.name)
+                .unwrap_or_else(|| "OAuth client".into());
+            let Some((agent, grant_token)) = consent::redeem(app, &c, &name).await? else {
+                return Ok(
+                    json!({"state": "used", "message": "This request was already completed."}),
+                );
+            };
+            let code = store::Code {
+                client_id: c.client_id.clone(),
+                redirect_uri: redirect_uri.clone(),
+                code_challenge: c.code_challenge.clone().unwrap_or_default(),
+                resource: c.resource.clone().unwrap_or_else(|| super::resource(app)),
+                agent_id: agent.id.clone(),
+                grant_hash: crate::ids::token_hash(&grant_token),
+                expires_at: crate::store::now_secs() + CODE_TTL_SECS,
+            };
+            let code = app
+                .db
+                .run(move |conn| -> Result<_, OAuthError> {
+                    // The grant's row is the agent's token: labelled so the
+                    // operator's list says what it is.
+                    conn.execute(
+                        "UPDATE tokens SET label = ?2 WHERE hash = ?1",
+                        crate::params![code.grant_hash, format!("OAuth: {}", name)],
+                    )?;
+                    Ok(store::insert_code(conn, &code)?)
+                })
+                .await?;
+            json!({
+                "state": "approved",
+                "message": "Allowed. Returning to the app.",
+                "redirect": back(&[("code", code.as_str())]),
+            })
+        }
+    })
+}

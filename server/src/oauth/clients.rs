@@ -1,0 +1,258 @@
+//! OAuth clients: Dynamic Client Registration (RFC 7591, for clients of the
+//! 2025-06-18 revision) and Client ID Metadata Documents (the 2026-07-28
+//! revision's way: the `client_id` is an https URL whose document the
+//! server fetches, through [`super::fetch`]). Every client is public
+//! (`token_endpoint_auth_method: none`; PKCE protects the code).
+
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde_json::{json, Value};
+
+use super::OAuthError;
+use crate::app::App;
+use crate::store::oauth::{self as store, Client};
+
+/// A fetched metadata document is used this long before it is fetched again.
+pub const CIMD_CACHE_SECS: i64 = 300;
+/// Names longer than this are refused (they become the agent's name).
+pub const NAME_MAX_CHARS: usize = 80;
+/// At most this many redirect URIs per client.
+pub const MAX_REDIRECT_URIS: usize = 10;
+
+/// `POST /oauth/register` (RFC 7591).
+pub async fn register(State(app): State<Arc<App>>, body: Bytes) -> Response {
+    match register_inner(&app, &body).await {
+        Ok(v) => (StatusCode::CREATED, Json(v)).into_response(),
+        Err(e) => e.into_response(),
+    }
+}
+
+async fn register_inner(app: &Arc<App>, body: &[u8]) -> Result<Value, OAuthError> {
+    if app.oauth_limits.registrations.check().is_err() {
+        return Err(OAuthError::slow(
+            "too many client registrations on this server; try again in a minute",
+            60,
+        ));
+    }
+    let meta: Value = serde_json::from_slice(body).map_err(|e| {
+        OAuthError::new(
+            StatusCode::BAD_REQUEST,
+            "invalid_client_metadata",
+            format!("the body is not a JSON object: {e}"),
+        )
+    })?;
+    if !meta.is_object() {
+        return Err(metadata_error("the body must be a JSON object"));
+    }
+    let redirect_uris = redirect_uris(&meta)?;
+    if let Some(grants) = meta.get("grant_types") {
+        let ok = grants
+            .as_array()
+            .is_some_and(|g| g.iter().any(|v| v == "authorization_code"));
+        if !ok {
+            return Err(metadata_error(
+                "grant_types: must include authorization_code (the only flow for clients here)",
+            ));
+        }
+    }
+    let name = client_name(&meta, false)?.unwrap_or_else(|| "Unnamed client".into());
+    let client = Client {
+        id: crate::ids::new_id("qpc"),
+        kind: "dcr".into(),
+        name,
+        redirect_uris,
+        host: String::new(),
+        fetched_at: None,
+    };
+    let stored = client.clone();
+    app.db
+        .run(move |c| -> Result<_, OAuthError> { Ok(store::put_client(c, &stored)?) })
+        .await?;
+    tracing::info!(client_id = %client.id, name = %client.name, "oauth client registered");
+    Ok(json!({
+        "client_id": client.id,
+        "client_id_issued_at": crate::store::now_secs(),
+        "client_name": client.name,
+        "redirect_uris": client.redirect_uris,
+        "grant_types": ["authorization_code", "refresh_token"],
+        "response_types": ["code"],
+        "token_endpoint_auth_method": "none",
+    }))
+}
+
+fn metadata_error(description: impl Into<String>) -> OAuthError {
+    OAuthError::new(
+        StatusCode::BAD_REQUEST,
+        "invalid_client_metadata",
+        description,
+    )
+}
+
+/// `client_name`: required in a metadata document, optional when
+/// registering.
+fn client_name(meta: &Value, required: bool) -> Result<Option<String>, OAuthError> {
+    match meta.get("client_name") {
+        None | Some(Value::Null) if !required => Ok(None),
+        None | Some(Value::Null) => Err(metadata_error("client_name: is required")),
+        Some(Value::String(s))
+            if !s.trim().is_empty()
+                && s.chars().count() <= NAME_MAX_CHARS
+                && !s.chars().any(char::is_control) =>
+        {
+            Ok(Some(s.trim().to_string()))
+        }
+        Some(_) => Err(metadata_error(format!(
+            "client_name: must be a string of 1 to {NAME_MAX_CHARS} characters on one line"
+        ))),
+    }
+}
+
+/// `redirect_uris`: 1 to 10, each https, http on a loopback host (native
+/// apps, RFC 8252), or a private-use scheme (`com.example.app:/cb`); never
+/// a fragment.
+fn redirect_uris(meta: &Value) -> Result<Vec<String>, OAuthError> {
+    let invalid = |d: String| OAuthError::new(StatusCode::BAD_REQUEST, "invalid_redirect_uri", d);
+    let list = meta
+        .get("redirect_uris")
+        .and_then(Value::as_array)
+        .filter(|l| !l.is_empty() && l.len() <= MAX_REDIRECT_URIS)
+        .ok_or_else(|| {
+            invalid(format!(
+                "redirect_uris: is required, a list of 1 to {MAX_REDIRECT_URIS} URIs"
+            ))
+        })?;
+    let mut out = Vec::new();
+    for (i, v) in list.iter().enumerate() {
+        let s = v
+            .as_str()
+            .ok_or_else(|| invalid(format!("redirect_uris[{i}]: must be a string")))?;
+        check_redirect_uri(s).map_err(|e| invalid(format!("redirect_uris[{i}]: {e}")))?;
+        out.push(s.to_string());
+    }
+    Ok(out)
+}
+
+pub fn check_redirect_uri(s: &str) -> Result<(), String> {
+    if s.len() > 2000 {
+        return Err("must be at most 2000 characters".into());
+    }
+    let url = reqwest::Url::parse(s).map_err(|_| "must be an absolute URI".to_string())?;
+    if url.fragment().is_some() {
+        return Err("must not have a fragment".into());
+    }
+    match url.scheme() {
+        "https" => Ok(()),
+        "http" => {
+            let host = url.host_str().unwrap_or_default();
+            let loopback = host == "localhost"
+                || host
+                    .trim_start_matches('[')
+                    .trim_end_matches(']')
+                    .parse::<std::net::IpAddr>()
+                    .is_ok_and(|ip| ip.is_loopback());
+            if loopback {
+                Ok(())
+            } else {
+                Err("http is only for a loopback host (127.0.0.1, [::1], localhost)".into())
+            }
+        }
+        "javascript" | "data" | "file" | "vbscript" => {
+            Err(format!("the {} scheme is not allowed", url.scheme()))
+        }
+        scheme if scheme.contains('.') => Ok(()),
+        _ => Err("must be https, http on a loopback host, or a private-use scheme such as com.example.app:/callback".into()),
+    }
+}
+
+/// Whether `id` is a metadata document URL rather than a registered id.
+pub fn is_document_url(id: &str) -> bool {
+    id.starts_with("https://") || id.starts_with("http://")
+}
+
+/// The client named by `client_id`: registered here, or its metadata
+/// document (fetched, or from the cache of the last five minutes).
+pub async fn resolve(app: &Arc<App>, client_id: &str) -> Result<Client, OAuthError> {
+    if client_id.is_empty() {
+        return Err(OAuthError::invalid_request("client_id: is required"));
+    }
+    if client_id.len() > 2000 {
+        return Err(OAuthError::invalid_client(
+            "client_id: at most 2000 characters",
+        ));
+    }
+    let id = client_id.to_string();
+    let known = app
+        .db
+        .run(move |c| -> Result<_, OAuthError> { Ok(store::client(c, &id)?) })
+        .await?;
+    if !is_document_url(client_id) {
+        return known.ok_or_else(|| {
+            OAuthError::invalid_client(format!(
+                "client_id: no client {client_id} is registered here (register at /oauth/register, or use a metadata document URL)"
+            ))
+        });
+    }
+    let now = crate::store::now_secs();
+    if let Some(c) = known {
+        if c.fetched_at.is_some_and(|t| now - t < CIMD_CACHE_SECS) {
+            return Ok(c);
+        }
+    }
+    let allow = &app.settings.oauth_client_allow;
+    let url = super::fetch::check_url(client_id, allow)
+        .map_err(|e| OAuthError::invalid_client(format!("client_id: {e}")))?;
+    if app.oauth_limits.fetches.check().is_err() {
+        return Err(OAuthError::slow(
+            "client_id: too many metadata documents fetched lately; try again in a minute",
+            60,
+        ));
+    }
+    let ca = crate::client::ExtraCa::read(app.settings.oauth_client_ca.as_deref())
+        .map_err(OAuthError::server)?;
+    let body = super::fetch::get(&url, allow, &ca)
+        .await
+        .map_err(|e| OAuthError::invalid_client(format!("client_id: {e}")))?;
+    let client = from_document(client_id, &url, &body)?;
+    let stored = client.clone();
+    app.db
+        .run(move |c| -> Result<_, OAuthError> { Ok(store::put_client(c, &stored)?) })
+        .await?;
+    tracing::info!(client_id, name = %client.name, host = %client.host, "oauth client metadata document fetched");
+    Ok(client)
+}
+
+/// A fetched metadata document, checked: its `client_id` is the URL
+/// exactly, it has a name and redirect URIs, and it asks for no client
+/// authentication this server cannot do.
+fn from_document(client_id: &str, url: &reqwest::Url, body: &[u8]) -> Result<Client, OAuthError> {
+    let doc_error =
+        |d: String| OAuthError::invalid_client(format!("client_id: the metadata document's {d}"));
+    let meta: Value = serde_json::from_slice(body).map_err(|e| {
+        OAuthError::invalid_client(format!("client_id: the metadata document is not JSON: {e}"))
+    })?;
+    if meta.get("client_id").and_then(Value::as_str) != Some(client_id) {
+        return Err(doc_error("client_id must be its own URL exactly".into()));
+    }
+    if let Some(m) = meta.get("token_endpoint_auth_method") {
+        if m != "none" {
+            return Err(doc_error(
+                "token_endpoint_auth_method must be \"none\" (public clients with PKCE)".into(),
+            ));
+        }
+    }
+    let name = client_name(&meta, true).map_err(|e| doc_error(e.description))?;
+    let redirect_uris = redirect_uris(&meta).map_err(|e| doc_error(e.description))?;
+    Ok(Client {
+        id: client_id.to_string(),
+        kind: "cimd".into(),
+        name: name.unwrap_or_default(),
+        redirect_uris,
+        host: url.host_str().unwrap_or_default().to_string(),
+        fetched_at: Some(crate::store::now_secs()),
+    })
+}

@@ -1,0 +1,388 @@
+//! The consent is a question: "<client> wants to ask you questions in
+//! <room>. Allow?", Allow / Deny, sent to the named person through the
+//! question machinery (so it reaches their phone like any other), with the
+//! client's verified host (or "unverified client") as the context line.
+//! The responder is always the authenticated user: only the named person
+//! may answer it (the protocol's direct scope), and the decision is read
+//! back from the answered question and checked to be theirs.
+//!
+//! Bounded: a few pending consents per person and per client, rate limited
+//! per person and per client. Every decision is logged with the client id.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::http::StatusCode;
+use qp_core::protocol::{normalize_ask, time, AskContext, Asker, QuestionState, RoomRef};
+use serde_json::json;
+
+use super::{OAuthError, CONSENT_TTL_SECS, MAX_PENDING_PER_CLIENT, MAX_PENDING_PER_USER};
+use crate::app::App;
+use crate::store::identity::{self, Room, User};
+use crate::store::oauth::{self as store, Client, Consent};
+use crate::store::{now_ms, now_secs, questions};
+
+/// What a consent asks for.
+pub struct Request {
+    /// `code` (the authorization page) or `device` (`qp login --url`).
+    pub kind: &'static str,
+    pub client: Client,
+    /// The person: a user id, or a display name only one person has.
+    pub user: String,
+    /// The room's code; none: the person's only room.
+    pub room: Option<String>,
+    pub redirect_uri: Option<String>,
+    pub state_param: Option<String>,
+    pub code_challenge: Option<String>,
+    pub resource: Option<String>,
+    pub user_code: Option<String>,
+    pub interval_secs: i64,
+}
+
+/// A consent just asked: the secret handle (the page's, or the device
+/// code), and whom and where.
+pub struct Asked {
+    pub handle: String,
+    pub user: User,
+    pub room: Room,
+    pub expires_in: i64,
+}
+
+/// The context line of the consent question (at most 40 characters).
+fn context_line(client: &Client, user_code: Option<&str>) -> String {
+    let line = match (user_code, client.kind.as_str()) {
+        (Some(code), _) => format!("code {code}"),
+        (None, "cimd") => format!("verified: {}", client.host),
+        (None, _) => "unverified client".to_string(),
+    };
+    line.chars()
+        .take(qp_core::protocol::limits::CONTEXT_MAX_CHARS)
+        .collect()
+}
+
+/// Asks the person. Refused (naming the field) when the person or room is
+/// unknown, the person is not in the room, or a limit is reached.
+pub async fn ask(app: &Arc<App>, req: Request) -> Result<Asked, OAuthError> {
+    if app
+        .oauth_limits
+        .per_client
+        .check_key(&req.client.id)
+        .is_err()
+    {
+        return Err(OAuthError::slow(
+            "too many consent requests from this client; try again in a minute",
+            60,
+        ));
+    }
+    let handle = crate::ids::new_token(if req.kind == "device" { "qpd_" } else { "qph_" });
+    let id_hash = crate::ids::token_hash(&handle);
+    let app2 = app.clone();
+    let (asked, pushes) = app
+        .db
+        .run(move |conn| -> Result<_, OAuthError> {
+            let now = now_secs();
+            let user = find_user(conn, &req.user)?;
+            let room = find_room(conn, &user, req.room.as_deref())?;
+            if app2
+                .oauth_limits
+                .per_user
+                .check_key(&user.id)
+                .is_err()
+            {
+                return Err(OAuthError::slow(
+                    format!("user: too many consent requests to {} lately; try again in a minute", user.display_name),
+                    60,
+                ));
+            }
+            if store::pending_for_user(conn, &user.id, now)? >= MAX_PENDING_PER_USER {
+                return Err(OAuthError::slow(
+                    format!(
+                        "user: {} already has {MAX_PENDING_PER_USER} sign-in requests waiting; answer or let them expire first",
+                        user.display_name
+                    ),
+                    60,
+                ));
+            }
+            if store::pending_for_client(conn, &req.client.id, now)? >= MAX_PENDING_PER_CLIENT {
+                return Err(OAuthError::slow(
+                    format!("client_id: this client already has {MAX_PENDING_PER_CLIENT} consent requests waiting"),
+                    60,
+                ));
+            }
+            let asker = store::consent_asker(conn, &user.id)?;
+            let body = json!({
+                "prompt": format!("{} wants to ask you questions in {}. Allow?", req.client.name, room.name),
+                "context": context_line(&req.client, req.user_code.as_deref()),
+                "options": [
+                    {"value": "allow", "label": "Allow", "style": "primary"},
+                    {"value": "deny", "label": "Deny", "style": "danger"}
+                ],
+                "target_user_id": user.id,
+                "ttl": CONSENT_TTL_SECS,
+            });
+            let now_t = time::now();
+            let ctx = AskContext {
+                now: now_t,
+                default_target_user_id: Some(user.id.clone()),
+            };
+            let ask = normalize_ask(&body, &ctx).map_err(|e| {
+                OAuthError::invalid_request(format!("the consent question: {}: {}", e.field, e.message))
+            })?;
+            let mut q = ask.into_question(crate::ids::new_id("q"), now_t);
+            q.room = Some(RoomRef {
+                code: room.code.clone(),
+                name: room.name.clone(),
+            });
+            q.asker = Some(Asker {
+                handle: Some(asker.handle.clone()),
+                kind: "agent".into(),
+                id: asker.id.clone(),
+                display_name: asker.name.clone(),
+            });
+            let pushes = match questions::insert_asked(conn, &q, &room.id, &asker.id, i64::MAX, now_ms())? {
+                questions::Asked::Queued { pushes } => pushes,
+                questions::Asked::OverQuota => 0,
+            };
+            store::insert_consent(
+                conn,
+                &Consent {
+                    id_hash,
+                    kind: req.kind.to_string(),
+                    client_id: req.client.id.clone(),
+                    user_id: user.id.clone(),
+                    room_id: room.id.clone(),
+                    question_id: q.id.clone(),
+                    state: "pending".into(),
+                    redirect_uri: req.redirect_uri,
+                    state_param: req.state_param,
+                    code_challenge: req.code_challenge,
+                    resource: req.resource,
+                    user_code: req.user_code,
+                    interval_secs: req.interval_secs,
+                    last_poll_at: None,
+                    agent_id: None,
+                    expires_at: now + CONSENT_TTL_SECS,
+                },
+            )?;
+            tracing::info!(client_id = %req.client.id, user = %user.id, room = %room.code, question = %q.id, kind = req.kind, "oauth consent asked");
+            Ok((
+                Asked {
+                    handle,
+                    user,
+                    room,
+                    expires_in: CONSENT_TTL_SECS,
+                },
+                pushes,
+            ))
+        })
+        .await?;
+    if pushes > 0 {
+        app.push_wake.notify_one();
+    }
+    Ok(asked)
+}
+
+fn find_user(conn: &crate::store::Conn, given: &str) -> Result<User, OAuthError> {
+    let given = given.trim();
+    if given.is_empty() {
+        return Err(OAuthError::invalid_request(
+            "user: is required (your user id, or your name)",
+        ));
+    }
+    if let Some(u) = identity::user(conn, given)? {
+        return Ok(u);
+    }
+    let named: Vec<User> = identity::list_users(conn)?
+        .into_iter()
+        .filter(|u| u.display_name.eq_ignore_ascii_case(given))
+        .collect();
+    match named.as_slice() {
+        [one] => Ok(one.clone()),
+        [] => Err(OAuthError::invalid_request(format!(
+            "user: nobody here is called {given:?} (give your user id or your name)"
+        ))),
+        _ => Err(OAuthError::invalid_request(format!(
+            "user: more than one person is called {given:?}; give your user id"
+        ))),
+    }
+}
+
+fn find_room(
+    conn: &crate::store::Conn,
+    user: &User,
+    code: Option<&str>,
+) -> Result<Room, OAuthError> {
+    let code = code.map(str::trim).filter(|c| !c.is_empty());
+    let room = match code {
+        Some(code) => identity::room_by_code(conn, code)?.ok_or_else(|| {
+            OAuthError::invalid_request(format!("room: no room with code {code}"))
+        })?,
+        None => {
+            let mine: Vec<Room> = identity::list_rooms(conn)?
+                .into_iter()
+                .filter(|r| identity::is_member(conn, &r.id, &user.id).unwrap_or(false))
+                .collect();
+            match mine.as_slice() {
+                [one] => one.clone(),
+                _ => {
+                    return Err(OAuthError::invalid_request(format!(
+                        "room: {} is in {} rooms; name the room (its code)",
+                        user.display_name,
+                        mine.len()
+                    )))
+                }
+            }
+        }
+    };
+    if !identity::is_member(conn, &room.id, &user.id)? {
+        return Err(OAuthError::invalid_request(format!(
+            "room: {} is not a member of room {}",
+            user.display_name, room.code
+        )));
+    }
+    Ok(room)
+}
+
+/// Where a consent stands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Decision {
+    Pending,
+    Approved,
+    Denied,
+    Expired,
+    /// Approved and its code or token already handed out.
+    Used,
+}
+
+/// Reads the consent named by `handle` and its question, waiting up to
+/// `wait` for an answer; settles the consent (once, logged) when the
+/// question resolved. None: no such consent.
+pub async fn decision(
+    app: &Arc<App>,
+    handle: &str,
+    wait: Duration,
+) -> Result<Option<(Decision, Consent)>, OAuthError> {
+    let id_hash = crate::ids::token_hash(handle);
+    let key = id_hash.clone();
+    let found = app
+        .db
+        .run(move |conn| -> Result<_, OAuthError> {
+            Ok(match store::consent(conn, &key)? {
+                Some(c) => {
+                    let asker = store::consent_asker(conn, &c.user_id)?;
+                    Some((c, asker))
+                }
+                None => None,
+            })
+        })
+        .await?;
+    let Some((consent, asker)) = found else {
+        return Ok(None);
+    };
+    match consent.state.as_str() {
+        "approved" => return Ok(Some((Decision::Approved, consent))),
+        "denied" => return Ok(Some((Decision::Denied, consent))),
+        "expired" => return Ok(Some((Decision::Expired, consent))),
+        "used" => return Ok(Some((Decision::Used, consent))),
+        _ => {}
+    }
+    let q = app
+        .wait(&asker, consent.question_id.clone(), wait)
+        .await
+        .map_err(OAuthError::from)?;
+    let decided = match q.state {
+        QuestionState::Pending => return Ok(Some((Decision::Pending, consent))),
+        QuestionState::Answered => {
+            let answer = q.answer.as_ref();
+            let by = answer.map(|a| a.responder.id.as_str()).unwrap_or_default();
+            let value = answer.and_then(|a| a.value.as_deref()).unwrap_or_default();
+            if by != consent.user_id {
+                // The question machinery lets only the named person answer;
+                // should anything else ever answer, it is no approval.
+                tracing::warn!(client_id = %consent.client_id, user = %consent.user_id, responder = by, "oauth consent answered by someone else; refused");
+                Decision::Denied
+            } else if value == "allow" {
+                Decision::Approved
+            } else {
+                Decision::Denied
+            }
+        }
+        QuestionState::Expired | QuestionState::Cancelled => Decision::Expired,
+    };
+    let to = match decided {
+        Decision::Approved => "approved",
+        Decision::Denied => "denied",
+        _ => "expired",
+    };
+    let key = id_hash.clone();
+    let moved = app
+        .db
+        .run(move |conn| -> Result<_, OAuthError> {
+            Ok(store::move_consent(conn, &key, "pending", to, None)?)
+        })
+        .await?;
+    if moved {
+        tracing::info!(
+            client_id = %consent.client_id,
+            user = %consent.user_id,
+            question = %consent.question_id,
+            kind = %consent.kind,
+            decision = to,
+            "oauth consent decided"
+        );
+    }
+    let mut consent = consent;
+    consent.state = to.to_string();
+    Ok(Some((decided, consent)))
+}
+
+/// Hands out an approved consent once: makes the agent (owned by the
+/// person, scoped to the room, named after the client) and returns it with
+/// its token; false when another request already did.
+pub async fn redeem(
+    app: &Arc<App>,
+    consent: &Consent,
+    agent_name: &str,
+) -> Result<Option<(identity::Agent, String)>, OAuthError> {
+    let c = consent.clone();
+    let name: String = agent_name
+        .chars()
+        .filter(|ch| !ch.is_control())
+        .take(80)
+        .collect();
+    let made = app
+        .db
+        .run(move |conn| -> Result<_, OAuthError> {
+            let tx = conn.transaction()?;
+            if !store::move_consent(&*tx, &c.id_hash, "approved", "used", None)? {
+                return Ok(None);
+            }
+            let (agent, token) = identity::create_agent(
+                &*tx,
+                &name,
+                &c.user_id,
+                &[
+                    identity::SCOPE_ASK.to_string(),
+                    identity::SCOPE_READ.to_string(),
+                ],
+                std::slice::from_ref(&c.room_id),
+            )?;
+            store::move_consent(&*tx, &c.id_hash, "used", "used", Some(&agent.id))?;
+            tx.commit()?;
+            Ok(Some((agent, token)))
+        })
+        .await?;
+    if let Some((agent, _)) = &made {
+        tracing::info!(client_id = %consent.client_id, user = %consent.user_id, agent = %agent.id, "oauth agent created");
+    }
+    Ok(made)
+}
+
+/// The refusal for a consent that is not there (unknown or a wrong handle).
+pub fn unknown() -> OAuthError {
+    OAuthError::new(
+        StatusCode::BAD_REQUEST,
+        "invalid_request",
+        "request: no such consent request (or it is over)",
+    )
+}

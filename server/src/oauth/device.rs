@@ -1,0 +1,235 @@
+//! `qp login --url` without a code: the device authorization grant
+//! (RFC 8628). The CLI names the person (`user`, else the server's only
+//! person) and may name the room; the server asks that person at once on
+//! their phone (the consent question, with the short user code as its
+//! context line so they can match it with the terminal) and the CLI polls
+//! the token endpoint (`authorization_pending`, `slow_down` when it polls
+//! faster than `interval`). The token is an agent token, as `qp login
+//! CODE` gets.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use rand::Rng;
+use serde_json::{json, Value};
+
+use super::consent::{self, Decision};
+use super::{html_page, no_store, OAuthError};
+use crate::app::App;
+use crate::store::identity;
+use crate::store::oauth::{self as store, Client};
+
+/// The one device client: the `qp` command line.
+pub const CLI_CLIENT_ID: &str = "qp-cli";
+/// Seconds between polls the CLI is asked to keep.
+pub const INTERVAL_SECS: i64 = 2;
+
+/// A short code to compare on the phone and in the terminal: `WDJB-MJHT`.
+fn user_code() -> String {
+    const ALPHABET: &[u8] = b"BCDFGHJKLMNPQRSTVWXZ";
+    let mut rng = rand::thread_rng();
+    let mut s: String = (0..8)
+        .map(|_| ALPHABET[rng.gen_range(0..ALPHABET.len())] as char)
+        .collect();
+    s.insert(4, '-');
+    s
+}
+
+/// `POST /oauth/device_authorization`: `client_id=qp-cli`, `user`,
+/// `room`, `label` (the agent's name).
+pub async fn device_authorization(State(app): State<Arc<App>>, body: Bytes) -> Response {
+    match start(&app, &body).await {
+        Ok(v) => {
+            let mut r = Json(v).into_response();
+            no_store(&mut r);
+            r
+        }
+        Err(e) => e.into_response(),
+    }
+}
+
+async fn start(app: &Arc<App>, body: &[u8]) -> Result<Value, OAuthError> {
+    let p = super::form(body)?;
+    match p.get("client_id").map(String::as_str) {
+        Some(CLI_CLIENT_ID) => {}
+        Some(other) => {
+            return Err(OAuthError::invalid_client(format!(
+                "client_id: {other:?} may not use the device flow here (only {CLI_CLIENT_ID})"
+            )))
+        }
+        None => return Err(OAuthError::invalid_request("client_id: is required")),
+    }
+    let label = p
+        .get("label")
+        .map(|l| l.trim().to_string())
+        .filter(|l| !l.is_empty())
+        .unwrap_or_else(|| "qp login".into());
+    if label.chars().count() > 80 {
+        return Err(OAuthError::invalid_request("label: at most 80 characters"));
+    }
+    let user = match p.get("user").map(|u| u.trim()).filter(|u| !u.is_empty()) {
+        Some(u) => u.to_string(),
+        None => {
+            let users = app
+                .db
+                .run(|c| -> Result<_, OAuthError> { Ok(identity::list_users(c)?) })
+                .await?;
+            match users.as_slice() {
+                [one] => one.id.clone(),
+                _ => {
+                    return Err(OAuthError::invalid_request(
+                        "user: name the person to ask (qp login --as USER); this server has more than one",
+                    ))
+                }
+            }
+        }
+    };
+    let code = user_code();
+    let client = Client {
+        id: CLI_CLIENT_ID.into(),
+        kind: "device".into(),
+        name: label.clone(),
+        redirect_uris: Vec::new(),
+        host: String::new(),
+        fetched_at: None,
+    };
+    let asked = consent::ask(
+        app,
+        consent::Request {
+            kind: "device",
+            client,
+            user,
+            room: p.get("room").cloned(),
+            redirect_uri: None,
+            state_param: None,
+            code_challenge: None,
+            resource: None,
+            user_code: Some(code.clone()),
+            interval_secs: INTERVAL_SECS,
+        },
+    )
+    .await?;
+    // The agent's name rides in the consent's state parameter slot.
+    let key = crate::ids::token_hash(&asked.handle);
+    app.db
+        .run(move |c| -> Result<_, OAuthError> {
+            c.execute(
+                "UPDATE oauth_consents SET state_param = ?2 WHERE id_hash = ?1",
+                crate::params![key, label],
+            )?;
+            Ok(())
+        })
+        .await?;
+    let base = super::issuer(app);
+    Ok(json!({
+        "device_code": asked.handle,
+        "user_code": code,
+        "verification_uri": format!("{base}/oauth/device"),
+        "expires_in": asked.expires_in,
+        "interval": INTERVAL_SECS,
+        "user": {"id": asked.user.id, "display_name": asked.user.display_name},
+        "room": asked.room.code,
+    }))
+}
+
+/// The token endpoint's device grant.
+pub async fn poll(app: &Arc<App>, p: &HashMap<String, String>) -> Result<Value, OAuthError> {
+    let device_code = p
+        .get("device_code")
+        .filter(|d| !d.is_empty())
+        .ok_or_else(|| OAuthError::invalid_request("device_code: is required"))?;
+    if p.get("client_id").map(String::as_str) != Some(CLI_CLIENT_ID) {
+        return Err(OAuthError::invalid_client(format!(
+            "client_id: must be {CLI_CLIENT_ID}"
+        )));
+    }
+    let key = crate::ids::token_hash(device_code);
+    let now = crate::store::now_secs();
+    let seen = app
+        .db
+        .run(move |c| -> Result<_, OAuthError> {
+            let Some(found) = store::consent(c, &key)? else {
+                return Ok(None);
+            };
+            if found.kind != "device" {
+                return Ok(None);
+            }
+            // Polling faster than the interval: slow down (5 s more, RFC 8628 3.5).
+            let early = found
+                .last_poll_at
+                .is_some_and(|at| now - at < found.interval_secs);
+            let interval = if early {
+                found.interval_secs + 5
+            } else {
+                found.interval_secs
+            };
+            store::note_poll(c, &key, now, interval)?;
+            Ok(Some(early))
+        })
+        .await?;
+    match seen {
+        None => return Err(OAuthError::invalid_grant("device_code: unknown")),
+        Some(true) => {
+            return Err(OAuthError::new(
+                StatusCode::BAD_REQUEST,
+                "slow_down",
+                "polling faster than the interval; wait 5 seconds more between polls",
+            ))
+        }
+        Some(false) => {}
+    }
+    let Some((decision, c)) = consent::decision(app, device_code, Duration::ZERO).await? else {
+        return Err(OAuthError::invalid_grant("device_code: unknown"));
+    };
+    let pending = |error: &'static str, d: &str| OAuthError::new(StatusCode::BAD_REQUEST, error, d);
+    match decision {
+        Decision::Pending => Err(pending(
+            "authorization_pending",
+            "waiting for the person to answer on their phone",
+        )),
+        Decision::Denied => Err(pending("access_denied", "the person denied the request")),
+        Decision::Expired => Err(pending(
+            "expired_token",
+            "the request expired unanswered; run qp login again",
+        )),
+        Decision::Used => Err(OAuthError::invalid_grant("device_code: already used")),
+        Decision::Approved => {
+            let name = c.state_param.clone().unwrap_or_else(|| "qp login".into());
+            let Some((agent, token)) = consent::redeem(app, &c, &name).await? else {
+                return Err(OAuthError::invalid_grant("device_code: already used"));
+            };
+            let hash = crate::ids::token_hash(&token);
+            let label = format!("qp login: {name}");
+            app.db
+                .run(move |conn| -> Result<_, OAuthError> {
+                    conn.execute(
+                        "UPDATE tokens SET label = ?2 WHERE hash = ?1",
+                        crate::params![hash, label],
+                    )?;
+                    Ok(())
+                })
+                .await?;
+            Ok(json!({
+                "access_token": token,
+                "token_type": "Bearer",
+                "agent": {"id": agent.id, "name": agent.name},
+            }))
+        }
+    }
+}
+
+/// `GET /oauth/device`: there is nothing to type here; the question is on
+/// the phone.
+pub async fn page() -> Response {
+    html_page(
+        "Approve on your phone",
+        "<h1>Approve on your phone</h1><p>The person named by <code>qp login</code> got a question on their phone \
+         with the same code the terminal shows. Tap <b>Allow</b> there to sign the terminal in.</p>",
+    )
+}

@@ -1,0 +1,205 @@
+//! Fetching a Client ID Metadata Document: the `client_id` is an https URL
+//! the server GETs, so a request can make the server connect somewhere.
+//! The rules, checked before any connection:
+//! - https only, a path that is not `/`, no fragment, no credentials, no
+//!   dot segments;
+//! - the host is never loopback, private, link-local or otherwise internal
+//!   (an address literal, `localhost`, or a name that resolves to one),
+//!   unless `--oauth-client-allow` names exactly that host (tests);
+//! - the connection goes to the addresses checked (no second lookup), no
+//!   redirects, 5 seconds in all, at most [`MAX_BYTES`] of body.
+
+use std::net::{IpAddr, SocketAddr};
+use std::time::Duration;
+
+use crate::outbound::{exactly_allowed, is_internal, is_local_name};
+
+/// A metadata document larger than this is refused (the draft suggests 5 KB).
+pub const MAX_BYTES: usize = 5 * 1024;
+/// The whole fetch, connection included.
+pub const TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Checks a `client_id` URL's form and host (no lookup yet); the error
+/// says which rule, after "client_id: ".
+pub fn check_url(raw: &str, allow: &[String]) -> Result<reqwest::Url, String> {
+    let url = reqwest::Url::parse(raw).map_err(|_| "must be a URL".to_string())?;
+    if url.scheme() != "https" {
+        return Err("a metadata document URL must be https".into());
+    }
+    if url.fragment().is_some() {
+        return Err("a metadata document URL must not have a fragment".into());
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err("a metadata document URL must not carry credentials".into());
+    }
+    let path = raw
+        .split_once("://")
+        .map(|(_, rest)| rest.find('/').map_or("", |i| &rest[i..]))
+        .unwrap_or("");
+    let path = path.split(['?', '#']).next().unwrap_or("");
+    if path.is_empty() || path == "/" {
+        return Err("a metadata document URL must have a path".into());
+    }
+    if path.split('/').any(|seg| seg == "." || seg == "..") {
+        return Err("a metadata document URL must not have . or .. segments".into());
+    }
+    let host = host_of(&url)?;
+    let allowed = exactly_allowed(allow, &host, url.port());
+    if let Ok(ip) = host.parse::<IpAddr>() {
+        if is_internal(ip) && !allowed {
+            return Err(format!(
+                "a metadata document on a loopback, private or link-local address ({host}) is refused"
+            ));
+        }
+    } else if is_local_name(&host) && !allowed {
+        return Err(format!(
+            "a metadata document on this machine ({host}) is refused"
+        ));
+    }
+    Ok(url)
+}
+
+fn host_of(url: &reqwest::Url) -> Result<String, String> {
+    Ok(url
+        .host_str()
+        .ok_or_else(|| "must name a host".to_string())?
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .to_string())
+}
+
+/// The addresses to connect to: the literal, or the name's, each checked
+/// (an internal one refuses the whole name unless it is allow-listed).
+pub async fn addresses(url: &reqwest::Url, allow: &[String]) -> Result<Vec<SocketAddr>, String> {
+    let host = host_of(url)?;
+    let port = url.port_or_known_default().unwrap_or(443);
+    if let Ok(ip) = host.parse::<IpAddr>() {
+        return Ok(vec![SocketAddr::new(ip, port)]);
+    }
+    let found: Vec<SocketAddr> = tokio::time::timeout(
+        Duration::from_secs(3),
+        tokio::net::lookup_host((host.as_str(), port)),
+    )
+    .await
+    .map_err(|_| format!("looking up {host} took too long"))?
+    .map_err(|e| format!("cannot look up {host}: {e}"))?
+    .collect();
+    if found.is_empty() {
+        return Err(format!("{host} has no address"));
+    }
+    if !exactly_allowed(allow, &host, url.port()) {
+        if let Some(bad) = found.iter().find(|a| is_internal(a.ip())) {
+            return Err(format!(
+                "{host} resolves to a loopback, private or link-local address ({}); refused",
+                bad.ip()
+            ));
+        }
+    }
+    Ok(found)
+}
+
+/// GETs the document at `url` (already checked) within the limits.
+pub async fn get(
+    url: &reqwest::Url,
+    allow: &[String],
+    ca: &crate::client::ExtraCa,
+) -> Result<Vec<u8>, String> {
+    let addrs = addresses(url, allow).await?;
+    let host = host_of(url)?;
+    let client = ca
+        .builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(TIMEOUT)
+        .connect_timeout(Duration::from_secs(3))
+        .no_proxy()
+        .resolve_to_addrs(&host, &addrs)
+        .build()
+        .map_err(|e| format!("cannot make the HTTP client: {e}"))?;
+    let resp = client
+        .get(url.clone())
+        .header(reqwest::header::ACCEPT, "application/json")
+        .send()
+        .await
+        .map_err(|e| format!("fetching the metadata document failed: {}", e.without_url()))?;
+    if resp.status() != reqwest::StatusCode::OK {
+        return Err(format!(
+            "fetching the metadata document gave HTTP {}",
+            resp.status().as_u16()
+        ));
+    }
+    if resp
+        .content_length()
+        .is_some_and(|n| n as usize > MAX_BYTES)
+    {
+        return Err(too_large());
+    }
+    let mut body = Vec::new();
+    let mut resp = resp;
+    while let Some(chunk) = resp
+        .chunk()
+        .await
+        .map_err(|e| format!("reading the metadata document failed: {}", e.without_url()))?
+    {
+        if body.len() + chunk.len() > MAX_BYTES {
+            return Err(too_large());
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}
+
+fn too_large() -> String {
+    format!("the metadata document is larger than {MAX_BYTES} bytes; refused")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Loopback values only: the guard is never aimed at a private or
+    // public address.
+    #[test]
+    fn loopback_addresses_and_names_are_refused_unless_allow_listed() {
+        for url in [
+            "https://127.0.0.1/client.json",
+            "https://127.0.0.1:8443/client.json",
+            "https://[::1]/client.json",
+            "https://localhost/client.json",
+            "https://app.localhost/client.json",
+            "https://[::ffff:127.0.0.1]/client.json",
+        ] {
+            assert!(check_url(url, &[]).is_err(), "{url}");
+        }
+        let allow = vec!["127.0.0.1:8443".to_string()];
+        assert!(check_url("https://127.0.0.1:8443/client.json", &allow).is_ok());
+        // Only exactly that host and port.
+        assert!(check_url("https://127.0.0.1:9443/client.json", &allow).is_err());
+        assert!(check_url("https://localhost:8443/client.json", &allow).is_err());
+    }
+
+    #[test]
+    fn the_url_must_be_https_with_a_path() {
+        let allow = vec!["127.0.0.1".to_string()];
+        for (url, rule) in [
+            ("http://127.0.0.1/client.json", "https"),
+            ("https://127.0.0.1", "path"),
+            ("https://127.0.0.1/", "path"),
+            ("https://127.0.0.1/c.json#x", "fragment"),
+            ("https://u:p@127.0.0.1/c.json", "credentials"),
+            ("https://127.0.0.1/a/../c.json", "segments"),
+            ("not a url", "URL"),
+        ] {
+            let e = check_url(url, &allow).unwrap_err();
+            assert!(e.contains(rule), "{url}: {e}");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_name_resolving_to_loopback_is_refused() {
+        let url = reqwest::Url::parse("https://localhost/client.json").unwrap();
+        let e = addresses(&url, &[]).await.unwrap_err();
+        assert!(e.contains("loopback"), "{e}");
+        let ok = addresses(&url, &["localhost".to_string()]).await.unwrap();
+        assert!(ok.iter().all(|a| a.ip().is_loopback()));
+    }
+}

@@ -1,0 +1,282 @@
+//! OAuth 2.1 for remote MCP clients (the MCP authorization specification,
+//! revision 2026-07-28, compatible with 2025-06-18 clients) and the device
+//! authorization of `qp login --url`.
+//!
+//! - [`metadata`]: RFC 9728 protected-resource and RFC 8414
+//!   authorization-server metadata; `/mcp`'s 401 points at the first.
+//! - [`clients`]: Dynamic Client Registration (RFC 7591) and Client ID
+//!   Metadata Documents, fetched through [`fetch`] (https, size, time and
+//!   address limits).
+//! - [`consent`]: the consent is a question to the named person, asked and
+//!   read through the question machinery; an approval makes an agent owned
+//!   by that person, scoped to one room.
+//! - [`authorize`]: the authorization page (PKCE S256 only, exact redirect
+//!   URIs, `iss` in the response, RFC 9207).
+//! - [`token`]: codes for tokens, rotating refresh tokens (a reused one ends
+//!   its grant), revocation (RFC 7009), and the bearer check of `/mcp`
+//!   (the audience, RFC 8707, on every request).
+//! - [`device`]: RFC 8628 for `qp login --url`.
+//!
+//! Secrets are stored only as hashes (`store::oauth`).
+
+pub mod authorize;
+pub mod clients;
+pub mod consent;
+pub mod device;
+pub mod fetch;
+pub mod metadata;
+pub mod token;
+
+use std::num::NonZeroU32;
+use std::sync::Arc;
+
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use governor::{DefaultDirectRateLimiter, DefaultKeyedRateLimiter, Quota, RateLimiter};
+use serde_json::json;
+
+use crate::app::App;
+
+/// Access tokens live this long (seconds); refresh tokens rotate.
+pub const ACCESS_TTL_SECS: i64 = 900;
+pub const REFRESH_TTL_SECS: i64 = 30 * 24 * 3600;
+/// An authorization code must be redeemed within this.
+pub const CODE_TTL_SECS: i64 = 60;
+/// A consent question (and the page or device code waiting on it) expires
+/// after this.
+pub const CONSENT_TTL_SECS: i64 = 300;
+/// At most this many consents may wait for one person, and for one client.
+pub const MAX_PENDING_PER_USER: i64 = 3;
+pub const MAX_PENDING_PER_CLIENT: i64 = 20;
+/// Prefixes: access tokens, refresh tokens.
+pub const ACCESS_PREFIX: &str = "qpo_";
+pub const REFRESH_PREFIX: &str = "qpr_";
+
+/// The consent flow's rate limits: per person asked, per client, and
+/// registrations and metadata-document fetches overall (no push spam
+/// through the consent flow, no fetches on anyone's behalf in bulk).
+pub struct Limits {
+    pub per_user: DefaultKeyedRateLimiter<String>,
+    pub per_client: DefaultKeyedRateLimiter<String>,
+    pub registrations: DefaultDirectRateLimiter,
+    pub fetches: DefaultDirectRateLimiter,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        let q = |per_min: u32, burst: u32| {
+            Quota::per_minute(NonZeroU32::new(per_min).unwrap_or(NonZeroU32::MIN))
+                .allow_burst(NonZeroU32::new(burst).unwrap_or(NonZeroU32::MIN))
+        };
+        Limits {
+            per_user: RateLimiter::keyed(q(6, 6)),
+            per_client: RateLimiter::keyed(q(30, 10)),
+            registrations: RateLimiter::direct(q(60, 20)),
+            fetches: RateLimiter::direct(q(120, 30)),
+        }
+    }
+}
+
+/// The routes of the authorization server and the metadata.
+pub fn routes() -> Router<Arc<App>> {
+    Router::new()
+        .route(
+            "/.well-known/oauth-protected-resource",
+            get(metadata::protected_resource),
+        )
+        .route(
+            "/.well-known/oauth-protected-resource/mcp",
+            get(metadata::protected_resource),
+        )
+        .route(
+            "/.well-known/oauth-authorization-server",
+            get(metadata::authorization_server),
+        )
+        .route("/oauth/register", post(clients::register))
+        .route(
+            "/oauth/authorize",
+            get(authorize::page).post(authorize::start),
+        )
+        .route("/oauth/authorize/status", post(authorize::status))
+        .route("/oauth/token", post(token::token))
+        .route("/oauth/revoke", post(token::revoke))
+        .route(
+            "/oauth/device_authorization",
+            post(device::device_authorization),
+        )
+        .route("/oauth/device", get(device::page))
+}
+
+/// The issuer identifier: this server's public URL.
+pub fn issuer(app: &App) -> String {
+    app.settings.public_url()
+}
+
+/// The one resource this server protects: its `/mcp` endpoint.
+pub fn resource(app: &App) -> String {
+    format!("{}/mcp", issuer(app))
+}
+
+/// Whether a client's `resource` names this server's `/mcp` (a trailing
+/// slash aside).
+pub fn is_our_resource(app: &App, given: &str) -> bool {
+    given.trim_end_matches('/') == resource(app)
+}
+
+/// An OAuth error response (RFC 6749 section 5.2): `error` and an
+/// `error_description` that names the field at fault.
+#[derive(Debug)]
+pub struct OAuthError {
+    pub status: StatusCode,
+    pub error: &'static str,
+    pub description: String,
+    pub retry_after: Option<u64>,
+}
+
+impl OAuthError {
+    pub fn new(status: StatusCode, error: &'static str, description: impl Into<String>) -> Self {
+        OAuthError {
+            status,
+            error,
+            description: description.into(),
+            retry_after: None,
+        }
+    }
+    pub fn invalid_request(description: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, "invalid_request", description)
+    }
+    pub fn invalid_grant(description: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, "invalid_grant", description)
+    }
+    pub fn invalid_client(description: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, "invalid_client", description)
+    }
+    pub fn slow(description: impl Into<String>, retry_after: u64) -> Self {
+        let mut e = Self::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            "temporarily_unavailable",
+            description,
+        );
+        e.retry_after = Some(retry_after.max(1));
+        e
+    }
+    pub fn server(e: impl std::fmt::Display) -> Self {
+        tracing::error!(error = %e, "oauth: internal error");
+        Self::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "server_error",
+            "internal error; see the server log",
+        )
+    }
+}
+
+impl From<crate::store::DbError> for OAuthError {
+    fn from(e: crate::store::DbError) -> Self {
+        OAuthError::server(e)
+    }
+}
+
+impl From<crate::store::StoreError> for OAuthError {
+    fn from(e: crate::store::StoreError) -> Self {
+        OAuthError::server(e)
+    }
+}
+
+impl From<crate::http::error::ApiError> for OAuthError {
+    fn from(e: crate::http::error::ApiError) -> Self {
+        let error = match e.status.as_u16() {
+            429 => "temporarily_unavailable",
+            500..=599 => "server_error",
+            _ => "invalid_request",
+        };
+        let mut out = OAuthError::new(e.status, error, e.message);
+        out.retry_after = e.retry_after;
+        out
+    }
+}
+
+impl IntoResponse for OAuthError {
+    fn into_response(self) -> Response {
+        let mut resp = (
+            self.status,
+            Json(json!({ "error": self.error, "error_description": self.description })),
+        )
+            .into_response();
+        no_store(&mut resp);
+        if let Some(s) = self.retry_after {
+            if let Ok(v) = HeaderValue::from_str(&s.to_string()) {
+                resp.headers_mut().insert(header::RETRY_AFTER, v);
+            }
+        }
+        resp
+    }
+}
+
+/// Responses that carry tokens or codes are never cached.
+pub fn no_store(resp: &mut Response) {
+    resp.headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    resp.headers_mut()
+        .insert(header::PRAGMA, HeaderValue::from_static("no-cache"));
+}
+
+/// Text for an HTML page, escaped.
+pub fn escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A small HTML page (the authorization and device pages).
+pub fn html_page(title: &str, body: &str) -> Response {
+    let page = format!(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <title>{}</title><style>body{{font-family:system-ui,sans-serif;max-width:32rem;margin:3rem auto;padding:0 1rem;line-height:1.5}}\
+         label{{display:block;margin-top:1rem}}input{{font-size:1rem;padding:.4rem;width:100%;box-sizing:border-box}}\
+         button{{margin-top:1.2rem;font-size:1rem;padding:.5rem 1rem}}.muted{{color:#666}}</style></head><body>{}</body></html>",
+        escape(title),
+        body
+    );
+    let mut resp = (
+        StatusCode::OK,
+        [
+            (header::CONTENT_TYPE, "text/html; charset=utf-8"),
+            (header::X_FRAME_OPTIONS, "DENY"),
+            (
+                header::CONTENT_SECURITY_POLICY,
+                "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; connect-src 'self'; form-action 'self' https: http:; frame-ancestors 'none'",
+            ),
+            (header::REFERRER_POLICY, "no-referrer"),
+        ],
+        page,
+    )
+        .into_response();
+    no_store(&mut resp);
+    resp
+}
+
+/// The body of a form post (`application/x-www-form-urlencoded`) as
+/// name-value pairs; a name given twice is refused (RFC 6749 section 3.1).
+pub fn form(body: &[u8]) -> Result<std::collections::HashMap<String, String>, OAuthError> {
+    let mut out = std::collections::HashMap::new();
+    for (k, v) in form_urlencoded::parse(body) {
+        if out.insert(k.to_string(), v.into_owned()).is_some() {
+            return Err(OAuthError::invalid_request(format!(
+                "{k}: given more than once"
+            )));
+        }
+    }
+    Ok(out)
+}

@@ -1,0 +1,688 @@
+//! OAuth for remote MCP clients and `qp login --url`, against a real
+//! server on loopback (SQLite, or PostgreSQL with `QP_TEST_POSTGRES`): what
+//! the refusals say, and the device flow end to end with the `qp` binary,
+//! the phone's answer given by the person's user token. The whole flow with
+//! a third-party client is `tests/mcp.rs` (the official MCP Python SDK).
+
+mod common;
+
+use std::time::Duration;
+
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use base64::Engine as _;
+use common::Fixture;
+use serde_json::{json, Value};
+use sha2::{Digest, Sha256};
+
+const REDIRECT: &str = "http://127.0.0.1:33418/callback";
+const VERIFIER: &str = "a-verifier-of-at-least-43-characters-0123456789-abcdef";
+
+fn challenge(verifier: &str) -> String {
+    URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes()))
+}
+
+fn form(pairs: &[(&str, &str)]) -> String {
+    form_urlencoded::Serializer::new(String::new())
+        .extend_pairs(pairs)
+        .finish()
+}
+
+async fn post_form(f: &Fixture, path: &str, pairs: &[(&str, &str)]) -> (u16, Value) {
+    let resp = f
+        .http
+        .post(format!("{}{path}", f.base))
+        .header("Content-Type", "application/x-www-form-urlencoded")
+        .header("Accept", "application/json")
+        .body(form(pairs))
+        .send()
+        .await
+        .unwrap();
+    let status = resp.status().as_u16();
+    let text = resp.text().await.unwrap();
+    (
+        status,
+        serde_json::from_str(&text).unwrap_or(Value::String(text)),
+    )
+}
+
+async fn register(f: &Fixture, name: &str) -> String {
+    let (s, body) = f
+        .call(
+            "POST",
+            "/oauth/register",
+            None,
+            Some(json!({"client_name": name, "redirect_uris": [REDIRECT]})),
+        )
+        .await;
+    assert_eq!(s, 201, "{body}");
+    body["client_id"].as_str().unwrap().to_string()
+}
+
+/// Starts a consent for `user` in the fixture's room: the page's handle.
+async fn start(f: &Fixture, client: &str, user: &str) -> (u16, Value) {
+    let c = challenge(VERIFIER);
+    post_form(
+        f,
+        "/oauth/authorize",
+        &[
+            ("response_type", "code"),
+            ("client_id", client),
+            ("redirect_uri", REDIRECT),
+            ("code_challenge", &c),
+            ("code_challenge_method", "S256"),
+            ("state", "st4te"),
+            ("user", user),
+            ("room", &f.room_code),
+        ],
+    )
+    .await
+}
+
+/// The consent question pending for the person with `token`.
+async fn consent_question(f: &Fixture, token: &str) -> Value {
+    for _ in 0..100 {
+        let (_, listed) = f
+            .call("GET", "/api/questions/pending", Some(token), None)
+            .await;
+        if let Some(q) = listed["questions"].as_array().and_then(|qs| {
+            qs.iter()
+                .find(|q| {
+                    q["prompt"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .contains("wants to ask you questions")
+                })
+                .cloned()
+        }) {
+            return q;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("no consent question arrived");
+}
+
+async fn status(f: &Fixture, handle: &str) -> Value {
+    let (s, body) = f
+        .call(
+            "POST",
+            "/oauth/authorize/status",
+            None,
+            Some(json!({"request": handle, "wait": 5})),
+        )
+        .await;
+    assert_eq!(s, 200, "{body}");
+    body
+}
+
+fn query_of(url: &str) -> std::collections::HashMap<String, String> {
+    reqwest::Url::parse(url)
+        .unwrap()
+        .query_pairs()
+        .map(|(k, v)| (k.into_owned(), v.into_owned()))
+        .collect()
+}
+
+/// A client registered, and a code the person approved.
+async fn approved_code(f: &Fixture) -> (String, String) {
+    let client = register(f, "Negative Tests").await;
+    let (s, started) = start(f, &client, &f.alice).await;
+    assert_eq!(s, 200, "{started}");
+    let q = consent_question(f, &f.alice_token).await;
+    let id = q["id"].as_str().unwrap();
+    let (s, _) = f
+        .answer(&f.alice_token, id, json!({"value": "allow"}))
+        .await;
+    assert_eq!(s, 200);
+    let st = status(f, started["request"].as_str().unwrap()).await;
+    assert_eq!(st["state"], "approved", "{st}");
+    let q = query_of(st["redirect"].as_str().unwrap());
+    assert_eq!(q["state"], "st4te");
+    assert_eq!(q["iss"], f.base);
+    (client, q["code"].clone())
+}
+
+async fn exchange(f: &Fixture, client: &str, code: &str, verifier: &str) -> (u16, Value) {
+    post_form(
+        f,
+        "/oauth/token",
+        &[
+            ("grant_type", "authorization_code"),
+            ("code", code),
+            ("client_id", client),
+            ("redirect_uri", REDIRECT),
+            ("code_verifier", verifier),
+            ("resource", &format!("{}/mcp", f.base)),
+        ],
+    )
+    .await
+}
+
+/// A raw `initialize` on /mcp with this token: the status.
+async fn mcp_status(f: &Fixture, token: &str) -> u16 {
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "probe", "version": "0"}}});
+    f.http
+        .post(format!("{}/mcp", f.base))
+        .bearer_auth(token)
+        .header("Accept", "application/json, text/event-stream")
+        .json(&init)
+        .send()
+        .await
+        .unwrap()
+        .status()
+        .as_u16()
+}
+
+#[tokio::test]
+async fn a_wrong_pkce_verifier_is_refused_and_spends_the_code() {
+    let f = Fixture::new().await;
+    let (client, code) = approved_code(&f).await;
+    let (s, body) = exchange(
+        &f,
+        &client,
+        &code,
+        "another-verifier-of-at-least-43-characters-0123456789",
+    )
+    .await;
+    assert_eq!(s, 400, "{body}");
+    assert_eq!(body["error"], "invalid_grant");
+    assert!(body["error_description"]
+        .as_str()
+        .unwrap()
+        .starts_with("code_verifier:"));
+    let (s, body) = exchange(&f, &client, &code, VERIFIER).await;
+    assert_eq!(s, 400, "the code is spent: {body}");
+}
+
+#[tokio::test]
+async fn a_replayed_code_is_refused_and_revokes_what_it_gave() {
+    let f = Fixture::new().await;
+    let (client, code) = approved_code(&f).await;
+    let (s, tokens) = exchange(&f, &client, &code, VERIFIER).await;
+    assert_eq!(s, 200, "{tokens}");
+    assert_eq!(tokens["token_type"], "Bearer");
+    assert!(tokens["expires_in"].as_i64().unwrap() <= 900);
+    let access = tokens["access_token"].as_str().unwrap();
+    assert_eq!(mcp_status(&f, access).await, 200);
+    // Existing agent tokens keep working on /mcp beside OAuth's.
+    assert_eq!(mcp_status(&f, &f.agent_token).await, 200);
+
+    let (s, body) = exchange(&f, &client, &code, VERIFIER).await;
+    assert_eq!(s, 400, "{body}");
+    assert_eq!(body["error"], "invalid_grant");
+    assert!(body["error_description"]
+        .as_str()
+        .unwrap()
+        .contains("already used"));
+    assert_eq!(mcp_status(&f, access).await, 401);
+    let (s, body) = post_form(
+        &f,
+        "/oauth/token",
+        &[
+            ("grant_type", "refresh_token"),
+            ("refresh_token", tokens["refresh_token"].as_str().unwrap()),
+            ("client_id", &client),
+        ],
+    )
+    .await;
+    assert_eq!((s, body["error"].as_str()), (400, Some("invalid_grant")));
+    // Nothing of it in the database but hashes.
+    assert!(!common::database_contains(&f, access));
+    assert!(!common::database_contains(&f, &code));
+}
+
+#[tokio::test]
+async fn expired_access_tokens_and_other_clients_refresh_tokens_are_refused() {
+    let f = Fixture::new().await;
+    let (client, code) = approved_code(&f).await;
+    let (_, tokens) = exchange(&f, &client, &code, VERIFIER).await;
+    let access = tokens["access_token"].as_str().unwrap();
+    let refresh = tokens["refresh_token"].as_str().unwrap();
+    let other = register(&f, "Someone Else").await;
+    let (s, body) = post_form(
+        &f,
+        "/oauth/token",
+        &[
+            ("grant_type", "refresh_token"),
+            ("refresh_token", refresh),
+            ("client_id", &other),
+        ],
+    )
+    .await;
+    assert_eq!((s, body["error"].as_str()), (400, Some("invalid_grant")));
+    assert!(body["error_description"]
+        .as_str()
+        .unwrap()
+        .starts_with("client_id:"));
+    // The access token's fifteen minutes, passed.
+    f.db()
+        .execute(
+            "UPDATE oauth_tokens SET expires_at = 1 WHERE kind = 'access'",
+            &[],
+        )
+        .unwrap();
+    let resp = f
+        .http
+        .post(format!("{}/mcp", f.base))
+        .bearer_auth(access)
+        .header("Accept", "application/json, text/event-stream")
+        .json(&json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "probe", "version": "0"}}}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 401);
+    let challenge = resp.headers()["www-authenticate"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    assert!(challenge.contains("error=\"invalid_token\""), "{challenge}");
+    assert!(challenge.contains("resource_metadata="), "{challenge}");
+    let body: Value = resp.json().await.unwrap();
+    assert!(
+        body["message"].as_str().unwrap().contains("expired"),
+        "{body}"
+    );
+    // The refresh token (not reused: the other client's try did not spend it)
+    // gets a new access token.
+    let (s, fresh) = post_form(
+        &f,
+        "/oauth/token",
+        &[
+            ("grant_type", "refresh_token"),
+            ("refresh_token", refresh),
+            ("client_id", &client),
+        ],
+    )
+    .await;
+    assert_eq!(s, 200, "{fresh}");
+    assert_eq!(
+        mcp_status(&f, fresh["access_token"].as_str().unwrap()).await,
+        200
+    );
+}
+
+#[tokio::test]
+async fn an_unregistered_redirect_uri_is_shown_not_followed() {
+    let f = Fixture::new().await;
+    let client = register(&f, "Redirects").await;
+    let c = challenge(VERIFIER);
+    for uri in [
+        "http://127.0.0.1:33418/elsewhere",
+        "https://attacker.example/cb",
+        "http://127.0.0.1:33418/callback/",
+    ] {
+        let q = form(&[
+            ("response_type", "code"),
+            ("client_id", &client),
+            ("redirect_uri", uri),
+            ("code_challenge", &c),
+            ("code_challenge_method", "S256"),
+        ]);
+        let (s, body) = f
+            .call("GET", &format!("/oauth/authorize?{q}"), None, None)
+            .await;
+        assert_eq!(s, 400, "{uri}: {body}");
+        assert_eq!(body["error"], "invalid_request");
+        assert!(body["error_description"]
+            .as_str()
+            .unwrap()
+            .starts_with("redirect_uri:"));
+    }
+    // Registering one that is neither https nor loopback http.
+    let (s, body) = f
+        .call(
+            "POST",
+            "/oauth/register",
+            None,
+            Some(json!({"redirect_uris": ["http://example.com/cb"]})),
+        )
+        .await;
+    assert_eq!(s, 400);
+    assert_eq!(body["error"], "invalid_redirect_uri");
+    assert!(body["error_description"]
+        .as_str()
+        .unwrap()
+        .starts_with("redirect_uris[0]:"));
+}
+
+#[tokio::test]
+async fn pkce_is_s256_only_and_resource_must_be_ours() {
+    let f = Fixture::new().await;
+    let client = register(&f, "PKCE").await;
+    let no_redirect = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let c = challenge(VERIFIER);
+    type Case<'a> = (&'a [(&'a str, &'a str)], &'a str, &'a str);
+    let cases: [Case; 3] = [
+        (
+            &[
+                ("code_challenge", VERIFIER),
+                ("code_challenge_method", "plain"),
+            ],
+            "invalid_request",
+            "code_challenge_method",
+        ),
+        (
+            &[("code_challenge_method", "S256")],
+            "invalid_request",
+            "code_challenge",
+        ),
+        (
+            &[
+                ("code_challenge", c.as_str()),
+                ("code_challenge_method", "S256"),
+                ("resource", "https://other.example/mcp"),
+            ],
+            "invalid_target",
+            "resource",
+        ),
+    ];
+    for (extra, error, field) in cases {
+        let mut pairs = vec![
+            ("response_type", "code"),
+            ("client_id", client.as_str()),
+            ("redirect_uri", REDIRECT),
+            ("state", "s1"),
+        ];
+        pairs.extend_from_slice(extra);
+        let resp = no_redirect
+            .get(format!("{}/oauth/authorize?{}", f.base, form(&pairs)))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status().as_u16(), 303, "{extra:?}");
+        let location = resp.headers()["location"].to_str().unwrap().to_string();
+        let q = query_of(&location);
+        assert_eq!(q["error"], error, "{location}");
+        assert!(q["error_description"].starts_with(field), "{location}");
+        assert_eq!(q["state"], "s1");
+        assert_eq!(q["iss"], f.base);
+    }
+}
+
+#[tokio::test]
+async fn an_expired_consent_says_so_and_sends_the_client_back() {
+    let f = Fixture::new().await;
+    let client = register(&f, "Slow").await;
+    let (_, started) = start(&f, &client, &f.alice).await;
+    let q = consent_question(&f, &f.alice_token).await;
+    f.set_expiry(q["id"].as_str().unwrap(), -1);
+    let st = status(&f, started["request"].as_str().unwrap()).await;
+    assert_eq!(st["state"], "expired", "{st}");
+    let back = query_of(st["redirect"].as_str().unwrap());
+    assert_eq!(back["error"], "access_denied");
+    // Answering now changes nothing.
+    let (_, _) = f
+        .answer(
+            &f.alice_token,
+            q["id"].as_str().unwrap(),
+            json!({"value": "allow"}),
+        )
+        .await;
+    assert_eq!(
+        status(&f, started["request"].as_str().unwrap()).await["state"],
+        "expired"
+    );
+}
+
+#[tokio::test]
+async fn only_the_named_person_can_answer_the_consent() {
+    let f = Fixture::new().await;
+    let client = register(&f, "Careful").await;
+    let (_, started) = start(&f, &client, &f.alice).await;
+    let handle = started["request"].as_str().unwrap();
+    let q = consent_question(&f, &f.alice_token).await;
+    let id = q["id"].as_str().unwrap();
+    assert_eq!(q["context"], "unverified client");
+    assert_eq!(q["asker"]["display_name"], "qp sign-in");
+    for token in [&f.bob_token, &f.carol_token] {
+        let (s, body) = f.answer(token, id, json!({"value": "allow"})).await;
+        assert_eq!(s, 403, "{body}");
+    }
+    assert_eq!(status(&f, handle).await["state"], "pending");
+    // The person denies: no agent, the client is told.
+    let (s, _) = f.answer(&f.alice_token, id, json!({"value": "deny"})).await;
+    assert_eq!(s, 200);
+    let st = status(&f, handle).await;
+    assert_eq!(st["state"], "denied");
+    assert_eq!(
+        query_of(st["redirect"].as_str().unwrap())["error"],
+        "access_denied"
+    );
+    // A person who is not in the room cannot be asked for it.
+    let (s, body) = start(&f, &client, &f.carol).await;
+    assert_eq!(s, 400, "{body}");
+    // A browser's form post (no JSON asked for) gets the waiting page.
+    let c = challenge(VERIFIER);
+    let resp = f
+        .http
+        .post(format!("{}/oauth/authorize", f.base))
+        .header("Content-Type", "application/x-www-form-urlencoded")
+        .body(form(&[
+            ("response_type", "code"),
+            ("client_id", &client),
+            ("redirect_uri", REDIRECT),
+            ("code_challenge", &c),
+            ("code_challenge_method", "S256"),
+            ("user", "alice"),
+            ("room", &f.room_code),
+        ]))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), 200);
+    assert!(resp.headers()["content-type"]
+        .to_str()
+        .unwrap()
+        .starts_with("text/html"));
+    assert_eq!(resp.headers()["cache-control"], "no-store");
+    let page = resp.text().await.unwrap();
+    assert!(page.contains("Check your phone"), "{page}");
+    assert!(body["error_description"]
+        .as_str()
+        .unwrap()
+        .starts_with("room:"));
+}
+
+#[tokio::test]
+async fn pending_consents_per_person_are_bounded() {
+    let f = Fixture::new().await;
+    let client = register(&f, "Pushy").await;
+    for _ in 0..3 {
+        let (s, body) = start(&f, &client, &f.alice).await;
+        assert_eq!(s, 200, "{body}");
+    }
+    let (s, body) = start(&f, &client, &f.alice).await;
+    assert_eq!(s, 429, "{body}");
+    assert_eq!(body["error"], "temporarily_unavailable");
+    assert!(body["error_description"]
+        .as_str()
+        .unwrap()
+        .starts_with("user:"));
+}
+
+#[tokio::test]
+async fn revoking_the_grant_with_qp_admin_ends_its_tokens() {
+    let f = Fixture::new().await;
+    let (client, code) = approved_code(&f).await;
+    let (_, tokens) = exchange(&f, &client, &code, VERIFIER).await;
+    let access = tokens["access_token"].as_str().unwrap();
+    assert_eq!(mcp_status(&f, access).await, 200);
+    let db = f.db();
+    let grant: String = db
+        .query_row(
+            "SELECT hash FROM tokens WHERE label = ?1",
+            qp_server::params!["OAuth: Negative Tests"],
+            |r| r.get(0),
+        )
+        .unwrap();
+    qp_server::store::identity::revoke_token(&*db, &grant[..12]).unwrap();
+    assert_eq!(mcp_status(&f, access).await, 401);
+}
+
+#[tokio::test]
+async fn the_person_lists_and_removes_the_agents_their_approvals_made() {
+    let f = Fixture::new().await;
+    let (client, code) = approved_code(&f).await;
+    let (_, tokens) = exchange(&f, &client, &code, VERIFIER).await;
+    let access = tokens["access_token"].as_str().unwrap();
+    let (s, mine) = f
+        .call("GET", "/api/me/agents", Some(&f.alice_token), None)
+        .await;
+    assert_eq!(s, 200, "{mine}");
+    let made = mine["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["name"] == "Negative Tests")
+        .cloned()
+        .expect("the approved client's agent is listed");
+    assert_eq!(made["rooms"], json!([f.room_code]));
+    assert!(mine["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|a| a["name"] != "qp sign-in"));
+    let path = format!("/api/me/agents/{}", made["id"].as_str().unwrap());
+    let (s, _) = f.call("DELETE", &path, Some(&f.bob_token), None).await;
+    assert_eq!(s, 404, "not Bob's");
+    assert_eq!(mcp_status(&f, access).await, 200);
+    let (s, _) = f.call("DELETE", &path, Some(&f.alice_token), None).await;
+    assert_eq!(s, 204);
+    assert_eq!(mcp_status(&f, access).await, 401);
+    let (_, mine) = f
+        .call("GET", "/api/me/agents", Some(&f.alice_token), None)
+        .await;
+    assert!(mine["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|a| a["id"] != made["id"]));
+}
+
+#[tokio::test]
+async fn device_polling_faster_than_the_interval_is_told_to_slow_down() {
+    let f = Fixture::new().await;
+    let (s, started) = post_form(
+        &f,
+        "/oauth/device_authorization",
+        &[
+            ("client_id", "qp-cli"),
+            ("user", &f.alice),
+            ("room", &f.room_code),
+        ],
+    )
+    .await;
+    assert_eq!(s, 200, "{started}");
+    let code = started["user_code"].as_str().unwrap();
+    assert_eq!(code.len(), 9);
+    let q = consent_question(&f, &f.alice_token).await;
+    assert_eq!(q["context"], format!("code {code}"));
+    let pairs = [
+        ("grant_type", "urn:ietf:params:oauth:grant-type:device_code"),
+        ("device_code", started["device_code"].as_str().unwrap()),
+        ("client_id", "qp-cli"),
+    ];
+    let (s, body) = post_form(&f, "/oauth/token", &pairs).await;
+    assert_eq!(
+        (s, body["error"].as_str()),
+        (400, Some("authorization_pending"))
+    );
+    let (s, body) = post_form(&f, "/oauth/token", &pairs).await;
+    assert_eq!((s, body["error"].as_str()), (400, Some("slow_down")));
+}
+
+fn qp_login(f: &Fixture, config: &std::path::Path, user: &str) -> std::process::Child {
+    std::process::Command::new(env!("CARGO_BIN_EXE_qp"))
+        .args([
+            "login",
+            "--url",
+            &f.base,
+            "--as",
+            user,
+            "--room",
+            &f.room_code,
+        ])
+        .env("QP_CONFIG_DIR", config)
+        .env_remove("QP_URL")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+async fn finish(child: std::process::Child) -> std::process::Output {
+    tokio::time::timeout(
+        Duration::from_secs(60),
+        tokio::task::spawn_blocking(move || child.wait_with_output().unwrap()),
+    )
+    .await
+    .expect("qp login finishes")
+    .unwrap()
+}
+
+#[tokio::test]
+async fn qp_login_with_a_url_is_approved_on_the_phone() {
+    let f = Fixture::new().await;
+    let config = f.dir.path().join("config");
+    let child = qp_login(&f, &config, &f.alice);
+    let q = consent_question(&f, &f.alice_token).await;
+    assert_eq!(q["target_user_id"], f.alice);
+    assert!(q["context"].as_str().unwrap().starts_with("code "));
+    let (s, _) = f
+        .answer(
+            &f.alice_token,
+            q["id"].as_str().unwrap(),
+            json!({"value": "allow"}),
+        )
+        .await;
+    assert_eq!(s, 200);
+    let out = finish(child).await;
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(q["context"].as_str().unwrap().trim_start_matches("code ")),
+        "{stderr}"
+    );
+    let saved: Value =
+        serde_json::from_str(&std::fs::read_to_string(config.join("credentials.json")).unwrap())
+            .unwrap();
+    assert_eq!(saved["url"], f.base);
+    let token = saved["token"].as_str().unwrap();
+    assert!(token.starts_with("qpa_"));
+    // The token is an agent's of Alice's, allowed in the room: it asks.
+    let (s, asked) = f
+        .call(
+            "POST",
+            &format!("/api/agent/rooms/{}/questions", f.room_code),
+            Some(token),
+            Some(json!({"prompt": "Signed in by a tap?"})),
+        )
+        .await;
+    assert_eq!(s, 201, "{asked}");
+    assert_eq!(asked["target_user_id"], f.alice);
+    assert!(!common::database_contains(&f, token));
+
+    // Denied: nothing stored, exit 1.
+    let config = f.dir.path().join("config2");
+    let child = qp_login(&f, &config, &f.alice);
+    let q = consent_question(&f, &f.alice_token).await;
+    f.answer(
+        &f.alice_token,
+        q["id"].as_str().unwrap(),
+        json!({"value": "deny"}),
+    )
+    .await;
+    let out = finish(child).await;
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("denied"));
+    assert!(!config.join("credentials.json").exists());
+}
