@@ -48,16 +48,57 @@ pub struct Asked {
     pub expires_in: i64,
 }
 
-/// The context line of the consent question (at most 40 characters).
+/// The context line of the consent question (at most 40 characters). A
+/// long verified host is cut from the left, never the right: the end of a
+/// host name is the domain that vouches for it (cut from the right,
+/// `claude.ai.connectors.login.attacker.example` read as claude.ai's).
 fn context_line(client: &Client, user_code: Option<&str>) -> String {
-    let line = match (user_code, client.kind.as_str()) {
+    match (user_code, client.kind.as_str()) {
         (Some(code), _) => format!("code {code}"),
-        (None, "cimd") => format!("verified: {}", client.host),
+        (None, "cimd") => format!("verified: {}", tail(&client.host, 30)),
         (None, _) => "unverified client".to_string(),
-    };
-    line.chars()
-        .take(qp_core::protocol::limits::CONTEXT_MAX_CHARS)
-        .collect()
+    }
+}
+
+/// The last `max` characters of `s`, with "…" before them when cut.
+fn tail(s: &str, max: usize) -> String {
+    let n = s.chars().count();
+    if n <= max {
+        return s.to_string();
+    }
+    let kept: String = s.chars().skip(n - (max - 1)).collect();
+    format!("…{kept}")
+}
+
+/// The consent question's prompt: who asks (verified or not, by what it
+/// is), where, and where the sign-in goes back to (the redirect's host, as
+/// the MCP authorization spec asks servers to show), within the prompt's
+/// 500 characters.
+fn prompt(client: &Client, room: &str, redirect_uri: Option<&str>) -> String {
+    let name: String = client.name.chars().take(80).collect();
+    let room: String = room.chars().take(80).collect();
+    let back_to = redirect_uri
+        .and_then(|u| reqwest::Url::parse(u).ok())
+        .and_then(|u| u.host_str().map(str::to_string))
+        .map(|h| match h.as_str() {
+            "localhost" | "127.0.0.1" | "[::1]" | "::1" => {
+                " It signs in on the computer it runs on (localhost).".to_string()
+            }
+            _ => format!(" It signs in at {}.", tail(&h, 120)),
+        })
+        .unwrap_or_default();
+    match client.kind.as_str() {
+        "cimd" => format!(
+            "{name} wants to ask you questions in {room}. Allow? Verified at {}.{back_to}",
+            tail(&client.host, 120)
+        ),
+        "device" => format!(
+            "A terminal (qp login) calling itself \"{name}\" wants to ask you questions in {room}. Allow? Its name is unverified."
+        ),
+        _ => format!(
+            "{name} (an unverified client: it named itself) wants to ask you questions in {room}. Allow?{back_to}"
+        ),
+    }
 }
 
 /// Asks the person. Refused (naming the field) when the person or room is
@@ -111,7 +152,7 @@ pub async fn ask(app: &Arc<App>, req: Request) -> Result<Asked, OAuthError> {
             }
             let asker = store::consent_asker(conn, &user.id)?;
             let body = json!({
-                "prompt": format!("{} wants to ask you questions in {}. Allow?", req.client.name, room.name),
+                "prompt": prompt(&req.client, &room.name, req.redirect_uri.as_deref()),
                 "context": context_line(&req.client, req.user_code.as_deref()),
                 "options": [
                     {"value": "allow", "label": "Allow", "style": "primary"},
@@ -280,6 +321,11 @@ pub async fn decision(
         return Ok(None);
     };
     match consent.state.as_str() {
+        // An approval not collected in time is not handed out later (RFC
+        // 8628: the device code ends with its expiry).
+        "approved" if consent.expires_at < now_secs() => {
+            return Ok(Some((Decision::Expired, consent)))
+        }
         "approved" => return Ok(Some((Decision::Approved, consent))),
         "denied" => return Ok(Some((Decision::Denied, consent))),
         "expired" => return Ok(Some((Decision::Expired, consent))),
@@ -385,4 +431,81 @@ pub fn unknown() -> OAuthError {
         "invalid_request",
         "request: no such consent request (or it is over)",
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn client(kind: &str, name: &str, host: &str) -> Client {
+        Client {
+            id: "c".into(),
+            kind: kind.into(),
+            name: name.into(),
+            redirect_uris: Vec::new(),
+            host: host.into(),
+            fetched_at: None,
+        }
+    }
+
+    /// Review of issue 33: a verified host cut from the right read as
+    /// another's (`claude.ai.connectors.login.atta`); the phone shows its
+    /// end, the domain that vouches for it, and the prompt the whole host.
+    #[test]
+    fn a_long_verified_host_shows_its_domain_on_the_lock_screen() {
+        let c = client(
+            "cimd",
+            "Claude",
+            "claude.ai.connectors.login.attacker.example",
+        );
+        let line = context_line(&c, None);
+        assert!(line.ends_with("login.attacker.example"), "{line}");
+        assert!(line.chars().count() <= qp_core::protocol::limits::CONTEXT_MAX_CHARS);
+        let p = prompt(
+            &c,
+            "Ops",
+            Some("https://claude.ai.connectors.login.attacker.example/cb"),
+        );
+        assert!(
+            p.contains("Verified at claude.ai.connectors.login.attacker.example"),
+            "{p}"
+        );
+        assert!(
+            p.contains("signs in at claude.ai.connectors.login.attacker.example"),
+            "{p}"
+        );
+    }
+
+    /// Review of issue 33: the device flow's name is the caller's claim.
+    #[test]
+    fn unverified_names_are_shown_as_such() {
+        let d = client("device", "Claude Desktop", "");
+        let p = prompt(&d, "Ops", None);
+        assert!(
+            p.starts_with("A terminal (qp login) calling itself \"Claude Desktop\""),
+            "{p}"
+        );
+        assert!(p.contains("unverified"), "{p}");
+        let r = client("dcr", "Claude", "");
+        let p = prompt(&r, "Ops", Some("http://127.0.0.1:33418/callback"));
+        assert!(p.contains("unverified client"), "{p}");
+        assert!(p.contains("localhost"), "{p}");
+        assert_eq!(context_line(&r, None), "unverified client");
+        // Within the prompt's limit whatever the lengths.
+        let long = client(
+            "cimd",
+            &"n".repeat(80),
+            &format!("{}.example", "h".repeat(240)),
+        );
+        let p = prompt(
+            &long,
+            &"r".repeat(80),
+            Some(&format!("https://{}.example/cb", "h".repeat(240))),
+        );
+        assert!(
+            p.chars().count() <= qp_core::protocol::limits::PROMPT_MAX_CHARS,
+            "{}",
+            p.chars().count()
+        );
+    }
 }

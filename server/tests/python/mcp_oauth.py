@@ -339,7 +339,8 @@ def run_in(work):
               and "Test Client" in browser.page and "unverified" in browser.page, browser.page)
         q = browser.question or {}
         check("[dcr] the consent is a direct question to the person, with Allow/Deny",
-              q.get("prompt") == "Test Client wants to ask you questions in Ops. Allow?"
+              q.get("prompt") == "Test Client (an unverified client: it named itself) wants to ask you "
+              "questions in Ops. Allow? It signs in on the computer it runs on (localhost)."
               and q.get("responder_scope") == "direct" and q.get("target_user_id") == fed["id"]
               and [o["value"] for o in q.get("options", [])] == ["allow", "deny"]
               and q.get("context") == "unverified client", q)
