@@ -260,8 +260,11 @@ pub async fn start(State(app): State<Arc<App>>, headers: HeaderMap, body: Bytes)
         "<h1>Check your phone</h1><p id=msg>We asked <b>{}</b> on their phone whether to allow this in <b>{}</b>. \
          This page continues the moment you answer (within {} minutes).</p>\
          <script>const req={};\
-         (async()=>{{const m=document.getElementById('msg');for(;;){{let s;try{{const r=await fetch('/oauth/authorize/status',{{method:'POST',headers:{{'Content-Type':'application/json'}},body:JSON.stringify({{request:req,wait:20}})}});s=await r.json();}}catch(e){{await new Promise(x=>setTimeout(x,2000));continue;}}\
-         if(s.state==='pending')continue;if(s.message)m.textContent=s.message;if(s.redirect){{setTimeout(()=>window.location.replace(s.redirect),s.state==='approved'?0:3000);}}return;}}}})();</script>",
+         (async()=>{{const m=document.getElementById('msg');let b=0;const pause=()=>new Promise(x=>setTimeout(x,Math.min(10000,1000*(2**Math.min(b++,4)))));\
+         for(;;){{let r,s;try{{r=await fetch('/oauth/authorize/status',{{method:'POST',headers:{{'Content-Type':'application/json'}},body:JSON.stringify({{request:req,wait:20}})}});s=await r.json();}}catch(e){{await pause();continue;}}\
+         if(r.status===429||r.status>=500){{await pause();continue;}}b=0;\
+         if(s.state==='pending')continue;if(s.message)m.textContent=s.message;else if(s.error_description)m.textContent=s.error_description;\
+         if(s.redirect){{setTimeout(()=>window.location.replace(s.redirect),s.state==='approved'?0:3000);}}return;}}}})();</script>",
         escape(&asked.user.display_name),
         escape(&asked.room.name),
         asked.expires_in / 60,
