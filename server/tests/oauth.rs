@@ -401,6 +401,33 @@ async fn pkce_is_s256_only_and_resource_must_be_ours() {
         assert_eq!(q["state"], "s1");
         assert_eq!(q["iss"], f.base);
     }
+    // A review of issue 33: anyone may register a client with any https
+    // redirect, so an unverified client's errors are shown, not sent there
+    // (qp's address is no open redirector, RFC 9700 §4.11.2).
+    let (s, body) = f
+        .call(
+            "POST",
+            "/oauth/register",
+            None,
+            Some(
+                json!({"client_name": "Redirector", "redirect_uris": ["https://evil.example/cb"]}),
+            ),
+        )
+        .await;
+    assert_eq!(s, 201, "{body}");
+    let evil = body["client_id"].as_str().unwrap().to_string();
+    let pairs = [
+        ("response_type", "token"),
+        ("client_id", evil.as_str()),
+        ("redirect_uri", "https://evil.example/cb"),
+    ];
+    let resp = no_redirect
+        .get(format!("{}/oauth/authorize?{}", f.base, form(&pairs)))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 400);
+    assert!(resp.headers().get("location").is_none());
 }
 
 #[tokio::test]

@@ -77,6 +77,19 @@ pub fn with_params(uri: &str, pairs: &[(&str, &str)]) -> String {
 }
 
 /// The client's redirect with an error, its `state` and our `iss`.
+/// Whether an error may be sent back to the client's redirect URI without
+/// making this server an open redirector (RFC 9700 §4.11.2): a verified
+/// client's (its metadata document names it), or a loopback address (the
+/// person's own machine). Anyone may register a client with any https
+/// redirect, so an unverified one's errors are shown instead.
+fn redirects_safely(c: &Checked) -> bool {
+    c.client.kind == "cimd"
+        || reqwest::Url::parse(&c.redirect_uri)
+            .ok()
+            .and_then(|u| u.host_str().map(str::to_string))
+            .is_some_and(|h| matches!(h.as_str(), "127.0.0.1" | "localhost" | "[::1]" | "::1"))
+}
+
 fn error_redirect(app: &App, c: &Checked, error: &str, description: &str) -> String {
     let iss = issuer(app);
     let mut pairs = vec![
@@ -117,8 +130,19 @@ pub async fn check(app: &Arc<App>, p: &HashMap<String, String>) -> Result<Checke
         code_challenge: String::new(),
         resource: super::resource(app),
     };
-    let refuse =
-        |c: &Checked, error: &str, d: &str| Refusal::Redirected(error_redirect(app, c, error, d));
+    let refuse = |c: &Checked, error: &'static str, d: &str| {
+        if redirects_safely(c) {
+            Refusal::Redirected(error_redirect(app, c, error, d))
+        } else {
+            Refusal::Shown(OAuthError::new(
+                axum::http::StatusCode::BAD_REQUEST,
+                error,
+                format!(
+                    "{d} (not sent back to the client: it registered itself with that address)"
+                ),
+            ))
+        }
+    };
     if get("response_type") != Some("code") {
         return Err(refuse(
             &checked,
