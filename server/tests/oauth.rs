@@ -226,6 +226,21 @@ async fn a_replayed_code_is_refused_and_revokes_what_it_gave() {
     )
     .await;
     assert_eq!((s, body["error"].as_str()), (400, Some("invalid_grant")));
+    // The agent the approval made went with its grant: disabled, not
+    // listed to its owner or the operator as if it still worked.
+    let count = |sql: &str| -> i64 { f.db().query_row(sql, &[], |r| r.get(0)).unwrap() };
+    assert_eq!(
+        count("SELECT COUNT(*) FROM oauth_consents WHERE agent_id IS NOT NULL"),
+        1
+    );
+    assert_eq!(
+        count(
+            "SELECT COUNT(*) FROM agents a JOIN oauth_consents c ON c.agent_id = a.id
+             WHERE a.disabled_at IS NULL"
+        ),
+        0,
+        "the revoked grant's agent is still live"
+    );
     // Nothing of it in the database but hashes.
     assert!(!common::database_contains(&f, access));
     assert!(!common::database_contains(&f, &code));

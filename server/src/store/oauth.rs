@@ -396,6 +396,11 @@ pub fn use_refresh(conn: &Conn, hash: &str, now: i64) -> DbResult<bool> {
 
 /// Ends a grant: every token minted under it, and the grant's row.
 pub fn revoke_grant(conn: &Conn, grant_hash: &str) -> DbResult<usize> {
+    let agent: Option<String> = conn.query_opt(
+        "SELECT subject_id FROM tokens WHERE hash = ?1 AND kind = 'agent'",
+        params![grant_hash],
+        |r| r.get(0),
+    )?;
     let n = conn.execute(
         "DELETE FROM oauth_tokens WHERE grant_hash = ?1",
         params![grant_hash],
@@ -404,6 +409,16 @@ pub fn revoke_grant(conn: &Conn, grant_hash: &str) -> DbResult<usize> {
         "DELETE FROM tokens WHERE hash = ?1 AND kind = 'agent'",
         params![grant_hash],
     )?;
+    // The agent the approval made goes with its grant (it was listed, to
+    // its owner and in `qp admin`, as if it still worked): disabled, unless
+    // it holds another token (an operator gave it one).
+    if let Some(agent) = agent {
+        conn.execute(
+            "UPDATE agents SET disabled_at = ?2 WHERE id = ?1 AND disabled_at IS NULL
+               AND NOT EXISTS (SELECT 1 FROM tokens WHERE subject_id = ?1 AND kind = 'agent')",
+            params![agent, now_secs()],
+        )?;
+    }
     Ok(n)
 }
 
