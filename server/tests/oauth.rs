@@ -728,3 +728,43 @@ async fn qp_login_with_a_url_is_approved_on_the_phone() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("denied"));
     assert!(!config.join("credentials.json").exists());
 }
+
+/// A review of issue 33: the per-client quota was charged before the
+/// person was looked up, so requests naming nobody used up a client's
+/// consents (every `qp login --url` on the server shares `qp-cli`). Now
+/// only a request that would ask someone counts.
+#[tokio::test]
+async fn requests_naming_nobody_do_not_use_up_a_clients_quota() {
+    let f = Fixture::new().await;
+    for _ in 0..15 {
+        let (s, body) = post_form(
+            &f,
+            "/oauth/device_authorization",
+            &[
+                ("client_id", "qp-cli"),
+                ("user", "nobody"),
+                ("room", &f.room_code),
+            ],
+        )
+        .await;
+        assert_eq!(s, 400, "{body}");
+        assert!(
+            body["error_description"]
+                .as_str()
+                .unwrap()
+                .starts_with("user:"),
+            "{body}"
+        );
+    }
+    let (s, body) = post_form(
+        &f,
+        "/oauth/device_authorization",
+        &[
+            ("client_id", "qp-cli"),
+            ("user", &f.alice),
+            ("room", &f.room_code),
+        ],
+    )
+    .await;
+    assert_eq!(s, 200, "the client's quota was used up by nobody: {body}");
+}

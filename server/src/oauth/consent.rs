@@ -104,17 +104,6 @@ fn prompt(client: &Client, room: &str, redirect_uri: Option<&str>) -> String {
 /// Asks the person. Refused (naming the field) when the person or room is
 /// unknown, the person is not in the room, or a limit is reached.
 pub async fn ask(app: &Arc<App>, req: Request) -> Result<Asked, OAuthError> {
-    if app
-        .oauth_limits
-        .per_client
-        .check_key(&req.client.id)
-        .is_err()
-    {
-        return Err(OAuthError::slow(
-            "too many consent requests from this client; try again in a minute",
-            60,
-        ));
-    }
     let handle = crate::ids::new_token(if req.kind == "device" { "qpd_" } else { "qph_" });
     let id_hash = crate::ids::token_hash(&handle);
     let app2 = app.clone();
@@ -124,6 +113,20 @@ pub async fn ask(app: &Arc<App>, req: Request) -> Result<Asked, OAuthError> {
             let now = now_secs();
             let user = find_user(conn, &req.user)?;
             let room = find_room(conn, &user, req.room.as_deref())?;
+            // The client's quota is charged only for a request that would
+            // ask someone: naming nobody (`user=nobody`) must not use up a
+            // client's (every `qp login --url`'s) consents.
+            if app2
+                .oauth_limits
+                .per_client
+                .check_key(&req.client.id)
+                .is_err()
+            {
+                return Err(OAuthError::slow(
+                    "too many consent requests from this client; try again in a minute",
+                    60,
+                ));
+            }
             if app2
                 .oauth_limits
                 .per_user
