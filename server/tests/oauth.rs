@@ -768,3 +768,34 @@ async fn requests_naming_nobody_do_not_use_up_a_clients_quota() {
     .await;
     assert_eq!(s, 200, "the client's quota was used up by nobody: {body}");
 }
+
+/// A review of issue 33: anyone may register clients, and registrations
+/// nothing refers to were kept for ever. The retention sweep now deletes
+/// those older than 30 days, and keeps a client that has a consent, a code
+/// or a token.
+#[tokio::test]
+async fn registered_clients_nothing_refers_to_are_deleted_after_a_month() {
+    use qp_server::store::retention::{run_to_end, Plan, Retention};
+    let f = Fixture::new().await;
+    let unused = register(&f, "Unused").await;
+    let (used, _code) = approved_code(&f).await;
+    let db = f.db();
+    db.execute(
+        "UPDATE oauth_clients SET created_at = created_at - 31 * 86400",
+        &[],
+    )
+    .unwrap();
+    let now_ms = chrono::Utc::now().timestamp_millis();
+    let plan = Plan::of(
+        &Retention::default(),
+        std::time::Duration::from_secs(86_400),
+        now_ms,
+    );
+    let purged = run_to_end(&*db, &plan).unwrap();
+    assert_eq!(purged.get("oauth_clients"), Some(&1), "{purged:?}");
+    let ids: Vec<String> = db
+        .query_map("SELECT id FROM oauth_clients", &[], |r| r.get(0))
+        .unwrap();
+    assert!(!ids.contains(&unused), "{ids:?}");
+    assert!(ids.contains(&used), "{ids:?}");
+}

@@ -104,8 +104,23 @@ const OAUTH_TOKENS: Kind = Kind {
              WHERE expires_at < ?1 ORDER BY expires_at LIMIT ?2)",
     millis: false,
 };
+/// OAuth clients nothing refers to any more (no consent, code or token),
+/// registered more than [`OAUTH_CLIENT_IDLE`] ago: anyone may register
+/// clients, and unused registrations were kept for ever.
+const OAUTH_IDLE_CLIENTS: Kind = Kind {
+    name: "oauth_clients",
+    delete: "DELETE FROM oauth_clients WHERE id IN (SELECT c.id FROM oauth_clients c
+             WHERE c.created_at < ?1
+               AND NOT EXISTS (SELECT 1 FROM oauth_consents x WHERE x.client_id = c.id)
+               AND NOT EXISTS (SELECT 1 FROM oauth_codes x WHERE x.client_id = c.id)
+               AND NOT EXISTS (SELECT 1 FROM oauth_tokens x WHERE x.client_id = c.id)
+             ORDER BY c.created_at LIMIT ?2)",
+    millis: false,
+};
 /// How long expired OAuth rows stay.
 const OAUTH_KEEP: Duration = Duration::from_secs(DAY);
+/// How long a registered OAuth client nothing refers to stays.
+const OAUTH_CLIENT_IDLE: Duration = Duration::from_secs(30 * DAY);
 
 pub struct Plan {
     kinds: Vec<(&'static Kind, i64)>,
@@ -126,6 +141,7 @@ impl Plan {
             (&OAUTH_CODES, Some(OAUTH_KEEP)),
             (&OAUTH_CONSENTS, Some(OAUTH_KEEP)),
             (&OAUTH_TOKENS, Some(OAUTH_KEEP)),
+            (&OAUTH_IDLE_CLIENTS, Some(OAUTH_CLIENT_IDLE)),
         ] {
             if let Some(keep) = keep {
                 kinds.push((kind, cut(keep)));
