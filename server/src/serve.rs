@@ -133,6 +133,7 @@ pub async fn start(
         tokio::spawn(crate::webhook::run_worker(app.clone())),
         tokio::spawn(crate::token_cache::flush_loop(app.clone())),
         tokio::spawn(crate::housekeeping::retention_loop(app.clone())),
+        tokio::spawn(crate::oauth::consent::settle_loop(app.clone())),
     ]);
     let transport: Arc<dyn PushTransport> = match push {
         Some(t) => t,

@@ -799,3 +799,39 @@ async fn registered_clients_nothing_refers_to_are_deleted_after_a_month() {
     assert!(!ids.contains(&unused), "{ids:?}");
     assert!(ids.contains(&used), "{ids:?}");
 }
+
+/// A review of issue 33: a decision was settled (and logged with its
+/// client id) only when the page or the CLI polled, so a request the person
+/// denied and nobody polled (an attacker's, a closed page) left no trace.
+/// Now the server settles it by itself within seconds.
+#[tokio::test]
+async fn a_consent_nobody_polls_is_settled_once_answered() {
+    let f = Fixture::new().await;
+    let client = register(&f, "Abandoned").await;
+    let (s, started) = start(&f, &client, &f.alice).await;
+    assert_eq!(s, 200, "{started}");
+    let q = consent_question(&f, &f.alice_token).await;
+    let (s, body) = f
+        .answer(
+            &f.alice_token,
+            q["id"].as_str().unwrap(),
+            json!({"value": "deny"}),
+        )
+        .await;
+    assert_eq!(s, 200, "{body}");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    loop {
+        let state: String = f
+            .db()
+            .query_row("SELECT state FROM oauth_consents", &[], |r| r.get(0))
+            .unwrap();
+        if state == "denied" {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the denied consent is still {state}: never settled"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    }
+}

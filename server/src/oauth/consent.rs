@@ -306,7 +306,40 @@ pub async fn decision(
     handle: &str,
     wait: Duration,
 ) -> Result<Option<(Decision, Consent)>, OAuthError> {
-    let id_hash = crate::ids::token_hash(handle);
+    decision_by_hash(app, crate::ids::token_hash(handle), wait).await
+}
+
+/// Consents whose question was answered or ended while nobody polled (a
+/// page closed, an attacker's request the person denied): settled and
+/// logged here, every few seconds, so every decision is in the log with
+/// its client id whether or not anyone asks for it.
+pub async fn settle_loop(app: Arc<App>) {
+    let mut tick = tokio::time::interval(Duration::from_secs(5));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        let due = app
+            .db
+            .run(|conn| -> Result<_, OAuthError> { Ok(store::consents_to_settle(conn, 100)?) })
+            .await;
+        match due {
+            Ok(hashes) => {
+                for hash in hashes {
+                    if let Err(e) = decision_by_hash(&app, hash, Duration::ZERO).await {
+                        tracing::warn!(error = %e.description, "settling an oauth consent");
+                    }
+                }
+            }
+            Err(e) => tracing::warn!(error = %e.description, "finding oauth consents to settle"),
+        }
+    }
+}
+
+async fn decision_by_hash(
+    app: &Arc<App>,
+    id_hash: String,
+    wait: Duration,
+) -> Result<Option<(Decision, Consent)>, OAuthError> {
     let key = id_hash.clone();
     let found = app
         .db

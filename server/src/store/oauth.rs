@@ -195,6 +195,17 @@ pub fn pending_for_user(conn: &Conn, user_id: &str, now: i64) -> DbResult<i64> {
     )
 }
 
+/// Pending consents whose question was answered, expired or cancelled (at
+/// most `limit`): to settle and log though nobody polls them.
+pub fn consents_to_settle(conn: &Conn, limit: usize) -> DbResult<Vec<String>> {
+    conn.query_map(
+        "SELECT c.id_hash FROM oauth_consents c JOIN questions q ON q.id = c.question_id
+         WHERE c.state = 'pending' AND q.state <> 'pending' LIMIT ?1",
+        params![limit],
+        |r| r.get(0),
+    )
+}
+
 /// Consents of `client_id` still waiting for an answer.
 pub fn pending_for_client(conn: &Conn, client_id: &str, now: i64) -> DbResult<i64> {
     conn.query_row(
