@@ -835,3 +835,47 @@ async fn a_consent_nobody_polls_is_settled_once_answered() {
         tokio::time::sleep(std::time::Duration::from_millis(200)).await;
     }
 }
+
+/// A review of issue 33: the token endpoint required `redirect_uri` though
+/// OAuth 2.1 does not (PKCE binds the code); left out it is accepted, and
+/// when given it must still be the authorization request's.
+#[tokio::test]
+async fn the_token_request_may_leave_out_the_redirect_uri_but_not_change_it() {
+    let f = Fixture::new().await;
+    let (client, code) = approved_code(&f).await;
+    let (s, body) = post_form(
+        &f,
+        "/oauth/token",
+        &[
+            ("grant_type", "authorization_code"),
+            ("code", &code),
+            ("client_id", &client),
+            ("redirect_uri", "http://127.0.0.1:33418/elsewhere"),
+            ("code_verifier", VERIFIER),
+        ],
+    )
+    .await;
+    assert_eq!(
+        (s, body["error"].as_str()),
+        (400, Some("invalid_grant")),
+        "{body}"
+    );
+    assert!(body["error_description"]
+        .as_str()
+        .unwrap()
+        .starts_with("redirect_uri:"));
+    let (client, code) = approved_code(&f).await;
+    let (s, body) = post_form(
+        &f,
+        "/oauth/token",
+        &[
+            ("grant_type", "authorization_code"),
+            ("code", &code),
+            ("client_id", &client),
+            ("code_verifier", VERIFIER),
+        ],
+    )
+    .await;
+    assert_eq!(s, 200, "{body}");
+    assert!(body["access_token"].is_string());
+}

@@ -81,7 +81,9 @@ async fn by_code(
 ) -> Result<Value, OAuthError> {
     let code = required(p, "code")?.to_string();
     let client_id = required(p, "client_id")?.to_string();
-    let redirect_uri = required(p, "redirect_uri")?.to_string();
+    // Optional, as OAuth 2.1 has it (PKCE binds the code to the client
+    // that asked for it); when given it must be the authorization request's.
+    let redirect_uri = p.get("redirect_uri").cloned().filter(|r| !r.is_empty());
     let verifier = required(p, "code_verifier")?.to_string();
     let resource = p.get("resource").cloned().filter(|r| !r.is_empty());
     if let Some(r) = &resource {
@@ -114,7 +116,7 @@ async fn by_code(
             if c.client_id != client_id {
                 return Err(OAuthError::invalid_grant("client_id: the code was issued to another client"));
             }
-            if c.redirect_uri != redirect_uri {
+            if redirect_uri.as_ref().is_some_and(|r| *r != c.redirect_uri) {
                 return Err(OAuthError::invalid_grant(
                     "redirect_uri: does not match the authorization request's",
                 ));
