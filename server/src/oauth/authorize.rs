@@ -110,7 +110,14 @@ pub async fn check(app: &Arc<App>, p: &HashMap<String, String>) -> Result<Checke
         .ok_or_else(|| Refusal::Shown(OAuthError::invalid_request("client_id: is required")))?;
     let client = super::clients::resolve(app, client_id).await?;
     let redirect_uri = match get("redirect_uri") {
-        Some(r) if client.redirect_uris.iter().any(|u| u == r) => r.to_string(),
+        Some(r)
+            if client
+                .redirect_uris
+                .iter()
+                .any(|u| super::clients::redirect_matches(u, r)) =>
+        {
+            r.to_string()
+        }
         Some(_) => {
             return Err(Refusal::Shown(OAuthError::invalid_request(
                 "redirect_uri: is not registered for this client (it must match one of its redirect_uris exactly)",

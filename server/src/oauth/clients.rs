@@ -161,12 +161,36 @@ pub fn check_redirect_uri(s: &str) -> Result<(), String> {
                 Err("http is only for a loopback host (127.0.0.1, [::1], localhost)".into())
             }
         }
-        "javascript" | "data" | "file" | "vbscript" => {
-            Err(format!("the {} scheme is not allowed", url.scheme()))
-        }
-        scheme if scheme.contains('.') => Ok(()),
-        _ => Err("must be https, http on a loopback host, or a private-use scheme such as com.example.app:/callback".into()),
+        // The MCP authorization spec: redirect URIs MUST be localhost or
+        // https (no private-use schemes, no javascript:, data: or file:).
+        _ => Err("must be https, or http on a loopback host (the MCP authorization spec)".into()),
     }
+}
+
+/// Whether the authorization request's `given` redirect URI is the
+/// `registered` one: exactly, or, for an http loopback address, with any
+/// port (a native app takes whatever port is free: OAuth 2.1 §8.4.2,
+/// RFC 8252 §7.3); the scheme, host, path and query must still match.
+pub fn redirect_matches(registered: &str, given: &str) -> bool {
+    if registered == given {
+        return true;
+    }
+    let (Ok(mut r), Ok(mut g)) = (reqwest::Url::parse(registered), reqwest::Url::parse(given))
+    else {
+        return false;
+    };
+    let loopback_ip = |u: &reqwest::Url| {
+        u.host_str()
+            .map(|h| h.trim_start_matches('[').trim_end_matches(']'))
+            .and_then(|h| h.parse::<std::net::IpAddr>().ok())
+            .is_some_and(|ip| ip.is_loopback())
+    };
+    if r.scheme() != "http" || g.scheme() != "http" || !loopback_ip(&r) || !loopback_ip(&g) {
+        return false;
+    }
+    let _ = r.set_port(None);
+    let _ = g.set_port(None);
+    r == g
 }
 
 /// Whether `id` is a metadata document URL rather than a registered id.
@@ -255,4 +279,32 @@ fn from_document(client_id: &str, url: &reqwest::Url, body: &[u8]) -> Result<Cli
         host: url.host_str().unwrap_or_default().to_string(),
         fetched_at: Some(crate::store::now_secs()),
     })
+}
+
+#[cfg(test)]
+mod redirect_tests {
+    use super::*;
+
+    #[test]
+    fn loopback_redirects_match_on_any_port_and_nothing_else_does() {
+        let reg = "http://127.0.0.1:33418/callback";
+        assert!(redirect_matches(reg, reg));
+        assert!(redirect_matches(reg, "http://127.0.0.1:51234/callback"));
+        assert!(redirect_matches("http://[::1]:1/cb", "http://[::1]:2/cb"));
+        assert!(!redirect_matches(reg, "http://127.0.0.1:51234/other"));
+        assert!(!redirect_matches(reg, "http://localhost:51234/callback"));
+        assert!(!redirect_matches(
+            "https://app.example/cb",
+            "https://app.example:8443/cb"
+        ));
+    }
+
+    #[test]
+    fn only_https_and_loopback_http_redirects_register() {
+        assert!(check_redirect_uri("https://app.example/cb").is_ok());
+        assert!(check_redirect_uri("http://127.0.0.1:9/cb").is_ok());
+        assert!(check_redirect_uri("http://app.example/cb").is_err());
+        assert!(check_redirect_uri("com.example.app:/callback").is_err());
+        assert!(check_redirect_uri("javascript:alert(1)").is_err());
+    }
 }
