@@ -879,3 +879,50 @@ async fn the_token_request_may_leave_out_the_redirect_uri_but_not_change_it() {
     assert_eq!(s, 200, "{body}");
     assert!(body["access_token"].is_string());
 }
+
+/// A review of issue 33: another site could auto-post the authorization
+/// form naming its visitor (a more convincing consent phish on qp's own
+/// page). A browser's cross-site post is refused; the same form from the
+/// page itself (same origin) works.
+#[tokio::test]
+async fn the_authorization_form_is_refused_when_posted_from_another_site() {
+    let f = Fixture::new().await;
+    let client = register(&f, "Form").await;
+    let c = challenge(VERIFIER);
+    let pairs = [
+        ("response_type", "code"),
+        ("client_id", client.as_str()),
+        ("redirect_uri", REDIRECT),
+        ("code_challenge", c.as_str()),
+        ("code_challenge_method", "S256"),
+        ("user", f.alice.as_str()),
+        ("room", f.room_code.as_str()),
+    ];
+    let post = |origin: &'static str, site: &'static str| {
+        f.http
+            .post(format!("{}/oauth/authorize", f.base))
+            .header("Content-Type", "application/x-www-form-urlencoded")
+            .header("Accept", "application/json")
+            .header("Origin", origin)
+            .header("Sec-Fetch-Site", site)
+            .body(form(&pairs))
+            .send()
+    };
+    let resp = post("https://evil.example", "cross-site").await.unwrap();
+    assert_eq!(resp.status().as_u16(), 403);
+    let body: Value = resp.json().await.unwrap();
+    assert_eq!(body["error"], "access_denied", "{body}");
+    let ours = f.base.clone();
+    let resp = f
+        .http
+        .post(format!("{}/oauth/authorize", f.base))
+        .header("Content-Type", "application/x-www-form-urlencoded")
+        .header("Accept", "application/json")
+        .header("Origin", ours)
+        .header("Sec-Fetch-Site", "same-origin")
+        .body(form(&pairs))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 200, "{:?}", resp.text().await);
+}

@@ -242,8 +242,31 @@ pub async fn page(
     html_page("Connect to qp", &body)
 }
 
+/// Why a form post comes from another site, if it does: the browser's
+/// `Sec-Fetch-Site` says so, or its `Origin` is not this server's. A
+/// client without either (not a browser) is let through.
+fn cross_site(app: &App, headers: &HeaderMap) -> Option<String> {
+    let header = |n: &str| headers.get(n).and_then(|v| v.to_str().ok());
+    if header("sec-fetch-site") == Some("cross-site") {
+        return Some("the authorization form was posted from another site".into());
+    }
+    let origin = header("origin")?;
+    let ours = reqwest::Url::parse(&issuer(app))
+        .ok()?
+        .origin()
+        .ascii_serialization();
+    (origin != ours).then(|| format!("the authorization form was posted from {origin}, not {ours}"))
+}
+
 /// `POST /oauth/authorize`: asks the person; the page then waits.
 pub async fn start(State(app): State<Arc<App>>, headers: HeaderMap, body: Bytes) -> Response {
+    // Only this page's own form: another site auto-posting it (naming its
+    // visitor, for its client) would land the person on qp's real "check
+    // your phone" page, a more convincing consent phish.
+    if let Some(why) = cross_site(&app, &headers) {
+        return OAuthError::new(axum::http::StatusCode::FORBIDDEN, "access_denied", why)
+            .into_response();
+    }
     let p = match super::form(&body) {
         Ok(p) => p,
         Err(e) => return e.into_response(),
