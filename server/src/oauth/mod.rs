@@ -122,7 +122,19 @@ pub fn resource(app: &App) -> String {
 /// Whether a client's `resource` names this server's `/mcp` (a trailing
 /// slash aside).
 pub fn is_our_resource(app: &App, given: &str) -> bool {
-    given.trim_end_matches('/') == resource(app)
+    // Compared as URLs, not strings: the scheme and host in any case and an
+    // explicit default port name the same resource (the MCP spec asks
+    // servers to accept them); the path must be /mcp.
+    let same = |u: &str| reqwest::Url::parse(u.trim_end_matches('/')).ok();
+    match (same(given), same(&resource(app))) {
+        (Some(g), Some(r)) => {
+            g.origin() == r.origin()
+                && g.path().trim_end_matches('/') == r.path()
+                && g.query().is_none()
+                && g.fragment().is_none()
+        }
+        _ => false,
+    }
 }
 
 /// An OAuth error response (RFC 6749 section 5.2): `error` and an
@@ -279,4 +291,41 @@ pub fn form(body: &[u8]) -> Result<std::collections::HashMap<String, String>, OA
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod resource_tests {
+    use super::*;
+
+    #[test]
+    fn our_resource_is_recognized_in_any_case_and_with_its_default_port() {
+        let settings = crate::config::Settings {
+            public_url: Some("https://qp.example.com".into()),
+            ..Default::default()
+        };
+        let app = App::new(
+            crate::store::Db::open(&crate::store::Database::Sqlite(
+                tempfile::tempdir().unwrap().path().join("r.sqlite"),
+            ))
+            .unwrap(),
+            settings,
+        );
+        for ok in [
+            "https://qp.example.com/mcp",
+            "https://qp.example.com/mcp/",
+            "HTTPS://QP.Example.COM/mcp",
+            "https://qp.example.com:443/mcp",
+        ] {
+            assert!(is_our_resource(&app, ok), "{ok}");
+        }
+        for no in [
+            "https://qp.example.com/other",
+            "https://qp.example.com:8443/mcp",
+            "http://qp.example.com/mcp",
+            "https://evil.example/mcp",
+            "https://qp.example.com/mcp?x=1",
+        ] {
+            assert!(!is_our_resource(&app, no), "{no}");
+        }
+    }
 }
