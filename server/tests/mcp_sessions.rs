@@ -55,20 +55,16 @@ async fn mcp_at(
     (status, id, resp.text().await.unwrap())
 }
 
+/// An `initialize` request with these client capabilities.
+fn initialize(capabilities: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": PROTOCOL, "capabilities": capabilities,
+        "clientInfo": {"name": "limits-test", "version": "1"}}})
+}
+
 /// `initialize` then `notifications/initialized`: a ready session's id.
 async fn open(f: &Fixture, token: &str) -> String {
-    let (s, id, body) = mcp(
-        f,
-        "POST",
-        token,
-        None,
-        Some(
-            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": PROTOCOL, "capabilities": {},
-            "clientInfo": {"name": "limits-test", "version": "1"}}}),
-        ),
-    )
-    .await;
+    let (s, id, body) = mcp(f, "POST", token, None, Some(initialize(json!({})))).await;
     assert_eq!(s, 200, "{body}");
     let id = id.expect("a session id");
     let (s, _, body) = mcp(
@@ -137,11 +133,7 @@ async fn sessions_are_capped_per_agent() {
         "POST",
         &f.agent_token,
         None,
-        Some(
-            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": PROTOCOL, "capabilities": {},
-            "clientInfo": {"name": "limits-test", "version": "1"}}}),
-        ),
+        Some(initialize(json!({}))),
     )
     .await;
     assert_eq!(s, 429, "{body}");
@@ -346,11 +338,7 @@ async fn a_session_opened_on_one_instance_is_served_by_the_other() {
         "POST",
         &f.agent_token,
         None,
-        Some(
-            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": PROTOCOL, "capabilities": {},
-            "clientInfo": {"name": "limits-test", "version": "1"}}}),
-        ),
+        Some(initialize(json!({}))),
     )
     .await;
     assert_eq!(s, 429, "{body}");
@@ -390,11 +378,7 @@ async fn an_oversized_initialize_is_refused_and_keeps_no_session() {
         "POST",
         &f.agent_token,
         None,
-        Some(
-            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": PROTOCOL, "capabilities": {"experimental": {"pad": {"p": padding}}},
-            "clientInfo": {"name": "limits-test", "version": "1"}}}),
-        ),
+        Some(initialize(json!({"experimental": {"pad": {"p": padding}}}))),
     )
     .await;
     assert_eq!(s, 422, "{body}");
@@ -413,11 +397,7 @@ async fn an_oversized_initialize_is_refused_and_keeps_no_session() {
             "POST",
             &f.agent_token,
             None,
-            Some(
-                json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-                "protocolVersion": PROTOCOL, "capabilities": {},
-                "clientInfo": {"name": "limits-test", "version": "1"}}}),
-            ),
+            Some(initialize(json!({}))),
         )
         .await;
         if s == 200 {

@@ -110,9 +110,9 @@ impl ApnsTransport {
         key
     }
 
-    /// The current provider token, signing a new one when the old is too old.
-    fn provider_token(&self) -> Result<String, String> {
-        let key = self.refresh_key();
+    /// The current provider token, signing a new one with `key` when the
+    /// old is too old.
+    fn provider_token(&self, key: &EncodingKey) -> Result<String, String> {
         let mut slot = self.token.lock().unwrap_or_else(|p| p.into_inner());
         if let Some((t, at)) = slot.as_ref() {
             if at.elapsed() < self.config.token_ttl {
@@ -125,7 +125,7 @@ impl ApnsTransport {
             iss: &self.config.team_id,
             iat: chrono::Utc::now().timestamp(),
         };
-        let token = jsonwebtoken::encode(&header, &claims, &key).map_err(|e| e.to_string())?;
+        let token = jsonwebtoken::encode(&header, &claims, key).map_err(|e| e.to_string())?;
         *slot = Some((token.clone(), Instant::now()));
         Ok(token)
     }
@@ -187,12 +187,13 @@ impl ApnsTransport {
                 chrono::Utc::now().timestamp() + RESOLVED_KEPT_SECS,
             ),
         };
-        // A replaced key file ends a backoff the old key caused.
-        self.refresh_key();
+        // The key, read again if its file changed: a replaced key file ends
+        // a backoff the old key caused. Once per push.
+        let key = self.refresh_key();
         if let Some(wait) = self.gate.blocked() {
             return wait;
         }
-        let token = match self.provider_token() {
+        let token = match self.provider_token(&key) {
             Ok(t) => t,
             Err(e) => return PushOutcome::Failed(format!("cannot sign the provider token: {e}")),
         };
