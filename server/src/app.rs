@@ -316,6 +316,21 @@ impl App {
         id: String,
         timeout: Duration,
     ) -> Result<Question, ApiError> {
+        let holder = format!("agent:{}", agent.id);
+        self.wait_held_by(agent, id, timeout, holder).await
+    }
+
+    /// [`App::wait`], its long-poll counted against `holder` (the agent's
+    /// own budget, or another the caller stands for: a sign-in page waits
+    /// on its consent question under its own key, so one page cannot use up
+    /// the budget of every other consent of that person).
+    pub async fn wait_held_by(
+        &self,
+        agent: &Agent,
+        id: String,
+        timeout: Duration,
+        holder: String,
+    ) -> Result<Question, ApiError> {
         let mut rx = self.waiters.subscribe(&id);
         let current = self.agent_question_as(Op::Wait, agent, id.clone()).await;
         let q = match current {
@@ -329,7 +344,7 @@ impl App {
         // Wake at the deadline too, so expiry releases the waiter on time;
         // and at once when the server stops (the client re-polls).
         let until_expiry = (q.expires_at - Utc::now()).to_std().unwrap_or_default();
-        let _slot = match self.enter_long_poll(format!("agent:{}", agent.id)) {
+        let _slot = match self.enter_long_poll(holder) {
             Ok(slot) => slot,
             Err(e) => {
                 drop(rx);

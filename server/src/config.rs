@@ -72,6 +72,9 @@ pub struct Settings {
     /// (tests), and a CA to trust for those fetches besides the web's.
     pub oauth_client_allow: Vec<String>,
     pub oauth_client_ca: Option<PathBuf>,
+    /// Whom `qp login --url` asks when it names nobody: a user id or a
+    /// name only one person has (none: the server's only person).
+    pub default_owner: Option<String>,
     /// An MCP session with no request in flight is closed after this long.
     pub mcp_session_idle: Duration,
     /// How long a keep-alive connection may sit idle (and a client take to
@@ -185,6 +188,7 @@ impl Default for Settings {
             vapid_key: None,
             oauth_client_allow: Vec::new(),
             oauth_client_ca: None,
+            default_owner: None,
             mcp_session_idle: Duration::from_secs(300),
             idle_timeout: Duration::from_secs(DEFAULT_IDLE_TIMEOUT_SECS),
             migration: crate::store::Migration::Apply,
@@ -301,6 +305,7 @@ pub struct PartialSettings {
     pub vapid_key: Option<PathBuf>,
     pub oauth_client_allow: Option<Vec<String>>,
     pub oauth_client_ca: Option<PathBuf>,
+    pub default_owner: Option<String>,
     pub mcp_session_idle_secs: Option<u64>,
     pub idle_timeout_secs: Option<u64>,
     // -- data lifecycle (issue 34) --
@@ -450,6 +455,11 @@ impl PartialSettings {
                 .or(file.oauth_client_allow)
                 .unwrap_or(d.oauth_client_allow),
             oauth_client_ca: self.oauth_client_ca.or(file.oauth_client_ca),
+            default_owner: self
+                .default_owner
+                .or(file.default_owner)
+                .map(|o| o.trim().to_string())
+                .filter(|o| !o.is_empty()),
             mcp_session_idle: self
                 .mcp_session_idle_secs
                 .or(file.mcp_session_idle_secs)

@@ -60,6 +60,14 @@ pub async fn start(
     // Pairing links name the bound address (port 0 resolved) unless told.
     if settings.public_url.is_none() {
         settings.public_url = Some(settings.url_of(addr));
+        if addr.ip().is_unspecified() {
+            // Pairing links, Web Push and the OAuth issuer would name an
+            // address no phone or MCP client can reach.
+            tracing::warn!(
+                url = %settings.public_url(),
+                "public_url is not set: pairing links and the OAuth issuer name the listen address; set --public-url (QP_PUBLIC_URL) to the URL phones and clients reach"
+            );
+        }
     }
     let app = App::new(db, settings);
     let schema = app

@@ -926,3 +926,354 @@ async fn the_authorization_form_is_refused_when_posted_from_another_site() {
         .unwrap();
     assert_eq!(resp.status().as_u16(), 200, "{:?}", resp.text().await);
 }
+
+/// Review of issue 33: the sign-in page's long-poll counted against the
+/// consent asker every sign-in of the person shares, so one page holding
+/// them could stall every other. Each consent now waits on its own budget.
+#[tokio::test]
+async fn a_sign_in_pages_long_poll_does_not_use_up_another_ones() {
+    let f = Fixture::with(|s| s.max_long_polls_per_token = 1).await;
+    let client = register(&f, "Budget").await;
+    let (_, first) = start(&f, &client, &f.alice).await;
+    let (_, second) = start(&f, &client, &f.alice).await;
+    let first = first["request"].as_str().unwrap().to_string();
+    let held = {
+        let (http, base) = (f.http.clone(), f.base.clone());
+        tokio::spawn(async move {
+            http.post(format!("{base}/oauth/authorize/status"))
+                .json(&json!({"request": first, "wait": 3}))
+                .send()
+                .await
+                .unwrap()
+                .status()
+                .as_u16()
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let (s, body) = f
+        .call(
+            "POST",
+            "/oauth/authorize/status",
+            None,
+            Some(json!({"request": second["request"], "wait": 1})),
+        )
+        .await;
+    assert_eq!(
+        (s, body["state"].as_str()),
+        (200, Some("pending")),
+        "{body}"
+    );
+    assert_eq!(held.await.unwrap(), 200);
+}
+
+/// Review of issue 33: the registration and fetch budgets were the
+/// server's alone, so one caller could use them up for everyone. One
+/// address now gets a share.
+#[tokio::test]
+async fn one_address_cannot_use_up_the_servers_registrations() {
+    let f = Fixture::new().await;
+    let mut refused = None;
+    for i in 0..40 {
+        let (s, body) = f
+            .call(
+                "POST",
+                "/oauth/register",
+                None,
+                Some(json!({"client_name": format!("Flood {i}"), "redirect_uris": [REDIRECT]})),
+            )
+            .await;
+        if s == 429 {
+            refused = Some((i, body));
+            break;
+        }
+        assert_eq!(s, 201, "{body}");
+    }
+    let (i, body) = refused.expect("40 registrations from one address were all taken");
+    assert!(i >= 30, "refused after {i}: the burst is 30");
+    assert_eq!(body["error"], "temporarily_unavailable", "{body}");
+    assert!(
+        body["error_description"]
+            .as_str()
+            .unwrap()
+            .contains("from your address"),
+        "{body}"
+    );
+}
+
+/// Review of issue 33 (RFC 9728 §3.3): the root metadata names the server
+/// (its origin), `/mcp`'s names `/mcp`; both list the scopes. A token asked
+/// for the origin is a token for `/mcp`.
+#[tokio::test]
+async fn the_root_metadata_names_the_server_and_a_token_for_it_works_on_mcp() {
+    let f = Fixture::new().await;
+    let (_, root) = f
+        .call("GET", "/.well-known/oauth-protected-resource", None, None)
+        .await;
+    assert_eq!(root["resource"], f.base, "{root}");
+    assert_eq!(root["scopes_supported"], json!(["ask", "read"]));
+    let (_, mcp) = f
+        .call(
+            "GET",
+            "/.well-known/oauth-protected-resource/mcp",
+            None,
+            None,
+        )
+        .await;
+    assert_eq!(mcp["resource"], format!("{}/mcp", f.base), "{mcp}");
+    let (_, auth) = f
+        .call("GET", "/.well-known/oauth-authorization-server", None, None)
+        .await;
+    assert_eq!(auth["scopes_supported"], json!(["ask", "read"]), "{auth}");
+    let (client, code) = approved_code(&f).await;
+    let (s, body) = post_form(
+        &f,
+        "/oauth/token",
+        &[
+            ("grant_type", "authorization_code"),
+            ("code", &code),
+            ("client_id", &client),
+            ("code_verifier", VERIFIER),
+            ("resource", &f.base),
+        ],
+    )
+    .await;
+    assert_eq!(s, 200, "{body}");
+    assert_eq!(
+        mcp_status(&f, body["access_token"].as_str().unwrap()).await,
+        200
+    );
+}
+
+/// A scope, when asked for, is both of an agent's (granting more than
+/// asked would surprise the client); a parameter given twice is refused
+/// (RFC 6749 §3.1), on the page as in the form.
+#[tokio::test]
+async fn scopes_and_repeated_parameters_on_the_authorization_page() {
+    let f = Fixture::new().await;
+    let client = register(&f, "Scopes").await;
+    let c = challenge(VERIFIER);
+    let page = |extra: Vec<(&'static str, String)>| {
+        let mut pairs = vec![
+            ("response_type", "code".to_string()),
+            ("client_id", client.clone()),
+            ("redirect_uri", REDIRECT.to_string()),
+            ("code_challenge", c.clone()),
+            ("code_challenge_method", "S256".to_string()),
+        ];
+        pairs.extend(extra);
+        let q = form(
+            &pairs
+                .iter()
+                .map(|(k, v)| (*k, v.as_str()))
+                .collect::<Vec<_>>(),
+        );
+        let http = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .unwrap();
+        let url = format!("{}/oauth/authorize?{q}", f.base);
+        async move { http.get(url).send().await.unwrap() }
+    };
+    let ok = page(vec![("scope", "read ask".into())]).await;
+    assert_eq!(ok.status().as_u16(), 200);
+    for narrow in ["read", "admin", "ask read admin"] {
+        // A loopback redirect: the error goes back to the client.
+        let r = page(vec![("scope", narrow.into())]).await;
+        assert_eq!(r.status().as_u16(), 303, "{narrow}");
+        let to = r.headers()["location"].to_str().unwrap().to_string();
+        let q = query_of(&to);
+        assert_eq!(q["error"], "invalid_scope", "{narrow}: {to}");
+        assert!(q["error_description"].starts_with("scope:"), "{to}");
+    }
+    let twice = page(vec![("client_id", "another".into())]).await;
+    assert_eq!(twice.status().as_u16(), 400);
+    let body: Value = twice.json().await.unwrap();
+    assert_eq!(
+        body["error_description"], "client_id: given more than once",
+        "{body}"
+    );
+}
+
+/// Review of issue 33: an approval whose code the client never exchanged
+/// left its agent listed (and its grant live) for good. Once the code has
+/// expired, the agent is disabled and no longer the person's.
+#[tokio::test]
+async fn an_approval_never_exchanged_leaves_no_agent() {
+    let f = Fixture::new().await;
+    let (_client, _code) = approved_code(&f).await;
+    let listed = |f: &Fixture| {
+        let (http, base, token) = (f.http.clone(), f.base.clone(), f.alice_token.clone());
+        async move {
+            let v: Value = http
+                .get(format!("{base}/api/me/agents"))
+                .bearer_auth(token)
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            v["agents"].as_array().unwrap().len()
+        }
+    };
+    // The fixture's own bot, and the approval's.
+    let before = listed(&f).await;
+    assert!(before >= 1);
+    // The code's minute has passed.
+    f.db()
+        .execute(
+            "UPDATE oauth_codes SET expires_at = 1",
+            qp_server::params![],
+        )
+        .unwrap();
+    let mut left = before;
+    for _ in 0..60 {
+        left = listed(&f).await;
+        if left < before {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    assert_eq!(
+        left,
+        before - 1,
+        "the unexchanged approval's agent is still there"
+    );
+}
+
+/// Browser-based MCP clients call the metadata, registration, the token
+/// endpoint and `/mcp` from their own origin; the person's pages are not
+/// opened to other origins.
+#[tokio::test]
+async fn browser_clients_may_call_the_oauth_endpoints_and_mcp_across_origins() {
+    let f = Fixture::new().await;
+    let preflight = |path: &str, method: &str| {
+        f.http
+            .request(reqwest::Method::OPTIONS, format!("{}{path}", f.base))
+            .header("Origin", "https://client.example")
+            .header("Access-Control-Request-Method", method)
+            .header(
+                "Access-Control-Request-Headers",
+                "authorization, content-type, mcp-protocol-version",
+            )
+            .send()
+    };
+    for (path, method) in [
+        ("/mcp", "POST"),
+        ("/oauth/token", "POST"),
+        ("/oauth/register", "POST"),
+        ("/.well-known/oauth-protected-resource/mcp", "GET"),
+    ] {
+        let r = preflight(path, method).await.unwrap();
+        assert!(r.status().is_success(), "{path}: {}", r.status());
+        assert_eq!(
+            r.headers()
+                .get("access-control-allow-origin")
+                .map(|v| v.to_str().unwrap()),
+            Some("*"),
+            "{path}"
+        );
+    }
+    // The 401 a browser client reads names the metadata (exposed).
+    let r = f
+        .http
+        .post(format!("{}/mcp", f.base))
+        .header("Origin", "https://client.example")
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 401);
+    let exposed = r.headers()["access-control-expose-headers"]
+        .to_str()
+        .unwrap()
+        .to_ascii_lowercase();
+    assert!(exposed.contains("www-authenticate"), "{exposed}");
+    for path in ["/oauth/authorize", "/oauth/authorize/status"] {
+        let r = preflight(path, "POST").await.unwrap();
+        assert!(
+            r.headers().get("access-control-allow-origin").is_none(),
+            "{path} is the person's page, not for other origins"
+        );
+    }
+}
+
+/// `qp login --url` naming nobody asks the server's default owner
+/// (`--default-owner`); without one, on a server of several people, it
+/// says how to name someone.
+#[tokio::test]
+async fn the_device_flow_asks_the_default_owner() {
+    let f = Fixture::new().await;
+    let pairs = [("client_id", "qp-cli"), ("room", f.room_code.as_str())];
+    let (s, body) = post_form(&f, "/oauth/device_authorization", &pairs).await;
+    assert_eq!(s, 400, "{body}");
+    assert!(
+        body["error_description"]
+            .as_str()
+            .unwrap()
+            .contains("--default-owner"),
+        "{body}"
+    );
+    // By name, as an operator would write it (ids differ per fixture).
+    let f = Fixture::with(|s| s.default_owner = Some("alice".into())).await;
+    let pairs = [("client_id", "qp-cli"), ("room", f.room_code.as_str())];
+    let (s, body) = post_form(&f, "/oauth/device_authorization", &pairs).await;
+    assert_eq!(s, 200, "{body}");
+    consent_question(&f, &f.alice_token).await;
+}
+
+/// The pages run only the scripts the server wrote (a nonce per response,
+/// and the web responder's own files for a person signed in there); the
+/// waiting page knows the consent question, so a browser signed in as
+/// that person can answer it there.
+#[tokio::test]
+async fn the_sign_in_pages_run_only_their_own_scripts() {
+    let f = Fixture::new().await;
+    let client = register(&f, "</script><script>alert(1)</script>").await;
+    let c = challenge(VERIFIER);
+    let pairs = [
+        ("response_type", "code"),
+        ("client_id", client.as_str()),
+        ("redirect_uri", REDIRECT),
+        ("code_challenge", c.as_str()),
+        ("code_challenge_method", "S256"),
+        ("user", f.alice.as_str()),
+        ("room", f.room_code.as_str()),
+    ];
+    let r = f
+        .http
+        .get(format!("{}/oauth/authorize?{}", f.base, form(&pairs[..5])))
+        .send()
+        .await
+        .unwrap();
+    let csp = r.headers()["content-security-policy"]
+        .to_str()
+        .unwrap()
+        .to_string();
+    let html = r.text().await.unwrap();
+    let nonce = csp
+        .split("'nonce-")
+        .nth(1)
+        .and_then(|n| n.split('\'').next())
+        .expect("a nonce in the CSP");
+    let script_src = csp
+        .split(';')
+        .find(|d| d.trim().starts_with("script-src"))
+        .unwrap();
+    assert!(!script_src.contains("unsafe-inline"), "{csp}");
+    assert!(
+        html.contains("&lt;/script&gt;&lt;script&gt;alert(1)"),
+        "the name is text"
+    );
+    for script in html.split("<script").skip(1) {
+        assert!(
+            script.starts_with(&format!(" nonce=\"{nonce}\"")),
+            "{script}"
+        );
+    }
+    assert!(html.contains("src=\"/app/store.js\""));
+    let (s, started) = start(&f, &client, &f.alice).await;
+    assert_eq!(s, 200, "{started}");
+    let q = consent_question(&f, &f.alice_token).await;
+    assert_eq!(started["question"], q["id"], "{started}");
+}

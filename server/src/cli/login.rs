@@ -18,8 +18,9 @@ use super::{DEFAULT_URL, EXIT_ERROR, EXIT_OK, EXIT_USAGE};
 #[derive(Args)]
 #[command(
     after_help = "The operator runs `qp admin agent invite AGENT` and hands you the code.\n\
-    Without a code, the person named by --as (or the server's only person) is asked\n\
-    on their phone; tap Allow there and this signs in.\n\
+    Without a code, the person named by --as (else the server's default owner,\n\
+    `qp serve --default-owner`, else its only person) is asked on their phone;\n\
+    tap Allow there and this signs in.\n\
     The token is stored in $QP_CONFIG_DIR, $XDG_CONFIG_HOME/qp or ~/.config/qp\n\
     (credentials.json, readable by you only); QP_TOKEN, when set, still wins."
 )]
@@ -27,7 +28,7 @@ pub struct LoginArgs {
     /// The code (K7QD-8M3X-PA2F-9TRV), or a pairing link that carries the server;
     /// none: ask the person on their phone (device authorization).
     code: Option<String>,
-    /// Without a code: the person to ask (user id or name) [default: the server's only person].
+    /// Without a code: the person to ask (user id or name) [default: the server's default owner, else its only person].
     #[arg(long = "as", value_name = "USER")]
     as_user: Option<String>,
     /// Without a code: the room the agent may ask in (its code) [default: the person's only room].

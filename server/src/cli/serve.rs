@@ -133,6 +133,9 @@ pub struct ServeArgs {
     /// OAuth: a CA certificate (PEM) to trust when fetching Client ID Metadata Documents, besides the web's roots (tests).
     #[arg(long, env = "QP_OAUTH_CLIENT_CA", help_heading = "OAuth")]
     oauth_client_ca: Option<PathBuf>,
+    /// OAuth: whom `qp login --url` asks when it names nobody (`--as`): a user id or a name only one person has [default: the server's only person, if it has one].
+    #[arg(long, env = "QP_DEFAULT_OWNER", help_heading = "OAuth")]
+    default_owner: Option<String>,
     /// Web Push: the VAPID key file, made on first start (0600) [default: beside the SQLite database, DB.vapid-key].
     #[arg(long, env = "QP_VAPID_KEY", help_heading = "Push")]
     vapid_key: Option<PathBuf>,
@@ -146,7 +149,7 @@ pub struct ServeArgs {
     // hide_env_values: --help must not print the secret.
     #[arg(long, env = "QP_METRICS_TOKEN", hide_env_values = true)]
     metrics_token: Option<String>,
-    /// The URL phones reach this server at, for pairing links [default: http(s):// + --listen].
+    /// The URL phones and MCP clients reach this server at: pairing links, Web Push, the OAuth issuer and metadata [default: http(s):// + --listen].
     #[arg(long, env = "QP_PUBLIC_URL")]
     public_url: Option<String>,
     /// TLS certificate chain (PEM), with --tls-key; re-read when the file changes.
@@ -282,6 +285,7 @@ pub async fn run(mut args: ServeArgs) -> i32 {
         oauth_client_allow: (!args.oauth_client_allow.is_empty())
             .then_some(args.oauth_client_allow),
         oauth_client_ca: args.oauth_client_ca,
+        default_owner: args.default_owner,
         mcp_session_idle_secs: args.mcp_session_idle_secs,
         idle_timeout_secs: args.idle_timeout_secs,
         no_migrate: args.no_migrate.then_some(true),

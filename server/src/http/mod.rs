@@ -65,10 +65,13 @@ pub fn router(app: Arc<App>) -> Router {
                 .layer(axum::middleware::from_fn_with_state(
                     app.clone(),
                     crate::mcp::authenticate,
-                )),
+                ))
+                // Outside the bearer check: a browser's preflight carries
+                // no token.
+                .layer(crate::oauth::cors()),
         )
         .merge(webapp::routes())
-        .merge(crate::oauth::routes())
+        .merge(crate::oauth::routes(app.clone()))
         .fallback(|| async { ApiError::not_found("no such endpoint") })
         .layer(axum::middleware::from_fn_with_state(
             app.clone(),

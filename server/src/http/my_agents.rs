@@ -9,18 +9,22 @@ use std::sync::Arc;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::Json;
-use serde_json::{json, Value};
 
 use super::auth::UserAuth;
 use super::error::ApiError;
+use super::openapi;
 use crate::app::App;
 use crate::store::offboard::{self, Subject};
 
-/// `GET /api/me/agents`.
+/// The agents this person owns, those their sign-in approvals made among
+/// them.
+#[utoipa::path(get, path = "/api/me/agents", operation_id = "my_agents", tag = "responder",
+    responses((status = 200, description = "This person's agents", body = openapi::MyAgents), (status = 401, description = "Missing, unknown or revoked token", body = openapi::ErrorBody), (status = 403, description = "Not a user token", body = openapi::ErrorBody)),
+    security(("bearer" = [])))]
 pub async fn list(
     State(app): State<Arc<App>>,
     UserAuth(user): UserAuth,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<openapi::MyAgents>, ApiError> {
     let owner = user.id.clone();
     let agents = app
         .db
@@ -28,15 +32,25 @@ pub async fn list(
             Ok(crate::store::oauth::agents_owned_by(c, &owner)?)
         })
         .await?;
-    let agents: Vec<Value> = agents
+    let agents = agents
         .into_iter()
-        .map(|(a, rooms)| json!({"id": a.id, "name": a.name, "handle": a.handle, "scopes": a.scopes, "rooms": rooms}))
+        .map(|(a, rooms)| openapi::MyAgent {
+            id: a.id,
+            name: a.name,
+            handle: a.handle,
+            scopes: a.scopes,
+            rooms,
+        })
         .collect();
-    Ok(Json(json!({ "agents": agents })))
+    Ok(Json(openapi::MyAgents { agents }))
 }
 
-/// `DELETE /api/me/agents/{id}`: 204, or 404 for an agent that is not
-/// this person's.
+/// Removes one of this person's agents for good: every token it holds,
+/// OAuth's included, stops at once.
+#[utoipa::path(delete, path = "/api/me/agents/{id}", operation_id = "remove_my_agent", tag = "responder",
+    params(("id" = String, Path, description = "The agent's id")),
+    responses((status = 204, description = "Removed"), (status = 401, description = "Missing, unknown or revoked token", body = openapi::ErrorBody), (status = 404, description = "No such agent of yours", body = openapi::ErrorBody)),
+    security(("bearer" = [])))]
 pub async fn remove(
     State(app): State<Arc<App>>,
     UserAuth(user): UserAuth,

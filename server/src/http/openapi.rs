@@ -163,6 +163,126 @@ pub struct DevPush {
     pub payload: String,
 }
 
+/// The agents a person owns (`GET /api/me/agents`), those their sign-in
+/// approvals made among them.
+#[derive(Serialize, ToSchema)]
+pub struct MyAgents {
+    pub agents: Vec<MyAgent>,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct MyAgent {
+    pub id: String,
+    pub name: String,
+    pub handle: String,
+    /// `ask`, `read`.
+    pub scopes: Vec<String>,
+    /// The codes of the rooms it may ask in.
+    pub rooms: Vec<String>,
+}
+
+/// An OAuth error (RFC 6749 §5.2): the OAuth endpoints answer in OAuth's
+/// shape, not `ErrorBody`.
+#[derive(Serialize, ToSchema)]
+pub struct OAuthErrorBody {
+    /// `invalid_request`, `invalid_client`, `invalid_grant`,
+    /// `invalid_target`, `invalid_scope`, `authorization_pending`,
+    /// `slow_down`, `access_denied`, `expired_token`,
+    /// `temporarily_unavailable` (with Retry-After), `server_error`.
+    pub error: String,
+    /// A sentence naming the field at fault and the rule.
+    pub error_description: String,
+}
+
+/// Tokens (RFC 6749 §5.1). From a code or a refresh token: an access
+/// token for `/mcp` only, with its lifetime and a refresh token. From the
+/// device grant (`qp login --url`): an agent token (`qpa_…`, no expiry)
+/// and its agent.
+#[derive(Serialize, ToSchema)]
+pub struct OAuthTokens {
+    pub access_token: String,
+    /// `Bearer`.
+    pub token_type: String,
+    /// Seconds the access token lives.
+    pub expires_in: Option<i64>,
+    /// Rotates: each use returns a new one, and a reused one ends the grant.
+    pub refresh_token: Option<String>,
+    /// The device grant's agent.
+    pub agent: Option<OAuthAgent>,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct OAuthAgent {
+    pub id: String,
+    pub name: String,
+}
+
+/// The form of `POST /oauth/token` (`application/x-www-form-urlencoded`);
+/// each field at most once.
+#[derive(Serialize, ToSchema)]
+pub struct OAuthTokenRequest {
+    /// `authorization_code`, `refresh_token`, or
+    /// `urn:ietf:params:oauth:grant-type:device_code`.
+    pub grant_type: String,
+    pub client_id: String,
+    pub code: Option<String>,
+    /// PKCE: the verifier whose S256 the authorization request carried.
+    pub code_verifier: Option<String>,
+    pub redirect_uri: Option<String>,
+    pub refresh_token: Option<String>,
+    pub device_code: Option<String>,
+    /// RFC 8707: this server's `/mcp` (or its origin); anything else is
+    /// `invalid_target`.
+    pub resource: Option<String>,
+}
+
+/// Dynamic Client Registration (RFC 7591): the metadata sent, and what is
+/// returned (with `client_id`).
+#[derive(Serialize, ToSchema)]
+pub struct OAuthClientMetadata {
+    pub client_id: Option<String>,
+    /// Shown to the person, as a name the client gave itself.
+    pub client_name: Option<String>,
+    /// 1 to 10: https, or http on a loopback host.
+    pub redirect_uris: Vec<String>,
+    /// `none` only: clients are public, PKCE protects the code.
+    pub token_endpoint_auth_method: Option<String>,
+    pub grant_types: Option<Vec<String>>,
+    pub response_types: Option<Vec<String>>,
+}
+
+/// `qp login --url`'s start (RFC 8628 §3.2).
+#[derive(Serialize, ToSchema)]
+pub struct OAuthDeviceAuthorization {
+    pub device_code: String,
+    /// Shown on the phone's question too, to compare.
+    pub user_code: String,
+    pub verification_uri: String,
+    pub expires_in: i64,
+    /// Seconds between token polls; faster is `slow_down`.
+    pub interval: i64,
+}
+
+/// The authorization page's poll of its consent.
+#[derive(Serialize, ToSchema)]
+pub struct OAuthStatusRequest {
+    /// The handle `POST /oauth/authorize` gave.
+    pub request: String,
+    /// Seconds to wait for the answer, 0 to 25 (a long-poll; default 0).
+    pub wait: Option<u64>,
+}
+
+/// Where a sign-in's consent stands (the authorization page's poll).
+#[derive(Serialize, ToSchema)]
+pub struct OAuthConsentStatus {
+    /// `pending`, `approved`, `denied`, `expired` or `used`.
+    pub state: String,
+    pub message: Option<String>,
+    /// Where to send the browser: the client's redirect URI with `code`
+    /// (or `error`), `state` and `iss`.
+    pub redirect: Option<String>,
+}
+
 struct BearerAuth;
 
 impl Modify for BearerAuth {
@@ -199,6 +319,13 @@ impl Modify for BearerAuth {
         super::pairing::pair, super::pairing::agent_login,
         super::pairing::invite_user, super::pairing::invite_agent,
         super::observe::healthz, super::ready::readyz, super::observe::metrics, openapi_json,
+        super::my_agents::list, super::my_agents::remove,
+        crate::oauth::metadata::protected_resource, crate::oauth::metadata::server_resource,
+        crate::oauth::metadata::authorization_server,
+        crate::oauth::clients::register, crate::oauth::authorize::page,
+        crate::oauth::authorize::start, crate::oauth::authorize::status,
+        crate::oauth::token::token, crate::oauth::token::revoke,
+        crate::oauth::device::device_authorization, crate::oauth::device::page,
     ),
     components(schemas(
         Question, QuestionOption, OptionStyle, TextInput, ResponderScope, ResolutionPolicy,
@@ -206,7 +333,8 @@ impl Modify for BearerAuth {
         AskRequest, AskOption, AskTextInput,
         QuestionList, ErrorBody, ErrorDetail, AnswerBody, DeviceRegistration, Device, UserRef,
         AgentRef, PairRequest, Paired, AgentLoginRequest, AgentLoggedIn, InviteRequest, Invite,
-        DevInbox, DevPush,
+        DevInbox, DevPush, MyAgents, MyAgent, OAuthErrorBody, OAuthTokens, OAuthAgent, OAuthTokenRequest,
+        OAuthClientMetadata, OAuthDeviceAuthorization, OAuthConsentStatus, OAuthStatusRequest,
     )),
     modifiers(&BearerAuth),
     tags(
@@ -214,6 +342,7 @@ impl Modify for BearerAuth {
         (name = "responder", description = "A person's devices: pending questions, answers, push registration (user token)."),
         (name = "pairing", description = "One-time codes exchanged for tokens."),
         (name = "operations", description = "Health, metrics and this document."),
+        (name = "oauth", description = "OAuth 2.1 for remote MCP clients (the MCP authorization specification) and `qp login --url`: discovery, registration, the consent asked on the person's phone, tokens. Errors in OAuth's shape (`OAuthErrorBody`)."),
     )
 )]
 pub struct ApiDoc;

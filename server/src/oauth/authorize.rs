@@ -14,13 +14,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::Bytes;
-use axum::extract::{Query, State};
+use axum::extract::{RawQuery, State};
 use axum::http::{header, HeaderMap};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::Json;
 use serde_json::{json, Value};
 
 use super::consent::{self, Decision};
+use super::metadata::SCOPES;
 use super::{escape, html_page, issuer, no_store, OAuthError, CODE_TTL_SECS};
 use crate::app::App;
 use crate::store::oauth::{self as store, Client};
@@ -196,14 +197,40 @@ pub async fn check(app: &Arc<App>, p: &HashMap<String, String>) -> Result<Checke
             return Err(refuse(&checked, "invalid_target", &d));
         }
     }
+    if let Some(scope) = get("scope") {
+        // An agent made by a sign-in holds both scopes; granting more than
+        // asked would be a surprise, so a narrower request is refused
+        // rather than widened.
+        let asked: std::collections::BTreeSet<&str> =
+            scope.split(' ').filter(|s| !s.is_empty()).collect();
+        if let Some(bad) = asked.iter().find(|s| !SCOPES.contains(s)) {
+            let d = format!(
+                "scope: {bad:?} is not a scope here (only {})",
+                SCOPES.join(" ")
+            );
+            return Err(refuse(&checked, "invalid_scope", &d));
+        }
+        if asked.len() != SCOPES.len() {
+            let d = format!(
+                "scope: an agent here holds both {}; ask for both, or leave scope out",
+                SCOPES.join(" and ")
+            );
+            return Err(refuse(&checked, "invalid_scope", &d));
+        }
+    }
     Ok(checked)
 }
 
 /// `GET /oauth/authorize`: the page that asks who and which room.
-pub async fn page(
-    State(app): State<Arc<App>>,
-    Query(p): Query<HashMap<String, String>>,
-) -> Response {
+#[utoipa::path(get, path = "/oauth/authorize", operation_id = "oauth_authorize_page", tag = "oauth",
+    params(("client_id" = String, Query, description = "A registered id, or the https URL of a Client ID Metadata Document"), ("redirect_uri" = Option<String>, Query, description = "One of the client's, exactly (an http loopback one on any port)"), ("response_type" = String, Query, description = "`code`"), ("code_challenge" = String, Query, description = "PKCE: base64url SHA-256 of the verifier"), ("code_challenge_method" = String, Query, description = "`S256`"), ("state" = Option<String>, Query, description = "Returned as given"), ("resource" = Option<String>, Query, description = "RFC 8707: this server's `/mcp`"), ("scope" = Option<String>, Query, description = "`ask read`, or left out")),
+    responses((status = 200, description = "The page asking who the person is and which room", content_type = "text/html"), (status = 303, description = "An error sent back to a verified or loopback redirect URI"), (status = 400, description = "A field breaks a rule: `error_description` names it", body = crate::http::openapi::OAuthErrorBody), (status = 429, description = "Over a rate limit; see Retry-After", body = crate::http::openapi::OAuthErrorBody)))]
+pub async fn page(State(app): State<Arc<App>>, RawQuery(query): RawQuery) -> Response {
+    // Each parameter at most once (RFC 6749 §3.1), as in the form post.
+    let p = match super::form(query.unwrap_or_default().as_bytes()) {
+        Ok(p) => p,
+        Err(e) => return e.into_response(),
+    };
     let c = match check(&app, &p).await {
         Ok(c) => c,
         Err(r) => return r.into_response(),
@@ -234,13 +261,83 @@ pub async fn page(
     let body = format!(
         "<h1>Connect to qp</h1><p>{who} wants to ask you questions.</p>\
          <form method=post action=\"/oauth/authorize\">{hidden}\
-         <label>Your user id or name<input name=user required autocomplete=username></label>\
+         <label>Your user id or name<input id=user name=user required autocomplete=username></label>\
+         <p id=signed-in class=muted hidden></p>\
          <label>The room it may ask in (its code)<input name=room autocapitalize=characters></label>\
          <button type=submit>Ask me on my phone</button></form>\
-         <p class=muted>You will get a question on your phone; tap Allow to connect, Deny to refuse.</p>"
+         <p class=muted>You will get a question on your phone; tap Allow to connect, Deny to refuse.</p>\
+         {WEB_SESSION_SCRIPTS}{PREFILL}"
     );
     html_page("Connect to qp", &body)
 }
+
+/// The web responder's storage (`/app/store.js`: the session a person
+/// signed in to `/app/` keeps in this origin's IndexedDB, and the answer
+/// call); absent from a build without the web app, and then the pages
+/// simply offer nothing more.
+const WEB_SESSION_SCRIPTS: &str = "<script src=\"/app/store.js\"></script>";
+
+/// The authorization page, for a person signed in to the web responder on
+/// this browser: their user id filled in.
+const PREFILL: &str = r#"<script>
+(async () => {
+  if (typeof qpStore === 'undefined') return;
+  const s = await qpStore.session().catch(() => null);
+  if (!s || !s.user) return;
+  const input = document.getElementById('user');
+  if (!input.value) input.value = s.user.id;
+  const note = document.getElementById('signed-in');
+  note.textContent = `Signed in to qp on this browser as ${s.user.display_name}.`;
+  note.hidden = false;
+})();
+</script>"#;
+
+/// The waiting page: follows the consent (long-polls of
+/// `/oauth/authorize/status`, backing off on 429 and 5xx) and goes where
+/// the server says once it is decided. A browser signed in to the web
+/// responder as the person asked shows Allow and Deny: the answer is the
+/// web responder's own call, as that person (the server takes it only
+/// from them).
+const WAIT_AND_ANSWER: &str = r#"
+const msg = document.getElementById('msg');
+let backoff = 0;
+const pause = () => new Promise((r) => setTimeout(r, Math.min(10000, 1000 * 2 ** Math.min(backoff++, 4))));
+(async () => {
+  for (;;) {
+    let r, s;
+    try {
+      r = await fetch('/oauth/authorize/status', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ request: consent.request, wait: 20 }) });
+      s = await r.json();
+    } catch (e) { await pause(); continue; }
+    if (r.status === 429 || r.status >= 500) { await pause(); continue; }
+    backoff = 0;
+    if (s.state === 'pending') continue;
+    document.getElementById('here').hidden = true;
+    if (s.message) msg.textContent = s.message; else if (s.error_description) msg.textContent = s.error_description;
+    if (s.redirect) setTimeout(() => window.location.replace(s.redirect), s.state === 'approved' ? 0 : 3000);
+    return;
+  }
+})();
+(async () => {
+  if (typeof qpStore === 'undefined') return;
+  const session = await qpStore.session().catch(() => null);
+  if (!session || !session.user || session.user.id !== consent.user) return;
+  document.getElementById('here-name').textContent = session.user.display_name;
+  const here = document.getElementById('here');
+  const answer = async (value) => {
+    for (const b of here.querySelectorAll('button')) b.disabled = true;
+    const entry = { question_id: consent.question, key: qpNewKey(), body: JSON.stringify({ value }) };
+    const out = await qpSend(session.token, entry).catch(() => ({ error: 'offline' }));
+    if (out.error) {
+      msg.textContent = out.error === 401 ? 'This browser is no longer signed in to qp: answer on your phone.' : 'That answer did not go through: answer on your phone, or try again.';
+      for (const b of here.querySelectorAll('button')) b.disabled = false;
+    }
+  };
+  document.getElementById('allow').addEventListener('click', () => answer(consent.allow));
+  document.getElementById('deny').addEventListener('click', () => answer(consent.deny));
+  here.hidden = false;
+})();
+"#;
 
 /// Why a form post comes from another site, if it does: the browser's
 /// `Sec-Fetch-Site` says so, or its `Origin` is not this server's. A
@@ -259,6 +356,9 @@ fn cross_site(app: &App, headers: &HeaderMap) -> Option<String> {
 }
 
 /// `POST /oauth/authorize`: asks the person; the page then waits.
+#[utoipa::path(post, path = "/oauth/authorize", operation_id = "oauth_authorize", tag = "oauth",
+    request_body(content_type = "application/x-www-form-urlencoded", description = "The page's form: the authorization request's parameters, `user` (an id or a name) and `room` (a code)"),
+    responses((status = 200, description = "The consent question was sent to the person: the waiting page (or, with `Accept: application/json`, the request handle)", content_type = "text/html"), (status = 403, description = "Posted from another site", body = crate::http::openapi::OAuthErrorBody), (status = 400, description = "A field breaks a rule: `error_description` names it", body = crate::http::openapi::OAuthErrorBody), (status = 429, description = "Over a rate limit; see Retry-After", body = crate::http::openapi::OAuthErrorBody)))]
 pub async fn start(State(app): State<Arc<App>>, headers: HeaderMap, body: Bytes) -> Response {
     // Only this page's own form: another site auto-posting it (naming its
     // visitor, for its client) would land the person on qp's real "check
@@ -303,6 +403,7 @@ pub async fn start(State(app): State<Arc<App>>, headers: HeaderMap, body: Bytes)
         let mut r = Json(json!({
             "request": asked.handle,
             "expires_in": asked.expires_in,
+            "question": asked.question_id,
             "user": {"id": asked.user.id, "display_name": asked.user.display_name},
             "room": asked.room.code,
         }))
@@ -310,25 +411,34 @@ pub async fn start(State(app): State<Arc<App>>, headers: HeaderMap, body: Bytes)
         no_store(&mut r);
         return r;
     }
+    let here = serde_json::to_string(&json!({
+        "request": asked.handle,
+        "question": asked.question_id,
+        "user": asked.user.id,
+        "allow": consent::ALLOW,
+        "deny": consent::DENY,
+    }))
+    .unwrap_or_default()
+    // Inside a <script> element: no `</script>` can close it early.
+    .replace('<', "\\u003c");
     let body = format!(
         "<h1>Check your phone</h1><p id=msg>We asked <b>{}</b> on their phone whether to allow this in <b>{}</b>. \
          This page continues the moment you answer (within {} minutes).</p>\
-         <script>const req={};\
-         (async()=>{{const m=document.getElementById('msg');let b=0;const pause=()=>new Promise(x=>setTimeout(x,Math.min(10000,1000*(2**Math.min(b++,4)))));\
-         for(;;){{let r,s;try{{r=await fetch('/oauth/authorize/status',{{method:'POST',headers:{{'Content-Type':'application/json'}},body:JSON.stringify({{request:req,wait:20}})}});s=await r.json();}}catch(e){{await pause();continue;}}\
-         if(r.status===429||r.status>=500){{await pause();continue;}}b=0;\
-         if(s.state==='pending')continue;if(s.message)m.textContent=s.message;else if(s.error_description)m.textContent=s.error_description;\
-         if(s.redirect){{setTimeout(()=>window.location.replace(s.redirect),s.state==='approved'?0:3000);}}return;}}}})();</script>",
+         <div id=here hidden><p>You are signed in to qp on this browser as <b id=here-name></b>: you may answer here instead.</p>\
+         <button id=allow type=button>Allow</button> <button id=deny type=button>Deny</button></div>\
+         {WEB_SESSION_SCRIPTS}<script>const consent={here};{WAIT_AND_ANSWER}</script>",
         escape(&asked.user.display_name),
         escape(&asked.room.name),
         asked.expires_in / 60,
-        serde_json::to_string(&asked.handle).unwrap_or_default(),
     );
     html_page("Check your phone", &body)
 }
 
 /// `POST /oauth/authorize/status` `{"request": …, "wait": 0-25}`: where
 /// the consent stands; once answered, where to send the browser.
+#[utoipa::path(post, path = "/oauth/authorize/status", operation_id = "oauth_authorize_status", tag = "oauth",
+    request_body = crate::http::openapi::OAuthStatusRequest,
+    responses((status = 200, description = "Where the consent stands", body = crate::http::openapi::OAuthConsentStatus), (status = 400, description = "A field breaks a rule: `error_description` names it", body = crate::http::openapi::OAuthErrorBody), (status = 429, description = "Over a rate limit; see Retry-After", body = crate::http::openapi::OAuthErrorBody)))]
 pub async fn status(State(app): State<Arc<App>>, body: Bytes) -> Response {
     match status_inner(&app, &body).await {
         Ok(v) => {

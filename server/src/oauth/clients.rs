@@ -25,6 +25,9 @@ pub const NAME_MAX_CHARS: usize = 80;
 pub const MAX_REDIRECT_URIS: usize = 10;
 
 /// `POST /oauth/register` (RFC 7591).
+#[utoipa::path(post, path = "/oauth/register", operation_id = "oauth_register", tag = "oauth",
+    request_body = crate::http::openapi::OAuthClientMetadata,
+    responses((status = 201, description = "Registered: the metadata with its `client_id`", body = crate::http::openapi::OAuthClientMetadata), (status = 400, description = "`invalid_client_metadata` or `invalid_redirect_uri`, naming the field", body = crate::http::openapi::OAuthErrorBody), (status = 429, description = "Over a rate limit; see Retry-After", body = crate::http::openapi::OAuthErrorBody)))]
 pub async fn register(State(app): State<Arc<App>>, body: Bytes) -> Response {
     match register_inner(&app, &body).await {
         Ok(v) => (StatusCode::CREATED, Json(v)).into_response(),

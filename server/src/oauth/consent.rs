@@ -22,6 +22,11 @@ use crate::store::identity::{self, Room, User};
 use crate::store::oauth::{self as store, Client, Consent};
 use crate::store::{now_ms, now_secs, questions};
 
+/// The consent question's option values: Allow, and anything else
+/// (Deny) is a refusal.
+pub const ALLOW: &str = "allow";
+pub const DENY: &str = "deny";
+
 /// What a consent asks for.
 pub struct Request {
     /// `code` (the authorization page) or `device` (`qp login --url`).
@@ -43,6 +48,9 @@ pub struct Request {
 /// code), and whom and where.
 pub struct Asked {
     pub handle: String,
+    /// The consent question's id: a browser where the person is signed in
+    /// to the web responder answers it on the page (as that person).
+    pub question_id: String,
     pub user: User,
     pub room: Room,
     pub expires_in: i64,
@@ -158,8 +166,8 @@ pub async fn ask(app: &Arc<App>, req: Request) -> Result<Asked, OAuthError> {
                 "prompt": prompt(&req.client, &room.name, req.redirect_uri.as_deref()),
                 "context": context_line(&req.client, req.user_code.as_deref()),
                 "options": [
-                    {"value": "allow", "label": "Allow", "style": "primary"},
-                    {"value": "deny", "label": "Deny", "style": "danger"}
+                    {"value": ALLOW, "label": "Allow", "style": "primary"},
+                    {"value": DENY, "label": "Deny", "style": "danger"}
                 ],
                 "target_user_id": user.id,
                 "ttl": CONSENT_TTL_SECS,
@@ -212,6 +220,7 @@ pub async fn ask(app: &Arc<App>, req: Request) -> Result<Asked, OAuthError> {
             Ok((
                 Asked {
                     handle,
+                    question_id: q.id.clone(),
                     user,
                     room,
                     expires_in: CONSENT_TTL_SECS,
@@ -316,8 +325,27 @@ pub async fn decision(
 pub async fn settle_loop(app: Arc<App>) {
     let mut tick = tokio::time::interval(Duration::from_secs(5));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut ticks = 0u32;
     loop {
         tick.tick().await;
+        ticks = ticks.wrapping_add(1);
+        if ticks.is_multiple_of(12) {
+            app.oauth_limits.prune();
+        }
+        let ended = app
+            .db
+            .run(|conn| -> Result<_, OAuthError> {
+                Ok(store::end_unredeemed_grants(conn, now_secs(), 100)?)
+            })
+            .await;
+        match ended {
+            Ok(ended) => {
+                for (client_id, agent) in ended {
+                    tracing::info!(client_id = %client_id, agent = %agent, "oauth code expired unexchanged; its agent is disabled");
+                }
+            }
+            Err(e) => tracing::warn!(error = %e.description, "ending unexchanged oauth grants"),
+        }
         let due = app
             .db
             .run(|conn| -> Result<_, OAuthError> { Ok(store::consents_to_settle(conn, 100)?) })
@@ -368,8 +396,11 @@ async fn decision_by_hash(
         "used" => return Ok(Some((Decision::Used, consent))),
         _ => {}
     }
+    // The long-poll counts against this consent, not against the consent
+    // asker every sign-in of this person shares.
+    let holder = format!("consent:{id_hash}");
     let q = app
-        .wait(&asker, consent.question_id.clone(), wait)
+        .wait_held_by(&asker, consent.question_id.clone(), wait, holder)
         .await
         .map_err(OAuthError::from)?;
     let decided = match q.state {
@@ -383,7 +414,7 @@ async fn decision_by_hash(
                 // should anything else ever answer, it is no approval.
                 tracing::warn!(client_id = %consent.client_id, user = %consent.user_id, responder = by, "oauth consent answered by someone else; refused");
                 Decision::Denied
-            } else if value == "allow" {
+            } else if value == ALLOW {
                 Decision::Approved
             } else {
                 Decision::Denied

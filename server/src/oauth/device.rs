@@ -1,8 +1,9 @@
 //! `qp login --url` without a code: the device authorization grant
-//! (RFC 8628). The CLI names the person (`user`, else the server's only
-//! person) and may name the room; the server asks that person at once on
-//! their phone (the consent question, with the short user code as its
-//! context line so they can match it with the terminal) and the CLI polls
+//! (RFC 8628). The CLI names the person (`user`, else the server's
+//! `default_owner`, else its only person) and may name the room; the
+//! server asks that person at once on their phone (the consent question,
+//! with the short user code as its context line so they can match it with
+//! the terminal) and the CLI polls
 //! the token endpoint (`authorization_pending`, `slow_down` when it polls
 //! faster than `interval`). The token is an agent token, as `qp login
 //! CODE` gets.
@@ -43,6 +44,9 @@ fn user_code() -> String {
 
 /// `POST /oauth/device_authorization`: `client_id=qp-cli`, `user`,
 /// `room`, `label` (the agent's name).
+#[utoipa::path(post, path = "/oauth/device_authorization", operation_id = "oauth_device_authorization", tag = "oauth",
+    request_body(content_type = "application/x-www-form-urlencoded", description = "`client_id=qp-cli`, `user` (else the server's default owner), `room`, `label` (the agent's name)"),
+    responses((status = 200, description = "Started: the person is asked on their phone now", body = crate::http::openapi::OAuthDeviceAuthorization), (status = 400, description = "A field breaks a rule: `error_description` names it", body = crate::http::openapi::OAuthErrorBody), (status = 429, description = "Over a rate limit; see Retry-After", body = crate::http::openapi::OAuthErrorBody)))]
 pub async fn device_authorization(State(app): State<Arc<App>>, body: Bytes) -> Response {
     match start(&app, &body).await {
         Ok(v) => {
@@ -73,7 +77,8 @@ async fn start(app: &Arc<App>, body: &[u8]) -> Result<Value, OAuthError> {
     if label.chars().count() > 80 {
         return Err(OAuthError::invalid_request("label: at most 80 characters"));
     }
-    let user = match p.get("user").map(|u| u.trim()).filter(|u| !u.is_empty()) {
+    let named = p.get("user").map(|u| u.trim()).filter(|u| !u.is_empty());
+    let user = match named.or(app.settings.default_owner.as_deref()) {
         Some(u) => u.to_string(),
         None => {
             let users = app
@@ -84,7 +89,7 @@ async fn start(app: &Arc<App>, body: &[u8]) -> Result<Value, OAuthError> {
                 [one] => one.id.clone(),
                 _ => {
                     return Err(OAuthError::invalid_request(
-                        "user: name the person to ask (qp login --as USER); this server has more than one",
+                        "user: name the person to ask (qp login --as USER); this server has more than one and no default owner (qp serve --default-owner)",
                     ))
                 }
             }
@@ -226,6 +231,8 @@ pub async fn poll(app: &Arc<App>, p: &HashMap<String, String>) -> Result<Value, 
 
 /// `GET /oauth/device`: there is nothing to type here; the question is on
 /// the phone.
+#[utoipa::path(get, path = "/oauth/device", operation_id = "oauth_device_page", tag = "oauth",
+    responses((status = 200, description = "What `verification_uri` shows: the person answers on their phone", content_type = "text/html")))]
 pub async fn page() -> Response {
     html_page(
         "Approve on your phone",

@@ -23,17 +23,46 @@ pub fn www_authenticate(app: &App, error: Option<&str>) -> String {
     }
 }
 
-/// `GET /.well-known/oauth-protected-resource[/mcp]`.
+/// `GET /.well-known/oauth-protected-resource/mcp`: the metadata of
+/// `/mcp`, where its 401 points.
+#[utoipa::path(get, path = "/.well-known/oauth-protected-resource/mcp", operation_id = "oauth_protected_resource_mcp", tag = "oauth",
+    responses((status = 200, description = "RFC 9728 metadata of `/mcp` (where its 401 points)", content_type = "application/json")))]
 pub async fn protected_resource(State(app): State<Arc<App>>) -> Json<Value> {
-    Json(json!({
-        "resource": resource(&app),
-        "authorization_servers": [issuer(&app)],
-        "bearer_methods_supported": ["header"],
-        "resource_name": "qp (Question Protocol)",
-    }))
+    Json(resource_metadata(&app, resource(&app)))
 }
 
+/// `GET /.well-known/oauth-protected-resource`: the metadata of this
+/// server as a whole, for a client that did not read the 401's header and
+/// looks at the root. RFC 9728 §3.3 has a document's `resource` be the
+/// identifier its well-known address was made from, here the origin; a
+/// token requested for the origin is issued for `/mcp`, the one resource
+/// here ([`super::is_our_resource`]).
+#[utoipa::path(get, path = "/.well-known/oauth-protected-resource", operation_id = "oauth_protected_resource", tag = "oauth",
+    responses((status = 200, description = "RFC 9728 metadata of this server as a whole (`resource`: its origin)", content_type = "application/json")))]
+pub async fn server_resource(State(app): State<Arc<App>>) -> Json<Value> {
+    Json(resource_metadata(&app, issuer(&app)))
+}
+
+fn resource_metadata(app: &App, resource: String) -> Value {
+    json!({
+        "resource": resource,
+        "authorization_servers": [issuer(app)],
+        "bearer_methods_supported": ["header"],
+        "scopes_supported": SCOPES,
+        "resource_name": "qp (Question Protocol)",
+    })
+}
+
+/// The scopes an agent made by a sign-in holds: asking, and reading its
+/// own questions. Both, always (see [`super::authorize::check`]).
+pub const SCOPES: [&str; 2] = [
+    crate::store::identity::SCOPE_ASK,
+    crate::store::identity::SCOPE_READ,
+];
+
 /// `GET /.well-known/oauth-authorization-server`.
+#[utoipa::path(get, path = "/.well-known/oauth-authorization-server", operation_id = "oauth_authorization_server", tag = "oauth",
+    responses((status = 200, description = "RFC 8414 authorization-server metadata", content_type = "application/json")))]
 pub async fn authorization_server(State(app): State<Arc<App>>) -> Json<Value> {
     let base = issuer(&app);
     Json(json!({
@@ -47,6 +76,7 @@ pub async fn authorization_server(State(app): State<Arc<App>>) -> Json<Value> {
         "response_modes_supported": ["query"],
         "grant_types_supported": ["authorization_code", "refresh_token", super::token::DEVICE_GRANT],
         "code_challenge_methods_supported": ["S256"],
+        "scopes_supported": SCOPES,
         "token_endpoint_auth_methods_supported": ["none"],
         "revocation_endpoint_auth_methods_supported": ["none"],
         "client_id_metadata_document_supported": true,

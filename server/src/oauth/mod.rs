@@ -27,6 +27,7 @@ pub mod fetch;
 pub mod metadata;
 pub mod token;
 
+use std::net::IpAddr;
 use std::num::NonZeroU32;
 use std::sync::Arc;
 
@@ -54,12 +55,16 @@ pub const MAX_PENDING_PER_CLIENT: i64 = 20;
 pub const ACCESS_PREFIX: &str = "qpo_";
 pub const REFRESH_PREFIX: &str = "qpr_";
 
-/// The consent flow's rate limits: per person asked, per client, and
-/// registrations and metadata-document fetches overall (no push spam
-/// through the consent flow, no fetches on anyone's behalf in bulk).
+/// The consent flow's rate limits: per person asked, per client, per
+/// source address (the endpoints that cost a registration, a metadata
+/// fetch or a question: one caller cannot use up the server-wide budgets
+/// below on everyone's behalf), and registrations and metadata-document
+/// fetches overall (no push spam through the consent flow, no fetches on
+/// anyone's behalf in bulk).
 pub struct Limits {
     pub per_user: DefaultKeyedRateLimiter<String>,
     pub per_client: DefaultKeyedRateLimiter<String>,
+    pub per_address: DefaultKeyedRateLimiter<IpAddr>,
     pub registrations: DefaultDirectRateLimiter,
     pub fetches: DefaultDirectRateLimiter,
 }
@@ -73,18 +78,66 @@ impl Default for Limits {
         Limits {
             per_user: RateLimiter::keyed(q(6, 6)),
             per_client: RateLimiter::keyed(q(30, 10)),
-            registrations: RateLimiter::direct(q(60, 20)),
-            fetches: RateLimiter::direct(q(120, 30)),
+            // A person signing in makes two or three such requests; an
+            // office behind one address, a few people at once. One
+            // address gets at most a tenth of the server's registrations
+            // and a fifth of its fetches.
+            per_address: RateLimiter::keyed(q(60, 30)),
+            registrations: RateLimiter::direct(q(600, 100)),
+            fetches: RateLimiter::direct(q(300, 60)),
         }
     }
 }
 
+impl Limits {
+    /// Forgets the keys whose budgets are full again (the keyed limiters
+    /// otherwise keep one entry per address or client ever seen).
+    pub fn prune(&self) {
+        self.per_user.retain_recent();
+        self.per_client.retain_recent();
+        self.per_address.retain_recent();
+    }
+}
+
+/// The per-address limit, in front of the endpoints that register a
+/// client, may fetch a metadata document, or ask a person.
+async fn per_address(
+    axum::extract::State(app): axum::extract::State<Arc<App>>,
+    req: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> Response {
+    use axum::http::Method;
+    let costly = matches!(
+        (req.method(), req.uri().path()),
+        (
+            &Method::POST,
+            "/oauth/register" | "/oauth/authorize" | "/oauth/device_authorization"
+        ) | (&Method::GET, "/oauth/authorize")
+    );
+    let from = req
+        .extensions()
+        .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+        .map(|c| c.0.ip());
+    if let (true, Some(ip)) = (costly, from) {
+        if app.oauth_limits.per_address.check_key(&ip).is_err() {
+            return OAuthError::slow(
+                "too many sign-in requests from your address; try again in a minute",
+                60,
+            )
+            .into_response();
+        }
+    }
+    next.run(req).await
+}
+
 /// The routes of the authorization server and the metadata.
-pub fn routes() -> Router<Arc<App>> {
-    Router::new()
+pub fn routes(app: Arc<App>) -> Router<Arc<App>> {
+    // What a browser-based MCP client calls from its own origin: the
+    // metadata, registration, the token endpoint and revocation.
+    let for_clients = Router::new()
         .route(
             "/.well-known/oauth-protected-resource",
-            get(metadata::protected_resource),
+            get(metadata::server_resource),
         )
         .route(
             "/.well-known/oauth-protected-resource/mcp",
@@ -95,18 +148,52 @@ pub fn routes() -> Router<Arc<App>> {
             get(metadata::authorization_server),
         )
         .route("/oauth/register", post(clients::register))
+        .route("/oauth/token", post(token::token))
+        .route("/oauth/revoke", post(token::revoke))
+        .route_layer(axum::middleware::from_fn_with_state(
+            app.clone(),
+            per_address,
+        ))
+        // Outermost, so a refusal (a 429) reaches the page readable too.
+        .layer(cors());
+    // The person's pages and what only they call (same origin, no CORS).
+    let for_people = Router::new()
         .route(
             "/oauth/authorize",
             get(authorize::page).post(authorize::start),
         )
         .route("/oauth/authorize/status", post(authorize::status))
-        .route("/oauth/token", post(token::token))
-        .route("/oauth/revoke", post(token::revoke))
         .route(
             "/oauth/device_authorization",
             post(device::device_authorization),
         )
         .route("/oauth/device", get(device::page))
+        .route_layer(axum::middleware::from_fn_with_state(app, per_address));
+    for_clients.merge(for_people)
+}
+
+/// Cross-origin access for browser-based MCP clients (RFC 8414 and 9728
+/// documents, registration, tokens, and `/mcp` itself): any origin, as no
+/// credential here is ambient (bearer tokens and PKCE, never cookies), so
+/// a page on another origin gets nothing it did not already hold.
+pub fn cors() -> tower_http::cors::CorsLayer {
+    use axum::http::{HeaderName, Method};
+    tower_http::cors::CorsLayer::new()
+        .allow_origin(tower_http::cors::Any)
+        .allow_methods([Method::GET, Method::POST, Method::DELETE])
+        .allow_headers([
+            header::AUTHORIZATION,
+            header::CONTENT_TYPE,
+            header::ACCEPT,
+            HeaderName::from_static("mcp-session-id"),
+            HeaderName::from_static("mcp-protocol-version"),
+            HeaderName::from_static("last-event-id"),
+        ])
+        .expose_headers([
+            header::WWW_AUTHENTICATE,
+            HeaderName::from_static("mcp-session-id"),
+        ])
+        .max_age(std::time::Duration::from_secs(3600))
 }
 
 /// The issuer identifier: this server's public URL.
@@ -119,17 +206,22 @@ pub fn resource(app: &App) -> String {
     format!("{}/mcp", issuer(app))
 }
 
-/// Whether a client's `resource` names this server's `/mcp` (a trailing
-/// slash aside).
+/// Whether a client's `resource` names this server's `/mcp`, or this
+/// server as a whole (its origin, what the root protected-resource
+/// metadata names): either way the token is issued for `/mcp`, the one
+/// resource here, and checked against it on every request.
 pub fn is_our_resource(app: &App, given: &str) -> bool {
     // Compared as URLs, not strings: the scheme and host in any case and an
     // explicit default port name the same resource (the MCP spec asks
-    // servers to accept them); the path must be /mcp.
+    // servers to accept them); the path must be /mcp, or the server's own
+    // (its public URL's, usually empty).
     let same = |u: &str| reqwest::Url::parse(u.trim_end_matches('/')).ok();
     match (same(given), same(&resource(app))) {
         (Some(g), Some(r)) => {
+            let path = g.path().trim_end_matches('/');
+            let base = r.path().strip_suffix("/mcp").unwrap_or(r.path());
             g.origin() == r.origin()
-                && g.path().trim_end_matches('/') == r.path()
+                && (path == r.path() || path == base.trim_end_matches('/'))
                 && g.query().is_none()
                 && g.fragment().is_none()
         }
@@ -250,8 +342,17 @@ pub fn escape(s: &str) -> String {
     out
 }
 
-/// A small HTML page (the authorization and device pages).
+/// A small HTML page (the authorization and device pages). Its scripts
+/// run only by this response's nonce (and the web responder's own files,
+/// `/app/store.js`, for a person signed in there): the pages show a
+/// client's name, and the browser's session token is within a script's
+/// reach on this origin, so nothing inline that the server did not write
+/// may run.
 pub fn html_page(title: &str, body: &str) -> Response {
+    let nonce = crate::ids::random_hex(16);
+    // Every `<script` in `body` is the server's own: text from a client
+    // or a person reaches it escaped (`<` as `&lt;`).
+    let body = body.replace("<script", &format!("<script nonce=\"{nonce}\""));
     let page = format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
@@ -261,16 +362,17 @@ pub fn html_page(title: &str, body: &str) -> Response {
         escape(title),
         body
     );
+    let csp = format!(
+        "default-src 'none'; style-src 'unsafe-inline'; script-src 'self' 'nonce-{nonce}'; \
+         connect-src 'self'; form-action 'self' https: http:; frame-ancestors 'none'; base-uri 'none'"
+    );
     let mut resp = (
         StatusCode::OK,
         [
-            (header::CONTENT_TYPE, "text/html; charset=utf-8"),
-            (header::X_FRAME_OPTIONS, "DENY"),
-            (
-                header::CONTENT_SECURITY_POLICY,
-                "default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; connect-src 'self'; form-action 'self' https: http:; frame-ancestors 'none'",
-            ),
-            (header::REFERRER_POLICY, "no-referrer"),
+            (header::CONTENT_TYPE, "text/html; charset=utf-8".to_string()),
+            (header::X_FRAME_OPTIONS, "DENY".to_string()),
+            (header::CONTENT_SECURITY_POLICY, csp),
+            (header::REFERRER_POLICY, "no-referrer".to_string()),
         ],
         page,
     )
@@ -315,6 +417,9 @@ mod resource_tests {
             "https://qp.example.com/mcp/",
             "HTTPS://QP.Example.COM/mcp",
             "https://qp.example.com:443/mcp",
+            // The server as a whole (the root metadata's resource).
+            "https://qp.example.com",
+            "https://qp.example.com/",
         ] {
             assert!(is_our_resource(&app, ok), "{ok}");
         }
@@ -324,6 +429,8 @@ mod resource_tests {
             "http://qp.example.com/mcp",
             "https://evil.example/mcp",
             "https://qp.example.com/mcp?x=1",
+            "https://qp.example.com/mcp/x",
+            "https://qp.example.com/m",
         ] {
             assert!(!is_our_resource(&app, no), "{no}");
         }

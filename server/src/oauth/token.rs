@@ -30,6 +30,9 @@ use crate::store::oauth::{self as store, Minted, Taken};
 pub const DEVICE_GRANT: &str = "urn:ietf:params:oauth:grant-type:device_code";
 
 /// `POST /oauth/token`.
+#[utoipa::path(post, path = "/oauth/token", operation_id = "oauth_token", tag = "oauth",
+    request_body(content = crate::http::openapi::OAuthTokenRequest, content_type = "application/x-www-form-urlencoded"),
+    responses((status = 200, description = "Tokens", body = crate::http::openapi::OAuthTokens), (status = 400, description = "`invalid_grant` (wrong verifier, replayed code, reused refresh token: the grant ends), `invalid_target`, `authorization_pending`, `slow_down`, …", body = crate::http::openapi::OAuthErrorBody), (status = 429, description = "Over a rate limit; see Retry-After", body = crate::http::openapi::OAuthErrorBody)))]
 pub async fn token(State(app): State<Arc<App>>, body: Bytes) -> Response {
     let result = match super::form(&body) {
         Ok(p) => match p.get("grant_type").map(String::as_str) {
@@ -208,6 +211,9 @@ async fn by_refresh(
 
 /// `POST /oauth/revoke` (RFC 7009): 200 whether or not the token was
 /// known. A refresh token ends its grant; an access token only itself.
+#[utoipa::path(post, path = "/oauth/revoke", operation_id = "oauth_revoke", tag = "oauth",
+    request_body(content_type = "application/x-www-form-urlencoded", description = "`token` (and optionally `client_id`), RFC 7009: a refresh token ends its grant"),
+    responses((status = 200, description = "Revoked, or was not known")))]
 pub async fn revoke(State(app): State<Arc<App>>, body: Bytes) -> Response {
     let p = match super::form(&body) {
         Ok(p) => p,

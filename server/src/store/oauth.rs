@@ -433,6 +433,31 @@ pub fn revoke_grant(conn: &Conn, grant_hash: &str) -> DbResult<usize> {
     Ok(n)
 }
 
+/// Ends the grants of codes that expired unexchanged: the approval made an
+/// agent, and a client that never came back for its tokens must not leave
+/// it listed (and its grant live) for good. Returns each ended grant's
+/// client and agent, for the log.
+pub fn end_unredeemed_grants(
+    conn: &Conn,
+    now: i64,
+    limit: usize,
+) -> DbResult<Vec<(String, String)>> {
+    let stale: Vec<(String, String, String)> = conn.query_map(
+        "SELECT c.grant_hash, c.client_id, c.agent_id FROM oauth_codes c
+         WHERE c.used_at IS NULL AND c.expires_at < ?1
+           AND EXISTS (SELECT 1 FROM tokens t WHERE t.hash = c.grant_hash)
+         LIMIT ?2",
+        params![now, limit],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+    )?;
+    let mut ended = Vec::with_capacity(stale.len());
+    for (grant, client, agent) in stale {
+        revoke_grant(conn, &grant)?;
+        ended.push((client, agent));
+    }
+    Ok(ended)
+}
+
 /// Deletes one token.
 pub fn delete_token(conn: &Conn, hash: &str) -> DbResult<bool> {
     Ok(conn.execute("DELETE FROM oauth_tokens WHERE hash = ?1", params![hash])? == 1)

@@ -120,6 +120,66 @@ def run_in(work):
     return summary()
 
 
+FORM = {"Content-Type": "application/x-www-form-urlencoded", "Accept": "application/json"}
+
+
+def form(pairs):
+    return urllib.parse.urlencode(pairs).encode()
+
+
+def exercise_oauth(c, user):
+    """An MCP client's sign-in, the person's side of it, and `qp login
+    --url`'s device grant: each OAuth endpoint, answers and refusals."""
+    import base64
+    import hashlib
+    import time
+    for path in ("/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp",
+                 "/.well-known/oauth-authorization-server"):
+        c.call("get", path)
+    redirect = "http://127.0.0.1:33418/callback"
+    s, reg = c.call("post", "/oauth/register", None, None, {"client_name": "Checker", "redirect_uris": [redirect]}, expect=201)
+    c.call("post", "/oauth/register", None, None, {"client_name": "Checker", "redirect_uris": ["ftp://x"]}, expect=400)
+    verifier = "v" * 50
+    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
+    request = {"response_type": "code", "client_id": reg["client_id"], "redirect_uri": redirect,
+               "code_challenge": challenge, "code_challenge_method": "S256", "state": "s"}
+    c.call("get", "/oauth/authorize", query="?" + urllib.parse.urlencode(request))
+    c.call("get", "/oauth/authorize", query="?client_id=nobody", expect=400)
+    s, started = c.call("post", "/oauth/authorize", raw=form({**request, "user": "Federica", "room": "OPS123"}),
+                        headers=FORM)
+    c.call("post", "/oauth/authorize", raw=form({**request, "user": "nobody"}), headers=FORM, expect=400)
+    c.call("post", "/oauth/authorize/status", None, None, {"request": started["request"], "wait": 0})
+    c.call("post", "/oauth/authorize/status", None, None, {"request": "qph_nope"}, expect=400)
+    c.call("post", "/api/questions/{id}/answer", {"id": started["question"]}, user, {"value": "allow"})
+    s, status = c.call("post", "/oauth/authorize/status", None, None, {"request": started["request"], "wait": 5})
+    code = urllib.parse.parse_qs(urllib.parse.urlparse(status["redirect"]).query)["code"][0]
+    s, tokens = c.call("post", "/oauth/token", raw=form({"grant_type": "authorization_code", "code": code,
+                                                          "client_id": reg["client_id"], "code_verifier": verifier}),
+                       headers=FORM)
+    c.call("post", "/oauth/token", raw=form({"grant_type": "authorization_code", "code": code,
+                                            "client_id": reg["client_id"], "code_verifier": verifier}),
+           headers=FORM, expect=400)  # replayed
+    s, mine = c.call("get", "/api/me/agents", None, user)
+    c.call("post", "/oauth/revoke", raw=form({"token": tokens["refresh_token"]}), headers=FORM)
+    # `qp login --url`: the device grant, pending, then allowed.
+    s, dev = c.call("post", "/oauth/device_authorization", raw=form({"client_id": "qp-cli", "user": "Federica",
+                                                                     "room": "OPS123"}), headers=FORM)
+    c.call("post", "/oauth/device_authorization", raw=form({"client_id": "other"}), headers=FORM, expect=400)
+    grant = {"grant_type": "urn:ietf:params:oauth:grant-type:device_code", "device_code": dev["device_code"],
+             "client_id": "qp-cli"}
+    c.call("post", "/oauth/token", raw=form(grant), headers=FORM, expect=400)  # authorization_pending
+    c.call("get", "/oauth/device")
+    pending = c.call("get", "/api/questions/pending", None, user)[1]["questions"]
+    consent = next(q for q in pending if dev["user_code"] in (q.get("context") or ""))
+    c.call("post", "/api/questions/{id}/answer", {"id": consent["id"]}, user, {"value": "allow"})
+    time.sleep(dev["interval"] + 0.5)
+    c.call("post", "/oauth/token", raw=form(grant), headers=FORM)
+    s, mine = c.call("get", "/api/me/agents", None, user)
+    for a in mine["agents"]:
+        c.call("delete", "/api/me/agents/{id}", {"id": a["id"]}, user, expect=204)
+    c.call("delete", "/api/me/agents/{id}", {"id": "a_nope"}, user, expect=404)
+
+
 def exercise(c, agent, agent_id, user, admin_token, other_user):
     ask_path = "/api/agent/rooms/{room}/questions"
     room = {"room": "OPS123"}
@@ -180,6 +240,7 @@ def exercise(c, agent, agent_id, user, admin_token, other_user):
     c.call("get", "/readyz")
     c.call("get", "/metrics")
     c.call("get", "/openapi.json")
+    exercise_oauth(c, user)
 
     undocumented_calls = {(p, m) for p, ops in c.doc["paths"].items() for m in ops} - c.seen
     check("every documented operation was exercised against the server",
