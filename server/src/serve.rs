@@ -69,6 +69,14 @@ pub async fn start(
             );
         }
     }
+    if reqwest::Url::parse(&settings.public_url())
+        .is_ok_and(|u| !u.path().trim_matches('/').is_empty())
+    {
+        tracing::warn!(
+            url = %settings.public_url(),
+            "public_url has a path: MCP clients look for the OAuth metadata at the origin's /.well-known/ (with the path after it), which this server does not serve; give qp a host of its own for OAuth"
+        );
+    }
     let app = App::new(db, settings);
     let schema = app
         .db

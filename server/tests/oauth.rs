@@ -176,7 +176,24 @@ async fn mcp_status(f: &Fixture, token: &str) -> u16 {
 #[tokio::test]
 async fn a_wrong_pkce_verifier_is_refused_and_spends_the_code() {
     let f = Fixture::new().await;
+    let agents = |f: &Fixture| {
+        let (http, base, token) = (f.http.clone(), f.base.clone(), f.alice_token.clone());
+        async move {
+            let v: Value = http
+                .get(format!("{base}/api/me/agents"))
+                .bearer_auth(token)
+                .send()
+                .await
+                .unwrap()
+                .json()
+                .await
+                .unwrap();
+            v["agents"].as_array().unwrap().len()
+        }
+    };
+    let before = agents(&f).await;
     let (client, code) = approved_code(&f).await;
+    assert_eq!(agents(&f).await, before + 1);
     let (s, body) = exchange(
         &f,
         &client,
@@ -192,6 +209,12 @@ async fn a_wrong_pkce_verifier_is_refused_and_spends_the_code() {
         .starts_with("code_verifier:"));
     let (s, body) = exchange(&f, &client, &code, VERIFIER).await;
     assert_eq!(s, 400, "the code is spent: {body}");
+    // Nobody can ever collect that approval: its agent is gone with it.
+    assert_eq!(
+        agents(&f).await,
+        before,
+        "the refused exchange left its agent"
+    );
 }
 
 #[tokio::test]
@@ -478,7 +501,14 @@ async fn only_the_named_person_can_answer_the_consent() {
     let handle = started["request"].as_str().unwrap();
     let q = consent_question(&f, &f.alice_token).await;
     let id = q["id"].as_str().unwrap();
-    assert_eq!(q["context"], "unverified client");
+    // The code the page shows, to compare, then who asks.
+    assert_eq!(
+        q["context"],
+        format!(
+            "code {} · unverified client",
+            started["code"].as_str().unwrap()
+        )
+    );
     assert_eq!(q["asker"]["display_name"], "qp sign-in");
     for token in [&f.bob_token, &f.carol_token] {
         let (s, body) = f.answer(token, id, json!({"value": "allow"})).await;
@@ -908,10 +938,20 @@ async fn the_authorization_form_is_refused_when_posted_from_another_site() {
             .body(form(&pairs))
             .send()
     };
-    let resp = post("https://evil.example", "cross-site").await.unwrap();
-    assert_eq!(resp.status().as_u16(), 403);
-    let body: Value = resp.json().await.unwrap();
-    assert_eq!(body["error"], "access_denied", "{body}");
+    for (origin, site) in [
+        ("https://evil.example", "cross-site"),
+        ("https://sub.127.0.0.1.example", "same-site"),
+        ("null", "cross-site"),
+    ] {
+        let resp = post(origin, site).await.unwrap();
+        assert_eq!(resp.status().as_u16(), 403, "{origin} {site}");
+        let body: Value = resp.json().await.unwrap();
+        assert_eq!(body["error"], "access_denied", "{body}");
+    }
+    // What Chromium sends from a page served with a strict referrer policy:
+    // `Origin: null`, and Fetch Metadata saying it is this origin's own.
+    let resp = post("null", "same-origin").await.unwrap();
+    assert_eq!(resp.status().as_u16(), 200, "{:?}", resp.text().await);
     let ours = f.base.clone();
     let resp = f
         .http
@@ -1045,7 +1085,8 @@ async fn the_root_metadata_names_the_server_and_a_token_for_it_works_on_mcp() {
 }
 
 /// A scope, when asked for, is both of an agent's (granting more than
-/// asked would surprise the client); a parameter given twice is refused
+/// asked would surprise the client; values that are not scopes here are
+/// ignored); a parameter given twice is refused
 /// (RFC 6749 §3.1), on the page as in the form.
 #[tokio::test]
 async fn scopes_and_repeated_parameters_on_the_authorization_page() {
@@ -1074,9 +1115,12 @@ async fn scopes_and_repeated_parameters_on_the_authorization_page() {
         let url = format!("{}/oauth/authorize?{q}", f.base);
         async move { http.get(url).send().await.unwrap() }
     };
-    let ok = page(vec![("scope", "read ask".into())]).await;
-    assert_eq!(ok.status().as_u16(), 200);
-    for narrow in ["read", "admin", "ask read admin"] {
+    // Both, or values that are not scopes here (ignored, RFC 6749 §3.3).
+    for fine in ["read ask", "admin", "ask read offline_access", "openid"] {
+        let r = page(vec![("scope", fine.into())]).await;
+        assert_eq!(r.status().as_u16(), 200, "{fine}");
+    }
+    for narrow in ["read", "ask openid"] {
         // A loopback redirect: the error goes back to the client.
         let r = page(vec![("scope", narrow.into())]).await;
         assert_eq!(r.status().as_u16(), 303, "{narrow}");

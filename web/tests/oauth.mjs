@@ -82,7 +82,18 @@ async function ask(page, verifier, state, { expectSignedIn }) {
   }
   await page.type('input[name=room]', env.QP_ROOM);
   await Promise.all([page.waitForNavigation({ waitUntil: 'load' }), page.click('button[type=submit]')]);
-  assert.equal(await page.$eval('h1', (e) => e.textContent), 'Check your phone');
+  const heading = await page.$eval('h1', (e) => e.textContent).catch(async () => `no heading: ${await page.evaluate(() => document.body.innerText)}`);
+  assert.equal(heading, 'Check your phone');
+}
+
+// A person's click: the pointer moves over the page, the buttons arm after
+// a moment in view, then the click.
+async function approveOnPage(page, selector) {
+  await page.bringToFront();
+  await page.mouse.move(10, 10);
+  await page.mouse.move(60, 40, { steps: 5 });
+  await page.waitForSelector(`${selector}:not([disabled])`, { timeout: 5000 });
+  await page.click(selector);
 }
 
 async function arrival(state, timeout = 30000) {
@@ -114,17 +125,25 @@ try {
   await ask(a.page, verifier, 'allow-state', { expectSignedIn: session.user });
   await a.page.waitForSelector('#here:not([hidden])', { timeout: 10000 });
   assert.equal(await a.page.$eval('#here-name', (e) => e.textContent), session.user.display_name);
-  await a.page.click('#allow');
+  // The page says what it asks, as the phone does, with the code to compare.
+  const code = await a.page.$eval('#code', (e) => e.textContent);
+  const pending = await json('/api/questions/pending', { headers: { 'Authorization': `Bearer ${session.token}` } });
+  const question = pending.body.questions.find((q) => q.prompt.startsWith('Browser Test Client'));
+  assert.equal(question.context, `code ${code} · unverified client`);
+  assert.equal(await a.page.$eval('#here-prompt', (e) => e.textContent), question.prompt);
+  // Not armed until the page has been in view a moment and the pointer moved.
+  assert.equal(await a.page.$eval('#allow', (e) => e.disabled), true);
+  await approveOnPage(a.page, '#allow');
   const allowed = await arrival('allow-state');
   assert.equal(allowed.searchParams.get('iss'), base);
-  const code = allowed.searchParams.get('code');
-  assert.ok(code, `a code: ${allowed}`);
+  const authCode = allowed.searchParams.get('code');
+  assert.ok(authCode, `a code: ${allowed}`);
   await a.page.waitForFunction((r) => location.href.startsWith(r), { timeout: 10000 }, redirectUri);
   log('allowed on the page; the browser went back to the client with a code');
   const tokens = await json('/oauth/token', {
     method: 'POST',
     headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ grant_type: 'authorization_code', code, client_id: clientId, redirect_uri: redirectUri, code_verifier: verifier, resource: `${base}/mcp` }),
+    body: new URLSearchParams({ grant_type: 'authorization_code', code: authCode, client_id: clientId, redirect_uri: redirectUri, code_verifier: verifier, resource: `${base}/mcp` }),
   });
   assert.equal(tokens.status, 200, JSON.stringify(tokens.body));
   const mcp = await fetch(`${base}/mcp`, {
@@ -135,13 +154,13 @@ try {
   assert.equal(mcp.status, 200, 'the access token works on /mcp');
   // The approval made an agent the person owns.
   const mine = await json('/api/me/agents', { headers: { 'Authorization': `Bearer ${session.token}` } });
-  assert.deepEqual(mine.body.agents.map((x) => x.name), ['Browser Test Client']);
+  assert.ok(mine.body.agents.some((x) => x.name === 'Browser Test Client' && x.rooms.includes(env.QP_ROOM)), JSON.stringify(mine.body));
   log('tokens exchanged; /mcp initialized');
 
   // --- Deny, on the page -------------------------------------------------------
   await ask(a.page, b64url(randomBytes(32)), 'deny-state', { expectSignedIn: session.user });
   await a.page.waitForSelector('#here:not([hidden])', { timeout: 10000 });
-  await a.page.click('#deny');
+  await approveOnPage(a.page, '#deny');
   await a.page.waitForFunction(() => document.getElementById('msg').textContent.startsWith('Denied'), { timeout: 30000 });
   const denied = await arrival('deny-state');
   assert.equal(denied.searchParams.get('error'), 'access_denied');

@@ -200,17 +200,12 @@ pub async fn check(app: &Arc<App>, p: &HashMap<String, String>) -> Result<Checke
     if let Some(scope) = get("scope") {
         // An agent made by a sign-in holds both scopes; granting more than
         // asked would be a surprise, so a narrower request is refused
-        // rather than widened.
+        // rather than widened. Values that are not scopes here (a client's
+        // `openid`, `offline_access`) are ignored, as RFC 6749 §3.3 lets a
+        // server do; the token response says what was granted.
         let asked: std::collections::BTreeSet<&str> =
-            scope.split(' ').filter(|s| !s.is_empty()).collect();
-        if let Some(bad) = asked.iter().find(|s| !SCOPES.contains(s)) {
-            let d = format!(
-                "scope: {bad:?} is not a scope here (only {})",
-                SCOPES.join(" ")
-            );
-            return Err(refuse(&checked, "invalid_scope", &d));
-        }
-        if asked.len() != SCOPES.len() {
+            scope.split(' ').filter(|s| SCOPES.contains(s)).collect();
+        if !asked.is_empty() && asked.len() != SCOPES.len() {
             let d = format!(
                 "scope: an agent here holds both {}; ask for both, or leave scope out",
                 SCOPES.join(" and ")
@@ -333,19 +328,49 @@ const pause = () => new Promise((r) => setTimeout(r, Math.min(10000, 1000 * 2 **
       for (const b of here.querySelectorAll('button')) b.disabled = false;
     }
   };
+  const buttons = [...here.querySelectorAll('button')];
   document.getElementById('allow').addEventListener('click', () => answer(consent.allow));
   document.getElementById('deny').addEventListener('click', () => answer(consent.deny));
   here.hidden = false;
+  // Usable only once the page has been in view a moment and the pointer or
+  // keyboard has moved on it, and not while another window is in front: a
+  // page that swaps this one in under a double click gets no approval.
+  let shownAt = 0, moved = false, timer = 0;
+  const arm = () => {
+    clearTimeout(timer);
+    const ready = moved && document.hasFocus() && document.visibilityState === 'visible';
+    if (!ready) { for (const b of buttons) b.disabled = true; shownAt = 0; return; }
+    if (!shownAt) shownAt = Date.now();
+    const left = 1000 - (Date.now() - shownAt);
+    if (left > 0) { timer = setTimeout(arm, left); return; }
+    for (const b of buttons) b.disabled = false;
+  };
+  const move = () => { moved = true; arm(); };
+  addEventListener('pointermove', move);
+  addEventListener('keydown', move);
+  addEventListener('focus', arm);
+  addEventListener('blur', () => { moved = false; arm(); });
+  document.addEventListener('visibilitychange', () => { moved = false; arm(); });
 })();
 "#;
 
 /// Why a form post comes from another site, if it does: the browser's
-/// `Sec-Fetch-Site` says so, or its `Origin` is not this server's. A
-/// client without either (not a browser) is let through.
+/// `Sec-Fetch-Site` is not `same-origin`, or, from a browser without Fetch
+/// Metadata, its `Origin` is not this server's. A client without either
+/// (not a browser) is let through.
 fn cross_site(app: &App, headers: &HeaderMap) -> Option<String> {
     let header = |n: &str| headers.get(n).and_then(|v| v.to_str().ok());
-    if header("sec-fetch-site") == Some("cross-site") {
-        return Some("the authorization form was posted from another site".into());
+    // Fetch Metadata first: every current browser sends it, and it is
+    // right where `Origin` is not (Chromium posts `Origin: null` from a
+    // page whose referrer policy is `no-referrer`).
+    match header("sec-fetch-site") {
+        Some("same-origin") => return None,
+        Some(site) => {
+            return Some(format!(
+                "the authorization form was posted from another site (Sec-Fetch-Site: {site})"
+            ))
+        }
+        None => {}
     }
     let origin = header("origin")?;
     let ours = reqwest::Url::parse(&issuer(app))
@@ -404,6 +429,7 @@ pub async fn start(State(app): State<Arc<App>>, headers: HeaderMap, body: Bytes)
             "request": asked.handle,
             "expires_in": asked.expires_in,
             "question": asked.question_id,
+            "code": asked.code,
             "user": {"id": asked.user.id, "display_name": asked.user.display_name},
             "room": asked.room.code,
         }))
@@ -421,15 +447,23 @@ pub async fn start(State(app): State<Arc<App>>, headers: HeaderMap, body: Bytes)
     .unwrap_or_default()
     // Inside a <script> element: no `</script>` can close it early.
     .replace('<', "\\u003c");
+    // The code ties this page to the question: anyone may start a sign-in
+    // naming anyone, and the person taps Allow only for the one whose code
+    // is on their own screen.
     let body = format!(
         "<h1>Check your phone</h1><p id=msg>We asked <b>{}</b> on their phone whether to allow this in <b>{}</b>. \
          This page continues the moment you answer (within {} minutes).</p>\
+         <p>The question shows the code <b id=code>{}</b>: tap Allow only if it is the one on this page.</p>\
          <div id=here hidden><p>You are signed in to qp on this browser as <b id=here-name></b>: you may answer here instead.</p>\
-         <button id=allow type=button>Allow</button> <button id=deny type=button>Deny</button></div>\
+         <blockquote><p id=here-prompt>{}</p><p class=muted id=here-context>{}</p></blockquote>\
+         <button id=allow type=button disabled>Allow</button> <button id=deny type=button disabled>Deny</button></div>\
          {WEB_SESSION_SCRIPTS}<script>const consent={here};{WAIT_AND_ANSWER}</script>",
         escape(&asked.user.display_name),
         escape(&asked.room.name),
         asked.expires_in / 60,
+        escape(&asked.code),
+        escape(&asked.prompt),
+        escape(&asked.context),
     );
     html_page("Check your phone", &body)
 }

@@ -40,6 +40,8 @@ pub struct Request {
     pub state_param: Option<String>,
     pub code_challenge: Option<String>,
     pub resource: Option<String>,
+    /// The code to compare (the device flow's user code); none: one is
+    /// made here.
     pub user_code: Option<String>,
     pub interval_secs: i64,
 }
@@ -54,17 +56,40 @@ pub struct Asked {
     pub user: User,
     pub room: Room,
     pub expires_in: i64,
+    /// The code on the phone's question, to show where the sign-in started.
+    pub code: String,
+    /// The question's prompt and context line, for a page that offers the
+    /// answer itself (it must say what it asks, as the phone does).
+    pub prompt: String,
+    pub context: String,
 }
 
-/// The context line of the consent question (at most 40 characters). A
-/// long verified host is cut from the left, never the right: the end of a
-/// host name is the domain that vouches for it (cut from the right,
-/// `claude.ai.connectors.login.attacker.example` read as claude.ai's).
-fn context_line(client: &Client, user_code: Option<&str>) -> String {
-    match (user_code, client.kind.as_str()) {
-        (Some(code), _) => format!("code {code}"),
-        (None, "cimd") => format!("verified: {}", tail(&client.host, 30)),
-        (None, _) => "unverified client".to_string(),
+/// A short code shown where the sign-in started (the authorization page,
+/// the terminal) and on the consent question, to compare: `WDJB-MJHT`.
+/// Anyone may start a sign-in naming anyone, with a real client's identity
+/// (clients are public); the code is how the person tells theirs from one
+/// they did not start.
+pub fn compare_code() -> String {
+    use rand::Rng;
+    const ALPHABET: &[u8] = b"BCDFGHJKLMNPQRSTVWXZ";
+    let mut rng = rand::thread_rng();
+    let mut s: String = (0..8)
+        .map(|_| ALPHABET[rng.gen_range(0..ALPHABET.len())] as char)
+        .collect();
+    s.insert(4, '-');
+    s
+}
+
+/// The context line of the consent question (at most 40 characters): the
+/// code to compare, then who asks. A long verified host is cut from the
+/// left, never the right: the end of a host name is the domain that vouches
+/// for it (cut from the right, `claude.ai.connectors.login.attacker.example`
+/// read as claude.ai's); the prompt names it whole.
+fn context_line(client: &Client, code: &str) -> String {
+    match client.kind.as_str() {
+        "cimd" => format!("code {code} · {}", tail(&client.host, 23)),
+        "device" => format!("code {code}"),
+        _ => format!("code {code} · unverified client"),
     }
 }
 
@@ -112,6 +137,8 @@ fn prompt(client: &Client, room: &str, redirect_uri: Option<&str>) -> String {
 /// Asks the person. Refused (naming the field) when the person or room is
 /// unknown, the person is not in the room, or a limit is reached.
 pub async fn ask(app: &Arc<App>, req: Request) -> Result<Asked, OAuthError> {
+    let mut req = req;
+    let code = req.user_code.get_or_insert_with(compare_code).clone();
     let handle = crate::ids::new_token(if req.kind == "device" { "qpd_" } else { "qph_" });
     let id_hash = crate::ids::token_hash(&handle);
     let app2 = app.clone();
@@ -162,9 +189,11 @@ pub async fn ask(app: &Arc<App>, req: Request) -> Result<Asked, OAuthError> {
                 ));
             }
             let asker = store::consent_asker(conn, &user.id)?;
+            let question_prompt = prompt(&req.client, &room.name, req.redirect_uri.as_deref());
+            let context = context_line(&req.client, &code);
             let body = json!({
-                "prompt": prompt(&req.client, &room.name, req.redirect_uri.as_deref()),
-                "context": context_line(&req.client, req.user_code.as_deref()),
+                "prompt": question_prompt,
+                "context": context,
                 "options": [
                     {"value": ALLOW, "label": "Allow", "style": "primary"},
                     {"value": DENY, "label": "Deny", "style": "danger"}
@@ -224,6 +253,9 @@ pub async fn ask(app: &Arc<App>, req: Request) -> Result<Asked, OAuthError> {
                     user,
                     room,
                     expires_in: CONSENT_TTL_SECS,
+                    code,
+                    prompt: question_prompt,
+                    context,
                 },
                 pushes,
             ))
@@ -525,8 +557,9 @@ mod tests {
             "Claude",
             "claude.ai.connectors.login.attacker.example",
         );
-        let line = context_line(&c, None);
-        assert!(line.ends_with("login.attacker.example"), "{line}");
+        let line = context_line(&c, "WDJB-MJHT");
+        assert!(line.starts_with("code WDJB-MJHT · "), "{line}");
+        assert!(line.ends_with("attacker.example"), "{line}");
         assert!(line.chars().count() <= qp_core::protocol::limits::CONTEXT_MAX_CHARS);
         let p = prompt(
             &c,
@@ -557,7 +590,10 @@ mod tests {
         let p = prompt(&r, "Ops", Some("http://127.0.0.1:33418/callback"));
         assert!(p.contains("unverified client"), "{p}");
         assert!(p.contains("localhost"), "{p}");
-        assert_eq!(context_line(&r, None), "unverified client");
+        assert_eq!(
+            context_line(&r, "WDJB-MJHT"),
+            "code WDJB-MJHT · unverified client"
+        );
         // Within the prompt's limit whatever the lengths.
         let long = client(
             "cimd",

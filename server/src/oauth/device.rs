@@ -17,7 +17,6 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use rand::Rng;
 use serde_json::{json, Value};
 
 use super::consent::{self, Decision};
@@ -30,17 +29,6 @@ use crate::store::oauth::{self as store, Client};
 pub const CLI_CLIENT_ID: &str = "qp-cli";
 /// Seconds between polls the CLI is asked to keep.
 pub const INTERVAL_SECS: i64 = 2;
-
-/// A short code to compare on the phone and in the terminal: `WDJB-MJHT`.
-fn user_code() -> String {
-    const ALPHABET: &[u8] = b"BCDFGHJKLMNPQRSTVWXZ";
-    let mut rng = rand::thread_rng();
-    let mut s: String = (0..8)
-        .map(|_| ALPHABET[rng.gen_range(0..ALPHABET.len())] as char)
-        .collect();
-    s.insert(4, '-');
-    s
-}
 
 /// `POST /oauth/device_authorization`: `client_id=qp-cli`, `user`,
 /// `room`, `label` (the agent's name).
@@ -78,6 +66,7 @@ async fn start(app: &Arc<App>, body: &[u8]) -> Result<Value, OAuthError> {
         return Err(OAuthError::invalid_request("label: at most 80 characters"));
     }
     let named = p.get("user").map(|u| u.trim()).filter(|u| !u.is_empty());
+    let by_default = named.is_none() && app.settings.default_owner.is_some();
     let user = match named.or(app.settings.default_owner.as_deref()) {
         Some(u) => u.to_string(),
         None => {
@@ -95,7 +84,7 @@ async fn start(app: &Arc<App>, body: &[u8]) -> Result<Value, OAuthError> {
             }
         }
     };
-    let code = user_code();
+    let code = consent::compare_code();
     let client = Client {
         id: CLI_CLIENT_ID.into(),
         kind: "device".into(),
@@ -119,7 +108,16 @@ async fn start(app: &Arc<App>, body: &[u8]) -> Result<Value, OAuthError> {
             interval_secs: INTERVAL_SECS,
         },
     )
-    .await?;
+    .await
+    .map_err(|e| {
+        // The person came from the server's setting, not the request: say so.
+        match e.description.strip_prefix("user: ") {
+            Some(rest) if by_default => OAuthError::invalid_request(format!(
+                "default_owner (qp serve --default-owner): {rest}"
+            )),
+            _ => e,
+        }
+    })?;
     // The agent's name rides in the consent's state parameter slot.
     let key = crate::ids::token_hash(&asked.handle);
     app.db

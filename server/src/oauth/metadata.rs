@@ -14,12 +14,13 @@ use crate::app::App;
 /// and why when a token was given (`error="invalid_token"`).
 pub fn www_authenticate(app: &App, error: Option<&str>) -> String {
     let meta = format!("{}/.well-known/oauth-protected-resource/mcp", issuer(app));
+    let scope = SCOPES.join(" ");
     match error {
         Some(d) => format!(
-            "Bearer error=\"invalid_token\", error_description=\"{}\", resource_metadata=\"{meta}\"",
+            "Bearer error=\"invalid_token\", error_description=\"{}\", resource_metadata=\"{meta}\", scope=\"{scope}\"",
             d.replace(['"', '\\'], "'")
         ),
-        None => format!("Bearer resource_metadata=\"{meta}\""),
+        None => format!("Bearer resource_metadata=\"{meta}\", scope=\"{scope}\""),
     }
 }
 

@@ -112,12 +112,14 @@ async fn per_address(
         (
             &Method::POST,
             "/oauth/register" | "/oauth/authorize" | "/oauth/device_authorization"
-        ) | (&Method::GET, "/oauth/authorize")
+        ) | (&Method::GET | &Method::HEAD, "/oauth/authorize")
     );
     let from = req
         .extensions()
         .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
-        .map(|c| c.0.ip());
+        // An IPv6 client is one /64 (one subscriber's whole block), as the
+        // pairing limits count it.
+        .map(|c| crate::pairing::address_group(c.0.ip()));
     if let (true, Some(ip)) = (costly, from) {
         if app.oauth_limits.per_address.check_key(&ip).is_err() {
             return OAuthError::slow(
@@ -372,7 +374,11 @@ pub fn html_page(title: &str, body: &str) -> Response {
             (header::CONTENT_TYPE, "text/html; charset=utf-8".to_string()),
             (header::X_FRAME_OPTIONS, "DENY".to_string()),
             (header::CONTENT_SECURITY_POLICY, csp),
-            (header::REFERRER_POLICY, "no-referrer".to_string()),
+            // Same-origin only: the client's redirect learns nothing of this
+            // page, and a browser without Fetch Metadata still sends this
+            // page's own `Origin` with its form (under `no-referrer`,
+            // `null`, which the form's check refuses).
+            (header::REFERRER_POLICY, "same-origin".to_string()),
         ],
         page,
     )

@@ -114,21 +114,24 @@ async fn by_code(
                 Taken::Fresh(c) => c,
             };
             // The code is spent whatever follows (a wrong verifier gets no
-            // second try).
+            // second try), and so is the approval it carried: its grant
+            // ends, its agent is disabled (nobody can ever collect it).
+            let refused = if c.client_id != client_id {
+                Some("client_id: the code was issued to another client")
+            } else if redirect_uri.as_ref().is_some_and(|r| *r != c.redirect_uri) {
+                Some("redirect_uri: does not match the authorization request's")
+            } else if !pkce_matches(&verifier, &c.code_challenge) {
+                Some("code_verifier: does not match the code_challenge (PKCE S256)")
+            } else {
+                None
+            };
+            if let Some(why) = refused {
+                store::revoke_grant(&*tx, &c.grant_hash)?;
+                tx.commit()?;
+                tracing::warn!(client_id = %client_id, agent = %c.agent_id, "oauth code exchange refused; its grant is ended");
+                return Err(OAuthError::invalid_grant(why));
+            }
             tx.commit()?;
-            if c.client_id != client_id {
-                return Err(OAuthError::invalid_grant("client_id: the code was issued to another client"));
-            }
-            if redirect_uri.as_ref().is_some_and(|r| *r != c.redirect_uri) {
-                return Err(OAuthError::invalid_grant(
-                    "redirect_uri: does not match the authorization request's",
-                ));
-            }
-            if !pkce_matches(&verifier, &c.code_challenge) {
-                return Err(OAuthError::invalid_grant(
-                    "code_verifier: does not match the code_challenge (PKCE S256)",
-                ));
-            }
             let minted = Minted {
                 grant_hash: c.grant_hash,
                 client_id: c.client_id,
@@ -161,6 +164,9 @@ fn issue(conn: &crate::store::Conn, m: &Minted) -> Result<Value, OAuthError> {
         "token_type": "Bearer",
         "expires_in": ACCESS_TTL_SECS,
         "refresh_token": refresh,
+        // Always both (RFC 6749 §5.1: said, as it may differ from what was
+        // asked).
+        "scope": super::metadata::SCOPES.join(" "),
     }))
 }
 

@@ -118,6 +118,7 @@ class Browser:
         self.page = None
         self.question = None
         self.redirect = None
+        self.code = None
 
     def run(self, url):
         status, page, _ = http("GET", url)
@@ -128,6 +129,7 @@ class Browser:
                              headers={"Accept": "application/json"})
         if s != 200:
             raise RuntimeError(f"the authorization page refused: {s} {started}")
+        self.code = started.get("code")
         self.question = answer_consent(self.base, self.phone_token, self.answer)
         deadline = time.time() + 20
         while time.time() < deadline:
@@ -343,7 +345,7 @@ def run_in(work):
               "questions in Ops. Allow? It signs in on the computer it runs on (localhost)."
               and q.get("responder_scope") == "direct" and q.get("target_user_id") == fed["id"]
               and [o["value"] for o in q.get("options", [])] == ["allow", "deny"]
-              and q.get("context") == "unverified client", q)
+              and q.get("context") == f"code {browser.code} · unverified client", q)
         check("[dcr] the redirect carries code, state and iss",
               browser.redirect and "code=" in browser.redirect and f"iss={urllib.parse.quote(base, safe='')}" in browser.redirect,
               browser.redirect)
@@ -400,7 +402,7 @@ def run_in(work):
         check("[cimd] the server fetched the document", "/client.json" in Documents.hits, Documents.hits)
         check("[cimd] the page and the question show the verified host",
               "Metadata Client" in (browser.page or "") and "verified: 127.0.0.1" in (browser.page or "")
-              and (browser.question or {}).get("context") == "verified: 127.0.0.1", browser.question)
+              and (browser.question or {}).get("context") == f"code {browser.code} · 127.0.0.1", browser.question)
         check("[cimd] tools/call ask_question works with the access token",
               results and not results[0][0] and results[0][1].get("value") == "approve", results)
         access = storage.tokens.access_token if storage.tokens else ""
