@@ -332,18 +332,24 @@ impl App {
         holder: String,
     ) -> Result<Question, ApiError> {
         let mut rx = self.waiters.subscribe(&id);
-        let current = self.agent_question_as(Op::Wait, agent, id.clone()).await;
-        let q = match current {
-            Ok(q) if q.state == QuestionState::Pending && !timeout.is_zero() => q,
-            other => {
-                drop(rx);
-                self.waiters.forget_if_unused(&id);
-                return other;
+        // Only the deadline is kept while parked: the question read here
+        // lives in this block, and the reads' states are boxed, so neither
+        // is carried by every parked long-poll.
+        let until_expiry = {
+            let current = Box::pin(self.agent_question_as(Op::Wait, agent, id.clone())).await;
+            match current {
+                Ok(q) if q.state == QuestionState::Pending && !timeout.is_zero() => {
+                    // Wake at the deadline too, so expiry releases the waiter on
+                    // time; and at once when the server stops (the client re-polls).
+                    (q.expires_at - Utc::now()).to_std().unwrap_or_default()
+                }
+                other => {
+                    drop(rx);
+                    self.waiters.forget_if_unused(&id);
+                    return other;
+                }
             }
         };
-        // Wake at the deadline too, so expiry releases the waiter on time;
-        // and at once when the server stops (the client re-polls).
-        let until_expiry = (q.expires_at - Utc::now()).to_std().unwrap_or_default();
         let _slot = match self.enter_long_poll(holder) {
             Ok(slot) => slot,
             Err(e) => {
@@ -363,7 +369,7 @@ impl App {
         self.waiters.forget_if_unused(&id);
         match released {
             Some(q) => Ok((*q).clone()),
-            None => self.agent_question_as(Op::Wait, agent, id).await,
+            None => Box::pin(self.agent_question_as(Op::Wait, agent, id)).await,
         }
     }
 

@@ -536,6 +536,148 @@ async fn the_quota_holds_across_instances_and_the_rate_limit_is_per_instance() {
     }
 }
 
+/// The pending quota stays exact while asks race on both instances with
+/// answers and cancels freeing places: a watcher reading the database
+/// throughout never sees more pending questions than the quota, and
+/// PostgreSQL's per-agent count (`agent_pending`, which the ask checks in
+/// its one statement) always equals the questions' own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn racing_asks_and_resolutions_on_two_instances_never_exceed_the_quota() {
+    const QUOTA: i64 = 4;
+    let Some(w) = world(None) else { return };
+    let http = http();
+    let limits = ["1000000", "1000000", "4"];
+    let (a, b) = (
+        Instance::start_with(&w.db, limits),
+        Instance::start_with(&w.db, limits),
+    );
+    let bases = [a.base.clone(), b.base.clone()];
+    // Counts: pending questions, and the agent's recorded count.
+    let counts = |conn: &qp_server::store::Conn| -> (i64, i64) {
+        conn.query_row(
+            "SELECT (SELECT COUNT(*) FROM questions WHERE state = 'pending'),
+                    COALESCE((SELECT CAST(SUM(n) AS BIGINT) FROM agent_pending), 0)",
+            &[],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .unwrap()
+    };
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let watcher = {
+        let (db, stop) = (w.db.clone(), stop.clone());
+        std::thread::spawn(move || {
+            let conn = common::connect(&db);
+            let mut most = 0;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let pending: i64 = conn
+                    .query_row(
+                        "SELECT COUNT(*) FROM questions WHERE state = 'pending'",
+                        &[],
+                        |r| r.get(0),
+                    )
+                    .unwrap();
+                most = most.max(pending);
+            }
+            most
+        })
+    };
+    let mut open: Vec<(usize, String)> = Vec::new();
+    let mut created_total = 0;
+    for round in 0..10 {
+        let mut calls = Vec::new();
+        // Twelve asks, split over the instances...
+        for i in 0..12 {
+            let (http, at, agent) = (http.clone(), bases[i % 2].clone(), w.agent.clone());
+            calls.push(tokio::spawn(async move {
+                let (status, q) = common::ask_at(&http, &at, &agent, &TWO_OPTIONS()).await;
+                match status {
+                    201 => Some(q["id"].as_str().unwrap().to_string()),
+                    429 => {
+                        assert_eq!(q["code"], "quota_exceeded", "{q}");
+                        None
+                    }
+                    other => panic!("ask: {other} {q}"),
+                }
+            }));
+        }
+        // ...racing with the resolution of what the last round left
+        // pending: answered on one instance, cancelled on the other.
+        let mut resolutions = Vec::new();
+        for (k, (_, id)) in open.drain(..).enumerate() {
+            let (http, base) = (http.clone(), bases[(k + round) % 2].clone());
+            let (bob, agent) = (w.bob.clone(), w.agent.clone());
+            resolutions.push(tokio::spawn(async move {
+                let status = if k % 2 == 0 {
+                    answer(&http, &base, &bob, &id, "approve").await.unwrap().0
+                } else {
+                    http.post(format!("{base}/api/agent/questions/{id}/cancel"))
+                        .bearer_auth(agent)
+                        .send()
+                        .await
+                        .unwrap()
+                        .status()
+                        .as_u16()
+                };
+                assert_eq!(status, 200, "resolving {id}");
+            }));
+        }
+        for r in resolutions {
+            r.await.unwrap();
+        }
+        for (i, c) in calls.into_iter().enumerate() {
+            if let Some(id) = c.await.unwrap() {
+                open.push((i, id));
+            }
+        }
+        created_total += open.len();
+        let conn = common::connect(&w.db);
+        let (pending, counted) = counts(&*conn);
+        assert!(pending <= QUOTA, "round {round}: {pending} pending");
+        assert_eq!(pending, open.len() as i64, "round {round}");
+        assert_eq!(counted, pending, "round {round}: the count drifted");
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let most = watcher.join().unwrap();
+    assert!(
+        most <= QUOTA,
+        "{most} pending at once, over the quota of {QUOTA}"
+    );
+    assert!(
+        created_total as i64 > 2 * QUOTA,
+        "places freed by resolutions were taken again ({created_total} asked)"
+    );
+    // Expiry and deletion count out too: expire what is left, then delete
+    // the finished questions (retention), and the count is back to zero.
+    let conn = common::connect(&w.db);
+    conn.execute(
+        "UPDATE questions SET expires_at = 0,
+             body = jsonb_set(CAST(body AS jsonb), '{expires_at}', '\"2000-01-01T00:00:00Z\"')::text
+         WHERE state = 'pending'",
+        &[],
+    )
+    .unwrap();
+    let until = Instant::now() + Duration::from_secs(10);
+    while counts(&*conn).0 > 0 {
+        assert!(Instant::now() < until, "the sweep never expired them");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(counts(&*conn), (0, 0));
+    conn.execute("DELETE FROM push_jobs", &[]).unwrap();
+    conn.execute("DELETE FROM questions", &[]).unwrap();
+    assert_eq!(counts(&*conn), (0, 0));
+    // And the quota is whole again.
+    for i in 0..QUOTA {
+        let at = if i % 2 == 0 { &a } else { &b };
+        ask(&http, at, &w.agent, TWO_OPTIONS()).await;
+    }
+    let (status, e) = common::ask_at(&http, &a.base, &w.agent, &TWO_OPTIONS()).await;
+    assert_eq!(
+        (status, e["code"].as_str()),
+        (429, Some("quota_exceeded")),
+        "{e}"
+    );
+}
+
 /// B loses every database connection (PostgreSQL terminates them, as a
 /// failover or a restart would) while a long-poll is parked on it, and the
 /// answer is given on A meanwhile: B reconnects, listens again, re-checks

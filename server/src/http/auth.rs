@@ -76,7 +76,10 @@ async fn remembered(parts: &Parts, app: &Arc<App>) -> Result<Principal, ApiError
             u.check_token = Some(hash);
             Ok(Principal::User(u))
         }
-        _ => principal(parts, app).await,
+        // Boxed: the database read's state is freed once it is done,
+        // instead of sizing every request's extractor (and so every parked
+        // long-poll's handler state) for it.
+        _ => Box::pin(principal(parts, app)).await,
     }
 }
 

@@ -6,13 +6,12 @@
 //! The flat `code` and `message` are what clients of the reference
 //! implementation read; the nested `error` object is qp's own (kept for its
 //! clients). `"question"` is added when the error concerns a question that
-//! exists (409). [`json_errors`] gives the framework's own rejections (405,
+//! exists (409). The `http::layers::JsonErrors` middleware gives the framework's own rejections (405,
 //! 413, a path that is not UTF-8…) the same shape, and enforces the URI and
 //! header limits with 414 and 431 in that shape.
 
 use axum::extract::Request;
 use axum::http::{header, HeaderValue, StatusCode};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use qp_core::protocol::{Question, ValidationError};
@@ -196,17 +195,11 @@ pub const MAX_BODY_BYTES: usize = 2 * 1024 * 1024;
 /// Reads a request's body whole within `deadline`: a client that announces a
 /// body and sends it slowly (or never) gets 408 instead of holding the
 /// connection forever; one over [`MAX_BODY_BYTES`] gets 413.
-async fn read_body_in_time(
+pub(crate) async fn read_body_in_time(
     req: Request,
     deadline: std::time::Duration,
 ) -> Result<Request, Response> {
-    let has_body = req.headers().contains_key(header::TRANSFER_ENCODING)
-        || req
-            .headers()
-            .get(header::CONTENT_LENGTH)
-            .and_then(|v| v.to_str().ok())
-            .is_some_and(|v| v != "0");
-    if !has_body {
+    if !has_body(&req) {
         return Ok(req);
     }
     let (parts, body) = req.into_parts();
@@ -234,6 +227,16 @@ async fn read_body_in_time(
             Err(resp)
         }
     }
+}
+
+/// Whether the request announces a body.
+pub(crate) fn has_body(req: &Request) -> bool {
+    req.headers().contains_key(header::TRANSFER_ENCODING)
+        || req
+            .headers()
+            .get(header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v != "0")
 }
 
 /// The stable code of a status the framework produced on its own.
@@ -264,24 +267,28 @@ fn is_json(resp: &Response) -> bool {
         .is_some_and(|v| v.starts_with("application/json"))
 }
 
-/// Middleware: requests over the URI or header limits are refused with 414 or
-/// 431 in the error shape; any error response the framework wrote itself
-/// (plain text or empty: a wrong method, a body over the limit, a path
-/// that is not UTF-8) is rewritten into the error shape, keeping its status,
-/// its headers (`Allow` on 405) and its text as the message.
-pub async fn json_errors(
-    axum::extract::State(app): axum::extract::State<std::sync::Arc<crate::app::App>>,
-    req: Request,
-    next: Next,
-) -> Response {
+// The middleware (`http::layers::JsonErrors`): requests over the URI or
+// header limits are refused with 414 or 431 in the error shape
+// ([`over_limits`]); a body is read whole within its deadline
+// ([`read_body_in_time`]); any error response the framework wrote itself
+// (plain text or empty: a wrong method, a body over the limit, a path that
+// is not UTF-8) is rewritten into the error shape ([`reshape`]), keeping
+// its status, its headers (`Allow` on 405) and its text as the message.
+
+/// The 414 or 431 of a request over the URI or header limits.
+pub(crate) fn over_limits(req: &Request) -> Option<Response> {
     let uri_len = req.uri().path_and_query().map_or(0, |pq| pq.as_str().len());
     if uri_len > MAX_URI_BYTES {
-        return ApiError::new(
-            StatusCode::URI_TOO_LONG,
-            "uri_too_long",
-            format!("the request target is {uri_len} bytes; at most {MAX_URI_BYTES} are accepted"),
-        )
-        .into_response();
+        return Some(
+            ApiError::new(
+                StatusCode::URI_TOO_LONG,
+                "uri_too_long",
+                format!(
+                    "the request target is {uri_len} bytes; at most {MAX_URI_BYTES} are accepted"
+                ),
+            )
+            .into_response(),
+        );
     }
     let headers = req.headers();
     let header_bytes: usize = headers
@@ -289,7 +296,7 @@ pub async fn json_errors(
         .map(|(k, v)| k.as_str().len() + v.len())
         .sum();
     if headers.len() > MAX_HEADERS || header_bytes > MAX_HEADER_BYTES {
-        return ApiError::new(
+        return Some(ApiError::new(
             StatusCode::REQUEST_HEADER_FIELDS_TOO_LARGE,
             "headers_too_large",
             format!(
@@ -297,19 +304,29 @@ pub async fn json_errors(
                 headers.len()
             ),
         )
-        .into_response();
+        .into_response());
     }
-    // Boxed: this future's state is freed once the body is read, instead of
-    // sizing every parked long-poll's middleware state for it.
-    let req = match Box::pin(read_body_in_time(req, app.settings.body_timeout)).await {
-        Ok(req) => req,
-        Err(refusal) => return refusal,
-    };
-    let resp = next.run(req).await;
+    None
+}
+
+/// Whether a response is an error the framework wrote itself (not JSON).
+pub(crate) fn needs_shape(resp: &Response) -> bool {
     let status = resp.status();
-    if !(status.is_client_error() || status.is_server_error()) || is_json(&resp) {
-        return resp;
+    (status.is_client_error() || status.is_server_error()) && !is_json(resp)
+}
+
+/// `resp`, in the error shape when [`needs_shape`].
+pub(crate) async fn shaped(resp: Response) -> Response {
+    if needs_shape(&resp) {
+        reshape(resp).await
+    } else {
+        resp
     }
+}
+
+/// The framework's own error response in the error shape.
+pub(crate) async fn reshape(resp: Response) -> Response {
+    let status = resp.status();
     let (parts, body) = resp.into_parts();
     // The framework's own text ("Failed to buffer the body: length limit
     // exceeded"); short, so reading it whole is fine.

@@ -3,6 +3,7 @@
 
 pub mod auth;
 pub mod error;
+mod layers;
 mod my_agents;
 pub mod observe;
 pub mod openapi;
@@ -73,18 +74,11 @@ pub fn router(app: Arc<App>) -> Router {
         .merge(webapp::routes())
         .merge(crate::oauth::routes(app.clone()))
         .fallback(|| async { ApiError::not_found("no such endpoint") })
-        .layer(axum::middleware::from_fn_with_state(
-            app.clone(),
-            error::json_errors,
-        ))
-        .route_layer(axum::middleware::from_fn_with_state(
-            app.clone(),
-            observe::record,
-        ))
-        .route_layer(axum::middleware::from_fn_with_state(
-            app.clone(),
-            ready::note_failures,
-        ))
+        // The router's middleware are services of their own (`layers`):
+        // every parked long-poll carries each one's state.
+        .layer(layers::Wrap(layers::JsonErrors(app.clone())))
+        // Latency and the database's health, in one layer.
+        .route_layer(layers::Wrap(layers::Record(app.clone())))
         .layer(
             // One line per request: id, method, path template, client,
             // actor, status, latency. Never the URI's query, a header or a
@@ -98,7 +92,7 @@ pub fn router(app: Arc<App>) -> Router {
                         .latency_unit(tower_http::LatencyUnit::Micros),
                 ),
         )
-        .layer(axum::middleware::from_fn(request_id::assign))
+        .layer(layers::Wrap(layers::RequestIds))
         .with_state(app)
 }
 
@@ -153,6 +147,13 @@ async fn wait(
     Path(id): Path<String>,
     Query(query): Query<HashMap<String, String>>,
 ) -> Result<Json<Question>, ApiError> {
+    let timeout = wait_timeout(query)?;
+    Ok(Json(app.wait(&agent, id, timeout).await?))
+}
+
+/// The long-poll's `timeout`, capped. Takes the query map by value: it is
+/// freed before the wait instead of staying with every parked request.
+fn wait_timeout(query: HashMap<String, String>) -> Result<Duration, ApiError> {
     let secs = match query.get("timeout") {
         None => app::WAIT_DEFAULT_SECS,
         Some(t) => t.trim().parse::<u64>().map_err(|_| {
@@ -167,7 +168,7 @@ async fn wait(
         })?,
     }
     .min(app::WAIT_MAX_SECS);
-    Ok(Json(app.wait(&agent, id, Duration::from_secs(secs)).await?))
+    Ok(Duration::from_secs(secs))
 }
 
 #[utoipa::path(get, path = "/api/agent/questions", tag = "asker",

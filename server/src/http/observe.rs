@@ -31,9 +31,8 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use axum::extract::{ConnectInfo, MatchedPath, Request, State};
+use axum::extract::{ConnectInfo, MatchedPath, State};
 use axum::http::{header, HeaderMap, Method, StatusCode};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
@@ -191,26 +190,23 @@ impl Drop for Counted<'_> {
     }
 }
 
-/// Middleware: records every request's latency under its route template.
-pub async fn record(State(app): State<Arc<App>>, req: Request, next: Next) -> Response {
-    let started = Instant::now();
-    // Cheap handles while the request is in flight (long-polls park here);
-    // the label strings are made once it is done.
-    let method = method_label(req.method());
-    let route = req.extensions().get::<MatchedPath>().cloned();
-    let resp = next.run(req).await;
+/// Records a request's latency under its route template (the middleware
+/// is `http::layers::Record`).
+pub fn record_done(
+    app: &App,
+    started: Instant,
+    method: &'static str,
+    route: Option<&MatchedPath>,
+    resp: &Response,
+) {
     app.metrics
         .latency
         .get_or_create(&RouteLabels {
             method,
-            route: route
-                .as_ref()
-                .map_or("unmatched", |p| p.as_str())
-                .to_string(),
+            route: route.map_or("unmatched", |p| p.as_str()).to_string(),
             status: resp.status().as_u16(),
         })
         .observe(started.elapsed().as_secs_f64());
-    resp
 }
 
 /// Questions per state, and the push and webhook queue counts.

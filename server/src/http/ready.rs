@@ -25,9 +25,8 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use axum::extract::{Request, State};
+use axum::extract::State;
 use axum::http::{Method, StatusCode};
-use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use chrono::{DateTime, Utc};
@@ -117,11 +116,16 @@ impl Health {
     }
 }
 
-/// Middleware: records what error responses say about the database, and
-/// clears `storage` when a write succeeds.
-pub async fn note_failures(State(app): State<Arc<App>>, req: Request, next: Next) -> Response {
-    let writes = !matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS);
-    let resp = next.run(req).await;
+/// Whether a request with this method writes (a success clears `storage`).
+pub fn writes(method: &Method) -> bool {
+    !matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS)
+}
+
+/// Records what an error response says about the database, and clears
+/// `storage` when a write succeeds (`writes`: [`writes`] of its request).
+/// Called by the routes' one observing middleware (`http::layers::Record`),
+/// so a parked long-poll carries one middleware state for both.
+pub fn note_failures(app: &App, writes: bool, resp: &Response) {
     match resp.extensions().get::<DbTrouble>() {
         Some(DbTrouble::StorageFull(e)) => note(&app.health.storage, Some(e)),
         Some(DbTrouble::Unavailable(e)) => note(&app.health.database, Some(e)),
@@ -134,7 +138,6 @@ pub async fn note_failures(State(app): State<Arc<App>>, req: Request, next: Next
         }
         None => {}
     }
-    resp
 }
 
 /// Free bytes on the file system holding `path` (its folder when the file

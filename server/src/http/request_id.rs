@@ -12,9 +12,6 @@
 use std::net::SocketAddr;
 
 use axum::extract::{ConnectInfo, MatchedPath, Request};
-use axum::http::HeaderValue;
-use axum::middleware::Next;
-use axum::response::Response;
 use rand::Rng;
 
 use crate::store::identity::Principal;
@@ -42,21 +39,15 @@ fn fresh() -> String {
     format!("{:016x}", rand::thread_rng().gen::<u64>())
 }
 
-/// Middleware (outside the trace layer): takes or makes the id, and
-/// answers it.
-pub async fn assign(mut req: Request, next: Next) -> Response {
-    let id = req
-        .headers()
+/// The request's id: the client's when acceptable, else a fresh one (the
+/// middleware `http::layers::RequestIds`, outside the trace layer, puts it
+/// in the request and answers it).
+pub fn take_or_make(req: &Request) -> String {
+    req.headers()
         .get(HEADER)
         .and_then(|v| v.to_str().ok())
         .filter(|v| acceptable(v))
-        .map_or_else(fresh, str::to_string);
-    req.extensions_mut().insert(RequestId(id.clone()));
-    let mut resp = next.run(req).await;
-    if let Ok(v) = HeaderValue::from_str(&id) {
-        resp.headers_mut().insert(HEADER, v);
-    }
-    resp
+        .map_or_else(fresh, str::to_string)
 }
 
 /// The request's span (the trace layer's `make_span_with`). Never the
