@@ -673,40 +673,6 @@ const MIGRATIONS: &[&str] = &[
         agent_id TEXT NOT NULL
     );
     "#,
-    // 9 (PostgreSQL only): each agent's pending questions, counted, so an
-    // ask checks its quota inside its one statement (`questions::insert_asked`:
-    // it takes the agent's row only while under the quota) instead of BEGIN,
-    // a per-agent lock, a COUNT and COMMIT. The trigger keeps the count
-    // whatever writes a question: asks, answers, cancels, expiry, retention,
-    // the SQLite move, an operator's UPDATE. SQLite needs none of it: its
-    // asks run one at a time on its one database thread.
-    r#"
-    CREATE TABLE agent_pending (
-        agent_id TEXT PRIMARY KEY,
-        n        BIGINT NOT NULL DEFAULT 0
-    );
-    CREATE FUNCTION qp_count_pending() RETURNS trigger LANGUAGE plpgsql AS $$
-    BEGIN
-        IF TG_OP <> 'INSERT' THEN
-            IF OLD.state = 'pending' THEN
-                UPDATE agent_pending SET n = n - 1 WHERE agent_id = OLD.agent_id;
-            END IF;
-        END IF;
-        IF TG_OP <> 'DELETE' THEN
-            IF NEW.state = 'pending' THEN
-                INSERT INTO agent_pending AS a (agent_id, n) VALUES (NEW.agent_id, 1)
-                ON CONFLICT (agent_id) DO UPDATE SET n = a.n + 1;
-            END IF;
-        END IF;
-        RETURN NULL;
-    END
-    $$;
-    CREATE TRIGGER questions_count_pending
-        AFTER INSERT OR DELETE OR UPDATE OF state, agent_id ON questions
-        FOR EACH ROW EXECUTE PROCEDURE qp_count_pending();
-    INSERT INTO agent_pending (agent_id, n)
-        SELECT agent_id, COUNT(*) FROM questions WHERE state = 'pending' GROUP BY agent_id;
-    "#,
 ];
 
 /// Any number that names this schema's advisory lock (instances starting

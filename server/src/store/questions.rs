@@ -55,6 +55,19 @@ pub fn overdue_ids(conn: &Conn, now_secs: i64, limit: usize) -> DbResult<Vec<Str
         params![now_secs, limit as i64], |r| r.get(0))
 }
 
+/// Serializes the rest of the transaction with every other transaction of
+/// this agent that takes the same lock (PostgreSQL: a transaction-scoped
+/// advisory lock; SQLite has one writer already).
+pub fn lock_agent(conn: &Conn, agent_id: &str) -> DbResult<()> {
+    if conn.backend() == super::Backend::Postgres {
+        conn.execute(
+            "SELECT pg_advisory_xact_lock(hashtextextended(?1, 0))",
+            params![agent_id],
+        )?;
+    }
+    Ok(())
+}
+
 pub fn count_pending_for_agent(conn: &Conn, agent_id: &str) -> DbResult<i64> {
     conn.query_row(
         "SELECT COUNT(*) FROM questions WHERE agent_id = ?1 AND state = 'pending'",
@@ -262,15 +275,12 @@ pub enum Asked {
     Queued { pushes: usize },
 }
 
-/// Writes a new question and its push jobs, atomically, under the agent's
-/// pending quota. SQLite: BEGIN, the question (with the quota in its
-/// WHERE), the push jobs, COMMIT. PostgreSQL: one statement, no explicit
-/// transaction: it takes the agent's row of `agent_pending` (the count a
-/// trigger keeps, migration 9) only while that count is under the quota,
-/// then writes the question and its push jobs. An ask racing on another
-/// instance waits for that row and re-checks the count the first one
-/// committed (`ON CONFLICT DO UPDATE ... WHERE` reads the latest version),
-/// so the quota holds exactly.
+/// Writes a new question and its push jobs in one transaction, under the
+/// agent's pending quota. SQLite: BEGIN, the question (with the quota in its
+/// WHERE), the push jobs, COMMIT. PostgreSQL: BEGIN, the per-agent lock (so
+/// asks racing on several instances cannot overshoot the quota: the next
+/// statement's snapshot is taken after it), one statement writing the
+/// question and its push jobs, COMMIT.
 pub fn insert_asked(
     conn: &Conn,
     q: &Question,
@@ -284,9 +294,9 @@ pub fn insert_asked(
         qp_core::protocol::ResponderScope::Room => None,
     };
     let json = to_json(q);
-    match conn.backend() {
+    let tx = conn.transaction()?;
+    let asked = match conn.backend() {
         super::Backend::Sqlite => {
-            let tx = conn.transaction()?;
             let n = tx.execute(
                 "INSERT INTO questions (id, room_id, agent_id, state, scope, target_user_id, correlation_id,
                                         expires_at, created_at, body)
@@ -317,22 +327,17 @@ pub fn insert_asked(
                 ),
                 params![q.id, room_id, target, now_ms],
             )?;
-            tx.commit()?;
-            Ok(Asked::Queued { pushes })
+            Asked::Queued { pushes }
         }
         super::Backend::Postgres => {
-            let (written, pushes): (i64, i64) = conn.query_row(
+            lock_agent(&*tx, agent_id)?;
+            let (written, pushes): (i64, i64) = tx.query_row(
                 &format!(
-                    "WITH slot AS (
-                         INSERT INTO agent_pending AS a (agent_id, n)
-                         SELECT ?5, 0 WHERE CAST(?13 AS BIGINT) > 0
-                         ON CONFLICT (agent_id) DO UPDATE SET n = a.n WHERE a.n < ?13
-                         RETURNING 1),
-                     q AS (
+                    "WITH q AS (
                          INSERT INTO questions (id, room_id, agent_id, state, scope, target_user_id,
                                                 correlation_id, expires_at, created_at, body)
                          SELECT ?1, ?2, ?5, ?6, ?7, ?8, ?9, CAST(?10 AS BIGINT), CAST(?11 AS BIGINT), ?12
-                         WHERE EXISTS (SELECT 1 FROM slot)
+                         WHERE (SELECT COUNT(*) FROM questions WHERE agent_id = ?5 AND state = 'pending') < ?13
                          RETURNING id),
                      p AS (
                          INSERT INTO push_jobs (device_id, question_id, kind, state, next_attempt_ms, created_at)
@@ -362,11 +367,13 @@ pub fn insert_asked(
             if written == 0 {
                 return Ok(Asked::OverQuota);
             }
-            Ok(Asked::Queued {
+            Asked::Queued {
                 pushes: pushes as usize,
-            })
+            }
         }
-    }
+    };
+    tx.commit()?;
+    Ok(asked)
 }
 
 /// A question read for an answer, with everything the answer needs, in one
