@@ -948,6 +948,23 @@ async fn the_authorization_form_is_refused_when_posted_from_another_site() {
         let body: Value = resp.json().await.unwrap();
         assert_eq!(body["error"], "access_denied", "{body}");
     }
+    // A browser without Fetch Metadata or Origin: its Referer decides.
+    for (referer, want) in [
+        ("https://evil.example/page".to_string(), 403),
+        (format!("{}/oauth/authorize?x=1", f.base), 200),
+    ] {
+        let resp = f
+            .http
+            .post(format!("{}/oauth/authorize", f.base))
+            .header("Content-Type", "application/x-www-form-urlencoded")
+            .header("Accept", "application/json")
+            .header("Referer", referer.as_str())
+            .body(form(&pairs))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status().as_u16(), want, "{referer}");
+    }
     // What Chromium sends from a page served with a strict referrer policy:
     // `Origin: null`, and Fetch Metadata saying it is this origin's own.
     let resp = post("null", "same-origin").await.unwrap();

@@ -92,7 +92,7 @@ async function approveOnPage(page, selector) {
   await page.bringToFront();
   await page.mouse.move(10, 10);
   await page.mouse.move(60, 40, { steps: 5 });
-  await page.waitForSelector(`${selector}:not([disabled])`, { timeout: 5000 });
+  await page.waitForSelector(`${selector}[aria-disabled="false"]`, { timeout: 5000 });
   await page.click(selector);
 }
 
@@ -131,8 +131,13 @@ try {
   const question = pending.body.questions.find((q) => q.prompt.startsWith('Browser Test Client'));
   assert.equal(question.context, `code ${code} · unverified client`);
   assert.equal(await a.page.$eval('#here-prompt', (e) => e.textContent), question.prompt);
-  // Not armed until the page has been in view a moment and the pointer moved.
-  assert.equal(await a.page.$eval('#allow', (e) => e.disabled), true);
+  // Not armed until the page has been in view a moment and the person has
+  // moved on it: a press before that does nothing.
+  assert.equal(await a.page.$eval('#allow', (e) => e.getAttribute('aria-disabled')), 'true');
+  await a.page.click('#allow');
+  await new Promise((r) => setTimeout(r, 300));
+  const stillPending = await json('/api/questions/pending', { headers: { 'Authorization': `Bearer ${session.token}` } });
+  assert.ok(stillPending.body.questions.some((q) => q.id === question.id), 'a press before arming answered nothing');
   await approveOnPage(a.page, '#allow');
   const allowed = await arrival('allow-state');
   assert.equal(allowed.searchParams.get('iss'), base);
@@ -160,7 +165,12 @@ try {
   // --- Deny, on the page -------------------------------------------------------
   await ask(a.page, b64url(randomBytes(32)), 'deny-state', { expectSignedIn: session.user });
   await a.page.waitForSelector('#here:not([hidden])', { timeout: 10000 });
-  await approveOnPage(a.page, '#deny');
+  // By keyboard alone: Tab to Deny (focusable while not yet armed), Enter.
+  await a.page.bringToFront();
+  await a.page.focus('#deny');
+  await a.page.keyboard.press('Shift');
+  await a.page.waitForSelector('#deny[aria-disabled="false"]', { timeout: 5000 });
+  await a.page.keyboard.press('Enter');
   await a.page.waitForFunction(() => document.getElementById('msg').textContent.startsWith('Denied'), { timeout: 30000 });
   const denied = await arrival('deny-state');
   assert.equal(denied.searchParams.get('error'), 'access_denied');

@@ -202,7 +202,8 @@ pub async fn check(app: &Arc<App>, p: &HashMap<String, String>) -> Result<Checke
         // asked would be a surprise, so a narrower request is refused
         // rather than widened. Values that are not scopes here (a client's
         // `openid`, `offline_access`) are ignored, as RFC 6749 §3.3 lets a
-        // server do; the token response says what was granted.
+        // server do, so a request of only those is one of none (both are
+        // granted); the token response says what was granted.
         let asked: std::collections::BTreeSet<&str> =
             scope.split(' ').filter(|s| SCOPES.contains(s)).collect();
         if !asked.is_empty() && asked.len() != SCOPES.len() {
@@ -319,35 +320,43 @@ const pause = () => new Promise((r) => setTimeout(r, Math.min(10000, 1000 * 2 **
   if (!session || !session.user || session.user.id !== consent.user) return;
   document.getElementById('here-name').textContent = session.user.display_name;
   const here = document.getElementById('here');
+  // The buttons stay focusable (aria-disabled, not disabled), so keyboard,
+  // screen-reader and touch users reach them; a press counts only once the
+  // page is armed: in view a second, in front, after the person has moved,
+  // tapped or typed on it. A page that swaps this one in under a double
+  // click gets no approval.
+  const buttons = [...here.querySelectorAll('button')];
+  let armed = false, answering = false, shownAt = 0, moved = false, timer = 0;
+  const show = () => {
+    const usable = armed && !answering;
+    for (const b of buttons) b.setAttribute('aria-disabled', usable ? 'false' : 'true');
+    document.getElementById('here-hint').hidden = usable || answering;
+  };
+  const arm = () => {
+    clearTimeout(timer);
+    const ready = moved && document.hasFocus() && document.visibilityState === 'visible';
+    if (!ready) { armed = false; shownAt = 0; show(); return; }
+    if (!shownAt) shownAt = Date.now();
+    const left = 1000 - (Date.now() - shownAt);
+    if (left > 0) { armed = false; show(); timer = setTimeout(arm, left); return; }
+    armed = true; show();
+  };
   const answer = async (value) => {
-    for (const b of here.querySelectorAll('button')) b.disabled = true;
+    if (!armed || answering) return;
+    answering = true; show();
     const entry = { question_id: consent.question, key: qpNewKey(), body: JSON.stringify({ value }) };
     const out = await qpSend(session.token, entry).catch(() => ({ error: 'offline' }));
     if (out.error) {
       msg.textContent = out.error === 401 ? 'This browser is no longer signed in to qp: answer on your phone.' : 'That answer did not go through: answer on your phone, or try again.';
-      for (const b of here.querySelectorAll('button')) b.disabled = false;
+      answering = false; show();
     }
   };
-  const buttons = [...here.querySelectorAll('button')];
   document.getElementById('allow').addEventListener('click', () => answer(consent.allow));
   document.getElementById('deny').addEventListener('click', () => answer(consent.deny));
   here.hidden = false;
-  // Usable only once the page has been in view a moment and the pointer or
-  // keyboard has moved on it, and not while another window is in front: a
-  // page that swaps this one in under a double click gets no approval.
-  let shownAt = 0, moved = false, timer = 0;
-  const arm = () => {
-    clearTimeout(timer);
-    const ready = moved && document.hasFocus() && document.visibilityState === 'visible';
-    if (!ready) { for (const b of buttons) b.disabled = true; shownAt = 0; return; }
-    if (!shownAt) shownAt = Date.now();
-    const left = 1000 - (Date.now() - shownAt);
-    if (left > 0) { timer = setTimeout(arm, left); return; }
-    for (const b of buttons) b.disabled = false;
-  };
-  const move = () => { moved = true; arm(); };
-  addEventListener('pointermove', move);
-  addEventListener('keydown', move);
+  show();
+  const move = () => { moved = true; if (!armed) arm(); };
+  for (const e of ['pointermove', 'pointerdown', 'keydown', 'focusin']) addEventListener(e, move, true);
   addEventListener('focus', arm);
   addEventListener('blur', () => { moved = false; arm(); });
   document.addEventListener('visibilitychange', () => { moved = false; arm(); });
@@ -372,7 +381,15 @@ fn cross_site(app: &App, headers: &HeaderMap) -> Option<String> {
         }
         None => {}
     }
-    let origin = header("origin")?;
+    let Some(origin) = header("origin") else {
+        // Neither Fetch Metadata nor Origin (an old browser): its Referer,
+        // which this page's referrer policy sends to its own origin.
+        let referer = header("referer")?;
+        let ours = reqwest::Url::parse(&issuer(app)).ok()?.origin();
+        let from = reqwest::Url::parse(referer).ok().map(|u| u.origin());
+        return (from.as_ref() != Some(&ours))
+            .then(|| "the authorization form was posted from another page".to_string());
+    };
     let ours = reqwest::Url::parse(&issuer(app))
         .ok()?
         .origin()
@@ -453,10 +470,11 @@ pub async fn start(State(app): State<Arc<App>>, headers: HeaderMap, body: Bytes)
     let body = format!(
         "<h1>Check your phone</h1><p id=msg>We asked <b>{}</b> on their phone whether to allow this in <b>{}</b>. \
          This page continues the moment you answer (within {} minutes).</p>\
-         <p>The question shows the code <b id=code>{}</b>: tap Allow only if it is the one on this page.</p>\
+         <p>The question shows the code <b id=code>{}</b>: tap Allow only if it is the one on this page, a page of this server you opened yourself from the app you are connecting. Someone else's page showing you a code is not a reason to allow.</p>\
          <div id=here hidden><p>You are signed in to qp on this browser as <b id=here-name></b>: you may answer here instead.</p>\
          <blockquote><p id=here-prompt>{}</p><p class=muted id=here-context>{}</p></blockquote>\
-         <button id=allow type=button disabled>Allow</button> <button id=deny type=button disabled>Deny</button></div>\
+         <p id=here-hint class=muted>The buttons work a moment after this page is in front of you.</p>\
+         <button id=allow type=button aria-disabled=true>Allow</button> <button id=deny type=button aria-disabled=true>Deny</button></div>\
          {WEB_SESSION_SCRIPTS}<script>const consent={here};{WAIT_AND_ANSWER}</script>",
         escape(&asked.user.display_name),
         escape(&asked.room.name),

@@ -112,9 +112,12 @@ async fn start(app: &Arc<App>, body: &[u8]) -> Result<Value, OAuthError> {
     .map_err(|e| {
         // The person came from the server's setting, not the request: say so.
         match e.description.strip_prefix("user: ") {
-            Some(rest) if by_default => OAuthError::invalid_request(format!(
-                "default_owner (qp serve --default-owner): {rest}"
-            )),
+            // Not found or ambiguous (400); a limit (429) stays as it is.
+            Some(rest) if by_default && e.status == StatusCode::BAD_REQUEST => {
+                OAuthError::invalid_request(format!(
+                    "default_owner (qp serve --default-owner): {rest}"
+                ))
+            }
             _ => e,
         }
     })?;
