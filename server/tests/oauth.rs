@@ -157,6 +157,14 @@ async fn exchange(f: &Fixture, client: &str, code: &str, verifier: &str) -> (u16
     .await
 }
 
+/// How many agents Alice owns, as she sees them (`GET /api/me/agents`).
+async fn alices_agents(f: &Fixture) -> usize {
+    let (_, v) = f
+        .call("GET", "/api/me/agents", Some(&f.alice_token), None)
+        .await;
+    v["agents"].as_array().unwrap().len()
+}
+
 /// A raw `initialize` on /mcp with this token: the status.
 async fn mcp_status(f: &Fixture, token: &str) -> u16 {
     let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
@@ -176,24 +184,9 @@ async fn mcp_status(f: &Fixture, token: &str) -> u16 {
 #[tokio::test]
 async fn a_wrong_pkce_verifier_is_refused_and_spends_the_code() {
     let f = Fixture::new().await;
-    let agents = |f: &Fixture| {
-        let (http, base, token) = (f.http.clone(), f.base.clone(), f.alice_token.clone());
-        async move {
-            let v: Value = http
-                .get(format!("{base}/api/me/agents"))
-                .bearer_auth(token)
-                .send()
-                .await
-                .unwrap()
-                .json()
-                .await
-                .unwrap();
-            v["agents"].as_array().unwrap().len()
-        }
-    };
-    let before = agents(&f).await;
+    let before = alices_agents(&f).await;
     let (client, code) = approved_code(&f).await;
-    assert_eq!(agents(&f).await, before + 1);
+    assert_eq!(alices_agents(&f).await, before + 1);
     let (s, body) = exchange(
         &f,
         &client,
@@ -211,7 +204,7 @@ async fn a_wrong_pkce_verifier_is_refused_and_spends_the_code() {
     assert_eq!(s, 400, "the code is spent: {body}");
     // Nobody can ever collect that approval: its agent is gone with it.
     assert_eq!(
-        agents(&f).await,
+        alices_agents(&f).await,
         before,
         "the refused exchange left its agent"
     );
@@ -1162,23 +1155,8 @@ async fn scopes_and_repeated_parameters_on_the_authorization_page() {
 async fn an_approval_never_exchanged_leaves_no_agent() {
     let f = Fixture::new().await;
     let (_client, _code) = approved_code(&f).await;
-    let listed = |f: &Fixture| {
-        let (http, base, token) = (f.http.clone(), f.base.clone(), f.alice_token.clone());
-        async move {
-            let v: Value = http
-                .get(format!("{base}/api/me/agents"))
-                .bearer_auth(token)
-                .send()
-                .await
-                .unwrap()
-                .json()
-                .await
-                .unwrap();
-            v["agents"].as_array().unwrap().len()
-        }
-    };
     // The fixture's own bot, and the approval's.
-    let before = listed(&f).await;
+    let before = alices_agents(&f).await;
     assert!(before >= 1);
     // The code's minute has passed.
     f.db()
@@ -1189,7 +1167,7 @@ async fn an_approval_never_exchanged_leaves_no_agent() {
         .unwrap();
     let mut left = before;
     for _ in 0..60 {
-        left = listed(&f).await;
+        left = alices_agents(&f).await;
         if left < before {
             break;
         }
