@@ -14,12 +14,15 @@
 //! answers on one and long-polls on the other, and the held waiters are split
 //! between them, so every release crosses instances). Results go to stdout.
 
+#[path = "support/seed.rs"]
+mod seed;
+
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use qp_server::store::{self, identity};
+use qp_server::store;
 use serde_json::{json, Value};
 use tokio::sync::oneshot;
 
@@ -211,21 +214,7 @@ async fn main() {
         "several instances share a PostgreSQL database: give --db postgres://…"
     );
     let database: store::Database = db.parse().unwrap();
-    // The sync database client cannot run inside this runtime: seed on a thread.
-    let (agent, user) = std::thread::spawn(move || {
-        let conn = store::connect(&database).unwrap();
-        let room = identity::create_room(&conn, "Bench", Some("BENCH1")).unwrap();
-        let u = identity::create_user(&conn, "Bench User", None).unwrap();
-        identity::add_member(&conn, &room.id, &u.id).unwrap();
-        let (_, agent) =
-            identity::create_agent(&conn, "bench", &u.id, &["ask".into()], &[room.id]).unwrap();
-        (
-            agent,
-            identity::create_user_token(&conn, &u.id, "").unwrap(),
-        )
-    })
-    .join()
-    .unwrap();
+    let (agent, user) = seed::bench_room(database);
     let ca = qp_server::tls::devcert::DevCa::new("bench CA").unwrap();
     let mut tls_args = Vec::new();
     if o.tls {

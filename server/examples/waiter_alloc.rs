@@ -5,12 +5,15 @@
 //!
 //!   cargo run --release -p qp-server --example waiter_alloc -- [N]
 
+#[path = "support/seed.rs"]
+mod seed;
+
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::io::Write;
 use std::sync::atomic::{AtomicI64, Ordering::Relaxed};
 use std::time::Duration;
 
-use qp_server::store::{self, identity};
+use qp_server::store;
 
 const MAXSZ: usize = 65536;
 struct Counting;
@@ -107,21 +110,7 @@ async fn main() {
     qp_server::logging::init(qp_server::logging::LogFormat::Text);
     let dir = tempfile::tempdir().unwrap();
     let db = store::Database::Sqlite(dir.path().join("x.sqlite"));
-    let d2 = db.clone();
-    let (agent, _user) = std::thread::spawn(move || {
-        let conn = store::connect(&d2).unwrap();
-        let room = identity::create_room(&conn, "Bench", Some("BENCH1")).unwrap();
-        let u = identity::create_user(&conn, "Bench User", None).unwrap();
-        identity::add_member(&conn, &room.id, &u.id).unwrap();
-        let (_, agent) =
-            identity::create_agent(&conn, "bench", &u.id, &["ask".into()], &[room.id]).unwrap();
-        (
-            agent,
-            identity::create_user_token(&conn, &u.id, "").unwrap(),
-        )
-    })
-    .join()
-    .unwrap();
+    let (agent, _user) = seed::bench_room(db.clone());
     let settings = qp_server::config::Settings {
         listen: "127.0.0.1:0".parse().unwrap(),
         db,
