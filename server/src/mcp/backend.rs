@@ -6,10 +6,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use qp_client::{AskerClient, ClientError};
 use qp_core::protocol::{AskRequest, Question, QuestionState};
 
 use crate::app::{self, App};
-use crate::client::{AskerClient, ClientError};
 use crate::http::error::ApiError;
 use crate::store::identity::Agent;
 

@@ -20,13 +20,13 @@ use axum::http::{header, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use futures_util::StreamExt;
+use qp_client::AskerClient;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::ServiceExt;
 use tokio_util::sync::CancellationToken;
 
 use crate::app::App;
-use crate::client::AskerClient;
 use crate::http::auth::AgentAuth;
 use crate::http::error::ApiError;
 use crate::waiters::LongPollSlot;
