@@ -17,7 +17,8 @@
 //! - [`answer`]: from a tapped action or typed reply to a validated answer.
 //! - [`retry`]: the one backoff policy (phone flush, webhooks, pushes, client).
 //! - [`pairing`]: one-time pairing codes and links (server, phone and CLI).
-//! - [`logging`]: one-time logger setup (oslog on Apple, logcat on Android).
+//! - [`logging`]: one-time logger setup (oslog on Apple, logcat on Android),
+//!   and an error with its causes on one line.
 //!
 //! With the `phone` feature:
 //! - `phone`: the one [`Phone`](phone::Phone) type: receive a push, answer,

@@ -6,11 +6,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use qp_client::{AskerClient, ClientError};
 use qp_core::protocol::{AskRequest, Question, QuestionState};
 
 use crate::app::AppError;
 use crate::app::{self, App};
-use crate::client::{AskerClient, ClientError};
 use crate::store::identity::Agent;
 
 /// A failed call as a model should read it: what went wrong, on which field.

@@ -15,13 +15,13 @@ pub mod tools;
 use std::sync::Arc;
 use std::time::Duration;
 
+use qp_client::AskerClient;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::ServiceExt;
 use tokio_util::sync::CancellationToken;
 
 use crate::app::App;
-use crate::client::AskerClient;
 use backend::Backend;
 use sessions::{DbSessions, OwnedSessions};
 use tools::QpTools;
