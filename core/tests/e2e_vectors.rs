@@ -5,7 +5,6 @@
 //! (a fresh ephemeral key per seal), so the vectors are written once by
 //! `QP_WRITE_VECTORS=1 cargo test -p qp-core --features phone --test
 //! e2e_vectors` and only read afterwards.
-#![cfg(feature = "phone")]
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

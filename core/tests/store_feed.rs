@@ -1,5 +1,4 @@
 //! The phone store and the feed model, on real SQLite files.
-#![cfg(feature = "phone")]
 
 use chrono::Duration;
 use qp_core::feed::feed;

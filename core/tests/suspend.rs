@@ -10,7 +10,6 @@
 //! exclusive lock. Before suspend the probe must find the lock SQLite holds
 //! on the shared-memory file while a WAL connection is open, so the probe is
 //! known to see what it looks for.
-#![cfg(feature = "phone")]
 
 use std::io::{Read, Write};
 use std::net::TcpListener;

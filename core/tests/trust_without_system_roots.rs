@@ -3,7 +3,6 @@
 //! phone must still work over plain HTTP and with its extra CA, reporting a
 //! network error, not a trust-settings error. Its own test binary, because
 //! it points the system-root lookup at an empty place for the whole process.
-#![cfg(feature = "phone")]
 
 use std::sync::Arc;
 

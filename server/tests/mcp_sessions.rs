@@ -307,12 +307,13 @@ async fn a_session_goes_on_after_a_restart_and_stays_its_agents() {
 /// DELETE on B ends the session on A too. PostgreSQL only: two servers
 /// never share one SQLite file.
 #[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs PostgreSQL: set QP_TEST_POSTGRES (scripts/test postgres does)"]
 async fn a_session_opened_on_one_instance_is_served_by_the_other() {
     let f = Fixture::with(|s| s.mcp_max_sessions_per_agent = 2).await;
-    if !f.on_postgres() {
-        eprintln!("skipped: needs QP_TEST_POSTGRES (two instances on one PostgreSQL database)");
-        return;
-    }
+    assert!(
+        f.on_postgres(),
+        "needs QP_TEST_POSTGRES: two instances on one PostgreSQL database"
+    );
     let mut settings = common::settings_for(f.database.clone());
     settings.mcp_max_sessions_per_agent = 2;
     let b = qp_server::serve::start(settings, None).await.unwrap();

@@ -31,10 +31,9 @@ impl Captured {
 }
 
 #[test]
+#[ignore = "needs PostgreSQL: set QP_TEST_POSTGRES (scripts/test postgres does)"]
 fn a_held_migration_lock_is_logged_with_its_holder_until_it_is_free() {
-    if common::test_postgres().is_none() {
-        return;
-    }
+    common::require_postgres();
     let dir = tempfile::tempdir().unwrap();
     let Database::Postgres(url) = common::test_database(dir.path()) else {
         unreachable!()

@@ -105,11 +105,8 @@ struct World {
     _dir: tempfile::TempDir,
 }
 
-fn world(hook: Option<SocketAddr>) -> Option<World> {
-    if common::test_postgres().is_none() {
-        eprintln!("skipped: QP_TEST_POSTGRES is not set (scripts/test sets it)");
-        return None;
-    }
+fn world(hook: Option<SocketAddr>) -> World {
+    common::require_postgres();
     let dir = tempfile::tempdir().unwrap();
     let db = common::test_database(dir.path());
     let conn = common::connect(&db);
@@ -122,13 +119,13 @@ fn world(hook: Option<SocketAddr>) -> Option<World> {
         };
         identity::set_webhook(&conn, &ops.room_id, Some(&hook)).unwrap();
     }
-    Some(World {
+    World {
         agent: ops.agent,
         alice: ops.alice,
         bob: ops.bob,
         db,
         _dir: dir,
-    })
+    }
 }
 
 fn http() -> reqwest::Client {
@@ -222,8 +219,9 @@ const TWO_OPTIONS: fn() -> Value = || json!({"prompt": "Deploy?", "options": [{"
 /// Ask on A, wait on B, answer on A: B's long-poll is released within
 /// 50 ms at the 99th percentile, over 1,000 rounds.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL: set QP_TEST_POSTGRES (scripts/test postgres does)"]
 async fn a_waiter_on_one_instance_is_released_by_an_answer_on_the_other() {
-    let Some(w) = world(None) else { return };
+    let w = world(None);
     let (a, b) = (Instance::start(&w.db), Instance::start(&w.db));
     let http = http();
     let mut latencies = Vec::with_capacity(1000);
@@ -258,9 +256,10 @@ async fn a_waiter_on_one_instance_is_released_by_an_answer_on_the_other() {
 /// 200 concurrent answers, half through each instance: one winner, which
 /// every caller sees, and one `question.answered` webhook.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL: set QP_TEST_POSTGRES (scripts/test postgres does)"]
 async fn two_hundred_concurrent_answers_across_instances_have_one_winner() {
     let (addr, got) = start_receiver().await;
-    let Some(w) = world(Some(addr)) else { return };
+    let w = world(Some(addr));
     let (a, b) = (Instance::start(&w.db), Instance::start(&w.db));
     let http = http();
     let id = ask(&http, &a, &w.agent, TWO_OPTIONS()).await;
@@ -319,9 +318,10 @@ async fn two_hundred_concurrent_answers_across_instances_have_one_winner() {
 /// value, and B delivers every webhook A had queued: each delivery id
 /// arrives, and none twice except a delivery A was sending when it died.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL: set QP_TEST_POSTGRES (scripts/test postgres does)"]
 async fn killing_an_instance_loses_no_acknowledged_answer_and_no_webhook() {
     let (addr, got) = start_receiver().await;
-    let Some(w) = world(Some(addr)) else { return };
+    let w = world(Some(addr));
     let (mut a, b) = (Instance::start(&w.db), Instance::start(&w.db));
     let http = http();
     let mut ids = Vec::new();
@@ -422,9 +422,10 @@ async fn killing_an_instance_loses_no_acknowledged_answer_and_no_webhook() {
 /// A question that expires while both instances sweep is expired once and
 /// fires one `question.expired` webhook.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL: set QP_TEST_POSTGRES (scripts/test postgres does)"]
 async fn an_expiry_is_swept_once_across_instances() {
     let (addr, got) = start_receiver().await;
-    let Some(w) = world(Some(addr)) else { return };
+    let w = world(Some(addr));
     let (a, b) = (Instance::start(&w.db), Instance::start(&w.db));
     let http = http();
     let id = ask(&http, &a, &w.agent, TWO_OPTIONS()).await;
@@ -482,8 +483,9 @@ async fn an_expiry_is_swept_once_across_instances() {
 /// instance's own (documented): an agent gets at most the burst from each,
 /// so N instances allow N times the burst.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL: set QP_TEST_POSTGRES (scripts/test postgres does)"]
 async fn the_quota_holds_across_instances_and_the_rate_limit_is_per_instance() {
-    let Some(w) = world(None) else { return };
+    let w = world(None);
     let http = http();
     {
         let (a, b) = (
@@ -541,8 +543,9 @@ async fn the_quota_holds_across_instances_and_the_rate_limit_is_per_instance() {
 /// answer is given on A meanwhile: B reconnects, listens again, re-checks
 /// its parked question and releases the waiter; then serves as before.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL: set QP_TEST_POSTGRES (scripts/test postgres does)"]
 async fn an_instance_that_loses_its_database_reconnects_without_losing_wake_ups() {
-    let Some(w) = world(None) else { return };
+    let w = world(None);
     let limits = ["1000000", "1000000", "1000000"];
     let a = Instance::start(&w.db);
     let b = Instance::start_named(&w.db, limits, "qp_b");
@@ -617,8 +620,9 @@ async fn keyed_answer(
 /// An answer retried with its Idempotency-Key through the other instance
 /// gets the stored response, byte for byte, even when the two race.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL: set QP_TEST_POSTGRES (scripts/test postgres does)"]
 async fn idempotency_keys_hold_across_instances() {
-    let Some(w) = world(None) else { return };
+    let w = world(None);
     let (a, b) = (Instance::start(&w.db), Instance::start(&w.db));
     let http = http();
     let id = ask(&http, &a, &w.agent, TWO_OPTIONS()).await;
@@ -647,8 +651,9 @@ async fn idempotency_keys_hold_across_instances() {
 /// One phone registering through both instances at once (a retry racing
 /// the first try): every call succeeds and the phone is one device.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL: set QP_TEST_POSTGRES (scripts/test postgres does)"]
 async fn one_phone_registering_through_both_instances_at_once_is_one_device() {
-    let Some(w) = world(None) else { return };
+    let w = world(None);
     let (a, b) = (Instance::start(&w.db), Instance::start(&w.db));
     let http = http();
     for round in 0..10 {
@@ -690,8 +695,9 @@ async fn one_phone_registering_through_both_instances_at_once_is_one_device() {
 /// so PostgreSQL shows which connection listens; a waiter on that instance
 /// is released at once by an answer on another.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL: set QP_TEST_POSTGRES (scripts/test postgres does)"]
 async fn with_db_direct_the_wake_ups_are_heard_on_the_direct_connection() {
-    let Some(w) = world(None) else { return };
+    let w = world(None);
     let Database::Postgres(url) = &w.db else {
         unreachable!()
     };
@@ -747,8 +753,9 @@ async fn with_db_direct_the_wake_ups_are_heard_on_the_direct_connection() {
 /// start-up a NOTIFY sent through `db` must now reach the LISTEN on
 /// `db_direct`; when it does not, `qp serve` refuses to start, saying so.
 #[test]
+#[ignore = "needs PostgreSQL: set QP_TEST_POSTGRES (scripts/test postgres does)"]
 fn db_direct_naming_another_database_is_refused_at_start_up() {
-    let Some(w) = world(None) else { return };
+    let w = world(None);
     let other_dir = tempfile::tempdir().unwrap();
     let Database::Postgres(other) = common::test_database(other_dir.path()) else {
         unreachable!()

@@ -16,11 +16,9 @@ use qp_server::store::Database;
 use serde_json::{json, Value};
 
 #[tokio::test]
+#[ignore = "needs PostgreSQL: set QP_TEST_POSTGRES (scripts/test postgres does)"]
 async fn a_sqlite_server_moves_to_postgresql_with_its_tokens_and_questions() {
-    if common::test_postgres().is_none() {
-        eprintln!("skipped: QP_TEST_POSTGRES is not set (scripts/test sets it)");
-        return;
-    }
+    common::require_postgres();
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("qp.sqlite").display().to_string();
     let uid = admin_json(&file, &["user", "add", "Federica"])["id"]

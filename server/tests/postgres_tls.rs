@@ -53,11 +53,9 @@ fn off_runtime<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL: set QP_TEST_POSTGRES (scripts/test postgres does)"]
 async fn the_server_talks_to_postgresql_over_verified_tls() {
-    if common::test_postgres().is_none() {
-        eprintln!("skipped: QP_TEST_POSTGRES is not set (scripts/test sets it)");
-        return;
-    }
+    common::require_postgres();
     let work = tempfile::tempdir().unwrap();
     let certs = work.path().join("certs");
     std::fs::create_dir(&certs).unwrap();

@@ -450,11 +450,9 @@ fn accepted_per_device(
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL: set QP_TEST_POSTGRES (scripts/test postgres does)"]
 async fn two_instances_on_postgres_share_a_10000_device_fan_out() {
-    if common::test_postgres().is_none() {
-        eprintln!("QP_TEST_POSTGRES is not set: the two-instance push test needs PostgreSQL");
-        return;
-    }
+    common::require_postgres();
     let dir = tempfile::tempdir().unwrap();
     let db = common::test_database(dir.path());
     // 5,000 people in the room, an iPhone and an Android phone each.

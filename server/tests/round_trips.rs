@@ -214,11 +214,9 @@ async fn a_flood_of_unknown_tokens_adds_nothing_to_the_cache() {
 /// token: revoked, it is refused by both on the next request, and both
 /// forget it (the `revoked:` wake-up).
 #[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs PostgreSQL: set QP_TEST_POSTGRES (scripts/test postgres does)"]
 async fn a_revocation_holds_on_every_instance_at_once() {
-    if common::test_postgres().is_none() {
-        eprintln!("QP_TEST_POSTGRES is not set: skipped");
-        return;
-    }
+    common::require_postgres();
     let f = Fixture::new().await;
     let other = qp_server::serve::start(common::settings_for(f.database.clone()), None)
         .await

@@ -31,27 +31,26 @@ async fn register(f: &Fixture, token: &str, subscription: &str) -> (u16, Value) 
     (r.status().as_u16(), r.json().await.unwrap_or(Value::Null))
 }
 
-async fn setup() -> (PushStandIn, Fixture) {
+/// The stand-in push service, the fixture, and the folder of the VAPID key
+/// (removed when the test drops it).
+async fn setup() -> (PushStandIn, Fixture, tempfile::TempDir) {
     let service = webpush().await;
     let host = service.host();
     // The VAPID key in a file of its own: on PostgreSQL there is no SQLite
     // file to keep it beside.
-    let key = std::env::temp_dir().join(format!(
-        "qp-test-vapid-{}-{}",
-        std::process::id(),
-        service.addr.port()
-    ));
+    let keys = tempfile::tempdir().unwrap();
+    let key = keys.path().join("vapid.pem");
     let f = Fixture::with(move |s| {
         s.web_push_allow = vec![host];
         s.vapid_key = Some(key);
     })
     .await;
-    (service, f)
+    (service, f, keys)
 }
 
 #[tokio::test]
 async fn a_question_reaches_the_browser_encrypted_signed_and_within_4_kb() {
-    let (service, f) = setup().await;
+    let (service, f, _keys) = setup().await;
     let (sub, subscription) = service.subscribe("alice-1");
     let _ = sub;
     let (status, body) = register(&f, &f.alice_token, &subscription).await;
@@ -140,7 +139,7 @@ async fn a_question_reaches_the_browser_encrypted_signed_and_within_4_kb() {
 
 #[tokio::test]
 async fn a_bad_subscription_is_a_422_naming_the_field_and_only_allowed_services_are_used() {
-    let (service, f) = setup().await;
+    let (service, f, _keys) = setup().await;
     let (_, good) = service.subscribe("x");
     let cases = [
         ("not json".to_string(), "PushSubscription"),
@@ -196,7 +195,7 @@ async fn the_default_allow_list_refuses_a_loopback_stand_in() {
 
 #[tokio::test]
 async fn a_subscription_the_service_says_is_gone_is_removed() {
-    let (service, f) = setup().await;
+    let (service, f, _keys) = setup().await;
     let (_, subscription) = service.subscribe("gone-1");
     let (status, body) = register(&f, &f.alice_token, &subscription).await;
     assert_eq!(status, 201, "{body}");
@@ -219,7 +218,7 @@ async fn a_subscription_the_service_says_is_gone_is_removed() {
 #[tokio::test]
 #[ignore]
 async fn in_chromium() {
-    let (service, f) = setup().await;
+    let (service, f, _keys) = setup().await;
     let (_, subscription) = service.subscribe("chromium");
     let (status, body) = register(&f, &f.alice_token, &subscription).await;
     assert_eq!(status, 201, "{body}");

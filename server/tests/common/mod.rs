@@ -4,6 +4,8 @@
 //! API suites on both), identities made through the store, and HTTP helpers.
 #![allow(dead_code)]
 
+pub mod cli;
+
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -40,6 +42,16 @@ pub fn test_postgres() -> Option<String> {
     std::env::var("QP_TEST_POSTGRES")
         .ok()
         .filter(|s| !s.is_empty())
+}
+
+/// For the tests that only PostgreSQL can run (marked `#[ignore]`, run by
+/// `scripts/test postgres` with `--include-ignored`): fails, saying why,
+/// when no server is given, instead of passing having run nothing.
+pub fn require_postgres() {
+    assert!(
+        test_postgres().is_some(),
+        "this test needs PostgreSQL: set QP_TEST_POSTGRES=postgres://user@host:port (scripts/test postgres starts one)"
+    );
 }
 
 /// A database for one test: a file in `dir`, or a new, empty PostgreSQL
