@@ -27,7 +27,9 @@
 //! - `sync`: flushing the outbox and pulling from the server.
 //! - `feed`: the feed cells the app draws (spec 6.2).
 
+pub mod actions;
 pub mod answer;
+pub mod copy;
 #[cfg(feature = "e2e")]
 pub mod e2e;
 #[cfg(feature = "phone")]
