@@ -11,8 +11,9 @@
 //! | 4 options | Choose… (RemoteInput with the four labels as choices); tapping the notification opens the app (the spec's fallback) |
 //! | text only | Reply |
 //!
-//! Every action uses the same identifiers as iOS (`qp.v.<value>`, `qp.text`,
-//! `qp.choose`) and carries the question id, so the receiver maps it back.
+//! Every action uses the identifiers iOS uses, from [`crate::actions`]
+//! (`qp.v.<value>`, `qp.text`, `qp.choose`) and carries the question id, so
+//! the receiver maps it back.
 //! Request codes are unique per question and action. RemoteInput needs a
 //! `FLAG_MUTABLE` PendingIntent (Android 12+), buttons an immutable one.
 
