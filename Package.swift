@@ -85,8 +85,8 @@ let package = Package(
             dependencies: appDependencies,
             path: "ios/Sources/QuestionProtocolApp"
         ),
-        // The README's Swift code, compiled (scripts/check-snippets keeps the
-        // README's blocks equal to the marked regions of these files).
+        // The docs' Swift code (README.md, docs/), compiled (scripts/check-snippets keeps the
+        // docs' blocks equal to the marked regions of these files).
         .target(
             name: "QuestionProtocolSnippets",
             dependencies: snippetDependencies,

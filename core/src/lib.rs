@@ -15,7 +15,8 @@
 //!    answer, the state machine, and the identity rules (ids, names, room
 //!    codes).
 //! 2. [`retry`]: the one backoff policy (phone flush, webhooks, pushes, client).
-//! 3. [`logging`]: one-time logger setup (oslog on Apple, logcat on Android).
+//! 3. [`logging`]: one-time logger setup (oslog on Apple, logcat on Android),
+//!    and an error with its causes on one line.
 //! 4. [`pairing`]: one-time pairing codes and links (server, phone and CLI).
 //! 5. `e2e` (feature `e2e`): end-to-end encrypted pushes (HPKE): sealing on
 //!    the server, the device key and opening on the phone.

@@ -1,6 +1,7 @@
 //! Logging through the `log` facade. [`init_logging`] installs the platform
 //! logger once (oslog on Apple targets, logcat on Android); elsewhere it
 //! installs nothing, leaving the host program's choice alone.
+//! [`error_chain`] writes an error and its causes on one line.
 //!
 //! What is logged never includes tokens or typed answers: only question ids,
 //! states and error kinds.
@@ -27,4 +28,20 @@ pub fn init_logging() {
             );
         }
     });
+}
+
+/// An error and its causes on one line, so "error sending request" says
+/// why ("invalid peer certificate: UnknownIssuer", "connection refused").
+pub fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        let part = s.to_string();
+        if !text.contains(&part) {
+            text.push_str(": ");
+            text.push_str(&part);
+        }
+        source = s.source();
+    }
+    text
 }

@@ -230,8 +230,8 @@ async fn main() {
         .map(|_| spawn_server(&o, &db, &tls_args))
         .collect();
     let trust = match o.tls {
-        true => qp_server::client::ExtraCa::from_pem(ca.ca_pem.as_bytes()).unwrap(),
-        false => qp_server::client::ExtraCa::none(),
+        true => qp_client::ExtraCa::from_pem(ca.ca_pem.as_bytes()).unwrap(),
+        false => qp_client::ExtraCa::none(),
     };
     let http = trust
         .builder()

@@ -5,25 +5,27 @@
 //! - [`store`]: SQLite (identity, questions, durable delivery queues).
 //! - [`webhook`]: signed outgoing webhooks and their worker.
 //! - [`push`]: the push job queue and the transport interface.
-//! - [`client`]: a small Rust asker client (what `qp ask` uses).
 //! - [`mcp`]: the MCP tools, on `/mcp` and on `qp mcp` (stdio).
 //! - [`oauth`]: OAuth 2.1 for remote MCP clients; `qp login --url` (device flow).
 //! - [`hook`]: a coding agent's permission prompt as a question (`qp hook`).
 //! - [`tls`]: TLS in the binary (certificate files or ACME) and proxies.
 //! - [`secret_files`]: owner-only files for secrets, and warnings for wider ones.
 //! - [`cli`]: the `qp` command line.
+//!
+//! The asker client `qp ask` and `qp mcp` use is its own crate, `qp-client`.
 
 pub mod app;
 pub mod build_info;
 pub mod cli;
-pub mod client;
 pub mod config;
+pub mod health;
 pub mod hook;
 pub mod housekeeping;
 pub mod http;
 pub mod ids;
 pub mod logging;
 pub mod mcp;
+pub mod metrics;
 pub mod oauth;
 pub mod outbound;
 pub mod pairing;

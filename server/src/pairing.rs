@@ -13,13 +13,11 @@ use std::net::{IpAddr, Ipv4Addr};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use axum::http::StatusCode;
 use qp_core::pairing::normalize_code;
-use serde_json::{json, Value};
+use serde::Serialize;
 
-use crate::app::App;
-use crate::http::error::ApiError;
-use crate::store::identity::{self, Device};
+use crate::app::{App, AppError};
+use crate::store::identity;
 use crate::store::invites::{self, InviteKind, NewInvite, Redeemed};
 use crate::store::now_secs;
 
@@ -177,8 +175,55 @@ impl DeviceFields {
     }
 }
 
-fn invalid_code(message: &str) -> ApiError {
-    ApiError::new(StatusCode::BAD_REQUEST, "invalid_code", message).with_field("code")
+/// A registered device.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct Device {
+    pub id: String,
+    pub platform: String,
+    pub app_id: String,
+}
+
+/// A user, as a token's holder sees itself.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct UserRef {
+    pub id: String,
+    pub display_name: String,
+}
+
+/// An agent, as `qp login` sees it.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct AgentRef {
+    pub id: String,
+    pub name: String,
+    pub handle: String,
+}
+
+/// A user token issued by pairing (`POST /api/pair`).
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct Paired {
+    /// The user token (qpu_…), shown once.
+    pub token: String,
+    pub user: UserRef,
+    pub device: Option<Device>,
+}
+
+/// An agent token issued by `qp login` (`POST /api/agent/login`).
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct AgentLoggedIn {
+    /// The agent token (qpa_…), shown once.
+    pub token: String,
+    pub agent: AgentRef,
+}
+
+/// What a redeemed code issued (the token is in it, shown once).
+#[derive(Debug)]
+pub enum Issued {
+    User(Paired),
+    Agent(AgentLoggedIn),
+}
+
+fn invalid_code(message: &str) -> AppError {
+    AppError::BadCode(message.to_string())
 }
 
 impl App {
@@ -190,10 +235,10 @@ impl App {
         subject_id: String,
         ttl_secs: i64,
         actor: String,
-    ) -> Result<NewInvite, ApiError> {
+    ) -> Result<NewInvite, AppError> {
         use crate::store::offboard::{self, Subject};
         self.db
-            .run(move |conn| -> Result<_, ApiError> {
+            .run(move |conn| -> Result<_, AppError> {
                 let who = match kind {
                     InviteKind::User => {
                         identity::require_user(conn, &subject_id)?;
@@ -201,17 +246,19 @@ impl App {
                     }
                     InviteKind::Agent => {
                         if identity::agent(conn, &subject_id)?.is_none() {
-                            return Err(ApiError::not_found(format!("no agent {subject_id}")));
+                            return Err(AppError::not_found(format!("no agent {subject_id}")));
                         }
                         Subject::Agent
                     }
                 };
                 if offboard::is_disabled(conn, who, &subject_id)? {
-                    return Err(ApiError::new(
-                        axum::http::StatusCode::CONFLICT,
-                        "disabled",
-                        format!("{} {subject_id} is disabled: enable it first", who.name()),
-                    ));
+                    return Err(AppError::Conflict {
+                        code: "disabled",
+                        message: format!(
+                            "{} {subject_id} is disabled: enable it first",
+                            who.name()
+                        ),
+                    });
                 }
                 let tx = conn.transaction()?;
                 let invite = invites::create(&*tx, kind, &subject_id, ttl_secs, now_secs())?;
@@ -225,7 +272,7 @@ impl App {
 
     /// Redeems `code` from `addr` for a new token of `kind`, labelled
     /// `label`; for a user, optionally registers `device` in the same
-    /// transaction. Returns the response body (the token is in it, once).
+    /// transaction. Returns what it issued (the token is in it, once).
     pub async fn redeem(
         &self,
         addr: IpAddr,
@@ -233,9 +280,9 @@ impl App {
         kind: InviteKind,
         label: String,
         device: Option<DeviceFields>,
-    ) -> Result<Value, ApiError> {
+    ) -> Result<Issued, AppError> {
         if let Some(wait) = self.pair_failures.blocked(addr) {
-            return Err(ApiError::too_many(
+            return Err(AppError::rate_limited(
                 "too_many_attempts",
                 format!("too many wrong pairing codes from this address; try again in {wait} s"),
                 wait,
@@ -249,82 +296,96 @@ impl App {
         };
         let outcome = self
             .db
-            .run(move |conn| -> Result<Result<Value, &'static str>, ApiError> {
-                let tx = conn.transaction()?;
-                let redeemed = invites::redeem(&*tx, &code, now_secs())?;
-                let subject_id = match redeemed {
-                    Redeemed::Ok { kind: k, subject_id } if k == kind => subject_id,
-                    Redeemed::Ok { .. } => {
-                        // An agent code at the phone endpoint (or the reverse):
-                        // not spent, and not the caller's to use here.
-                        return Ok(Err("code: this code is not for this kind of sign-in"));
-                    }
-                    Redeemed::Used => {
+            .run(
+                move |conn| -> Result<Result<Issued, &'static str>, AppError> {
+                    let tx = conn.transaction()?;
+                    let redeemed = invites::redeem(&*tx, &code, now_secs())?;
+                    let subject_id = match redeemed {
+                        Redeemed::Ok {
+                            kind: k,
+                            subject_id,
+                        } if k == kind => subject_id,
+                        Redeemed::Ok { .. } => {
+                            // An agent code at the phone endpoint (or the reverse):
+                            // not spent, and not the caller's to use here.
+                            return Ok(Err("code: this code is not for this kind of sign-in"));
+                        }
+                        Redeemed::Used => {
+                            tx.commit()?;
+                            return Ok(Err("code: this code was already used; ask for a new one"));
+                        }
+                        Redeemed::Expired => {
+                            tx.commit()?;
+                            return Ok(Err("code: this code has expired; ask for a new one"));
+                        }
+                        Redeemed::Burned => {
+                            tx.commit()?;
+                            return Ok(Err(
+                                "code: too many wrong attempts on this code; ask for a new one",
+                            ));
+                        }
+                        Redeemed::Unknown | Redeemed::WrongSecret => {
+                            tx.commit()?;
+                            return Ok(Err("code: unknown pairing code"));
+                        }
+                    };
+                    // A disabled or removed account does not pair again (the
+                    // invite is spent: the operator makes a new one after enabling).
+                    let who = match kind {
+                        InviteKind::User => crate::store::offboard::Subject::User,
+                        InviteKind::Agent => crate::store::offboard::Subject::Agent,
+                    };
+                    if crate::store::offboard::is_disabled(&*tx, who, &subject_id)? {
                         tx.commit()?;
-                        return Ok(Err("code: this code was already used; ask for a new one"));
+                        return Ok(Err("code: this account is disabled; ask the operator"));
                     }
-                    Redeemed::Expired => {
-                        tx.commit()?;
-                        return Ok(Err("code: this code has expired; ask for a new one"));
-                    }
-                    Redeemed::Burned => {
-                        tx.commit()?;
-                        return Ok(Err(
-                            "code: too many wrong attempts on this code; ask for a new one",
-                        ));
-                    }
-                    Redeemed::Unknown | Redeemed::WrongSecret => {
-                        tx.commit()?;
-                        return Ok(Err("code: unknown pairing code"));
-                    }
-                };
-                // A disabled or removed account does not pair again (the
-                // invite is spent: the operator makes a new one after enabling).
-                let who = match kind {
-                    InviteKind::User => crate::store::offboard::Subject::User,
-                    InviteKind::Agent => crate::store::offboard::Subject::Agent,
-                };
-                if crate::store::offboard::is_disabled(&*tx, who, &subject_id)? {
+                    let token = identity::mint_token(&*tx, kind, &subject_id, &label)?;
+                    let actor = format!("{}:{subject_id}", who.name());
+                    crate::store::audit::record(&*tx, &actor, "pairing", &subject_id, &label)?;
+                    let body = match kind {
+                        InviteKind::User => {
+                            let user = identity::require_user(&*tx, &subject_id)?;
+                            let device: Option<identity::Device> = match &device {
+                                // Tied to the token minted here: revoking it
+                                // removes the device (issue 32, finding 4).
+                                Some(d) => Some(identity::register_device(
+                                    &*tx,
+                                    &user.id,
+                                    Some(&crate::ids::token_hash(&token)),
+                                    &d.registration(),
+                                )?),
+                                None => None,
+                            };
+                            Issued::User(Paired {
+                                token,
+                                user: UserRef {
+                                    id: user.id,
+                                    display_name: user.display_name,
+                                },
+                                device: device.map(|d| Device {
+                                    id: d.id,
+                                    platform: d.platform,
+                                    app_id: d.app_id,
+                                }),
+                            })
+                        }
+                        InviteKind::Agent => {
+                            let agent = identity::agent(&*tx, &subject_id)?
+                                .ok_or_else(|| AppError::not_found("the agent is gone"))?;
+                            Issued::Agent(AgentLoggedIn {
+                                token,
+                                agent: AgentRef {
+                                    id: agent.id,
+                                    name: agent.name,
+                                    handle: agent.handle,
+                                },
+                            })
+                        }
+                    };
                     tx.commit()?;
-                    return Ok(Err("code: this account is disabled; ask the operator"));
-                }
-                let token = identity::mint_token(&*tx, kind, &subject_id, &label)?;
-                let actor = format!("{}:{subject_id}", who.name());
-                crate::store::audit::record(&*tx, &actor, "pairing", &subject_id, &label)?;
-                let body = match kind {
-                    InviteKind::User => {
-                        let user = identity::require_user(&*tx, &subject_id)?;
-                        let device: Option<Device> = match &device {
-                            // Tied to the token minted here: revoking it
-                            // removes the device (issue 32, finding 4).
-                            Some(d) => Some(identity::register_device(
-                                &*tx,
-                                &user.id,
-                                Some(&crate::ids::token_hash(&token)),
-                                &d.registration(),
-                            )?),
-                            None => None,
-                        };
-                        json!({
-                            "token": token,
-                            "user": { "id": user.id, "display_name": user.display_name },
-                            "device": device.map(|d| json!({
-                                "id": d.id, "platform": d.platform, "app_id": d.app_id,
-                            })),
-                        })
-                    }
-                    InviteKind::Agent => {
-                        let agent = identity::agent(&*tx, &subject_id)?
-                            .ok_or_else(|| ApiError::not_found("the agent is gone"))?;
-                        json!({
-                            "token": token,
-                            "agent": { "id": agent.id, "name": agent.name, "handle": agent.handle },
-                        })
-                    }
-                };
-                tx.commit()?;
-                Ok(Ok(body))
-            })
+                    Ok(Ok(body))
+                },
+            )
             .await?;
         outcome.map_err(|message| {
             self.pair_failures.record(addr);

@@ -217,8 +217,8 @@ fn over_capacity_response() -> Vec<u8> {
         "over_capacity",
         "the server is at its connection limit; retry shortly",
     )
-    .body()
-    .to_string();
+    .body();
+    let body = serde_json::to_string(&body).unwrap_or_default();
     format!(
         "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\nretry-after: 1\r\nconnection: close\r\ncontent-length: {}\r\n\r\n{body}",
         body.len()
@@ -295,7 +295,7 @@ async fn accept_loop(
         let app = app.clone();
         let tls = tls.clone();
         connections.spawn(async move {
-            let _open = crate::http::observe::Counted::new(&app.metrics.connections);
+            let _open = crate::metrics::Counted::new(&app.metrics.connections);
             let trusted = app.settings.trusted_proxies.clone();
             let idle = app.settings.idle_timeout;
             let service =
@@ -486,7 +486,7 @@ async fn sweep_loop(app: Arc<App>) {
         match app.expire_overdue().await {
             Ok(0) => {}
             Ok(n) => tracing::info!(expired = n, "expiry sweep"),
-            Err(e) => tracing::error!(error = %e.message, "expiry sweep failed"),
+            Err(e) => tracing::error!(error = %e, "expiry sweep failed"),
         }
     }
 }

@@ -22,8 +22,7 @@ use qp_core::retry::RetryPolicy;
 use tokio_postgres::AsyncMessage;
 
 use crate::app::App;
-use crate::params;
-use crate::store::{questions, Backend, Conn, DbResult};
+use crate::store::{questions, Conn, DbResult};
 
 /// The one channel every instance listens on.
 pub const CHANNEL: &str = "qp_events";
@@ -105,10 +104,7 @@ pub fn notify_dev_inbox(conn: &Conn) -> DbResult<()> {
 }
 
 fn notify(conn: &Conn, payload: &str) -> DbResult<()> {
-    if conn.backend() == Backend::Postgres {
-        conn.execute("SELECT pg_notify(?1, ?2)", params![CHANNEL, payload])?;
-    }
-    Ok(())
+    crate::store::notify(conn, CHANNEL, payload)
 }
 
 /// Listens for the other instances' wake-ups until the process ends.
@@ -169,7 +165,7 @@ async fn listen_once(
             }
         }
     });
-    client.batch_execute(&format!("LISTEN {CHANNEL}")).await?;
+    crate::store::listen(&client, CHANNEL).await?;
     if let Some(ready) = ready.take() {
         let _ = ready.send(());
     } else {

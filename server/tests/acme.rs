@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use qp_server::client::ExtraCa;
+use qp_client::ExtraCa;
 use qp_server::tls::devcert::DevCa;
 
 const QP: &str = env!("CARGO_BIN_EXE_qp");

@@ -55,7 +55,7 @@ impl Files {
 }
 
 fn client(ca: Option<&Path>, http1_only: bool) -> reqwest::Client {
-    let mut b = qp_server::client::ExtraCa::read(ca).unwrap().builder();
+    let mut b = qp_client::ExtraCa::read(ca).unwrap().builder();
     if http1_only {
         b = b.http1_only();
     }

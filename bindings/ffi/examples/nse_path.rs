@@ -18,7 +18,7 @@
 //! (sealed before the clock starts, as the server would), the phone object
 //! is given its key storage, and step 2 opens the payload (HPKE) first.
 //!
-//! With `--session` the extension opens the phone as the README's extension
+//! With `--session` the extension opens the phone as the docs' extension
 //! does, `PhoneCore::open_session` over a store the app signed in to: who
 //! is signed in comes from the store (the push is addressed to that user),
 //! nothing is given; the vault is the extension's view of the Keychain (the
@@ -165,7 +165,7 @@ fn main() {
     println!("{} {}", elapsed.as_micros(), vm_hwm_kb());
 }
 
-/// The README's extension over the app's signed-in store: the session from
+/// The docs' extension over the app's signed-in store: the session from
 /// the store, the push addressed to whoever is signed in.
 fn session(path: &str) {
     let core = PhoneCore::open_session(

@@ -53,21 +53,8 @@ pub struct PhoneClient {
     tokens: Arc<dyn TokenProvider>,
 }
 
-/// An error and its causes on one line, so "error sending request" says
-/// why ("invalid peer certificate: UnknownIssuer", "connection refused").
-pub fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        let part = s.to_string();
-        if !text.contains(&part) {
-            text.push_str(": ");
-            text.push_str(&part);
-        }
-        source = s.source();
-    }
-    text
-}
+/// Always built (the asker client uses it too); named here as before.
+pub use crate::logging::error_chain;
 
 /// One HTTP exchange: the status and the body, or a network failure.
 pub(crate) enum Reply {

@@ -1,6 +1,7 @@
 //! `qp ask`, `qp watch`, `qp list`, `qp cancel`: the asker side, over HTTP.
 
 use clap::Args;
+use qp_client::{AskerClient, ClientError, ExtraCa};
 use qp_core::protocol::ask::AskTextInput;
 use qp_core::protocol::{
     AskOption, AskRequest, OptionStyle, Question, QuestionState, ResponderScope,
@@ -11,7 +12,6 @@ use super::terminal::safe;
 use super::{
     EXIT_CANCELLED, EXIT_ERROR, EXIT_EXPIRED, EXIT_INTERRUPTED, EXIT_OK, EXIT_TYPED, EXIT_USAGE,
 };
-use crate::client::{AskerClient, ClientError, ExtraCa};
 
 #[derive(Args, Clone)]
 pub struct Connection {

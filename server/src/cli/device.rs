@@ -549,7 +549,7 @@ pub async fn run(mut args: DeviceArgs) -> i32 {
     };
     let languages = languages(&args);
     let mut paired_device = None;
-    let ca = match crate::client::ExtraCa::read(args.ca_cert.as_deref()) {
+    let ca = match qp_client::ExtraCa::read(args.ca_cert.as_deref()) {
         Ok(ca) => ca,
         Err(e) => {
             eprintln!("qp device: {e}");

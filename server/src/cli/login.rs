@@ -67,7 +67,7 @@ pub async fn run(args: LoginArgs) -> i32 {
         .server_url
         .clone()
         .unwrap_or_else(|| args.url.trim_end_matches('/').to_string());
-    let http = match crate::client::ExtraCa::read(args.ca_cert.as_deref())
+    let http = match qp_client::ExtraCa::read(args.ca_cert.as_deref())
         .and_then(|ca| ca.client(std::time::Duration::from_secs(15)))
     {
         Ok(h) => h,

@@ -85,7 +85,7 @@ async fn remembered(parts: &Parts, app: &Arc<App>) -> Result<Principal, ApiError
 
 /// The 401 of a token the database does not know (any more).
 pub fn revoked() -> ApiError {
-    ApiError::unauthorized("unknown or revoked token")
+    crate::app::AppError::Revoked.into()
 }
 
 /// The authenticated agent, possibly from the token cache: for the

@@ -15,7 +15,9 @@ use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use qp_core::protocol::{Question, ValidationError};
-use serde_json::json;
+
+use crate::app::{AppError, ErrorBody};
+use crate::health::{self, DbTrouble};
 
 #[derive(Debug)]
 pub struct ApiError {
@@ -31,7 +33,7 @@ pub struct ApiError {
     pub retry_after: Option<u64>,
     /// What a database error says about the server's health, for /readyz
     /// (`http::ready::note_failures` reads it off the response).
-    pub trouble: Option<Box<super::ready::DbTrouble>>,
+    pub trouble: Option<Box<DbTrouble>>,
 }
 
 impl ApiError {
@@ -98,73 +100,91 @@ impl ApiError {
     }
 
     /// The JSON body of this error.
-    pub fn body(&self) -> serde_json::Value {
-        let mut body = json!({
-            "code": self.code,
-            "message": self.message,
-            "field": self.field,
-            "error": { "code": self.code, "message": self.message, "field": self.field }
-        });
-        if let Some(q) = &self.question {
-            body["question"] = serde_json::to_value(q).unwrap_or_default();
+    pub fn body(&self) -> ErrorBody {
+        ErrorBody::new(
+            &self.code,
+            self.message.clone(),
+            self.field.clone(),
+            self.question.as_deref().cloned(),
+        )
+    }
+}
+
+/// The HTTP shape of a domain error: the one place its status codes are
+/// chosen.
+impl From<AppError> for ApiError {
+    fn from(e: AppError) -> Self {
+        let status = match &e {
+            AppError::Revoked => StatusCode::UNAUTHORIZED,
+            AppError::NotFound { .. } => StatusCode::NOT_FOUND,
+            AppError::Forbidden { .. } => StatusCode::FORBIDDEN,
+            AppError::AlreadyResolved(_) | AppError::Conflict { .. } => StatusCode::CONFLICT,
+            AppError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
+            AppError::Invalid { .. } => StatusCode::UNPROCESSABLE_ENTITY,
+            AppError::BadCode(_) => StatusCode::BAD_REQUEST,
+            AppError::Storage(_) => {
+                let AppError::Storage(db) = e else {
+                    unreachable!()
+                };
+                return db.into();
+            }
+        };
+        let mut out = ApiError::new(status, e.code(), e.to_string());
+        out.field = e.field().map(str::to_string);
+        if let AppError::RateLimited {
+            retry_after_secs, ..
+        } = &e
+        {
+            out.retry_after = Some(*retry_after_secs);
         }
-        body
+        if let AppError::AlreadyResolved(q) = e {
+            out.question = Some(q);
+        }
+        out
     }
 }
 
 impl From<ValidationError> for ApiError {
     fn from(e: ValidationError) -> Self {
-        ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, e.code.as_str(), e.message)
-            .with_field(&e.field)
+        AppError::from(e).into()
     }
 }
 
 impl From<crate::store::StoreError> for ApiError {
     fn from(e: crate::store::StoreError) -> Self {
-        use crate::store::StoreError as E;
-        match e {
-            E::NotFound(m) => ApiError::not_found(m),
-            E::Conflict(m) => ApiError::new(StatusCode::CONFLICT, "conflict", m),
-            E::Invalid(m) => ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid_value", m),
-            E::Db(e) => e.into(),
-        }
+        AppError::from(e).into()
     }
 }
 
 impl From<crate::store::DbError> for ApiError {
     fn from(e: crate::store::DbError) -> Self {
-        if super::ready::is_storage_full(&e) {
-            // The disk (or SQLite's page limit) is full: the client keeps
-            // its request and retries; /readyz shows it (http::ready).
-            tracing::error!(error = %e, "database storage full");
-            let mut err = ApiError::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "storage_full",
-                "the server's database storage is full; retry later",
-            );
-            err.retry_after = Some(super::ready::STORAGE_FULL_RETRY_SECS);
-            err.trouble = Some(Box::new(super::ready::DbTrouble::StorageFull(
-                e.to_string(),
-            )));
-            return err;
-        }
-        if e.is_unavailable() {
-            // PostgreSQL restarting or unreachable: the client retries (the
-            // database threads reconnect on their next job).
-            tracing::warn!(error = %e, "database unavailable");
-            let mut err = ApiError::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "database_unavailable",
-                "the server cannot reach its database; retry shortly",
-            );
-            err.retry_after = Some(1);
-            err.trouble = Some(Box::new(super::ready::DbTrouble::Unavailable(
-                e.to_string(),
-            )));
-            return err;
-        }
-        tracing::error!(error = %e, "database error");
-        ApiError::internal()
+        let failure = health::DbFailure::of(&e);
+        let (status, retry_after, trouble) = match failure {
+            health::DbFailure::StorageFull => {
+                tracing::error!(error = %e, "database storage full");
+                (
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    Some(health::STORAGE_FULL_RETRY_SECS),
+                    Some(DbTrouble::StorageFull(e.to_string())),
+                )
+            }
+            health::DbFailure::Unavailable => {
+                tracing::warn!(error = %e, "database unavailable");
+                (
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    Some(1),
+                    Some(DbTrouble::Unavailable(e.to_string())),
+                )
+            }
+            health::DbFailure::Other => {
+                tracing::error!(error = %e, "database error");
+                (StatusCode::INTERNAL_SERVER_ERROR, None, None)
+            }
+        };
+        let mut err = ApiError::new(status, failure.code(), failure.message());
+        err.retry_after = retry_after;
+        err.trouble = trouble.map(Box::new);
+        err
     }
 }
 
@@ -347,4 +367,40 @@ pub(crate) async fn reshape(resp: Response) -> Response {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An answer the protocol refuses is recorded under its Idempotency-Key
+    /// with the status the API gives it, and replayed so.
+    #[test]
+    fn a_recorded_refusal_has_the_apis_status() {
+        let e = AppError::invalid("value", "unknown_option", "value: no such option");
+        assert_eq!(
+            ApiError::from(e).status.as_u16(),
+            crate::app::AnswerResponse::REFUSED_STATUS
+        );
+    }
+
+    #[test]
+    fn a_domain_error_keeps_its_code_field_wait_and_question() {
+        let e: ApiError = AppError::rate_limited("rate_limited", "slow down", 0).into();
+        assert_eq!((e.status.as_u16(), e.retry_after), (429, Some(1)));
+        let e: ApiError = AppError::NotFound {
+            message: "room: no room with code X".into(),
+            field: Some("room"),
+        }
+        .into();
+        assert_eq!(
+            (e.status.as_u16(), e.code.as_str(), e.field.as_deref()),
+            (404, "not_found", Some("room"))
+        );
+        let body = serde_json::to_value(e.body()).unwrap();
+        assert_eq!(body["error"]["field"], "room");
+        assert_eq!(body["code"], "not_found");
+        let e: ApiError = AppError::Revoked.into();
+        assert_eq!((e.status.as_u16(), e.code.as_str()), (401, "unauthorized"));
+    }
 }

@@ -4,6 +4,7 @@
 pub mod auth;
 pub mod error;
 mod layers;
+pub mod mcp;
 mod my_agents;
 pub mod observe;
 pub mod openapi;
@@ -24,10 +25,11 @@ use axum::routing::{delete, get, post};
 use axum::{Json, Router};
 use qp_core::protocol::device::{ApnsEnvironment, Platform, APNS_ENVIRONMENT_RULE};
 use qp_core::protocol::{AskRequest, Question, QuestionState};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::app::{self, App};
 use crate::pairing::DeviceFields;
+use crate::store::dev_inbox::{self, DevInbox};
 use crate::store::identity;
 use auth::{AgentAuth, LoopAgentAuth, LoopUserAuth, UserAuth};
 use error::ApiError;
@@ -65,7 +67,7 @@ pub fn router(app: Arc<App>) -> Router {
                 .route_service("/mcp", crate::mcp::http_service(app.clone()))
                 .layer(axum::middleware::from_fn_with_state(
                     app.clone(),
-                    crate::mcp::authenticate,
+                    mcp::authenticate,
                 ))
                 // Outside the bearer check: a browser's preflight carries
                 // no token.
@@ -522,7 +524,7 @@ async fn dev_inbox(
     State(app): State<Arc<App>>,
     UserAuth(user): UserAuth,
     Query(query): Query<HashMap<String, String>>,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Json<DevInbox>, ApiError> {
     let device = query
         .get("device")
         .cloned()
@@ -556,22 +558,16 @@ async fn dev_inbox(
         let dev = device.clone();
         let pushes = app
             .db
-            .run(move |conn| -> Result<Vec<Value>, ApiError> {
-                Ok(conn.query_map(
-                    "SELECT seq, format, payload FROM dev_inbox WHERE device_id = ?1 AND seq > ?2 ORDER BY seq LIMIT 50",
-                    crate::params![dev, after],
-                    |r| Ok(json!({ "seq": r.get::<i64>(0)?, "format": r.get::<String>(1)?, "payload": r.get::<String>(2)? })),
-                )?)
-            })
+            .run(move |conn| dev_inbox::after(conn, &dev, after))
             .await?;
         if !pushes.is_empty() || tokio::time::Instant::now() >= deadline {
-            return Ok(Json(json!({ "pushes": pushes })));
+            return Ok(Json(DevInbox { pushes }));
         }
         let mut stopping = app.stopping.subscribe();
-        let _parked = observe::Counted::new(&app.metrics.parked);
+        let _parked = crate::metrics::Counted::new(&app.metrics.parked);
         tokio::select! {
             _ = tokio::time::timeout_at(deadline, woke) => {}
-            _ = async { let _ = stopping.wait_for(|s| *s).await; } => return Ok(Json(json!({ "pushes": [] }))),
+            _ = async { let _ = stopping.wait_for(|s| *s).await; } => return Ok(Json(DevInbox { pushes: Vec::new() })),
         }
     }
 }

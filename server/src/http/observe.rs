@@ -17,7 +17,7 @@
 //! Every label takes a bounded set of values (a method outside the standard
 //! ones is `OTHER`, a path no route matches is `unmatched`), so requests,
 //! however odd, cannot add series. The database counts are cached for
-//! [`COUNTS_MAX_AGE`] and refreshed by one scrape at a time, so scrapers
+//! `metrics::COUNTS_MAX_AGE` and refreshed by one scrape at a time, so scrapers
 //! cannot queue full-table counts on the database thread. `/metrics` takes
 //! `Authorization: Bearer <metrics_token>` when one is set; without one it
 //! answers loopback clients only (a request a proxy forwarded is not one),
@@ -27,67 +27,14 @@
 //! `/healthz` answers 200 only when the database answers.
 
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Instant;
 
 use axum::extract::{ConnectInfo, MatchedPath, State};
 use axum::http::{header, HeaderMap, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
-use prometheus_client::encoding::EncodeLabelSet;
-use prometheus_client::metrics::counter::Counter;
-use prometheus_client::metrics::family::Family;
-use prometheus_client::metrics::gauge::Gauge;
-use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
-use prometheus_client::registry::Registry;
 
 use crate::app::App;
-
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct RouteLabels {
-    method: &'static str,
-    route: String,
-    status: u16,
-}
-
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct StateLabels {
-    state: String,
-}
-
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct OpLabels {
-    operation: &'static str,
-}
-
-/// The server's metrics: a registry and the handles that feed it.
-pub struct Metrics {
-    registry: Mutex<Registry>,
-    latency: Family<RouteLabels, Histogram>,
-    questions: Family<StateLabels, Gauge>,
-    waiters: Gauge,
-    push_queued: Gauge,
-    push_failed: Gauge,
-    webhook_pending: Gauge,
-    webhook_failed: Gauge,
-    /// `store::round_trips`, brought up to date at each scrape.
-    round_trips: Family<OpLabels, Counter>,
-    /// Long-polls parked now (waits and dev inboxes).
-    pub parked: AtomicI64,
-    /// Client connections open now.
-    pub connections: AtomicI64,
-    connections_gauge: Gauge,
-    /// The database counts of the last refresh; the async lock makes
-    /// concurrent scrapes wait for one refresh instead of each running one.
-    counts: tokio::sync::Mutex<Option<(Instant, Counts)>>,
-    /// The push worker's latency, in-flight and outcome metrics (fixed
-    /// labels: see `push::metrics`).
-    pub push: crate::push::metrics::PushMetrics,
-}
-
-/// How long the database counts of `/metrics` are reused: below the usual
-/// scrape interval (15 s), far above what a database thread should spend.
-pub const COUNTS_MAX_AGE: Duration = Duration::from_secs(10);
 
 /// The method as a label: the standard ones by name, anything else `OTHER`
 /// (a custom method is any token up to the header limit, and each one would
@@ -110,86 +57,6 @@ pub fn method_label(m: &Method) -> &'static str {
         .map_or("OTHER", |(_, name)| name)
 }
 
-impl Default for Metrics {
-    fn default() -> Self {
-        let latency = Family::<RouteLabels, Histogram>::new_with_constructor(|| {
-            // 0.5 ms to ~33 s: long-polls land in the last buckets.
-            Histogram::new(exponential_buckets(0.0005, 4.0, 9))
-        });
-        let m = Metrics {
-            registry: Mutex::new(Registry::with_prefix("qp")),
-            latency,
-            questions: Family::default(),
-            waiters: Gauge::default(),
-            push_queued: Gauge::default(),
-            push_failed: Gauge::default(),
-            webhook_pending: Gauge::default(),
-            webhook_failed: Gauge::default(),
-            round_trips: Family::default(),
-            parked: AtomicI64::new(0),
-            connections: AtomicI64::new(0),
-            connections_gauge: Gauge::default(),
-            counts: tokio::sync::Mutex::new(None),
-            push: Default::default(),
-        };
-        {
-            let mut r = m.registry.lock().unwrap();
-            r.register("questions", "Questions by state", m.questions.clone());
-            r.register("waiters_parked", "Long-polls parked now", m.waiters.clone());
-            r.register(
-                "connections_open",
-                "Client connections open now",
-                m.connections_gauge.clone(),
-            );
-            r.register(
-                "push_queue_depth",
-                "Push jobs queued",
-                m.push_queued.clone(),
-            );
-            r.register("push_failed", "Push jobs given up", m.push_failed.clone());
-            r.register(
-                "webhook_queue_depth",
-                "Webhook deliveries pending",
-                m.webhook_pending.clone(),
-            );
-            r.register(
-                "webhook_failed",
-                "Webhook deliveries given up",
-                m.webhook_failed.clone(),
-            );
-            r.register(
-                "http_request_duration_seconds",
-                "HTTP request latency by method, route template and status",
-                m.latency.clone(),
-            );
-            r.register(
-                "db_round_trips",
-                "Database statements sent (each a round trip on PostgreSQL), by operation",
-                m.round_trips.clone(),
-            );
-            m.push.register(&mut r);
-        }
-        m
-    }
-}
-
-/// Counts one of something (a parked long-poll, an open connection) for as
-/// long as it lives.
-pub struct Counted<'a>(&'a AtomicI64);
-
-impl<'a> Counted<'a> {
-    pub fn new(counter: &'a AtomicI64) -> Self {
-        counter.fetch_add(1, Ordering::Relaxed);
-        Counted(counter)
-    }
-}
-
-impl Drop for Counted<'_> {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::Relaxed);
-    }
-}
-
 /// Records a request's latency under its route template (the middleware
 /// is `http::layers::Record`).
 pub fn record_done(
@@ -199,18 +66,15 @@ pub fn record_done(
     route: Option<&MatchedPath>,
     resp: &Response,
 ) {
-    app.metrics
-        .latency
-        .get_or_create(&RouteLabels {
+    app.metrics.record_request(
+        &crate::metrics::RouteLabels {
             method,
             route: route.map_or("unmatched", |p| p.as_str()).to_string(),
             status: resp.status().as_u16(),
-        })
-        .observe(started.elapsed().as_secs_f64());
+        },
+        started.elapsed().as_secs_f64(),
+    );
 }
-
-/// Questions per state, and the push and webhook queue counts.
-type Counts = (Vec<(String, i64)>, [i64; 4]);
 
 /// Whether this client may read `/metrics` (see the module's notes).
 fn may_scrape(
@@ -264,43 +128,6 @@ fn forwarded(headers: &HeaderMap) -> bool {
         .any(|h| headers.contains_key(*h))
 }
 
-/// The database counts: cached ones while fresh, else one refresh (other
-/// scrapes meanwhile wait for it and share it).
-async fn counts(app: &App) -> Result<Counts, super::error::ApiError> {
-    let mut cached = app.metrics.counts.lock().await;
-    if let Some((at, counts)) = cached.as_ref() {
-        if at.elapsed() < COUNTS_MAX_AGE {
-            return Ok(counts.clone());
-        }
-    }
-    let fresh = count_in_database(app).await?;
-    *cached = Some((Instant::now(), fresh.clone()));
-    Ok(fresh)
-}
-
-async fn count_in_database(app: &App) -> Result<Counts, super::error::ApiError> {
-    Ok(app
-        .db
-        .run(|conn| -> crate::store::DbResult<Counts> {
-            let states = conn.query_map(
-                "SELECT state, COUNT(*) FROM questions GROUP BY state",
-                &[],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )?;
-            let one = |sql: &str| conn.query_row(sql, &[], |r| r.get::<i64>(0));
-            Ok((
-                states,
-                [
-                    one("SELECT COUNT(*) FROM push_jobs WHERE state = 'queued'")?,
-                    one("SELECT COUNT(*) FROM push_jobs WHERE state = 'failed'")?,
-                    one("SELECT COUNT(*) FROM webhook_deliveries WHERE state = 'pending'")?,
-                    one("SELECT COUNT(*) FROM webhook_deliveries WHERE state = 'failed'")?,
-                ],
-            ))
-        })
-        .await?)
-}
-
 /// `GET /metrics`: the Prometheus text exposition.
 #[utoipa::path(get, path = "/metrics", tag = "operations",
     responses((status = 200, description = "Prometheus text exposition (version 0.0.4)", content_type = "text/plain"),
@@ -313,38 +140,7 @@ pub async fn metrics(
     headers: HeaderMap,
 ) -> Result<Response, super::error::ApiError> {
     may_scrape(&app.settings, client, &headers)?;
-    let counts = counts(&app).await?;
-    let m = &app.metrics;
-    for state in ["pending", "answered", "expired", "cancelled"] {
-        let n = counts
-            .0
-            .iter()
-            .find(|(s, _)| s == state)
-            .map_or(0, |(_, n)| *n);
-        m.questions
-            .get_or_create(&StateLabels {
-                state: state.into(),
-            })
-            .set(n);
-    }
-    m.waiters.set(m.parked.load(Ordering::Relaxed));
-    m.connections_gauge
-        .set(m.connections.load(Ordering::Relaxed));
-    m.push_queued.set(counts.1[0]);
-    m.push_failed.set(counts.1[1]);
-    m.webhook_pending.set(counts.1[2]);
-    m.webhook_failed.set(counts.1[3]);
-    let registry = m.registry.lock().unwrap();
-    // Under the registry's lock: two scrapes must not both add the same delta.
-    for (op, n) in app.db.round_trips.snapshot() {
-        let c = m.round_trips.get_or_create(&OpLabels {
-            operation: op.as_str(),
-        });
-        c.inc_by(n.saturating_sub(c.get()));
-    }
-    let mut out = String::new();
-    prometheus_client::encoding::text::encode(&mut out, &registry)
-        .map_err(|_| super::error::ApiError::internal())?;
+    let out = app.metrics.render(&app.db).await?;
     Ok((
         [(
             header::CONTENT_TYPE,
@@ -360,10 +156,7 @@ pub async fn metrics(
     responses((status = 200, description = "ok", content_type = "text/plain"),
         (status = 503, description = "The database does not answer", body = super::openapi::ErrorBody)))]
 pub async fn healthz(State(app): State<Arc<App>>) -> Response {
-    let ok = app
-        .db
-        .run(|conn| conn.query_row("SELECT 1", &[], |r| r.get::<i64>(0)))
-        .await;
+    let ok = app.db.run(crate::store::ping).await;
     match ok {
         Ok(1) => (StatusCode::OK, "ok").into_response(),
         _ => super::error::ApiError::new(
@@ -372,33 +165,5 @@ pub async fn healthz(State(app): State<Arc<App>>) -> Response {
             "the database does not answer",
         )
         .into_response(),
-    }
-}
-
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct BuildLabels {
-    version: &'static str,
-    commit: &'static str,
-    schema: String,
-}
-
-impl Metrics {
-    /// `qp_build_info{version,commit,schema} 1`: what runs, on which schema
-    /// (an upgrade half done shows two values across instances).
-    pub fn register_build_info(&self, schema: usize) {
-        let info = Family::<BuildLabels, Gauge>::default();
-        info.get_or_create(&BuildLabels {
-            version: crate::build_info::VERSION,
-            commit: crate::build_info::COMMIT,
-            schema: schema.to_string(),
-        })
-        .set(1);
-        if let Ok(mut r) = self.registry.lock() {
-            r.register(
-                "build_info",
-                "The running build (version, git commit) and the database's schema version",
-                info,
-            );
-        }
     }
 }

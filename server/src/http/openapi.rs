@@ -27,28 +27,8 @@ pub struct QuestionList {
 }
 
 /// The error object, nested under `error` (qp's clients read it there).
-#[derive(Serialize, ToSchema)]
-pub struct ErrorDetail {
-    /// A stable machine code: `unauthorized`, `not_found`, `too_long`, …
-    pub code: String,
-    /// A sentence for a person, naming the field and the rule.
-    pub message: String,
-    /// The field at fault, when there is one.
-    pub field: Option<String>,
-}
-
-/// Every error response. The flat `code`/`message`/`field` are what the
-/// reference implementation's clients read; `error` is the same, nested.
-#[derive(Serialize, ToSchema)]
-pub struct ErrorBody {
-    pub code: String,
-    pub message: String,
-    pub field: Option<String>,
-    pub error: ErrorDetail,
-    /// The question as it stands, on 409 (already resolved).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub question: Option<Question>,
-}
+pub use crate::app::error::{ErrorBody, ErrorDetail};
+pub use crate::pairing::{AgentLoggedIn, AgentRef, Device, Paired, UserRef};
 
 /// An answer: exactly one of `value` (a tapped option) or `text` (typed).
 #[derive(Serialize, ToSchema)]
@@ -80,29 +60,6 @@ pub struct DeviceRegistration {
     pub apns_environment: Option<String>,
 }
 
-/// A registered device.
-#[derive(Serialize, ToSchema)]
-pub struct Device {
-    pub id: String,
-    pub platform: String,
-    pub app_id: String,
-}
-
-/// A user, as a token's holder sees itself.
-#[derive(Serialize, ToSchema)]
-pub struct UserRef {
-    pub id: String,
-    pub display_name: String,
-}
-
-/// An agent, as `qp login` sees it.
-#[derive(Serialize, ToSchema)]
-pub struct AgentRef {
-    pub id: String,
-    pub name: String,
-    pub handle: String,
-}
-
 /// A pairing: a one-time code for a user token, and optionally a device.
 #[derive(Serialize, ToSchema)]
 pub struct PairRequest {
@@ -113,24 +70,9 @@ pub struct PairRequest {
 }
 
 #[derive(Serialize, ToSchema)]
-pub struct Paired {
-    /// The user token (qpu_…), shown once.
-    pub token: String,
-    pub user: UserRef,
-    pub device: Option<Device>,
-}
-
-#[derive(Serialize, ToSchema)]
 pub struct AgentLoginRequest {
     pub code: String,
     pub label: Option<String>,
-}
-
-#[derive(Serialize, ToSchema)]
-pub struct AgentLoggedIn {
-    /// The agent token (qpa_…), shown once.
-    pub token: String,
-    pub agent: AgentRef,
 }
 
 #[derive(Serialize, ToSchema)]
@@ -148,20 +90,7 @@ pub struct Invite {
     pub expires_at: String,
 }
 
-/// Pushes the dev transport delivered to a terminal device.
-#[derive(Serialize, ToSchema)]
-pub struct DevInbox {
-    pub pushes: Vec<DevPush>,
-}
-
-#[derive(Serialize, ToSchema)]
-pub struct DevPush {
-    pub seq: i64,
-    /// `apns` or `fcm`: the wire format of `payload`.
-    pub format: String,
-    /// The push payload as the platform would receive it (JSON text).
-    pub payload: String,
-}
+pub use crate::store::dev_inbox::{DevInbox, DevPush};
 
 /// The agents a person owns (`GET /api/me/agents`), those their sign-in
 /// approvals made among them.

@@ -14,6 +14,7 @@ use std::sync::Arc;
 use axum::body::Bytes;
 use axum::extract::{ConnectInfo, Path, State};
 use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
 use axum::Json;
 use qp_core::pairing::pair_link;
 use serde_json::Value;
@@ -22,6 +23,7 @@ use super::auth::AdminAuth;
 use super::error::ApiError;
 use super::{device_fields, parse_json};
 use crate::app::App;
+use crate::pairing::Issued;
 use crate::store::invites::{InviteKind, DEFAULT_TTL_SECS};
 
 /// The client's address (the accept loop puts it on every request).
@@ -69,7 +71,7 @@ pub async fn pair(
     State(app): State<Arc<App>>,
     addr: ConnectInfo<SocketAddr>,
     body: Bytes,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Response, ApiError> {
     let body = parse_json(&body)?;
     let code = code_of(&body)?;
     let label = label_of(&body, "paired phone")?;
@@ -91,14 +93,17 @@ pub async fn pair(
     let out = app
         .redeem(peer(addr), &code, InviteKind::User, label.clone(), device)
         .await?;
+    let Issued::User(out) = out else {
+        return Err(ApiError::internal());
+    };
     // A token was issued: who, for which device (never the token).
     tracing::info!(
-        user = out["user"]["id"].as_str().unwrap_or(""),
-        device = out["device"]["id"].as_str().unwrap_or(""),
+        user = out.user.id,
+        device = out.device.as_ref().map_or("", |d| d.id.as_str()),
         label,
         "paired: user token issued"
     );
-    Ok(Json(out))
+    Ok(Json(out).into_response())
 }
 
 #[utoipa::path(post, path = "/api/agent/login", tag = "pairing",
@@ -111,19 +116,22 @@ pub async fn agent_login(
     State(app): State<Arc<App>>,
     addr: ConnectInfo<SocketAddr>,
     body: Bytes,
-) -> Result<Json<Value>, ApiError> {
+) -> Result<Response, ApiError> {
     let body = parse_json(&body)?;
     let code = code_of(&body)?;
     let label = label_of(&body, "qp login")?;
     let out = app
         .redeem(peer(addr), &code, InviteKind::Agent, label.clone(), None)
         .await?;
+    let Issued::Agent(out) = out else {
+        return Err(ApiError::internal());
+    };
     tracing::info!(
-        agent = out["agent"]["id"].as_str().unwrap_or(""),
+        agent = out.agent.id,
         label,
         "agent login: agent token issued"
     );
-    Ok(Json(out))
+    Ok(Json(out).into_response())
 }
 
 async fn invite(

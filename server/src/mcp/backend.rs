@@ -6,11 +6,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use qp_client::{AskerClient, ClientError};
 use qp_core::protocol::{AskRequest, Question, QuestionState};
 
+use crate::app::AppError;
 use crate::app::{self, App};
-use crate::client::{AskerClient, ClientError};
-use crate::http::error::ApiError;
 use crate::store::identity::Agent;
 
 /// A failed call as a model should read it: what went wrong, on which field.
@@ -23,13 +23,25 @@ pub struct Failure {
     pub question: Option<Box<Question>>,
 }
 
-impl From<ApiError> for Failure {
-    fn from(e: ApiError) -> Self {
+impl From<AppError> for Failure {
+    fn from(e: AppError) -> Self {
+        let field = e.field().map(str::to_string);
+        let message = match &e {
+            // The database's trouble is the operator's to read in the log.
+            AppError::Storage(db) => {
+                tracing::error!(error = %db, "MCP tool: database error");
+                crate::health::DbFailure::of(db).message().to_string()
+            }
+            e => e.to_string(),
+        };
         Failure {
-            code: e.code,
-            field: e.field,
-            message: e.message,
-            question: e.question,
+            code: e.code().to_string(),
+            field,
+            message,
+            question: match e {
+                AppError::AlreadyResolved(q) => Some(q),
+                _ => None,
+            },
         }
     }
 }

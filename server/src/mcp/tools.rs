@@ -353,7 +353,7 @@ impl ServerHandler for QpTools {
 /// server authenticates the token itself).
 fn agent(ctx: &RequestContext<RoleServer>) -> Option<Agent> {
     ctx.extensions
-        .get::<axum::http::request::Parts>()
+        .get::<http::request::Parts>()
         .and_then(|p| p.extensions.get::<Agent>())
         .cloned()
 }

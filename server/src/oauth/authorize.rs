@@ -569,9 +569,10 @@ async fn status_inner(app: &Arc<App>, body: &[u8]) -> Result<Value, OAuthError> 
                 .run(move |conn| -> Result<_, OAuthError> {
                     // The grant's row is the agent's token: labelled so the
                     // operator's list says what it is.
-                    conn.execute(
-                        "UPDATE tokens SET label = ?2 WHERE hash = ?1",
-                        crate::params![code.grant_hash, format!("OAuth: {}", name)],
+                    crate::store::identity::relabel_token(
+                        conn,
+                        &code.grant_hash,
+                        &format!("OAuth: {name}"),
                     )?;
                     Ok(store::insert_code(conn, &code)?)
                 })

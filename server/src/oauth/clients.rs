@@ -239,7 +239,7 @@ pub async fn resolve(app: &Arc<App>, client_id: &str) -> Result<Client, OAuthErr
             60,
         ));
     }
-    let ca = crate::client::ExtraCa::read(app.settings.oauth_client_ca.as_deref())
+    let ca = qp_client::ExtraCa::read(app.settings.oauth_client_ca.as_deref())
         .map_err(OAuthError::server)?;
     let body = super::fetch::get(&url, allow, &ca)
         .await

@@ -124,13 +124,7 @@ async fn start(app: &Arc<App>, body: &[u8]) -> Result<Value, OAuthError> {
     // The agent's name rides in the consent's state parameter slot.
     let key = crate::ids::token_hash(&asked.handle);
     app.db
-        .run(move |c| -> Result<_, OAuthError> {
-            c.execute(
-                "UPDATE oauth_consents SET state_param = ?2 WHERE id_hash = ?1",
-                crate::params![key, label],
-            )?;
-            Ok(())
-        })
+        .run(move |c| -> Result<_, OAuthError> { Ok(store::set_state_param(c, &key, &label)?) })
         .await?;
     let base = super::issuer(app);
     Ok(json!({
@@ -214,11 +208,7 @@ pub async fn poll(app: &Arc<App>, p: &HashMap<String, String>) -> Result<Value, 
             let label = format!("qp login: {name}");
             app.db
                 .run(move |conn| -> Result<_, OAuthError> {
-                    conn.execute(
-                        "UPDATE tokens SET label = ?2 WHERE hash = ?1",
-                        crate::params![hash, label],
-                    )?;
-                    Ok(())
+                    Ok(crate::store::identity::relabel_token(conn, &hash, &label)?)
                 })
                 .await?;
             Ok(json!({

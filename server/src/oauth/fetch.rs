@@ -102,7 +102,7 @@ pub async fn addresses(url: &reqwest::Url, allow: &[String]) -> Result<Vec<Socke
 pub async fn get(
     url: &reqwest::Url,
     allow: &[String],
-    ca: &crate::client::ExtraCa,
+    ca: &qp_client::ExtraCa,
 ) -> Result<Vec<u8>, String> {
     let addrs = addresses(url, allow).await?;
     let host = host_of(url)?;

@@ -290,6 +290,12 @@ impl From<crate::store::StoreError> for OAuthError {
     }
 }
 
+impl From<crate::app::AppError> for OAuthError {
+    fn from(e: crate::app::AppError) -> Self {
+        crate::http::error::ApiError::from(e).into()
+    }
+}
+
 impl From<crate::http::error::ApiError> for OAuthError {
     fn from(e: crate::http::error::ApiError) -> Self {
         let error = match e.status.as_u16() {

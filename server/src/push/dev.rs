@@ -6,8 +6,6 @@
 
 use std::sync::Arc;
 
-use crate::params;
-
 use super::{PushFuture, PushMessage, PushOutcome, PushTransport};
 use crate::app::App;
 use crate::store::now_ms;
@@ -37,10 +35,7 @@ impl DevTransport {
             .app
             .db
             .run(move |conn| {
-                conn.execute(
-                    "INSERT INTO dev_inbox (device_id, format, payload, created_ms) VALUES (?1, ?2, ?3, ?4)",
-                    params![device_id, format, payload, now_ms()],
-                )?;
+                crate::store::dev_inbox::put(conn, &device_id, format, &payload, now_ms())?;
                 crate::wakeups::notify_dev_inbox(conn)
             })
             .await;

@@ -415,11 +415,7 @@ fn record_one(conn: &crate::store::Conn, f: Finished) -> crate::store::DbResult<
                 now,
                 Some("device unregistered"),
             )?;
-            conn.execute(
-                "DELETE FROM devices WHERE id = ?1",
-                crate::params![job.device_id],
-            )?;
-            Ok(())
+            crate::store::identity::forget_device(conn, &job.device_id)
         }
         PushOutcome::Retry { reason, after } if attempts < PUSH_MAX_ATTEMPTS => {
             let delay = after

@@ -30,7 +30,7 @@ pub struct Backup {
 /// What `qp admin backup` says on PostgreSQL.
 pub const POSTGRES_WAY: &str = "on PostgreSQL, back up with pg_dump (online and consistent): \
     pg_dump --format=custom --file qp.dump \"$QP_DB\"; restore into an empty database with \
-    pg_restore --no-owner --dbname \"$NEW_DB\" qp.dump (see README, Backups)";
+    pg_restore --no-owner --dbname \"$NEW_DB\" qp.dump (see docs/operators/backups.md)";
 
 /// Copies the SQLite database `db` into `to`, which must not exist.
 pub fn backup(db: &Database, to: &Path) -> Result<Backup, String> {

@@ -837,6 +837,22 @@ pub fn delete_device(conn: &Conn, user_id: &str, device_id: &str) -> DbResult<bo
     )? == 1)
 }
 
+/// Relabels a token (what the operator's lists show for it).
+pub fn relabel_token(conn: &Conn, hash: &str, label: &str) -> DbResult<()> {
+    conn.execute(
+        "UPDATE tokens SET label = ?2 WHERE hash = ?1",
+        params![hash, label],
+    )?;
+    Ok(())
+}
+
+/// Forgets a device its gateway says is gone (its app uninstalled, its
+/// token expired), with its queued pushes; already gone is fine.
+pub fn forget_device(conn: &Conn, device_id: &str) -> DbResult<()> {
+    conn.execute("DELETE FROM devices WHERE id = ?1", params![device_id])?;
+    Ok(())
+}
+
 /// Removes any device (the operator's `qp admin device remove`), and with
 /// it (ON DELETE CASCADE) its queued pushes and what was delivered to it.
 pub fn remove_device(conn: &Conn, device_id: &str) -> Result<(), StoreError> {

@@ -7,6 +7,7 @@ pub mod audit;
 pub mod backup;
 pub mod copy;
 pub mod deliveries;
+pub mod dev_inbox;
 pub mod identity;
 pub mod invites;
 pub mod lifecycle;
@@ -19,6 +20,7 @@ pub mod retention;
 pub mod round_trips;
 mod schema;
 pub mod sql;
+pub mod stats;
 pub mod versions;
 
 use std::path::{Path, PathBuf};
@@ -395,6 +397,28 @@ pub enum StoreError {
     Invalid(String),
     #[error("database error: {0}")]
     Db(#[from] DbError),
+}
+
+/// Sends `payload` on PostgreSQL's `channel` (delivered to the listeners
+/// when the transaction commits); nothing on SQLite (one instance).
+pub fn notify(conn: &Conn, channel: &str, payload: &str) -> DbResult<()> {
+    if conn.backend() == Backend::Postgres {
+        conn.execute("SELECT pg_notify(?1, ?2)", crate::params![channel, payload])?;
+    }
+    Ok(())
+}
+
+/// Starts listening on PostgreSQL's `channel` on a connection of its own.
+pub async fn listen(
+    client: &tokio_postgres::Client,
+    channel: &str,
+) -> Result<(), tokio_postgres::Error> {
+    client.batch_execute(&format!("LISTEN {channel}")).await
+}
+
+/// `SELECT 1`: whether the database answers (`/healthz`, `/readyz`).
+pub fn ping(conn: &Conn) -> DbResult<i64> {
+    conn.query_row("SELECT 1", &[], |r| r.get::<i64>(0))
 }
 
 /// Seconds since the Unix epoch, now.

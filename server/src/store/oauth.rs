@@ -231,6 +231,16 @@ pub fn move_consent(
 }
 
 /// A device poll: records when, and a new interval (after `slow_down`).
+/// Names the agent a device sign-in will create (it rides in the
+/// consent's state parameter slot, unused by that flow).
+pub fn set_state_param(conn: &Conn, id_hash: &str, value: &str) -> DbResult<()> {
+    conn.execute(
+        "UPDATE oauth_consents SET state_param = ?2 WHERE id_hash = ?1",
+        params![id_hash, value],
+    )?;
+    Ok(())
+}
+
 pub fn note_poll(conn: &Conn, id_hash: &str, at: i64, interval_secs: i64) -> DbResult<()> {
     conn.execute(
         "UPDATE oauth_consents SET last_poll_at = ?2, interval_secs = ?3 WHERE id_hash = ?1",

@@ -20,14 +20,16 @@ use qp_core::protocol::{
 use serde_json::Value;
 use tokio::sync::Notify;
 
+pub mod error;
+
 use crate::config::Settings;
-use crate::http::error::ApiError;
 use crate::ids;
 use crate::store::identity::{self, Agent, User, SCOPE_ASK, SCOPE_READ};
 use crate::store::questions::{self, KeyedResult, StoredQuestion};
 use crate::store::round_trips::Op;
 use crate::store::{now_ms, Conn, Db, DbResult};
 use crate::waiters::{LongPollSlot, LongPolls, Waiters};
+pub use error::{AppError, AppResult, ErrorBody};
 
 /// Long-poll bounds of the wait endpoint, in seconds.
 pub const WAIT_DEFAULT_SECS: u64 = 20;
@@ -64,9 +66,9 @@ pub struct App {
     /// (with the question as it stands, so clients re-poll elsewhere).
     pub stopping: tokio::sync::watch::Sender<bool>,
     /// What /metrics shows.
-    pub metrics: crate::http::observe::Metrics,
+    pub metrics: crate::metrics::Metrics,
     /// What /readyz reports that requests discover (storage full…).
-    pub health: crate::http::ready::Health,
+    pub health: crate::health::Health,
     /// Who recent bearer tokens belong to (`token_cache`).
     pub tokens: crate::token_cache::TokenCache,
     /// The OAuth consent flow's rate limits.
@@ -77,6 +79,20 @@ pub struct App {
 pub struct AnswerResponse {
     pub status: u16,
     pub body: String,
+}
+
+impl AnswerResponse {
+    /// What an answer the protocol refuses is recorded as: the status the
+    /// HTTP API gives [`AppError::Invalid`] (a test in `http::error` holds
+    /// the two equal) and the error body, replayed as they are on a retry.
+    pub const REFUSED_STATUS: u16 = 422;
+
+    fn refused(e: AppError) -> Self {
+        AnswerResponse {
+            status: Self::REFUSED_STATUS,
+            body: serde_json::to_string(&e.body()).unwrap_or_default(),
+        }
+    }
 }
 
 impl App {
@@ -133,19 +149,19 @@ impl App {
 
     /// A 401 from an operation's token check: the remembered token is
     /// forgotten too.
-    fn forget_if_revoked(&self, e: ApiError, hash: Option<&str>) -> ApiError {
-        if let (Some(h), 401) = (hash, e.status.as_u16()) {
+    fn forget_if_revoked(&self, e: AppError, hash: Option<&str>) -> AppError {
+        if let (Some(h), AppError::Revoked) = (hash, &e) {
             self.tokens.forget(h);
         }
         e
     }
 
-    fn check_answer_rate(&self, user_id: &str) -> Result<(), ApiError> {
+    fn check_answer_rate(&self, user_id: &str) -> Result<(), AppError> {
         self.answer_limiter
             .check_key(&user_id.to_string())
             .map_err(|not_until| {
                 let wait = not_until.wait_time_from(DefaultClock::default().now());
-                ApiError::too_many(
+                AppError::rate_limited(
                     "rate_limited",
                     format!(
                         "too many answers from this user; at most {} per minute (burst {}, answer_rate_per_minute)",
@@ -158,9 +174,9 @@ impl App {
 
     /// Counts a long-poll in for `holder` (`agent:…`, `user:…`), or the 429
     /// that says the holder has as many as it may.
-    pub fn enter_long_poll(&self, holder: String) -> Result<LongPollSlot, ApiError> {
+    pub fn enter_long_poll(&self, holder: String) -> Result<LongPollSlot, AppError> {
         self.long_polls.enter(holder).ok_or_else(|| {
-            ApiError::too_many(
+            AppError::rate_limited(
                 "too_many_long_polls",
                 format!(
                     "this token already holds {} long-polls at once (max_long_polls_per_token); let some return first",
@@ -171,12 +187,12 @@ impl App {
         })
     }
 
-    fn check_ask_rate(&self, agent_id: &str) -> Result<(), ApiError> {
+    fn check_ask_rate(&self, agent_id: &str) -> Result<(), AppError> {
         match self.limiter.check_key(&agent_id.to_string()) {
             Ok(()) => Ok(()),
             Err(not_until) => {
                 let wait = not_until.wait_time_from(DefaultClock::default().now());
-                Err(ApiError::too_many(
+                Err(AppError::rate_limited(
                     "rate_limited",
                     format!(
                         "too many questions from this agent; at most {} per minute (burst {})",
@@ -195,7 +211,7 @@ impl App {
         agent: Agent,
         room_code: String,
         body: Value,
-    ) -> Result<Question, ApiError> {
+    ) -> Result<Question, AppError> {
         require_scope(&agent, SCOPE_ASK)?;
         self.check_ask_rate(&agent.id)?;
         let max_pending = self.settings.max_pending_per_agent as i64;
@@ -203,7 +219,7 @@ impl App {
         let agent_check = check.clone();
         let (q, pushes) = self
             .db
-            .run_as(Op::Ask, move |conn| -> Result<(Question, usize), ApiError> {
+            .run_as(Op::Ask, move |conn| -> Result<(Question, usize), AppError> {
                 let now = time::now();
                 let ctx = AskContext {
                     now,
@@ -220,22 +236,22 @@ impl App {
                     check.as_deref(),
                 )?;
                 if !place.token_live {
-                    return Err(crate::http::auth::revoked());
+                    return Err(AppError::Revoked);
                 }
                 let room = place.room.ok_or_else(|| {
-                    ApiError::not_found(format!("room: no room with code {room_code}")).with_field("room")
+                    AppError::NotFound { message: format!("room: no room with code {room_code}"), field: Some("room") }
                 })?;
                 if !place.agent_may_use {
-                    return Err(ApiError::forbidden(
-                        "room_not_allowed",
-                        format!("room: this agent may not ask in room {}", room.code),
-                    )
-                    .with_field("room"));
+                    return Err(AppError::Forbidden {
+                        code: "room_not_allowed",
+                        message: format!("room: this agent may not ask in room {}", room.code),
+                        field: Some("room"),
+                    });
                 }
                 let ask = ask?;
                 if let Some(target) = &ask.target_user_id {
                     if !place.target_is_member {
-                        return Err(ApiError::invalid(
+                        return Err(AppError::invalid(
                             "target_user_id",
                             "not_a_member",
                             format!("target_user_id: user {target} is not a member of room {}", room.code),
@@ -254,7 +270,7 @@ impl App {
                     display_name: agent.name.clone(),
                 });
                 match questions::insert_asked(conn, &q, &room.id, &agent.id, max_pending, now_ms())? {
-                    questions::Asked::OverQuota => Err(ApiError::too_many(
+                    questions::Asked::OverQuota => Err(AppError::rate_limited(
                         "quota_exceeded",
                         format!("this agent already has {max_pending} pending questions; wait for some to resolve or cancel them"),
                         60,
@@ -272,7 +288,7 @@ impl App {
     }
 
     /// A question as its asking agent sees it; other agents get 404.
-    pub async fn agent_question(&self, agent: &Agent, id: String) -> Result<Question, ApiError> {
+    pub async fn agent_question(&self, agent: &Agent, id: String) -> Result<Question, AppError> {
         self.agent_question_as(Op::Other, agent, id).await
     }
 
@@ -281,13 +297,13 @@ impl App {
         op: Op,
         agent: &Agent,
         id: String,
-    ) -> Result<Question, ApiError> {
+    ) -> Result<Question, AppError> {
         require_read(agent)?;
         let agent_id = agent.id.clone();
         let check = agent.check_token.clone();
         let (result, fresh) = self
             .db
-            .run_as(op, move |conn| -> Result<_, ApiError> {
+            .run_as(op, move |conn| -> Result<_, AppError> {
                 let now = time::now();
                 Ok(
                     match load_fresh_checked(conn, &id, now, check.as_deref())? {
@@ -315,7 +331,7 @@ impl App {
         agent: &Agent,
         id: String,
         timeout: Duration,
-    ) -> Result<Question, ApiError> {
+    ) -> Result<Question, AppError> {
         let holder = format!("agent:{}", agent.id);
         self.wait_held_by(agent, id, timeout, holder).await
     }
@@ -330,7 +346,7 @@ impl App {
         id: String,
         timeout: Duration,
         holder: String,
-    ) -> Result<Question, ApiError> {
+    ) -> Result<Question, AppError> {
         let mut rx = self.waiters.subscribe(&id);
         // Only the deadline is kept while parked: the question read here
         // lives in this block, and the reads' states are boxed, so neither
@@ -359,7 +375,7 @@ impl App {
             }
         };
         let mut stopping = self.stopping.subscribe();
-        let _parked = crate::http::observe::Counted::new(&self.metrics.parked);
+        let _parked = crate::metrics::Counted::new(&self.metrics.parked);
         let resolved = tokio::select! {
             w = tokio::time::timeout(timeout.min(until_expiry), rx.changed()) => matches!(w, Ok(Ok(()))),
             _ = async { let _ = stopping.wait_for(|s| *s).await; } => false,
@@ -381,12 +397,12 @@ impl App {
         state: Option<QuestionState>,
         all: bool,
         limit: usize,
-    ) -> Result<Vec<Question>, ApiError> {
+    ) -> Result<Vec<Question>, AppError> {
         require_read(agent)?;
         self.expire_overdue().await?;
         let agent_id = agent.id.clone();
         self.db
-            .run(move |conn| -> Result<_, ApiError> {
+            .run(move |conn| -> Result<_, AppError> {
                 let since = (state.is_none() && !all)
                     .then(|| Utc::now().timestamp() - LIST_RECENT_WINDOW_SECS);
                 Ok(questions::list_for_agent(
@@ -398,12 +414,12 @@ impl App {
 
     /// Withdraws a pending question; a resolved one gets 409 with the
     /// question unchanged.
-    pub async fn cancel(&self, agent: &Agent, id: String) -> Result<Question, ApiError> {
+    pub async fn cancel(&self, agent: &Agent, id: String) -> Result<Question, AppError> {
         require_scope(agent, SCOPE_ASK)?;
         let agent_id = agent.id.clone();
         let (result, fresh) = self
             .db
-            .run_as(Op::Cancel, move |conn| -> Result<_, ApiError> {
+            .run_as(Op::Cancel, move |conn| -> Result<_, AppError> {
                 let now = time::now();
                 let Some((stored, expired_now)) = load_fresh(conn, &id, now)? else {
                     return Ok((Err(not_found(&id)), None));
@@ -414,7 +430,7 @@ impl App {
                 }
                 let mut q = stored.question;
                 if q.cancel(now).is_err() {
-                    return Ok((Err(ApiError::already_resolved(q)), expired));
+                    return Ok((Err(AppError::already_resolved(q)), expired));
                 }
                 let tx = conn.transaction()?;
                 let changed = record_resolution(&*tx, &stored.room_id, &q)?.is_some();
@@ -422,7 +438,7 @@ impl App {
                 if !changed {
                     let current = questions::get(conn, &id)?.map(|s| s.question);
                     return Ok((
-                        Err(ApiError::already_resolved(current.unwrap_or(q))),
+                        Err(AppError::already_resolved(current.unwrap_or(q))),
                         expired,
                     ));
                 }
@@ -435,11 +451,11 @@ impl App {
 
     // ---- responder side ----
 
-    pub async fn pending(&self, user: &User) -> Result<Vec<Question>, ApiError> {
+    pub async fn pending(&self, user: &User) -> Result<Vec<Question>, AppError> {
         self.expire_overdue().await?;
         let user_id = user.id.clone();
         self.db
-            .run(move |conn| -> Result<_, ApiError> {
+            .run(move |conn| -> Result<_, AppError> {
                 Ok(questions::pending_for_user(
                     conn,
                     &user_id,
@@ -451,11 +467,11 @@ impl App {
     }
 
     /// A question for an eligible responder (403 otherwise).
-    pub async fn user_question(&self, user: &User, id: String) -> Result<Question, ApiError> {
+    pub async fn user_question(&self, user: &User, id: String) -> Result<Question, AppError> {
         let user_id = user.id.clone();
         let (result, fresh) = self
             .db
-            .run(move |conn| -> Result<_, ApiError> {
+            .run(move |conn| -> Result<_, AppError> {
                 let now = time::now();
                 let Some((stored, expired_now)) = load_fresh(conn, &id, now)? else {
                     return Ok((Err(not_found(&id)), None));
@@ -480,26 +496,26 @@ impl App {
         id: String,
         body: Value,
         key: Option<String>,
-    ) -> Result<AnswerResponse, ApiError> {
+    ) -> Result<AnswerResponse, AppError> {
         let user_check = user.check_token.clone();
         self.check_answer_rate(&user.id)?;
         let key_ttl = self.settings.idempotency_key_ttl.as_secs() as i64;
         let check = user.check_token.clone();
         let (result, fresh, woke) = self
             .db
-            .run_as(Op::Answer, move |conn| -> Result<_, ApiError> {
+            .run_as(Op::Answer, move |conn| -> Result<_, AppError> {
                 // One statement: the question, the user's membership, the
                 // room (webhook included) and the token's check.
                 let place = questions::answer_place(conn, &id, &user.id, check.as_deref())?;
                 if !place.token_live {
-                    return Err(crate::http::auth::revoked());
+                    return Err(AppError::Revoked);
                 }
                 let keys_since = time::now().timestamp() - key_ttl;
                 if let Some(key) = &key {
                     if let Some(prev) = questions::keyed_answer(conn, &user.id, key, keys_since)? {
                         if prev.question_id != id {
                             return Ok((
-                                Err(ApiError::invalid(
+                                Err(AppError::invalid(
                                     "Idempotency-Key",
                                     "idempotency_key_reused",
                                     "Idempotency-Key: this key was already used for another question",
@@ -548,10 +564,7 @@ impl App {
                 };
                 let mut woke = None;
                 let response = match outcome {
-                    Err(e) => {
-                        let err: ApiError = e.into();
-                        AnswerResponse { status: err.status.as_u16(), body: err.body().to_string() }
-                    }
+                    Err(e) => AnswerResponse::refused(e.into()),
                     Ok(AnswerOutcome::Accepted) => {
                         // Serialized once: stored, carried to the other
                         // instances, and answered.
@@ -602,12 +615,12 @@ impl App {
 
     /// Expires every overdue pending question (in batches), releasing its
     /// waiters and queuing its webhook. Returns how many it expired.
-    pub async fn expire_overdue(&self) -> Result<usize, ApiError> {
+    pub async fn expire_overdue(&self) -> Result<usize, AppError> {
         let mut total = 0;
         loop {
             let expired = self
                 .db
-                .run(move |conn| -> Result<Vec<Question>, ApiError> {
+                .run(move |conn| -> Result<Vec<Question>, AppError> {
                     let now = time::now();
                     let mut out = Vec::new();
                     for id in questions::overdue_ids(conn, now.timestamp(), 200)? {
@@ -638,10 +651,10 @@ fn quota(per_minute: u32, burst: u32) -> Quota {
 impl App {
     /// Deletes the Idempotency-Keys older than `idempotency_key_ttl` (a
     /// lookup ignores them already); returns how many.
-    pub async fn purge_answer_keys(&self) -> Result<usize, ApiError> {
+    pub async fn purge_answer_keys(&self) -> Result<usize, AppError> {
         let before = time::now().timestamp() - self.settings.idempotency_key_ttl.as_secs() as i64;
         self.db
-            .run(move |conn| -> Result<_, ApiError> {
+            .run(move |conn| -> Result<_, AppError> {
                 Ok(questions::purge_answer_keys(conn, before)?)
             })
             .await
@@ -661,16 +674,16 @@ pub async fn purge_answer_keys_loop(app: Arc<App>) {
         match app.purge_answer_keys().await {
             Ok(0) => {}
             Ok(n) => tracing::debug!(purged = n, "expired Idempotency-Keys purged"),
-            Err(e) => tracing::warn!(error = %e.message, "purging Idempotency-Keys failed"),
+            Err(e) => tracing::warn!(error = %e, "purging Idempotency-Keys failed"),
         }
     }
 }
 
-fn require_scope(agent: &Agent, scope: &str) -> Result<(), ApiError> {
+fn require_scope(agent: &Agent, scope: &str) -> Result<(), AppError> {
     if agent.has_scope(scope) {
         Ok(())
     } else {
-        Err(ApiError::forbidden(
+        Err(AppError::forbidden(
             "missing_scope",
             format!("this agent token lacks the {scope:?} scope"),
         ))
@@ -678,15 +691,15 @@ fn require_scope(agent: &Agent, scope: &str) -> Result<(), ApiError> {
 }
 
 /// Reading needs `read`; an agent that may ask may also read its questions.
-fn require_read(agent: &Agent) -> Result<(), ApiError> {
+fn require_read(agent: &Agent) -> Result<(), AppError> {
     if agent.has_scope(SCOPE_ASK) {
         return Ok(());
     }
     require_scope(agent, SCOPE_READ)
 }
 
-fn not_found(id: &str) -> ApiError {
-    ApiError::not_found(format!("no question {id}"))
+fn not_found(id: &str) -> AppError {
+    AppError::not_found(format!("no question {id}"))
 }
 
 /// Whether `user_id` may read and answer: a member of the question's room,
@@ -697,8 +710,8 @@ fn may_respond(conn: &Conn, stored: &StoredQuestion, user_id: &str) -> DbResult<
     Ok(member && stored.question.is_eligible(user_id, member))
 }
 
-fn not_eligible() -> ApiError {
-    ApiError::forbidden(
+fn not_eligible() -> AppError {
+    AppError::forbidden(
         "not_eligible",
         "you may not answer or read this question (not its target, or not a member of its room)",
     )
@@ -725,10 +738,10 @@ fn load_fresh_checked(
     id: &str,
     now: DateTime<Utc>,
     token: Option<&str>,
-) -> Result<Option<(StoredQuestion, bool)>, ApiError> {
+) -> Result<Option<(StoredQuestion, bool)>, AppError> {
     let (live, stored) = questions::get_checked(conn, id, token)?;
     if !live {
-        return Err(crate::http::auth::revoked());
+        return Err(AppError::Revoked);
     }
     match stored {
         Some(stored) => Ok(expire_loaded(conn, stored, now, None)?),

@@ -1,106 +1,18 @@
-//! A small Rust client for askers: ask, a yes/no helper, await with the
-//! re-poll hidden, fetch, list, cancel, and reconciling a webhook event by
-//! `correlation_id`. `qp ask`/`watch`/`list`/`cancel` are built on it.
+//! The asker client: ask, await, fetch, list, cancel.
 
 use std::time::Duration;
 
-use qp_core::protocol::{AskRequest, Question, WebhookEvent};
+use qp_core::protocol::{AskRequest, Question};
 use qp_core::retry::RetryPolicy;
 use serde_json::Value;
 
-#[derive(Debug, thiserror::Error)]
-pub enum ClientError {
-    /// The server answered with an error body.
-    #[error("{message}")]
-    Api {
-        status: u16,
-        code: String,
-        message: String,
-        field: Option<String>,
-        /// The question as it stands, for 409 conflicts.
-        question: Option<Box<Question>>,
-    },
-    #[error(
-        "cannot reach the server at {url}: {}",
-        qp_core::sync::error_chain(source)
-    )]
-    Transport { url: String, source: reqwest::Error },
-    #[error("unexpected response from the server: {0}")]
-    Decode(String),
-}
-
-impl ClientError {
-    /// Worth retrying: the network, or a 5xx / 429.
-    pub fn is_transient(&self) -> bool {
-        match self {
-            ClientError::Transport { .. } => true,
-            ClientError::Api { status, .. } => *status >= 500 || *status == 429,
-            ClientError::Decode(_) => false,
-        }
-    }
-}
+use crate::{ClientError, ExtraCa};
 
 /// How long one wait request asks the server to hold (the server's max is 30 s).
 pub const WAIT_POLL_SECS: u64 = 25;
 
-/// The CA certificates the `qp` clients trust besides the web's roots (a
-/// private CA, `qp admin tls dev-cert`): read and checked once, then every
-/// client is built from it. The one place those clients get their trust.
-#[derive(Clone, Default)]
-pub struct ExtraCa {
-    pem: Vec<u8>,
-    certs: Vec<reqwest::Certificate>,
-}
-
-impl ExtraCa {
-    /// None: the web's roots only.
-    pub fn none() -> ExtraCa {
-        ExtraCa::default()
-    }
-
-    /// Certificates in PEM; an error says what is wrong.
-    pub fn from_pem(pem: &[u8]) -> Result<ExtraCa, String> {
-        let certs = reqwest::Certificate::from_pem_bundle(pem)
-            .map_err(|e| format!("the CA certificate is not PEM: {e}"))?;
-        if certs.is_empty() {
-            return Err("the CA certificate file has no \"BEGIN CERTIFICATE\" block".into());
-        }
-        Ok(ExtraCa {
-            pem: pem.to_vec(),
-            certs,
-        })
-    }
-
-    /// `--ca-cert` / `QP_CA_CERT`; none when not given.
-    pub fn read(path: Option<&std::path::Path>) -> Result<ExtraCa, String> {
-        let Some(p) = path else {
-            return Ok(ExtraCa::none());
-        };
-        let pem = std::fs::read(p).map_err(|e| format!("--ca-cert {}: {e}", p.display()))?;
-        Self::from_pem(&pem).map_err(|e| format!("--ca-cert {}: {e}", p.display()))
-    }
-
-    /// The PEM text, for the phone core's trust (`qp device`); None when empty.
-    pub fn pem(&self) -> Option<&[u8]> {
-        (!self.pem.is_empty()).then_some(self.pem.as_slice())
-    }
-
-    /// A client builder trusting the web's roots and these certificates.
-    pub fn builder(&self) -> reqwest::ClientBuilder {
-        self.certs.iter().fold(reqwest::Client::builder(), |b, c| {
-            b.add_root_certificate(c.clone())
-        })
-    }
-
-    /// A client with this trust and a whole-request `timeout`.
-    pub fn client(&self, timeout: Duration) -> Result<reqwest::Client, String> {
-        self.builder()
-            .timeout(timeout)
-            .build()
-            .map_err(|e| qp_core::sync::error_chain(&e))
-    }
-}
-
+/// An asker on one server with one agent token. Cheap to clone (the
+/// connection pool is shared).
 #[derive(Clone)]
 pub struct AskerClient {
     http: reqwest::Client,
@@ -264,15 +176,6 @@ impl AskerClient {
     }
 }
 
-/// Reads a webhook body and returns the event if it resolves the question
-/// with `correlation_id` (verify the signature first with
-/// [`crate::webhook::verify`]).
-pub fn reconcile(body: &[u8], correlation_id: &str) -> Result<Option<WebhookEvent>, ClientError> {
-    let event: WebhookEvent =
-        serde_json::from_slice(body).map_err(|e| ClientError::Decode(e.to_string()))?;
-    Ok((event.correlation_id.as_deref() == Some(correlation_id)).then_some(event))
-}
-
 /// Percent-encodes a path segment or query value.
 fn urlencode(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
@@ -289,18 +192,6 @@ fn urlencode(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn reconcile_matches_by_correlation_id() {
-        let body = br#"{"event":"question.answered","question_id":"q_1","room":{"name":"Ops","code":"OPS123"},
-            "state":"answered","answer":{"value":"prod","label":"Production","text":null,
-            "responder":{"id":"u_1","display_name":"Federica"},"answered_at":"2026-06-27T10:31:04Z"},
-            "correlation_id":"rel-2.4","reply_to":null,"data":{"pipeline":"deploy"},"timestamp":"2026-06-27T10:31:04Z"}"#;
-        let hit = reconcile(body, "rel-2.4").unwrap().expect("matches");
-        assert_eq!(hit.answer.unwrap().value.as_deref(), Some("prod"));
-        assert!(reconcile(body, "rel-9").unwrap().is_none());
-        assert!(reconcile(b"[]", "rel-2.4").is_err());
-    }
 
     #[test]
     fn path_segments_are_encoded() {
