@@ -5,68 +5,11 @@
 //! is too long is never truncated: the error carries it whole, so the app can
 //! keep it and let the person shorten it.
 
+pub use crate::actions::{ActionError, ActionErrorKind};
+use crate::actions::{CHOOSE_ACTION_ID, OPTION_ACTION_PREFIX, TEXT_ACTION_ID};
 use crate::payload::CompactQuestion;
-use crate::present::android::{choice_labels, CHOOSE_ACTION_ID};
-use crate::present::ios::{OPTION_ACTION_PREFIX, TEXT_ACTION_ID};
+use crate::present::android::choice_labels;
 use crate::protocol::{validate_answer, AnswerSubmission, ErrorCode};
-
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum ActionError {
-    /// Not one of this question's actions (the default tap, a dismiss, a
-    /// forged identifier): nothing to answer.
-    #[error("action {0:?} is not an answer to this question")]
-    UnknownAction(String),
-    #[error("this question does not take a typed answer")]
-    TextNotAllowed,
-    /// Nothing typed (or only spaces): no answer is sent.
-    #[error("the typed answer is empty")]
-    EmptyText,
-    /// Longer than `max_length`; `text` is kept whole for the person to fix.
-    #[error("the typed answer has {length} characters; at most {max_length} are allowed")]
-    TextTooLong {
-        text: String,
-        max_length: u32,
-        length: u32,
-    },
-    #[error("{0:?} is not one of the offered choices")]
-    UnknownChoice(String),
-}
-
-/// The kind of an [`ActionError`], for code that switches on it (the
-/// bindings' error: Swift and Kotlin match on these cases).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ActionErrorKind {
-    /// Not an answer: the default tap or a dismiss. Open the app as usual.
-    UnknownAction,
-    TextNotAllowed,
-    EmptyText,
-    /// The text is kept as a draft; the app lets the person shorten it.
-    TextTooLong,
-    UnknownChoice,
-}
-
-impl ActionError {
-    pub fn kind(&self) -> ActionErrorKind {
-        match self {
-            ActionError::UnknownAction(_) => ActionErrorKind::UnknownAction,
-            ActionError::TextNotAllowed => ActionErrorKind::TextNotAllowed,
-            ActionError::EmptyText => ActionErrorKind::EmptyText,
-            ActionError::TextTooLong { .. } => ActionErrorKind::TextTooLong,
-            ActionError::UnknownChoice(_) => ActionErrorKind::UnknownChoice,
-        }
-    }
-
-    /// A stable code for tests and logs.
-    pub fn code(&self) -> &'static str {
-        match self.kind() {
-            ActionErrorKind::UnknownAction => "unknown_action",
-            ActionErrorKind::TextNotAllowed => "text_not_allowed",
-            ActionErrorKind::EmptyText => "empty_text",
-            ActionErrorKind::TextTooLong => "text_too_long",
-            ActionErrorKind::UnknownChoice => "unknown_choice",
-        }
-    }
-}
 
 /// Maps an action (and the text that came with it) to an answer.
 pub fn map_action(

@@ -12,9 +12,9 @@
 
 use chrono::{DateTime, Utc};
 
+use crate::copy::{AnswerLine, Copy, SendFailure};
 use crate::present::cell::{self, Cell};
 pub use crate::present::cell::{buttons, ChooseEntry, FeedButton, TextField};
-use crate::present::copy::{AnswerLine, Copy, SendFailure};
 use crate::protocol::{Question, QuestionState};
 use crate::store::{AnswerState, OutboxEntry, Store, StoreError};
 
@@ -145,4 +145,14 @@ pub fn feed(
         });
     }
     Ok(cells)
+}
+
+/// The app icon's badge: how many questions wait for this person here, the
+/// questions they can still answer on this phone: pending and not answered
+/// (an answer queued offline counts as given). iOS sets it on each
+/// notification (`content.badge`), Android on each notification and its
+/// room's summary (`setNumber`, the launcher's dot count). One count for
+/// both, so the two platforms never disagree.
+pub fn pending_count(cells: &[FeedCell]) -> u32 {
+    cells.iter().filter(|c| c.answerable).count() as u32
 }

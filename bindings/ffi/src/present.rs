@@ -1,9 +1,11 @@
 //! Presentation options and counts: what the glue sets besides a
 //! notification's words (interruption level, sound, channel importance,
-//! badge, a room's group summary). Forwards to `qp_core::present`.
+//! badge, a room's group summary). Forwards to `qp_core::present` (the badge
+//! to `qp_core::feed`).
 
+use qp_core::feed;
 use qp_core::present::copy::Copy;
-use qp_core::present::{android, badge, ios};
+use qp_core::present::{android, ios};
 
 use crate::error::QpError;
 use crate::phone::PhoneCore;
@@ -44,7 +46,7 @@ impl PhoneCore {
             .phone()
             .feed(chrono::Utc::now())
             .map_err(QpError::from)?;
-        Ok(badge::pending_count(&cells))
+        Ok(feed::pending_count(&cells))
     }
 
     /// iOS: how loud a question (or, `resolved`, its quiet replacement) is,

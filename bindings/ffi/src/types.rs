@@ -200,7 +200,7 @@ pub struct IosResolvedNotification {
     pub thread_id: String,
 }
 
-pub type ReconcilePlan = qp_core::present::reconcile::ReconcilePlan;
+pub type ReconcilePlan = qp_core::phone::reconcile::ReconcilePlan;
 #[uniffi::remote(Record)]
 pub struct ReconcilePlan {
     pub resolved: Vec<IosResolvedNotification>,

@@ -8,7 +8,7 @@ use serde_json::{json, Map, Value};
 
 use super::compact::{CompactQuestion, CompactRoom, ResolvedNotice, PAYLOAD_VERSION};
 use super::{PayloadError, MAX_DECODE_BYTES};
-use crate::present::copy::Copy;
+use crate::copy::Copy;
 use crate::protocol::{identity, normalize_ask, time, AskContext, ResponderScope};
 
 /// What a push carried.

@@ -8,8 +8,8 @@ use serde_json::{json, Value};
 use super::budget::shrink_to_fit;
 use super::compact::{CompactQuestion, ResolvedNotice};
 use super::{PayloadError, MAX_PAYLOAD_BYTES};
-use crate::present::copy::Copy;
-use crate::present::ios::category_id;
+use crate::actions::category_id;
+use crate::copy::Copy;
 use crate::protocol::Question;
 
 /// What the encoder did to fit the budget.
@@ -278,6 +278,38 @@ pub fn encode_apns_resolved(q: &Question, copy: &Copy, me: Option<&str>) -> Enco
     apns_resolved_within(q, copy, me, |n| n)
 }
 
+/// The alert of a resolved question, as the APNs push carries it and the
+/// phone shows it in place of the question's own notification
+/// (`present::ios::ios_resolved_notification` is built from it, so the two
+/// never differ). `None` while the question is pending; `me` is the user
+/// whose phone shows it ("by you").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ResolvedAlert {
+    /// The question's title, as it was shown ("Release Bot asks").
+    pub title: String,
+    /// What became of it: "Federica answered: Approve".
+    pub subtitle: String,
+    /// The prompt.
+    pub body: String,
+    pub thread_id: String,
+}
+
+pub(crate) fn resolved_alert(q: &Question, me: Option<&str>, copy: &Copy) -> Option<ResolvedAlert> {
+    let subtitle = copy.resolution(q, me)?;
+    let asker = q
+        .asker
+        .as_ref()
+        .map(|a| a.display_name.as_str())
+        .unwrap_or("");
+    let room = q.room.as_ref().map(|r| r.code.as_str()).unwrap_or("");
+    Some(ResolvedAlert {
+        title: copy.title(q.responder_scope, asker),
+        subtitle,
+        body: q.prompt.clone(),
+        thread_id: format!("qp.room.{room}"),
+    })
+}
+
 fn apns_resolved_within(
     q: &Question,
     copy: &Copy,
@@ -285,7 +317,7 @@ fn apns_resolved_within(
     outer: impl Fn(usize) -> usize,
 ) -> EncodedApns {
     let notice = ResolvedNotice::from_question(q);
-    let shown = crate::present::ios::ios_resolved_notification(q, me, copy);
+    let shown = resolved_alert(q, me, copy);
     let (title, subtitle, body, thread) = match shown {
         Some(n) => (n.title, n.subtitle, n.body, n.thread_id),
         // A pending question is not resolved; never sent, but well-formed.

@@ -12,6 +12,7 @@ mod error;
 mod keys;
 mod observe;
 mod pair;
+pub mod reconcile;
 mod session;
 
 use std::collections::HashMap;
@@ -25,18 +26,18 @@ pub use error::PhoneError;
 pub use keys::{device_public_key, DeviceKeyStore};
 pub use observe::{off_thread, FeedListener};
 pub use pair::{DeviceRegistration, PairError, PairErrorKind, PairedAccount, TokenStore};
+use reconcile::{OnScreen, ReconcilePlan};
 pub use session::{
     SessionState, SessionStatus, SignOutReport, TokenVault, PUSH_TOKEN_SLOT, SIGN_OUT_BUDGET,
     SIGN_OUT_EXPIRY, SIGN_OUT_MIN_TRIES,
 };
 
 use crate::answer::{map_action, ActionError};
+use crate::copy::Copy;
 use crate::feed::{self, FeedCell, MyAnswer};
 use crate::payload::{self, CompactQuestion, FallbackNotification, PayloadError, Push};
 use crate::present::android::{self, AndroidChannel, AndroidNotification};
-use crate::present::copy::Copy;
 use crate::present::ios::{self, IosNotification, IosResolvedNotification};
-use crate::present::reconcile::{self, OnScreen, ReconcilePlan};
 use crate::present::registry::{self, RegistryPlan};
 use crate::present::PresentOptions;
 use crate::protocol::{validate_answer, AnswerSubmission};

@@ -34,7 +34,7 @@ use sha2::Digest;
 
 use super::pair::{DeviceRegistration, PairedAccount, TokenStore};
 use super::{Phone, PhoneError};
-use crate::present::copy::Copy;
+use crate::copy::Copy;
 use crate::retry::RetryPolicy;
 use crate::store::{Store, StoreMode};
 use crate::sync::{

@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 
 use super::tests::{block_on, server_question, MemoryKeys, APNS};
 use super::*;
-use crate::present::ios::option_action_id;
+use crate::actions::option_action_id;
 use crate::protocol::device::Platform;
 
 /// The app's Keychain, in memory.
@@ -696,7 +696,7 @@ fn a_running_extension_follows_the_app_a_new_device_id_and_a_sign_out() {
         let sealed_to = |id: &str| {
             payload::encode_apns_question_sealed(
                 &server_question("Deploy?"),
-                crate::present::copy::Copy::english(),
+                crate::copy::Copy::english(),
                 &payload::Recipient {
                     device_id: id,
                     key: &key,

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::*;
-use crate::present::ios::{option_action_id, TEXT_ACTION_ID};
+use crate::actions::{option_action_id, TEXT_ACTION_ID};
 use crate::sync::TokenProvider;
 
 struct NoToken;

@@ -11,22 +11,25 @@
 //! | 4 options | Choose… (RemoteInput with the four labels as choices); tapping the notification opens the app (the spec's fallback) |
 //! | text only | Reply |
 //!
-//! Every action uses the same identifiers as iOS (`qp.v.<value>`, `qp.text`,
-//! `qp.choose`) and carries the question id, so the receiver maps it back.
+//! Every action uses the identifiers iOS uses, from [`crate::actions`]
+//! (`qp.v.<value>`, `qp.text`, `qp.choose`) and carries the question id, so
+//! the receiver maps it back.
 //! Request codes are unique per question and action. RemoteInput needs a
 //! `FLAG_MUTABLE` PendingIntent (Android 12+), buttons an immutable one.
 
 use chrono::{DateTime, Utc};
 
-use super::copy::Copy;
-use super::ios::{option_action_id, TEXT_ACTION_ID};
 use super::{ChannelImportance, NotificationSound, PresentOptions};
+use crate::actions::{option_action_id, TEXT_ACTION_ID};
+use crate::copy::Copy;
 use crate::payload::{CompactOption, CompactQuestion};
 use crate::protocol::OptionStyle;
 
 /// The notification channel every question is posted on.
 pub const CHANNEL_ID: &str = "qp.questions";
-pub const CHOOSE_ACTION_ID: &str = "qp.choose";
+/// The "Choose…" action's identifier (from [`crate::actions`], with the
+/// other action identifiers).
+pub use crate::actions::CHOOSE_ACTION_ID;
 /// RemoteInput result keys.
 pub const TEXT_RESULT_KEY: &str = "qp.text";
 pub const CHOICE_RESULT_KEY: &str = "qp.choice";

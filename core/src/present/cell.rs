@@ -13,8 +13,8 @@
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
+use crate::copy::Copy;
 use crate::payload::CompactQuestion;
-use crate::present::copy::Copy;
 use crate::protocol::{AnswerSubmission, OptionStyle, Question, QuestionState, ResponderScope};
 
 /// At most this many options show as inline buttons; more open a sheet.

@@ -6,31 +6,17 @@
 //! answer action opens the app (`foreground` is never set): answering
 //! happens in the background.
 
-use super::copy::Copy;
 use super::{InterruptionLevel, NotificationSound, PresentOptions};
+use crate::copy::Copy;
 use crate::payload::CompactQuestion;
 use crate::protocol::OptionStyle;
 
-pub const CATEGORY_PREFIX: &str = "qp.q.";
-pub const OPTION_ACTION_PREFIX: &str = "qp.v.";
-pub const TEXT_ACTION_ID: &str = "qp.text";
-
-/// The category identifier of a question.
-pub fn category_id(question_id: &str) -> String {
-    format!("{CATEGORY_PREFIX}{question_id}")
-}
-
-/// The question id of one of our category identifiers.
-pub fn question_of_category(category: &str) -> Option<&str> {
-    category
-        .strip_prefix(CATEGORY_PREFIX)
-        .filter(|id| !id.is_empty())
-}
-
-/// The action identifier of an option.
-pub fn option_action_id(value: &str) -> String {
-    format!("{OPTION_ACTION_PREFIX}{value}")
-}
+// The identifiers live in `crate::actions` (one set for iOS and Android);
+// re-exported here, where the bindings and `qp device` have always found them.
+pub use crate::actions::{
+    category_id, option_action_id, question_of_category, CATEGORY_PREFIX, OPTION_ACTION_PREFIX,
+    TEXT_ACTION_ID,
+};
 
 /// A `UNNotificationAction`.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -129,26 +115,21 @@ pub struct IosResolvedNotification {
     pub thread_id: String,
 }
 
-/// The replacement of a resolved question's notification; `None` while the
-/// question is pending. `me` is the user whose phone shows it ("by you").
+/// The replacement of a resolved question's notification (the alert its
+/// APNs push carries, [`crate::payload`]); `None` while the question is
+/// pending. `me` is the user whose phone shows it ("by you").
 pub fn ios_resolved_notification(
     q: &crate::protocol::Question,
     me: Option<&str>,
     copy: &Copy,
 ) -> Option<IosResolvedNotification> {
-    let subtitle = copy.resolution(q, me)?;
-    let asker = q
-        .asker
-        .as_ref()
-        .map(|a| a.display_name.as_str())
-        .unwrap_or("");
-    let room = q.room.as_ref().map(|r| r.code.as_str()).unwrap_or("");
+    let alert = crate::payload::resolved_alert(q, me, copy)?;
     Some(IosResolvedNotification {
         identifier: q.id.clone(),
-        title: copy.title(q.responder_scope, asker),
-        subtitle,
-        body: q.prompt.clone(),
-        thread_id: format!("qp.room.{room}"),
+        title: alert.title,
+        subtitle: alert.subtitle,
+        body: alert.body,
+        thread_id: alert.thread_id,
     })
 }
 
@@ -158,7 +139,7 @@ pub fn ios_resolved_notification(
 pub struct IosPresentation {
     pub interruption_level: InterruptionLevel,
     pub sound: NotificationSound,
-    /// The app icon's badge: the pending count ([`super::badge`]); none
+    /// The app icon's badge: the pending count (`feed::pending_count`); none
     /// leaves the badge as it is (no store to count from).
     pub badge: Option<u32>,
 }

@@ -1,6 +1,7 @@
 //! What a person sees for a question, decided once for both platforms:
 //! - [`cell`]: a feed cell (spec 6.2) from a question alone (phone and web);
-//! - [`copy`]: every user-facing string, in one table (translatable later);
+//! - [`copy`]: every user-facing string (re-exported: it lives in
+//!   [`crate::copy`], below the payload encoder that words the alerts);
 //! - [`ios`]: the notification content and the per-question category
 //!   (actions, text-input action) for `UNUserNotificationCenter`;
 //! - [`registry`]: which categories to register (merge, prune, bound);
@@ -8,17 +9,18 @@
 //!   and request codes for `NotificationCompat`;
 //! - [`web`]: the browser notification of the web responder;
 //! - [`options`]: what the app sets (interruption level, sound, channel
-//!   importance, unlock for danger); [`badge`]: the icon's pending count.
+//!   importance, unlock for danger).
+//!
+//! The action identifiers both platforms use are in [`crate::actions`]; the
+//! icon's badge count is the feed's (`feed::pending_count`), and reconciling
+//! the notifications on screen with the store is the phone's
+//! (`phone::reconcile`).
 
 pub mod android;
-#[cfg(feature = "phone")]
-pub mod badge;
 pub mod cell;
-pub mod copy;
+pub use crate::copy;
 pub mod ios;
 pub mod options;
-#[cfg(feature = "phone")]
-pub mod reconcile;
 pub mod registry;
 pub mod web;
 

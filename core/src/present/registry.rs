@@ -9,7 +9,7 @@
 
 use chrono::{DateTime, Utc};
 
-use super::ios::question_of_category;
+use crate::actions::question_of_category;
 use crate::protocol::QuestionState;
 
 /// How many categories to keep at most (a well-known SDK keeps 128).

@@ -9,9 +9,9 @@
 
 use serde::Serialize;
 
+use crate::actions::option_action_id;
+use crate::copy::Copy;
 use crate::payload::{CompactQuestion, ResolvedNotice};
-use crate::present::copy::Copy;
-use crate::present::ios::option_action_id;
 use crate::protocol::{OptionStyle, Question};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -12,10 +12,10 @@
 //! "not sent, the question differs from what was shown".
 
 use super::{server_message, PhoneClient, Reply, SyncError};
+use crate::copy::{Copy, SendFailure};
 use crate::payload::{
     encode_apns_question, encode_fcm_question, CompactQuestion, MAX_PAYLOAD_BYTES,
 };
-use crate::present::copy::{Copy, SendFailure};
 use crate::protocol::{Question, QuestionState};
 use crate::retry::RetryPolicy;
 use crate::store::{now_ms, AnswerState, Store};

@@ -37,7 +37,7 @@ use fluent_bundle::{FluentArgs, FluentResource, FluentValue};
 use fluent_langneg::{negotiate_languages, NegotiationStrategy};
 use unic_langid::{CharacterDirection, LanguageIdentifier};
 
-use crate::answer::ActionError;
+use crate::actions::ActionError;
 use crate::protocol::{Question, QuestionState, ResponderScope};
 
 // `LOCALES: &[(&str, &str)]`: (language tag, Fluent source), one per file

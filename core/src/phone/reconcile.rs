@@ -16,9 +16,9 @@
 
 use chrono::{DateTime, Utc};
 
-use super::copy::Copy;
-use super::ios::{ios_resolved_notification, IosResolvedNotification};
+use crate::copy::Copy;
 use crate::payload::CompactQuestion;
+use crate::present::ios::{ios_resolved_notification, IosResolvedNotification};
 use crate::protocol::QuestionState;
 use crate::store::StoredQuestion;
 
