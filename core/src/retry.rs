@@ -30,13 +30,26 @@ pub struct RetryPolicy {
 impl RetryPolicy {
     /// The phone's outbox: 2 s, 4 s, 8 s… up to 10 minutes.
     pub const PHONE_ANSWER: RetryPolicy = RetryPolicy::exponential(2, 600);
-    /// Webhook deliveries: 5 s doubling up to an hour (the base is a server setting).
-    pub const WEBHOOK: RetryPolicy = RetryPolicy::exponential(5, 3_600);
+    /// Webhook deliveries: 1 s doubling up to an hour. The first delay is
+    /// the server's `webhook_retry_base` setting, whose default is this.
+    pub const WEBHOOK: RetryPolicy = RetryPolicy {
+        min: Duration::from_secs(1),
+        max: Duration::from_secs(3_600),
+        factor: 2.0,
+        jitter: true,
+    };
     /// A sign-out the server has not heard of yet (made offline), tried by
     /// the phone's flush and sync: 30 s doubling up to an hour.
     pub const SIGN_OUT: RetryPolicy = RetryPolicy::exponential(30, 3_600);
-    /// Push jobs when the gateway gave no Retry-After: 30 s doubling up to an hour.
-    pub const PUSH: RetryPolicy = RetryPolicy::exponential(30, 3_600);
+    /// Push jobs when the gateway gave no Retry-After: 0.5 s doubling up to
+    /// an hour (a push is worth most in its first seconds; the gateways'
+    /// own Retry-After wins when they give one).
+    pub const PUSH: RetryPolicy = RetryPolicy {
+        min: Duration::from_millis(500),
+        max: Duration::from_secs(3_600),
+        factor: 2.0,
+        jitter: true,
+    };
     /// The asker's long-poll loop riding out a restarting server: 0.5 s to 10 s.
     pub const CLIENT_WAIT: RetryPolicy = RetryPolicy {
         min: Duration::from_millis(500),

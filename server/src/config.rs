@@ -166,7 +166,7 @@ impl Default for Settings {
             ask_rate_per_minute: 60,
             ask_burst: 20,
             max_pending_per_agent: 1000,
-            webhook_retry_base: Duration::from_millis(1000),
+            webhook_retry_base: qp_core::retry::RetryPolicy::WEBHOOK.min,
             webhook_max_attempts: 10,
             webhook_timeout: Duration::from_secs(10),
             body_timeout: Duration::from_secs(10),

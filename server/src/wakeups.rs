@@ -27,6 +27,15 @@ use crate::store::{questions, Conn, DbResult};
 /// The one channel every instance listens on.
 pub const CHANNEL: &str = "qp_events";
 
+/// Reconnecting the wake-up connection: 0.1 s doubling up to 5 s (waiters
+/// on other instances wait for it, so it is quick and never gives up).
+const RECONNECT: RetryPolicy = RetryPolicy {
+    min: Duration::from_millis(100),
+    max: Duration::from_secs(5),
+    factor: 2.0,
+    jitter: true,
+};
+
 /// Tells the other instances that question `id` resolved (PostgreSQL only;
 /// with SQLite there is one instance). Call inside the resolving transaction.
 pub fn notify_resolved(conn: &Conn, id: &str) -> DbResult<()> {
@@ -123,13 +132,7 @@ pub async fn listen(app: Arc<App>, url: String, ready: tokio::sync::oneshot::Sen
         if *app.stopping.borrow() {
             return;
         }
-        tokio::time::sleep(
-            RetryPolicy::WEBHOOK
-                .with_min(Duration::from_millis(100))
-                .delay(failures)
-                .min(Duration::from_secs(5)),
-        )
-        .await;
+        tokio::time::sleep(RECONNECT.delay(failures).min(RECONNECT.max)).await;
     }
 }
 

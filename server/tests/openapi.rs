@@ -40,3 +40,59 @@ async fn the_served_document_is_the_checked_in_one() {
 fn the_document_validates_and_real_responses_fit_it() {
     common::run_python_suite("openapi_check.py");
 }
+
+/// The limits the document quotes in its prose are the server's constants
+/// (one drifted: the invite's default said 24 hours, the code's was ten
+/// minutes).
+#[test]
+fn the_document_quotes_the_real_limits() {
+    use qp_core::protocol::device as d;
+    use qp_core::protocol::limits as l;
+    use qp_server::app;
+    let doc = std::fs::read_to_string(CHECKED_IN).unwrap();
+    for quoted in [
+        format!(
+            "1 to {} (default {})",
+            app::LIST_MAX_LIMIT,
+            app::LIST_DEFAULT_LIMIT
+        ),
+        format!(
+            "0 to {} (default {}",
+            app::LONG_POLL_MAX_SECS,
+            app::LONG_POLL_DEFAULT_SECS
+        ),
+        format!("capped at {}", app::LONG_POLL_MAX_SECS),
+        format!(
+            "1 to {} visible ASCII characters",
+            qp_server::http::IDEMPOTENCY_KEY_MAX_LEN
+        ),
+        format!(
+            "{} to {} hex digits",
+            d::APNS_TOKEN_MIN_HEX,
+            d::APNS_TOKEN_MAX_HEX
+        ),
+        format!("1 to {} letters", d::FCM_TOKEN_MAX_CHARS),
+        format!(
+            "1 to {}: https",
+            qp_server::oauth::clients::MAX_REDIRECT_URIS
+        ),
+        format!(
+            "0 to {} (a long-poll",
+            qp_server::oauth::authorize::STATUS_WAIT_MAX_SECS
+        ),
+        format!(
+            "(default {}: ten minutes)",
+            qp_server::store::invites::DEFAULT_TTL_SECS
+        ),
+        format!(
+            "button's text (1 to {} characters)",
+            l::OPTION_LABEL_MAX_CHARS
+        ),
+        format!("gets back (1 to {} characters)", l::OPTION_VALUE_MAX_CHARS),
+    ] {
+        assert!(
+            doc.contains(&quoted),
+            "server/openapi.json does not quote {quoted:?}"
+        );
+    }
+}

@@ -30,6 +30,12 @@ pub enum OptionStyle {
 }
 
 impl OptionStyle {
+    pub const ALL: [OptionStyle; 3] = [
+        OptionStyle::Primary,
+        OptionStyle::Danger,
+        OptionStyle::Default,
+    ];
+
     pub fn as_str(self) -> &'static str {
         match self {
             OptionStyle::Primary => "primary",
@@ -180,6 +186,8 @@ pub enum ResponderScope {
 }
 
 impl ResponderScope {
+    pub const ALL: [ResponderScope; 2] = [ResponderScope::Direct, ResponderScope::Room];
+
     pub fn as_str(self) -> &'static str {
         match self {
             ResponderScope::Direct => "direct",

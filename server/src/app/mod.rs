@@ -32,8 +32,8 @@ use crate::waiters::{LongPollSlot, LongPolls, Waiters};
 pub use error::{AppError, AppResult, ErrorBody};
 
 /// Long-poll bounds of the wait endpoint, in seconds.
-pub const WAIT_DEFAULT_SECS: u64 = 20;
-pub const WAIT_MAX_SECS: u64 = 30;
+pub const LONG_POLL_DEFAULT_SECS: u64 = 20;
+pub const LONG_POLL_MAX_SECS: u64 = 30;
 /// List bounds.
 pub const LIST_DEFAULT_LIMIT: usize = 100;
 pub const LIST_MAX_LIMIT: usize = 500;

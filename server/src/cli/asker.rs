@@ -131,7 +131,8 @@ pub struct AskArgs {
     #[arg(long, value_name = "N", requires = "text")]
     text_max: Option<i64>,
     /// Who may answer: direct (one person, default) or room (anyone in the room).
-    #[arg(long, value_parser = ["direct", "room"])]
+    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(
+        ResponderScope::ALL.map(ResponderScope::as_str)))]
     scope: Option<String>,
     /// The user a direct question goes to (default: the agent's owner).
     #[arg(long, value_name = "USER_ID")]
@@ -515,7 +516,8 @@ pub async fn watch(a: WatchArgs) -> i32 {
 #[derive(Args)]
 pub struct ListArgs {
     /// pending, answered, expired, cancelled or all (default: the last 24 hours).
-    #[arg(long, value_parser = ["pending", "answered", "expired", "cancelled", "all"])]
+    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(
+        QuestionState::ALL.map(QuestionState::as_str).into_iter().chain(["all"])))]
     state: Option<String>,
     /// Print JSON.
     #[arg(long)]

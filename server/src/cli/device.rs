@@ -336,10 +336,23 @@ impl Terminal {
                     self.not_sent();
                 }
                 if r.will_retry > 0 {
-                    println!("not sent yet; will retry");
+                    self.still_queued();
                 }
             }
             Err(e) => println!("flush failed: {e}"),
+        }
+    }
+
+    /// Each answer still waiting to be sent, in the status line the phone
+    /// shows for it (the core's copy, in the person's language: "Approve:
+    /// not sent yet, you're offline; will retry").
+    fn still_queued(&self) {
+        for q in &self.shown {
+            if let Ok(Some(a)) = self.phone.answer_status(&q.id) {
+                if matches!(a.state, AnswerState::Queued | AnswerState::Sending) {
+                    println!("{}", safe(&a.status));
+                }
+            }
         }
     }
 

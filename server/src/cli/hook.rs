@@ -14,8 +14,7 @@ use super::asker::Connection;
 use super::EXIT_OK;
 use crate::hook::{settings_block, Decision, HookEvent};
 
-/// How long the hook waits by default: time for a person to notice.
-const WAIT_DEFAULT_SECS: u64 = 300;
+use qp_client::PERSON_WAIT_DEFAULT_SECS;
 /// The agent kills a hook after its own timeout; ours stays inside it.
 const AGENT_TIMEOUT_MARGIN_SECS: u64 = 15;
 /// Stdin larger than this is not a hook event (an edit's content is big,
@@ -40,7 +39,7 @@ pub struct HookArgs {
     #[arg(long, env = "QP_ROOM")]
     room: Option<String>,
     /// Seconds to wait for the answer; the question expires then too.
-    #[arg(long, value_name = "SECONDS", default_value_t = WAIT_DEFAULT_SECS,
+    #[arg(long, value_name = "SECONDS", default_value_t = PERSON_WAIT_DEFAULT_SECS,
           value_parser = clap::value_parser!(u64).range(1..=3600))]
     wait: u64,
     /// Print a settings block for the agent instead of handling an event.
@@ -56,7 +55,7 @@ pub async fn run(a: HookArgs) -> i32 {
         if let Some(room) = a.room.as_deref().filter(|r| !r.is_empty()) {
             command.push_str(&format!(" --room {room}"));
         }
-        if a.wait != WAIT_DEFAULT_SECS {
+        if a.wait != PERSON_WAIT_DEFAULT_SECS {
             command.push_str(&format!(" --wait {}", a.wait));
         }
         let block = settings_block(&command, a.wait + AGENT_TIMEOUT_MARGIN_SECS);

@@ -157,19 +157,19 @@ async fn wait(
 /// freed before the wait instead of staying with every parked request.
 fn wait_timeout(query: HashMap<String, String>) -> Result<Duration, ApiError> {
     let secs = match query.get("timeout") {
-        None => app::WAIT_DEFAULT_SECS,
+        None => app::LONG_POLL_DEFAULT_SECS,
         Some(t) => t.trim().parse::<u64>().map_err(|_| {
             ApiError::invalid(
                 "timeout",
                 "invalid_value",
                 format!(
                     "timeout: must be whole seconds from 0 to {}, got {t:?}",
-                    app::WAIT_MAX_SECS
+                    app::LONG_POLL_MAX_SECS
                 ),
             )
         })?,
     }
-    .min(app::WAIT_MAX_SECS);
+    .min(app::LONG_POLL_MAX_SECS);
     Ok(Duration::from_secs(secs))
 }
 
@@ -251,19 +251,27 @@ async fn user_fetch(
     Ok(Json(app.user_question(&user, id).await?))
 }
 
-/// `Idempotency-Key`: 1 to 200 visible ASCII characters.
+/// The longest `Idempotency-Key` taken (visible ASCII characters).
+pub const IDEMPOTENCY_KEY_MAX_LEN: usize = 200;
+
+/// `Idempotency-Key`: 1 to [`IDEMPOTENCY_KEY_MAX_LEN`] visible ASCII characters.
 fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
     let Some(v) = headers.get("idempotency-key") else {
         return Ok(None);
     };
     match v.to_str() {
-        Ok(k) if (1..=200).contains(&k.len()) && k.bytes().all(|b| b.is_ascii_graphic()) => {
+        Ok(k)
+            if (1..=IDEMPOTENCY_KEY_MAX_LEN).contains(&k.len())
+                && k.bytes().all(|b| b.is_ascii_graphic()) =>
+        {
             Ok(Some(k.to_string()))
         }
         _ => Err(ApiError::new(
             StatusCode::BAD_REQUEST,
             "invalid_idempotency_key",
-            "Idempotency-Key: must be 1 to 200 visible ASCII characters",
+            format!(
+                "Idempotency-Key: must be 1 to {IDEMPOTENCY_KEY_MAX_LEN} visible ASCII characters"
+            ),
         )
         .with_field("Idempotency-Key")),
     }
@@ -533,8 +541,8 @@ async fn dev_inbox(
     let timeout = query
         .get("timeout")
         .and_then(|t| t.parse::<u64>().ok())
-        .unwrap_or(app::WAIT_DEFAULT_SECS)
-        .min(app::WAIT_MAX_SECS);
+        .unwrap_or(app::LONG_POLL_DEFAULT_SECS)
+        .min(app::LONG_POLL_MAX_SECS);
     let (user_id, dev) = (user.id.clone(), device.clone());
     let owned = app
         .db

@@ -77,7 +77,7 @@ pub struct AgentLoginRequest {
 
 #[derive(Serialize, ToSchema)]
 pub struct InviteRequest {
-    /// Seconds the code stays valid (default 24 hours).
+    /// Seconds the code stays valid (default 600: ten minutes).
     pub ttl_secs: Option<i64>,
 }
 

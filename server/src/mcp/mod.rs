@@ -41,7 +41,7 @@ pub fn http_service(app: Arc<App>) -> StreamableHttpService<QpTools, OwnedSessio
     // rmcp's own idle timer sees no event while a tool waits, so it must
     // outlast the longest wait; it is only a safety net: the idle timeout
     // that counts is the reaper's, which knows what is in flight.
-    local.session_config.keep_alive = Some(Duration::from_secs(tools::WAIT_MAX_SECS + 300));
+    local.session_config.keep_alive = Some(Duration::from_secs(tools::TOOL_WAIT_MAX_SECS + 300));
     let sessions = OwnedSessions::new(local, app.mcp_sessions.clone(), app.db.clone());
     let reaper = sessions.clone().reap_idle();
     let reaper_stop = stop.clone();

@@ -23,12 +23,13 @@ use serde_json::{json, Map, Value};
 use super::backend::{Backend, Failure};
 use crate::store::identity::Agent;
 
-/// How long `ask_question` and `wait_for_answer` wait by default: long
-/// enough for a person to notice a notification and answer.
-pub const WAIT_DEFAULT_SECS: u64 = 300;
-/// The longest wait one call may ask for; longer is a loop of calls.
-pub const WAIT_MAX_SECS: u64 = 900;
-pub const LIST_DEFAULT_LIMIT: usize = 50;
+/// How long `ask_question` and `wait_for_answer` wait by default.
+pub const TOOL_WAIT_DEFAULT_SECS: u64 = qp_client::PERSON_WAIT_DEFAULT_SECS;
+/// The longest wait one tool call may ask for; longer is a loop of calls.
+pub const TOOL_WAIT_MAX_SECS: u64 = 900;
+/// `list_questions` without a limit (fewer than the HTTP API's
+/// `app::LIST_DEFAULT_LIMIT`: each question costs a model's context).
+pub const TOOL_LIST_DEFAULT_LIMIT: usize = 50;
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
@@ -236,7 +237,7 @@ impl QpTools {
         Parameters(args): Parameters<ListArgs>,
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
-        let limit = args.limit.unwrap_or(LIST_DEFAULT_LIMIT);
+        let limit = args.limit.unwrap_or(TOOL_LIST_DEFAULT_LIMIT);
         if !(1..=crate::app::LIST_MAX_LIMIT).contains(&limit) {
             return Ok(failure(&invalid(
                 "limit",
@@ -380,11 +381,11 @@ fn argument_error(tool: &str, arguments: Map<String, Value>) -> Option<(Option<S
 }
 
 fn wait_secs(wait: Option<u64>) -> Result<Duration, Failure> {
-    match wait.unwrap_or(WAIT_DEFAULT_SECS) {
-        w if w <= WAIT_MAX_SECS => Ok(Duration::from_secs(w)),
+    match wait.unwrap_or(TOOL_WAIT_DEFAULT_SECS) {
+        w if w <= TOOL_WAIT_MAX_SECS => Ok(Duration::from_secs(w)),
         w => Err(invalid(
             "wait",
-            format!("wait: must be 0 to {WAIT_MAX_SECS} seconds, got {w}; call wait_for_answer again to wait longer"),
+            format!("wait: must be 0 to {TOOL_WAIT_MAX_SECS} seconds, got {w}; call wait_for_answer again to wait longer"),
         )),
     }
 }
@@ -469,4 +470,111 @@ fn failure(f: &Failure) -> CallToolResult {
         body["question"] = summary(q);
     }
     CallToolResult::error(vec![ContentBlock::text(body.to_string())])
+}
+
+#[cfg(test)]
+mod schema_tests {
+    use super::*;
+    use qp_core::protocol::limits as l;
+    use qp_core::protocol::{OptionStyle, QuestionState, ResponderScope};
+
+    fn schema_text<T: JsonSchema>() -> String {
+        serde_json::to_string(&schemars::schema_for!(T)).unwrap()
+    }
+
+    /// The limits the tools' schemas quote to a model are the protocol's
+    /// and the tools' own constants (the descriptions are prose; this
+    /// holds them to the numbers).
+    #[test]
+    fn the_schemas_quote_the_real_limits() {
+        let ask = schema_text::<AskQuestionArgs>();
+        for quoted in [
+            format!("1 to {} characters. Put", l::PROMPT_MAX_CHARS),
+            format!("{} to {} buttons", l::OPTIONS_MIN, l::OPTIONS_MAX),
+            format!("at most {} characters (a version", l::CONTEXT_MAX_CHARS),
+            format!(
+                "{} to {} (default {})",
+                l::TTL_MIN_SECS,
+                l::TTL_MAX_SECS,
+                l::TTL_DEFAULT_SECS
+            ),
+            format!(
+                "at most {} characters), echoed",
+                l::CORRELATION_ID_MAX_CHARS
+            ),
+            format!("at most {} KiB", l::DATA_MAX_BYTES / 1024),
+            format!("0 to {TOOL_WAIT_MAX_SECS} (default {TOOL_WAIT_DEFAULT_SECS})"),
+            format!("1 to {} characters, unique", l::OPTION_VALUE_MAX_CHARS),
+            format!(
+                "The button's text (1 to {} characters)",
+                l::OPTION_LABEL_MAX_CHARS
+            ),
+            format!("at most {} characters)", l::PLACEHOLDER_MAX_CHARS),
+            format!(
+                "1 to {} (default {})",
+                l::TEXT_MAX_LENGTH_CAP,
+                l::TEXT_MAX_LENGTH_CAP
+            ),
+        ] {
+            assert!(
+                ask.contains(&quoted),
+                "ask_question's schema lacks {quoted:?}"
+            );
+        }
+        let wait = schema_text::<WaitArgs>();
+        let quoted = format!("0 to {TOOL_WAIT_MAX_SECS} (default {TOOL_WAIT_DEFAULT_SECS})");
+        assert!(
+            wait.contains(&quoted),
+            "wait_for_answer's schema lacks {quoted:?}"
+        );
+        let list = schema_text::<ListArgs>();
+        let quoted = format!(
+            "1 to {} (default {TOOL_LIST_DEFAULT_LIMIT})",
+            crate::app::LIST_MAX_LIMIT
+        );
+        assert!(
+            list.contains(&quoted),
+            "list_questions' schema lacks {quoted:?}"
+        );
+    }
+
+    /// The tools' enums take exactly the protocol's words.
+    #[test]
+    fn the_tool_enums_are_the_protocols() {
+        fn names<T: JsonSchema>() -> Vec<String> {
+            let v = serde_json::to_value(schemars::schema_for!(T)).unwrap();
+            let mut out: Vec<String> = v["oneOf"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .flat_map(|o| o["enum"].as_array().cloned().unwrap_or_default())
+                .chain(v["enum"].as_array().cloned().unwrap_or_default())
+                .chain(
+                    v["oneOf"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|o| o.get("const").cloned()),
+                )
+                .filter_map(|s| s.as_str().map(str::to_string))
+                .collect();
+            out.sort();
+            out
+        }
+        let sorted = |mut v: Vec<&str>| {
+            v.sort();
+            v.into_iter().map(str::to_string).collect::<Vec<_>>()
+        };
+        assert_eq!(
+            names::<StyleArg>(),
+            sorted(OptionStyle::ALL.map(OptionStyle::as_str).to_vec())
+        );
+        assert_eq!(
+            names::<ScopeArg>(),
+            sorted(ResponderScope::ALL.map(ResponderScope::as_str).to_vec())
+        );
+        let mut states = QuestionState::ALL.map(QuestionState::as_str).to_vec();
+        states.push("all");
+        assert_eq!(names::<StateArg>(), sorted(states));
+    }
 }

@@ -486,6 +486,10 @@ pub async fn start(State(app): State<Arc<App>>, headers: HeaderMap, body: Bytes)
     html_page("Check your phone", &body)
 }
 
+/// The longest a sign-in page's status call holds (below the browsers'
+/// and proxies' usual idle limits).
+pub const STATUS_WAIT_MAX_SECS: u64 = 25;
+
 /// `POST /oauth/authorize/status` `{"request": …, "wait": 0-25}`: where
 /// the consent stands; once answered, where to send the browser.
 #[utoipa::path(post, path = "/oauth/authorize/status", operation_id = "oauth_authorize_status", tag = "oauth",
@@ -509,7 +513,11 @@ async fn status_inner(app: &Arc<App>, body: &[u8]) -> Result<Value, OAuthError> 
         .get("request")
         .and_then(Value::as_str)
         .ok_or_else(|| OAuthError::invalid_request("request: is required"))?;
-    let wait = v.get("wait").and_then(Value::as_u64).unwrap_or(0).min(25);
+    let wait = v
+        .get("wait")
+        .and_then(Value::as_u64)
+        .unwrap_or(0)
+        .min(STATUS_WAIT_MAX_SECS);
     let Some((decision, c)) = consent::decision(app, handle, Duration::from_secs(wait)).await?
     else {
         return Err(consent::unknown());

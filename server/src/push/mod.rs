@@ -178,7 +178,6 @@ pub(crate) fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Durati
 
 /// Attempts per job before it is marked failed.
 pub const PUSH_MAX_ATTEMPTS: u32 = 8;
-const PUSH_RETRY_BASE: Duration = Duration::from_millis(500);
 
 /// How much the worker takes on at once.
 #[derive(Debug, Clone)]
@@ -418,8 +417,7 @@ fn record_one(conn: &crate::store::Conn, f: Finished) -> crate::store::DbResult<
             crate::store::identity::forget_device(conn, &job.device_id)
         }
         PushOutcome::Retry { reason, after } if attempts < PUSH_MAX_ATTEMPTS => {
-            let delay = after
-                .unwrap_or_else(|| RetryPolicy::PUSH.with_min(PUSH_RETRY_BASE).delay(attempts));
+            let delay = after.unwrap_or_else(|| RetryPolicy::PUSH.delay(attempts));
             deliveries::mark_push(
                 conn,
                 job.id,
