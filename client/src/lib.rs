@@ -44,12 +44,13 @@ mod webhook;
 
 pub use asker::{AskerClient, WAIT_POLL_SECS};
 
-/// How long an asker that waits for a person (the MCP tools, `qp hook`)
-/// waits by default: time to notice a notification and answer it.
-pub const PERSON_WAIT_DEFAULT_SECS: u64 = 300;
 pub use ca::ExtraCa;
 pub use error::ClientError;
 pub use webhook::reconcile;
+
+/// How long an asker that waits for a person (the MCP tools, `qp hook`)
+/// waits by default: time to notice a notification and answer it.
+pub const PERSON_WAIT_DEFAULT_SECS: u64 = 300;
 
 /// The protocol's wire types (`qp_core::protocol`), so an asker needs no
 /// other crate for [`protocol::AskRequest`] and [`protocol::Question`].

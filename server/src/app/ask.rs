@@ -1,0 +1,280 @@
+//! The asker's side: ask, read, wait (the long-poll), list and cancel, as
+//! an agent with its scopes.
+
+use std::time::Duration;
+
+use chrono::Utc;
+use qp_core::protocol::{normalize_ask, time, AskContext, Asker, Question, QuestionState, RoomRef};
+use serde_json::Value;
+
+use super::resolution::{load_fresh, load_fresh_checked, not_found, record_resolution};
+use super::{App, AppError, LIST_RECENT_WINDOW_SECS};
+use crate::ids;
+use crate::store::identity::{Agent, SCOPE_ASK, SCOPE_READ};
+use crate::store::now_ms;
+use crate::store::questions;
+use crate::store::round_trips::Op;
+
+impl App {
+    pub async fn ask(
+        &self,
+        agent: Agent,
+        room_code: String,
+        body: Value,
+    ) -> Result<Question, AppError> {
+        require_scope(&agent, SCOPE_ASK)?;
+        self.check_ask_rate(&agent.id)?;
+        let max_pending = self.settings.max_pending_per_agent as i64;
+        let check = agent.check_token.clone();
+        let agent_check = check.clone();
+        let (q, pushes) = self
+            .db
+            .run_as(Op::Ask, move |conn| -> Result<(Question, usize), AppError> {
+                let now = time::now();
+                let ctx = AskContext {
+                    now,
+                    default_target_user_id: Some(agent.owner_user_id.clone()),
+                };
+                // Judged now, reported after the room's checks (as before).
+                let ask = normalize_ask(&body, &ctx);
+                let target = ask.as_ref().ok().and_then(|a| a.target_user_id.clone());
+                let place = questions::ask_place(
+                    conn,
+                    &room_code,
+                    &agent.id,
+                    target.as_deref(),
+                    check.as_deref(),
+                )?;
+                if !place.token_live {
+                    return Err(AppError::Revoked);
+                }
+                let room = place.room.ok_or_else(|| {
+                    AppError::NotFound { message: format!("room: no room with code {room_code}"), field: Some("room") }
+                })?;
+                if !place.agent_may_use {
+                    return Err(AppError::Forbidden {
+                        code: "room_not_allowed",
+                        message: format!("room: this agent may not ask in room {}", room.code),
+                        field: Some("room"),
+                    });
+                }
+                let ask = ask?;
+                if let Some(target) = &ask.target_user_id {
+                    if !place.target_is_member {
+                        return Err(AppError::invalid(
+                            "target_user_id",
+                            "not_a_member",
+                            format!("target_user_id: user {target} is not a member of room {}", room.code),
+                        ));
+                    }
+                }
+                let mut q = ask.into_question(ids::new_id("q"), now);
+                q.room = Some(RoomRef {
+                    code: room.code.clone(),
+                    name: room.name.clone(),
+                });
+                q.asker = Some(Asker {
+                    handle: Some(agent.handle.clone()),
+                    kind: "agent".into(),
+                    id: agent.id.clone(),
+                    display_name: agent.name.clone(),
+                });
+                match questions::insert_asked(conn, &q, &room.id, &agent.id, max_pending, now_ms())? {
+                    questions::Asked::OverQuota => Err(AppError::rate_limited(
+                        "quota_exceeded",
+                        format!("this agent already has {max_pending} pending questions; wait for some to resolve or cancel them"),
+                        60,
+                    )),
+                    questions::Asked::Queued { pushes } => Ok((q, pushes)),
+                }
+            })
+            .await
+            .map_err(|e| self.forget_if_revoked(e, agent_check.as_deref()))?;
+        tracing::info!(question = %q.id, agent = %q.asker.as_ref().map(|a| a.id.as_str()).unwrap_or(""), "asked");
+        if pushes > 0 {
+            self.push_wake.notify_one();
+        }
+        Ok(q)
+    }
+
+    /// A question as its asking agent sees it; other agents get 404.
+    pub async fn agent_question(&self, agent: &Agent, id: String) -> Result<Question, AppError> {
+        self.agent_question_as(Op::Other, agent, id).await
+    }
+
+    async fn agent_question_as(
+        &self,
+        op: Op,
+        agent: &Agent,
+        id: String,
+    ) -> Result<Question, AppError> {
+        require_read(agent)?;
+        let agent_id = agent.id.clone();
+        let check = agent.check_token.clone();
+        let (result, fresh) = self
+            .db
+            .run_as(op, move |conn| -> Result<_, AppError> {
+                let now = time::now();
+                Ok(
+                    match load_fresh_checked(conn, &id, now, check.as_deref())? {
+                        Some((stored, fresh)) if stored.agent_id == agent_id => (
+                            Ok(stored.question.clone()),
+                            fresh.then_some(stored.question),
+                        ),
+                        Some((stored, fresh)) => {
+                            (Err(not_found(&id)), fresh.then_some(stored.question))
+                        }
+                        None => (Err(not_found(&id)), None),
+                    },
+                )
+            })
+            .await
+            .map_err(|e| self.forget_if_revoked(e, agent.check_token.as_deref()))?;
+        self.announce_all(fresh.into_iter().collect());
+        result
+    }
+
+    /// Long-poll: returns at once if the question is terminal, else when it
+    /// resolves, or after `timeout` with the still-pending question.
+    pub async fn wait(
+        &self,
+        agent: &Agent,
+        id: String,
+        timeout: Duration,
+    ) -> Result<Question, AppError> {
+        let holder = format!("agent:{}", agent.id);
+        self.wait_held_by(agent, id, timeout, holder).await
+    }
+
+    /// [`App::wait`], its long-poll counted against `holder` (the agent's
+    /// own budget, or another the caller stands for: a sign-in page waits
+    /// on its consent question under its own key, so one page cannot use up
+    /// the budget of every other consent of that person).
+    pub async fn wait_held_by(
+        &self,
+        agent: &Agent,
+        id: String,
+        timeout: Duration,
+        holder: String,
+    ) -> Result<Question, AppError> {
+        let mut rx = self.waiters.subscribe(&id);
+        // Only the deadline is kept while parked: the question read here
+        // lives in this block, and the reads' states are boxed, so neither
+        // is carried by every parked long-poll.
+        let until_expiry = {
+            let current = Box::pin(self.agent_question_as(Op::Wait, agent, id.clone())).await;
+            match current {
+                Ok(q) if q.state == QuestionState::Pending && !timeout.is_zero() => {
+                    // Wake at the deadline too, so expiry releases the waiter on
+                    // time; and at once when the server stops (the client re-polls).
+                    (q.expires_at - Utc::now()).to_std().unwrap_or_default()
+                }
+                other => {
+                    drop(rx);
+                    self.waiters.forget_if_unused(&id);
+                    return other;
+                }
+            }
+        };
+        let _slot = match self.enter_long_poll(holder) {
+            Ok(slot) => slot,
+            Err(e) => {
+                drop(rx);
+                self.waiters.forget_if_unused(&id);
+                return Err(e);
+            }
+        };
+        let mut stopping = self.stopping.subscribe();
+        let _parked = crate::metrics::Counted::new(&self.metrics.parked);
+        let resolved = tokio::select! {
+            w = tokio::time::timeout(timeout.min(until_expiry), rx.changed()) => matches!(w, Ok(Ok(()))),
+            _ = async { let _ = stopping.wait_for(|s| *s).await; } => false,
+        };
+        let released = if resolved { rx.borrow().clone() } else { None };
+        drop(rx);
+        self.waiters.forget_if_unused(&id);
+        match released {
+            Some(q) => Ok((*q).clone()),
+            None => Box::pin(self.agent_question_as(Op::Wait, agent, id)).await,
+        }
+    }
+
+    /// An agent's own questions, newest first. `state: None` with `all:
+    /// false` is the recent window.
+    pub async fn list(
+        &self,
+        agent: &Agent,
+        state: Option<QuestionState>,
+        all: bool,
+        limit: usize,
+    ) -> Result<Vec<Question>, AppError> {
+        require_read(agent)?;
+        self.expire_overdue().await?;
+        let agent_id = agent.id.clone();
+        self.db
+            .run(move |conn| -> Result<_, AppError> {
+                let since = (state.is_none() && !all)
+                    .then(|| Utc::now().timestamp() - LIST_RECENT_WINDOW_SECS);
+                Ok(questions::list_for_agent(
+                    conn, &agent_id, state, since, limit,
+                )?)
+            })
+            .await
+    }
+
+    /// Withdraws a pending question; a resolved one gets 409 with the
+    /// question unchanged.
+    pub async fn cancel(&self, agent: &Agent, id: String) -> Result<Question, AppError> {
+        require_scope(agent, SCOPE_ASK)?;
+        let agent_id = agent.id.clone();
+        let (result, fresh) = self
+            .db
+            .run_as(Op::Cancel, move |conn| -> Result<_, AppError> {
+                let now = time::now();
+                let Some((stored, expired_now)) = load_fresh(conn, &id, now)? else {
+                    return Ok((Err(not_found(&id)), None));
+                };
+                let expired = expired_now.then(|| stored.question.clone());
+                if stored.agent_id != agent_id {
+                    return Ok((Err(not_found(&id)), expired));
+                }
+                let mut q = stored.question;
+                if q.cancel(now).is_err() {
+                    return Ok((Err(AppError::already_resolved(q)), expired));
+                }
+                let tx = conn.transaction()?;
+                let changed = record_resolution(&*tx, &stored.room_id, &q)?.is_some();
+                tx.commit()?;
+                if !changed {
+                    let current = questions::get(conn, &id)?.map(|s| s.question);
+                    return Ok((
+                        Err(AppError::already_resolved(current.unwrap_or(q))),
+                        expired,
+                    ));
+                }
+                Ok((Ok(q.clone()), Some(q)))
+            })
+            .await?;
+        self.announce_all(fresh.into_iter().collect());
+        result
+    }
+}
+
+fn require_scope(agent: &Agent, scope: &str) -> Result<(), AppError> {
+    if agent.has_scope(scope) {
+        Ok(())
+    } else {
+        Err(AppError::forbidden(
+            "missing_scope",
+            format!("this agent token lacks the {scope:?} scope"),
+        ))
+    }
+}
+
+/// Reading needs `read`; an agent that may ask may also read its questions.
+fn require_read(agent: &Agent) -> Result<(), AppError> {
+    if agent.has_scope(SCOPE_ASK) {
+        return Ok(());
+    }
+    require_scope(agent, SCOPE_READ)
+}
