@@ -1,0 +1,87 @@
+//! The responder's endpoints (user token): pending questions, one
+//! question, the answer.
+
+use super::*;
+
+#[utoipa::path(get, path = "/api/questions/pending", tag = "responder",
+    responses((status = 200, description = "The questions this person may answer now", body = openapi::QuestionList), (status = 401, description = "Missing, unknown or revoked token", body = openapi::ErrorBody), (status = 403, description = "The token is of the wrong kind, lacks the scope, or the room is not the agent's", body = openapi::ErrorBody)),
+    security(("bearer" = [])))]
+pub(crate) async fn pending(
+    State(app): State<Arc<App>>,
+    UserAuth(user): UserAuth,
+) -> Result<Json<openapi::QuestionList>, ApiError> {
+    let questions = app.pending(&user).await?;
+    Ok(Json(openapi::QuestionList { questions }))
+}
+
+#[utoipa::path(get, path = "/api/questions/{id}", tag = "responder",
+    params(("id" = String, Path, description = "The question id (q_…)")),
+    responses((status = 200, body = Question), (status = 401, description = "Missing, unknown or revoked token", body = openapi::ErrorBody), (status = 403, description = "The token is of the wrong kind, lacks the scope, or the room is not the agent's", body = openapi::ErrorBody), (status = 404, description = "No such question of yours", body = openapi::ErrorBody)),
+    security(("bearer" = [])))]
+pub(crate) async fn user_fetch(
+    State(app): State<Arc<App>>,
+    UserAuth(user): UserAuth,
+    Path(id): Path<String>,
+) -> Result<Json<Question>, ApiError> {
+    Ok(Json(app.user_question(&user, id).await?))
+}
+
+/// The longest `Idempotency-Key` taken (visible ASCII characters).
+pub const IDEMPOTENCY_KEY_MAX_LEN: usize = 200;
+
+/// `Idempotency-Key`: 1 to [`IDEMPOTENCY_KEY_MAX_LEN`] visible ASCII characters.
+fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
+    let Some(v) = headers.get("idempotency-key") else {
+        return Ok(None);
+    };
+    match v.to_str() {
+        Ok(k)
+            if (1..=IDEMPOTENCY_KEY_MAX_LEN).contains(&k.len())
+                && k.bytes().all(|b| b.is_ascii_graphic()) =>
+        {
+            Ok(Some(k.to_string()))
+        }
+        _ => Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "invalid_idempotency_key",
+            format!(
+                "Idempotency-Key: must be 1 to {IDEMPOTENCY_KEY_MAX_LEN} visible ASCII characters"
+            ),
+        )
+        .with_field("Idempotency-Key")),
+    }
+}
+
+#[utoipa::path(post, path = "/api/questions/{id}/answer", tag = "responder",
+    params(("id" = String, Path, description = "The question id (q_…)"),
+           ("Idempotency-Key" = Option<String>, Header, description = "1 to 200 visible ASCII characters; a retry with the same key gets the first response")),
+    request_body = openapi::AnswerBody,
+    responses((status = 200, description = "The question, answered (by this answer or an earlier one)", body = Question), (status = 400, description = "The body is not JSON", body = openapi::ErrorBody), (status = 401, description = "Missing, unknown or revoked token", body = openapi::ErrorBody), (status = 403, description = "The token is of the wrong kind, lacks the scope, or the room is not the agent's", body = openapi::ErrorBody), (status = 404, description = "No such question of yours", body = openapi::ErrorBody), (status = 409, description = "Already resolved: the body carries the question as it stands", body = openapi::ErrorBody), (status = 422, description = "A field breaks a rule: `field` names it, `message` says the rule", body = openapi::ErrorBody), (status = 429, description = "Too many answers from this user (`rate_limited`); see Retry-After", body = openapi::ErrorBody)),
+    security(("bearer" = [])))]
+pub(crate) async fn answer(
+    State(app): State<Arc<App>>,
+    LoopUserAuth(user): LoopUserAuth,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let key = idempotency_key(&headers)?;
+    let body = parse_json(&body)?;
+    let responder = user.id.clone();
+    let question = id.clone();
+    let r = app.answer(user, id, body, key).await?;
+    let status = StatusCode::from_u16(r.status).unwrap_or(StatusCode::OK);
+    // One line per answer: the question, who, and from which device's token
+    // (the start of its stored hash, which `devices.token_hash` holds; never
+    // the token).
+    tracing::info!(
+        question,
+        responder,
+        device_token = bearer_hash(&headers)
+            .as_deref()
+            .map_or("", |h| &h[..12.min(h.len())]),
+        status = r.status,
+        "answer"
+    );
+    Ok((status, [(header::CONTENT_TYPE, "application/json")], r.body).into_response())
+}
