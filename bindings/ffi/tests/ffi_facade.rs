@@ -150,14 +150,12 @@ fn the_phone_object_forwards_to_the_core_phone() {
         Err(QpError::UnknownQuestion { question_id }) => assert_eq!(question_id, "q_2"),
         other => panic!("{other:?}"),
     }
-    let plan = core
-        .plan_ios_categories(
-            vec!["app.static".into()],
-            ios_category_id("q_1".into()),
-            Utc::now(),
-            128,
-        )
-        .unwrap();
+    let plan = core.plan_ios_categories(
+        vec!["app.static".into()],
+        ios_category_id("q_1".into()),
+        Utc::now(),
+        128,
+    );
     assert_eq!(plan.keep, vec!["app.static", "qp.q.q_1"]);
     assert_eq!(core.feed().unwrap().len(), 1);
     core.checkpoint().unwrap();
@@ -415,9 +413,7 @@ fn a_push_neither_rewrites_nor_resolves_a_held_question() {
         .ios_resolved_notification("q_1".into())
         .unwrap()
         .is_none());
-    let plan = core
-        .plan_ios_categories(vec!["qp.q.q_1".into()], "qp.q.q_2".into(), at(0), 128)
-        .unwrap();
+    let plan = core.plan_ios_categories(vec!["qp.q.q_1".into()], "qp.q.q_2".into(), at(0), 128);
     assert_eq!(plan.keep, vec!["qp.q.q_1", "qp.q.q_2"]);
     let committed = core
         .answer_action("q_1".into(), "qp.v.deny".into(), None)
