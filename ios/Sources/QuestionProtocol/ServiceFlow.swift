@@ -357,7 +357,8 @@ public enum QPReconciler {
     @discardableResult
     public static func cameToForeground(core: PhoneCore, center: QPNotificationCenter,
                                         options: PresentOptions = PresentOptions()) async -> ForegroundReport {
-        let report = await core.cameToForeground(onScreen: await questionsOnScreen(center))
+        let onScreen = await questionsOnScreen(center)
+        let report = await core.cameToForeground(onScreen: onScreen)
         if let plan = report.plan { await apply(plan, core: core, center: center, options: options) }
         if let badge = report.badge { center.setBadgeCount(Int(badge)) }
         return report
