@@ -16,7 +16,7 @@ use crate::copy::{AnswerLine, Copy, SendFailure};
 use crate::present::cell::{self, Cell};
 pub use crate::present::cell::{buttons, ChooseEntry, FeedButton, TextField};
 use crate::protocol::{Question, QuestionState};
-use crate::store::{AnswerState, OutboxEntry, Store, StoreError};
+use crate::store::{AnswerState, OutboxEntry, Store, StoreError, StoredQuestion};
 
 /// How many cells the feed shows at most.
 pub const FEED_LIMIT: usize = 200;
@@ -98,53 +98,78 @@ pub fn feed(
     now: DateTime<Utc>,
     copy: &Copy,
 ) -> Result<Vec<FeedCell>, StoreError> {
-    let mut cells = Vec::new();
-    for stored in store.recent_questions(FEED_LIMIT)? {
-        let cq = &stored.question;
-        let draft = store.draft(&cq.id).ok().flatten();
-        let Cell {
-            question_id,
-            title,
-            prompt,
-            context,
-            room_name,
-            state,
-            buttons,
-            choose,
-            text_field,
-            resolution,
-            room_hint,
-            time_remaining,
-        } = cell::cell(cq, &stored.to_question(), me, now, copy, draft);
-        // The state as shown: past its deadline a pending question reads
-        // expired, and my answer's line speaks of that state.
-        let mut q = stored.to_question();
-        q.state = state;
-        let all = cell::buttons(cq);
-        let mine = store.answer_for(&cq.id)?;
-        let my_answer = mine.as_ref().map(|e| my_answer(e, &all, &q, me, copy));
-        let answerable = state == QuestionState::Pending
-            && !mine
-                .as_ref()
-                .is_some_and(|e| e.state.is_open() || e.state == AnswerState::Answered);
-        cells.push(FeedCell {
-            question_id,
-            title,
-            prompt,
-            context,
-            room_name,
-            state,
-            answerable,
-            buttons,
-            choose,
-            text_field,
-            resolution,
-            room_hint,
-            time_remaining,
-            my_answer,
-        });
-    }
-    Ok(cells)
+    store
+        .recent_questions(FEED_LIMIT)?
+        .iter()
+        .map(|stored| cell_of(store, stored, me, now, copy))
+        .collect()
+}
+
+/// The feed's cell of one question, as [`feed`] has it, read directly
+/// (not only among the newest); `None` when the question is not held here.
+pub fn cell_for(
+    store: &Store,
+    question_id: &str,
+    me: &str,
+    now: DateTime<Utc>,
+    copy: &Copy,
+) -> Result<Option<FeedCell>, StoreError> {
+    store
+        .question(question_id)?
+        .map(|stored| cell_of(store, &stored, me, now, copy))
+        .transpose()
+}
+
+fn cell_of(
+    store: &Store,
+    stored: &StoredQuestion,
+    me: &str,
+    now: DateTime<Utc>,
+    copy: &Copy,
+) -> Result<FeedCell, StoreError> {
+    let cq = &stored.question;
+    let draft = store.draft(&cq.id).ok().flatten();
+    let Cell {
+        question_id,
+        title,
+        prompt,
+        context,
+        room_name,
+        state,
+        buttons,
+        choose,
+        text_field,
+        resolution,
+        room_hint,
+        time_remaining,
+    } = cell::cell(cq, &stored.to_question(), me, now, copy, draft);
+    // The state as shown: past its deadline a pending question reads
+    // expired, and my answer's line speaks of that state.
+    let mut q = stored.to_question();
+    q.state = state;
+    let all = cell::buttons(cq);
+    let mine = store.answer_for(&cq.id)?;
+    let my_answer = mine.as_ref().map(|e| my_answer(e, &all, &q, me, copy));
+    let answerable = state == QuestionState::Pending
+        && !mine
+            .as_ref()
+            .is_some_and(|e| e.state.is_open() || e.state == AnswerState::Answered);
+    Ok(FeedCell {
+        question_id,
+        title,
+        prompt,
+        context,
+        room_name,
+        state,
+        answerable,
+        buttons,
+        choose,
+        text_field,
+        resolution,
+        room_hint,
+        time_remaining,
+        my_answer,
+    })
 }
 
 /// The app icon's badge: how many questions wait for this person here, the

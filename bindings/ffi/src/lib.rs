@@ -15,6 +15,7 @@ uniffi::setup_scaffolding!("question_protocol");
 
 pub mod error;
 pub mod keys;
+pub mod lifecycle;
 pub mod observe;
 pub mod pairing;
 pub mod phone;
@@ -26,6 +27,7 @@ pub mod testing;
 pub mod types;
 
 pub use error::QpError;
+pub use lifecycle::{apns_alert, phone_budgets, ForegroundReport, StepFailure};
 pub use pairing::{pair_device, SecureStore};
 pub use phone::{PhoneCore, TokenProvider};
 pub use session::TokenVault;

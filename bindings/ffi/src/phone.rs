@@ -359,17 +359,17 @@ impl PhoneCore {
     }
 
     /// The categories to register (`setNotificationCategories`): what is
-    /// registered, merged with the new one, pruned by what the store knows.
+    /// registered, merged with the new one, pruned by what the store knows
+    /// (a store that cannot be read now: as `planIosCategoriesWithoutStore`).
     pub fn plan_ios_categories(
         &self,
         registered: Vec<String>,
         new_category: String,
         now: Timestamp,
         max: u32,
-    ) -> Result<RegistryPlan, QpError> {
-        Ok(self
-            .inner
-            .plan_ios_categories(&registered, &new_category, now, max as usize)?)
+    ) -> RegistryPlan {
+        self.inner
+            .plan_ios_categories(&registered, &new_category, now, max as usize)
     }
 
     /// A notification action (with typed text or a chosen label): validated

@@ -3,7 +3,6 @@
 //! badge, a room's group summary). Forwards to `qp_core::present` (the badge
 //! to `qp_core::feed`).
 
-use qp_core::feed;
 use qp_core::present::copy::Copy;
 use qp_core::present::{android, ios};
 
@@ -42,11 +41,7 @@ impl PhoneCore {
 
     /// The app icon's badge: the questions the person can still answer here.
     pub fn badge_count(&self) -> Result<u32, QpError> {
-        let cells = self
-            .phone()
-            .feed(chrono::Utc::now())
-            .map_err(QpError::from)?;
-        Ok(feed::pending_count(&cells))
+        Ok(self.phone().badge_count(chrono::Utc::now())?)
     }
 
     /// iOS: how loud a question (or, `resolved`, its quiet replacement) is,

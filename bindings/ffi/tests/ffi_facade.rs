@@ -150,14 +150,12 @@ fn the_phone_object_forwards_to_the_core_phone() {
         Err(QpError::UnknownQuestion { question_id }) => assert_eq!(question_id, "q_2"),
         other => panic!("{other:?}"),
     }
-    let plan = core
-        .plan_ios_categories(
-            vec!["app.static".into()],
-            ios_category_id("q_1".into()),
-            Utc::now(),
-            128,
-        )
-        .unwrap();
+    let plan = core.plan_ios_categories(
+        vec!["app.static".into()],
+        ios_category_id("q_1".into()),
+        Utc::now(),
+        128,
+    );
     assert_eq!(plan.keep, vec!["app.static", "qp.q.q_1"]);
     assert_eq!(core.feed().unwrap().len(), 1);
     core.checkpoint().unwrap();
@@ -415,9 +413,7 @@ fn a_push_neither_rewrites_nor_resolves_a_held_question() {
         .ios_resolved_notification("q_1".into())
         .unwrap()
         .is_none());
-    let plan = core
-        .plan_ios_categories(vec!["qp.q.q_1".into()], "qp.q.q_2".into(), at(0), 128)
-        .unwrap();
+    let plan = core.plan_ios_categories(vec!["qp.q.q_1".into()], "qp.q.q_2".into(), at(0), 128);
     assert_eq!(plan.keep, vec!["qp.q.q_1", "qp.q.q_2"]);
     let committed = core
         .answer_action("q_1".into(), "qp.v.deny".into(), None)
@@ -443,4 +439,59 @@ fn only_a_notification_showing_the_held_question_may_answer_it() {
     assert!(!core
         .shows_held_question("q_9".into(), None, "Deploy?".into())
         .unwrap());
+}
+
+/// The lifecycle's calls through the facade (issue 26): the budgets, the
+/// alert of a payload, the answered line, the background call, and the
+/// categories without a store; `cameToForeground` is driven by the Swift
+/// and Kotlin suites against `qp serve` (and in qp-core's lifecycle tests).
+#[test]
+fn the_lifecycle_calls_forward_to_the_core() {
+    let budgets = qp_ffi::phone_budgets();
+    assert_eq!(
+        (budgets.extension_network_ms, budgets.answer_delivery_ms),
+        (5_000, 8_000)
+    );
+    let alert = qp_ffi::apns_alert(APNS.into());
+    assert_eq!(alert.title.as_deref(), Some("Release Bot asks you"));
+    assert_eq!(alert.body.as_deref(), Some("Deploy?"));
+    assert_eq!(qp_ffi::apns_alert("{".into()).body, None);
+    let plan = qp_ffi::lifecycle::plan_ios_categories_without_store(
+        vec!["app.static".into()],
+        "qp.q.q_1".into(),
+        Utc::now(),
+        128,
+    );
+    assert_eq!(plan.keep, vec!["app.static", "qp.q.q_1"]);
+
+    let dir = tempfile::tempdir().unwrap();
+    let core = phone_core(&dir);
+    core.receive_apns(APNS.into()).unwrap();
+    // The feed cell's words, whatever the clock says of this question's
+    // deadline (past it, "Expired with no answer").
+    let cell_line = |core: &PhoneCore| {
+        let cell = core.feed().unwrap().into_iter().next().unwrap();
+        cell.resolution.or(cell.my_answer.map(|m| m.status))
+    };
+    assert_eq!(core.answered_line("q_1".into()).unwrap(), cell_line(&core));
+    assert_eq!(core.answered_line("q_unknown".into()).unwrap(), None);
+    core.answer_action("q_1".into(), "qp.v.approve".into(), None)
+        .unwrap();
+    assert!(core.answered_line("q_1".into()).unwrap().is_some());
+    assert_eq!(core.answered_line("q_1".into()).unwrap(), cell_line(&core));
+    let background = core.entering_background(Platform::Android).unwrap();
+    assert_eq!(
+        (background.unsent_answers, background.store_closed),
+        (1, false)
+    );
+    let background = core.entering_background(Platform::Ios).unwrap();
+    assert!(background.store_closed);
+    assert!(matches!(
+        core.feed(),
+        Err(QpError::Storage {
+            kind: StoreErrorKind::Suspended,
+            ..
+        })
+    ));
+    core.resume().unwrap();
 }

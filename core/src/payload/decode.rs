@@ -70,6 +70,45 @@ pub struct FallbackNotification {
     pub body: String,
 }
 
+/// The alert an APNs payload carries (`aps.alert`: its title, subtitle and
+/// body, or a plain string as the body): the words iOS shows when the
+/// extension does not replace them. Read for the fallback notification and
+/// for a resolution this device does not hold; never trusted as a question.
+/// All `None` when there is none, or the payload is not a JSON object.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ApnsAlert {
+    pub title: Option<String>,
+    pub subtitle: Option<String>,
+    pub body: Option<String>,
+}
+
+/// The alert of an APNs payload (its `userInfo` as JSON); see [`ApnsAlert`].
+pub fn apns_alert(json: &str) -> ApnsAlert {
+    if json.len() > MAX_DECODE_BYTES {
+        return ApnsAlert::default();
+    }
+    let Ok(v) = serde_json::from_str::<Value>(json) else {
+        return ApnsAlert::default();
+    };
+    let text = |a: &Value, k: &str| a.get(k).and_then(Value::as_str).map(String::from);
+    match v
+        .get("aps")
+        .filter(|a| a.is_object())
+        .and_then(|a| a.get("alert"))
+    {
+        Some(alert @ Value::Object(_)) => ApnsAlert {
+            title: text(alert, "title"),
+            subtitle: text(alert, "subtitle"),
+            body: text(alert, "body"),
+        },
+        Some(Value::String(body)) => ApnsAlert {
+            body: Some(body.clone()),
+            ..ApnsAlert::default()
+        },
+        _ => ApnsAlert::default(),
+    }
+}
+
 /// A fallback notification, using the push's own title/body when they are
 /// usable strings, else the generic copy.
 pub fn fallback(title: Option<&str>, body: Option<&str>, copy: &Copy) -> FallbackNotification {

@@ -36,7 +36,9 @@ mod encode;
 mod sealed;
 
 pub use compact::{CompactOption, CompactQuestion, CompactRoom, ResolvedNotice, PAYLOAD_VERSION};
-pub use decode::{decode_apns, decode_fcm, fallback, FallbackNotification, Push};
+pub use decode::{
+    apns_alert, decode_apns, decode_fcm, fallback, ApnsAlert, FallbackNotification, Push,
+};
 pub(crate) use encode::resolved_alert;
 pub use encode::{
     encode_apns_question, encode_apns_resolved, encode_fcm_question, encode_fcm_resolved,

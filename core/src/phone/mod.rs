@@ -10,6 +10,7 @@
 mod deeplink;
 mod error;
 mod keys;
+mod lifecycle;
 mod observe;
 mod pair;
 pub mod reconcile;
@@ -24,6 +25,10 @@ use chrono::{DateTime, Utc};
 pub use deeplink::{question_id_of_fcm, question_id_of_notification};
 pub use error::PhoneError;
 pub use keys::{device_public_key, DeviceKeyStore};
+pub use lifecycle::{
+    BackgroundReport, ForegroundReport, ForegroundStep, PhoneBudgets, StepFailure,
+    ANSWER_DELIVERY_BUDGET, BUDGETS, EXTENSION_NETWORK_BUDGET,
+};
 pub use observe::{off_thread, FeedListener};
 pub use pair::{DeviceRegistration, PairError, PairErrorKind, PairedAccount, TokenStore};
 use reconcile::{OnScreen, ReconcilePlan};
@@ -56,6 +61,18 @@ pub struct CommittedAnswer {
     pub status: String,
 }
 
+/// The categories to register where no store can be read (the extension
+/// could not open it, or it is locked): nothing is known of the questions,
+/// so ours are kept, newest category first, up to `max`.
+pub fn plan_ios_categories_without_store(
+    registered: &[String],
+    new_category: &str,
+    now: DateTime<Utc>,
+    max: usize,
+) -> RegistryPlan {
+    registry::plan_categories(registered, new_category, &[], now, max)
+}
+
 /// The phone. See the module documentation.
 pub struct Phone {
     store: Store,
@@ -74,6 +91,9 @@ pub struct Phone {
     device_id: RwLock<Option<String>>,
     /// The key, once loaded or made.
     secret: RwLock<Option<crate::e2e::DeviceSecret>>,
+    /// Set by the first [`Phone::came_to_foreground`] of this process (its
+    /// launch): only then are sends cut short by a crash queued again.
+    foregrounded: std::sync::atomic::AtomicBool,
 }
 
 impl Phone {
@@ -104,6 +124,7 @@ impl Phone {
             keys: None,
             device_id: RwLock::new(None),
             secret: RwLock::new(None),
+            foregrounded: Default::default(),
         })
     }
 
@@ -342,24 +363,26 @@ impl Phone {
     /// The full set of categories to register with
     /// `setNotificationCategories`: what is `registered` now, merged with
     /// `new_category`, pruned of resolved, expired and then the oldest of our
-    /// questions as this store knows them.
+    /// questions as this store knows them. A store that cannot be read now
+    /// plans as [`plan_ios_categories_without_store`].
     pub fn plan_ios_categories(
         &self,
         registered: &[String],
         new_category: &str,
         now: DateTime<Utc>,
         max: usize,
-    ) -> Result<RegistryPlan, PhoneError> {
+    ) -> RegistryPlan {
         // Reading four times the bound is enough to judge every category
         // that can be registered, and keeps the extension's read small.
-        let known = self.store.known_questions(max.saturating_mul(4).max(1))?;
-        Ok(registry::plan_categories(
-            registered,
-            new_category,
-            &known,
-            now,
-            max,
-        ))
+        match self.store.known_questions(max.saturating_mul(4).max(1)) {
+            Ok(known) => registry::plan_categories(registered, new_category, &known, now, max),
+            Err(e) => {
+                // Locked before the first unlock, or suspended: the
+                // question still gets its buttons.
+                log::warn!("categories planned without the store: {e}");
+                plan_ios_categories_without_store(registered, new_category, now, max)
+            }
+        }
     }
 
     // ---- answering ----
@@ -629,6 +652,8 @@ impl Phone {
     }
 }
 
+#[cfg(test)]
+mod lifecycle_tests;
 #[cfg(test)]
 mod session_tests;
 #[cfg(test)]

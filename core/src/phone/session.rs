@@ -251,6 +251,7 @@ impl Phone {
             keys: None,
             device_id: std::sync::RwLock::new(None),
             secret: std::sync::RwLock::new(None),
+            foregrounded: Default::default(),
         };
         if let Some(a) = account {
             phone.connect(&a.server_url, &a.user_id)?;

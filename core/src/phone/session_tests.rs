@@ -17,8 +17,8 @@ use crate::protocol::device::Platform;
 
 /// The app's Keychain, in memory.
 #[derive(Default)]
-struct Vault {
-    slots: Mutex<HashMap<String, String>>,
+pub(super) struct Vault {
+    pub(super) slots: Mutex<HashMap<String, String>>,
     forgotten: Mutex<Vec<String>>,
 }
 
@@ -41,7 +41,7 @@ impl TokenVault for Vault {
 
 /// What the stand-in server holds.
 #[derive(Default)]
-struct Server {
+pub(super) struct Server {
     tokens: HashSet<String>,
     /// id -> (push token, the token that registered it)
     devices: HashMap<String, (String, String)>,
@@ -49,13 +49,17 @@ struct Server {
     registrations: Vec<String>,
     /// The `public_key` of each `POST /api/devices`, in order.
     public_keys: Vec<Option<String>>,
-    answers: Vec<Value>,
+    pub(super) answers: Vec<Value>,
     next: u32,
+    /// Every request line with a live token, in order (`GET /api/questions/pending`).
+    pub(super) requests: Vec<String>,
+    /// q_1 was answered by another of the person's phones ("Deny", by Federica).
+    pub(super) answered_elsewhere: bool,
 }
 
-struct Fake {
+pub(super) struct Fake {
     url: String,
-    state: Arc<Mutex<Server>>,
+    pub(super) state: Arc<Mutex<Server>>,
     offline: Arc<AtomicBool>,
     /// Accepts connections and never answers (a captive portal, a dead
     /// proxy): each request costs the client its full timeout.
@@ -64,7 +68,7 @@ struct Fake {
 }
 
 impl Fake {
-    fn start() -> Fake {
+    pub(super) fn start() -> Fake {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let url = format!("http://{}", listener.local_addr().unwrap());
         let state = Arc::new(Mutex::new(Server::default()));
@@ -143,7 +147,7 @@ impl Fake {
         s.devices.retain(|_, (_, by)| by != token);
     }
 
-    fn set_offline(&self, off: bool) {
+    pub(super) fn set_offline(&self, off: bool) {
         self.offline.store(off, Ordering::SeqCst);
     }
 }
@@ -216,7 +220,45 @@ fn handle(s: &mut Server, line: &str, auth: Option<String>, body: Value) -> (&'s
     let Some(token) = auth.filter(|t| s.tokens.contains(t)) else {
         return unauthorized;
     };
+    s.requests.push(format!("{method} {path}"));
+    // q_1 as the server holds it: pending, or answered (here or elsewhere).
+    let q_1 = |s: &Server| {
+        let mut q = server_question("Deploy?");
+        let (value, id, name) = match (s.answered_elsewhere, s.answers.first()) {
+            (true, _) => (Some("deny".to_string()), "u_fed", "Federica"),
+            (false, Some(a)) => (a["value"].as_str().map(String::from), "u_me", "Me"),
+            (false, None) => return q,
+        };
+        q.state = crate::protocol::QuestionState::Answered;
+        // The label, as the server records it with the value.
+        let label = value.as_deref().map(|v| {
+            let mut c = v.chars();
+            c.next()
+                .map(|f| f.to_uppercase().chain(c).collect())
+                .unwrap_or_default()
+        });
+        q.answer = Some(crate::protocol::Answer {
+            value,
+            label,
+            text: None,
+            responder: crate::protocol::Responder {
+                id: id.into(),
+                display_name: name.into(),
+            },
+            answered_at: Utc::now(),
+        });
+        q.resolved_at = Some(Utc::now());
+        q
+    };
     match (method, path) {
+        ("GET", "/api/questions/pending") => {
+            let q = q_1(s);
+            let pending: Vec<_> = (q.state == crate::protocol::QuestionState::Pending)
+                .then_some(q)
+                .into_iter()
+                .collect();
+            ("200 OK", json!({ "questions": pending }))
+        }
         ("POST", "/api/devices") => {
             let push = body["push_token"].as_str().unwrap_or_default().to_string();
             s.public_keys
@@ -235,26 +277,10 @@ fn handle(s: &mut Server, line: &str, auth: Option<String>, body: Value) -> (&'s
                 None => ("404 Not Found", json!({"error": {"message": "no device"}})),
             }
         }
-        ("GET", "/api/questions/q_1") => (
-            "200 OK",
-            serde_json::to_value(server_question("Deploy?")).unwrap(),
-        ),
+        ("GET", "/api/questions/q_1") => ("200 OK", serde_json::to_value(q_1(s)).unwrap()),
         ("POST", "/api/questions/q_1/answer") => {
             s.answers.push(body.clone());
-            let mut q = server_question("Deploy?");
-            q.state = crate::protocol::QuestionState::Answered;
-            q.answer = Some(crate::protocol::Answer {
-                value: body["value"].as_str().map(String::from),
-                label: None,
-                text: None,
-                responder: crate::protocol::Responder {
-                    id: "u_me".into(),
-                    display_name: "Me".into(),
-                },
-                answered_at: Utc::now(),
-            });
-            q.resolved_at = Some(Utc::now());
-            ("200 OK", serde_json::to_value(q).unwrap())
+            ("200 OK", serde_json::to_value(q_1(s)).unwrap())
         }
         _ => (
             "404 Not Found",
@@ -263,7 +289,7 @@ fn handle(s: &mut Server, line: &str, auth: Option<String>, body: Value) -> (&'s
     }
 }
 
-fn session(path: &std::path::Path, mode: StoreMode, vault: &Arc<Vault>) -> Phone {
+pub(super) fn session(path: &std::path::Path, mode: StoreMode, vault: &Arc<Vault>) -> Phone {
     Phone::open_session(
         path,
         mode,
@@ -289,7 +315,7 @@ fn apns(byte: char) -> String {
     std::iter::repeat_n(byte, 64).collect()
 }
 
-fn link(fake: &Fake) -> String {
+pub(super) fn link(fake: &Fake) -> String {
     format!("{}/pair#K7QD-8M3X-PA2F-9TRV", fake.url)
 }
 

@@ -121,9 +121,7 @@ fn a_resolution_push_changes_nothing_until_the_server_confirms_it() {
     assert_eq!(p.resolution("q_1").unwrap(), None);
     assert_eq!(p.store().pending_ids().unwrap(), vec!["q_1"]);
     let registered = vec!["app.static".to_string(), "qp.q.q_1".to_string()];
-    let plan = p
-        .plan_ios_categories(&registered, "qp.q.q_2", Utc::now(), 128)
-        .unwrap();
+    let plan = p.plan_ios_categories(&registered, "qp.q.q_2", Utc::now(), 128);
     assert_eq!(plan.keep, vec!["app.static", "qp.q.q_1", "qp.q.q_2"]);
     assert!(p
         .answer_action("q_1", &option_action_id("approve"), None)
@@ -654,4 +652,63 @@ fn a_question_posted_by_reconciliation_from_the_server_is_answered_without_a_rea
     assert_eq!(block_on(p.flush()).unwrap().answered, 1);
     let requests = server.requests.lock().unwrap().clone();
     assert_eq!(requests.len(), 1, "{requests:?}");
+}
+
+#[test]
+fn the_answered_line_is_the_feed_cells_words() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = phone(&dir, StoreMode::App);
+    let now = Utc::now();
+    assert_eq!(p.answered_line("q_1", now).unwrap(), None, "not held");
+    p.receive_apns(APNS).unwrap();
+    assert_eq!(p.answered_line("q_1", now).unwrap(), None, "no answer yet");
+    p.answer_action("q_1", &option_action_id("approve"), None)
+        .unwrap();
+    let line = p.answered_line("q_1", now).unwrap();
+    assert_eq!(
+        line.as_deref(),
+        Some("Approve: queued, will send when you’re online")
+    );
+    let cell = p.feed(now).unwrap().into_iter().next().unwrap();
+    assert_eq!(line, cell.my_answer.map(|m| m.status));
+    // Past its deadline, unanswered there: the resolution, as the feed says.
+    let late = chrono::DateTime::parse_from_rfc3339("2031-01-01T00:00:00Z")
+        .unwrap()
+        .with_timezone(&Utc);
+    let cell = p.feed(late).unwrap().into_iter().next().unwrap();
+    assert_eq!(
+        p.answered_line("q_1", late).unwrap(),
+        cell.resolution.or(cell.my_answer.map(|m| m.status))
+    );
+}
+
+#[test]
+fn the_alert_of_an_apns_payload_is_read_by_the_core() {
+    let alert = payload::apns_alert(APNS);
+    assert_eq!(alert.title.as_deref(), Some("Release Bot asks you"));
+    assert_eq!(alert.subtitle, None);
+    assert_eq!(alert.body.as_deref(), Some("Deploy?"));
+    let plain = payload::apns_alert(r#"{"aps":{"alert":"Approve, by Federica"}}"#);
+    assert_eq!(plain.body.as_deref(), Some("Approve, by Federica"));
+    assert_eq!(plain.title, None);
+    for none in [
+        "{broken",
+        "[]",
+        r#"{"aps":{"content-available":1}}"#,
+        r#"{"aps":"x"}"#,
+    ] {
+        assert_eq!(
+            payload::apns_alert(none),
+            payload::ApnsAlert::default(),
+            "{none}"
+        );
+    }
+    // Without a store, the categories are planned from nothing known.
+    let plan = plan_ios_categories_without_store(
+        &["app.static".to_string(), "qp.q.q_0".to_string()],
+        "qp.q.q_1",
+        Utc::now(),
+        128,
+    );
+    assert_eq!(plan.keep, vec!["app.static", "qp.q.q_0", "qp.q.q_1"]);
 }

@@ -503,6 +503,22 @@ fileprivate struct FfiConverterInt32: FfiConverterPrimitive {
 #if swift(>=5.8)
 @_documentation(visibility: private)
 #endif
+fileprivate struct FfiConverterUInt64: FfiConverterPrimitive {
+    typealias FfiType = UInt64
+    typealias SwiftType = UInt64
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> UInt64 {
+        return try lift(readInt(&buf))
+    }
+
+    public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
+        writeInt(&buf, lower(value))
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
 fileprivate struct FfiConverterInt64: FfiConverterPrimitive {
     typealias FfiType = Int64
     typealias SwiftType = Int64
@@ -1234,6 +1250,32 @@ public func FfiConverterTypeFeedSubscription_lower(_ value: FeedSubscription) ->
 public protocol PhoneCoreProtocol: AnyObject, Sendable {
     
     /**
+     * The line of a question's notification once answered here: "You
+     * answered: Approve" when resolved, else where this device's answer
+     * stands ("Approve: queued, sends when online"); the feed cell's
+     * words. Nil when not held here, or pending without an answer here.
+     */
+    func answeredLine(questionId: String) throws  -> String?
+    
+    /**
+     * At launch and at every return to the foreground, in this order:
+     * resume the store, queue again what a crash cut short (the first
+     * call in this process), send the outbox, sync, reconcile `onScreen`
+     * (this library's notifications on screen: their identifiers, the
+     * question ids), then the badge and the session. Never throws: each
+     * step's error is in `failures`. Apply `plan` and `badge`.
+     */
+    func cameToForeground(onScreen: [String]) async  -> ForegroundReport
+    
+    /**
+     * Before the app goes to the background: on iOS the store is closed
+     * (no file lock held while suspended: `0xdead10cc`) until
+     * `cameToForeground` or `resume`; on Android it stays open, its WAL
+     * written back. `unsentAnswers`: schedule background work for them.
+     */
+    func enteringBackground(platform: Platform) throws  -> BackgroundReport
+    
+    /**
      * Android: the questions channel, named in the person's language.
      */
     func androidChannel()  -> AndroidChannel
@@ -1348,9 +1390,10 @@ public protocol PhoneCoreProtocol: AnyObject, Sendable {
     
     /**
      * The categories to register (`setNotificationCategories`): what is
-     * registered, merged with the new one, pruned by what the store knows.
+     * registered, merged with the new one, pruned by what the store knows
+     * (a store that cannot be read now: as `planIosCategoriesWithoutStore`).
      */
-    func planIosCategories(registered: [String], newCategory: String, now: Timestamp, max: UInt32) throws  -> RegistryPlan
+    func planIosCategories(registered: [String], newCategory: String, now: Timestamp, max: UInt32)  -> RegistryPlan
     
     /**
      * A held question (for the answer sheet).
@@ -1623,6 +1666,63 @@ public static func openSession(storePath: String, mode: StoreMode, vault: TokenV
 }
     
 
+    
+    /**
+     * The line of a question's notification once answered here: "You
+     * answered: Approve" when resolved, else where this device's answer
+     * stands ("Approve: queued, sends when online"); the feed cell's
+     * words. Nil when not held here, or pending without an answer here.
+     */
+open func answeredLine(questionId: String)throws  -> String?  {
+    return try  FfiConverterOptionString.lift(try rustCallWithError(FfiConverterTypeQpError_lift) {
+        uniffiCallStatus in
+    uniffi_qp_ffi_fn_method_phonecore_answered_line(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(questionId),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * At launch and at every return to the foreground, in this order:
+     * resume the store, queue again what a crash cut short (the first
+     * call in this process), send the outbox, sync, reconcile `onScreen`
+     * (this library's notifications on screen: their identifiers, the
+     * question ids), then the badge and the session. Never throws: each
+     * step's error is in `failures`. Apply `plan` and `badge`.
+     */
+open func cameToForeground(onScreen: [String])async  -> ForegroundReport  {
+    return
+        try!  await uniffiRustCallAsync(
+            rustFutureFunc: {
+                uniffi_qp_ffi_fn_method_phonecore_came_to_foreground(
+                        self.uniffiCloneHandle(),FfiConverterSequenceString.lower(onScreen)
+                )
+            },
+            pollFunc: ffi_qp_ffi_rust_future_poll_rust_buffer,
+            completeFunc: ffi_qp_ffi_rust_future_complete_rust_buffer,
+            freeFunc: ffi_qp_ffi_rust_future_free_rust_buffer,
+            liftFunc: FfiConverterTypeForegroundReport_lift,
+            errorHandler: nil
+            
+        )
+}
+    
+    /**
+     * Before the app goes to the background: on iOS the store is closed
+     * (no file lock held while suspended: `0xdead10cc`) until
+     * `cameToForeground` or `resume`; on Android it stays open, its WAL
+     * written back. `unsentAnswers`: schedule background work for them.
+     */
+open func enteringBackground(platform: Platform)throws  -> BackgroundReport  {
+    return try  FfiConverterTypeBackgroundReport_lift(try rustCallWithError(FfiConverterTypeQpError_lift) {
+        uniffiCallStatus in
+    uniffi_qp_ffi_fn_method_phonecore_entering_background(
+            self.uniffiCloneHandle(),
+        FfiConverterTypePlatform_lower(platform),uniffiCallStatus
+    )
+})
+}
     
     /**
      * Android: the questions channel, named in the person's language.
@@ -1943,10 +2043,11 @@ open func openAppToFinish() -> String  {
     
     /**
      * The categories to register (`setNotificationCategories`): what is
-     * registered, merged with the new one, pruned by what the store knows.
+     * registered, merged with the new one, pruned by what the store knows
+     * (a store that cannot be read now: as `planIosCategoriesWithoutStore`).
      */
-open func planIosCategories(registered: [String], newCategory: String, now: Timestamp, max: UInt32)throws  -> RegistryPlan  {
-    return try  FfiConverterTypeRegistryPlan_lift(try rustCallWithError(FfiConverterTypeQpError_lift) {
+open func planIosCategories(registered: [String], newCategory: String, now: Timestamp, max: UInt32) -> RegistryPlan  {
+    return try!  FfiConverterTypeRegistryPlan_lift(try! rustCall() {
         uniffiCallStatus in
     uniffi_qp_ffi_fn_method_phonecore_plan_ios_categories(
             self.uniffiCloneHandle(),
@@ -3594,6 +3695,118 @@ public func FfiConverterTypeAnswer_lower(_ value: Answer) -> RustBuffer {
 }
 
 
+public struct ApnsAlert: Equatable, Hashable {
+    public var title: String?
+    public var subtitle: String?
+    public var body: String?
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(title: String?, subtitle: String?, body: String?) {
+        self.title = title
+        self.subtitle = subtitle
+        self.body = body
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension ApnsAlert: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeApnsAlert: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> ApnsAlert {
+        return
+            try ApnsAlert(
+                title: FfiConverterOptionString.read(from: &buf), 
+                subtitle: FfiConverterOptionString.read(from: &buf), 
+                body: FfiConverterOptionString.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: ApnsAlert, into buf: inout [UInt8]) {
+        FfiConverterOptionString.write(value.title, into: &buf)
+        FfiConverterOptionString.write(value.subtitle, into: &buf)
+        FfiConverterOptionString.write(value.body, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeApnsAlert_lift(_ buf: RustBuffer) throws -> ApnsAlert {
+    return try FfiConverterTypeApnsAlert.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeApnsAlert_lower(_ value: ApnsAlert) -> RustBuffer {
+    return FfiConverterTypeApnsAlert.lower(value)
+}
+
+
+public struct BackgroundReport: Equatable, Hashable {
+    public var unsentAnswers: UInt32
+    public var storeClosed: Bool
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(unsentAnswers: UInt32, storeClosed: Bool) {
+        self.unsentAnswers = unsentAnswers
+        self.storeClosed = storeClosed
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension BackgroundReport: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeBackgroundReport: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> BackgroundReport {
+        return
+            try BackgroundReport(
+                unsentAnswers: FfiConverterUInt32.read(from: &buf), 
+                storeClosed: FfiConverterBool.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: BackgroundReport, into buf: inout [UInt8]) {
+        FfiConverterUInt32.write(value.unsentAnswers, into: &buf)
+        FfiConverterBool.write(value.storeClosed, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeBackgroundReport_lift(_ buf: RustBuffer) throws -> BackgroundReport {
+    return try FfiConverterTypeBackgroundReport.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeBackgroundReport_lower(_ value: BackgroundReport) -> RustBuffer {
+    return FfiConverterTypeBackgroundReport.lower(value)
+}
+
+
 public struct ChooseEntry: Equatable, Hashable {
     public var title: String
     public var count: UInt32
@@ -4069,6 +4282,120 @@ public func FfiConverterTypeFlushReport_lift(_ buf: RustBuffer) throws -> FlushR
 #endif
 public func FfiConverterTypeFlushReport_lower(_ value: FlushReport) -> RustBuffer {
     return FfiConverterTypeFlushReport.lower(value)
+}
+
+
+/**
+ * What coming to the foreground did (the core's `ForegroundReport`, its
+ * errors as `QpError`). A step that failed is nil here and in `failures`.
+ */
+public struct ForegroundReport: Equatable, Hashable {
+    /**
+     * Steps run, in order (the requeue only at launch).
+     */
+    public var steps: [ForegroundStep]
+    /**
+     * Sends cut short by a crash, queued again (at launch).
+     */
+    public var requeued: UInt32?
+    public var flushed: FlushReport?
+    public var synced: SyncReport?
+    /**
+     * Apply it: replace (iOS) or withdraw (Android) the resolved, remove
+     * the unknown, post the missed.
+     */
+    public var plan: ReconcilePlan?
+    /**
+     * The app icon's badge afterwards.
+     */
+    public var badge: UInt32?
+    /**
+     * The session afterwards; its `line` is what to tell the person.
+     */
+    public var session: SessionStatus?
+    public var failures: [StepFailure]
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(
+        /**
+         * Steps run, in order (the requeue only at launch).
+         */steps: [ForegroundStep], 
+        /**
+         * Sends cut short by a crash, queued again (at launch).
+         */requeued: UInt32?, flushed: FlushReport?, synced: SyncReport?, 
+        /**
+         * Apply it: replace (iOS) or withdraw (Android) the resolved, remove
+         * the unknown, post the missed.
+         */plan: ReconcilePlan?, 
+        /**
+         * The app icon's badge afterwards.
+         */badge: UInt32?, 
+        /**
+         * The session afterwards; its `line` is what to tell the person.
+         */session: SessionStatus?, failures: [StepFailure]) {
+        self.steps = steps
+        self.requeued = requeued
+        self.flushed = flushed
+        self.synced = synced
+        self.plan = plan
+        self.badge = badge
+        self.session = session
+        self.failures = failures
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension ForegroundReport: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeForegroundReport: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> ForegroundReport {
+        return
+            try ForegroundReport(
+                steps: FfiConverterSequenceTypeForegroundStep.read(from: &buf), 
+                requeued: FfiConverterOptionUInt32.read(from: &buf), 
+                flushed: FfiConverterOptionTypeFlushReport.read(from: &buf), 
+                synced: FfiConverterOptionTypeSyncReport.read(from: &buf), 
+                plan: FfiConverterOptionTypeReconcilePlan.read(from: &buf), 
+                badge: FfiConverterOptionUInt32.read(from: &buf), 
+                session: FfiConverterOptionTypeSessionStatus.read(from: &buf), 
+                failures: FfiConverterSequenceTypeStepFailure.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: ForegroundReport, into buf: inout [UInt8]) {
+        FfiConverterSequenceTypeForegroundStep.write(value.steps, into: &buf)
+        FfiConverterOptionUInt32.write(value.requeued, into: &buf)
+        FfiConverterOptionTypeFlushReport.write(value.flushed, into: &buf)
+        FfiConverterOptionTypeSyncReport.write(value.synced, into: &buf)
+        FfiConverterOptionTypeReconcilePlan.write(value.plan, into: &buf)
+        FfiConverterOptionUInt32.write(value.badge, into: &buf)
+        FfiConverterOptionTypeSessionStatus.write(value.session, into: &buf)
+        FfiConverterSequenceTypeStepFailure.write(value.failures, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeForegroundReport_lift(_ buf: RustBuffer) throws -> ForegroundReport {
+    return try FfiConverterTypeForegroundReport.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeForegroundReport_lower(_ value: ForegroundReport) -> RustBuffer {
+    return FfiConverterTypeForegroundReport.lower(value)
 }
 
 
@@ -4631,6 +4958,60 @@ public func FfiConverterTypePairedAccount_lift(_ buf: RustBuffer) throws -> Pair
 #endif
 public func FfiConverterTypePairedAccount_lower(_ value: PairedAccount) -> RustBuffer {
     return FfiConverterTypePairedAccount.lower(value)
+}
+
+
+public struct PhoneBudgets: Equatable, Hashable {
+    public var extensionNetworkMs: UInt64
+    public var answerDeliveryMs: UInt64
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(extensionNetworkMs: UInt64, answerDeliveryMs: UInt64) {
+        self.extensionNetworkMs = extensionNetworkMs
+        self.answerDeliveryMs = answerDeliveryMs
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension PhoneBudgets: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypePhoneBudgets: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> PhoneBudgets {
+        return
+            try PhoneBudgets(
+                extensionNetworkMs: FfiConverterUInt64.read(from: &buf), 
+                answerDeliveryMs: FfiConverterUInt64.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: PhoneBudgets, into buf: inout [UInt8]) {
+        FfiConverterUInt64.write(value.extensionNetworkMs, into: &buf)
+        FfiConverterUInt64.write(value.answerDeliveryMs, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypePhoneBudgets_lift(_ buf: RustBuffer) throws -> PhoneBudgets {
+    return try FfiConverterTypePhoneBudgets.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypePhoneBudgets_lower(_ value: PhoneBudgets) -> RustBuffer {
+    return FfiConverterTypePhoneBudgets.lower(value)
 }
 
 
@@ -5340,6 +5721,64 @@ public func FfiConverterTypeSignOutReport_lower(_ value: SignOutReport) -> RustB
 }
 
 
+/**
+ * A step of `cameToForeground` that failed: its error as the bindings
+ * throw it elsewhere (`QpError`), so the glue matches it the same way.
+ */
+public struct StepFailure: Equatable, Hashable {
+    public var step: ForegroundStep
+    public var error: QpError
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(step: ForegroundStep, error: QpError) {
+        self.step = step
+        self.error = error
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension StepFailure: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeStepFailure: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> StepFailure {
+        return
+            try StepFailure(
+                step: FfiConverterTypeForegroundStep.read(from: &buf), 
+                error: FfiConverterTypeQpError.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: StepFailure, into buf: inout [UInt8]) {
+        FfiConverterTypeForegroundStep.write(value.step, into: &buf)
+        FfiConverterTypeQpError.write(value.error, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeStepFailure_lift(_ buf: RustBuffer) throws -> StepFailure {
+    return try FfiConverterTypeStepFailure.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeStepFailure_lower(_ value: StepFailure) -> RustBuffer {
+    return FfiConverterTypeStepFailure.lower(value)
+}
+
+
 public struct SyncReport: Equatable, Hashable {
     public var pending: UInt32
     public var withdraw: [String]
@@ -5840,6 +6279,107 @@ public func FfiConverterTypeDecodedPush_lift(_ buf: RustBuffer) throws -> Decode
 #endif
 public func FfiConverterTypeDecodedPush_lower(_ value: DecodedPush) -> RustBuffer {
     return FfiConverterTypeDecodedPush.lower(value)
+}
+
+
+
+
+public enum ForegroundStep: Equatable, Hashable {
+    
+    case resume
+    case requeue
+    case flush
+    case sync
+    case reconcile
+    case badge
+    case session
+
+
+
+
+
+}
+
+#if compiler(>=6)
+extension ForegroundStep: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeForegroundStep: FfiConverterRustBuffer {
+    typealias SwiftType = ForegroundStep
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> ForegroundStep {
+        let variant: Int32 = try readInt(&buf)
+        switch variant {
+        
+        case 1: return .resume
+        
+        case 2: return .requeue
+        
+        case 3: return .flush
+        
+        case 4: return .sync
+        
+        case 5: return .reconcile
+        
+        case 6: return .badge
+        
+        case 7: return .session
+        
+        default: throw UniffiInternalError.unexpectedEnumCase
+        }
+    }
+
+    public static func write(_ value: ForegroundStep, into buf: inout [UInt8]) {
+        switch value {
+        
+        
+        case .resume:
+            writeInt(&buf, Int32(1))
+        
+        
+        case .requeue:
+            writeInt(&buf, Int32(2))
+        
+        
+        case .flush:
+            writeInt(&buf, Int32(3))
+        
+        
+        case .sync:
+            writeInt(&buf, Int32(4))
+        
+        
+        case .reconcile:
+            writeInt(&buf, Int32(5))
+        
+        
+        case .badge:
+            writeInt(&buf, Int32(6))
+        
+        
+        case .session:
+            writeInt(&buf, Int32(7))
+        
+        }
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeForegroundStep_lift(_ buf: RustBuffer) throws -> ForegroundStep {
+    return try FfiConverterTypeForegroundStep.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeForegroundStep_lower(_ value: ForegroundStep) -> RustBuffer {
+    return FfiConverterTypeForegroundStep.lower(value)
 }
 
 
@@ -7438,6 +7978,30 @@ fileprivate struct FfiConverterOptionTypeDeviceRegistration: FfiConverterRustBuf
 #if swift(>=5.8)
 @_documentation(visibility: private)
 #endif
+fileprivate struct FfiConverterOptionTypeFlushReport: FfiConverterRustBuffer {
+    typealias SwiftType = FlushReport?
+
+    public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
+        guard let value = value else {
+            writeInt(&buf, Int8(0))
+            return
+        }
+        writeInt(&buf, Int8(1))
+        FfiConverterTypeFlushReport.write(value, into: &buf)
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SwiftType {
+        switch try readInt(&buf) as Int8 {
+        case 0: return nil
+        case 1: return try FfiConverterTypeFlushReport.read(from: &buf)
+        default: throw UniffiInternalError.unexpectedOptionalTag
+        }
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
 fileprivate struct FfiConverterOptionTypeIosResolvedNotification: FfiConverterRustBuffer {
     typealias SwiftType = IosResolvedNotification?
 
@@ -7534,6 +8098,30 @@ fileprivate struct FfiConverterOptionTypePushQuestion: FfiConverterRustBuffer {
 #if swift(>=5.8)
 @_documentation(visibility: private)
 #endif
+fileprivate struct FfiConverterOptionTypeReconcilePlan: FfiConverterRustBuffer {
+    typealias SwiftType = ReconcilePlan?
+
+    public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
+        guard let value = value else {
+            writeInt(&buf, Int8(0))
+            return
+        }
+        writeInt(&buf, Int8(1))
+        FfiConverterTypeReconcilePlan.write(value, into: &buf)
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SwiftType {
+        switch try readInt(&buf) as Int8 {
+        case 0: return nil
+        case 1: return try FfiConverterTypeReconcilePlan.read(from: &buf)
+        default: throw UniffiInternalError.unexpectedOptionalTag
+        }
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
 fileprivate struct FfiConverterOptionTypeReplyField: FfiConverterRustBuffer {
     typealias SwiftType = ReplyField?
 
@@ -7550,6 +8138,54 @@ fileprivate struct FfiConverterOptionTypeReplyField: FfiConverterRustBuffer {
         switch try readInt(&buf) as Int8 {
         case 0: return nil
         case 1: return try FfiConverterTypeReplyField.read(from: &buf)
+        default: throw UniffiInternalError.unexpectedOptionalTag
+        }
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+fileprivate struct FfiConverterOptionTypeSessionStatus: FfiConverterRustBuffer {
+    typealias SwiftType = SessionStatus?
+
+    public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
+        guard let value = value else {
+            writeInt(&buf, Int8(0))
+            return
+        }
+        writeInt(&buf, Int8(1))
+        FfiConverterTypeSessionStatus.write(value, into: &buf)
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SwiftType {
+        switch try readInt(&buf) as Int8 {
+        case 0: return nil
+        case 1: return try FfiConverterTypeSessionStatus.read(from: &buf)
+        default: throw UniffiInternalError.unexpectedOptionalTag
+        }
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+fileprivate struct FfiConverterOptionTypeSyncReport: FfiConverterRustBuffer {
+    typealias SwiftType = SyncReport?
+
+    public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
+        guard let value = value else {
+            writeInt(&buf, Int8(0))
+            return
+        }
+        writeInt(&buf, Int8(1))
+        FfiConverterTypeSyncReport.write(value, into: &buf)
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SwiftType {
+        switch try readInt(&buf) as Int8 {
+        case 0: return nil
+        case 1: return try FfiConverterTypeSyncReport.read(from: &buf)
         default: throw UniffiInternalError.unexpectedOptionalTag
         }
     }
@@ -7927,6 +8563,56 @@ fileprivate struct FfiConverterSequenceTypePushQuestion: FfiConverterRustBuffer 
 #if swift(>=5.8)
 @_documentation(visibility: private)
 #endif
+fileprivate struct FfiConverterSequenceTypeStepFailure: FfiConverterRustBuffer {
+    typealias SwiftType = [StepFailure]
+
+    public static func write(_ value: [StepFailure], into buf: inout [UInt8]) {
+        let len = Int32(value.count)
+        writeInt(&buf, len)
+        for item in value {
+            FfiConverterTypeStepFailure.write(item, into: &buf)
+        }
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> [StepFailure] {
+        let len: Int32 = try readInt(&buf)
+        var seq = [StepFailure]()
+        seq.reserveCapacity(Int(len))
+        for _ in 0 ..< len {
+            seq.append(try FfiConverterTypeStepFailure.read(from: &buf))
+        }
+        return seq
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+fileprivate struct FfiConverterSequenceTypeForegroundStep: FfiConverterRustBuffer {
+    typealias SwiftType = [ForegroundStep]
+
+    public static func write(_ value: [ForegroundStep], into buf: inout [UInt8]) {
+        let len = Int32(value.count)
+        writeInt(&buf, len)
+        for item in value {
+            FfiConverterTypeForegroundStep.write(item, into: &buf)
+        }
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> [ForegroundStep] {
+        let len: Int32 = try readInt(&buf)
+        var seq = [ForegroundStep]()
+        seq.reserveCapacity(Int(len))
+        for _ in 0 ..< len {
+            seq.append(try FfiConverterTypeForegroundStep.read(from: &buf))
+        }
+        return seq
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
 fileprivate struct FfiConverterDictionaryStringString: FfiConverterRustBuffer {
     public static func write(_ value: [String: String], into buf: inout [UInt8]) {
         let len = Int32(value.count)
@@ -8047,6 +8733,47 @@ public func devicePublicKey(keys: DeviceKeyStore)throws  -> String  {
         uniffiCallStatus in
     uniffi_qp_ffi_fn_func_device_public_key(
         FfiConverterTypeDeviceKeyStore_lower(keys),uniffiCallStatus
+    )
+})
+}
+/**
+ * The alert an APNs payload carries (its `userInfo` as JSON): title,
+ * subtitle, body (a plain string alert is the body). For the fallback
+ * notification and a resolution this device does not hold; never a
+ * question's words.
+ */
+public func apnsAlert(userInfoJson: String) -> ApnsAlert  {
+    return try!  FfiConverterTypeApnsAlert_lift(try! rustCall() {
+        uniffiCallStatus in
+    uniffi_qp_ffi_fn_func_apns_alert(
+        FfiConverterString.lower(userInfoJson),uniffiCallStatus
+    )
+})
+}
+/**
+ * The platform time budgets (milliseconds): the notification extension's
+ * network time per push, and the time a lock-screen answer has to reach
+ * the server before the handler completes.
+ */
+public func phoneBudgets() -> PhoneBudgets  {
+    return try!  FfiConverterTypePhoneBudgets_lift(try! rustCall() {
+        uniffiCallStatus in
+    uniffi_qp_ffi_fn_func_phone_budgets(uniffiCallStatus
+    )
+})
+}
+/**
+ * The categories to register where no store can be read (no `PhoneCore`):
+ * ours kept, newest first, up to `max`.
+ */
+public func planIosCategoriesWithoutStore(registered: [String], newCategory: String, now: Timestamp, max: UInt32) -> RegistryPlan  {
+    return try!  FfiConverterTypeRegistryPlan_lift(try! rustCall() {
+        uniffiCallStatus in
+    uniffi_qp_ffi_fn_func_plan_ios_categories_without_store(
+        FfiConverterSequenceString.lower(registered),
+        FfiConverterString.lower(newCategory),
+        FfiConverterTypeTimestamp_lower(now),
+        FfiConverterUInt32.lower(max),uniffiCallStatus
     )
 })
 }
@@ -8332,6 +9059,15 @@ private let initializationResult: InitializationResult = {
     if (uniffi_qp_ffi_checksum_func_device_public_key() != 25276) {
         return InitializationResult.apiChecksumMismatch
     }
+    if (uniffi_qp_ffi_checksum_func_apns_alert() != 28712) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_qp_ffi_checksum_func_phone_budgets() != 27914) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_qp_ffi_checksum_func_plan_ios_categories_without_store() != 48250) {
+        return InitializationResult.apiChecksumMismatch
+    }
     if (uniffi_qp_ffi_checksum_func_pair_device() != 1956) {
         return InitializationResult.apiChecksumMismatch
     }
@@ -8410,6 +9146,15 @@ private let initializationResult: InitializationResult = {
     if (uniffi_qp_ffi_checksum_method_securestore_save_token() != 50044) {
         return InitializationResult.apiChecksumMismatch
     }
+    if (uniffi_qp_ffi_checksum_method_phonecore_answered_line() != 23869) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_qp_ffi_checksum_method_phonecore_came_to_foreground() != 29600) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_qp_ffi_checksum_method_phonecore_entering_background() != 46099) {
+        return InitializationResult.apiChecksumMismatch
+    }
     if (uniffi_qp_ffi_checksum_method_phonecore_android_channel() != 12831) {
         return InitializationResult.apiChecksumMismatch
     }
@@ -8473,7 +9218,7 @@ private let initializationResult: InitializationResult = {
     if (uniffi_qp_ffi_checksum_method_phonecore_open_app_to_finish() != 39561) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_qp_ffi_checksum_method_phonecore_plan_ios_categories() != 37585) {
+    if (uniffi_qp_ffi_checksum_method_phonecore_plan_ios_categories() != 11455) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_qp_ffi_checksum_method_phonecore_question() != 26099) {

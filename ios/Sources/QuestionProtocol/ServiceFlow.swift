@@ -121,15 +121,14 @@ public enum QPAccount {
     }
 }
 
-/// Reads `aps.alert.title` / `subtitle` / `body` out of a payload.
-func alertTexts(_ json: String) -> (title: String?, subtitle: String?, body: String?) {
-    guard let data = json.data(using: .utf8),
-          let obj = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-          let aps = obj["aps"] as? [String: Any] else { return (nil, nil, nil) }
-    if let alert = aps["alert"] as? [String: Any] {
-        return (alert["title"] as? String, alert["subtitle"] as? String, alert["body"] as? String)
-    }
-    return (nil, nil, aps["alert"] as? String)
+/// The platform time budgets, in seconds, as the core sets them
+/// (`phoneBudgets()`): the glue reads them, never its own numbers.
+public enum QPBudgets {
+    /// The notification extension's network time per push.
+    public static var extensionNetwork: TimeInterval { TimeInterval(phoneBudgets().extensionNetworkMs) / 1000 }
+    /// How long a lock-screen answer has to reach the server before the
+    /// action's completion handler runs.
+    public static var answerDelivery: TimeInterval { TimeInterval(phoneBudgets().answerDeliveryMs) / 1000 }
 }
 
 /// Runs a closure at most once, from any thread (completion handlers).
@@ -171,7 +170,7 @@ public enum QPServiceFlow {
     /// (a plain push's own words may be an injector's).
     public static func fallbackContent(userInfoJSON: String, core: PhoneCore? = nil,
                                        languages: [String] = Locale.preferredLanguages) -> QPNotificationContent {
-        let alert = alertTexts(userInfoJSON)
+        let alert = apnsAlert(userInfoJson: userInfoJSON) // the core reads the payload
         let f = core?.fallbackNotification(title: alert.title, body: alert.body)
             ?? fallbackNotification(title: alert.title, body: alert.body, languages: languages)
         return QPNotificationContent(title: f.title, subtitle: nil, body: f.body,
@@ -199,7 +198,7 @@ public enum QPServiceFlow {
                                requireUnlockForDanger: Bool = false,
                                maxCategories: UInt32 = maxIosCategories(),
                                languages: [String] = Locale.preferredLanguages,
-                               budget: TimeInterval = 5,
+                               budget: TimeInterval = QPBudgets.extensionNetwork,
                                deliver: @escaping (QPNotificationContent) -> Void) {
         let decoded: DecodedPush
         do {
@@ -252,7 +251,7 @@ public enum QPServiceFlow {
         if let n = (try? core?.iosResolvedNotification(questionId: notice.id)) ?? nil {
             return QPNotificationContent(resolved: n, presentation: quiet)
         }
-        let alert = alertTexts(userInfoJSON)
+        let alert = apnsAlert(userInfoJson: userInfoJSON) // the core reads the payload
         return QPNotificationContent(title: alert.title ?? "", subtitle: alert.subtitle, body: alert.body ?? "",
                                      categoryIdentifier: nil, threadIdentifier: nil, questionId: notice.id,
                                      passive: true, presentation: quiet)
@@ -264,12 +263,12 @@ public enum QPServiceFlow {
     static func register(_ category: IosCategory, core: PhoneCore?, center: QPCategoryCenter,
                          maxCategories: UInt32 = maxIosCategories(), _ done: @escaping () -> Void) {
         center.categoryIdentifiers { registered in
-            // The core plans from what its store knows; without a store,
-            // from nothing (ours are then kept up to the bound).
-            let plan = (try? core?.planIosCategories(registered: registered, newCategory: category.identifier,
-                                                     now: Date(), max: maxCategories))
-                ?? planIosCategories(registered: registered, newCategory: category.identifier,
-                                     known: [], now: Date(), max: maxCategories)
+            // The core plans, from what its store knows (or, with no store
+            // at hand, without it).
+            let plan = core?.planIosCategories(registered: registered, newCategory: category.identifier,
+                                               now: Date(), max: maxCategories)
+                ?? planIosCategoriesWithoutStore(registered: registered, newCategory: category.identifier,
+                                                 now: Date(), max: maxCategories)
             center.setCategories(keep: plan.keep.filter { $0 != category.identifier }, add: category) {
                 center.categoryIdentifiers { _ in done() }
             }
@@ -286,7 +285,7 @@ public enum QPServiceFlow {
     public static func run(userInfoJSON: String,
                            core: PhoneCore?,
                            center: QPNotificationCenter,
-                           budget: TimeInterval = 5,
+                           budget: TimeInterval = QPBudgets.extensionNetwork,
                            options: PresentOptions = PresentOptions(),
                            requireUnlockForDanger: Bool = false,
                            languages: [String] = Locale.preferredLanguages,
@@ -316,11 +315,24 @@ public enum QPReconciler {
     public static func reconcile(core: PhoneCore, center: QPNotificationCenter, except: String? = nil,
                                  options: PresentOptions = PresentOptions(),
                                  requireUnlockForDanger: Bool = false) async {
-        let options = options.requiringUnlock(requireUnlockForDanger)
-        let onScreen = await withCheckedContinuation { (c: CheckedContinuation<[String], Never>) in
+        let onScreen = await questionsOnScreen(center)
+        guard let plan = try? core.reconcile(onScreen: onScreen.filter { $0 != except }) else { return }
+        await apply(plan, core: core, center: center, options: options.requiringUnlock(requireUnlockForDanger))
+        if let pending = try? core.badgeCount() { center.setBadgeCount(Int(pending)) }
+    }
+
+    /// The identifiers of this library's notifications on screen.
+    static func questionsOnScreen(_ center: QPNotificationCenter) async -> [String] {
+        await withCheckedContinuation { (c: CheckedContinuation<[String], Never>) in
             center.questionNotificationIds { c.resume(returning: $0) }
         }
-        guard let plan = try? core.reconcile(onScreen: onScreen.filter { $0 != except }) else { return }
+    }
+
+    /// Does what the core's plan says to the notifications on screen:
+    /// removes the unknown, replaces the resolved, posts the missed (with
+    /// their categories).
+    static func apply(_ plan: ReconcilePlan, core: PhoneCore, center: QPNotificationCenter,
+                      options: PresentOptions) async {
         center.remove(identifiers: plan.remove)
         let quiet = presentation(options, core: core, resolved: true)
         for n in plan.resolved {
@@ -335,21 +347,29 @@ public enum QPReconciler {
                                               presentation: presentation(options, core: core, resolved: false)),
                         identifier: q.id)
         }
-        if let pending = try? core.badgeCount() { center.setBadgeCount(Int(pending)) }
     }
 
-    /// At launch and on every return to the foreground: resume the store,
-    /// queue again what a crash cut short, send the outbox, pull from the
-    /// server, and reconcile. Returns the sync's report (nil offline).
+    /// At launch and on every return to the foreground: the core's one call
+    /// (`cameToForeground`: resume the store, queue again what a crash cut
+    /// short at launch, send the outbox, pull from the server, reconcile),
+    /// then its plan applied to the screen and its badge set. The report
+    /// says what each step did (`failures`: signed out, offline, revoked).
     @discardableResult
-    public static func refresh(core: PhoneCore, center: QPNotificationCenter, atLaunch: Bool = false,
+    public static func cameToForeground(core: PhoneCore, center: QPNotificationCenter,
+                                        options: PresentOptions = PresentOptions()) async -> ForegroundReport {
+        let onScreen = await questionsOnScreen(center)
+        let report = await core.cameToForeground(onScreen: onScreen)
+        if let plan = report.plan { await apply(plan, core: core, center: center, options: options) }
+        if let badge = report.badge { center.setBadgeCount(Int(badge)) }
+        return report
+    }
+
+    /// `cameToForeground`, for callers that want the sync's report only
+    /// (nil offline or signed out).
+    @discardableResult
+    public static func refresh(core: PhoneCore, center: QPNotificationCenter,
                                options: PresentOptions = PresentOptions()) async -> SyncReport? {
-        try? core.resume()
-        if atLaunch { _ = try? core.requeueInterrupted() }
-        _ = try? await core.flush()
-        let synced = try? await core.sync()
-        await reconcile(core: core, center: center, options: options)
-        return synced
+        await cameToForeground(core: core, center: center, options: options).synced
     }
 }
 
@@ -407,7 +427,7 @@ public enum QPAnswerFlow {
     /// notification itself is gone: iOS dismisses it when an action is taken.
     @discardableResult
     public static func answer(core: PhoneCore, questionId: String, actionIdentifier: String, typedText: String?,
-                              flushWithin: TimeInterval = 8,
+                              flushWithin: TimeInterval = QPBudgets.answerDelivery,
                               completion: @escaping () -> Void) async -> QPAnswerOutcome {
         try? core.resume()
         let outcome = commit(core: core, questionId: questionId, actionIdentifier: actionIdentifier, typedText: typedText)

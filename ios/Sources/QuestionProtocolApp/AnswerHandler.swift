@@ -24,7 +24,8 @@ public enum QPNotificationResponseHandler {
     /// question named): completes at once, nil.
     /// Returns the work, for callers that want to await it.
     @discardableResult
-    public static func handle(_ response: UNNotificationResponse, core: PhoneCore, flushWithin: TimeInterval = 8,
+    public static func handle(_ response: UNNotificationResponse, core: PhoneCore,
+                              flushWithin: TimeInterval = QPBudgets.answerDelivery,
                               completionHandler: @escaping () -> Void) -> Task<QPAnswerOutcome?, Never> {
         let category = response.notification.request.content.categoryIdentifier
         guard let questionId = QPAnswerFlow.questionId(fromCategory: category) else {

@@ -1,9 +1,10 @@
-// Apple glue: the app's side of the lifecycle. The store lives in the App
-// Group container, so the core is suspended (no file lock held) whenever
-// the app goes to the background, inside a background task, and resumed on
-// the way back; each return to the foreground sends, syncs and reconciles
-// the notifications on screen; a background app refresh does the same while
-// the app is not in use. App only (`UIApplication.shared`, background
+// Apple glue: the app's side of the lifecycle, the core's two calls. The
+// store lives in the App Group container, so going to the background
+// (`enteringBackground`, inside a background task) closes it (no file lock
+// held); each return to the foreground (`cameToForeground`) resumes it,
+// sends, syncs and reconciles the notifications on screen, in the core's
+// order; a background app refresh does the same while the app is not in
+// use. This file only applies what the core returns. App only (`UIApplication.shared`, background
 // tasks): the app product, QuestionProtocolApp.
 #if canImport(UIKit) && canImport(UserNotifications)
 import Foundation
@@ -37,7 +38,9 @@ public final class QPAppLifecycle {
 
     /// From `application(_:didFinishLaunchingWithOptions:)`: registers the
     /// background refresh (it must be registered before launch ends),
-    /// observes background/foreground, and refreshes once.
+    /// observes background/foreground, and comes to the foreground once
+    /// (the core's first call in the process is the launch's: it also
+    /// queues again what a crash cut short).
     @discardableResult
     public func start(notificationCenter: NotificationCenter = .default) -> Task<SyncReport?, Never> {
         registerRefresh()
@@ -52,27 +55,30 @@ public final class QPAppLifecycle {
             self?.willEnterForeground()
         })
         let (core, center, options) = (self.core, self.center, presentOptions)
-        return Task { await QPReconciler.refresh(core: core, center: center, atLaunch: true, options: options) }
+        return Task { await QPReconciler.refresh(core: core, center: center, options: options) }
     }
 
     deinit {
         observers.forEach { NotificationCenter.default.removeObserver($0) }
     }
 
-    /// Suspends the store inside a background task (it waits for the store
-    /// work in flight) and schedules the next refresh.
+    /// The core's `enteringBackground` inside a background task (it waits
+    /// for the store work in flight, then closes the store), and the next
+    /// refresh scheduled.
     public func didEnterBackground() {
         let app = UIApplication.shared
         let ended = Once()
         var task = UIBackgroundTaskIdentifier.invalid
         let end = { if ended.claim() { app.endBackgroundTask(task) } }
         task = app.beginBackgroundTask(withName: "qp.suspend", expirationHandler: { end() })
-        try? core.suspend()
+        _ = try? core.enteringBackground(platform: .ios)
         scheduleRefresh()
         end()
     }
 
-    /// Resumes the store, then sends, syncs and reconciles.
+    /// The core's `cameToForeground` (resume, send, sync, reconcile), its
+    /// plan applied. The store is opened at once too, so what the app reads
+    /// while the rest runs finds it open.
     @discardableResult
     public func willEnterForeground() -> Task<SyncReport?, Never> {
         try? core.resume()

@@ -299,6 +299,34 @@ final class GlueTests: XCTestCase {
         XCTAssertTrue(isSuspended(app), "a refresh ends with the store closed")
     }
 
+    // The core's foreground call through the glue (issue 26): an answer
+    // given while the server was unreachable is sent once when the app comes
+    // to the foreground, its notification then shows the resolved copy, and
+    // the report says what each step did, in the core's order.
+    func testAnAnswerQueuedOfflineIsSentOnceWhenTheAppComesToTheForeground() async throws {
+        try requireServer()
+        let store = dir + "/shared.sqlite"
+        let q = try await showQuestion("Flush the edge cache?", store: store)
+        let offline = try core(env("QP_E2E_DEAD_URL"), store)
+        _ = try offline.answerAction(questionId: q.id, actionId: "qp.v.approve", text: nil) // committed, not sent
+        let app = try core(env("QP_E2E_URL"), store)
+        let screen = QPUserNotificationCenter(center)
+        let first = await QPReconciler.cameToForeground(core: app, center: screen)
+        XCTAssertEqual(first.steps, [.resume, .requeue, .flush, .sync, .reconcile, .badge, .session])
+        XCTAssertTrue(first.failures.isEmpty, "\(first.failures)")
+        XCTAssertEqual(first.flushed?.answered, 1)
+        let state = try await serverQuestion(q.id).state
+        XCTAssertEqual(state, "answered")
+        let shown = delivered().first { $0.request.identifier == q.id }?.request.content
+        XCTAssertEqual(shown?.subtitle, "You answered: Approve", "replaced by its resolved copy")
+        XCTAssertEqual(shown?.categoryIdentifier, "", "no buttons")
+        XCTAssertNotNil(first.badge, "the badge set from the core's count")
+        // The next return to the foreground: no requeue, nothing sent again.
+        let again = await QPReconciler.cameToForeground(core: app, center: screen)
+        XCTAssertFalse(again.steps.contains(.requeue))
+        XCTAssertEqual(again.flushed?.answered, 0, "sent once")
+    }
+
     // Background: the store is closed inside a background task that is
     // ended; foreground: open again and refreshed.
     func testBackgroundSuspendsAndForegroundResumes() async throws {

@@ -17,8 +17,8 @@ open class QPNotificationService: UNNotificationServiceExtension {
     /// cannot be opened (locked before the first unlock): the push still shows.
     open func makeCore() -> PhoneCore? { nil }
     /// Seconds of network (sending queued answers) per push, well inside
-    /// the extension's ~30 s.
-    open var networkBudget: TimeInterval { 5 }
+    /// the extension's ~30 s: the core's budget (`QPBudgets`).
+    open var networkBudget: TimeInterval { QPBudgets.extensionNetwork }
     open var requireUnlockForDanger: Bool { false }
     /// How loud a question is (interruption level, sound); the badge is
     /// the pending count. Use the same options in the app (QPAppLifecycle).

@@ -812,6 +812,12 @@ internal object IntegrityCheckingUniffiLib {
     internal fun ensureInitialized() = Unit
     external fun uniffi_qp_ffi_checksum_func_device_public_key(
     ): Int
+    external fun uniffi_qp_ffi_checksum_func_apns_alert(
+    ): Int
+    external fun uniffi_qp_ffi_checksum_func_phone_budgets(
+    ): Int
+    external fun uniffi_qp_ffi_checksum_func_plan_ios_categories_without_store(
+    ): Int
     external fun uniffi_qp_ffi_checksum_func_pair_device(
     ): Int
     external fun uniffi_qp_ffi_checksum_func_android_channel(
@@ -863,6 +869,12 @@ internal object IntegrityCheckingUniffiLib {
     external fun uniffi_qp_ffi_checksum_method_feedsubscription_cancel(
     ): Int
     external fun uniffi_qp_ffi_checksum_method_securestore_save_token(
+    ): Int
+    external fun uniffi_qp_ffi_checksum_method_phonecore_answered_line(
+    ): Int
+    external fun uniffi_qp_ffi_checksum_method_phonecore_came_to_foreground(
+    ): Int
+    external fun uniffi_qp_ffi_checksum_method_phonecore_entering_background(
     ): Int
     external fun uniffi_qp_ffi_checksum_method_phonecore_android_channel(
     ): Int
@@ -1041,6 +1053,12 @@ internal object UniffiLib {
     ): Long
     external fun uniffi_qp_ffi_fn_constructor_phonecore_open_session(`storePath`: RustBuffer.ByValue,`mode`: RustBuffer.ByValue,`vault`: Long,`languages`: RustBuffer.ByValue,`extraCaPem`: RustBuffer.ByValue,`deviceKeys`: RustBuffer.ByValue,uniffi_out_err: UniffiRustCallStatus, 
     ): Long
+    external fun uniffi_qp_ffi_fn_method_phonecore_answered_line(`ptr`: Long,`questionId`: RustBuffer.ByValue,uniffi_out_err: UniffiRustCallStatus, 
+    ): RustBuffer.ByValue
+    external fun uniffi_qp_ffi_fn_method_phonecore_came_to_foreground(`ptr`: Long,`onScreen`: RustBuffer.ByValue,
+    ): Long
+    external fun uniffi_qp_ffi_fn_method_phonecore_entering_background(`ptr`: Long,`platform`: RustBuffer.ByValue,uniffi_out_err: UniffiRustCallStatus, 
+    ): RustBuffer.ByValue
     external fun uniffi_qp_ffi_fn_method_phonecore_android_channel(`ptr`: Long,uniffi_out_err: UniffiRustCallStatus, 
     ): RustBuffer.ByValue
     external fun uniffi_qp_ffi_fn_method_phonecore_android_notification(`ptr`: Long,`question`: RustBuffer.ByValue,`now`: RustBuffer.ByValue,`requireUnlockForDanger`: Byte,uniffi_out_err: UniffiRustCallStatus, 
@@ -1162,6 +1180,12 @@ internal object UniffiLib {
     external fun uniffi_qp_ffi_fn_method_tokenvault_forget_token(`ptr`: Long,`userId`: RustBuffer.ByValue,uniffi_out_err: UniffiRustCallStatus, 
     ): Unit
     external fun uniffi_qp_ffi_fn_func_device_public_key(`keys`: Long,uniffi_out_err: UniffiRustCallStatus, 
+    ): RustBuffer.ByValue
+    external fun uniffi_qp_ffi_fn_func_apns_alert(`userInfoJson`: RustBuffer.ByValue,uniffi_out_err: UniffiRustCallStatus, 
+    ): RustBuffer.ByValue
+    external fun uniffi_qp_ffi_fn_func_phone_budgets(uniffi_out_err: UniffiRustCallStatus, 
+    ): RustBuffer.ByValue
+    external fun uniffi_qp_ffi_fn_func_plan_ios_categories_without_store(`registered`: RustBuffer.ByValue,`newCategory`: RustBuffer.ByValue,`now`: RustBuffer.ByValue,`max`: Int,uniffi_out_err: UniffiRustCallStatus, 
     ): RustBuffer.ByValue
     external fun uniffi_qp_ffi_fn_func_pair_device(`linkOrCode`: RustBuffer.ByValue,`serverUrl`: RustBuffer.ByValue,`deviceLabel`: RustBuffer.ByValue,`device`: RustBuffer.ByValue,`store`: Long,`extraCaPem`: RustBuffer.ByValue,
     ): Long
@@ -1327,6 +1351,15 @@ private fun uniffiCheckApiChecksums(lib: IntegrityCheckingUniffiLib) {
     if ((lib.uniffi_qp_ffi_checksum_func_device_public_key() and 0xFFFF) != 25276) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
+    if ((lib.uniffi_qp_ffi_checksum_func_apns_alert() and 0xFFFF) != 28712) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_qp_ffi_checksum_func_phone_budgets() and 0xFFFF) != 27914) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_qp_ffi_checksum_func_plan_ios_categories_without_store() and 0xFFFF) != 48250) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
     if ((lib.uniffi_qp_ffi_checksum_func_pair_device() and 0xFFFF) != 1956) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
@@ -1405,6 +1438,15 @@ private fun uniffiCheckApiChecksums(lib: IntegrityCheckingUniffiLib) {
     if ((lib.uniffi_qp_ffi_checksum_method_securestore_save_token() and 0xFFFF) != 50044) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
+    if ((lib.uniffi_qp_ffi_checksum_method_phonecore_answered_line() and 0xFFFF) != 23869) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_qp_ffi_checksum_method_phonecore_came_to_foreground() and 0xFFFF) != 29600) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_qp_ffi_checksum_method_phonecore_entering_background() and 0xFFFF) != 46099) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
     if ((lib.uniffi_qp_ffi_checksum_method_phonecore_android_channel() and 0xFFFF) != 12831) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
@@ -1468,7 +1510,7 @@ private fun uniffiCheckApiChecksums(lib: IntegrityCheckingUniffiLib) {
     if ((lib.uniffi_qp_ffi_checksum_method_phonecore_open_app_to_finish() and 0xFFFF) != 39561) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
-    if ((lib.uniffi_qp_ffi_checksum_method_phonecore_plan_ios_categories() and 0xFFFF) != 37585) {
+    if ((lib.uniffi_qp_ffi_checksum_method_phonecore_plan_ios_categories() and 0xFFFF) != 11455) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
     if ((lib.uniffi_qp_ffi_checksum_method_phonecore_question() and 0xFFFF) != 26099) {
@@ -1844,6 +1886,29 @@ public object FfiConverterInt: FfiConverter<Int, Int> {
 
     override fun write(value: Int, buf: ByteBuffer) {
         buf.putInt(value)
+    }
+}
+
+/**
+ * @suppress
+ */
+public object FfiConverterULong: FfiConverter<ULong, Long> {
+    override fun lift(value: Long): ULong {
+        return value.toULong()
+    }
+
+    override fun read(buf: ByteBuffer): ULong {
+        return lift(buf.getLong())
+    }
+
+    override fun lower(value: ULong): Long {
+        return value.toLong()
+    }
+
+    override fun allocationSize(value: ULong) = 8UL
+
+    override fun write(value: ULong, buf: ByteBuffer) {
+        buf.putLong(value.toLong())
     }
 }
 
@@ -3051,6 +3116,32 @@ public object FfiConverterTypeFeedSubscription: FfiConverter<FeedSubscription, L
 public interface PhoneCoreInterface {
     
     /**
+     * The line of a question's notification once answered here: "You
+     * answered: Approve" when resolved, else where this device's answer
+     * stands ("Approve: queued, sends when online"); the feed cell's
+     * words. Nil when not held here, or pending without an answer here.
+     */
+    fun `answeredLine`(`questionId`: kotlin.String): kotlin.String?
+    
+    /**
+     * At launch and at every return to the foreground, in this order:
+     * resume the store, queue again what a crash cut short (the first
+     * call in this process), send the outbox, sync, reconcile `onScreen`
+     * (this library's notifications on screen: their identifiers, the
+     * question ids), then the badge and the session. Never throws: each
+     * step's error is in `failures`. Apply `plan` and `badge`.
+     */
+    suspend fun `cameToForeground`(`onScreen`: List<kotlin.String>): ForegroundReport
+    
+    /**
+     * Before the app goes to the background: on iOS the store is closed
+     * (no file lock held while suspended: `0xdead10cc`) until
+     * `cameToForeground` or `resume`; on Android it stays open, its WAL
+     * written back. `unsentAnswers`: schedule background work for them.
+     */
+    fun `enteringBackground`(`platform`: Platform): BackgroundReport
+    
+    /**
      * Android: the questions channel, named in the person's language.
      */
     fun `androidChannel`(): AndroidChannel
@@ -3165,7 +3256,8 @@ public interface PhoneCoreInterface {
     
     /**
      * The categories to register (`setNotificationCategories`): what is
-     * registered, merged with the new one, pruned by what the store knows.
+     * registered, merged with the new one, pruned by what the store knows
+     * (a store that cannot be read now: as `planIosCategoriesWithoutStore`).
      */
     fun `planIosCategories`(`registered`: List<kotlin.String>, `newCategory`: kotlin.String, `now`: Timestamp, `max`: kotlin.UInt): RegistryPlan
     
@@ -3471,6 +3563,77 @@ open class PhoneCore: Disposable, AutoCloseable, PhoneCoreInterface
             UniffiLib.uniffi_qp_ffi_fn_clone_phonecore(handle, status)
         }
     }
+
+    
+    /**
+     * The line of a question's notification once answered here: "You
+     * answered: Approve" when resolved, else where this device's answer
+     * stands ("Approve: queued, sends when online"); the feed cell's
+     * words. Nil when not held here, or pending without an answer here.
+     */
+    @Throws(QpException::class)override fun `answeredLine`(`questionId`: kotlin.String): kotlin.String? {
+            return FfiConverterOptionalString.lift(
+    callWithHandle {
+    uniffiRustCallWithError(QpException) { _status ->
+    UniffiLib.uniffi_qp_ffi_fn_method_phonecore_answered_line(
+        it,
+        
+        FfiConverterString.lower(`questionId`),_status)
+}
+    }
+    )
+    }
+    
+
+    
+    /**
+     * At launch and at every return to the foreground, in this order:
+     * resume the store, queue again what a crash cut short (the first
+     * call in this process), send the outbox, sync, reconcile `onScreen`
+     * (this library's notifications on screen: their identifiers, the
+     * question ids), then the badge and the session. Never throws: each
+     * step's error is in `failures`. Apply `plan` and `badge`.
+     */
+    @Suppress("ASSIGNED_BUT_NEVER_ACCESSED_VARIABLE")
+    override suspend fun `cameToForeground`(`onScreen`: List<kotlin.String>) : ForegroundReport {
+        return uniffiRustCallAsync(
+        callWithHandle { uniffiHandle ->
+            UniffiLib.uniffi_qp_ffi_fn_method_phonecore_came_to_foreground(
+                uniffiHandle,
+                
+        FfiConverterSequenceString.lower(`onScreen`),
+            )
+        },
+        { future, callback, continuation -> UniffiLib.ffi_qp_ffi_rust_future_poll_rust_buffer(future, callback, continuation) },
+        { future, continuation -> UniffiLib.ffi_qp_ffi_rust_future_complete_rust_buffer(future, continuation) },
+        { future -> UniffiLib.ffi_qp_ffi_rust_future_free_rust_buffer(future) },
+        // lift function
+        { FfiConverterTypeForegroundReport.lift(it) },
+        // Error FFI converter
+        UniffiNullRustCallStatusErrorHandler,
+    )
+    }
+
+    
+    /**
+     * Before the app goes to the background: on iOS the store is closed
+     * (no file lock held while suspended: `0xdead10cc`) until
+     * `cameToForeground` or `resume`; on Android it stays open, its WAL
+     * written back. `unsentAnswers`: schedule background work for them.
+     */
+    @Throws(QpException::class)override fun `enteringBackground`(`platform`: Platform): BackgroundReport {
+            return FfiConverterTypeBackgroundReport.lift(
+    callWithHandle {
+    uniffiRustCallWithError(QpException) { _status ->
+    UniffiLib.uniffi_qp_ffi_fn_method_phonecore_entering_background(
+        it,
+        
+        FfiConverterTypePlatform.lower(`platform`),_status)
+}
+    }
+    )
+    }
+    
 
     
     /**
@@ -3897,12 +4060,12 @@ open class PhoneCore: Disposable, AutoCloseable, PhoneCoreInterface
     
     /**
      * The categories to register (`setNotificationCategories`): what is
-     * registered, merged with the new one, pruned by what the store knows.
-     */
-    @Throws(QpException::class)override fun `planIosCategories`(`registered`: List<kotlin.String>, `newCategory`: kotlin.String, `now`: Timestamp, `max`: kotlin.UInt): RegistryPlan {
+     * registered, merged with the new one, pruned by what the store knows
+     * (a store that cannot be read now: as `planIosCategoriesWithoutStore`).
+     */override fun `planIosCategories`(`registered`: List<kotlin.String>, `newCategory`: kotlin.String, `now`: Timestamp, `max`: kotlin.UInt): RegistryPlan {
             return FfiConverterTypeRegistryPlan.lift(
     callWithHandle {
-    uniffiRustCallWithError(QpException) { _status ->
+    uniffiRustCall() { _status ->
     UniffiLib.uniffi_qp_ffi_fn_method_phonecore_plan_ios_categories(
         it,
         
@@ -5970,6 +6133,87 @@ public object FfiConverterTypeAnswer: FfiConverterRustBuffer<Answer> {
 
 
 
+data class ApnsAlert (
+    var `title`: kotlin.String?
+    , 
+    var `subtitle`: kotlin.String?
+    , 
+    var `body`: kotlin.String?
+    
+){
+    
+
+    
+
+    
+    companion object
+}
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypeApnsAlert: FfiConverterRustBuffer<ApnsAlert> {
+    override fun read(buf: ByteBuffer): ApnsAlert {
+        return ApnsAlert(
+            FfiConverterOptionalString.read(buf),
+            FfiConverterOptionalString.read(buf),
+            FfiConverterOptionalString.read(buf),
+        )
+    }
+
+    override fun allocationSize(value: ApnsAlert) = (
+            FfiConverterOptionalString.allocationSize(value.`title`) +
+            FfiConverterOptionalString.allocationSize(value.`subtitle`) +
+            FfiConverterOptionalString.allocationSize(value.`body`)
+    )
+
+    override fun write(value: ApnsAlert, buf: ByteBuffer) {
+            FfiConverterOptionalString.write(value.`title`, buf)
+            FfiConverterOptionalString.write(value.`subtitle`, buf)
+            FfiConverterOptionalString.write(value.`body`, buf)
+    }
+}
+
+
+
+data class BackgroundReport (
+    var `unsentAnswers`: kotlin.UInt
+    , 
+    var `storeClosed`: kotlin.Boolean
+    
+){
+    
+
+    
+
+    
+    companion object
+}
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypeBackgroundReport: FfiConverterRustBuffer<BackgroundReport> {
+    override fun read(buf: ByteBuffer): BackgroundReport {
+        return BackgroundReport(
+            FfiConverterUInt.read(buf),
+            FfiConverterBoolean.read(buf),
+        )
+    }
+
+    override fun allocationSize(value: BackgroundReport) = (
+            FfiConverterUInt.allocationSize(value.`unsentAnswers`) +
+            FfiConverterBoolean.allocationSize(value.`storeClosed`)
+    )
+
+    override fun write(value: BackgroundReport, buf: ByteBuffer) {
+            FfiConverterUInt.write(value.`unsentAnswers`, buf)
+            FfiConverterBoolean.write(value.`storeClosed`, buf)
+    }
+}
+
+
+
 data class ChooseEntry (
     var `title`: kotlin.String
     , 
@@ -6356,6 +6600,94 @@ public object FfiConverterTypeFlushReport: FfiConverterRustBuffer<FlushReport> {
             FfiConverterUInt.write(value.`willRetry`, buf)
             FfiConverterSequenceString.write(value.`withdraw`, buf)
             FfiConverterBoolean.write(value.`unauthorized`, buf)
+    }
+}
+
+
+
+/**
+ * What coming to the foreground did (the core's `ForegroundReport`, its
+ * errors as `QpError`). A step that failed is nil here and in `failures`.
+ */
+data class ForegroundReport (
+    /**
+     * Steps run, in order (the requeue only at launch).
+     */
+    var `steps`: List<ForegroundStep>
+    , 
+    /**
+     * Sends cut short by a crash, queued again (at launch).
+     */
+    var `requeued`: kotlin.UInt?
+    , 
+    var `flushed`: FlushReport?
+    , 
+    var `synced`: SyncReport?
+    , 
+    /**
+     * Apply it: replace (iOS) or withdraw (Android) the resolved, remove
+     * the unknown, post the missed.
+     */
+    var `plan`: ReconcilePlan?
+    , 
+    /**
+     * The app icon's badge afterwards.
+     */
+    var `badge`: kotlin.UInt?
+    , 
+    /**
+     * The session afterwards; its `line` is what to tell the person.
+     */
+    var `session`: SessionStatus?
+    , 
+    var `failures`: List<StepFailure>
+    
+){
+    
+
+    
+
+    
+    companion object
+}
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypeForegroundReport: FfiConverterRustBuffer<ForegroundReport> {
+    override fun read(buf: ByteBuffer): ForegroundReport {
+        return ForegroundReport(
+            FfiConverterSequenceTypeForegroundStep.read(buf),
+            FfiConverterOptionalUInt.read(buf),
+            FfiConverterOptionalTypeFlushReport.read(buf),
+            FfiConverterOptionalTypeSyncReport.read(buf),
+            FfiConverterOptionalTypeReconcilePlan.read(buf),
+            FfiConverterOptionalUInt.read(buf),
+            FfiConverterOptionalTypeSessionStatus.read(buf),
+            FfiConverterSequenceTypeStepFailure.read(buf),
+        )
+    }
+
+    override fun allocationSize(value: ForegroundReport) = (
+            FfiConverterSequenceTypeForegroundStep.allocationSize(value.`steps`) +
+            FfiConverterOptionalUInt.allocationSize(value.`requeued`) +
+            FfiConverterOptionalTypeFlushReport.allocationSize(value.`flushed`) +
+            FfiConverterOptionalTypeSyncReport.allocationSize(value.`synced`) +
+            FfiConverterOptionalTypeReconcilePlan.allocationSize(value.`plan`) +
+            FfiConverterOptionalUInt.allocationSize(value.`badge`) +
+            FfiConverterOptionalTypeSessionStatus.allocationSize(value.`session`) +
+            FfiConverterSequenceTypeStepFailure.allocationSize(value.`failures`)
+    )
+
+    override fun write(value: ForegroundReport, buf: ByteBuffer) {
+            FfiConverterSequenceTypeForegroundStep.write(value.`steps`, buf)
+            FfiConverterOptionalUInt.write(value.`requeued`, buf)
+            FfiConverterOptionalTypeFlushReport.write(value.`flushed`, buf)
+            FfiConverterOptionalTypeSyncReport.write(value.`synced`, buf)
+            FfiConverterOptionalTypeReconcilePlan.write(value.`plan`, buf)
+            FfiConverterOptionalUInt.write(value.`badge`, buf)
+            FfiConverterOptionalTypeSessionStatus.write(value.`session`, buf)
+            FfiConverterSequenceTypeStepFailure.write(value.`failures`, buf)
     }
 }
 
@@ -6793,6 +7125,44 @@ public object FfiConverterTypePairedAccount: FfiConverterRustBuffer<PairedAccoun
             FfiConverterString.write(value.`userId`, buf)
             FfiConverterString.write(value.`displayName`, buf)
             FfiConverterOptionalString.write(value.`deviceId`, buf)
+    }
+}
+
+
+
+data class PhoneBudgets (
+    var `extensionNetworkMs`: kotlin.ULong
+    , 
+    var `answerDeliveryMs`: kotlin.ULong
+    
+){
+    
+
+    
+
+    
+    companion object
+}
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypePhoneBudgets: FfiConverterRustBuffer<PhoneBudgets> {
+    override fun read(buf: ByteBuffer): PhoneBudgets {
+        return PhoneBudgets(
+            FfiConverterULong.read(buf),
+            FfiConverterULong.read(buf),
+        )
+    }
+
+    override fun allocationSize(value: PhoneBudgets) = (
+            FfiConverterULong.allocationSize(value.`extensionNetworkMs`) +
+            FfiConverterULong.allocationSize(value.`answerDeliveryMs`)
+    )
+
+    override fun write(value: PhoneBudgets, buf: ByteBuffer) {
+            FfiConverterULong.write(value.`extensionNetworkMs`, buf)
+            FfiConverterULong.write(value.`answerDeliveryMs`, buf)
     }
 }
 
@@ -7356,6 +7726,48 @@ public object FfiConverterTypeSignOutReport: FfiConverterRustBuffer<SignOutRepor
 
 
 
+/**
+ * A step of `cameToForeground` that failed: its error as the bindings
+ * throw it elsewhere (`QpError`), so the glue matches it the same way.
+ */
+data class StepFailure (
+    var `step`: ForegroundStep
+    , 
+    var `error`: QpException
+    
+){
+    
+
+    
+
+    
+    companion object
+}
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypeStepFailure: FfiConverterRustBuffer<StepFailure> {
+    override fun read(buf: ByteBuffer): StepFailure {
+        return StepFailure(
+            FfiConverterTypeForegroundStep.read(buf),
+            FfiConverterTypeQpError.read(buf),
+        )
+    }
+
+    override fun allocationSize(value: StepFailure) = (
+            FfiConverterTypeForegroundStep.allocationSize(value.`step`) +
+            FfiConverterTypeQpError.allocationSize(value.`error`)
+    )
+
+    override fun write(value: StepFailure, buf: ByteBuffer) {
+            FfiConverterTypeForegroundStep.write(value.`step`, buf)
+            FfiConverterTypeQpError.write(value.`error`, buf)
+    }
+}
+
+
+
 data class SyncReport (
     var `pending`: kotlin.UInt
     , 
@@ -7656,6 +8068,45 @@ public object FfiConverterTypeDecodedPush : FfiConverterRustBuffer<DecodedPush>{
                 Unit
             }
         }.let { /* this makes the `when` an expression, which ensures it is exhaustive */ }
+    }
+}
+
+
+
+
+
+
+enum class ForegroundStep {
+    
+    RESUME,
+    REQUEUE,
+    FLUSH,
+    SYNC,
+    RECONCILE,
+    BADGE,
+    SESSION;
+
+    
+
+
+    companion object
+}
+
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypeForegroundStep: FfiConverterRustBuffer<ForegroundStep> {
+    override fun read(buf: ByteBuffer) = try {
+        ForegroundStep.values()[buf.getInt() - 1]
+    } catch (e: IndexOutOfBoundsException) {
+        throw RuntimeException("invalid enum value, something is very wrong!!", e)
+    }
+
+    override fun allocationSize(value: ForegroundStep) = 4UL
+
+    override fun write(value: ForegroundStep, buf: ByteBuffer) {
+        buf.putInt(value.ordinal + 1)
     }
 }
 
@@ -8839,6 +9290,38 @@ public object FfiConverterOptionalTypeDeviceRegistration: FfiConverterRustBuffer
 /**
  * @suppress
  */
+public object FfiConverterOptionalTypeFlushReport: FfiConverterRustBuffer<FlushReport?> {
+    override fun read(buf: ByteBuffer): FlushReport? {
+        if (buf.get().toInt() == 0) {
+            return null
+        }
+        return FfiConverterTypeFlushReport.read(buf)
+    }
+
+    override fun allocationSize(value: FlushReport?): ULong {
+        if (value == null) {
+            return 1UL
+        } else {
+            return 1UL + FfiConverterTypeFlushReport.allocationSize(value)
+        }
+    }
+
+    override fun write(value: FlushReport?, buf: ByteBuffer) {
+        if (value == null) {
+            buf.put(0)
+        } else {
+            buf.put(1)
+            FfiConverterTypeFlushReport.write(value, buf)
+        }
+    }
+}
+
+
+
+
+/**
+ * @suppress
+ */
 public object FfiConverterOptionalTypeIosResolvedNotification: FfiConverterRustBuffer<IosResolvedNotification?> {
     override fun read(buf: ByteBuffer): IosResolvedNotification? {
         if (buf.get().toInt() == 0) {
@@ -8967,6 +9450,38 @@ public object FfiConverterOptionalTypePushQuestion: FfiConverterRustBuffer<PushQ
 /**
  * @suppress
  */
+public object FfiConverterOptionalTypeReconcilePlan: FfiConverterRustBuffer<ReconcilePlan?> {
+    override fun read(buf: ByteBuffer): ReconcilePlan? {
+        if (buf.get().toInt() == 0) {
+            return null
+        }
+        return FfiConverterTypeReconcilePlan.read(buf)
+    }
+
+    override fun allocationSize(value: ReconcilePlan?): ULong {
+        if (value == null) {
+            return 1UL
+        } else {
+            return 1UL + FfiConverterTypeReconcilePlan.allocationSize(value)
+        }
+    }
+
+    override fun write(value: ReconcilePlan?, buf: ByteBuffer) {
+        if (value == null) {
+            buf.put(0)
+        } else {
+            buf.put(1)
+            FfiConverterTypeReconcilePlan.write(value, buf)
+        }
+    }
+}
+
+
+
+
+/**
+ * @suppress
+ */
 public object FfiConverterOptionalTypeReplyField: FfiConverterRustBuffer<ReplyField?> {
     override fun read(buf: ByteBuffer): ReplyField? {
         if (buf.get().toInt() == 0) {
@@ -8989,6 +9504,70 @@ public object FfiConverterOptionalTypeReplyField: FfiConverterRustBuffer<ReplyFi
         } else {
             buf.put(1)
             FfiConverterTypeReplyField.write(value, buf)
+        }
+    }
+}
+
+
+
+
+/**
+ * @suppress
+ */
+public object FfiConverterOptionalTypeSessionStatus: FfiConverterRustBuffer<SessionStatus?> {
+    override fun read(buf: ByteBuffer): SessionStatus? {
+        if (buf.get().toInt() == 0) {
+            return null
+        }
+        return FfiConverterTypeSessionStatus.read(buf)
+    }
+
+    override fun allocationSize(value: SessionStatus?): ULong {
+        if (value == null) {
+            return 1UL
+        } else {
+            return 1UL + FfiConverterTypeSessionStatus.allocationSize(value)
+        }
+    }
+
+    override fun write(value: SessionStatus?, buf: ByteBuffer) {
+        if (value == null) {
+            buf.put(0)
+        } else {
+            buf.put(1)
+            FfiConverterTypeSessionStatus.write(value, buf)
+        }
+    }
+}
+
+
+
+
+/**
+ * @suppress
+ */
+public object FfiConverterOptionalTypeSyncReport: FfiConverterRustBuffer<SyncReport?> {
+    override fun read(buf: ByteBuffer): SyncReport? {
+        if (buf.get().toInt() == 0) {
+            return null
+        }
+        return FfiConverterTypeSyncReport.read(buf)
+    }
+
+    override fun allocationSize(value: SyncReport?): ULong {
+        if (value == null) {
+            return 1UL
+        } else {
+            return 1UL + FfiConverterTypeSyncReport.allocationSize(value)
+        }
+    }
+
+    override fun write(value: SyncReport?, buf: ByteBuffer) {
+        if (value == null) {
+            buf.put(0)
+        } else {
+            buf.put(1)
+            FfiConverterTypeSyncReport.write(value, buf)
         }
     }
 }
@@ -9443,6 +10022,62 @@ public object FfiConverterSequenceTypePushQuestion: FfiConverterRustBuffer<List<
 /**
  * @suppress
  */
+public object FfiConverterSequenceTypeStepFailure: FfiConverterRustBuffer<List<StepFailure>> {
+    override fun read(buf: ByteBuffer): List<StepFailure> {
+        val len = buf.getInt()
+        return List<StepFailure>(len) {
+            FfiConverterTypeStepFailure.read(buf)
+        }
+    }
+
+    override fun allocationSize(value: List<StepFailure>): ULong {
+        val sizeForLength = 4UL
+        val sizeForItems = value.map { FfiConverterTypeStepFailure.allocationSize(it) }.sum()
+        return sizeForLength + sizeForItems
+    }
+
+    override fun write(value: List<StepFailure>, buf: ByteBuffer) {
+        buf.putInt(value.size)
+        value.iterator().forEach {
+            FfiConverterTypeStepFailure.write(it, buf)
+        }
+    }
+}
+
+
+
+
+/**
+ * @suppress
+ */
+public object FfiConverterSequenceTypeForegroundStep: FfiConverterRustBuffer<List<ForegroundStep>> {
+    override fun read(buf: ByteBuffer): List<ForegroundStep> {
+        val len = buf.getInt()
+        return List<ForegroundStep>(len) {
+            FfiConverterTypeForegroundStep.read(buf)
+        }
+    }
+
+    override fun allocationSize(value: List<ForegroundStep>): ULong {
+        val sizeForLength = 4UL
+        val sizeForItems = value.map { FfiConverterTypeForegroundStep.allocationSize(it) }.sum()
+        return sizeForLength + sizeForItems
+    }
+
+    override fun write(value: List<ForegroundStep>, buf: ByteBuffer) {
+        buf.putInt(value.size)
+        value.iterator().forEach {
+            FfiConverterTypeForegroundStep.write(it, buf)
+        }
+    }
+}
+
+
+
+
+/**
+ * @suppress
+ */
 public object FfiConverterMapStringString: FfiConverterRustBuffer<Map<kotlin.String, kotlin.String>> {
     override fun read(buf: ByteBuffer): Map<kotlin.String, kotlin.String> {
         val len = buf.getInt()
@@ -9500,6 +10135,56 @@ public typealias FfiConverterTypeTimestamp = FfiConverterTimestamp
     
         
         FfiConverterTypeDeviceKeyStore.lower(`keys`),_status)
+}
+    )
+    }
+    
+
+        /**
+         * The alert an APNs payload carries (its `userInfo` as JSON): title,
+         * subtitle, body (a plain string alert is the body). For the fallback
+         * notification and a resolution this device does not hold; never a
+         * question's words.
+         */ fun `apnsAlert`(`userInfoJson`: kotlin.String): ApnsAlert {
+            return FfiConverterTypeApnsAlert.lift(
+    uniffiRustCall() { _status ->
+    UniffiLib.uniffi_qp_ffi_fn_func_apns_alert(
+    
+        
+        FfiConverterString.lower(`userInfoJson`),_status)
+}
+    )
+    }
+    
+
+        /**
+         * The platform time budgets (milliseconds): the notification extension's
+         * network time per push, and the time a lock-screen answer has to reach
+         * the server before the handler completes.
+         */ fun `phoneBudgets`(): PhoneBudgets {
+            return FfiConverterTypePhoneBudgets.lift(
+    uniffiRustCall() { _status ->
+    UniffiLib.uniffi_qp_ffi_fn_func_phone_budgets(
+    
+        _status)
+}
+    )
+    }
+    
+
+        /**
+         * The categories to register where no store can be read (no `PhoneCore`):
+         * ours kept, newest first, up to `max`.
+         */ fun `planIosCategoriesWithoutStore`(`registered`: List<kotlin.String>, `newCategory`: kotlin.String, `now`: Timestamp, `max`: kotlin.UInt): RegistryPlan {
+            return FfiConverterTypeRegistryPlan.lift(
+    uniffiRustCall() { _status ->
+    UniffiLib.uniffi_qp_ffi_fn_func_plan_ios_categories_without_store(
+    
+        
+        FfiConverterSequenceString.lower(`registered`),
+        FfiConverterString.lower(`newCategory`),
+        FfiConverterTypeTimestamp.lower(`now`),
+        FfiConverterUInt.lower(`max`),_status)
 }
     )
     }

@@ -17,6 +17,7 @@ import io.questionprotocol.core.PhoneCore
 import io.questionprotocol.core.PresentOptions
 import io.questionprotocol.core.QpException
 import io.questionprotocol.core.androidNotificationId
+import io.questionprotocol.core.phoneBudgets
 import kotlinx.coroutines.runBlocking
 import kotlinx.coroutines.withTimeoutOrNull
 
@@ -27,8 +28,9 @@ import kotlinx.coroutines.withTimeoutOrNull
  */
 abstract class QuestionAnswerReceiver : BroadcastReceiver() {
     companion object {
-        /** A receiver may run about 10 s, goAsync included: send within 8. */
-        const val DELIVERY_BUDGET_MS = 8_000L
+        /** A receiver may run about 10 s, goAsync included: the core's
+         *  answer delivery budget (`phoneBudgets()`, 8 s). */
+        val DELIVERY_BUDGET_MS: Long get() = phoneBudgets().answerDeliveryMs.toLong()
     }
 
     abstract fun core(context: Context): PhoneCore
@@ -92,8 +94,9 @@ abstract class QuestionAnswerReceiver : BroadcastReceiver() {
     }
 
     /** Sends what is queued within [DELIVERY_BUDGET_MS] and shows where the
-     *  answer stands: "Approve, by you" once the server has it, else the
-     *  core's status line. True when nothing is left to send. */
+     *  answer stands, in the core's line (`answeredLine`): "You answered:
+     *  Approve" once the server has it, else where it waits. True when
+     *  nothing is left to send. */
     private fun deliverNow(context: Context, questionId: String): Boolean {
         val core = core(context)
         val report = try {
@@ -101,12 +104,11 @@ abstract class QuestionAnswerReceiver : BroadcastReceiver() {
         } catch (e: QpException) {
             null
         }
-        val cell = try {
-            core.feed().firstOrNull { it.questionId == questionId }
+        val text = try {
+            core.answeredLine(questionId)
         } catch (e: QpException) {
             null
         }
-        val text = cell?.resolution ?: cell?.myAnswer?.status
         if (text != null) notifyQuiet(context, questionId, text)
         return report != null && report.willRetry == 0u
     }

@@ -18,10 +18,12 @@ import android.os.Build
 import io.questionprotocol.core.AndroidAction
 import io.questionprotocol.core.AndroidChannel
 import io.questionprotocol.core.AndroidNotification
+import io.questionprotocol.core.BackgroundReport
 import io.questionprotocol.core.ChannelImportance
 import io.questionprotocol.core.DecodedPush
 import io.questionprotocol.core.FlushReport
 import io.questionprotocol.core.NotificationSound
+import io.questionprotocol.core.Platform
 import io.questionprotocol.core.PhoneCore
 import io.questionprotocol.core.PresentOptions
 import io.questionprotocol.core.QpException
@@ -138,41 +140,61 @@ class QuestionNotifier(
 
     /**
      * At launch and on every return to the foreground (FCM delivers nothing
-     * to a force-stopped app, and pushes are lossy): queue again what a
-     * crash cut short ([atLaunch]), send the outbox, pull from the server,
-     * and [reconcile]. On `Dispatchers.IO`, whatever the caller's thread;
-     * each step caught, so it is safe signed out (a pending offline
-     * sign-out is still told to the server), offline or revoked.
+     * to a force-stopped app, and pushes are lossy): the core's one call
+     * (`cameToForeground`: resume the store, queue again what a crash cut
+     * short at launch, send the outbox, pull from the server, reconcile, in
+     * that order), then its plan applied to the notifications on screen
+     * ([reconcile]'s rules). On `Dispatchers.IO`, whatever the caller's
+     * thread; it reports each step's failure, so it is safe signed out (a
+     * pending offline sign-out is still told to the server), offline or
+     * revoked. [QuestionLifecycle] calls it from the activity's `onStart`.
      */
-    suspend fun refresh(atLaunch: Boolean = false): Refreshed = withContext(Dispatchers.IO) {
+    suspend fun refresh(): Refreshed = withContext(Dispatchers.IO) {
         val core = core ?: return@withContext Refreshed(null, null, null, emptyList(), null, null)
-        val failures = mutableListOf<Exception>()
         // Every failure is caught, not only the core's QpException: a Rust
-        // panic arrives as uniffi's InternalException, and reconcile may meet
-        // a platform exception; either would crash the app at start. A
-        // cancellation still cancels.
-        fun <T> step(block: () -> T): T? = try {
-            block()
+        // panic arrives as uniffi's InternalException, and applying the plan
+        // may meet a platform exception; either would crash the app at start.
+        // A cancellation still cancels.
+        val failures = mutableListOf<Exception>()
+        val report = try {
+            core.cameToForeground(questionsOnScreen().map { it.tag })
         } catch (e: CancellationException) {
             throw e
         } catch (e: Exception) {
             failures += e
             null
         }
-        suspend fun <T> suspendStep(block: suspend () -> T): T? = try {
-            block()
+        report?.failures?.forEach { failures += it.error }
+        val plan = report?.plan?.let { plan ->
+            try {
+                apply(core, plan)
+                plan
+            } catch (e: CancellationException) {
+                throw e
+            } catch (e: Exception) {
+                failures += e
+                null
+            }
+        }
+        Refreshed(report?.flushed, report?.synced, plan, failures, report?.session?.state, report?.session?.line)
+    }
+
+    /**
+     * Before the app goes to the background (the activity's `onStop`,
+     * through [QuestionLifecycle]): the core's `enteringBackground` (on
+     * Android the store stays open, its WAL written back). Its report counts
+     * the answers still to send (schedule background work for them); null
+     * without a core or when the store cannot say. On `Dispatchers.IO`.
+     */
+    suspend fun enteringBackground(): BackgroundReport? = withContext(Dispatchers.IO) {
+        val core = core ?: return@withContext null
+        try {
+            core.enteringBackground(Platform.ANDROID)
         } catch (e: CancellationException) {
             throw e
         } catch (e: Exception) {
-            failures += e
             null
         }
-        if (atLaunch) step { core.requeueInterrupted() }
-        val flushed = suspendStep { core.flush() }
-        val synced = suspendStep { core.sync() }
-        val plan = step { reconcile() }
-        val status = step { core.sessionStatus() }
-        Refreshed(flushed, synced, plan, failures, status?.state, status?.line)
     }
 
     /**
@@ -256,21 +278,27 @@ class QuestionNotifier(
 
     /**
      * Brings the notifications on screen in line with the store: FCM delivers
-     * nothing to a force-stopped app, and a push can be lost. Call at launch
-     * and on every return to the foreground, after `core.sync()`. Resolved
+     * nothing to a force-stopped app, and a push can be lost. [refresh] does
+     * it at launch and on every return to the foreground (after the sync);
+     * call it alone only where the store changed without one. Resolved
      * questions (and ones this device no longer holds) are withdrawn; pending
      * ones never shown here are posted. Returns the core's plan (null without
      * a core).
      */
     fun reconcile(): ReconcilePlan? {
         val core = core ?: return null
-        val onScreen = questionsOnScreen().map { it.tag }
-        val plan = core.reconcile(onScreen)
+        val plan = core.reconcile(questionsOnScreen().map { it.tag })
+        apply(core, plan)
+        return plan
+    }
+
+    /** Does what the core's plan says: withdraws the resolved and the
+     *  unknown, posts the missed (when notifications are allowed). */
+    private fun apply(core: PhoneCore, plan: ReconcilePlan) {
         (plan.resolved.map { it.identifier } + plan.remove).forEach { withdraw(it) }
         if (canNotify()) {
             for (q in plan.post) post(core.androidNotificationWith(q, Instant.now(), options), q.room.name)
         }
-        return plan
     }
 
     /** Ours: tagged with the question id, under the id the core derives from it

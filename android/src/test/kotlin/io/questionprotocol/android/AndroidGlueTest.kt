@@ -310,6 +310,48 @@ class AndroidGlueTest {
         answerOnServer(url, missed, "approve") // leaves the user nothing pending, as the other suites expect
     }
 
+    /** Issue 26: the lifecycle through the core. Going to the background
+     *  with an answer unsent schedules the background work; coming back
+     *  sends it once, and withdraws a question answered on another phone
+     *  (its resolution push lost) and the one just answered. */
+    @Test
+    fun theLifecycleSendsAQueuedAnswerOnceAndWithdrawsWhatWasAnsweredElsewhere() = kotlinx.coroutines.runBlocking {
+        org.junit.Assume.assumeTrue("run through android/run-tests", System.getenv("QP_E2E_URL") != null)
+        val url = System.getenv("QP_E2E_URL")
+        val online = PhoneCore(File(dir, "lifecycle.sqlite").path, StoreMode.APP, url, System.getenv("QP_E2E_USER"),
+            StaticToken(System.getenv("QP_E2E_USER_TOKEN")), listOf("en"))
+        val n = QuestionNotifier(context, online, TestReceiver::class.java, android.R.drawable.ic_dialog_info)
+        val sdk = android.os.Build.VERSION.SDK_INT
+        fun show(prompt: String) = (n.onDataMessage(encodeFcmPayload(askOnServer(url, prompt)).data)
+            as QuestionNotifier.Result.Posted).questionId
+        val mine = show("Purge the queue? ($sdk)")
+        val elsewhere = show("Rotate the logs? ($sdk)")
+        // Answered here, not sent yet (as by the receiver while offline).
+        online.answerAction(mine, "qp.v.approve", null)
+        assertEquals("Approve: queued, will send when you’re online", online.answeredLine(mine))
+        answerOnServer(url, elsewhere, "deny") // on the person's other phone
+        var scheduled = 0
+        val lifecycle = QuestionLifecycle(scheduleFlush = { scheduled++ }) { n }
+
+        val background = lifecycle.onStop().await()!!
+        assertEquals(1u, background.unsentAnswers)
+        assertTrue("Android keeps the store open", !background.storeClosed)
+        assertEquals("the unsent answer goes to background work", 1, scheduled)
+
+        val first = lifecycle.onStart().await()
+        assertTrue("${first.failures}", first.failures.isEmpty())
+        assertEquals(1u, first.flushed!!.answered)
+        assertEquals(setOf(mine, elsewhere), first.plan!!.resolved.map { it.identifier }.toSet())
+        assertNull("answered elsewhere: withdrawn", shadowOf(manager).getNotification(elsewhere, androidNotificationId(elsewhere)))
+        assertNull("answered here: withdrawn", shadowOf(manager).getNotification(mine, androidNotificationId(mine)))
+        assertEquals("You answered: Approve", online.answeredLine(mine))
+        assertNull(first.statusLine)
+        val again = lifecycle.onStart().await()
+        assertEquals("sent once", 0u, again.flushed!!.answered)
+        assertEquals(0u, lifecycle.onStop().await()!!.unsentAnswers)
+        assertEquals(1, scheduled)
+        online.close()
+    }
 
     /** An end-to-end encrypted FCM message (the pinned vector): posted with the
      *  real question and its actions; with another key, the generic words the

@@ -182,7 +182,7 @@ class PresentationTest {
         assertEquals("FCM's current token, asked for at launch, kept for the sign-in",
             "fcm-current-at-launch", Keystore(context).token("qp.push-token"))
         val signedOut = QuestionNotifier(context, session, TestReceiver::class.java, android.R.drawable.ic_dialog_info)
-            .refresh(atLaunch = true)
+            .refresh()
         assertNull(signedOut.flushed)
         assertNull(signedOut.synced)
         assertTrue("${signedOut.failures}", signedOut.failures.size == 2 && signedOut.failures.all { it is QpException.NotSignedIn })

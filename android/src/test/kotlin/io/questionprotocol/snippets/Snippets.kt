@@ -20,6 +20,7 @@ import com.google.firebase.messaging.FirebaseMessagingService
 import com.google.firebase.messaging.RemoteMessage
 import io.questionprotocol.android.QuestionAnswerReceiver
 import io.questionprotocol.android.QuestionIntents
+import io.questionprotocol.android.QuestionLifecycle
 import io.questionprotocol.android.QuestionNotifier
 import io.questionprotocol.android.deviceLanguages
 import io.questionprotocol.core.DeviceKeyStore
@@ -122,21 +123,24 @@ class AnswerReceiver : QuestionAnswerReceiver() {                 // <receiver a
 // end snippet
 
 // snippet: android-foreground
-object Foreground {   // MainActivity.onStart: at launch and at every return to the foreground
+object Foreground {   // MainActivity: onStart (at launch and at every return to the foreground) and onStop
     private val scope = CoroutineScope(SupervisorJob() + Dispatchers.IO)   // or the activity's lifecycleScope
+    private fun lifecycle(ctx: Context) = QuestionLifecycle(scope, scheduleFlush = { FlushWorker.enqueue(ctx) }) {
+        QuestionNotifier(ctx, App.core(ctx), AnswerReceiver::class.java, R.drawable.ic_question)   // opens SQLite: off the main thread
+    }
     fun refresh(activity: Context): Job {
         val ctx = activity.applicationContext
+        // FCM's current token: onNewToken fires only when it changes (perhaps before this install could keep it).
+        FirebaseMessaging.getInstance().token.addOnSuccessListener { token ->
+            scope.launch { runCatching { App.core(ctx).updatePushToken(token) } }   // kept signed out; registered if new
+        }
         return scope.launch {
-            val core = App.core(ctx)   // opens SQLite and the Keystore: here, off the main thread
-            // FCM's current token: onNewToken fires only when it changes (perhaps before this install could keep it).
-            FirebaseMessaging.getInstance().token.addOnSuccessListener { token ->
-                scope.launch { runCatching { core.updatePushToken(token) } }   // kept signed out; registered if new
-            }
-            // Send, sync, reconcile: each step caught (signed out, offline, revoked), off the main thread.
-            val r = QuestionNotifier(ctx, core, AnswerReceiver::class.java, R.drawable.ic_question).refresh()
+            // The core's foreground call (send, sync, reconcile), each step reported: signed out, offline, revoked.
+            val r = lifecycle(ctx).onStart().await()
             r.statusLine?.let { Router.showStatus(it) }   // e.g. "pair this phone again", in the person's language
         }
     }
+    fun stop(activity: Context): Job = lifecycle(activity.applicationContext).onStop()   // unsent answers: FlushWorker
 }
 // end snippet
 
@@ -152,6 +156,10 @@ class MainActivity : Activity() {
     override fun onStart() {   // at launch and at every return to the foreground
         super.onStart()
         Foreground.refresh(this)
+    }
+    override fun onStop() {   // to the background
+        super.onStop()
+        Foreground.stop(this)
     }
     override fun onNewIntent(intent: android.content.Intent) {
         super.onNewIntent(intent)

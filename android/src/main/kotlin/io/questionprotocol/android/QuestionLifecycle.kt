@@ -1,0 +1,46 @@
+// The app's side of the lifecycle on Android, the counterpart of iOS's
+// QPAppLifecycle: the core's two calls, made from the activity's onStart and
+// onStop. The core decides the steps and their order (resume, requeue at
+// launch, send, sync, reconcile; before the background, what is left to
+// send); this class only runs them off the main thread and applies the plan.
+package io.questionprotocol.android
+
+import io.questionprotocol.core.BackgroundReport
+import kotlinx.coroutines.CoroutineScope
+import kotlinx.coroutines.Deferred
+import kotlinx.coroutines.Dispatchers
+import kotlinx.coroutines.SupervisorJob
+import kotlinx.coroutines.async
+
+/**
+ * Call [onStart] from the activity's `onStart` (at launch and at every
+ * return to the foreground) and [onStop] from its `onStop`; apps no longer
+ * send, sync or reconcile themselves.
+ *
+ *     val lifecycle = QuestionLifecycle(scheduleFlush = { FlushWorker.enqueue(ctx) }) {
+ *         QuestionNotifier(ctx, App.core(ctx), AnswerReceiver::class.java, R.drawable.ic_question)
+ *     }
+ *
+ * @param scope where the calls run (`Dispatchers.IO` by default, or the
+ *   activity's `lifecycleScope`); the core's calls never block its thread.
+ * @param scheduleFlush background work for answers still unsent when the
+ *   app goes to the background (WorkManager with a network constraint).
+ * @param notifier makes the notifier (and opens the core) inside [scope],
+ *   off the main thread.
+ */
+class QuestionLifecycle(
+    private val scope: CoroutineScope = CoroutineScope(SupervisorJob() + Dispatchers.IO),
+    private val scheduleFlush: () -> Unit = {},
+    private val notifier: () -> QuestionNotifier,
+) {
+    /** The core's `cameToForeground`, its plan applied to the notifications
+     *  on screen ([QuestionNotifier.refresh]). Never fails: what each step
+     *  did (its `statusLine` to show, when the session needs the person). */
+    fun onStart(): Deferred<QuestionNotifier.Refreshed> = scope.async { notifier().refresh() }
+
+    /** The core's `enteringBackground`; with answers still unsent, the
+     *  app's background work is scheduled ([scheduleFlush]). */
+    fun onStop(): Deferred<BackgroundReport?> = scope.async {
+        notifier().enteringBackground()?.also { if (it.unsentAnswers > 0u) scheduleFlush() }
+    }
+}
