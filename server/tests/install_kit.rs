@@ -172,3 +172,93 @@ fn every_default_the_help_states_is_the_real_default() {
         checked.len()
     );
 }
+
+/// The limits the book quotes in prose are the constants the code uses
+/// (the protocol's in qp-core, the server's own): a change to one fails
+/// here until the docs say the same.
+#[test]
+fn the_docs_quote_the_real_limits() {
+    use qp_core::protocol::limits as l;
+    let ttl_max_days = l::TTL_MAX_SECS / 86_400;
+    assert_eq!(
+        ttl_max_days * 86_400,
+        l::TTL_MAX_SECS,
+        "ttl's maximum is quoted in days"
+    );
+    let checks: Vec<(&str, String)> = vec![
+        (
+            "docs/decisions/0001-lengths.md",
+            format!(
+                "`prompt` 1-{}, `context` ≤ {}, option `value` 1-{}, `label` 1-{}, `placeholder` ≤ {}, `correlation_id`/`reply_to` ≤ {}",
+                l::PROMPT_MAX_CHARS,
+                l::CONTEXT_MAX_CHARS,
+                l::OPTION_VALUE_MAX_CHARS,
+                l::OPTION_LABEL_MAX_CHARS,
+                l::PLACEHOLDER_MAX_CHARS,
+                l::CORRELATION_ID_MAX_CHARS
+            ),
+        ),
+        (
+            "docs/decisions/0009-text-input-max-length.md",
+            format!(
+                "default {0}, values above {0} capped to {0}",
+                l::TEXT_MAX_LENGTH_CAP
+            ),
+        ),
+        (
+            "docs/decisions/0012-ttl.md",
+            format!(
+                "default {} s, clamped into [{} s, {ttl_max_days} days]",
+                l::TTL_DEFAULT_SECS,
+                l::TTL_MIN_SECS
+            ),
+        ),
+        (
+            "docs/decisions/0013-data.md",
+            format!(
+                "at most {} KiB (compact JSON) and {} levels",
+                l::DATA_MAX_BYTES / 1024,
+                l::DATA_MAX_DEPTH
+            ),
+        ),
+        (
+            "docs/decisions/0019-ids-and-names.md",
+            format!(
+                "are 1-{} of `A-Z a-z 0-9 _ -`",
+                l::ID_MAX_CHARS
+            ),
+        ),
+        (
+            "docs/decisions/0019-ids-and-names.md",
+            format!("1-{} characters on one line", l::NAME_MAX_CHARS),
+        ),
+        (
+            "docs/introduction.md",
+            format!("{} to {} options", l::OPTIONS_MIN, l::OPTIONS_MAX),
+        ),
+        (
+            "README.md",
+            format!("{} to {} options", l::OPTIONS_MIN, l::OPTIONS_MAX),
+        ),
+        (
+            "docs/agents/mcp.md",
+            format!("{} to {} `options`", l::OPTIONS_MIN, l::OPTIONS_MAX),
+        ),
+        (
+            "docs/agents/wire-api.md",
+            format!(
+                "request target over {} KiB",
+                qp_server::http::error::MAX_URI_BYTES / 1024
+            ),
+        ),
+    ];
+    for (file, quoted) in checks {
+        let text = repo_file(file);
+        // The book wraps lines: compare with runs of white space as one.
+        let flat = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            flat(&text).contains(&flat(&quoted)),
+            "{file} does not quote {quoted:?} (the constant changed, or the text did)"
+        );
+    }
+}
