@@ -15,6 +15,8 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
 use prometheus_client::registry::Registry;
 
+use qp_core::protocol::QuestionState;
+
 use crate::store::stats::Counts;
 use crate::store::{Db, DbResult};
 
@@ -167,7 +169,7 @@ impl Metrics {
     /// Every metric in Prometheus' text exposition, brought up to date.
     pub async fn render(&self, db: &Db) -> DbResult<String> {
         let counts = self.counts(db).await?;
-        for state in ["pending", "answered", "expired", "cancelled"] {
+        for state in QuestionState::ALL.map(QuestionState::as_str) {
             let n = counts
                 .questions
                 .iter()

@@ -216,7 +216,7 @@ async fn a_subscription_the_service_says_is_gone_is_removed() {
 /// and replaces. Needs the web app built (scripts/build-web) and Chromium
 /// with puppeteer-core (scripts/test-web sets NODE_PATH).
 #[tokio::test]
-#[ignore]
+#[ignore = "needs the built web app and Chromium: scripts/test-web runs it"]
 async fn in_chromium() {
     let (service, f, _keys) = setup().await;
     let (_, subscription) = service.subscribe("chromium");

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use serde_json::{json, Map, Value};
 
 use super::compact::{CompactQuestion, CompactRoom, ResolvedNotice, PAYLOAD_VERSION};
-use super::{PayloadError, MAX_DECODE_BYTES};
+use super::{PayloadError, MAX_DECODE_BYTES, QUESTION_KEY, RESOLVED_KEY, SEALED_KEY};
 use crate::copy::Copy;
 use crate::protocol::{identity, normalize_ask, time, AskContext, ResponderScope};
 
@@ -27,13 +27,13 @@ pub fn decode_apns(json: &str) -> Result<Push, PayloadError> {
     let obj = v
         .as_object()
         .ok_or_else(|| PayloadError::NotAnObject("payload".into()))?;
-    if let Some(q) = obj.get("qp") {
-        return decode_compact(q, "qp").map(Push::Question);
+    if let Some(q) = obj.get(QUESTION_KEY) {
+        return decode_compact(q, QUESTION_KEY).map(Push::Question);
     }
-    if let Some(r) = obj.get("qp_resolved") {
-        return decode_resolved(r, "qp_resolved").map(Push::Resolved);
+    if let Some(r) = obj.get(RESOLVED_KEY) {
+        return decode_resolved(r, RESOLVED_KEY).map(Push::Resolved);
     }
-    if obj.contains_key("qp_e2e") {
+    if obj.contains_key(SEALED_KEY) {
         return Err(PayloadError::CannotOpen("this device has no key".into()));
     }
     Err(PayloadError::NotQuestionProtocol)
@@ -50,13 +50,13 @@ pub fn decode_fcm(data: &HashMap<String, String>) -> Result<Push, PayloadError> 
         .ok_or_else(|| PayloadError::MissingKey("type".into()))?;
     let inner = || -> Result<Value, PayloadError> {
         let raw = data
-            .get("qp")
-            .ok_or_else(|| PayloadError::MissingKey("qp".into()))?;
+            .get(QUESTION_KEY)
+            .ok_or_else(|| PayloadError::MissingKey(QUESTION_KEY.into()))?;
         serde_json::from_str(raw).map_err(|_| PayloadError::NotJson)
     };
     match kind.as_str() {
-        "question" => decode_compact(&inner()?, "qp").map(Push::Question),
-        "resolved" => decode_resolved(&inner()?, "qp").map(Push::Resolved),
+        "question" => decode_compact(&inner()?, QUESTION_KEY).map(Push::Question),
+        "resolved" => decode_resolved(&inner()?, QUESTION_KEY).map(Push::Resolved),
         "e2e" => Err(PayloadError::CannotOpen("this device has no key".into())),
         _ => Err(PayloadError::NotQuestionProtocol),
     }

@@ -8,6 +8,7 @@ use serde_json::{json, Value};
 use super::budget::shrink_to_fit;
 use super::compact::{CompactQuestion, ResolvedNotice};
 use super::{PayloadError, MAX_PAYLOAD_BYTES};
+use super::{QUESTION_KEY, RESOLVED_KEY, SEALED_KEY};
 use crate::actions::category_id;
 use crate::copy::Copy;
 use crate::protocol::Question;
@@ -193,7 +194,7 @@ fn apns_value(d: &Draft, copy: &Copy) -> Value {
             "interruption-level": "time-sensitive",
             "sound": "default",
         },
-        "qp": d.cq,
+        QUESTION_KEY: d.cq,
     })
 }
 
@@ -233,7 +234,7 @@ fn fcm_data(d: &Draft, copy: &Copy) -> BTreeMap<String, String> {
     BTreeMap::from([
         ("type".to_string(), "question".to_string()),
         (
-            "qp".to_string(),
+            QUESTION_KEY.to_string(),
             serde_json::to_string(&d.cq).unwrap_or_default(),
         ),
         (
@@ -336,7 +337,7 @@ fn apns_resolved_within(
                 "thread-id": thread,
                 "interruption-level": "passive",
             },
-            "qp_resolved": notice,
+            RESOLVED_KEY: notice,
         })
     };
     let fits = |t: &str, s: &str, b: &str| outer(json_len(&value(t, s, b))) <= MAX_PAYLOAD_BYTES;
@@ -376,7 +377,7 @@ pub fn encode_fcm_resolved(q: &Question) -> EncodedFcm {
     let data = BTreeMap::from([
         ("type".to_string(), "resolved".to_string()),
         (
-            "qp".to_string(),
+            QUESTION_KEY.to_string(),
             serde_json::to_string(&ResolvedNotice::from_question(q)).unwrap_or_default(),
         ),
     ]);
@@ -422,14 +423,14 @@ fn sealed_apns_value(env: Value, passive: bool, copy: &Copy) -> Value {
     if !passive {
         aps["sound"] = json!("default");
     }
-    json!({ "aps": aps, "qp_e2e": env })
+    json!({ "aps": aps, SEALED_KEY: env })
 }
 
 #[cfg(feature = "e2e")]
 fn sealed_fcm_data(env: &Value, copy: &Copy) -> BTreeMap<String, String> {
     BTreeMap::from([
         ("type".to_string(), "e2e".to_string()),
-        ("qp_e2e".to_string(), env.to_string()),
+        (SEALED_KEY.to_string(), env.to_string()),
         ("title".to_string(), copy.fallback_title()),
         ("body".to_string(), copy.fallback_body()),
     ])
@@ -471,7 +472,7 @@ fn seal(
         .key
         .seal(inner.as_bytes(), &aad)
         .map_err(|e| PayloadError::Invalid {
-            field: "qp_e2e".into(),
+            field: SEALED_KEY.into(),
             message: e.to_string(),
         })?;
     Ok(envelope(kind, question_id, to.device_id, &enc, &ct))

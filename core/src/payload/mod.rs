@@ -54,6 +54,16 @@ pub use sealed::{open_apns, open_fcm};
 
 /// The payload limit of both APNs and FCM, in bytes.
 pub const MAX_PAYLOAD_BYTES: usize = 4096;
+
+/// The key a push's JSON carries a question under (APNs: beside `aps`;
+/// FCM: a data key). The push keys are wire names the apps' code and the
+/// conformance vectors read: written once, here.
+pub const QUESTION_KEY: &str = "qp";
+/// The key of a resolution notice (the question was answered elsewhere,
+/// expired or cancelled).
+pub const RESOLVED_KEY: &str = "qp_resolved";
+/// The key of a sealed (end-to-end encrypted) push's envelope.
+pub const SEALED_KEY: &str = "qp_e2e";
 /// Inputs larger than this are refused before parsing (no gateway sends them).
 pub const MAX_DECODE_BYTES: usize = 16 * 1024;
 

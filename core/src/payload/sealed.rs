@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 use super::decode::decode_apns;
-use super::{PayloadError, Push, MAX_DECODE_BYTES};
+use super::{PayloadError, Push, MAX_DECODE_BYTES, SEALED_KEY};
 use crate::e2e::{self, DeviceSecret};
 
 fn cannot(reason: &str) -> PayloadError {
@@ -66,7 +66,7 @@ pub fn open_apns(
         return Err(PayloadError::TooLarge(json.len()));
     }
     let v: Value = serde_json::from_str(json).map_err(|_| PayloadError::NotJson)?;
-    match v.get("qp_e2e") {
+    match v.get(SEALED_KEY) {
         None => Ok(None),
         Some(env) => open_envelope(env, key, my_device_id).map(Some),
     }
@@ -87,8 +87,8 @@ pub fn open_fcm(
         return Err(PayloadError::TooLarge(size));
     }
     let raw = data
-        .get("qp_e2e")
-        .ok_or_else(|| PayloadError::MissingKey("qp_e2e".into()))?;
+        .get(SEALED_KEY)
+        .ok_or_else(|| PayloadError::MissingKey(SEALED_KEY.into()))?;
     let env: Value = serde_json::from_str(raw).map_err(|_| PayloadError::NotJson)?;
     open_envelope(&env, key, my_device_id).map(Some)
 }

@@ -9,6 +9,7 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
+use crate::payload::{QUESTION_KEY, RESOLVED_KEY, SEALED_KEY};
 use crate::protocol::identity::check_id;
 
 /// The id, when it is one (the protocol's id rule).
@@ -29,7 +30,7 @@ pub fn question_id_of_notification(user_info_json: &str) -> Option<String> {
     }
     let v: Value = serde_json::from_str(user_info_json).ok()?;
     let obj = v.as_object()?;
-    ["qp", "qp_resolved", "qp_e2e"]
+    [QUESTION_KEY, RESOLVED_KEY, SEALED_KEY]
         .iter()
         .find_map(|k| id_of(obj.get(*k).and_then(|o| o.get("id"))))
         .or_else(|| id_of(obj.get("qp_question_id")))
@@ -39,7 +40,7 @@ pub fn question_id_of_notification(user_info_json: &str) -> Option<String> {
 /// The question an FCM data message is about (`qp`'s or `qp_e2e`'s `id`,
 /// both JSON text), as [`question_id_of_notification`].
 pub fn question_id_of_fcm(data: &HashMap<String, String>) -> Option<String> {
-    ["qp", "qp_e2e"].iter().find_map(|k| {
+    [QUESTION_KEY, SEALED_KEY].iter().find_map(|k| {
         let raw = data.get(*k)?;
         if raw.len() > crate::payload::MAX_DECODE_BYTES {
             return None;

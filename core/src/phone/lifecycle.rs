@@ -149,11 +149,17 @@ impl Phone {
         let f = &mut failures;
         let s = &mut steps;
         keep(f, s, ForegroundStep::Resume, self.resume());
-        let launch = !self
-            .foregrounded
-            .swap(true, std::sync::atomic::Ordering::SeqCst);
+        // Once per process, at its first foreground (a send interrupted by
+        // the process's end is requeued then), and again at the next one
+        // when it failed: only a requeue that ran marks it done.
+        let launch = !self.foregrounded.load(std::sync::atomic::Ordering::SeqCst);
         let requeued = if launch {
-            keep(f, s, ForegroundStep::Requeue, self.requeue_interrupted())
+            let done = keep(f, s, ForegroundStep::Requeue, self.requeue_interrupted());
+            if done.is_some() {
+                self.foregrounded
+                    .store(true, std::sync::atomic::Ordering::SeqCst);
+            }
+            done
         } else {
             None
         };

@@ -237,7 +237,7 @@ impl Phone {
     /// as [`receive_apns`](Self::receive_apns).
     pub fn receive_fcm(&self, data: &HashMap<String, String>) -> Result<Push, PhoneError> {
         self.refuse_signed_out()?;
-        if data.contains_key("qp_e2e") {
+        if data.contains_key(crate::payload::SEALED_KEY) {
             let key = self.device_secret();
             if let Some(push) =
                 payload::open_fcm(data, key.as_ref(), self.my_device_id().as_deref())?

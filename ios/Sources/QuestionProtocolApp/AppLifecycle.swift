@@ -40,9 +40,11 @@ public final class QPAppLifecycle {
     /// background refresh (it must be registered before launch ends),
     /// observes background/foreground, and comes to the foreground once
     /// (the core's first call in the process is the launch's: it also
-    /// queues again what a crash cut short).
+    /// queues again what a crash cut short). The task's report says what
+    /// each step did: `session?.line` is the line to show when the person
+    /// must sign in again, `failures` what went wrong.
     @discardableResult
-    public func start(notificationCenter: NotificationCenter = .default) -> Task<SyncReport?, Never> {
+    public func start(notificationCenter: NotificationCenter = .default) -> Task<ForegroundReport, Never> {
         registerRefresh()
         // iOS 15's badge: only the app can set it (see legacyBadgeSetter).
         QPUserNotificationCenter.legacyBadgeSetter = { UIApplication.shared.applicationIconBadgeNumber = $0 }
@@ -55,7 +57,7 @@ public final class QPAppLifecycle {
             self?.willEnterForeground()
         })
         let (core, center, options) = (self.core, self.center, presentOptions)
-        return Task { await QPReconciler.refresh(core: core, center: center, options: options) }
+        return Task { await QPReconciler.cameToForeground(core: core, center: center, options: options) }
     }
 
     deinit {
@@ -78,12 +80,12 @@ public final class QPAppLifecycle {
 
     /// The core's `cameToForeground` (resume, send, sync, reconcile), its
     /// plan applied. The store is opened at once too, so what the app reads
-    /// while the rest runs finds it open.
+    /// while the rest runs finds it open. The task's report: as `start`'s.
     @discardableResult
-    public func willEnterForeground() -> Task<SyncReport?, Never> {
+    public func willEnterForeground() -> Task<ForegroundReport, Never> {
         try? core.resume()
         let (core, center, options) = (self.core, self.center, presentOptions)
-        return Task { await QPReconciler.refresh(core: core, center: center, options: options) }
+        return Task { await QPReconciler.cameToForeground(core: core, center: center, options: options) }
     }
 
     /// A silent (`content-available`) push, when one arrives: a resolution

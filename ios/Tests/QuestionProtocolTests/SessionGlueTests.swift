@@ -219,7 +219,8 @@ final class SessionGlueTests: XCTestCase {
         let lifecycle = QPAppLifecycle(core: app, refreshIdentifier: "test.refresh.\(UUID().uuidString)")
         let events = NotificationCenter()
         let report = await lifecycle.start(notificationCenter: events).value
-        XCTAssertNil(report, "nothing to sync while signed out")
+        XCTAssertNil(report.synced, "nothing to sync while signed out")
+        XCTAssertEqual(report.session?.state, .signedOut, "the report says why")
         XCTAssertTrue(delivered().isEmpty, "nothing posted")
         XCTAssertEqual(center.standInBadgeCount, 0)
         // The refresh was registered at launch: the system can run it.

@@ -132,11 +132,16 @@ impl AppError {
         }
     }
 
-    /// This error as the wire's error body.
+    /// This error as the wire's error body (a database failure in words
+    /// for clients, never the database's own).
     pub fn body(&self) -> ErrorBody {
+        let message = match self {
+            AppError::Storage(e) => crate::health::DbFailure::of(e).message().to_string(),
+            other => other.to_string(),
+        };
         ErrorBody::new(
             self.code(),
-            self.to_string(),
+            message,
             self.field().map(str::to_string),
             self.question().cloned(),
         )

@@ -44,7 +44,7 @@ use qp_core::present::copy::Copy;
 use qp_core::protocol::Question;
 
 use crate::app::App;
-use crate::store::deliveries::{self, PushKind};
+use crate::store::deliveries::{self, PushJobState, PushKind};
 use crate::store::identity::Device;
 use crate::store::{now_ms, questions};
 use qp_core::retry::RetryPolicy;
@@ -404,12 +404,14 @@ fn record_one(conn: &crate::store::Conn, f: Finished) -> crate::store::DbResult<
     let job = f.job;
     let attempts = job.attempts + 1;
     match f.outcome {
-        PushOutcome::Sent => deliveries::mark_push(conn, job.id, "sent", attempts, now, None),
+        PushOutcome::Sent => {
+            deliveries::mark_push(conn, job.id, PushJobState::Sent, attempts, now, None)
+        }
         PushOutcome::DeviceGone => {
             deliveries::mark_push(
                 conn,
                 job.id,
-                "failed",
+                PushJobState::Failed,
                 attempts,
                 now,
                 Some("device unregistered"),
@@ -421,15 +423,20 @@ fn record_one(conn: &crate::store::Conn, f: Finished) -> crate::store::DbResult<
             deliveries::mark_push(
                 conn,
                 job.id,
-                "queued",
+                PushJobState::Queued,
                 attempts,
                 now + delay.as_millis() as i64,
                 Some(&reason),
             )
         }
         // Failed for good, or out of attempts.
-        PushOutcome::Failed(reason) | PushOutcome::Retry { reason, .. } => {
-            deliveries::mark_push(conn, job.id, "failed", attempts, now, Some(&reason))
-        }
+        PushOutcome::Failed(reason) | PushOutcome::Retry { reason, .. } => deliveries::mark_push(
+            conn,
+            job.id,
+            PushJobState::Failed,
+            attempts,
+            now,
+            Some(&reason),
+        ),
     }
 }

@@ -284,18 +284,42 @@ pub fn devices_by_ids(
     Ok(out)
 }
 
-/// Records a push attempt: `state` is `sent`, `failed`, or `queued` (retry at `next_ms`).
+/// Where a push job stands (`push_jobs.state`). Webhook deliveries have
+/// states of their own (`webhook_deliveries.state`: `pending`, `delivered`,
+/// `failed`), kept as they were written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PushJobState {
+    /// Waiting for its attempt (the first, or a retry at `next_attempt_ms`).
+    Queued,
+    /// The gateway took it.
+    Sent,
+    /// Given up: refused for good, or out of attempts.
+    Failed,
+}
+
+impl PushJobState {
+    /// The word stored in `push_jobs.state`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PushJobState::Queued => "queued",
+            PushJobState::Sent => "sent",
+            PushJobState::Failed => "failed",
+        }
+    }
+}
+
+/// Records a push attempt: sent, failed, or queued again (retry at `next_ms`).
 pub fn mark_push(
     conn: &Conn,
     id: i64,
-    state: &str,
+    state: PushJobState,
     attempts: u32,
     next_ms: i64,
     error: Option<&str>,
 ) -> DbResult<()> {
     conn.execute(
         "UPDATE push_jobs SET state = ?2, attempts = ?3, next_attempt_ms = ?4, last_error = ?5 WHERE id = ?1",
-        params![id, state, attempts, next_ms, error],
+        params![id, state.as_str(), attempts, next_ms, error],
     )?;
     Ok(())
 }
