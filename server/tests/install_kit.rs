@@ -262,3 +262,18 @@ fn the_docs_quote_the_real_limits() {
         );
     }
 }
+
+/// The platform budgets the app chapters quote are the core's.
+#[test]
+fn the_app_chapters_quote_the_phones_budgets() {
+    use qp_core::phone::{ANSWER_DELIVERY_BUDGET, EXTENSION_NETWORK_BUDGET};
+    let flat = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let ios = flat(&repo_file("docs/apps/ios.md"));
+    let android = flat(&repo_file("docs/apps/android.md"));
+    let delivery = format!("within {} s", ANSWER_DELIVERY_BUDGET.as_secs());
+    let network = format!("network budget, {} s", EXTENSION_NETWORK_BUDGET.as_secs());
+    assert!(ios.contains(&delivery), "docs/apps/ios.md lacks {delivery:?}");
+    assert!(ios.contains(&network), "docs/apps/ios.md lacks {network:?}");
+    let go_async = format!("goAsync, {} s", ANSWER_DELIVERY_BUDGET.as_secs());
+    assert!(android.contains(&go_async), "docs/apps/android.md lacks {go_async:?}");
+}
