@@ -272,8 +272,14 @@ fn the_app_chapters_quote_the_phones_budgets() {
     let android = flat(&repo_file("docs/apps/android.md"));
     let delivery = format!("within {} s", ANSWER_DELIVERY_BUDGET.as_secs());
     let network = format!("network budget, {} s", EXTENSION_NETWORK_BUDGET.as_secs());
-    assert!(ios.contains(&delivery), "docs/apps/ios.md lacks {delivery:?}");
+    assert!(
+        ios.contains(&delivery),
+        "docs/apps/ios.md lacks {delivery:?}"
+    );
     assert!(ios.contains(&network), "docs/apps/ios.md lacks {network:?}");
     let go_async = format!("goAsync, {} s", ANSWER_DELIVERY_BUDGET.as_secs());
-    assert!(android.contains(&go_async), "docs/apps/android.md lacks {go_async:?}");
+    assert!(
+        android.contains(&go_async),
+        "docs/apps/android.md lacks {go_async:?}"
+    );
 }

@@ -16,6 +16,7 @@ use qp_core::protocol::Question;
 use tokio::sync::Notify;
 
 mod ask;
+mod devices;
 pub mod error;
 mod resolution;
 mod respond;

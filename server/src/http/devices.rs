@@ -136,27 +136,10 @@ pub(crate) async fn register_device(
     let body = parse_json(&body)?;
     let fields = device_fields(&body, "")?;
     webapp::check_web_device(&app, &fields, "")?;
-    let user_id = user.id.clone();
-    // The device is tied to the token registering it: revoking that token
-    // removes the device (and its pushes).
-    let token_hash = bearer_hash(&headers);
+    // The device is tied to the token registering it.
     let device = app
-        .db
-        .run(move |conn| -> Result<_, ApiError> {
-            Ok(identity::register_device(
-                conn,
-                &user_id,
-                token_hash.as_deref(),
-                &fields.registration(),
-            )?)
-        })
+        .register_device(&user, bearer_hash(&headers), fields)
         .await?;
-    tracing::info!(
-        user = %user.id,
-        device = %device.id,
-        platform = %device.platform,
-        "device registered"
-    );
     Ok((
         StatusCode::CREATED,
         Json(openapi::Device {
@@ -184,20 +167,8 @@ pub(crate) async fn delete_device(
     UserAuth(user): UserAuth,
     Path(id): Path<String>,
 ) -> Result<StatusCode, ApiError> {
-    let user_id = user.id.clone();
-    let device = id.clone();
-    let deleted = app
-        .db
-        .run(move |conn| -> Result<_, ApiError> {
-            Ok(identity::delete_device(conn, &user_id, &id)?)
-        })
-        .await?;
-    if deleted {
-        tracing::info!(user = %user.id, device, "device removed");
-        Ok(StatusCode::NO_CONTENT)
-    } else {
-        Err(ApiError::not_found("no such device of yours"))
-    }
+    app.remove_device(&user, id).await?;
+    Ok(StatusCode::NO_CONTENT)
 }
 
 /// Additive: who this user token belongs to (a device signs in with it).
@@ -235,39 +206,8 @@ pub(crate) async fn dev_inbox(
         .and_then(|t| t.parse::<u64>().ok())
         .unwrap_or(app::LONG_POLL_DEFAULT_SECS)
         .min(app::LONG_POLL_MAX_SECS);
-    let (user_id, dev) = (user.id.clone(), device.clone());
-    let owned = app
-        .db
-        .run(move |conn| -> Result<_, ApiError> {
-            Ok(identity::device_by_id(conn, &dev)?
-                .is_some_and(|d| d.user_id == user_id && d.platform == "dev"))
-        })
+    let pushes = app
+        .dev_inbox(&user, device, after, Duration::from_secs(timeout))
         .await?;
-    if !owned {
-        return Err(ApiError::not_found("no such dev device of yours"));
-    }
-    // Counted against the user's long-polls (max_long_polls_per_token).
-    let _slot = match timeout {
-        0 => None,
-        _ => Some(app.enter_long_poll(format!("user:{}", user.id))?),
-    };
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(timeout);
-    loop {
-        // Listen before reading, so a push in between is not missed.
-        let woke = app.dev_wake.notified();
-        let dev = device.clone();
-        let pushes = app
-            .db
-            .run(move |conn| dev_inbox::after(conn, &dev, after))
-            .await?;
-        if !pushes.is_empty() || tokio::time::Instant::now() >= deadline {
-            return Ok(Json(DevInbox { pushes }));
-        }
-        let mut stopping = app.stopping.subscribe();
-        let _parked = crate::metrics::Counted::new(&app.metrics.parked);
-        tokio::select! {
-            _ = tokio::time::timeout_at(deadline, woke) => {}
-            _ = async { let _ = stopping.wait_for(|s| *s).await; } => return Ok(Json(DevInbox { pushes: Vec::new() })),
-        }
-    }
+    Ok(Json(DevInbox { pushes }))
 }

@@ -15,7 +15,7 @@ use futures_util::StreamExt;
 use super::auth::AgentAuth;
 use super::error::ApiError;
 use crate::app::App;
-use crate::mcp::sessions::{Busy, Unsaved};
+use crate::mcp::sessions::{self, Busy, Unsaved};
 use crate::waiters::LongPollSlot;
 
 /// Who calls `/mcp`: an agent token (`qpa_…`, as on the HTTP API) or an
@@ -105,14 +105,14 @@ pub async fn authenticate(
     match session {
         Some(id) => {
             let busy =
-                match enter_session(&app, &id, &agent_id).await {
+                match sessions::enter(&app, &id, &agent_id).await {
                     Ok(Some(busy)) => busy,
                     Ok(None) => return ApiError::not_found(
                         "Mcp-Session-Id: no such session of this agent; open one with initialize",
                     )
                     .with_field("Mcp-Session-Id")
                     .into_response(),
-                    Err(e) => return e.into_response(),
+                    Err(e) => return ApiError::from(e).into_response(),
                 };
             // A GET opens the session's stream of server messages,
             // held open like a long-poll, so it counts as one
@@ -131,19 +131,12 @@ pub async fn authenticate(
         }
         None => {
             let Some(place) = owners.reserve(&agent_id) else {
-                return too_many_sessions(&app).into_response();
+                return ApiError::from(sessions::too_many(&app)).into_response();
             };
             // The cap counts the sessions the agent holds on every instance.
-            let (agent, since) = (agent_id.clone(), owners.live_since_ms());
-            match app
-                .db
-                .run(move |c| crate::store::mcp_sessions::count_live(c, &agent, since))
-                .await
-            {
-                Ok(held) if held >= owners.max_per_agent() => {
-                    too_many_sessions(&app).into_response()
-                }
-                Ok(_) => {
+            match sessions::may_open(&app, &agent_id).await {
+                Ok(false) => ApiError::from(sessions::too_many(&app)).into_response(),
+                Ok(true) => {
                     let resp = place.scope(next.run(req)).await;
                     // rmcp answers the `initialize` even when the session
                     // could not be stored; a session that cannot go on
@@ -168,45 +161,6 @@ pub async fn authenticate(
             }
         }
     }
-}
-
-/// A request naming session `id`: in flight as `agent_id`'s, or `None`
-/// when there is no such live session of that agent (never opened, another
-/// agent's, ended by a DELETE, idle on every instance).
-///
-/// A session this instance stamped in the store a moment ago is served
-/// from memory; otherwise the request stamps the stored row, which proves
-/// it live and the agent's. One this instance does not hold (opened on
-/// another instance, or before a restart) is then re-created by rmcp from
-/// the stored `initialize`.
-async fn enter_session(app: &App, id: &str, agent_id: &str) -> Result<Option<Busy>, ApiError> {
-    let owners = &app.mcp_sessions;
-    if let Some(busy) = owners.enter_fresh(id, agent_id) {
-        return Ok(Some(busy));
-    }
-    let (key, agent, since) = (id.to_string(), agent_id.to_string(), owners.live_since_ms());
-    let stamped = app
-        .db
-        .run(move |c| crate::store::mcp_sessions::stamp(c, &key, &agent, since))
-        .await?;
-    match stamped {
-        Some(ms) => Ok(Some(owners.serve(id, agent_id, ms))),
-        None => {
-            owners.ended_elsewhere(id, agent_id);
-            Ok(None)
-        }
-    }
-}
-
-fn too_many_sessions(app: &App) -> ApiError {
-    ApiError::too_many(
-        "too_many_sessions",
-        format!(
-            "this agent already holds {} MCP sessions (mcp_max_sessions_per_agent); close one (DELETE /mcp) or let one go idle",
-            app.mcp_sessions.max_per_agent()
-        ),
-        app.settings.mcp_session_idle.as_secs(),
-    )
 }
 
 /// Keeps the session busy (and a GET's long-poll counted) until a

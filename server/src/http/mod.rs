@@ -35,8 +35,7 @@ use serde_json::Value;
 
 use crate::app::{self, App};
 use crate::pairing::DeviceFields;
-use crate::store::dev_inbox::{self, DevInbox};
-use crate::store::identity;
+use crate::store::dev_inbox::DevInbox;
 use auth::{AgentAuth, LoopAgentAuth, LoopUserAuth, UserAuth};
 use error::ApiError;
 

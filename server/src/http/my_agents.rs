@@ -14,7 +14,6 @@ use super::auth::UserAuth;
 use super::error::ApiError;
 use super::openapi;
 use crate::app::App;
-use crate::store::offboard::{self, Subject};
 
 /// The agents this person owns, those their sign-in approvals made among
 /// them.
@@ -25,13 +24,7 @@ pub async fn list(
     State(app): State<Arc<App>>,
     UserAuth(user): UserAuth,
 ) -> Result<Json<openapi::MyAgents>, ApiError> {
-    let owner = user.id.clone();
-    let agents = app
-        .db
-        .run(move |c| -> Result<_, ApiError> {
-            Ok(crate::store::oauth::agents_owned_by(c, &owner)?)
-        })
-        .await?;
+    let agents = app.owned_agents(&user).await?;
     let agents = agents
         .into_iter()
         .map(|(a, rooms)| openapi::MyAgent {
@@ -56,24 +49,6 @@ pub async fn remove(
     UserAuth(user): UserAuth,
     Path(id): Path<String>,
 ) -> Result<StatusCode, ApiError> {
-    let (owner, agent) = (user.id.clone(), id.clone());
-    let removed = app
-        .db
-        .run(move |c| -> Result<_, ApiError> {
-            let mine = crate::store::oauth::agents_owned_by(c, &owner)?
-                .iter()
-                .any(|(a, _)| a.id == agent);
-            if !mine {
-                return Ok(false);
-            }
-            offboard::remove(c, Subject::Agent, &agent)?;
-            crate::store::oauth::forget_agent(c, &agent)?;
-            Ok(true)
-        })
-        .await?;
-    if !removed {
-        return Err(ApiError::not_found(format!("no agent {id} of yours")));
-    }
-    tracing::info!(user = %user.id, agent = %id, "agent removed by its owner");
+    app.remove_owned_agent(&user, id).await?;
     Ok(StatusCode::NO_CONTENT)
 }

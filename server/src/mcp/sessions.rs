@@ -40,6 +40,7 @@ use rmcp::transport::streamable_http_server::session::{
     SessionStoreError,
 };
 
+use crate::app::{App, AppError};
 use crate::store::{mcp_sessions, now_ms, Db, DbError};
 
 fn millis(d: Duration) -> i64 {
@@ -632,6 +633,58 @@ impl SessionManager for OwnedSessions {
         }
         self.inner.restore_session(id).await
     }
+}
+
+/// A request naming session `id`: in flight as `agent_id`'s, or `None`
+/// when there is no such live session of that agent (never opened, another
+/// agent's, ended by a DELETE, idle on every instance).
+///
+/// A session this instance stamped in the store a moment ago is served
+/// from memory; otherwise the request stamps the stored row, which proves
+/// it live and the agent's. One this instance does not hold (opened on
+/// another instance, or before a restart) is then re-created by rmcp from
+/// the stored `initialize`.
+pub async fn enter(app: &App, id: &str, agent_id: &str) -> Result<Option<Busy>, AppError> {
+    let owners = &app.mcp_sessions;
+    if let Some(busy) = owners.enter_fresh(id, agent_id) {
+        return Ok(Some(busy));
+    }
+    let (key, agent, since) = (id.to_string(), agent_id.to_string(), owners.live_since_ms());
+    let stamped = app
+        .db
+        .run(move |c| crate::store::mcp_sessions::stamp(c, &key, &agent, since))
+        .await?;
+    match stamped {
+        Some(ms) => Ok(Some(owners.serve(id, agent_id, ms))),
+        None => {
+            owners.ended_elsewhere(id, agent_id);
+            Ok(None)
+        }
+    }
+}
+
+/// Whether `agent_id` may open one more session: the sessions it holds on
+/// every instance, below `mcp_max_sessions_per_agent`.
+pub async fn may_open(app: &App, agent_id: &str) -> Result<bool, AppError> {
+    let owners = &app.mcp_sessions;
+    let (agent, since) = (agent_id.to_string(), owners.live_since_ms());
+    let held = app
+        .db
+        .run(move |c| crate::store::mcp_sessions::count_live(c, &agent, since))
+        .await?;
+    Ok(held < owners.max_per_agent())
+}
+
+/// The refusal of a session over the per-agent cap.
+pub fn too_many(app: &App) -> AppError {
+    AppError::rate_limited(
+        "too_many_sessions",
+        format!(
+            "this agent already holds {} MCP sessions (mcp_max_sessions_per_agent); close one (DELETE /mcp) or let one go idle",
+            app.mcp_sessions.max_per_agent()
+        ),
+        app.settings.mcp_session_idle.as_secs(),
+    )
 }
 
 #[cfg(test)]
