@@ -122,23 +122,20 @@ impl From<AppError> for ApiError {
             AppError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
             AppError::Invalid { .. } => StatusCode::UNPROCESSABLE_ENTITY,
             AppError::BadCode(_) => StatusCode::BAD_REQUEST,
-            AppError::Storage(_) => {
-                let AppError::Storage(db) = e else {
-                    unreachable!()
-                };
-                return db.into();
-            }
+            // Shaped by the database error's own conversion (below).
+            AppError::Storage(_) => StatusCode::INTERNAL_SERVER_ERROR,
         };
         let mut out = ApiError::new(status, e.code(), e.to_string());
         out.field = e.field().map(str::to_string);
-        if let AppError::RateLimited {
-            retry_after_secs, ..
-        } = &e
-        {
-            out.retry_after = Some(*retry_after_secs);
-        }
-        if let AppError::AlreadyResolved(q) = e {
-            out.question = Some(q);
+        match e {
+            // What it says about the server's health: 503 and Retry-After
+            // for a full disk or an unreachable database, noted for /readyz.
+            AppError::Storage(db) => return db.into(),
+            AppError::RateLimited {
+                retry_after_secs, ..
+            } => out.retry_after = Some(retry_after_secs),
+            AppError::AlreadyResolved(q) => out.question = Some(q),
+            _ => {}
         }
         out
     }
@@ -402,5 +399,26 @@ mod tests {
         assert_eq!(body["code"], "not_found");
         let e: ApiError = AppError::Revoked.into();
         assert_eq!((e.status.as_u16(), e.code.as_str()), (401, "unauthorized"));
+    }
+
+    /// A database failure reaching the API keeps its health shape: a full
+    /// disk is 503 `storage_full` with Retry-After, noted for /readyz, and
+    /// never the database's own words.
+    #[test]
+    fn a_storage_failure_is_shaped_by_what_it_says_about_health() {
+        let full = rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_FULL),
+            Some("database or disk is full".into()),
+        );
+        let e: ApiError = AppError::Storage(full.into()).into();
+        assert_eq!((e.status.as_u16(), e.code.as_str()), (503, "storage_full"));
+        assert_eq!(e.retry_after, Some(health::STORAGE_FULL_RETRY_SECS));
+        assert!(matches!(
+            e.trouble.as_deref(),
+            Some(DbTrouble::StorageFull(_))
+        ));
+        assert!(!e.message.contains("disk is full"), "{}", e.message);
+        let e: ApiError = AppError::Storage(crate::store::DbError::NoRow).into();
+        assert_eq!((e.status.as_u16(), e.code.as_str()), (500, "internal"));
     }
 }
