@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 /// The effective settings of `qp serve`.
 #[derive(Debug, Clone)]
@@ -258,62 +258,237 @@ pub fn config_keys() -> &'static [&'static str] {
     grab.0.unwrap_or_default()
 }
 
-/// Settings that may each be missing: what flags/env give, or a config file.
-/// The file uses the same names, e.g. `listen = "127.0.0.1:8750"`.
-#[derive(Debug, Clone, Default, Deserialize)]
+/// Every setting of `qp serve`, declared once: the field is the config
+/// file's key (TOML, e.g. `ask_burst = 20`), clap makes it the flag
+/// (`--ask-burst`) and reads its environment variable, and its doc comment
+/// is the help (`qp serve --help`, and the operators' guide's table). Each
+/// may be missing: the flags and environment are one of these, the file
+/// another; [`PartialSettings::resolve`] lays the first over the second over
+/// [`Settings::default`]. A `[default: …]` in the help is held to that
+/// default by a test (server/tests/install_kit.rs).
+///
+/// Switches are `bool` and lists are `Vec` (not `Option`): a flag that is
+/// absent and a list that is empty are "not given" and leave the file's.
+#[derive(Debug, Clone, Default, Deserialize, Serialize, clap::Args)]
 #[serde(deny_unknown_fields)]
 pub struct PartialSettings {
+    /// Address to listen on [default: 127.0.0.1:8750, loopback only].
+    #[arg(long, env = "QP_LISTEN")]
     pub listen: Option<SocketAddr>,
+    /// The database: an SQLite file, created if missing, or a PostgreSQL URL
+    /// (postgres://user:password@host:5432/qp, with ?sslmode=require and
+    /// &sslrootcert=CA.pem for TLS) shared by several `qp serve` instances
+    /// [default: qp.sqlite].
+    // hide_env_values: --help must not print a password set in QP_DB.
+    #[arg(
+        long,
+        visible_alias = "database",
+        env = "QP_DB",
+        hide_env_values = true,
+        value_name = "FILE|URL",
+        value_parser = DbArg
+    )]
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "database_as_given"
+    )]
     pub db: Option<crate::store::Database>,
+    /// PostgreSQL behind a transaction-mode pooler (PgBouncer): a URL of
+    /// the same database reached directly, for what such a pooler breaks:
+    /// LISTEN (the wake-ups between instances) and the schema migration's
+    /// lock [default: --db].
+    #[arg(
+        long,
+        env = "QP_DB_DIRECT",
+        hide_env_values = true,
+        value_name = "URL",
+        value_parser = DbArg
+    )]
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "database_as_given"
+    )]
     pub db_direct: Option<crate::store::Database>,
+    /// How often overdue questions are expired, in ms [default: 1000].
+    #[arg(long, env = "QP_SWEEP_INTERVAL_MS")]
     pub sweep_interval_ms: Option<u64>,
+    /// Questions an agent may ask per minute [default: 60].
+    #[arg(long, env = "QP_ASK_RATE_PER_MINUTE")]
     pub ask_rate_per_minute: Option<u32>,
+    /// Questions an agent may ask in a burst [default: 20].
+    #[arg(long, env = "QP_ASK_BURST")]
     pub ask_burst: Option<u32>,
+    /// Pending questions an agent may have at once [default: 1000].
+    #[arg(long, env = "QP_MAX_PENDING_PER_AGENT")]
     pub max_pending_per_agent: Option<u32>,
+    /// First webhook retry delay in ms, doubled per attempt [default: 1000].
+    #[arg(long, env = "QP_WEBHOOK_RETRY_BASE_MS")]
     pub webhook_retry_base_ms: Option<u64>,
+    /// Attempts per webhook delivery before giving up [default: 10].
+    #[arg(long, env = "QP_WEBHOOK_MAX_ATTEMPTS")]
     pub webhook_max_attempts: Option<u32>,
+    /// Timeout of one webhook request in ms [default: 10000].
+    #[arg(long, env = "QP_WEBHOOK_TIMEOUT_MS")]
     pub webhook_timeout_ms: Option<u64>,
-    pub body_timeout_ms: Option<u64>,
-    pub max_connections: Option<usize>,
+    /// APNs token-auth key (.p8); with --apns-key-id and --apns-team-id. Re-read when the file changes (the same key redeployed; a new key has a new key id: set both and restart).
+    #[arg(long, env = "QP_APNS_KEY")]
     pub apns_key: Option<PathBuf>,
+    /// APNs key id (10 characters, from the developer account).
+    #[arg(long, env = "QP_APNS_KEY_ID")]
     pub apns_key_id: Option<String>,
+    /// Apple developer team id.
+    #[arg(long, env = "QP_APNS_TEAM_ID")]
     pub apns_team_id: Option<String>,
+    /// Use the APNs sandbox (development builds) instead of production.
+    #[arg(long, env = "QP_APNS_SANDBOX")]
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub apns_sandbox: bool,
+    /// APNs base URL [default: https://api.push.apple.com, or the sandbox].
+    #[arg(long, env = "QP_APNS_BASE_URL")]
     pub apns_base_url: Option<String>,
-    pub apns_sandbox: Option<bool>,
+    /// Firebase service-account JSON file: enables FCM HTTP v1. Re-read when the file changes (a rotated key needs no restart).
+    #[arg(long, env = "QP_FCM_SERVICE_ACCOUNT")]
     pub fcm_service_account: Option<PathBuf>,
+    /// FCM base URL [default: https://fcm.googleapis.com].
+    #[arg(long, env = "QP_FCM_BASE_URL")]
     pub fcm_base_url: Option<String>,
-    pub public_url: Option<String>,
-    pub tls_cert: Option<PathBuf>,
-    pub tls_key: Option<PathBuf>,
-    pub tls_reload_ms: Option<u64>,
-    pub acme_domain: Option<Vec<String>>,
-    pub acme_contact: Option<Vec<String>>,
-    pub acme_cache: Option<PathBuf>,
-    pub acme_directory: Option<String>,
-    pub acme_directory_ca: Option<PathBuf>,
-    pub behind_proxy: Option<bool>,
-    pub trusted_proxy: Option<Vec<String>>,
-    /// `auto` or `off`.
-    pub push_encryption: Option<String>,
+    /// How long a client may take to send a request body, in ms (408 after) [default: 10000].
+    #[arg(long, env = "QP_BODY_TIMEOUT_MS")]
+    pub body_timeout_ms: Option<u64>,
+    /// Connections served at once; more get 503 [default: 32768, capped by the open-file limit].
+    #[arg(long, env = "QP_MAX_CONNECTIONS")]
+    pub max_connections: Option<usize>,
+    /// Answers one user may send per minute [default: 120].
+    #[arg(long, env = "QP_ANSWER_RATE_PER_MINUTE", help_heading = "Limits")]
     pub answer_rate_per_minute: Option<u32>,
+    /// Answers one user may send in a burst [default: 60].
+    #[arg(long, env = "QP_ANSWER_BURST", help_heading = "Limits")]
     pub answer_burst: Option<u32>,
+    /// Long-polls (waits, MCP waits, dev inboxes) one agent or user may hold at once, all its tokens together; more get 429 [default: 256].
+    #[arg(long, env = "QP_MAX_LONG_POLLS_PER_TOKEN", help_heading = "Limits")]
     pub max_long_polls_per_token: Option<u32>,
+    /// How long an answer's Idempotency-Key is remembered, in seconds; older keys are purged [default: 86400].
+    #[arg(long, env = "QP_IDEMPOTENCY_KEY_TTL_SECS", help_heading = "Limits")]
     pub idempotency_key_ttl_secs: Option<u64>,
-    pub metrics_token: Option<String>,
+    /// MCP sessions one agent may hold open at once; more get 429 [default: 32].
+    #[arg(long, env = "QP_MCP_MAX_SESSIONS_PER_AGENT", help_heading = "Limits")]
     pub mcp_max_sessions_per_agent: Option<u32>,
-    pub web_push_allow: Option<Vec<String>>,
-    pub vapid_key: Option<PathBuf>,
-    pub oauth_client_allow: Option<Vec<String>>,
+    /// Web Push: a push service host the server may send browsers' pushes to (`*.` for subdomains); repeat or comma-separate. Replaces the defaults (FCM, WNS, Mozilla, Apple).
+    #[arg(
+        long,
+        env = "QP_WEB_PUSH_ALLOW",
+        value_delimiter = ',',
+        help_heading = "Push"
+    )]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub web_push_allow: Vec<String>,
+    /// OAuth: hosts (`host` or `host:port`, comma-separated) whose Client ID Metadata Documents may be fetched although loopback or private (tests only).
+    #[arg(
+        long,
+        env = "QP_OAUTH_CLIENT_ALLOW",
+        value_delimiter = ',',
+        help_heading = "OAuth"
+    )]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub oauth_client_allow: Vec<String>,
+    /// OAuth: a CA certificate (PEM) to trust when fetching Client ID Metadata Documents, besides the web's roots (tests).
+    #[arg(long, env = "QP_OAUTH_CLIENT_CA", help_heading = "OAuth")]
     pub oauth_client_ca: Option<PathBuf>,
+    /// OAuth: whom `qp login --url` asks when it names nobody (`--as`): a user id or a name only one person has [default: the server's only person, if it has one].
+    #[arg(long, env = "QP_DEFAULT_OWNER", help_heading = "OAuth")]
     pub default_owner: Option<String>,
+    /// Web Push: the VAPID key file, made on first start (0600) [default: beside the SQLite database, DB.vapid-key].
+    #[arg(long, env = "QP_VAPID_KEY", help_heading = "Push")]
+    pub vapid_key: Option<PathBuf>,
+    /// An MCP session with no request in flight is closed after this many seconds [default: 300].
+    #[arg(long, env = "QP_MCP_SESSION_IDLE_SECS", help_heading = "Limits")]
     pub mcp_session_idle_secs: Option<u64>,
+    /// Seconds a keep-alive connection may sit idle (or a client take to send its headers) before it is closed; keep it above the load balancer's idle timeout [default: 75].
+    #[arg(long, env = "QP_IDLE_TIMEOUT_SECS", help_heading = "Limits")]
     pub idle_timeout_secs: Option<u64>,
-    // -- data lifecycle (issue 34) --
-    pub no_migrate: Option<bool>,
+    /// The bearer token /metrics requires (16+ characters; prefer the environment variable, so it is not in `ps`). Without it /metrics answers loopback clients only, and nobody when --behind-proxy.
+    // hide_env_values: --help must not print the secret.
+    #[arg(long, env = "QP_METRICS_TOKEN", hide_env_values = true)]
+    pub metrics_token: Option<String>,
+    /// The URL phones and MCP clients reach this server at: pairing links, Web Push, the OAuth issuer and metadata [default: http(s):// + --listen].
+    #[arg(long, env = "QP_PUBLIC_URL")]
+    pub public_url: Option<String>,
+    /// TLS certificate chain (PEM), with --tls-key; re-read when the file changes.
+    #[arg(long, env = "QP_TLS_CERT", help_heading = "TLS")]
+    pub tls_cert: Option<PathBuf>,
+    /// TLS private key (PEM: PKCS#8, PKCS#1 or SEC1).
+    #[arg(long, env = "QP_TLS_KEY", help_heading = "TLS")]
+    pub tls_key: Option<PathBuf>,
+    /// How often the certificate files are checked for a change, in ms [default: 5000].
+    #[arg(long, env = "QP_TLS_RELOAD_MS", help_heading = "TLS")]
+    pub tls_reload_ms: Option<u64>,
+    /// Get certificates by ACME for this domain (repeat, or comma-separate); TLS-ALPN-01 on --listen, which must be reachable on port 443.
+    #[arg(
+        long,
+        env = "QP_ACME_DOMAIN",
+        value_delimiter = ',',
+        help_heading = "TLS"
+    )]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub acme_domain: Vec<String>,
+    /// Contact for the CA's notices (mailto:ops@example.com); repeatable.
+    #[arg(
+        long,
+        env = "QP_ACME_CONTACT",
+        value_delimiter = ',',
+        help_heading = "TLS"
+    )]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub acme_contact: Vec<String>,
+    /// Directory for the ACME account and certificates [default: qp-acme].
+    #[arg(long, env = "QP_ACME_CACHE", help_heading = "TLS")]
+    pub acme_cache: Option<PathBuf>,
+    /// The ACME directory URL [default: Let's Encrypt production; staging: https://acme-staging-v02.api.letsencrypt.org/directory].
+    #[arg(long, env = "QP_ACME_DIRECTORY", help_heading = "TLS")]
+    pub acme_directory: Option<String>,
+    /// An extra CA certificate (PEM) to trust for the ACME server (a private CA).
+    #[arg(long, env = "QP_ACME_DIRECTORY_CA", help_heading = "TLS")]
+    pub acme_directory_ca: Option<PathBuf>,
+    /// A proxy in front terminates TLS: allow plain HTTP beyond loopback.
+    #[arg(long, env = "QP_BEHIND_PROXY", help_heading = "TLS")]
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub behind_proxy: bool,
+    /// A proxy (address or network) whose X-Forwarded-For names the client; repeatable.
+    #[arg(
+        long,
+        env = "QP_TRUSTED_PROXY",
+        value_delimiter = ',',
+        help_heading = "TLS"
+    )]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub trusted_proxy: Vec<String>,
+    /// End-to-end encrypted pushes: `auto` seals each push to the device's
+    /// public key when it registered one (plain for the others); `off` sends
+    /// every push plain. Recommended: auto [default: auto].
+    #[arg(long, env = "QP_PUSH_ENCRYPTION", value_parser = ["auto", "off"], help_heading = "Push")]
+    pub push_encryption: Option<String>,
+    /// Do not migrate the database at start-up: refuse one that lacks migrations (run `qp migrate` first, on purpose).
+    #[arg(long, env = "QP_NO_MIGRATE", help_heading = "Data")]
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub no_migrate: bool,
+    /// Answered, expired and cancelled questions (with their answers) are deleted this many days after they were asked; 0 keeps them [default: 365].
+    #[arg(long, env = "QP_RETENTION_QUESTIONS_DAYS", help_heading = "Data")]
     pub retention_questions_days: Option<u64>,
+    /// Sent and failed push jobs are deleted after this many days; 0 keeps them [default: 7].
+    #[arg(long, env = "QP_RETENTION_PUSH_JOBS_DAYS", help_heading = "Data")]
     pub retention_push_jobs_days: Option<u64>,
+    /// Delivered and failed webhook deliveries are deleted after this many days; 0 keeps them [default: 30].
+    #[arg(
+        long,
+        env = "QP_RETENTION_WEBHOOK_DELIVERIES_DAYS",
+        help_heading = "Data"
+    )]
     pub retention_webhook_deliveries_days: Option<u64>,
+    /// Dev-inbox entries (terminal devices' pushes) are deleted after this many days; 0 keeps them [default: 7].
+    #[arg(long, env = "QP_RETENTION_DEV_INBOX_DAYS", help_heading = "Data")]
     pub retention_dev_inbox_days: Option<u64>,
+    /// Rows deleted per statement by the retention sweep (small: the writer is shared with requests) [default: 500].
+    #[arg(long, env = "QP_RETENTION_BATCH_SIZE", help_heading = "Data")]
     pub retention_batch_size: Option<usize>,
 }
 
@@ -326,66 +501,48 @@ impl PartialSettings {
             .map_err(|e| format!("config file {}: {}", path.display(), toml_error(&text, &e)))
     }
 
+    /// `self` over `lower`: each key given in `self` wins, every other
+    /// comes from `lower`. Done through TOML tables (the keys serde's derive
+    /// gives), so a new setting needs no line here.
+    pub fn over(self, lower: PartialSettings) -> Result<PartialSettings, String> {
+        let table =
+            |p: &PartialSettings| toml::Table::try_from(p).map_err(|e| format!("settings: {e}"));
+        let mut merged = table(&lower)?;
+        merged.extend(table(&self)?);
+        merged.try_into().map_err(|e| format!("settings: {e}"))
+    }
+
     /// `self` (flags and env) over `file` over the defaults.
     pub fn resolve(self, file: PartialSettings) -> Result<Settings, String> {
+        let m = self.over(file)?;
         let d = Settings::default();
-        let (retention, no_migrate) = (
-            retention(&self, &file)?,
-            self.no_migrate.or(file.no_migrate).unwrap_or(false),
-        );
-        let ms = |a: Option<u64>, b: Option<u64>, def: Duration| {
-            a.or(b).map(Duration::from_millis).unwrap_or(def)
-        };
+        let ms = |v: Option<u64>, def: Duration| v.map_or(def, Duration::from_millis);
+        let secs = |v: Option<u64>, def: Duration| v.map_or(def, Duration::from_secs);
+        let or_default = |v: Vec<String>, def: Vec<String>| if v.is_empty() { def } else { v };
         let s = Settings {
-            listen: self.listen.or(file.listen).unwrap_or(d.listen),
-            db: self.db.or(file.db).unwrap_or(d.db),
-            db_direct: self.db_direct.or(file.db_direct),
-            sweep_interval: ms(
-                self.sweep_interval_ms,
-                file.sweep_interval_ms,
-                d.sweep_interval,
-            ),
-            ask_rate_per_minute: self
-                .ask_rate_per_minute
-                .or(file.ask_rate_per_minute)
-                .unwrap_or(d.ask_rate_per_minute),
-            ask_burst: self.ask_burst.or(file.ask_burst).unwrap_or(d.ask_burst),
-            max_pending_per_agent: self
-                .max_pending_per_agent
-                .or(file.max_pending_per_agent)
-                .unwrap_or(d.max_pending_per_agent),
-            webhook_retry_base: ms(
-                self.webhook_retry_base_ms,
-                file.webhook_retry_base_ms,
-                d.webhook_retry_base,
-            ),
-            webhook_max_attempts: self
-                .webhook_max_attempts
-                .or(file.webhook_max_attempts)
-                .unwrap_or(d.webhook_max_attempts),
-            webhook_timeout: ms(
-                self.webhook_timeout_ms,
-                file.webhook_timeout_ms,
-                d.webhook_timeout,
-            ),
-            body_timeout: ms(self.body_timeout_ms, file.body_timeout_ms, d.body_timeout),
-            max_connections: self
-                .max_connections
-                .or(file.max_connections)
-                .unwrap_or(d.max_connections),
-            apns: None,
-            fcm: None,
-            public_url: self.public_url.or(file.public_url),
-            tls: TlsSettings::Off,
-            behind_proxy: self.behind_proxy.or(file.behind_proxy).unwrap_or(false),
-            trusted_proxies: self
+            listen: m.listen.unwrap_or(d.listen),
+            db: m.db.clone().unwrap_or(d.db),
+            db_direct: m.db_direct.clone(),
+            sweep_interval: ms(m.sweep_interval_ms, d.sweep_interval),
+            ask_rate_per_minute: m.ask_rate_per_minute.unwrap_or(d.ask_rate_per_minute),
+            ask_burst: m.ask_burst.unwrap_or(d.ask_burst),
+            max_pending_per_agent: m.max_pending_per_agent.unwrap_or(d.max_pending_per_agent),
+            webhook_retry_base: ms(m.webhook_retry_base_ms, d.webhook_retry_base),
+            webhook_max_attempts: m.webhook_max_attempts.unwrap_or(d.webhook_max_attempts),
+            webhook_timeout: ms(m.webhook_timeout_ms, d.webhook_timeout),
+            body_timeout: ms(m.body_timeout_ms, d.body_timeout),
+            max_connections: m.max_connections.unwrap_or(d.max_connections),
+            apns: apns(&m)?,
+            fcm: fcm(&m)?,
+            public_url: m.public_url.clone(),
+            tls: tls_settings(&m)?,
+            behind_proxy: m.behind_proxy,
+            trusted_proxies: m
                 .trusted_proxy
-                .or(file.trusted_proxy)
-                .unwrap_or_default()
                 .iter()
                 .map(|p| parse_proxy(p))
                 .collect::<Result<_, _>>()?,
-            push_encryption: match self.push_encryption.or(file.push_encryption).as_deref() {
+            push_encryption: match m.push_encryption.as_deref() {
                 None | Some("auto") => true,
                 Some("off") => false,
                 Some(other) => {
@@ -394,175 +551,117 @@ impl PartialSettings {
                     ))
                 }
             },
-            // The limits below are resolved after TLS.
-            ..Settings::default()
-        };
-        let tls = tls_settings(
-            (
-                self.tls_cert.or(file.tls_cert),
-                self.tls_key.or(file.tls_key),
-            ),
-            self.tls_reload_ms.or(file.tls_reload_ms),
-            self.acme_domain.or(file.acme_domain).unwrap_or_default(),
-            AcmeSettings {
-                domains: Vec::new(),
-                contact: self.acme_contact.or(file.acme_contact).unwrap_or_default(),
-                cache: self
-                    .acme_cache
-                    .or(file.acme_cache)
-                    .unwrap_or_else(|| PathBuf::from("qp-acme")),
-                directory: self
-                    .acme_directory
-                    .or(file.acme_directory)
-                    .unwrap_or_else(|| LETS_ENCRYPT.to_string()),
-                directory_ca: self.acme_directory_ca.or(file.acme_directory_ca),
-            },
-        )?;
-        let s = Settings { tls, ..s };
-        let s = Settings {
-            answer_rate_per_minute: self
-                .answer_rate_per_minute
-                .or(file.answer_rate_per_minute)
-                .unwrap_or(d.answer_rate_per_minute),
-            answer_burst: self
-                .answer_burst
-                .or(file.answer_burst)
-                .unwrap_or(d.answer_burst),
-            max_long_polls_per_token: self
+            answer_rate_per_minute: m.answer_rate_per_minute.unwrap_or(d.answer_rate_per_minute),
+            answer_burst: m.answer_burst.unwrap_or(d.answer_burst),
+            max_long_polls_per_token: m
                 .max_long_polls_per_token
-                .or(file.max_long_polls_per_token)
                 .unwrap_or(d.max_long_polls_per_token),
-            idempotency_key_ttl: self
-                .idempotency_key_ttl_secs
-                .or(file.idempotency_key_ttl_secs)
-                .map_or(d.idempotency_key_ttl, Duration::from_secs),
-            metrics_token: self
-                .metrics_token
-                .or(file.metrics_token)
-                .map(|t| metrics_token(&t))
-                .transpose()?,
-            mcp_max_sessions_per_agent: self
+            idempotency_key_ttl: secs(m.idempotency_key_ttl_secs, d.idempotency_key_ttl),
+            metrics_token: m.metrics_token.as_deref().map(metrics_token).transpose()?,
+            mcp_max_sessions_per_agent: m
                 .mcp_max_sessions_per_agent
-                .or(file.mcp_max_sessions_per_agent)
                 .unwrap_or(d.mcp_max_sessions_per_agent),
-            web_push_allow: self
-                .web_push_allow
-                .or(file.web_push_allow)
-                .unwrap_or(d.web_push_allow),
-            vapid_key: self.vapid_key.or(file.vapid_key),
-            oauth_client_allow: self
-                .oauth_client_allow
-                .or(file.oauth_client_allow)
-                .unwrap_or(d.oauth_client_allow),
-            oauth_client_ca: self.oauth_client_ca.or(file.oauth_client_ca),
-            default_owner: self
+            web_push_allow: or_default(m.web_push_allow.clone(), d.web_push_allow),
+            vapid_key: m.vapid_key.clone(),
+            oauth_client_allow: or_default(m.oauth_client_allow.clone(), d.oauth_client_allow),
+            oauth_client_ca: m.oauth_client_ca.clone(),
+            default_owner: m
                 .default_owner
-                .or(file.default_owner)
-                .map(|o| o.trim().to_string())
-                .filter(|o| !o.is_empty()),
-            mcp_session_idle: self
-                .mcp_session_idle_secs
-                .or(file.mcp_session_idle_secs)
-                .map_or(d.mcp_session_idle, Duration::from_secs),
-            idle_timeout: self
-                .idle_timeout_secs
-                .or(file.idle_timeout_secs)
-                .map_or(d.idle_timeout, Duration::from_secs),
-            ..s
-        };
-        check_limits(&s)?;
-        let s = Settings {
-            migration: if no_migrate {
+                .as_deref()
+                .map(str::trim)
+                .filter(|o| !o.is_empty())
+                .map(str::to_string),
+            mcp_session_idle: secs(m.mcp_session_idle_secs, d.mcp_session_idle),
+            idle_timeout: secs(m.idle_timeout_secs, d.idle_timeout),
+            migration: if m.no_migrate {
                 crate::store::Migration::Require
             } else {
                 crate::store::Migration::Apply
             },
-            retention,
-            ..s
+            retention: retention(&m)?,
         };
-        let apns_key = self.apns_key.or(file.apns_key);
-        let apns_key_id = self.apns_key_id.or(file.apns_key_id);
-        let apns_team_id = self.apns_team_id.or(file.apns_team_id);
-        let sandbox = self.apns_sandbox.or(file.apns_sandbox).unwrap_or(false);
-        let apns_base = self.apns_base_url.or(file.apns_base_url);
-        let s = Settings {
-            apns: match (apns_key, apns_key_id, apns_team_id) {
-                (None, None, None) => None,
-                (Some(key), Some(key_id), Some(team_id)) => Some({
-                    let (key_file, key_pem) = crate::push::key_file::WatchedFile::read(&key)
-                        .map_err(|e| format!("apns_key {}: {e}", key.display()))?;
-                    crate::push::apns::ApnsConfig {
-                        base_url: apns_base.unwrap_or_else(|| {
-                            let url = if sandbox {
-                                crate::push::apns::APNS_SANDBOX
-                            } else {
-                                crate::push::apns::APNS_PRODUCTION
-                            };
-                            url.to_string()
-                        }),
-                        team_id,
-                        key_id,
-                        key_pem,
-                        // Read again when it changes, like the TLS files.
-                        key_file: Some(key_file),
-                        token_ttl: crate::push::apns::TOKEN_TTL,
-                        max_connections: crate::push::apns::MAX_CONNECTIONS,
-                    }
-                }),
-                _ => {
-                    return Err(
-                        "APNs needs all three of apns_key, apns_key_id and apns_team_id".into(),
-                    )
-                }
-            },
-            fcm: match self.fcm_service_account.or(file.fcm_service_account) {
-                None => None,
-                Some(path) => Some({
-                    let (account_file, account_json) =
-                        crate::push::key_file::WatchedFile::read(&path)
-                            .map_err(|e| format!("fcm_service_account {}: {e}", path.display()))?;
-                    crate::push::fcm::FcmConfig {
-                        base_url: self
-                            .fcm_base_url
-                            .or(file.fcm_base_url)
-                            .unwrap_or_else(|| crate::push::fcm::FCM_BASE.to_string()),
-                        account: crate::push::fcm::FcmTransport::account_from_bytes(&account_json)
-                            .map_err(|e| format!("fcm_service_account {}: {e}", path.display()))?,
-                        account_file: Some(account_file),
-                        max_connections: crate::push::fcm::MAX_CONNECTIONS,
-                    }
-                }),
-            },
-            ..s
-        };
-        match (&s.db, &s.db_direct) {
-            (_, None) | (crate::store::Database::Postgres(_), Some(crate::store::Database::Postgres(_))) => {}
-            (_, Some(crate::store::Database::Sqlite(_))) => {
-                return Err("db_direct: must be a postgres:// URL (the same database as db, without a pooler between)".into())
-            }
-            (crate::store::Database::Sqlite(_), Some(_)) => {
-                return Err("db_direct: only with a PostgreSQL db (an SQLite file has no pooler and no LISTEN)".into())
-            }
-        }
-        if s.ask_rate_per_minute == 0 || s.ask_burst == 0 {
-            return Err("ask_rate_per_minute and ask_burst must be at least 1".into());
-        }
-        if s.sweep_interval.is_zero() {
-            return Err("sweep_interval_ms must be at least 1".into());
-        }
-        if s.webhook_max_attempts == 0 {
-            return Err("webhook_max_attempts must be at least 1".into());
-        }
-        if s.tls == TlsSettings::Off && !s.behind_proxy && !s.listen.ip().is_loopback() {
-            return Err(format!(
-                "refusing to serve plain HTTP on {}: phones and tokens need TLS beyond loopback. \
-                 Give tls_cert and tls_key (--tls-cert/--tls-key), or acme_domain (--acme-domain), \
-                 or, when a proxy in front terminates TLS, behind_proxy (--behind-proxy)",
-                s.listen
-            ));
-        }
+        check(&s)?;
         Ok(s)
     }
+}
+
+/// APNs: all three of key, key id and team id, or none.
+fn apns(m: &PartialSettings) -> Result<Option<crate::push::apns::ApnsConfig>, String> {
+    let (key, key_id, team_id) = match (&m.apns_key, &m.apns_key_id, &m.apns_team_id) {
+        (None, None, None) => return Ok(None),
+        (Some(key), Some(key_id), Some(team_id)) => (key, key_id, team_id),
+        _ => return Err("APNs needs all three of apns_key, apns_key_id and apns_team_id".into()),
+    };
+    let (key_file, key_pem) = crate::push::key_file::WatchedFile::read(key)
+        .map_err(|e| format!("apns_key {}: {e}", key.display()))?;
+    let base_url = m.apns_base_url.clone().unwrap_or_else(|| {
+        let url = if m.apns_sandbox {
+            crate::push::apns::APNS_SANDBOX
+        } else {
+            crate::push::apns::APNS_PRODUCTION
+        };
+        url.to_string()
+    });
+    Ok(Some(crate::push::apns::ApnsConfig {
+        base_url,
+        team_id: team_id.clone(),
+        key_id: key_id.clone(),
+        key_pem,
+        // Read again when it changes, like the TLS files.
+        key_file: Some(key_file),
+        token_ttl: crate::push::apns::TOKEN_TTL,
+        max_connections: crate::push::apns::MAX_CONNECTIONS,
+    }))
+}
+
+/// FCM HTTP v1, when a service account is given.
+fn fcm(m: &PartialSettings) -> Result<Option<crate::push::fcm::FcmConfig>, String> {
+    let Some(path) = &m.fcm_service_account else {
+        return Ok(None);
+    };
+    let (account_file, account_json) = crate::push::key_file::WatchedFile::read(path)
+        .map_err(|e| format!("fcm_service_account {}: {e}", path.display()))?;
+    Ok(Some(crate::push::fcm::FcmConfig {
+        base_url: m
+            .fcm_base_url
+            .clone()
+            .unwrap_or_else(|| crate::push::fcm::FCM_BASE.to_string()),
+        account: crate::push::fcm::FcmTransport::account_from_bytes(&account_json)
+            .map_err(|e| format!("fcm_service_account {}: {e}", path.display()))?,
+        account_file: Some(account_file),
+        max_connections: crate::push::fcm::MAX_CONNECTIONS,
+    }))
+}
+
+/// The rules between settings, and each limit letting something through.
+fn check(s: &Settings) -> Result<(), String> {
+    match (&s.db, &s.db_direct) {
+        (_, None) | (crate::store::Database::Postgres(_), Some(crate::store::Database::Postgres(_))) => {}
+        (_, Some(crate::store::Database::Sqlite(_))) => {
+            return Err("db_direct: must be a postgres:// URL (the same database as db, without a pooler between)".into())
+        }
+        (crate::store::Database::Sqlite(_), Some(_)) => {
+            return Err("db_direct: only with a PostgreSQL db (an SQLite file has no pooler and no LISTEN)".into())
+        }
+    }
+    if s.ask_rate_per_minute == 0 || s.ask_burst == 0 {
+        return Err("ask_rate_per_minute and ask_burst must be at least 1".into());
+    }
+    if s.sweep_interval.is_zero() {
+        return Err("sweep_interval_ms must be at least 1".into());
+    }
+    if s.webhook_max_attempts == 0 {
+        return Err("webhook_max_attempts must be at least 1".into());
+    }
+    if s.tls == TlsSettings::Off && !s.behind_proxy && !s.listen.ip().is_loopback() {
+        return Err(format!(
+            "refusing to serve plain HTTP on {}: phones and tokens need TLS beyond loopback. \
+             Give tls_cert and tls_key (--tls-cert/--tls-key), or acme_domain (--acme-domain), \
+             or, when a proxy in front terminates TLS, behind_proxy (--behind-proxy)",
+            s.listen
+        ));
+    }
+    check_limits(s)
 }
 
 /// The resource limits of issue 32: each must let something through.
@@ -591,44 +690,22 @@ fn check_limits(s: &Settings) -> Result<(), String> {
 }
 
 /// The retention settings: days (0 keeps forever) and the batch size.
-fn retention(
-    flags: &PartialSettings,
-    file: &PartialSettings,
-) -> Result<crate::store::retention::Retention, String> {
+fn retention(m: &PartialSettings) -> Result<crate::store::retention::Retention, String> {
     let d = crate::store::retention::Retention::default();
-    let days = |a: Option<u64>, b: Option<u64>, def: Option<Duration>| match a.or(b) {
+    let days = |v: Option<u64>, def: Option<Duration>| match v {
         None => def,
         Some(0) => None,
         Some(n) => Some(Duration::from_secs(n.saturating_mul(86_400))),
     };
-    let batch_size = flags
-        .retention_batch_size
-        .or(file.retention_batch_size)
-        .unwrap_or(d.batch_size);
+    let batch_size = m.retention_batch_size.unwrap_or(d.batch_size);
     if !(1..=100_000).contains(&batch_size) {
         return Err("retention_batch_size must be 1 to 100000".into());
     }
     Ok(crate::store::retention::Retention {
-        questions: days(
-            flags.retention_questions_days,
-            file.retention_questions_days,
-            d.questions,
-        ),
-        push_jobs: days(
-            flags.retention_push_jobs_days,
-            file.retention_push_jobs_days,
-            d.push_jobs,
-        ),
-        webhook_deliveries: days(
-            flags.retention_webhook_deliveries_days,
-            file.retention_webhook_deliveries_days,
-            d.webhook_deliveries,
-        ),
-        dev_inbox: days(
-            flags.retention_dev_inbox_days,
-            file.retention_dev_inbox_days,
-            d.dev_inbox,
-        ),
+        questions: days(m.retention_questions_days, d.questions),
+        push_jobs: days(m.retention_push_jobs_days, d.push_jobs),
+        webhook_deliveries: days(m.retention_webhook_deliveries_days, d.webhook_deliveries),
+        dev_inbox: days(m.retention_dev_inbox_days, d.dev_inbox),
         batch_size,
     })
 }
@@ -654,24 +731,20 @@ fn parse_proxy(p: &str) -> Result<ipnet::IpNet, String> {
 }
 
 /// Files, ACME or nothing; never both.
-fn tls_settings(
-    files: (Option<PathBuf>, Option<PathBuf>),
-    reload_ms: Option<u64>,
-    domains: Vec<String>,
-    acme: AcmeSettings,
-) -> Result<TlsSettings, String> {
-    let domains: Vec<String> = domains
+fn tls_settings(m: &PartialSettings) -> Result<TlsSettings, String> {
+    let domains: Vec<String> = m
+        .acme_domain
         .iter()
         .flat_map(|d| d.split(','))
         .map(|d| d.trim().to_ascii_lowercase())
         .filter(|d| !d.is_empty())
         .collect();
-    match (files, domains.is_empty()) {
+    match ((m.tls_cert.clone(), m.tls_key.clone()), domains.is_empty()) {
         ((None, None), true) => Ok(TlsSettings::Off),
         ((Some(cert), Some(key)), true) => Ok(TlsSettings::Files {
             cert,
             key,
-            reload_interval: Duration::from_millis(reload_ms.unwrap_or(5_000).max(100)),
+            reload_interval: Duration::from_millis(m.tls_reload_ms.unwrap_or(5_000).max(100)),
         }),
         ((None, None), false) => {
             if let Some(bad) = domains.iter().find(|d| {
@@ -682,7 +755,19 @@ fn tls_settings(
             }) {
                 return Err(format!("acme_domain: {bad:?} is not a DNS name"));
             }
-            Ok(TlsSettings::Acme(AcmeSettings { domains, ..acme }))
+            Ok(TlsSettings::Acme(AcmeSettings {
+                domains,
+                contact: m.acme_contact.clone(),
+                cache: m
+                    .acme_cache
+                    .clone()
+                    .unwrap_or_else(|| PathBuf::from("qp-acme")),
+                directory: m
+                    .acme_directory
+                    .clone()
+                    .unwrap_or_else(|| LETS_ENCRYPT.to_string()),
+                directory_ca: m.acme_directory_ca.clone(),
+            }))
         }
         ((Some(_), None), _) | ((None, Some(_)), _) => {
             Err("tls_cert and tls_key go together: give both PEM files".into())
@@ -690,6 +775,57 @@ fn tls_settings(
         ((Some(_), Some(_)), false) => {
             Err("give either tls_cert/tls_key or acme_domain, not both".into())
         }
+    }
+}
+
+/// A `db` serialised for [`PartialSettings::over`] only: as given, password
+/// and all (the merge must not lose it), never for a log.
+fn database_as_given<S: serde::Serializer>(
+    db: &Option<crate::store::Database>,
+    s: S,
+) -> Result<S::Ok, S::Error> {
+    match db {
+        Some(crate::store::Database::Sqlite(path)) => path.serialize(s),
+        Some(crate::store::Database::Postgres(url)) => url.serialize(s),
+        None => s.serialize_none(),
+    }
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// `--db` for clap: a value that does not parse is refused with what is
+/// wrong, never quoted (clap's own message would print the URL, password
+/// and all).
+#[derive(Clone)]
+pub(crate) struct DbArg;
+
+impl clap::builder::TypedValueParser for DbArg {
+    type Value = crate::store::Database;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<crate::store::Database, clap::Error> {
+        // --db or --db-direct: the message names the flag at fault (the
+        // store's own messages say `db:`).
+        let flag = arg.and_then(|a| a.get_long()).unwrap_or("db");
+        let refuse = |message: String| {
+            let message = message.strip_prefix("db: ").unwrap_or(&message);
+            clap::Error::raw(
+                clap::error::ErrorKind::ValueValidation,
+                format!("--{flag}: {message}\n"),
+            )
+            .with_cmd(cmd)
+        };
+        value
+            .to_str()
+            .ok_or_else(|| refuse("must be valid UTF-8".into()))?
+            .parse()
+            .map_err(refuse)
     }
 }
 
@@ -745,6 +881,65 @@ mod tests {
         );
     }
 
+    /// The layering the one declaration relies on: a key given above wins,
+    /// a key not given (an absent switch, an empty list) leaves the one
+    /// below, and a database URL survives the merge whole.
+    #[test]
+    fn a_key_given_above_wins_and_one_not_given_leaves_the_file() {
+        let file: PartialSettings = toml::from_str(
+            "behind_proxy = true\nlisten = \"0.0.0.0:9000\"\ntrusted_proxy = [\"10.0.0.0/8\"]\n\
+             web_push_allow = [\"push.example\"]\nask_burst = 5\n\
+             db = \"postgres://qp:p%40ss@db.example:5432/qp?sslmode=require\"",
+        )
+        .unwrap();
+        let flags = PartialSettings {
+            trusted_proxy: vec!["192.168.1.7".into()],
+            ask_burst: Some(9),
+            ..Default::default()
+        };
+        let merged = flags.over(file).unwrap();
+        assert!(
+            merged.behind_proxy,
+            "a switch the flags leave off keeps the file's"
+        );
+        assert_eq!(
+            merged.trusted_proxy,
+            ["192.168.1.7"],
+            "a list given replaces the file's"
+        );
+        assert_eq!(merged.web_push_allow, ["push.example"]);
+        assert_eq!(merged.ask_burst, Some(9));
+        assert_eq!(merged.listen, Some("0.0.0.0:9000".parse().unwrap()));
+        let Some(crate::store::Database::Postgres(url)) = &merged.db else {
+            panic!("{:?}", merged.db)
+        };
+        assert_eq!(
+            url,
+            "postgres://qp:p%40ss@db.example:5432/qp?sslmode=require"
+        );
+        let s = merged.resolve(PartialSettings::default()).unwrap();
+        assert!(s.behind_proxy);
+        assert_eq!(s.ask_burst, 9);
+    }
+
+    /// Each key of the file is a flag of `qp serve` with its variable and a
+    /// help, because they are one field.
+    #[test]
+    fn every_file_key_is_a_flag_with_a_variable_and_a_help() {
+        let cmd = crate::cli::serve::command();
+        for key in config_keys() {
+            let flag = key.replace('_', "-");
+            let arg = cmd
+                .get_arguments()
+                .find(|a| a.get_long() == Some(flag.as_str()))
+                .unwrap_or_else(|| panic!("{key} has no --{flag}"));
+            let env = arg.get_env().unwrap().to_string_lossy().into_owned();
+            assert_eq!(env, format!("QP_{}", key.to_ascii_uppercase()));
+            assert!(arg.get_help().is_some(), "--{flag} has no help");
+        }
+        assert!(config_keys().len() >= 50, "{:?}", config_keys());
+    }
+
     #[test]
     fn plain_http_beyond_loopback_needs_the_proxy_flag() {
         let public = PartialSettings {
@@ -757,8 +952,8 @@ mod tests {
             .unwrap_err();
         assert!(e.contains("behind_proxy") && e.contains("tls_cert"), "{e}");
         let proxied = PartialSettings {
-            behind_proxy: Some(true),
-            trusted_proxy: Some(vec!["10.0.0.0/8".into(), "192.168.1.7".into()]),
+            behind_proxy: true,
+            trusted_proxy: vec!["10.0.0.0/8".into(), "192.168.1.7".into()],
             ..public.clone()
         };
         let s = proxied.resolve(PartialSettings::default()).unwrap();
@@ -784,22 +979,22 @@ mod tests {
         let both = PartialSettings {
             tls_cert: Some("c.pem".into()),
             tls_key: Some("k.pem".into()),
-            acme_domain: Some(vec!["qp.example.com".into()]),
+            acme_domain: vec!["qp.example.com".into()],
             ..Default::default()
         };
         assert!(r(both).unwrap_err().contains("not both"));
         let bad = PartialSettings {
-            acme_domain: Some(vec!["qp example".into()]),
+            acme_domain: vec!["qp example".into()],
             ..Default::default()
         };
         assert!(r(bad).unwrap_err().contains("not a DNS name"));
         let proxy = PartialSettings {
-            trusted_proxy: Some(vec!["nope".into()]),
+            trusted_proxy: vec!["nope".into()],
             ..Default::default()
         };
         assert!(r(proxy).unwrap_err().contains("trusted_proxy"));
         let acme = PartialSettings {
-            acme_domain: Some(vec!["QP.example.com, qp2.example.com".into()]),
+            acme_domain: vec!["QP.example.com, qp2.example.com".into()],
             ..Default::default()
         };
         let s = r(acme).unwrap();

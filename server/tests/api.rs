@@ -716,6 +716,41 @@ async fn idempotency_key_returns_the_same_result() {
     assert_eq!(r.status().as_u16(), 422);
     let b: Value = r.json().await.unwrap();
     assert_eq!(err_code(&b), "idempotency_key_reused");
+    // A refusal is recorded too, and replayed with its status and body.
+    let third = f
+        .ask(json!({"prompt": "three", "responder_scope": "room"}))
+        .await;
+    let send_to = |key: &'static str, value: &'static str| {
+        let url = format!(
+            "{}/api/questions/{}/answer",
+            f.base,
+            third["id"].as_str().unwrap()
+        );
+        let (http, token) = (f.http.clone(), f.bob_token.clone());
+        async move {
+            let r = http
+                .post(url)
+                .bearer_auth(token)
+                .header("Idempotency-Key", key)
+                .json(&json!({"value": value}))
+                .send()
+                .await
+                .unwrap();
+            (r.status().as_u16(), r.text().await.unwrap())
+        }
+    };
+    let refused = send_to("k-2", "no-such-option").await;
+    assert_eq!(refused.0, 422, "{}", refused.1);
+    assert_eq!(
+        err_code(&serde_json::from_str(&refused.1).unwrap()),
+        "unknown_option"
+    );
+    assert_eq!(
+        send_to("k-2", "approve").await,
+        refused,
+        "the refusal replayed"
+    );
+    assert_eq!(send_to("k-3", "approve").await.0, 200, "a new key answers");
 }
 
 #[tokio::test(flavor = "multi_thread")]

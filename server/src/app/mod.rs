@@ -72,21 +72,27 @@ pub struct App {
     pub oauth_limits: crate::oauth::Limits,
 }
 
-/// The response of an answer, kept verbatim under its Idempotency-Key.
+/// The response of an answer, kept verbatim under its Idempotency-Key and
+/// replayed as it is on a retry.
 pub struct AnswerResponse {
-    pub status: u16,
+    /// The protocol refused the answer (an unknown option, a reply too
+    /// long…): `body` is the error's body, which a front end gives the
+    /// shape of [`AppError::Invalid`]. Otherwise `body` is the question.
+    pub refused: bool,
     pub body: String,
 }
 
 impl AnswerResponse {
-    /// What an answer the protocol refuses is recorded as: the status the
-    /// HTTP API gives [`AppError::Invalid`] (a test in `http::error` holds
-    /// the two equal) and the error body, replayed as they are on a retry.
-    pub const REFUSED_STATUS: u16 = 422;
+    fn question(json: String) -> Self {
+        AnswerResponse {
+            refused: false,
+            body: json,
+        }
+    }
 
     fn refused(e: AppError) -> Self {
         AnswerResponse {
-            status: Self::REFUSED_STATUS,
+            refused: true,
             body: serde_json::to_string(&e.body()).unwrap_or_default(),
         }
     }

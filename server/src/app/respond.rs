@@ -86,7 +86,7 @@ impl App {
                                 None,
                             ));
                         }
-                        return Ok((Ok(AnswerResponse { status: prev.status, body: prev.response }), None, None));
+                        return Ok((Ok(AnswerResponse { refused: prev.refused, body: prev.response }), None, None));
                     }
                 }
                 let submission = match AnswerSubmission::from_json(&body) {
@@ -135,24 +135,24 @@ impl App {
                             Some(r) => {
                                 woke = Some(r);
                                 fresh = Some(q);
-                                AnswerResponse { status: 200, body: json }
+                                AnswerResponse::question(json)
                             }
                             None => {
                                 if let Some(current) = questions::get(c, &id)? {
                                     q = current.question; // someone else won in between
                                 }
-                                AnswerResponse { status: 200, body: serde_json::to_string(&q).unwrap_or_default() }
+                                AnswerResponse::question(serde_json::to_string(&q).unwrap_or_default())
                             }
                         }
                     }
                     Ok(AnswerOutcome::AlreadyResolved) => {
-                        AnswerResponse { status: 200, body: serde_json::to_string(&q).unwrap_or_default() }
+                        AnswerResponse::question(serde_json::to_string(&q).unwrap_or_default())
                     }
                 };
                 if let Some(key) = &key {
                     let keyed = KeyedResult {
                         question_id: id.clone(),
-                        status: response.status,
+                        refused: response.refused,
                         response: response.body.clone(),
                     };
                     questions::save_keyed_answer(c, &user.id, key, &keyed, now.timestamp(), keys_since)?;

@@ -8,6 +8,7 @@ use clap::{Args, Subcommand};
 use serde_json::json;
 
 use super::{EXIT_ERROR, EXIT_OK, EXIT_USAGE};
+use crate::config::DbArg;
 use crate::store::identity::{self, Webhook};
 use crate::store::invites::{self, InviteKind};
 use crate::store::offboard::{self, Subject};
@@ -30,40 +31,6 @@ pub struct AdminArgs {
     db: store::Database,
     #[command(subcommand)]
     what: What,
-}
-
-/// `--db` for clap: a value that does not parse is refused with what is
-/// wrong, never quoted (clap's own message would print the URL, password
-/// and all).
-#[derive(Clone)]
-pub(crate) struct DbArg;
-
-impl clap::builder::TypedValueParser for DbArg {
-    type Value = store::Database;
-
-    fn parse_ref(
-        &self,
-        cmd: &clap::Command,
-        arg: Option<&clap::Arg>,
-        value: &std::ffi::OsStr,
-    ) -> Result<store::Database, clap::Error> {
-        // --db or --db-direct: the message names the flag at fault (the
-        // store's own messages say `db:`).
-        let flag = arg.and_then(|a| a.get_long()).unwrap_or("db");
-        let refuse = |message: String| {
-            let message = message.strip_prefix("db: ").unwrap_or(&message);
-            clap::Error::raw(
-                clap::error::ErrorKind::ValueValidation,
-                format!("--{flag}: {message}\n"),
-            )
-            .with_cmd(cmd)
-        };
-        value
-            .to_str()
-            .ok_or_else(|| refuse("must be valid UTF-8".into()))?
-            .parse()
-            .map_err(refuse)
-    }
 }
 
 #[derive(Subcommand)]

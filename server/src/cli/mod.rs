@@ -82,7 +82,7 @@ struct MigrateArgs {
         hide_env_values = true,
         default_value = "qp.sqlite",
         value_name = "FILE|URL",
-        value_parser = admin::DbArg
+        value_parser = crate::config::DbArg
     )]
     db: crate::store::Database,
 }

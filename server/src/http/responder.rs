@@ -70,7 +70,11 @@ pub(crate) async fn answer(
     let responder = user.id.clone();
     let question = id.clone();
     let r = app.answer(user, id, body, key).await?;
-    let status = StatusCode::from_u16(r.status).unwrap_or(StatusCode::OK);
+    let status = if r.refused {
+        super::error::INVALID
+    } else {
+        StatusCode::OK
+    };
     // One line per answer: the question, who, and from which device's token
     // (the start of its stored hash, which `devices.token_hash` holds; never
     // the token).
@@ -80,7 +84,7 @@ pub(crate) async fn answer(
         device_token = bearer_hash(&headers)
             .as_deref()
             .map_or("", |h| &h[..12.min(h.len())]),
-        status = r.status,
+        status = status.as_u16(),
         "answer"
     );
     Ok((status, [(header::CONTENT_TYPE, "application/json")], r.body).into_response())

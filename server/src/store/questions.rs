@@ -122,9 +122,16 @@ pub fn pending_for_user(
 /// A stored answer result for `(user, Idempotency-Key)`.
 pub struct KeyedResult {
     pub question_id: String,
-    pub status: u16,
+    /// The protocol refused the answer (`response` is the error's body);
+    /// otherwise `response` is the question as it then stood.
+    pub refused: bool,
     pub response: String,
 }
+
+/// `answer_keys.status` keeps the HTTP status the first response had (the
+/// column's meaning since it was made): these two values, nothing else.
+const KEYED_ANSWERED: i64 = 200;
+const KEYED_REFUSED: i64 = 422;
 
 /// The stored result of `(user, key)` if it was stored after `since` (an
 /// older key has expired, whether or not it was purged yet).
@@ -141,7 +148,7 @@ pub fn keyed_answer(
         |r| {
             Ok(KeyedResult {
                 question_id: r.get(0)?,
-                status: r.get(1)?,
+                refused: r.get::<i64>(1)? == KEYED_REFUSED,
                 response: r.get(2)?,
             })
         },
@@ -168,7 +175,11 @@ pub fn save_keyed_answer(
             user_id,
             key,
             result.question_id,
-            result.status,
+            if result.refused {
+                KEYED_REFUSED
+            } else {
+                KEYED_ANSWERED
+            },
             result.response,
             now_secs,
             expired_before
