@@ -310,6 +310,12 @@ impl PhoneCore {
             .fallback_notification(title.as_deref(), body.as_deref())
     }
 
+    /// Android: the plain notification for an FCM data message that could
+    /// not be decoded, from its words where the core may use them.
+    pub fn fcm_fallback_notification(&self, data: HashMap<String, String>) -> FallbackNotification {
+        self.inner.fcm_fallback_notification(&data)
+    }
+
     /// Android: the questions channel, named in the person's language.
     pub fn android_channel(&self) -> AndroidChannel {
         self.inner.android_channel()

@@ -79,6 +79,16 @@ pub fn fallback_notification(
     )
 }
 
+/// Android: the plain notification for an FCM data message that cannot be
+/// decoded, from its words (the app reads none of its keys).
+#[uniffi::export]
+pub fn fcm_fallback_notification(
+    data: HashMap<String, String>,
+    languages: Vec<String>,
+) -> FallbackNotification {
+    payload::fcm_fallback(&data, &Copy::for_languages(&languages))
+}
+
 /// The iOS notification content and its per-question category.
 #[uniffi::export]
 pub fn ios_notification(

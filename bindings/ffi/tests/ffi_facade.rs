@@ -53,6 +53,25 @@ fn decode_and_present_through_the_facade() {
         fallback_notification(None, Some("  ".into()), vec![]).title,
         "New question"
     );
+    // An FCM message's words are read by the core, in the person's language
+    // where it has none.
+    let data = |pairs: &[(&str, &str)]| -> HashMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    };
+    let words = fcm_fallback_notification(
+        data(&[("title", "Release Bot asks you"), ("body", "Deploy?")]),
+        vec![],
+    );
+    assert_eq!(
+        (words.title.as_str(), words.body.as_str()),
+        ("Release Bot asks you", "Deploy?")
+    );
+    let none = fcm_fallback_notification(data(&[("qp", "{")]), vec!["de".into()]);
+    assert_eq!(none, fallback_notification(None, None, vec!["de".into()]));
+    assert_ne!(none.title, "New question", "German, not English");
 }
 
 #[test]

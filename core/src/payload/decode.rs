@@ -7,7 +7,10 @@ use std::collections::HashMap;
 use serde_json::{json, Map, Value};
 
 use super::compact::{CompactQuestion, CompactRoom, ResolvedNotice, PAYLOAD_VERSION};
-use super::{PayloadError, MAX_DECODE_BYTES, QUESTION_KEY, RESOLVED_KEY, SEALED_KEY};
+use super::{
+    PayloadError, FCM_BODY_KEY, FCM_TITLE_KEY, MAX_DECODE_BYTES, QUESTION_KEY, RESOLVED_KEY,
+    SEALED_KEY,
+};
 use crate::copy::Copy;
 use crate::protocol::{identity, normalize_ask, time, AskContext, ResponderScope};
 
@@ -121,6 +124,15 @@ pub fn fallback(title: Option<&str>, body: Option<&str>, copy: &Copy) -> Fallbac
         title: usable(title).unwrap_or_else(|| copy.fallback_title()),
         body: usable(body).unwrap_or_else(|| copy.fallback_body()),
     }
+}
+
+/// [`fallback`] for an FCM data message: its own words, where it has them.
+pub fn fcm_fallback(data: &HashMap<String, String>, copy: &Copy) -> FallbackNotification {
+    fallback(
+        data.get(FCM_TITLE_KEY).map(String::as_str),
+        data.get(FCM_BODY_KEY).map(String::as_str),
+        copy,
+    )
 }
 
 fn object<'a>(v: &'a Value, path: &str) -> Result<&'a Map<String, Value>, PayloadError> {

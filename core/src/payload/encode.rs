@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use super::budget::shrink_to_fit;
 use super::compact::{CompactQuestion, ResolvedNotice};
 use super::{PayloadError, MAX_PAYLOAD_BYTES};
-use super::{QUESTION_KEY, RESOLVED_KEY, SEALED_KEY};
+use super::{FCM_BODY_KEY, FCM_TITLE_KEY, QUESTION_KEY, RESOLVED_KEY, SEALED_KEY};
 use crate::actions::category_id;
 use crate::copy::Copy;
 use crate::protocol::Question;
@@ -238,10 +238,10 @@ fn fcm_data(d: &Draft, copy: &Copy) -> BTreeMap<String, String> {
             serde_json::to_string(&d.cq).unwrap_or_default(),
         ),
         (
-            "title".to_string(),
+            FCM_TITLE_KEY.to_string(),
             copy.title(d.cq.responder_scope, &d.cq.asker),
         ),
-        ("body".to_string(), d.body.clone()),
+        (FCM_BODY_KEY.to_string(), d.body.clone()),
     ])
 }
 
@@ -431,8 +431,8 @@ fn sealed_fcm_data(env: &Value, copy: &Copy) -> BTreeMap<String, String> {
     BTreeMap::from([
         ("type".to_string(), "e2e".to_string()),
         (SEALED_KEY.to_string(), env.to_string()),
-        ("title".to_string(), copy.fallback_title()),
-        ("body".to_string(), copy.fallback_body()),
+        (FCM_TITLE_KEY.to_string(), copy.fallback_title()),
+        (FCM_BODY_KEY.to_string(), copy.fallback_body()),
     ])
 }
 

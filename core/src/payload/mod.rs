@@ -37,7 +37,8 @@ mod sealed;
 
 pub use compact::{CompactOption, CompactQuestion, CompactRoom, ResolvedNotice, PAYLOAD_VERSION};
 pub use decode::{
-    apns_alert, decode_apns, decode_fcm, fallback, ApnsAlert, FallbackNotification, Push,
+    apns_alert, decode_apns, decode_fcm, fallback, fcm_fallback, ApnsAlert, FallbackNotification,
+    Push,
 };
 pub(crate) use encode::resolved_alert;
 pub use encode::{
@@ -64,6 +65,10 @@ pub const QUESTION_KEY: &str = "qp";
 pub const RESOLVED_KEY: &str = "qp_resolved";
 /// The key of a sealed (end-to-end encrypted) push's envelope.
 pub const SEALED_KEY: &str = "qp_e2e";
+/// An FCM data message's words, for a phone that cannot use its `qp` (the
+/// notification shown instead: see [`fcm_fallback`]).
+pub const FCM_TITLE_KEY: &str = "title";
+pub const FCM_BODY_KEY: &str = "body";
 /// Inputs larger than this are refused before parsing (no gateway sends them).
 pub const MAX_DECODE_BYTES: usize = 16 * 1024;
 

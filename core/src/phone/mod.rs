@@ -308,6 +308,18 @@ impl Phone {
         payload::fallback(title, body, &self.copy())
     }
 
+    /// [`Phone::fallback_notification`] for an FCM data message that could
+    /// not be used: its words are read here, not by the app.
+    pub fn fcm_fallback_notification(
+        &self,
+        data: &HashMap<String, String>,
+    ) -> FallbackNotification {
+        if self.expects_sealed() || self.is_signed_out() {
+            return payload::fallback(None, None, &self.copy());
+        }
+        payload::fcm_fallback(data, &self.copy())
+    }
+
     // ---- presenting ----
 
     /// The iOS notification content and its per-question category.

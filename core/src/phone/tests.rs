@@ -250,6 +250,10 @@ fn a_device_with_a_key_trusts_only_sealed_pushes() {
         p.fallback_notification(Some("Release Bot asks you"), Some("Allow Bash: git status"));
     assert!(!shown.body.contains("git status"), "{shown:?}");
     assert_eq!(shown, payload::fallback(None, None, Copy::english()));
+    // The same for an FCM message's own words.
+    fcm.insert("title".to_string(), "Release Bot asks you".to_string());
+    fcm.insert("body".to_string(), "Allow Bash: git status".to_string());
+    assert_eq!(p.fcm_fallback_notification(&fcm), shown);
     // The answer is recorded against the prompt the server sent.
     assert_eq!(p.question("q_1").unwrap().unwrap().prompt, real.prompt);
     assert_eq!(p.resolution("q_1").unwrap(), None);

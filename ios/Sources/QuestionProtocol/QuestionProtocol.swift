@@ -1341,6 +1341,12 @@ public protocol PhoneCoreProtocol: AnyObject, Sendable {
     func fallbackNotification(title: String?, body: String?)  -> FallbackNotification
     
     /**
+     * Android: the plain notification for an FCM data message that could
+     * not be decoded, from its words where the core may use them.
+     */
+    func fcmFallbackNotification(data: [String: String])  -> FallbackNotification
+    
+    /**
      * The feed, newest first.
      */
     func feed() throws  -> [FeedCell]
@@ -1902,6 +1908,20 @@ open func fallbackNotification(title: String?, body: String?) -> FallbackNotific
             self.uniffiCloneHandle(),
         FfiConverterOptionString.lower(title),
         FfiConverterOptionString.lower(body),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * Android: the plain notification for an FCM data message that could
+     * not be decoded, from its words where the core may use them.
+     */
+open func fcmFallbackNotification(data: [String: String]) -> FallbackNotification  {
+    return try!  FfiConverterTypeFallbackNotification_lift(try! rustCall() {
+        uniffiCallStatus in
+    uniffi_qp_ffi_fn_method_phonecore_fcm_fallback_notification(
+            self.uniffiCloneHandle(),
+        FfiConverterDictionaryStringString.lower(data),uniffiCallStatus
     )
 })
 }
@@ -8883,6 +8903,19 @@ public func fallbackNotification(title: String?, body: String?, languages: [Stri
 })
 }
 /**
+ * Android: the plain notification for an FCM data message that cannot be
+ * decoded, from its words (the app reads none of its keys).
+ */
+public func fcmFallbackNotification(data: [String: String], languages: [String]) -> FallbackNotification  {
+    return try!  FfiConverterTypeFallbackNotification_lift(try! rustCall() {
+        uniffiCallStatus in
+    uniffi_qp_ffi_fn_func_fcm_fallback_notification(
+        FfiConverterDictionaryStringString.lower(data),
+        FfiConverterSequenceString.lower(languages),uniffiCallStatus
+    )
+})
+}
+/**
  * Installs the platform logger (oslog on Apple, logcat on Android) once
  * per process; later calls do nothing. Call it first, in the app and in
  * the extension.
@@ -9092,6 +9125,9 @@ private let initializationResult: InitializationResult = {
     if (uniffi_qp_ffi_checksum_func_fallback_notification() != 8617) {
         return InitializationResult.apiChecksumMismatch
     }
+    if (uniffi_qp_ffi_checksum_func_fcm_fallback_notification() != 46104) {
+        return InitializationResult.apiChecksumMismatch
+    }
     if (uniffi_qp_ffi_checksum_func_init_logging() != 18773) {
         return InitializationResult.apiChecksumMismatch
     }
@@ -9189,6 +9225,9 @@ private let initializationResult: InitializationResult = {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_qp_ffi_checksum_method_phonecore_fallback_notification() != 44011) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_qp_ffi_checksum_method_phonecore_fcm_fallback_notification() != 56209) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_qp_ffi_checksum_method_phonecore_feed() != 39093) {

@@ -834,6 +834,8 @@ internal object IntegrityCheckingUniffiLib {
     ): Int
     external fun uniffi_qp_ffi_checksum_func_fallback_notification(
     ): Int
+    external fun uniffi_qp_ffi_checksum_func_fcm_fallback_notification(
+    ): Int
     external fun uniffi_qp_ffi_checksum_func_init_logging(
     ): Int
     external fun uniffi_qp_ffi_checksum_func_ios_category_id(
@@ -899,6 +901,8 @@ internal object IntegrityCheckingUniffiLib {
     external fun uniffi_qp_ffi_checksum_method_phonecore_draft(
     ): Int
     external fun uniffi_qp_ffi_checksum_method_phonecore_fallback_notification(
+    ): Int
+    external fun uniffi_qp_ffi_checksum_method_phonecore_fcm_fallback_notification(
     ): Int
     external fun uniffi_qp_ffi_checksum_method_phonecore_feed(
     ): Int
@@ -1083,6 +1087,8 @@ internal object UniffiLib {
     ): RustBuffer.ByValue
     external fun uniffi_qp_ffi_fn_method_phonecore_fallback_notification(`ptr`: Long,`title`: RustBuffer.ByValue,`body`: RustBuffer.ByValue,uniffi_out_err: UniffiRustCallStatus, 
     ): RustBuffer.ByValue
+    external fun uniffi_qp_ffi_fn_method_phonecore_fcm_fallback_notification(`ptr`: Long,`data`: RustBuffer.ByValue,uniffi_out_err: UniffiRustCallStatus, 
+    ): RustBuffer.ByValue
     external fun uniffi_qp_ffi_fn_method_phonecore_feed(`ptr`: Long,uniffi_out_err: UniffiRustCallStatus, 
     ): RustBuffer.ByValue
     external fun uniffi_qp_ffi_fn_method_phonecore_feed_async(`ptr`: Long,
@@ -1202,6 +1208,8 @@ internal object UniffiLib {
     external fun uniffi_qp_ffi_fn_func_decode_fcm_payload(`data`: RustBuffer.ByValue,uniffi_out_err: UniffiRustCallStatus, 
     ): RustBuffer.ByValue
     external fun uniffi_qp_ffi_fn_func_fallback_notification(`title`: RustBuffer.ByValue,`body`: RustBuffer.ByValue,`languages`: RustBuffer.ByValue,uniffi_out_err: UniffiRustCallStatus, 
+    ): RustBuffer.ByValue
+    external fun uniffi_qp_ffi_fn_func_fcm_fallback_notification(`data`: RustBuffer.ByValue,`languages`: RustBuffer.ByValue,uniffi_out_err: UniffiRustCallStatus, 
     ): RustBuffer.ByValue
     external fun uniffi_qp_ffi_fn_func_init_logging(uniffi_out_err: UniffiRustCallStatus, 
     ): Unit
@@ -1384,6 +1392,9 @@ private fun uniffiCheckApiChecksums(lib: IntegrityCheckingUniffiLib) {
     if ((lib.uniffi_qp_ffi_checksum_func_fallback_notification() and 0xFFFF) != 8617) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
+    if ((lib.uniffi_qp_ffi_checksum_func_fcm_fallback_notification() and 0xFFFF) != 46104) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
     if ((lib.uniffi_qp_ffi_checksum_func_init_logging() and 0xFFFF) != 18773) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
@@ -1481,6 +1492,9 @@ private fun uniffiCheckApiChecksums(lib: IntegrityCheckingUniffiLib) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
     if ((lib.uniffi_qp_ffi_checksum_method_phonecore_fallback_notification() and 0xFFFF) != 44011) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_qp_ffi_checksum_method_phonecore_fcm_fallback_notification() and 0xFFFF) != 56209) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
     if ((lib.uniffi_qp_ffi_checksum_method_phonecore_feed() and 0xFFFF) != 39093) {
@@ -3207,6 +3221,12 @@ public interface PhoneCoreInterface {
     fun `fallbackNotification`(`title`: kotlin.String?, `body`: kotlin.String?): FallbackNotification
     
     /**
+     * Android: the plain notification for an FCM data message that could
+     * not be decoded, from its words where the core may use them.
+     */
+    fun `fcmFallbackNotification`(`data`: Map<kotlin.String, kotlin.String>): FallbackNotification
+    
+    /**
      * The feed, newest first.
      */
     fun `feed`(): List<FeedCell>
@@ -3875,6 +3895,24 @@ open class PhoneCore: Disposable, AutoCloseable, PhoneCoreInterface
         
         FfiConverterOptionalString.lower(`title`),
         FfiConverterOptionalString.lower(`body`),_status)
+}
+    }
+    )
+    }
+    
+
+    
+    /**
+     * Android: the plain notification for an FCM data message that could
+     * not be decoded, from its words where the core may use them.
+     */override fun `fcmFallbackNotification`(`data`: Map<kotlin.String, kotlin.String>): FallbackNotification {
+            return FfiConverterTypeFallbackNotification.lift(
+    callWithHandle {
+    uniffiRustCall() { _status ->
+    UniffiLib.uniffi_qp_ffi_fn_method_phonecore_fcm_fallback_notification(
+        it,
+        
+        FfiConverterMapStringString.lower(`data`),_status)
 }
     }
     )
@@ -10319,6 +10357,22 @@ public typealias FfiConverterTypeTimestamp = FfiConverterTimestamp
         
         FfiConverterOptionalString.lower(`title`),
         FfiConverterOptionalString.lower(`body`),
+        FfiConverterSequenceString.lower(`languages`),_status)
+}
+    )
+    }
+    
+
+        /**
+         * Android: the plain notification for an FCM data message that cannot be
+         * decoded, from its words (the app reads none of its keys).
+         */ fun `fcmFallbackNotification`(`data`: Map<kotlin.String, kotlin.String>, `languages`: List<kotlin.String>): FallbackNotification {
+            return FfiConverterTypeFallbackNotification.lift(
+    uniffiRustCall() { _status ->
+    UniffiLib.uniffi_qp_ffi_fn_func_fcm_fallback_notification(
+    
+        
+        FfiConverterMapStringString.lower(`data`),
         FfiConverterSequenceString.lower(`languages`),_status)
 }
     )

@@ -36,7 +36,7 @@ import io.questionprotocol.core.androidGroupSummary
 import io.questionprotocol.core.androidNotification
 import io.questionprotocol.core.androidNotificationId
 import io.questionprotocol.core.decodeFcmPayload
-import io.questionprotocol.core.fallbackNotification
+import io.questionprotocol.core.fcmFallbackNotification
 import io.questionprotocol.core.questionIdOfFcm
 import java.time.Instant
 import kotlinx.coroutines.CancellationException
@@ -433,8 +433,9 @@ class QuestionNotifier(
     }
 
     private fun postFallback(data: Map<String, String>, reason: String): Result {
-        val f = core?.fallbackNotification(data["title"], data["body"])
-            ?: fallbackNotification(data["title"], data["body"], deviceLanguages())
+        // The message's words are the core's to read (and to refuse).
+        val f = core?.fcmFallbackNotification(data)
+            ?: fcmFallbackNotification(data, deviceLanguages())
         val channel = ensureChannel()
         val builder = Notification.Builder(context, channel)
             .setSmallIcon(smallIcon)
