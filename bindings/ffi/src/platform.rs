@@ -11,7 +11,7 @@ use qp_core::present::{android, ios, registry, PresentOptions};
 use crate::error::QpError;
 use crate::types::{
     AndroidChannel, AndroidNotification, DecodedPush, FallbackNotification, IosNotification,
-    KnownQuestion, PushQuestion, RegistryPlan, Timestamp,
+    KnownQuestion, PushQuestion, RegistryPlan, ShownNotification, Timestamp,
 };
 
 /// The protocol version this library implements ("1.1").
@@ -40,6 +40,20 @@ pub fn decode_apns_payload(json: String) -> Result<DecodedPush, QpError> {
 #[uniffi::export]
 pub fn question_id_of_notification(user_info_json: String) -> Option<String> {
     qp_core::phone::question_id_of_notification(&user_info_json)
+}
+
+/// Whether a notification on screen (its `userInfo` as JSON) is this
+/// library's, and whether a question or a resolution. Nil: not ours.
+#[uniffi::export]
+pub fn shown_notification(user_info_json: String) -> Option<ShownNotification> {
+    qp_core::phone::shown_notification(&user_info_json)
+}
+
+/// The `userInfo` to give a notification the glue posts itself (a
+/// question, or a resolution in its place), so that it is known as ours.
+#[uniffi::export]
+pub fn posted_user_info(question_id: String, resolution: bool) -> HashMap<String, String> {
+    qp_core::phone::posted_user_info(&question_id, resolution)
 }
 
 /// The question an FCM data message is about (the deep link of a tap on

@@ -150,6 +150,13 @@ pub struct FallbackNotification {
     pub body: String,
 }
 
+pub type ShownNotification = qp_core::phone::ShownNotification;
+#[uniffi::remote(Record)]
+pub struct ShownNotification {
+    pub question_id: Option<String>,
+    pub resolution: bool,
+}
+
 // ---- presentation ----
 
 pub type IosAction = qp_core::present::ios::IosAction;

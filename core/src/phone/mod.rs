@@ -22,7 +22,10 @@ use std::sync::{Arc, RwLock};
 
 use chrono::{DateTime, Utc};
 
-pub use deeplink::{question_id_of_fcm, question_id_of_notification};
+pub use deeplink::{
+    posted_user_info, question_id_of_fcm, question_id_of_notification, shown_notification,
+    ShownNotification,
+};
 pub use error::PhoneError;
 pub use keys::{device_public_key, DeviceKeyStore};
 pub use lifecycle::{

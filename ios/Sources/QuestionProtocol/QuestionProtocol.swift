@@ -5679,6 +5679,60 @@ public func FfiConverterTypeSessionStatus_lower(_ value: SessionStatus) -> RustB
 }
 
 
+public struct ShownNotification: Equatable, Hashable {
+    public var questionId: String?
+    public var resolution: Bool
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(questionId: String?, resolution: Bool) {
+        self.questionId = questionId
+        self.resolution = resolution
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension ShownNotification: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeShownNotification: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> ShownNotification {
+        return
+            try ShownNotification(
+                questionId: FfiConverterOptionString.read(from: &buf), 
+                resolution: FfiConverterBool.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: ShownNotification, into buf: inout [UInt8]) {
+        FfiConverterOptionString.write(value.questionId, into: &buf)
+        FfiConverterBool.write(value.resolution, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeShownNotification_lift(_ buf: RustBuffer) throws -> ShownNotification {
+    return try FfiConverterTypeShownNotification.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeShownNotification_lower(_ value: ShownNotification) -> RustBuffer {
+    return FfiConverterTypeShownNotification.lower(value)
+}
+
+
 public struct SignOutReport: Equatable, Hashable {
     public var deviceRemoved: Bool
     public var tokenRevoked: Bool
@@ -8190,6 +8244,30 @@ fileprivate struct FfiConverterOptionTypeSessionStatus: FfiConverterRustBuffer {
 #if swift(>=5.8)
 @_documentation(visibility: private)
 #endif
+fileprivate struct FfiConverterOptionTypeShownNotification: FfiConverterRustBuffer {
+    typealias SwiftType = ShownNotification?
+
+    public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
+        guard let value = value else {
+            writeInt(&buf, Int8(0))
+            return
+        }
+        writeInt(&buf, Int8(1))
+        FfiConverterTypeShownNotification.write(value, into: &buf)
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SwiftType {
+        switch try readInt(&buf) as Int8 {
+        case 0: return nil
+        case 1: return try FfiConverterTypeShownNotification.read(from: &buf)
+        default: throw UniffiInternalError.unexpectedOptionalTag
+        }
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
 fileprivate struct FfiConverterOptionTypeSyncReport: FfiConverterRustBuffer {
     typealias SwiftType = SyncReport?
 
@@ -8988,6 +9066,19 @@ public func planIosCategories(registered: [String], newCategory: String, known: 
 })
 }
 /**
+ * The `userInfo` to give a notification the glue posts itself (a
+ * question, or a resolution in its place), so that it is known as ours.
+ */
+public func postedUserInfo(questionId: String, resolution: Bool) -> [String: String]  {
+    return try!  FfiConverterDictionaryStringString.lift(try! rustCall() {
+        uniffiCallStatus in
+    uniffi_qp_ffi_fn_func_posted_user_info(
+        FfiConverterString.lower(questionId),
+        FfiConverterBool.lower(resolution),uniffiCallStatus
+    )
+})
+}
+/**
  * The protocol version this library implements ("1.1").
  */
 public func protocolVersion() -> String  {
@@ -9030,6 +9121,18 @@ public func questionIdOfNotification(userInfoJson: String) -> String?  {
     return try!  FfiConverterOptionString.lift(try! rustCall() {
         uniffiCallStatus in
     uniffi_qp_ffi_fn_func_question_id_of_notification(
+        FfiConverterString.lower(userInfoJson),uniffiCallStatus
+    )
+})
+}
+/**
+ * Whether a notification on screen (its `userInfo` as JSON) is this
+ * library's, and whether a question or a resolution. Nil: not ours.
+ */
+public func shownNotification(userInfoJson: String) -> ShownNotification?  {
+    return try!  FfiConverterOptionTypeShownNotification.lift(try! rustCall() {
+        uniffiCallStatus in
+    uniffi_qp_ffi_fn_func_shown_notification(
         FfiConverterString.lower(userInfoJson),uniffiCallStatus
     )
 })
@@ -9146,6 +9249,9 @@ private let initializationResult: InitializationResult = {
     if (uniffi_qp_ffi_checksum_func_plan_ios_categories() != 26815) {
         return InitializationResult.apiChecksumMismatch
     }
+    if (uniffi_qp_ffi_checksum_func_posted_user_info() != 33447) {
+        return InitializationResult.apiChecksumMismatch
+    }
     if (uniffi_qp_ffi_checksum_func_protocol_version() != 37400) {
         return InitializationResult.apiChecksumMismatch
     }
@@ -9156,6 +9262,9 @@ private let initializationResult: InitializationResult = {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_qp_ffi_checksum_func_question_id_of_notification() != 22017) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_qp_ffi_checksum_func_shown_notification() != 51685) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_qp_ffi_checksum_func_android_channel_with() != 8549) {

@@ -396,6 +396,34 @@ final class GlueTests: XCTestCase {
     // An end-to-end encrypted push (the pinned vector): the extension opens
     // it and shows the real question with its buttons; with another key it
     // shows the generic notification the push carries, and never crashes.
+    // The core says which notifications on screen are this library's
+    // questions (what reconciliation replaces once they are answered): a
+    // sealed question the extension showed, its push's userInfo kept, is
+    // one as a plain one is; resolutions and the app's own are not. Before,
+    // the glue's own key test missed the sealed ones.
+    func testTheQuestionsOnScreenIncludeSealedOnesAndNotResolutions() {
+        let envelope = #""v":1,"device":"dev_1","enc":"x","ct":"y""#
+        let screen: [(String, [AnyHashable: Any])] = [
+            ("q_plain", userInfo(#"{"aps":{},"qp":{"id":"q_plain"}}"#)),
+            ("q_sealed", userInfo(#"{"aps":{},"qp_e2e":{"kind":"question","id":"q_sealed",\#(envelope)}}"#)),
+            ("q_sealed_done", userInfo(#"{"aps":{},"qp_e2e":{"kind":"resolved","id":"q_sealed_done",\#(envelope)}}"#)),
+            ("q_pushed_done", userInfo(#"{"aps":{},"qp_resolved":{"id":"q_pushed_done","state":"answered"}}"#)),
+            ("q_posted", postedUserInfo(questionId: "q_posted", resolution: false)),
+            ("q_posted_done", postedUserInfo(questionId: "q_posted_done", resolution: true)),
+            ("chat", ["chat": "1"]),
+        ]
+        for (id, info) in screen {
+            let content = UNMutableNotificationContent()
+            content.userInfo = info
+            center.add(UNNotificationRequest(identifier: id, content: content, trigger: nil))
+        }
+        var ids: [String] = []
+        QPUserNotificationCenter(center).questionNotificationIds { ids = $0 }
+        XCTAssertEqual(Set(ids), ["q_plain", "q_sealed", "q_posted"])
+        QPUserNotificationCenter(center).removeAllQuestionNotifications {}
+        XCTAssertEqual(delivered().map(\.request.identifier), ["chat"], "only the app's own is left")
+    }
+
     func testASealedPushShowsTheQuestionAndAnUnopenableOneTheGenericWords() async throws {
         let sealed = vectors("e2e").first { $0.1["name"] as? String == "question_apns" }!.1
         let payload = sealed["payload"] as! String

@@ -11,10 +11,6 @@ public final class QPUserNotificationCenter: QPNotificationCenter {
     private let center: UNUserNotificationCenter
     public init(_ center: UNUserNotificationCenter = .current()) { self.center = center }
 
-    // userInfo keys marking notifications this library posted itself.
-    static let questionKey = "qp_question_id"
-    static let resolvedKey = "qp_resolved_id"
-
     public func categoryIdentifiers(_ completion: @escaping ([String]) -> Void) {
         center.getNotificationCategories { completion($0.map(\.identifier)) }
     }
@@ -28,28 +24,30 @@ public final class QPUserNotificationCenter: QPNotificationCenter {
         }
     }
 
+    /// Questions on screen, by identifier: the core says which
+    /// notifications are this library's questions (a push as it came, a
+    /// sealed one the extension showed, one the glue posted).
     public func questionNotificationIds(_ completion: @escaping ([String]) -> Void) {
         center.getDeliveredNotifications { delivered in
             completion(delivered.compactMap { n in
-                let info = n.request.content.userInfo
-                let ours = info["qp"] != nil || info[Self.questionKey] != nil
-                let resolved = info["qp_resolved"] != nil || info[Self.resolvedKey] != nil
-                return ours && !resolved ? n.request.identifier : nil
+                guard let shown = Self.shown(n), !shown.resolution else { return nil }
+                return n.request.identifier
             })
         }
     }
 
-    /// Every delivered notification whose userInfo is this library's (a
-    /// push's `qp`/`qp_resolved`/`qp_e2e`, or what the glue posted), also
-    /// an extension's fallback over such a push.
+    /// Every delivered notification that is this library's (questions,
+    /// resolutions, and the fallback over a push the phone could not use).
     public func removeAllQuestionNotifications(_ completion: @escaping () -> Void) {
         center.getDeliveredNotifications { delivered in
-            let ours = delivered.filter { n in
-                n.request.content.userInfo.keys.contains { ($0 as? String).map { $0 == "qp" || $0.hasPrefix("qp_") } ?? false }
-            }.map(\.request.identifier)
+            let ours = delivered.filter { Self.shown($0) != nil }.map(\.request.identifier)
             if !ours.isEmpty { self.center.removeDeliveredNotifications(withIdentifiers: ours) }
             completion()
         }
+    }
+
+    static func shown(_ n: UNNotification) -> ShownNotification? {
+        shownNotification(userInfoJson: userInfoJSON(n.request.content.userInfo))
     }
 
     public func remove(identifiers: [String]) {
@@ -58,7 +56,7 @@ public final class QPUserNotificationCenter: QPNotificationCenter {
 
     public func post(_ content: QPNotificationContent, identifier: String) {
         let c = Self.content(content, base: nil)
-        c.userInfo = [content.passive ? Self.resolvedKey : Self.questionKey: identifier]
+        c.userInfo = postedUserInfo(questionId: identifier, resolution: content.passive)
         center.add(UNNotificationRequest(identifier: identifier, content: c, trigger: nil), withCompletionHandler: nil)
     }
 

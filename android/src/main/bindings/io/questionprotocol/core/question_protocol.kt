@@ -848,6 +848,8 @@ internal object IntegrityCheckingUniffiLib {
     ): Int
     external fun uniffi_qp_ffi_checksum_func_plan_ios_categories(
     ): Int
+    external fun uniffi_qp_ffi_checksum_func_posted_user_info(
+    ): Int
     external fun uniffi_qp_ffi_checksum_func_protocol_version(
     ): Int
     external fun uniffi_qp_ffi_checksum_func_question_id_of_category(
@@ -855,6 +857,8 @@ internal object IntegrityCheckingUniffiLib {
     external fun uniffi_qp_ffi_checksum_func_question_id_of_fcm(
     ): Int
     external fun uniffi_qp_ffi_checksum_func_question_id_of_notification(
+    ): Int
+    external fun uniffi_qp_ffi_checksum_func_shown_notification(
     ): Int
     external fun uniffi_qp_ffi_checksum_func_android_channel_with(
     ): Int
@@ -1223,6 +1227,8 @@ internal object UniffiLib {
     ): RustBuffer.ByValue
     external fun uniffi_qp_ffi_fn_func_plan_ios_categories(`registered`: RustBuffer.ByValue,`newCategory`: RustBuffer.ByValue,`known`: RustBuffer.ByValue,`now`: RustBuffer.ByValue,`max`: Int,uniffi_out_err: UniffiRustCallStatus, 
     ): RustBuffer.ByValue
+    external fun uniffi_qp_ffi_fn_func_posted_user_info(`questionId`: RustBuffer.ByValue,`resolution`: Byte,uniffi_out_err: UniffiRustCallStatus, 
+    ): RustBuffer.ByValue
     external fun uniffi_qp_ffi_fn_func_protocol_version(uniffi_out_err: UniffiRustCallStatus, 
     ): RustBuffer.ByValue
     external fun uniffi_qp_ffi_fn_func_question_id_of_category(`category`: RustBuffer.ByValue,uniffi_out_err: UniffiRustCallStatus, 
@@ -1230,6 +1236,8 @@ internal object UniffiLib {
     external fun uniffi_qp_ffi_fn_func_question_id_of_fcm(`data`: RustBuffer.ByValue,uniffi_out_err: UniffiRustCallStatus, 
     ): RustBuffer.ByValue
     external fun uniffi_qp_ffi_fn_func_question_id_of_notification(`userInfoJson`: RustBuffer.ByValue,uniffi_out_err: UniffiRustCallStatus, 
+    ): RustBuffer.ByValue
+    external fun uniffi_qp_ffi_fn_func_shown_notification(`userInfoJson`: RustBuffer.ByValue,uniffi_out_err: UniffiRustCallStatus, 
     ): RustBuffer.ByValue
     external fun uniffi_qp_ffi_fn_func_android_channel_with(`options`: RustBuffer.ByValue,`languages`: RustBuffer.ByValue,uniffi_out_err: UniffiRustCallStatus, 
     ): RustBuffer.ByValue
@@ -1413,6 +1421,9 @@ private fun uniffiCheckApiChecksums(lib: IntegrityCheckingUniffiLib) {
     if ((lib.uniffi_qp_ffi_checksum_func_plan_ios_categories() and 0xFFFF) != 26815) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
+    if ((lib.uniffi_qp_ffi_checksum_func_posted_user_info() and 0xFFFF) != 33447) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
     if ((lib.uniffi_qp_ffi_checksum_func_protocol_version() and 0xFFFF) != 37400) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
@@ -1423,6 +1434,9 @@ private fun uniffiCheckApiChecksums(lib: IntegrityCheckingUniffiLib) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
     if ((lib.uniffi_qp_ffi_checksum_func_question_id_of_notification() and 0xFFFF) != 22017) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_qp_ffi_checksum_func_shown_notification() and 0xFFFF) != 51685) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
     if ((lib.uniffi_qp_ffi_checksum_func_android_channel_with() and 0xFFFF) != 8549) {
@@ -7716,6 +7730,44 @@ public object FfiConverterTypeSessionStatus: FfiConverterRustBuffer<SessionStatu
 
 
 
+data class ShownNotification (
+    var `questionId`: kotlin.String?
+    , 
+    var `resolution`: kotlin.Boolean
+    
+){
+    
+
+    
+
+    
+    companion object
+}
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypeShownNotification: FfiConverterRustBuffer<ShownNotification> {
+    override fun read(buf: ByteBuffer): ShownNotification {
+        return ShownNotification(
+            FfiConverterOptionalString.read(buf),
+            FfiConverterBoolean.read(buf),
+        )
+    }
+
+    override fun allocationSize(value: ShownNotification) = (
+            FfiConverterOptionalString.allocationSize(value.`questionId`) +
+            FfiConverterBoolean.allocationSize(value.`resolution`)
+    )
+
+    override fun write(value: ShownNotification, buf: ByteBuffer) {
+            FfiConverterOptionalString.write(value.`questionId`, buf)
+            FfiConverterBoolean.write(value.`resolution`, buf)
+    }
+}
+
+
+
 data class SignOutReport (
     var `deviceRemoved`: kotlin.Boolean
     , 
@@ -9584,6 +9636,38 @@ public object FfiConverterOptionalTypeSessionStatus: FfiConverterRustBuffer<Sess
 /**
  * @suppress
  */
+public object FfiConverterOptionalTypeShownNotification: FfiConverterRustBuffer<ShownNotification?> {
+    override fun read(buf: ByteBuffer): ShownNotification? {
+        if (buf.get().toInt() == 0) {
+            return null
+        }
+        return FfiConverterTypeShownNotification.read(buf)
+    }
+
+    override fun allocationSize(value: ShownNotification?): ULong {
+        if (value == null) {
+            return 1UL
+        } else {
+            return 1UL + FfiConverterTypeShownNotification.allocationSize(value)
+        }
+    }
+
+    override fun write(value: ShownNotification?, buf: ByteBuffer) {
+        if (value == null) {
+            buf.put(0)
+        } else {
+            buf.put(1)
+            FfiConverterTypeShownNotification.write(value, buf)
+        }
+    }
+}
+
+
+
+
+/**
+ * @suppress
+ */
 public object FfiConverterOptionalTypeSyncReport: FfiConverterRustBuffer<SyncReport?> {
     override fun read(buf: ByteBuffer): SyncReport? {
         if (buf.get().toInt() == 0) {
@@ -10470,6 +10554,22 @@ public typealias FfiConverterTypeTimestamp = FfiConverterTimestamp
     
 
         /**
+         * The `userInfo` to give a notification the glue posts itself (a
+         * question, or a resolution in its place), so that it is known as ours.
+         */ fun `postedUserInfo`(`questionId`: kotlin.String, `resolution`: kotlin.Boolean): Map<kotlin.String, kotlin.String> {
+            return FfiConverterMapStringString.lift(
+    uniffiRustCall() { _status ->
+    UniffiLib.uniffi_qp_ffi_fn_func_posted_user_info(
+    
+        
+        FfiConverterString.lower(`questionId`),
+        FfiConverterBoolean.lower(`resolution`),_status)
+}
+    )
+    }
+    
+
+        /**
          * The protocol version this library implements ("1.1").
          */ fun `protocolVersion`(): kotlin.String {
             return FfiConverterString.lift(
@@ -10520,6 +10620,21 @@ public typealias FfiConverterTypeTimestamp = FfiConverterTimestamp
             return FfiConverterOptionalString.lift(
     uniffiRustCall() { _status ->
     UniffiLib.uniffi_qp_ffi_fn_func_question_id_of_notification(
+    
+        
+        FfiConverterString.lower(`userInfoJson`),_status)
+}
+    )
+    }
+    
+
+        /**
+         * Whether a notification on screen (its `userInfo` as JSON) is this
+         * library's, and whether a question or a resolution. Nil: not ours.
+         */ fun `shownNotification`(`userInfoJson`: kotlin.String): ShownNotification? {
+            return FfiConverterOptionalTypeShownNotification.lift(
+    uniffiRustCall() { _status ->
+    UniffiLib.uniffi_qp_ffi_fn_func_shown_notification(
     
         
         FfiConverterString.lower(`userInfoJson`),_status)
