@@ -87,6 +87,31 @@ fn the_foreground_runs_its_steps_in_order_and_delivers_a_queued_answer_once() {
     assert_eq!(phone.unsent_answers(), Ok(0));
 }
 
+/// A requeue that fails (the store's write lock held elsewhere past its
+/// busy timeout) is tried again at the next foreground, and only one that
+/// ran stops it.
+#[test]
+fn a_failed_requeue_is_tried_again_at_the_next_foreground() {
+    let dir = tempfile::tempdir().unwrap();
+    let fake = Fake::start();
+    let phone = signed_in(&dir, &fake);
+    let other = rusqlite::Connection::open(dir.path().join("s.sqlite")).unwrap();
+    other.execute_batch("BEGIN EXCLUSIVE").unwrap();
+    let locked = block_on(phone.came_to_foreground(&[], Utc::now()));
+    assert!(locked.steps.contains(&Requeue), "{:?}", locked.steps);
+    assert_eq!(locked.requeued, None);
+    let failed: Vec<_> = locked.failures.iter().map(|f| f.step).collect();
+    assert!(failed.contains(&Requeue), "{failed:?}");
+    other.execute_batch("ROLLBACK").unwrap();
+
+    let retried = block_on(phone.came_to_foreground(&[], Utc::now()));
+    assert_eq!(retried.failures, vec![]);
+    assert_eq!(retried.steps[..2], [Resume, Requeue], "tried again");
+    assert_eq!(retried.requeued, Some(0));
+    let after = block_on(phone.came_to_foreground(&[], Utc::now()));
+    assert!(!after.steps.contains(&Requeue), "done once it ran");
+}
+
 #[test]
 fn offline_the_foreground_reports_the_failed_sync_and_still_reconciles() {
     let dir = tempfile::tempdir().unwrap();
