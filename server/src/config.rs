@@ -224,7 +224,12 @@ fn toml_error(text: &str, e: &toml::de::Error) -> String {
              hold a secret); in \"…\" write \" as \\\" and \\ as \\\\, or use '…'"
         );
     }
-    format!("line {line}, column {column}: {}", e.message())
+    // The key, when the line sets one of ours (a wrong type names only
+    // what was expected).
+    match config_keys().contains(&key) {
+        true => format!("line {line}, column {column}: {key}: {}", e.message()),
+        false => format!("line {line}, column {column}: {}", e.message()),
+    }
 }
 
 /// Every key of the config file, as the server reads them: the field
@@ -288,10 +293,7 @@ pub struct PartialSettings {
         value_name = "FILE|URL",
         value_parser = DbArg
     )]
-    #[serde(
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "database_as_given"
-    )]
+    #[serde(serialize_with = "database_as_given")]
     pub db: Option<crate::store::Database>,
     /// PostgreSQL behind a transaction-mode pooler (PgBouncer): a URL of
     /// the same database reached directly, for what such a pooler breaks:
@@ -304,10 +306,7 @@ pub struct PartialSettings {
         value_name = "URL",
         value_parser = DbArg
     )]
-    #[serde(
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "database_as_given"
-    )]
+    #[serde(serialize_with = "database_as_given")]
     pub db_direct: Option<crate::store::Database>,
     /// How often overdue questions are expired, in ms [default: 1000].
     #[arg(long, env = "QP_SWEEP_INTERVAL_MS")]
@@ -502,14 +501,23 @@ impl PartialSettings {
     }
 
     /// `self` over `lower`: each key given in `self` wins, every other
-    /// comes from `lower`. Done through TOML tables (the keys serde's derive
-    /// gives), so a new setting needs no line here.
+    /// comes from `lower`. Done through JSON objects (the keys serde's
+    /// derive gives; JSON, not TOML, because it holds every `u64`), so a new
+    /// setting needs no line here.
     pub fn over(self, lower: PartialSettings) -> Result<PartialSettings, String> {
-        let table =
-            |p: &PartialSettings| toml::Table::try_from(p).map_err(|e| format!("settings: {e}"));
-        let mut merged = table(&lower)?;
-        merged.extend(table(&self)?);
-        merged.try_into().map_err(|e| format!("settings: {e}"))
+        let object = |p: &PartialSettings| match serde_json::to_value(p) {
+            // A key not given is null: it must not hide the one below.
+            Ok(serde_json::Value::Object(mut o)) => {
+                o.retain(|_, v| !v.is_null());
+                Ok(o)
+            }
+            // The one value serde cannot write: a path that is not UTF-8.
+            _ => Err("settings: a file path must be valid UTF-8".to_string()),
+        };
+        let mut merged = object(&lower)?;
+        merged.extend(object(&self)?);
+        serde_json::from_value(serde_json::Value::Object(merged))
+            .map_err(|e| format!("settings: {e}"))
     }
 
     /// `self` (flags and env) over `file` over the defaults.
@@ -920,6 +928,24 @@ mod tests {
         let s = merged.resolve(PartialSettings::default()).unwrap();
         assert!(s.behind_proxy);
         assert_eq!(s.ask_burst, 9);
+        // Every u64 survives the merge (a TOML table could not hold these).
+        let huge = PartialSettings {
+            retention_questions_days: Some(u64::MAX),
+            max_connections: Some(usize::MAX),
+            ..Default::default()
+        };
+        let merged = huge.over(PartialSettings::default()).unwrap();
+        assert_eq!(merged.retention_questions_days, Some(u64::MAX));
+        assert_eq!(merged.max_connections, Some(usize::MAX));
+    }
+
+    /// A value of the wrong type in the file names its key.
+    #[test]
+    fn a_wrong_type_in_the_file_names_its_key() {
+        let text = "listen = \"127.0.0.1:1\"\nask_burst = \"5\"\n";
+        let e = toml::from_str::<PartialSettings>(text).unwrap_err();
+        let said = toml_error(text, &e);
+        assert!(said.starts_with("line 2, column 13: ask_burst: "), "{said}");
     }
 
     /// Each key of the file is a flag of `qp serve` with its variable and a

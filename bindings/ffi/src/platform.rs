@@ -49,6 +49,13 @@ pub fn shown_notification(user_info_json: String) -> Option<ShownNotification> {
     qp_core::phone::shown_notification(&user_info_json)
 }
 
+/// Whether a notification is this library's, by its `userInfo`'s keys
+/// alone (what sign-out removes: no value is read, so none can hide it).
+#[uniffi::export]
+pub fn is_library_notification(user_info_keys: Vec<String>) -> bool {
+    qp_core::phone::is_library_notification(user_info_keys.iter().map(String::as_str))
+}
+
 /// The `userInfo` to give a notification the glue posts itself (a
 /// question, or a resolution in its place), so that it is known as ours.
 #[uniffi::export]

@@ -150,10 +150,15 @@ pub struct FallbackNotification {
     pub body: String,
 }
 
+/// What a notification on screen is to this library (`shownNotification`).
 pub type ShownNotification = qp_core::phone::ShownNotification;
 #[uniffi::remote(Record)]
 pub struct ShownNotification {
+    /// The question it names, when it names one (a push too broken to name
+    /// one is still this library's).
     pub question_id: Option<String>,
+    /// A resolution (pushed, or posted in its question's place) rather than
+    /// a question with its buttons.
     pub resolution: bool,
 }
 

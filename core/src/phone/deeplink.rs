@@ -41,10 +41,7 @@ pub fn shown_notification(user_info_json: &str) -> Option<ShownNotification> {
     }
     let v: Value = serde_json::from_str(user_info_json).ok()?;
     let obj = v.as_object()?;
-    let ours = obj
-        .keys()
-        .any(|k| k == QUESTION_KEY || k.starts_with("qp_"));
-    if !ours {
+    if !is_library_notification(obj.keys().map(String::as_str)) {
         return None;
     }
     let sealed_resolution = obj
@@ -58,6 +55,15 @@ pub fn shown_notification(user_info_json: &str) -> Option<ShownNotification> {
             || obj.contains_key(RESOLVED_KEY)
             || obj.contains_key(POSTED_RESOLUTION_KEY),
     })
+}
+
+/// Whether a notification is this library's, by its `userInfo`'s keys alone
+/// (a `qp` or `qp_…` key): what sign-out removes, decided without reading a
+/// value, so that no userInfo the glue cannot turn into JSON, and no size,
+/// keeps one of ours on screen.
+pub fn is_library_notification<'a>(keys: impl IntoIterator<Item = &'a str>) -> bool {
+    keys.into_iter()
+        .any(|k| k == QUESTION_KEY || k.starts_with("qp_"))
 }
 
 /// The `userInfo` the glue gives a notification it posts itself, so that
@@ -157,6 +163,10 @@ mod tests {
         for (json, want) in cases {
             assert_eq!(shown_notification(&json), want, "{json}");
         }
+        // By keys alone, whatever the values.
+        assert!(is_library_notification(["aps", "qp_e2e"]));
+        assert!(is_library_notification(["qp"]));
+        assert!(!is_library_notification(["aps", "qpx", "chat"]));
     }
 
     #[test]

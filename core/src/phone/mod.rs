@@ -23,8 +23,8 @@ use std::sync::{Arc, RwLock};
 use chrono::{DateTime, Utc};
 
 pub use deeplink::{
-    posted_user_info, question_id_of_fcm, question_id_of_notification, shown_notification,
-    ShownNotification,
+    is_library_notification, posted_user_info, question_id_of_fcm, question_id_of_notification,
+    shown_notification, ShownNotification,
 };
 pub use error::PhoneError;
 pub use keys::{device_public_key, DeviceKeyStore};

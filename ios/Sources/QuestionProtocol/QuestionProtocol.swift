@@ -5680,12 +5680,28 @@ public func FfiConverterTypeSessionStatus_lower(_ value: SessionStatus) -> RustB
 
 
 public struct ShownNotification: Equatable, Hashable {
+    /**
+     * The question it names, when it names one (a push too broken to name
+     * one is still this library's).
+     */
     public var questionId: String?
+    /**
+     * A resolution (pushed, or posted in its question's place) rather than
+     * a question with its buttons.
+     */
     public var resolution: Bool
 
     // Default memberwise initializers are never public by default, so we
     // declare one manually.
-    public init(questionId: String?, resolution: Bool) {
+    public init(
+        /**
+         * The question it names, when it names one (a push too broken to name
+         * one is still this library's).
+         */questionId: String?, 
+        /**
+         * A resolution (pushed, or posted in its question's place) rather than
+         * a question with its buttons.
+         */resolution: Bool) {
         self.questionId = questionId
         self.resolution = resolution
     }
@@ -9029,6 +9045,18 @@ public func iosNotification(question: PushQuestion, requireUnlockForDanger: Bool
 })
 }
 /**
+ * Whether a notification is this library's, by its `userInfo`'s keys
+ * alone (what sign-out removes: no value is read, so none can hide it).
+ */
+public func isLibraryNotification(userInfoKeys: [String]) -> Bool  {
+    return try!  FfiConverterBool.lift(try! rustCall() {
+        uniffiCallStatus in
+    uniffi_qp_ffi_fn_func_is_library_notification(
+        FfiConverterSequenceString.lower(userInfoKeys),uniffiCallStatus
+    )
+})
+}
+/**
  * How many categories the app keeps registered at most.
  */
 public func maxIosCategories() -> UInt32  {
@@ -9238,6 +9266,9 @@ private let initializationResult: InitializationResult = {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_qp_ffi_checksum_func_ios_notification() != 34569) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_qp_ffi_checksum_func_is_library_notification() != 1138) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_qp_ffi_checksum_func_max_ios_categories() != 2057) {

@@ -411,6 +411,8 @@ final class GlueTests: XCTestCase {
             ("q_posted", postedUserInfo(questionId: "q_posted", resolution: false)),
             ("q_posted_done", postedUserInfo(questionId: "q_posted_done", resolution: true)),
             ("chat", ["chat": "1"]),
+            // Ours, with a value JSON cannot hold: sign-out still removes it.
+            ("q_dated", ["qp_question_id": "q_dated", "when": Date()]),
         ]
         for (id, info) in screen {
             let content = UNMutableNotificationContent()

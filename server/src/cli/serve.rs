@@ -10,7 +10,9 @@ use crate::config::PartialSettings;
 #[derive(Args)]
 #[command(
     after_help = "Every setting comes from its flag, else its environment variable, else the \
-    config file (--config, TOML, same names with underscores, e.g. `ask_burst = 20`), else the default.\n\
+    config file (--config, TOML, same names with underscores, e.g. `ask_burst = 20`), else the default. \
+    A switch on in the file (behind_proxy, no_migrate, apns_sandbox) stays on, and a list given there \
+    is replaced, not cleared, by a flag or variable.\n\
     Without a push transport configured, push jobs are queued in the database."
 )]
 pub struct ServeArgs {

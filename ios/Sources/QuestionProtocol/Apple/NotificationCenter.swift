@@ -37,10 +37,13 @@ public final class QPUserNotificationCenter: QPNotificationCenter {
     }
 
     /// Every delivered notification that is this library's (questions,
-    /// resolutions, and the fallback over a push the phone could not use).
+    /// resolutions, and the fallback over a push the phone could not use),
+    /// known by its userInfo's keys alone: no value can keep one on screen.
     public func removeAllQuestionNotifications(_ completion: @escaping () -> Void) {
         center.getDeliveredNotifications { delivered in
-            let ours = delivered.filter { Self.shown($0) != nil }.map(\.request.identifier)
+            let ours = delivered.filter { n in
+                isLibraryNotification(userInfoKeys: n.request.content.userInfo.keys.compactMap { $0 as? String })
+            }.map(\.request.identifier)
             if !ours.isEmpty { self.center.removeDeliveredNotifications(withIdentifiers: ours) }
             completion()
         }

@@ -842,6 +842,8 @@ internal object IntegrityCheckingUniffiLib {
     ): Int
     external fun uniffi_qp_ffi_checksum_func_ios_notification(
     ): Int
+    external fun uniffi_qp_ffi_checksum_func_is_library_notification(
+    ): Int
     external fun uniffi_qp_ffi_checksum_func_max_ios_categories(
     ): Int
     external fun uniffi_qp_ffi_checksum_func_negotiated_language(
@@ -1221,6 +1223,8 @@ internal object UniffiLib {
     ): RustBuffer.ByValue
     external fun uniffi_qp_ffi_fn_func_ios_notification(`question`: RustBuffer.ByValue,`requireUnlockForDanger`: Byte,`languages`: RustBuffer.ByValue,uniffi_out_err: UniffiRustCallStatus, 
     ): RustBuffer.ByValue
+    external fun uniffi_qp_ffi_fn_func_is_library_notification(`userInfoKeys`: RustBuffer.ByValue,uniffi_out_err: UniffiRustCallStatus, 
+    ): Byte
     external fun uniffi_qp_ffi_fn_func_max_ios_categories(uniffi_out_err: UniffiRustCallStatus, 
     ): Int
     external fun uniffi_qp_ffi_fn_func_negotiated_language(`languages`: RustBuffer.ByValue,uniffi_out_err: UniffiRustCallStatus, 
@@ -1410,6 +1414,9 @@ private fun uniffiCheckApiChecksums(lib: IntegrityCheckingUniffiLib) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
     if ((lib.uniffi_qp_ffi_checksum_func_ios_notification() and 0xFFFF) != 34569) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_qp_ffi_checksum_func_is_library_notification() and 0xFFFF) != 1138) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
     if ((lib.uniffi_qp_ffi_checksum_func_max_ios_categories() and 0xFFFF) != 2057) {
@@ -7731,8 +7738,16 @@ public object FfiConverterTypeSessionStatus: FfiConverterRustBuffer<SessionStatu
 
 
 data class ShownNotification (
+    /**
+     * The question it names, when it names one (a push too broken to name
+     * one is still this library's).
+     */
     var `questionId`: kotlin.String?
     , 
+    /**
+     * A resolution (pushed, or posted in its question's place) rather than
+     * a question with its buttons.
+     */
     var `resolution`: kotlin.Boolean
     
 ){
@@ -10502,6 +10517,21 @@ public typealias FfiConverterTypeTimestamp = FfiConverterTimestamp
         FfiConverterTypePushQuestion.lower(`question`),
         FfiConverterBoolean.lower(`requireUnlockForDanger`),
         FfiConverterSequenceString.lower(`languages`),_status)
+}
+    )
+    }
+    
+
+        /**
+         * Whether a notification is this library's, by its `userInfo`'s keys
+         * alone (what sign-out removes: no value is read, so none can hide it).
+         */ fun `isLibraryNotification`(`userInfoKeys`: List<kotlin.String>): kotlin.Boolean {
+            return FfiConverterBoolean.lift(
+    uniffiRustCall() { _status ->
+    UniffiLib.uniffi_qp_ffi_fn_func_is_library_notification(
+    
+        
+        FfiConverterSequenceString.lower(`userInfoKeys`),_status)
 }
     )
     }
