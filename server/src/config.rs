@@ -226,9 +226,10 @@ fn toml_error(text: &str, e: &toml::de::Error) -> String {
     }
     // The key, when the line sets one of ours (a wrong type names only
     // what was expected).
-    match config_keys().contains(&key) {
-        true => format!("line {line}, column {column}: {key}: {}", e.message()),
-        false => format!("line {line}, column {column}: {}", e.message()),
+    if config_keys().contains(&key) {
+        format!("line {line}, column {column}: {key}: {}", e.message())
+    } else {
+        format!("line {line}, column {column}: {}", e.message())
     }
 }
 

@@ -4,6 +4,11 @@
 //! resolution, or on a push this phone could not open, still names its
 //! question). The id is only a claim of the push: it says where to open
 //! the app, never what to answer.
+//!
+//! Also, from the same userInfo, what a notification on screen is to this
+//! library (ours or not, a question or a resolution: reconciliation and
+//! sign-out), and the keys the glue gives the notifications it posts, so
+//! that no platform code reads or writes a `qp` key itself.
 
 use std::collections::HashMap;
 
