@@ -59,7 +59,7 @@ pub struct Settings {
     pub idempotency_key_ttl: Duration,
     /// The bearer token `/metrics` requires; without one, `/metrics`
     /// answers loopback clients only (and nobody behind a proxy).
-    pub metrics_token: Option<String>,
+    pub metrics_token: Option<Secret>,
     /// MCP sessions one agent may hold open at once (429 beyond).
     pub mcp_max_sessions_per_agent: u32,
     /// Web Push: the push services' hosts the server sends to (empty: the
@@ -89,6 +89,45 @@ pub struct Settings {
     /// How long each kind of finished row is kept (see
     /// [`crate::store::retention`]); `None`: forever.
     pub retention: crate::store::retention::Retention,
+}
+
+/// A secret setting's value (`metrics_token`): `Debug` shows `Secret(…)`,
+/// so a settings dump in a log, a panic or a test failure never carries it.
+/// The database URLs have their own redacting `Debug` ([`crate::store::Database`]).
+#[derive(Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(transparent)]
+pub struct Secret(String);
+
+impl Secret {
+    /// The value itself, for the one place that compares it.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl From<&str> for Secret {
+    fn from(s: &str) -> Self {
+        Secret(s.to_string())
+    }
+}
+
+impl From<String> for Secret {
+    fn from(s: String) -> Self {
+        Secret(s)
+    }
+}
+
+impl std::str::FromStr for Secret {
+    type Err = std::convert::Infallible;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Ok(Secret::from(s))
+    }
+}
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Secret(…)")
+    }
 }
 
 /// Where the server's certificate comes from.
@@ -409,7 +448,7 @@ pub struct PartialSettings {
     /// The bearer token /metrics requires (16+ characters; prefer the environment variable, so it is not in `ps`). Without it /metrics answers loopback clients only, and nobody when --behind-proxy.
     // hide_env_values: --help must not print the secret.
     #[arg(long, env = "QP_METRICS_TOKEN", hide_env_values = true)]
-    pub metrics_token: Option<String>,
+    pub metrics_token: Option<Secret>,
     /// The URL phones and MCP clients reach this server at: pairing links, Web Push, the OAuth issuer and metadata [default: http(s):// + --listen].
     #[arg(long, env = "QP_PUBLIC_URL")]
     pub public_url: Option<String>,
@@ -566,7 +605,11 @@ impl PartialSettings {
                 .max_long_polls_per_token
                 .unwrap_or(d.max_long_polls_per_token),
             idempotency_key_ttl: secs(m.idempotency_key_ttl_secs, d.idempotency_key_ttl),
-            metrics_token: m.metrics_token.as_deref().map(metrics_token).transpose()?,
+            metrics_token: m
+                .metrics_token
+                .as_ref()
+                .map(|t| metrics_token(t.expose()))
+                .transpose()?,
             mcp_max_sessions_per_agent: m
                 .mcp_max_sessions_per_agent
                 .unwrap_or(d.mcp_max_sessions_per_agent),
@@ -721,14 +764,14 @@ fn retention(m: &PartialSettings) -> Result<crate::store::retention::Retention, 
 
 /// A scraper's shared secret: long enough not to be guessed, and one
 /// header-safe word (it travels as `Authorization: Bearer …`).
-fn metrics_token(t: &str) -> Result<String, String> {
+fn metrics_token(t: &str) -> Result<Secret, String> {
     let t = t.trim();
     if t.len() < 16 || !t.bytes().all(|b| b.is_ascii_graphic()) {
         return Err(
             "metrics_token: must be at least 16 visible ASCII characters, no spaces".into(),
         );
     }
-    Ok(t.to_string())
+    Ok(Secret::from(t))
 }
 
 /// An address or a network (`10.0.0.7`, `10.0.0.0/8`, `::1`).
@@ -1058,7 +1101,14 @@ mod tests {
         assert_eq!((s.answer_burst, s.answer_rate_per_minute), (5, 120));
         assert_eq!(s.max_long_polls_per_token, 8);
         assert_eq!(s.mcp_session_idle, Duration::from_secs(60));
-        assert_eq!(s.metrics_token.as_deref(), Some("scrape-secret-0123456789"));
+        assert_eq!(
+            s.metrics_token.as_ref().map(Secret::expose),
+            Some("scrape-secret-0123456789")
+        );
+        // Never in a settings dump.
+        let dump = format!("{s:?}");
+        assert!(!dump.contains("scrape-secret"), "{dump}");
+        assert!(dump.contains("metrics_token: Some(Secret(…))"), "{dump}");
         let bad = |p: PartialSettings| p.resolve(PartialSettings::default()).unwrap_err();
         let short = PartialSettings {
             metrics_token: Some("short".into()),

@@ -116,7 +116,8 @@ fn secrets_from_files(args: &mut ServeArgs) -> Result<(), String> {
         }
     }
     if args.metrics_token.is_none() {
-        args.metrics_token = crate::secret_env::from_file("QP_METRICS_TOKEN")?;
+        args.metrics_token =
+            crate::secret_env::from_file("QP_METRICS_TOKEN")?.map(crate::config::Secret::from);
     }
     Ok(())
 }
