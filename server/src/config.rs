@@ -7,6 +7,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::secret::Secret;
+
 /// The effective settings of `qp serve`.
 #[derive(Debug, Clone)]
 pub struct Settings {
@@ -89,45 +91,6 @@ pub struct Settings {
     /// How long each kind of finished row is kept (see
     /// [`crate::store::retention`]); `None`: forever.
     pub retention: crate::store::retention::Retention,
-}
-
-/// A secret setting's value (`metrics_token`): `Debug` shows `Secret(…)`,
-/// so a settings dump in a log, a panic or a test failure never carries it.
-/// The database URLs have their own redacting `Debug` ([`crate::store::Database`]).
-#[derive(Clone, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(transparent)]
-pub struct Secret(String);
-
-impl Secret {
-    /// The value itself, for the one place that compares it.
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl From<&str> for Secret {
-    fn from(s: &str) -> Self {
-        Secret(s.to_string())
-    }
-}
-
-impl From<String> for Secret {
-    fn from(s: String) -> Self {
-        Secret(s)
-    }
-}
-
-impl std::str::FromStr for Secret {
-    type Err = std::convert::Infallible;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Ok(Secret::from(s))
-    }
-}
-
-impl std::fmt::Debug for Secret {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Secret(…)")
-    }
 }
 
 /// Where the server's certificate comes from.
@@ -658,7 +621,7 @@ fn apns(m: &PartialSettings) -> Result<Option<crate::push::apns::ApnsConfig>, St
         base_url,
         team_id: team_id.clone(),
         key_id: key_id.clone(),
-        key_pem,
+        key_pem: key_pem.into(),
         // Read again when it changes, like the TLS files.
         key_file: Some(key_file),
         token_ttl: crate::push::apns::TOKEN_TTL,
@@ -1102,7 +1065,7 @@ mod tests {
         assert_eq!(s.max_long_polls_per_token, 8);
         assert_eq!(s.mcp_session_idle, Duration::from_secs(60));
         assert_eq!(
-            s.metrics_token.as_ref().map(Secret::expose),
+            s.metrics_token.as_ref().map(|t| t.expose().as_str()),
             Some("scrape-secret-0123456789")
         );
         // Never in a settings dump.

@@ -30,6 +30,7 @@ pub mod oauth;
 pub mod outbound;
 pub mod pairing;
 pub mod push;
+pub mod secret;
 pub mod secret_env;
 pub mod secret_files;
 pub mod serve;

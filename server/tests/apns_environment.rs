@@ -67,7 +67,7 @@ async fn each_device_goes_to_the_apns_of_its_token() {
         base_url: sandbox.url.clone(),
         team_id: "TEAM123456".into(),
         key_id: "KEY1234567".into(),
-        key_pem: gateways::fixture("apns-test-key.p8"),
+        key_pem: gateways::fixture("apns-test-key.p8").into(),
         key_file: None,
         token_ttl: Duration::from_secs(3000),
         max_connections: 2,

@@ -23,7 +23,9 @@ fn fcm_config(url: &str) -> FcmConfig {
         account: ServiceAccount {
             project_id: "qp-test".into(),
             client_email: "qp-test@example.iam.gserviceaccount.com".into(),
-            private_key: String::from_utf8(gateways::fixture("fcm-test-key.pem")).unwrap(),
+            private_key: String::from_utf8(gateways::fixture("fcm-test-key.pem"))
+                .unwrap()
+                .into(),
             token_uri: format!("{url}/token"),
         },
         account_file: None,
@@ -240,7 +242,7 @@ async fn a_replaced_apns_key_file_is_used_without_a_restart() {
         base_url: apns.url.clone(),
         team_id: "TEAM123456".into(),
         key_id: "KEY1234567".into(),
-        key_pem,
+        key_pem: key_pem.into(),
         key_file: Some(key_file),
         token_ttl: qp_server::push::apns::TOKEN_TTL,
         max_connections: 2,

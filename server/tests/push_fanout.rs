@@ -26,11 +26,25 @@ fn apns_config(url: &str, max_connections: usize) -> ApnsConfig {
         base_url: url.into(),
         team_id: "TEAM123456".into(),
         key_id: "KEY1234567".into(),
-        key_pem: gateways::fixture("apns-test-key.p8"),
+        key_pem: gateways::fixture("apns-test-key.p8").into(),
         key_file: None,
         token_ttl: Duration::from_secs(3000),
         max_connections,
     }
+}
+
+/// The gateways' private keys are held as secrets: a settings dump (a log
+/// line, a panic, a failed assertion) shows neither.
+#[test]
+fn a_dump_of_the_gateway_settings_shows_no_private_key() {
+    let dump = format!(
+        "{:?} {:?}",
+        apns_config("https://127.0.0.1:1", 1),
+        fcm_config("https://127.0.0.1:1")
+    );
+    assert!(!dump.contains("PRIVATE KEY"), "{dump}");
+    assert!(dump.contains("key_pem: Secret(…)"), "{dump}");
+    assert!(dump.contains("private_key: Secret(…)"), "{dump}");
 }
 
 fn fcm_config(url: &str) -> FcmConfig {
@@ -39,7 +53,9 @@ fn fcm_config(url: &str) -> FcmConfig {
         account: ServiceAccount {
             project_id: "qp-test".into(),
             client_email: "qp-test@example.iam.gserviceaccount.com".into(),
-            private_key: String::from_utf8(gateways::fixture("fcm-test-key.pem")).unwrap(),
+            private_key: String::from_utf8(gateways::fixture("fcm-test-key.pem"))
+                .unwrap()
+                .into(),
             token_uri: format!("{url}/token"),
         },
         account_file: None,

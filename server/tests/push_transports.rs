@@ -198,7 +198,7 @@ fn apns_config(base_url: &str, ttl: Duration) -> ApnsConfig {
         base_url: base_url.into(),
         team_id: "TEAM123456".into(),
         key_id: "KEY1234567".into(),
-        key_pem: fixture("apns-test-key.p8"),
+        key_pem: fixture("apns-test-key.p8").into(),
         key_file: None,
         token_ttl: ttl,
         max_connections: 4,
@@ -534,7 +534,9 @@ fn fcm(url: &str) -> FcmTransport {
         account: ServiceAccount {
             project_id: "qp-test".into(),
             client_email: "qp-test@example.iam.gserviceaccount.com".into(),
-            private_key: String::from_utf8(fixture("fcm-test-key.pem")).unwrap(),
+            private_key: String::from_utf8(fixture("fcm-test-key.pem"))
+                .unwrap()
+                .into(),
             token_uri: format!("{url}/token"),
         },
         account_file: None,

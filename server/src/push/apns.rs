@@ -40,7 +40,7 @@ pub struct ApnsConfig {
     pub team_id: String,
     pub key_id: String,
     /// The `.p8` key (PKCS#8 PEM).
-    pub key_pem: Vec<u8>,
+    pub key_pem: crate::secret::Secret<Vec<u8>>,
     /// The file `key_pem` was read from, read again when it changes (a
     /// key redeployed by a secret manager); none: the key is fixed.
     pub key_file: Option<WatchedFile>,
@@ -75,7 +75,7 @@ struct Claims<'a> {
 
 impl ApnsTransport {
     pub fn new(config: ApnsConfig) -> Result<Self, String> {
-        let key = signing_key(&config.key_pem)?;
+        let key = signing_key(config.key_pem.expose())?;
         let key = Reloading::new("apns_key", key, config.key_file.clone());
         // APNs speaks only HTTP/2: negotiated by ALPN over TLS; plain
         // http:// (a local test server) with prior knowledge.

@@ -31,7 +31,7 @@ const RESPONSE_TIMEOUT: Duration = Duration::from_secs(15);
 pub struct ServiceAccount {
     pub project_id: String,
     pub client_email: String,
-    pub private_key: String,
+    pub private_key: crate::secret::Secret,
     pub token_uri: String,
 }
 
@@ -55,7 +55,7 @@ struct Credential {
 
 impl Credential {
     fn new(account: ServiceAccount) -> Result<Self, String> {
-        let key = EncodingKey::from_rsa_pem(account.private_key.as_bytes())
+        let key = EncodingKey::from_rsa_pem(account.private_key.expose().as_bytes())
             .map_err(|e| format!("the service account's private_key is not an RSA PEM key: {e}"))?;
         Ok(Credential { account, key })
     }
@@ -334,7 +334,7 @@ mod tests {
                 account: ServiceAccount {
                     project_id: "p".into(),
                     client_email: "a@p.iam.gserviceaccount.com".into(),
-                    private_key: key,
+                    private_key: key.into(),
                     token_uri: url,
                 },
                 account_file: None,
