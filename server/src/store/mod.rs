@@ -5,6 +5,7 @@
 
 pub mod audit;
 pub mod backup;
+pub mod checkpoint;
 pub mod copy;
 pub mod deliveries;
 pub mod dev_inbox;
@@ -236,14 +237,24 @@ impl Db {
             Database::Sqlite(path) => {
                 let lock = lifecycle::lock(path)?;
                 let conn = open_with(path, migration)?;
+                // Checkpoints run on a thread of their own (`checkpoint`);
+                // this connection's own is the safety net.
+                conn.pragma_update(
+                    None,
+                    "wal_autocheckpoint",
+                    checkpoint::WRITER_CHECKPOINT_PAGES,
+                )?;
+                let mut checkpointer = checkpoint::Checkpointer::start(path)?;
                 spawn("qp-db".into(), move || {
                     // Ends at [`Db::close`] or when every Db handle is dropped.
                     for job in rx {
                         job(&conn);
+                        checkpointer.poke();
                         if lifecycle::close_requested() {
                             break;
                         }
                     }
+                    checkpointer.stop();
                     lifecycle::close_sqlite(conn, lock);
                 })?;
                 Ok(Db {

@@ -380,6 +380,11 @@ impl Sql for rusqlite::Connection {
 
     fn batch(&self, sql: &str) -> DbResult<()> {
         super::round_trips::sent_one();
+        if matches!(sql, "BEGIN" | "COMMIT" | "ROLLBACK") {
+            // Every transaction's: prepared once, not parsed each time.
+            self.prepare_cached(sql)?.execute([])?;
+            return Ok(());
+        }
         Ok(self.execute_batch(sql)?)
     }
 }
