@@ -27,13 +27,20 @@ use super::{DbError, DbResult};
 
 /// The writer's own automatic checkpoint threshold, in WAL pages (SQLite's
 /// default is 1,000): reached only when the background thread could not
-/// copy everything (continuous writes), so the WAL (at most about 40 MB
-/// with 4 KB pages) starts over.
+/// copy everything (continuous writes), so the WAL (normally at most about
+/// 40 MB with 4 KB pages) starts over.
 pub const WRITER_CHECKPOINT_PAGES: u32 = 10_000;
 
+/// The size the WAL file is cut back to when it starts over (bytes), so a
+/// burst (or a long backup pinning the WAL) does not leave a large file on
+/// disk until the server stops.
+pub const WAL_SIZE_LIMIT: i64 = 64 << 20;
+
 /// How long the background thread lets commits gather after the first one
-/// before it checkpoints them together (one fsync for all of them).
-const GATHER: Duration = Duration::from_millis(20);
+/// before it checkpoints them together: at most about ten checkpoints (and
+/// fsyncs of the main file) a second, each copying a page changed many
+/// times once.
+const GATHER: Duration = Duration::from_millis(100);
 
 /// The background checkpoint thread of one SQLite database. Stopped (and
 /// its connection closed) by [`Checkpointer::stop`] or when dropped.
@@ -53,11 +60,18 @@ impl Checkpointer {
     /// Opens a second connection to the database at `path` (already
     /// migrated and in WAL mode) and starts the thread.
     pub fn start(path: &Path) -> DbResult<Checkpointer> {
-        let conn = rusqlite::Connection::open(path)?;
+        // Never creates the file: it exists (migrated, owner-only) or this
+        // fails loudly.
+        let conn = rusqlite::Connection::open_with_flags(
+            path,
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_WRITE
+                | rusqlite::OpenFlags::SQLITE_OPEN_URI
+                | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )?;
         let shared = Arc::new(Shared::default());
         let state = shared.clone();
         let thread = std::thread::Builder::new()
-            .name("qp-db-checkpoint".into())
+            .name("qp-db-ckpt".into())
             .spawn(move || run(&conn, &state))
             .map_err(|e| DbError::Other(format!("cannot start the checkpoint thread: {e}")))?;
         Ok(Checkpointer {
@@ -102,7 +116,8 @@ fn run(conn: &rusqlite::Connection, shared: &Shared) {
         if !shared.poked.load(Ordering::Acquire) {
             continue; // a spurious wake-up
         }
-        std::thread::sleep(GATHER);
+        // Interrupted by `stop` (which unparks), not slept out.
+        std::thread::park_timeout(GATHER);
         // Cleared before the checkpoint: a commit during it pokes again.
         shared.poked.store(false, Ordering::Release);
         if shared.stop.load(Ordering::Acquire) {
@@ -159,18 +174,46 @@ mod tests {
             std::thread::sleep(Duration::from_millis(20));
         }
         checkpointer.stop();
-        // Stopped: its connection is closed, so a TRUNCATE checkpoint at
-        // shutdown finds nobody reading and empties the WAL.
-        let busy: i64 = writer
-            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| r.get(0))
-            .unwrap();
-        assert_eq!(busy, 0);
-        assert_eq!(
-            std::fs::metadata(dir.path().join("c.sqlite-wal"))
-                .unwrap()
-                .len(),
-            0
+        // Stopped: its connection is closed, so the writer's is the last
+        // one, and closing it removes the WAL (SQLite does that only when
+        // no other connection is open).
+        let wal = dir.path().join("c.sqlite-wal");
+        assert!(wal.exists());
+        drop(writer);
+        assert!(
+            !wal.exists(),
+            "the checkpoint thread's connection is still open"
         );
+    }
+
+    /// The server's own database thread pokes the checkpoint thread: a
+    /// commit reaches the main file while the server runs, long before the
+    /// 10,000 pages of the writer's own checkpoint.
+    #[tokio::test]
+    async fn the_server_checkpoints_its_commits_in_the_background() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.sqlite");
+        let db = super::super::Db::open(&super::super::Database::Sqlite(path.clone())).unwrap();
+        db.run(|conn| -> DbResult<()> {
+            conn.batch("CREATE TABLE probe (x TEXT)")?;
+            conn.execute("INSERT INTO probe VALUES ('probe-5f3a9c')", &[])?;
+            Ok(())
+        })
+        .await
+        .unwrap();
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while !std::fs::read(&path)
+            .unwrap()
+            .windows(12)
+            .any(|w| w == b"probe-5f3a9c")
+        {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the commit was not checkpointed while the server ran"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        db.close().await;
     }
 
     /// The server's connection leaves checkpoints to the thread: its own

@@ -163,6 +163,10 @@ pub fn open_with(path: &Path, migration: Migration) -> DbResult<rusqlite::Connec
     warn_if_open(path);
     let mut conn = rusqlite::Connection::open(path)?;
     conn.busy_timeout(Duration::from_secs(5))?;
+    // Every statement the server runs stays prepared (rusqlite keeps 16 by
+    // default, fewer than one ask-wait-answer cycle and the workers use, so
+    // they were parsed again and again).
+    conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
     conn.pragma_update(None, "journal_mode", "WAL")?;
     conn.pragma_update(None, "synchronous", "NORMAL")?;
     // Migrations run before foreign keys are enforced: rebuilding a table
@@ -174,6 +178,10 @@ pub fn open_with(path: &Path, migration: Migration) -> DbResult<rusqlite::Connec
     conn.pragma_update(None, "foreign_keys", "ON")?;
     Ok(conn)
 }
+
+/// Prepared statements an SQLite connection keeps (the store has about
+/// 170 distinct statements; the loop uses a few dozen).
+const STATEMENT_CACHE: usize = 256;
 
 /// Warns about the database file, its -wal and -shm, when others may read them.
 fn warn_if_open(path: &Path) {
@@ -205,6 +213,8 @@ pub fn connect(db: &Database) -> DbResult<Box<Conn>> {
 /// SQLite: one connection owned by one thread. SQLite serializes writers
 /// anyway; one owner makes "first answer wins" a plain consequence of
 /// running transactions in turn, without a pool contending for one lock.
+/// (A second connection, on a thread of its own, only copies the WAL into
+/// the main file: [`checkpoint`].)
 ///
 /// PostgreSQL: a few threads, each with its own connection, taking jobs
 /// from one queue. Concurrency is then real (within an instance and across
@@ -244,6 +254,7 @@ impl Db {
                     "wal_autocheckpoint",
                     checkpoint::WRITER_CHECKPOINT_PAGES,
                 )?;
+                conn.pragma_update(None, "journal_size_limit", checkpoint::WAL_SIZE_LIMIT)?;
                 let mut checkpointer = checkpoint::Checkpointer::start(path)?;
                 spawn("qp-db".into(), move || {
                     // Ends at [`Db::close`] or when every Db handle is dropped.

@@ -302,8 +302,13 @@ pub struct Transaction<'a> {
 
 impl Transaction<'_> {
     pub fn commit(self) -> DbResult<()> {
+        // Marked closed only once COMMIT succeeded: a COMMIT that failed
+        // may leave the transaction open (SQLite's SQLITE_BUSY), and the
+        // guard's drop then rolls it back instead of leaving every later
+        // statement on this connection inside it.
+        self.conn.batch("COMMIT")?;
         self.open.set(false);
-        self.conn.batch("COMMIT")
+        Ok(())
     }
 }
 
@@ -317,10 +322,9 @@ impl std::ops::Deref for Transaction<'_> {
 impl Drop for Transaction<'_> {
     fn drop(&mut self) {
         if self.open.get() {
-            // An error path left it open: undo. A failure here leaves the
-            // connection to the backend's own recovery (SQLite rolls back
-            // on the next BEGIN's failure; PostgreSQL drops a broken
-            // connection from the pool).
+            // An error path (or a failed COMMIT) left it open: undo. A
+            // ROLLBACK with no transaction open fails harmlessly; a broken
+            // PostgreSQL connection is replaced by its thread.
             let _ = self.conn.batch("ROLLBACK");
         }
     }
