@@ -441,4 +441,28 @@ mod tests {
             .unwrap_err();
         assert_eq!(e.to_string(), "column 0: expected text, found Null");
     }
+
+    /// A COMMIT that fails and leaves the transaction open (SQLite does
+    /// that for a deferred foreign key) is rolled back by the guard: the
+    /// connection's next statements do not run inside it.
+    #[test]
+    fn a_failed_commit_is_rolled_back() {
+        let db = rusqlite::Connection::open_in_memory().unwrap();
+        db.pragma_update(None, "foreign_keys", "ON").unwrap();
+        let conn: &Conn = &db;
+        conn.batch(
+            "CREATE TABLE p (id INTEGER PRIMARY KEY);
+             CREATE TABLE c (p INTEGER REFERENCES p(id) DEFERRABLE INITIALLY DEFERRED)",
+        )
+        .unwrap();
+        let tx = conn.transaction().unwrap();
+        tx.execute("INSERT INTO c (p) VALUES (?1)", crate::params![7])
+            .unwrap();
+        assert!(tx.commit().is_err(), "the deferred foreign key must fail");
+        assert!(db.is_autocommit(), "the failed transaction is still open");
+        let rows = conn
+            .query_map("SELECT p FROM c", &[], |r| r.get::<i64>(0))
+            .unwrap();
+        assert!(rows.is_empty(), "{rows:?}");
+    }
 }
