@@ -538,6 +538,216 @@ async fn the_quota_holds_across_instances_and_the_rate_limit_is_per_instance() {
     }
 }
 
+// How asks hold the quota on PostgreSQL without waiting for each other
+// (store/questions.rs, `insert_asked_pg`): far from the quota an ask takes
+// the agent's lock shared and keeps `max_connections` of headroom; near it,
+// the ask takes the lock exclusive and counts exactly.
+
+/// The server's `max_connections`: the headroom asks far from the quota keep.
+fn max_connections(conn: &qp_server::store::Conn) -> i64 {
+    conn.query_row(
+        "SELECT CAST(current_setting('max_connections') AS BIGINT)",
+        &[],
+        |r| r.get(0),
+    )
+    .unwrap()
+}
+
+/// Runs `sql` (one text parameter) in a transaction on a connection of its
+/// own and holds that transaction open until the returned sender is dropped.
+fn hold_in_transaction(
+    db: &Database,
+    sql: &'static str,
+    arg: String,
+) -> std::sync::mpsc::Sender<()> {
+    let (release, released) = std::sync::mpsc::channel::<()>();
+    let (ready, started) = std::sync::mpsc::channel();
+    let db = db.clone();
+    std::thread::spawn(move || {
+        let conn = qp_server::store::connect(&db).unwrap();
+        let tx = conn.transaction().unwrap();
+        tx.execute(sql, qp_server::params![arg]).unwrap();
+        ready.send(()).unwrap();
+        let _ = released.recv();
+        drop(tx); // rolled back
+    });
+    started.recv().unwrap();
+    release
+}
+
+/// Returns once `n` connections named `name` wait on a lock of this kind
+/// (`pg_stat_activity.wait_event`: `advisory`, or `transactionid` for a row
+/// another transaction holds).
+async fn until_waiting(conn: &qp_server::store::Conn, name: &str, event: &str, n: i64) {
+    let until = Instant::now() + Duration::from_secs(15);
+    loop {
+        let waiting: i64 = conn
+            .query_row(
+                "SELECT COUNT(*) FROM pg_stat_activity
+                 WHERE application_name = ?1 AND wait_event_type = 'Lock' AND wait_event = ?2",
+                qp_server::params![name, event],
+                |r| r.get(0),
+            )
+            .unwrap();
+        if waiting >= n {
+            return;
+        }
+        assert!(Instant::now() < until, "never {n} asks waiting on {event}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+fn spawn_ask(
+    http: &reqwest::Client,
+    at: &QpServe,
+    room_code: &str,
+    agent: &str,
+) -> tokio::task::JoinHandle<(u16, Value)> {
+    let (http, url, agent) = (
+        http.clone(),
+        format!("{}/api/agent/rooms/{room_code}/questions", at.base),
+        agent.to_string(),
+    );
+    tokio::spawn(async move {
+        let r = http
+            .post(url)
+            .bearer_auth(agent)
+            .json(&TWO_OPTIONS())
+            .send()
+            .await
+            .unwrap();
+        (r.status().as_u16(), r.json().await.unwrap())
+    })
+}
+
+fn agent_id(conn: &qp_server::store::Conn) -> String {
+    conn.query_row("SELECT id FROM agents", &[], |r| r.get(0))
+        .unwrap()
+}
+
+/// An ask far from the quota still takes the agent's lock (shared): while an
+/// ask near the quota holds it exclusive, counting, the ask waits instead of
+/// writing a row that count would miss.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL: set QP_TEST_POSTGRES (scripts/test postgres does)"]
+async fn an_ask_far_from_the_quota_waits_while_one_near_it_counts() {
+    let w = world(None);
+    let conn = common::connect(&w.db);
+    let a = Instance::start_named(&w.db, ["1000000", "1000000", "1000000"], "asker");
+    let http = http();
+    // What an ask near the quota holds while it counts.
+    let counting = hold_in_transaction(
+        &w.db,
+        "SELECT pg_advisory_xact_lock(hashtextextended(?1, 0))",
+        agent_id(&conn),
+    );
+    let far = spawn_ask(&http, &a, "OPS123", &w.agent);
+    until_waiting(&conn, "asker", "advisory", 1).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!far.is_finished(), "the ask wrote while an exact count ran");
+    drop(counting);
+    let (status, body) = far.await.unwrap();
+    assert_eq!(status, 201, "{body}");
+}
+
+/// An ask near the quota waits for the asks in flight far from it (their
+/// rows are not visible to its count until they commit), then counts them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL: set QP_TEST_POSTGRES (scripts/test postgres does)"]
+async fn an_ask_near_the_quota_waits_for_the_asks_in_flight() {
+    let w = world(None);
+    let conn = common::connect(&w.db);
+    let agent = agent_id(&conn);
+    let two = identity::create_room(&*conn, "Two", Some("TWO123")).unwrap();
+    identity::allow_agent_room(&*conn, &agent, &two.id).unwrap();
+    let ops: String = conn
+        .query_row("SELECT id FROM rooms WHERE code = 'OPS123'", &[], |r| {
+            r.get(0)
+        })
+        .unwrap();
+    // The quota leaves room for exactly one ask at a count of 0 on the
+    // shared path (0 + max_connections < quota), none from 1 on.
+    let quota = (max_connections(&conn) + 1).to_string();
+    let a = Instance::start_named(&w.db, ["1000000", "1000000", &quota], "asker");
+    let http = http();
+    // An ask in flight: its row is written, and the foreign key check at the
+    // end of its statement waits for the room's row, locked here.
+    let room_locked =
+        hold_in_transaction(&w.db, "SELECT id FROM rooms WHERE id = ?1 FOR UPDATE", ops);
+    let in_flight = spawn_ask(&http, &a, "OPS123", &w.agent);
+    until_waiting(&conn, "asker", "transactionid", 1).await;
+    // One more, in the other room, committed: the next ask counts 1, so it
+    // is near the quota and counts exactly.
+    let (status, body) = spawn_ask(&http, &a, "TWO123", &w.agent).await.unwrap();
+    assert_eq!(status, 201, "{body}");
+    let near = spawn_ask(&http, &a, "TWO123", &w.agent);
+    until_waiting(&conn, "asker", "advisory", 1).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(
+        !near.is_finished(),
+        "the exact count ran with an ask in flight"
+    );
+    drop(room_locked);
+    for ask in [in_flight, near] {
+        let (status, body) = ask.await.unwrap();
+        assert_eq!(status, 201, "{body}");
+    }
+    let pending: i64 = conn
+        .query_row(
+            "SELECT COUNT(*) FROM questions WHERE state = 'pending'",
+            &[],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(pending, 3);
+}
+
+/// Asks racing on two instances across the line between the two ways (the
+/// first few far from the quota, the rest near it) stop exactly at it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL: set QP_TEST_POSTGRES (scripts/test postgres does)"]
+async fn racing_asks_stop_exactly_at_a_quota_above_max_connections() {
+    use futures_util::StreamExt;
+    let w = world(None);
+    let conn = common::connect(&w.db);
+    let quota = max_connections(&conn) + 8;
+    let limits = ["1000000", "1000000", &quota.to_string()];
+    let (a, b) = (
+        Instance::start_with(&w.db, limits),
+        Instance::start_with(&w.db, limits),
+    );
+    let http = http();
+    let statuses: Vec<u16> = futures_util::stream::iter(0..quota + 24)
+        .map(|i| {
+            let at = if i % 2 == 0 { &a } else { &b };
+            let ask = spawn_ask(&http, at, "OPS123", &w.agent);
+            async move {
+                let (status, body) = ask.await.unwrap();
+                if status != 201 {
+                    assert_eq!(
+                        (status, body["code"].as_str()),
+                        (429, Some("quota_exceeded")),
+                        "{body}"
+                    );
+                }
+                status
+            }
+        })
+        .buffer_unordered(32)
+        .collect()
+        .await;
+    let created = statuses.iter().filter(|s| **s == 201).count() as i64;
+    assert_eq!(created, quota, "exactly the quota, across both instances");
+    let pending: i64 = conn
+        .query_row(
+            "SELECT COUNT(*) FROM questions WHERE state = 'pending'",
+            &[],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(pending, quota);
+}
+
 /// B loses every database connection (PostgreSQL terminates them, as a
 /// failover or a restart would) while a long-poll is parked on it, and the
 /// answer is given on A meanwhile: B reconnects, listens again, re-checks

@@ -55,19 +55,6 @@ pub fn overdue_ids(conn: &Conn, now_secs: i64, limit: usize) -> DbResult<Vec<Str
         params![now_secs, limit as i64], |r| r.get(0))
 }
 
-/// Serializes the rest of the transaction with every other transaction of
-/// this agent that takes the same lock (PostgreSQL: a transaction-scoped
-/// advisory lock; SQLite has one writer already).
-pub fn lock_agent(conn: &Conn, agent_id: &str) -> DbResult<()> {
-    if conn.backend() == super::Backend::Postgres {
-        conn.execute(
-            "SELECT pg_advisory_xact_lock(hashtextextended(?1, 0))",
-            params![agent_id],
-        )?;
-    }
-    Ok(())
-}
-
 pub fn count_pending_for_agent(conn: &Conn, agent_id: &str) -> DbResult<i64> {
     conn.query_row(
         "SELECT COUNT(*) FROM questions WHERE agent_id = ?1 AND state = 'pending'",
@@ -288,10 +275,8 @@ pub enum Asked {
 
 /// Writes a new question and its push jobs in one transaction, under the
 /// agent's pending quota. SQLite: BEGIN, the question (with the quota in its
-/// WHERE), the push jobs, COMMIT. PostgreSQL: BEGIN, the per-agent lock (so
-/// asks racing on several instances cannot overshoot the quota: the next
-/// statement's snapshot is taken after it), one statement writing the
-/// question and its push jobs, COMMIT.
+/// WHERE), the push jobs, COMMIT (SQLite has one writer, so the count is
+/// exact). PostgreSQL: see [`insert_asked_pg`].
 pub fn insert_asked(
     conn: &Conn,
     q: &Question,
@@ -305,86 +290,172 @@ pub fn insert_asked(
         qp_core::protocol::ResponderScope::Room => None,
     };
     let json = to_json(q);
+    if conn.backend() == super::Backend::Postgres {
+        return insert_asked_pg(
+            conn,
+            q,
+            room_id,
+            target,
+            agent_id,
+            &json,
+            max_pending,
+            now_ms,
+        );
+    }
     let tx = conn.transaction()?;
-    let asked = match conn.backend() {
-        super::Backend::Sqlite => {
-            let n = tx.execute(
-                "INSERT INTO questions (id, room_id, agent_id, state, scope, target_user_id, correlation_id,
-                                        expires_at, created_at, body)
-                 SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10
-                 WHERE (SELECT COUNT(*) FROM questions WHERE agent_id = ?3 AND state = 'pending') < ?11",
-                params![
-                    q.id,
-                    room_id,
-                    agent_id,
-                    q.state.as_str(),
-                    q.responder_scope.as_str(),
-                    q.target_user_id,
-                    q.correlation_id,
-                    q.expires_at.timestamp(),
-                    q.created_at.timestamp(),
-                    json,
-                    max_pending,
-                ],
-            )?;
-            if n == 0 {
-                return Ok(Asked::OverQuota); // rolled back
-            }
-            let pushes = tx.execute(
-                &format!(
-                    "INSERT INTO push_jobs (device_id, question_id, kind, state, next_attempt_ms, created_at)
-                     {QUESTION_PUSHES}{} ORDER BY d.user_id, d.created_at, d.id",
-                    crate::store::identity::DEVICE_MAY_RECEIVE
-                ),
-                params![q.id, room_id, target, now_ms],
-            )?;
-            Asked::Queued { pushes }
-        }
-        super::Backend::Postgres => {
-            lock_agent(&*tx, agent_id)?;
-            let (written, pushes): (i64, i64) = tx.query_row(
-                &format!(
-                    "WITH q AS (
-                         INSERT INTO questions (id, room_id, agent_id, state, scope, target_user_id,
-                                                correlation_id, expires_at, created_at, body)
-                         SELECT ?1, ?2, ?5, ?6, ?7, ?8, ?9, CAST(?10 AS BIGINT), CAST(?11 AS BIGINT), ?12
-                         WHERE (SELECT COUNT(*) FROM questions WHERE agent_id = ?5 AND state = 'pending') < ?13
-                         RETURNING id),
-                     p AS (
-                         INSERT INTO push_jobs (device_id, question_id, kind, state, next_attempt_ms, created_at)
-                         {QUESTION_PUSHES}{} AND EXISTS (SELECT 1 FROM q)
-                         ORDER BY d.user_id, d.created_at, d.id
-                         RETURNING 1)
-                     SELECT (SELECT COUNT(*) FROM q), (SELECT COUNT(*) FROM p)",
-                    crate::store::identity::DEVICE_MAY_RECEIVE
-                ),
-                params![
-                    q.id,
-                    room_id,
-                    target,
-                    now_ms,
-                    agent_id,
-                    q.state.as_str(),
-                    q.responder_scope.as_str(),
-                    q.target_user_id,
-                    q.correlation_id,
-                    q.expires_at.timestamp(),
-                    q.created_at.timestamp(),
-                    json,
-                    max_pending,
-                ],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )?;
-            if written == 0 {
-                return Ok(Asked::OverQuota);
-            }
-            Asked::Queued {
-                pushes: pushes as usize,
-            }
-        }
-    };
+    let n = tx.execute(
+        "INSERT INTO questions (id, room_id, agent_id, state, scope, target_user_id, correlation_id,
+                                expires_at, created_at, body)
+         SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10
+         WHERE (SELECT COUNT(*) FROM questions WHERE agent_id = ?3 AND state = 'pending') < ?11",
+        params![
+            q.id,
+            room_id,
+            agent_id,
+            q.state.as_str(),
+            q.responder_scope.as_str(),
+            q.target_user_id,
+            q.correlation_id,
+            q.expires_at.timestamp(),
+            q.created_at.timestamp(),
+            json,
+            max_pending,
+        ],
+    )?;
+    if n == 0 {
+        return Ok(Asked::OverQuota); // rolled back
+    }
+    let pushes = tx.execute(
+        &format!(
+            "INSERT INTO push_jobs (device_id, question_id, kind, state, next_attempt_ms, created_at)
+             {QUESTION_PUSHES}{} ORDER BY d.user_id, d.created_at, d.id",
+            crate::store::identity::DEVICE_MAY_RECEIVE
+        ),
+        params![q.id, room_id, target, now_ms],
+    )?;
     tx.commit()?;
-    Ok(asked)
+    Ok(Asked::Queued { pushes })
+}
+
+/// How an ask on PostgreSQL holds the quota exact across instances without
+/// running one agent's asks one at a time.
+///
+/// Every ask takes the agent's advisory lock before it writes anything, and
+/// holds it until its transaction ends:
+///
+/// - **Shared, far from the quota.** The ask is one statement, its own
+///   transaction: it takes the lock shared (asks do not wait for each other,
+///   so their commits share WAL flushes) and writes only if the pending count
+///   it sees plus `max_connections` is still under the quota. The asks it
+///   cannot see are the ones in flight when its snapshot was taken, and each
+///   of those is a transaction on one of the server's at most
+///   `max_connections` backends; so once the last of them commits, the count
+///   is at most the one the last writer saw plus `max_connections`: under the
+///   quota.
+/// - **Exclusive, near it.** Otherwise the ask starts over in a transaction
+///   that takes the lock exclusive first: it waits for every shared ask in
+///   flight to commit, keeps new ones out, and then counts exactly (the next
+///   statement's snapshot is taken after the lock).
+///
+/// The shared lock is taken before the row is written (the lock is in the
+/// INSERT's WHERE): a row that existed, uncommitted, while an exclusive ask
+/// counted would be missed by that count.
+#[allow(clippy::too_many_arguments)]
+fn insert_asked_pg(
+    conn: &Conn,
+    q: &Question,
+    room_id: &str,
+    target: Option<&str>,
+    agent_id: &str,
+    json: &str,
+    max_pending: i64,
+    now_ms: i64,
+) -> DbResult<Asked> {
+    let (state, scope) = (q.state.as_str(), q.responder_scope.as_str());
+    let (expires_at, created_at) = (q.expires_at.timestamp(), q.created_at.timestamp());
+    let args = params![
+        q.id,
+        room_id,
+        target,
+        now_ms,
+        agent_id,
+        state,
+        scope,
+        q.target_user_id,
+        q.correlation_id,
+        expires_at,
+        created_at,
+        json,
+        max_pending,
+    ];
+    let outcome = |r: &super::sql::Row| -> DbResult<(i64, i64, i64)> {
+        Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+    };
+    let (pending, written, pushes) = conn.query_row(&pg_ask(PgQuotaLock::Shared), args, outcome)?;
+    if written == 0 && pending < max_pending {
+        // Near the quota: again, with the lock exclusive.
+        let tx = conn.transaction()?;
+        tx.execute(
+            "SELECT pg_advisory_xact_lock(hashtextextended(?1, 0))",
+            params![agent_id],
+        )?;
+        let (_, written, pushes) =
+            tx.query_row(&pg_ask(PgQuotaLock::HeldExclusive), args, outcome)?;
+        if written == 0 {
+            return Ok(Asked::OverQuota); // rolled back
+        }
+        tx.commit()?;
+        return Ok(Asked::Queued {
+            pushes: pushes as usize,
+        });
+    }
+    Ok(match written {
+        0 => Asked::OverQuota,
+        _ => Asked::Queued {
+            pushes: pushes as usize,
+        },
+    })
+}
+
+/// The two ways [`insert_asked_pg`] holds the agent's quota lock.
+#[derive(Clone, Copy)]
+enum PgQuotaLock {
+    /// Taken shared by the statement itself, before it writes; the quota
+    /// keeps `max_connections` of headroom.
+    Shared,
+    /// Already held exclusive by the transaction: the count is exact.
+    HeldExclusive,
+}
+
+/// The ask's one statement on PostgreSQL: the pending count, the question
+/// (under the quota), its push jobs; returns the count, the questions
+/// written (0 or 1) and the push jobs queued.
+fn pg_ask(lock: PgQuotaLock) -> String {
+    let (lock_cte, gate, headroom) = match lock {
+        PgQuotaLock::Shared => (
+            "l AS (SELECT pg_advisory_xact_lock_shared(hashtextextended(?5, 0))),",
+            "EXISTS (SELECT 1 FROM l) AND",
+            "CAST(current_setting('max_connections') AS BIGINT)",
+        ),
+        PgQuotaLock::HeldExclusive => ("", "", "0"),
+    };
+    format!(
+        "WITH {lock_cte}
+         c AS (SELECT COUNT(*) AS n FROM questions WHERE agent_id = ?5 AND state = 'pending'),
+         q AS (
+             INSERT INTO questions (id, room_id, agent_id, state, scope, target_user_id,
+                                    correlation_id, expires_at, created_at, body)
+             SELECT ?1, ?2, ?5, ?6, ?7, ?8, ?9, CAST(?10 AS BIGINT), CAST(?11 AS BIGINT), ?12
+             WHERE {gate} (SELECT n FROM c) + {headroom} < ?13
+             RETURNING id),
+         p AS (
+             INSERT INTO push_jobs (device_id, question_id, kind, state, next_attempt_ms, created_at)
+             {QUESTION_PUSHES}{} AND EXISTS (SELECT 1 FROM q)
+             ORDER BY d.user_id, d.created_at, d.id
+             RETURNING 1)
+         SELECT (SELECT n FROM c), (SELECT COUNT(*) FROM q), (SELECT COUNT(*) FROM p)",
+        crate::store::identity::DEVICE_MAY_RECEIVE
+    )
 }
 
 /// A question read for an answer, with everything the answer needs, in one
