@@ -553,26 +553,39 @@ fn max_connections(conn: &qp_server::store::Conn) -> i64 {
     .unwrap()
 }
 
-/// Runs `sql` (one text parameter) in a transaction on a connection of its
-/// own and holds that transaction open until the returned sender is dropped.
-fn hold_in_transaction(
-    db: &Database,
-    sql: &'static str,
-    arg: String,
-) -> std::sync::mpsc::Sender<()> {
-    let (release, released) = std::sync::mpsc::channel::<()>();
-    let (ready, started) = std::sync::mpsc::channel();
-    let db = db.clone();
-    std::thread::spawn(move || {
-        let conn = qp_server::store::connect(&db).unwrap();
-        let tx = conn.transaction().unwrap();
-        tx.execute(sql, qp_server::params![arg]).unwrap();
-        ready.send(()).unwrap();
-        let _ = released.recv();
-        drop(tx); // rolled back
-    });
-    started.recv().unwrap();
-    release
+/// A transaction held open on a connection of its own (a thread of its
+/// own: the sync client cannot run inside the test's runtime), with `sql`
+/// (one text parameter) run in it. Dropped, it rolls back.
+struct Held(std::sync::mpsc::Sender<Then>);
+
+type Then = (&'static str, String, std::sync::mpsc::Sender<()>);
+
+impl Held {
+    fn open(db: &Database, sql: &'static str, arg: String) -> Held {
+        let (then, next) = std::sync::mpsc::channel::<Then>();
+        let (ready, started) = std::sync::mpsc::channel();
+        let db = db.clone();
+        std::thread::spawn(move || {
+            let conn = qp_server::store::connect(&db).unwrap();
+            let tx = conn.transaction().unwrap();
+            tx.execute(sql, qp_server::params![arg]).unwrap();
+            ready.send(()).unwrap();
+            if let Ok((sql, arg, done)) = next.recv() {
+                tx.execute(sql, qp_server::params![arg]).unwrap();
+                tx.commit().unwrap();
+                let _ = done.send(());
+            } // else dropped: rolled back
+        });
+        started.recv().unwrap();
+        Held(then)
+    }
+
+    /// Runs one more statement in the transaction, and commits it.
+    fn commit_after(self, sql: &'static str, arg: String) {
+        let (done, committed) = std::sync::mpsc::channel();
+        self.0.send((sql, arg, done)).unwrap();
+        committed.recv().expect("the held transaction failed");
+    }
 }
 
 /// Returns once `n` connections named `name` wait on a lock of this kind
@@ -584,7 +597,8 @@ async fn until_waiting(conn: &qp_server::store::Conn, name: &str, event: &str, n
         let waiting: i64 = conn
             .query_row(
                 "SELECT COUNT(*) FROM pg_stat_activity
-                 WHERE application_name = ?1 AND wait_event_type = 'Lock' AND wait_event = ?2",
+                 WHERE datname = current_database() AND application_name = ?1
+                   AND wait_event_type = 'Lock' AND wait_event = ?2",
                 qp_server::params![name, event],
                 |r| r.get(0),
             )
@@ -595,6 +609,22 @@ async fn until_waiting(conn: &qp_server::store::Conn, name: &str, event: &str, n
         assert!(Instant::now() < until, "never {n} asks waiting on {event}");
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+}
+
+/// What an ask near the quota takes.
+const EXCLUSIVE: &str = "SELECT pg_advisory_xact_lock(hashtextextended(?1, 0))";
+
+/// Connections named `name` waiting on a lock that have written something
+/// (a transaction id is assigned at the first write).
+fn writers_waiting(conn: &qp_server::store::Conn, name: &str) -> i64 {
+    conn.query_row(
+        "SELECT COUNT(*) FROM pg_stat_activity
+         WHERE datname = current_database() AND application_name = ?1
+           AND wait_event_type = 'Lock' AND backend_xid IS NOT NULL",
+        qp_server::params![name],
+        |r| r.get(0),
+    )
+    .unwrap()
 }
 
 fn spawn_ask(
@@ -636,18 +666,80 @@ async fn an_ask_far_from_the_quota_waits_while_one_near_it_counts() {
     let a = Instance::start_named(&w.db, ["1000000", "1000000", "1000000"], "asker");
     let http = http();
     // What an ask near the quota holds while it counts.
-    let counting = hold_in_transaction(
-        &w.db,
-        "SELECT pg_advisory_xact_lock(hashtextextended(?1, 0))",
-        agent_id(&conn),
-    );
+    let counting = Held::open(&w.db, EXCLUSIVE, agent_id(&conn));
     let far = spawn_ask(&http, &a, "OPS123", &w.agent);
     until_waiting(&conn, "asker", "advisory", 1).await;
+    assert_eq!(
+        writers_waiting(&conn, "asker"),
+        0,
+        "the ask wrote before it took the lock"
+    );
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(!far.is_finished(), "the ask wrote while an exact count ran");
     drop(counting);
     let (status, body) = far.await.unwrap();
     assert_eq!(status, 201, "{body}");
+}
+
+/// An ask that waited for the lock counts what committed while it waited:
+/// exclusive asks fill the quota meanwhile (here, one transaction writing
+/// that many), and the ask is refused instead of writing on a count taken
+/// before it waited.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL: set QP_TEST_POSTGRES (scripts/test postgres does)"]
+async fn an_ask_counts_what_committed_while_it_waited_for_the_lock() {
+    ask_while_the_quota_fills(None).await;
+}
+
+/// The same when the database's default isolation is REPEATABLE READ (a
+/// transaction's snapshot would then be taken at its first statement, the
+/// lock's, before the wait): the store says READ COMMITTED itself.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL: set QP_TEST_POSTGRES (scripts/test postgres does)"]
+async fn an_ask_counts_what_committed_while_it_waited_whatever_the_default_isolation() {
+    ask_while_the_quota_fills(Some("repeatable read")).await;
+}
+
+async fn ask_while_the_quota_fills(default_isolation: Option<&str>) {
+    let w = world(None);
+    let conn = common::connect(&w.db);
+    if let Some(level) = default_isolation {
+        let db: String = conn
+            .query_row("SELECT current_database()", &[], |r| r.get(0))
+            .unwrap();
+        conn.batch(&format!(
+            "ALTER DATABASE \"{db}\" SET default_transaction_isolation TO '{level}'"
+        ))
+        .unwrap();
+    }
+    let quota = max_connections(&conn) + 1;
+    let a = Instance::start_named(&w.db, ["1000000", "1000000", &quota.to_string()], "asker");
+    let http = http();
+    let counting = Held::open(&w.db, EXCLUSIVE, agent_id(&conn));
+    // Far from the quota when it starts (0 pending).
+    let far = spawn_ask(&http, &a, "OPS123", &w.agent);
+    until_waiting(&conn, "asker", "advisory", 1).await;
+    counting.commit_after(
+        "INSERT INTO questions (id, room_id, agent_id, state, scope, expires_at, created_at, body)
+         SELECT 'filled-' || g, r.id, a.id, 'pending', 'room', 4102444800, 0, '{}'
+         FROM generate_series(CAST(1 AS BIGINT), CAST(CAST(?1 AS TEXT) AS BIGINT)) g, rooms r, agents a
+         WHERE r.code = 'OPS123'",
+        quota.to_string(),
+    );
+    let (status, body) = far.await.unwrap();
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (429, Some("quota_exceeded")),
+        "{body}"
+    );
+    let pending: i64 = conn
+        .query_row(
+            "SELECT COUNT(*) FROM questions WHERE state = 'pending'",
+            &[],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(pending, quota);
 }
 
 /// An ask near the quota waits for the asks in flight far from it (their
@@ -672,8 +764,7 @@ async fn an_ask_near_the_quota_waits_for_the_asks_in_flight() {
     let http = http();
     // An ask in flight: its row is written, and the foreign key check at the
     // end of its statement waits for the room's row, locked here.
-    let room_locked =
-        hold_in_transaction(&w.db, "SELECT id FROM rooms WHERE id = ?1 FOR UPDATE", ops);
+    let room_locked = Held::open(&w.db, "SELECT id FROM rooms WHERE id = ?1 FOR UPDATE", ops);
     let in_flight = spawn_ask(&http, &a, "OPS123", &w.agent);
     until_waiting(&conn, "asker", "transactionid", 1).await;
     // One more, in the other room, committed: the next ask counts 1, so it

@@ -21,9 +21,10 @@ use serde_json::{json, Value};
 /// per operation, at most: SQLite, PostgreSQL.
 ///
 /// - ask: the room/permission/target/token read, then BEGIN, the question
-///   (quota in its WHERE), its push jobs, COMMIT; PostgreSQL: one statement,
-///   its own transaction (the agent's quota lock taken shared, the question,
-///   its push jobs);
+///   (quota in its WHERE), its push jobs, COMMIT; PostgreSQL: BEGIN, the
+///   agent's quota lock (shared, far from the quota), one statement for the
+///   question and its push jobs, COMMIT (near the quota, an ask that tried
+///   the shared lock in vain does it again with the exclusive one);
 /// - wait: one read (the token checked in it); the release comes from the
 ///   answer's own write, with no read;
 /// - answer: one read (question, membership, room, token), then SQLite:
@@ -31,7 +32,7 @@ use serde_json::{json, Value};
 ///   statement (resolution, webhook, pushes, wake-up);
 /// - auth: nothing (remembered tokens are checked inside those reads).
 const WARM_CYCLE: [(Op, u64, u64); 4] = [
-    (Op::Ask, 5, 2),
+    (Op::Ask, 5, 5),
     (Op::Wait, 1, 1),
     (Op::Answer, 5, 2),
     (Op::Auth, 0, 0),

@@ -1,5 +1,7 @@
 //! Questions, and the idempotency keys of answers.
 
+use std::sync::atomic::{AtomicI64, Ordering};
+
 use super::{Conn, DbResult};
 use crate::params;
 use qp_core::protocol::{Question, QuestionState};
@@ -276,7 +278,8 @@ pub enum Asked {
 /// Writes a new question and its push jobs in one transaction, under the
 /// agent's pending quota. SQLite: BEGIN, the question (with the quota in its
 /// WHERE), the push jobs, COMMIT (SQLite has one writer, so the count is
-/// exact). PostgreSQL: see [`insert_asked_pg`].
+/// exact). PostgreSQL: see [`insert_asked_pg`]. Opens its own transactions:
+/// never call it inside one.
 pub fn insert_asked(
     conn: &Conn,
     q: &Question,
@@ -340,26 +343,27 @@ pub fn insert_asked(
 /// How an ask on PostgreSQL holds the quota exact across instances without
 /// running one agent's asks one at a time.
 ///
-/// Every ask takes the agent's advisory lock before it writes anything, and
-/// holds it until its transaction ends:
+/// Every ask takes the agent's advisory lock, in a transaction, before its
+/// next statement counts and writes (so that statement's snapshot, taken
+/// after the lock, sees every ask that held the lock before it), and holds
+/// the lock until it commits:
 ///
-/// - **Shared, far from the quota.** The ask is one statement, its own
-///   transaction: it takes the lock shared (asks do not wait for each other,
-///   so their commits share WAL flushes) and writes only if the pending count
-///   it sees plus `max_connections` is still under the quota. The asks it
-///   cannot see are the ones in flight when its snapshot was taken, and each
-///   of those is a transaction on one of the server's at most
-///   `max_connections` backends; so once the last of them commits, the count
-///   is at most the one the last writer saw plus `max_connections`: under the
-///   quota.
-/// - **Exclusive, near it.** Otherwise the ask starts over in a transaction
-///   that takes the lock exclusive first: it waits for every shared ask in
-///   flight to commit, keeps new ones out, and then counts exactly (the next
-///   statement's snapshot is taken after the lock).
+/// - **Shared, far from the quota.** Asks do not wait for each other (their
+///   commits share WAL flushes). An ask writes only if the pending count it
+///   sees plus `max_connections` is still under the quota. The asks its count
+///   cannot see are the ones holding the lock (shared) when its snapshot was
+///   taken, each a transaction on one of the server's at most
+///   `max_connections` backends, so the count once they have all committed
+///   is at most the one the last writer saw plus `max_connections`: under
+///   the quota.
+/// - **Exclusive, near it.** Otherwise the ask (again, in a new transaction)
+///   takes the lock exclusive: it waits for every shared ask in flight to
+///   commit, keeps new ones out, and then counts exactly.
 ///
-/// The shared lock is taken before the row is written (the lock is in the
-/// INSERT's WHERE): a row that existed, uncommitted, while an exclusive ask
-/// counted would be missed by that count.
+/// BEGIN, the lock, the statement, COMMIT: the lock cannot go into the
+/// statement, whose snapshot would then be taken before the lock was
+/// granted (an ask could count, wait for the lock while exclusive asks fill
+/// the quota, then write on its old count).
 #[allow(clippy::too_many_arguments)]
 fn insert_asked_pg(
     conn: &Conn,
@@ -388,72 +392,80 @@ fn insert_asked_pg(
         json,
         max_pending,
     ];
-    let outcome = |r: &super::sql::Row| -> DbResult<(i64, i64, i64)> {
-        Ok((r.get(0)?, r.get(1)?, r.get(2)?))
-    };
-    let (pending, written, pushes) = conn.query_row(&pg_ask(PgQuotaLock::Shared), args, outcome)?;
-    if written == 0 && pending < max_pending {
-        // Near the quota: again, with the lock exclusive.
+    for lock in [PgQuotaLock::Shared, PgQuotaLock::Exclusive] {
+        let known = MAX_CONNECTIONS_SEEN.load(Ordering::Relaxed);
+        if lock == PgQuotaLock::Shared && known > 0 && max_pending <= known {
+            continue; // a quota this low is always near: straight to exclusive
+        }
         let tx = conn.transaction()?;
         tx.execute(
-            "SELECT pg_advisory_xact_lock(hashtextextended(?1, 0))",
+            match lock {
+                PgQuotaLock::Shared => {
+                    "SELECT pg_advisory_xact_lock_shared(hashtextextended(?1, 0))"
+                }
+                PgQuotaLock::Exclusive => "SELECT pg_advisory_xact_lock(hashtextextended(?1, 0))",
+            },
             params![agent_id],
         )?;
-        let (_, written, pushes) =
-            tx.query_row(&pg_ask(PgQuotaLock::HeldExclusive), args, outcome)?;
-        if written == 0 {
+        let (pending, written, pushes, headroom): (i64, i64, i64, i64) =
+            tx.query_row(&pg_ask(lock), args, |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+            })?;
+        if lock == PgQuotaLock::Shared {
+            MAX_CONNECTIONS_SEEN.store(headroom, Ordering::Relaxed);
+        }
+        if written == 1 {
+            tx.commit()?;
+            return Ok(Asked::Queued {
+                pushes: pushes as usize,
+            });
+        }
+        if pending >= max_pending {
             return Ok(Asked::OverQuota); // rolled back
         }
-        tx.commit()?;
-        return Ok(Asked::Queued {
-            pushes: pushes as usize,
-        });
+        // Near the quota: rolled back; again with the lock exclusive.
     }
-    Ok(match written {
-        0 => Asked::OverQuota,
-        _ => Asked::Queued {
-            pushes: pushes as usize,
-        },
-    })
+    Ok(Asked::OverQuota)
 }
 
-/// The two ways [`insert_asked_pg`] holds the agent's quota lock.
-#[derive(Clone, Copy)]
+/// The server's `max_connections` as the last shared ask saw it: only a
+/// hint of which lock to try first (the statement reads the current value
+/// itself), so a quota at or under it goes straight to the exclusive lock
+/// instead of trying the shared one in vain every time.
+static MAX_CONNECTIONS_SEEN: AtomicI64 = AtomicI64::new(0);
+
+/// How [`insert_asked_pg`] holds the agent's quota lock.
+#[derive(Clone, Copy, PartialEq, Eq)]
 enum PgQuotaLock {
-    /// Taken shared by the statement itself, before it writes; the quota
-    /// keeps `max_connections` of headroom.
+    /// The count keeps `max_connections` of headroom.
     Shared,
-    /// Already held exclusive by the transaction: the count is exact.
-    HeldExclusive,
+    /// The count is exact.
+    Exclusive,
 }
 
-/// The ask's one statement on PostgreSQL: the pending count, the question
-/// (under the quota), its push jobs; returns the count, the questions
-/// written (0 or 1) and the push jobs queued.
+/// The ask's statement on PostgreSQL, under the agent's lock: the pending
+/// count, the question (under the quota, with the lock's headroom), its push
+/// jobs; returns the count, the questions written (0 or 1), the push jobs
+/// queued and the headroom.
 fn pg_ask(lock: PgQuotaLock) -> String {
-    let (lock_cte, gate, headroom) = match lock {
-        PgQuotaLock::Shared => (
-            "l AS (SELECT pg_advisory_xact_lock_shared(hashtextextended(?5, 0))),",
-            "EXISTS (SELECT 1 FROM l) AND",
-            "CAST(current_setting('max_connections') AS BIGINT)",
-        ),
-        PgQuotaLock::HeldExclusive => ("", "", "0"),
+    let headroom = match lock {
+        PgQuotaLock::Shared => "CAST(current_setting('max_connections') AS BIGINT)",
+        PgQuotaLock::Exclusive => "CAST(0 AS BIGINT)",
     };
     format!(
-        "WITH {lock_cte}
-         c AS (SELECT COUNT(*) AS n FROM questions WHERE agent_id = ?5 AND state = 'pending'),
+        "WITH c AS (SELECT COUNT(*) AS n FROM questions WHERE agent_id = ?5 AND state = 'pending'),
          q AS (
              INSERT INTO questions (id, room_id, agent_id, state, scope, target_user_id,
                                     correlation_id, expires_at, created_at, body)
              SELECT ?1, ?2, ?5, ?6, ?7, ?8, ?9, CAST(?10 AS BIGINT), CAST(?11 AS BIGINT), ?12
-             WHERE {gate} (SELECT n FROM c) + {headroom} < ?13
+             WHERE (SELECT n FROM c) + {headroom} < ?13
              RETURNING id),
          p AS (
              INSERT INTO push_jobs (device_id, question_id, kind, state, next_attempt_ms, created_at)
              {QUESTION_PUSHES}{} AND EXISTS (SELECT 1 FROM q)
              ORDER BY d.user_id, d.created_at, d.id
              RETURNING 1)
-         SELECT (SELECT n FROM c), (SELECT COUNT(*) FROM q), (SELECT COUNT(*) FROM p)",
+         SELECT (SELECT n FROM c), (SELECT COUNT(*) FROM q), (SELECT COUNT(*) FROM p), {headroom}",
         crate::store::identity::DEVICE_MAY_RECEIVE
     )
 }

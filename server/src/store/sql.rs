@@ -286,7 +286,13 @@ impl dyn Sql {
 
     /// Begins a transaction: commit the guard, or it rolls back when dropped.
     pub fn transaction(&self) -> DbResult<Transaction<'_>> {
-        self.batch("BEGIN")?;
+        self.batch(match self.backend() {
+            // Said, not assumed: the store's locking (the pending quota's
+            // first of all) counts on each statement seeing what committed
+            // before it began, whatever default a role or database sets.
+            Backend::Postgres => "BEGIN ISOLATION LEVEL READ COMMITTED",
+            Backend::Sqlite => "BEGIN",
+        })?;
         Ok(Transaction {
             conn: self,
             open: Cell::new(true),
