@@ -688,7 +688,7 @@ async fn an_ask_far_from_the_quota_waits_while_one_near_it_counts() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs PostgreSQL: set QP_TEST_POSTGRES (scripts/test postgres does)"]
 async fn an_ask_counts_what_committed_while_it_waited_for_the_lock() {
-    ask_while_the_quota_fills(None).await;
+    ask_while_the_quota_fills(None, Way::Shared).await;
 }
 
 /// The same when the database's default isolation is REPEATABLE READ (a
@@ -697,10 +697,22 @@ async fn an_ask_counts_what_committed_while_it_waited_for_the_lock() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs PostgreSQL: set QP_TEST_POSTGRES (scripts/test postgres does)"]
 async fn an_ask_counts_what_committed_while_it_waited_whatever_the_default_isolation() {
-    ask_while_the_quota_fills(Some("repeatable read")).await;
+    for way in [Way::Shared, Way::Exclusive] {
+        ask_while_the_quota_fills(Some("repeatable read"), way).await;
+    }
 }
 
-async fn ask_while_the_quota_fills(default_isolation: Option<&str>) {
+/// Which lock the ask that waits takes first.
+#[derive(Clone, Copy, PartialEq)]
+enum Way {
+    /// Shared: the quota is above `max_connections`, nothing is pending.
+    Shared,
+    /// Exclusive: the quota is at most `max_connections` and the instance
+    /// has seen it (one ask before), so it goes straight to exclusive.
+    Exclusive,
+}
+
+async fn ask_while_the_quota_fills(default_isolation: Option<&str>, way: Way) {
     let w = world(None);
     let conn = common::connect(&w.db);
     if let Some(level) = default_isolation {
@@ -712,11 +724,20 @@ async fn ask_while_the_quota_fills(default_isolation: Option<&str>) {
         ))
         .unwrap();
     }
-    let quota = max_connections(&conn) + 1;
+    let quota = match way {
+        Way::Shared => max_connections(&conn) + 1,
+        Way::Exclusive => 3,
+    };
     let a = Instance::start_named(&w.db, ["1000000", "1000000", &quota.to_string()], "asker");
     let http = http();
+    let mut filled = quota;
+    if way == Way::Exclusive {
+        let (status, body) = spawn_ask(&http, &a, "OPS123", &w.agent).await.unwrap();
+        assert_eq!(status, 201, "{body}");
+        filled -= 1;
+    }
     let counting = Held::open(&w.db, EXCLUSIVE, agent_id(&conn));
-    // Far from the quota when it starts (0 pending).
+    // Under the quota when it starts.
     let far = spawn_ask(&http, &a, "OPS123", &w.agent);
     until_waiting(&conn, "asker", "advisory", 1).await;
     counting.commit_after(
@@ -724,7 +745,7 @@ async fn ask_while_the_quota_fills(default_isolation: Option<&str>) {
          SELECT 'filled-' || g, r.id, a.id, 'pending', 'room', 4102444800, 0, '{}'
          FROM generate_series(CAST(1 AS BIGINT), CAST(CAST(?1 AS TEXT) AS BIGINT)) g, rooms r, agents a
          WHERE r.code = 'OPS123'",
-        quota.to_string(),
+        filled.to_string(),
     );
     let (status, body) = far.await.unwrap();
     assert_eq!(

@@ -24,7 +24,8 @@ use serde_json::{json, Value};
 ///   (quota in its WHERE), its push jobs, COMMIT; PostgreSQL: BEGIN, the
 ///   agent's quota lock (shared, far from the quota), one statement for the
 ///   question and its push jobs, COMMIT (near the quota, an ask that tried
-///   the shared lock in vain does it again with the exclusive one);
+///   the shared lock in vain rolls back and does the four again with the
+///   exclusive one: 9);
 /// - wait: one read (the token checked in it); the release comes from the
 ///   answer's own write, with no read;
 /// - answer: one read (question, membership, room, token), then SQLite:

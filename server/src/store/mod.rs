@@ -220,7 +220,8 @@ pub fn connect(db: &Database) -> DbResult<Box<Conn>> {
 /// from one queue. Concurrency is then real (within an instance and across
 /// instances), and the store's writes that decide something are single
 /// conditional statements (`UPDATE … WHERE state = 'pending'`), which
-/// PostgreSQL makes atomic.
+/// PostgreSQL makes atomic; the one exception, the pending quota, is
+/// decided under an advisory lock (`questions::insert_asked`).
 #[derive(Clone)]
 pub struct Db {
     jobs: std::sync::mpsc::Sender<Job>,

@@ -57,14 +57,6 @@ pub fn overdue_ids(conn: &Conn, now_secs: i64, limit: usize) -> DbResult<Vec<Str
         params![now_secs, limit as i64], |r| r.get(0))
 }
 
-pub fn count_pending_for_agent(conn: &Conn, agent_id: &str) -> DbResult<i64> {
-    conn.query_row(
-        "SELECT COUNT(*) FROM questions WHERE agent_id = ?1 AND state = 'pending'",
-        params![agent_id],
-        |r| r.get(0),
-    )
-}
-
 /// What an agent lists: its own questions, newest first.
 pub fn list_for_agent(
     conn: &Conn,
@@ -345,17 +337,18 @@ pub fn insert_asked(
 ///
 /// Every ask takes the agent's advisory lock, in a transaction, before its
 /// next statement counts and writes (so that statement's snapshot, taken
-/// after the lock, sees every ask that held the lock before it), and holds
-/// the lock until it commits:
+/// after the lock was granted, sees every ask that had released it), and
+/// holds the lock until it commits:
 ///
 /// - **Shared, far from the quota.** Asks do not wait for each other (their
 ///   commits share WAL flushes). An ask writes only if the pending count it
 ///   sees plus `max_connections` is still under the quota. The asks its count
 ///   cannot see are the ones holding the lock (shared) when its snapshot was
 ///   taken, each a transaction on one of the server's at most
-///   `max_connections` backends, so the count once they have all committed
-///   is at most the one the last writer saw plus `max_connections`: under
-///   the quota.
+///   `max_connections` backends. So at any time the pending count is at most
+///   what the writer whose snapshot is the latest saw, plus
+///   `max_connections`: under the quota. (Rows only ever leave `pending`
+///   after they are written, which only lowers the count.)
 /// - **Exclusive, near it.** Otherwise the ask (again, in a new transaction)
 ///   takes the lock exclusive: it waits for every shared ask in flight to
 ///   commit, keeps new ones out, and then counts exactly.
@@ -363,7 +356,11 @@ pub fn insert_asked(
 /// BEGIN, the lock, the statement, COMMIT: the lock cannot go into the
 /// statement, whose snapshot would then be taken before the lock was
 /// granted (an ask could count, wait for the lock while exclusive asks fill
-/// the quota, then write on its old count).
+/// the quota, then write on its old count). The transactions are READ
+/// COMMITTED ([`Conn::transaction`] says so), so each statement's snapshot
+/// is its own. Far from the quota an ask costs BEGIN, the lock, the
+/// statement, COMMIT; one that tried the shared lock in vain costs a
+/// ROLLBACK and the four again.
 #[allow(clippy::too_many_arguments)]
 fn insert_asked_pg(
     conn: &Conn,
@@ -407,13 +404,11 @@ fn insert_asked_pg(
             },
             params![agent_id],
         )?;
-        let (pending, written, pushes, headroom): (i64, i64, i64, i64) =
+        let (pending, written, pushes, max_connections): (i64, i64, i64, i64) =
             tx.query_row(&pg_ask(lock), args, |r| {
                 Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
             })?;
-        if lock == PgQuotaLock::Shared {
-            MAX_CONNECTIONS_SEEN.store(headroom, Ordering::Relaxed);
-        }
+        MAX_CONNECTIONS_SEEN.store(max_connections, Ordering::Relaxed);
         if written == 1 {
             tx.commit()?;
             return Ok(Asked::Queued {
@@ -428,10 +423,11 @@ fn insert_asked_pg(
     Ok(Asked::OverQuota)
 }
 
-/// The server's `max_connections` as the last shared ask saw it: only a
-/// hint of which lock to try first (the statement reads the current value
-/// itself), so a quota at or under it goes straight to the exclusive lock
-/// instead of trying the shared one in vain every time.
+/// The server's `max_connections` as the last ask saw it: only a hint of
+/// which lock to try first (the statement reads the current value itself),
+/// so a quota at or under it goes straight to the exclusive lock instead of
+/// trying the shared one in vain every time. Stale either way (a restart
+/// changed it), it costs an ask a try, never the quota.
 static MAX_CONNECTIONS_SEEN: AtomicI64 = AtomicI64::new(0);
 
 /// How [`insert_asked_pg`] holds the agent's quota lock.
@@ -446,7 +442,7 @@ enum PgQuotaLock {
 /// The ask's statement on PostgreSQL, under the agent's lock: the pending
 /// count, the question (under the quota, with the lock's headroom), its push
 /// jobs; returns the count, the questions written (0 or 1), the push jobs
-/// queued and the headroom.
+/// queued and the server's `max_connections`.
 fn pg_ask(lock: PgQuotaLock) -> String {
     let headroom = match lock {
         PgQuotaLock::Shared => "CAST(current_setting('max_connections') AS BIGINT)",
@@ -465,7 +461,8 @@ fn pg_ask(lock: PgQuotaLock) -> String {
              {QUESTION_PUSHES}{} AND EXISTS (SELECT 1 FROM q)
              ORDER BY d.user_id, d.created_at, d.id
              RETURNING 1)
-         SELECT (SELECT n FROM c), (SELECT COUNT(*) FROM q), (SELECT COUNT(*) FROM p), {headroom}",
+         SELECT (SELECT n FROM c), (SELECT COUNT(*) FROM q), (SELECT COUNT(*) FROM p),
+                CAST(current_setting('max_connections') AS BIGINT)",
         crate::store::identity::DEVICE_MAY_RECEIVE
     )
 }

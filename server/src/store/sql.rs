@@ -287,9 +287,11 @@ impl dyn Sql {
     /// Begins a transaction: commit the guard, or it rolls back when dropped.
     pub fn transaction(&self) -> DbResult<Transaction<'_>> {
         self.batch(match self.backend() {
-            // Said, not assumed: the store's locking (the pending quota's
-            // first of all) counts on each statement seeing what committed
-            // before it began, whatever default a role or database sets.
+            // Said, not assumed: the pending quota's locking counts on each
+            // statement of a transaction seeing what committed before it
+            // began, even where a role or database defaults to another
+            // level. (Statements outside a transaction run at that default;
+            // the operators' guide asks for PostgreSQL's, READ COMMITTED.)
             Backend::Postgres => "BEGIN ISOLATION LEVEL READ COMMITTED",
             Backend::Sqlite => "BEGIN",
         })?;
