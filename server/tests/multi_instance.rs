@@ -650,6 +650,23 @@ fn spawn_ask(
     })
 }
 
+fn pending_questions(conn: &qp_server::store::Conn) -> i64 {
+    conn.query_row(
+        "SELECT COUNT(*) FROM questions WHERE state = 'pending'",
+        &[],
+        |r| r.get(0),
+    )
+    .unwrap()
+}
+
+fn assert_quota_exceeded(status: u16, body: &Value) {
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (429, Some("quota_exceeded")),
+        "{body}"
+    );
+}
+
 fn agent_id(conn: &qp_server::store::Conn) -> String {
     conn.query_row("SELECT id FROM agents", &[], |r| r.get(0))
         .unwrap()
@@ -748,19 +765,8 @@ async fn ask_while_the_quota_fills(default_isolation: Option<&str>, way: Way) {
         filled.to_string(),
     );
     let (status, body) = far.await.unwrap();
-    assert_eq!(
-        (status, body["code"].as_str()),
-        (429, Some("quota_exceeded")),
-        "{body}"
-    );
-    let pending: i64 = conn
-        .query_row(
-            "SELECT COUNT(*) FROM questions WHERE state = 'pending'",
-            &[],
-            |r| r.get(0),
-        )
-        .unwrap();
-    assert_eq!(pending, quota);
+    assert_quota_exceeded(status, &body);
+    assert_eq!(pending_questions(&conn), quota);
 }
 
 /// An ask near the quota waits for the asks in flight far from it (their
@@ -804,14 +810,7 @@ async fn an_ask_near_the_quota_waits_for_the_asks_in_flight() {
         let (status, body) = ask.await.unwrap();
         assert_eq!(status, 201, "{body}");
     }
-    let pending: i64 = conn
-        .query_row(
-            "SELECT COUNT(*) FROM questions WHERE state = 'pending'",
-            &[],
-            |r| r.get(0),
-        )
-        .unwrap();
-    assert_eq!(pending, 3);
+    assert_eq!(pending_questions(&conn), 3);
 }
 
 /// Asks racing on two instances across the line between the two ways (the
@@ -836,11 +835,7 @@ async fn racing_asks_stop_exactly_at_a_quota_above_max_connections() {
             async move {
                 let (status, body) = ask.await.unwrap();
                 if status != 201 {
-                    assert_eq!(
-                        (status, body["code"].as_str()),
-                        (429, Some("quota_exceeded")),
-                        "{body}"
-                    );
+                    assert_quota_exceeded(status, &body);
                 }
                 status
             }
@@ -850,14 +845,7 @@ async fn racing_asks_stop_exactly_at_a_quota_above_max_connections() {
         .await;
     let created = statuses.iter().filter(|s| **s == 201).count() as i64;
     assert_eq!(created, quota, "exactly the quota, across both instances");
-    let pending: i64 = conn
-        .query_row(
-            "SELECT COUNT(*) FROM questions WHERE state = 'pending'",
-            &[],
-            |r| r.get(0),
-        )
-        .unwrap();
-    assert_eq!(pending, quota);
+    assert_eq!(pending_questions(&conn), quota);
 }
 
 /// B loses every database connection (PostgreSQL terminates them, as a

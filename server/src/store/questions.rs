@@ -389,38 +389,49 @@ fn insert_asked_pg(
         json,
         max_pending,
     ];
-    for lock in [PgQuotaLock::Shared, PgQuotaLock::Exclusive] {
-        let known = MAX_CONNECTIONS_SEEN.load(Ordering::Relaxed);
-        if lock == PgQuotaLock::Shared && known > 0 && max_pending <= known {
-            continue; // a quota this low is always near: straight to exclusive
+    let known = MAX_CONNECTIONS_SEEN.load(Ordering::Relaxed);
+    // Shared first, unless the quota is at or under max_connections (then
+    // the agent is always near it).
+    if known == 0 || max_pending > known {
+        if let Some(asked) = pg_try_ask(conn, PgQuotaLock::Shared, agent_id, args, max_pending)? {
+            return Ok(asked);
         }
-        let tx = conn.transaction()?;
-        tx.execute(
-            match lock {
-                PgQuotaLock::Shared => {
-                    "SELECT pg_advisory_xact_lock_shared(hashtextextended(?1, 0))"
-                }
-                PgQuotaLock::Exclusive => "SELECT pg_advisory_xact_lock(hashtextextended(?1, 0))",
-            },
-            params![agent_id],
-        )?;
-        let (pending, written, pushes, max_connections): (i64, i64, i64, i64) =
-            tx.query_row(&pg_ask(lock), args, |r| {
-                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
-            })?;
-        MAX_CONNECTIONS_SEEN.store(max_connections, Ordering::Relaxed);
-        if written == 1 {
-            tx.commit()?;
-            return Ok(Asked::Queued {
-                pushes: pushes as usize,
-            });
-        }
-        if pending >= max_pending {
-            return Ok(Asked::OverQuota); // rolled back
-        }
-        // Near the quota: rolled back; again with the lock exclusive.
     }
-    Ok(Asked::OverQuota)
+    let asked = pg_try_ask(conn, PgQuotaLock::Exclusive, agent_id, args, max_pending)?;
+    Ok(asked.unwrap_or(Asked::OverQuota)) // an exact count always decides
+}
+
+/// One try of the ask in a transaction of its own, under `lock`: what it
+/// decided, or `None` (rolled back) when a shared try found the agent near
+/// the quota.
+fn pg_try_ask(
+    conn: &Conn,
+    lock: PgQuotaLock,
+    agent_id: &str,
+    args: &[super::sql::Param],
+    max_pending: i64,
+) -> DbResult<Option<Asked>> {
+    let tx = conn.transaction()?;
+    tx.execute(
+        match lock {
+            PgQuotaLock::Shared => "SELECT pg_advisory_xact_lock_shared(hashtextextended(?1, 0))",
+            PgQuotaLock::Exclusive => "SELECT pg_advisory_xact_lock(hashtextextended(?1, 0))",
+        },
+        params![agent_id],
+    )?;
+    let (pending, written, pushes, max_connections): (i64, i64, i64, i64) =
+        tx.query_row(pg_ask(lock), args, |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+        })?;
+    MAX_CONNECTIONS_SEEN.store(max_connections, Ordering::Relaxed);
+    if written == 1 {
+        tx.commit()?;
+        return Ok(Some(Asked::Queued {
+            pushes: pushes as usize,
+        }));
+    }
+    // Nothing written: rolled back.
+    Ok((pending >= max_pending).then_some(Asked::OverQuota))
 }
 
 /// The server's `max_connections` as the last ask saw it: only a hint of
@@ -443,7 +454,18 @@ enum PgQuotaLock {
 /// count, the question (under the quota, with the lock's headroom), its push
 /// jobs; returns the count, the questions written (0 or 1), the push jobs
 /// queued and the server's `max_connections`.
-fn pg_ask(lock: PgQuotaLock) -> String {
+fn pg_ask(lock: PgQuotaLock) -> &'static str {
+    // Built once: the text is the prepared statement's cache key.
+    static STATEMENTS: std::sync::OnceLock<[String; 2]> = std::sync::OnceLock::new();
+    let [shared, exclusive] =
+        STATEMENTS.get_or_init(|| [PgQuotaLock::Shared, PgQuotaLock::Exclusive].map(pg_ask_text));
+    match lock {
+        PgQuotaLock::Shared => shared,
+        PgQuotaLock::Exclusive => exclusive,
+    }
+}
+
+fn pg_ask_text(lock: PgQuotaLock) -> String {
     let headroom = match lock {
         PgQuotaLock::Shared => "CAST(current_setting('max_connections') AS BIGINT)",
         PgQuotaLock::Exclusive => "CAST(0 AS BIGINT)",
