@@ -733,13 +733,7 @@ async fn ask_while_the_quota_fills(default_isolation: Option<&str>, way: Way) {
     let w = world(None);
     let conn = common::connect(&w.db);
     if let Some(level) = default_isolation {
-        let db: String = conn
-            .query_row("SELECT current_database()", &[], |r| r.get(0))
-            .unwrap();
-        conn.batch(&format!(
-            "ALTER DATABASE \"{db}\" SET default_transaction_isolation TO '{level}'"
-        ))
-        .unwrap();
+        set_default_isolation(&conn, level);
     }
     let quota = match way {
         Way::Shared => max_connections(&conn) + 1,
@@ -767,6 +761,57 @@ async fn ask_while_the_quota_fills(default_isolation: Option<&str>, way: Way) {
     let (status, body) = far.await.unwrap();
     assert_quota_exceeded(status, &body);
     assert_eq!(pending_questions(&conn), quota);
+}
+
+/// Makes `level` the default isolation of the connections opened from now
+/// on to the test's database, as an operator might have set it.
+fn set_default_isolation(conn: &qp_server::store::Conn, level: &str) {
+    let db: String = conn
+        .query_row("SELECT current_database()", &[], |r| r.get(0))
+        .unwrap();
+    conn.batch(&format!(
+        "ALTER DATABASE \"{db}\" SET default_transaction_isolation TO '{level}'"
+    ))
+    .unwrap();
+}
+
+/// An answer that waited for a row another transaction changed still
+/// answers (or loses cleanly) when the database defaults to REPEATABLE
+/// READ: the store's connections say READ COMMITTED for their sessions, so
+/// the answer's single statement re-reads the row instead of failing with a
+/// serialization error (a 500 to the person answering).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL: set QP_TEST_POSTGRES (scripts/test postgres does)"]
+async fn an_answer_that_waited_for_the_row_answers_whatever_the_default_isolation() {
+    let w = world(None);
+    let conn = common::connect(&w.db);
+    set_default_isolation(&conn, "repeatable read");
+    let a = Instance::start_named(&w.db, ["1000000", "1000000", "1000"], "answerer");
+    let http = http();
+    let id = ask(&http, &a, &w.agent, TWO_OPTIONS()).await;
+    // Another transaction changes the question's row (as a racing answer on
+    // another instance would, here without resolving it) and holds it.
+    let racing = Held::open(
+        &w.db,
+        "UPDATE questions SET body = body WHERE id = ?1",
+        id.clone(),
+    );
+    let answering = {
+        let (http, base, alice, id) = (http.clone(), a.base.clone(), w.alice.clone(), id.clone());
+        tokio::spawn(async move { answer(&http, &base, &alice, &id, "approve").await.unwrap() })
+    };
+    until_waiting(&conn, "answerer", "transactionid", 1).await;
+    racing.commit_after("SELECT CAST(?1 AS TEXT)", String::new());
+    let (status, body) = answering.await.unwrap();
+    assert_eq!(status, 200, "{body}");
+    let state: String = conn
+        .query_row(
+            "SELECT state FROM questions WHERE id = ?1",
+            qp_server::params![id],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(state, "answered");
 }
 
 /// An ask near the quota waits for the asks in flight far from it (their

@@ -25,7 +25,18 @@ impl PgConn {
     /// with `sslmode` and `sslrootcert` as libpq reads them: see [`target`]).
     pub fn connect(url: &str) -> DbResult<PgConn> {
         let (url, tls) = target(url)?;
-        let client = Client::connect(&url, tls)?;
+        let mut client = Client::connect(&url, tls)?;
+        // The store's single statements (an answer's conditional update, a
+        // job's claim) count on READ COMMITTED: a statement that waited for
+        // a row another transaction changed re-reads it, and two racing
+        // answers end with one winner. Under REPEATABLE READ or SERIALIZABLE
+        // (a database's or role's default) the loser would fail with a
+        // serialization error, a 500. Said for the session, as transactions
+        // say it for themselves (`Conn::transaction`), rather than in the
+        // startup packet's `options`, which poolers such as PgBouncer refuse.
+        client.batch_execute(
+            "SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL READ COMMITTED",
+        )?;
         Ok(PgConn {
             client: RefCell::new(client),
             statements: RefCell::new(HashMap::new()),

@@ -290,8 +290,9 @@ impl dyn Sql {
             // Said, not assumed: the pending quota's locking counts on each
             // statement of a transaction seeing what committed before it
             // began, even where a role or database defaults to another
-            // level. (Statements outside a transaction run at that default;
-            // the operators' guide asks for PostgreSQL's, READ COMMITTED.)
+            // level. (Each connection also sets it for its session,
+            // `PgConn::connect`, but behind a pooler in transaction mode a
+            // session setting may not follow the client; this always does.)
             Backend::Postgres => "BEGIN ISOLATION LEVEL READ COMMITTED",
             Backend::Sqlite => "BEGIN",
         })?;
