@@ -775,27 +775,46 @@ fn set_default_isolation(conn: &qp_server::store::Conn, level: &str) {
     .unwrap();
 }
 
-/// An answer that waited for a row another transaction changed still
-/// answers (or loses cleanly) when the database defaults to REPEATABLE
-/// READ: the store's connections say READ COMMITTED for their sessions, so
-/// the answer's single statement re-reads the row instead of failing with a
-/// serialization error (a 500 to the person answering).
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+/// The isolation the store works at, whatever a database defaults to: each
+/// connection sets READ COMMITTED for its session, and each transaction
+/// says it again in its BEGIN (which is what holds behind a pooler in
+/// transaction mode, where a session setting may not follow the client).
+#[test]
 #[ignore = "needs PostgreSQL: set QP_TEST_POSTGRES (scripts/test postgres does)"]
-async fn an_answer_that_waited_for_the_row_answers_whatever_the_default_isolation() {
+fn the_store_works_at_read_committed_whatever_the_default_isolation() {
+    let w = world(None);
+    set_default_isolation(&common::connect(&w.db), "serializable");
+    let isolation = |c: &qp_server::store::Conn| -> String {
+        c.query_row(
+            "SELECT current_setting('transaction_isolation')",
+            &[],
+            |r| r.get(0),
+        )
+        .unwrap()
+    };
+    let conn = common::connect(&w.db);
+    assert_eq!(isolation(&conn), "read committed", "a single statement");
+    // As if the session setting had not followed the client.
+    conn.batch("SET SESSION CHARACTERISTICS AS TRANSACTION ISOLATION LEVEL SERIALIZABLE")
+        .unwrap();
+    assert_eq!(isolation(&conn), "serializable");
+    let tx = conn.transaction().unwrap();
+    assert_eq!(isolation(&*tx), "read committed", "a transaction");
+}
+
+/// An answer whose question's row another transaction changed while the
+/// answer waited for it, on a database defaulting to REPEATABLE READ: the
+/// answer's single statement must re-read the row (READ COMMITTED) instead
+/// of failing with a serialization error, a 500 to the person answering.
+/// Returns the answer's status and body, and the question's state after.
+async fn answer_after_a_racing_write(racing_write: &'static str) -> (u16, Value, String) {
     let w = world(None);
     let conn = common::connect(&w.db);
     set_default_isolation(&conn, "repeatable read");
     let a = Instance::start_named(&w.db, ["1000000", "1000000", "1000"], "answerer");
     let http = http();
     let id = ask(&http, &a, &w.agent, TWO_OPTIONS()).await;
-    // Another transaction changes the question's row (as a racing answer on
-    // another instance would, here without resolving it) and holds it.
-    let racing = Held::open(
-        &w.db,
-        "UPDATE questions SET body = body WHERE id = ?1",
-        id.clone(),
-    );
+    let racing = Held::open(&w.db, racing_write, id.clone());
     let answering = {
         let (http, base, alice, id) = (http.clone(), a.base.clone(), w.alice.clone(), id.clone());
         tokio::spawn(async move { answer(&http, &base, &alice, &id, "approve").await.unwrap() })
@@ -803,15 +822,46 @@ async fn an_answer_that_waited_for_the_row_answers_whatever_the_default_isolatio
     until_waiting(&conn, "answerer", "transactionid", 1).await;
     racing.commit_after("SELECT CAST(?1 AS TEXT)", String::new());
     let (status, body) = answering.await.unwrap();
-    assert_eq!(status, 200, "{body}");
-    let state: String = conn
+    let state = conn
         .query_row(
             "SELECT state FROM questions WHERE id = ?1",
             qp_server::params![id],
             |r| r.get(0),
         )
         .unwrap();
-    assert_eq!(state, "answered");
+    (status, body, state)
+}
+
+/// The racing write left the question pending: the answer wins.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL: set QP_TEST_POSTGRES (scripts/test postgres does)"]
+async fn an_answer_that_waited_for_the_row_answers_whatever_the_default_isolation() {
+    let (status, body, state) =
+        answer_after_a_racing_write("UPDATE questions SET body = body WHERE id = ?1").await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        (body["state"].as_str(), state.as_str()),
+        (Some("answered"), "answered")
+    );
+}
+
+/// The racing write resolved the question (cancelled it, as a racing cancel
+/// or answer on another instance would): the answer loses cleanly, told the
+/// question's state, and changes nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL: set QP_TEST_POSTGRES (scripts/test postgres does)"]
+async fn an_answer_that_lost_the_race_while_waiting_loses_cleanly_whatever_the_default_isolation() {
+    let (status, body, state) = answer_after_a_racing_write(
+        "UPDATE questions SET state = 'cancelled',
+                body = replace(body, '\"state\":\"pending\"', '\"state\":\"cancelled\"')
+         WHERE id = ?1",
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        (body["state"].as_str(), state.as_str()),
+        (Some("cancelled"), "cancelled")
+    );
 }
 
 /// An ask near the quota waits for the asks in flight far from it (their
