@@ -81,6 +81,49 @@ fn proc_status_kb(pid: u32, key: &str) -> u64 {
         .unwrap_or(0)
 }
 
+/// The servers' CPU time (user and system, seconds) and context switches
+/// (voluntary and not, every thread), summed: what one release costs the
+/// server, steadier than its latency on a machine shared with others.
+fn cpu_and_switches(servers: &[Server]) -> (f64, u64) {
+    let (mut cpu, mut switches) = (0.0, 0);
+    for s in servers {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", s.pid)).unwrap_or_default();
+        // After the command's closing parenthesis: utime and stime are the
+        // 12th and 13th fields, in clock ticks (100 per second on Linux).
+        let fields: Vec<&str> = stat
+            .rsplit(')')
+            .next()
+            .unwrap_or("")
+            .split_whitespace()
+            .collect();
+        let ticks = |i: usize| {
+            fields
+                .get(i)
+                .and_then(|f| f.parse::<f64>().ok())
+                .unwrap_or(0.0)
+        };
+        cpu += (ticks(11) + ticks(12)) / 100.0;
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{}/task", s.pid)) else {
+            continue;
+        };
+        for task in tasks.flatten() {
+            let status = std::fs::read_to_string(task.path().join("status")).unwrap_or_default();
+            for line in status.lines() {
+                if line.starts_with("voluntary_ctxt_switches")
+                    || line.starts_with("nonvoluntary_ctxt_switches")
+                {
+                    switches += line
+                        .split_whitespace()
+                        .last()
+                        .and_then(|n| n.parse::<u64>().ok())
+                        .unwrap_or(0);
+                }
+            }
+        }
+    }
+    (cpu, switches)
+}
+
 fn percentile(sorted: &[Duration], p: f64) -> Duration {
     let idx = ((sorted.len() as f64 - 1.0) * p).round() as usize;
     sorted[idx]
@@ -349,6 +392,7 @@ async fn main() {
     );
 
     let mut lat = Vec::with_capacity(o.samples);
+    let before = cpu_and_switches(&servers);
     for (i, id) in ids.iter().enumerate().take(o.samples) {
         let rx = released.remove(id).unwrap();
         let t0 = Instant::now();
@@ -356,6 +400,7 @@ async fn main() {
         let at = rx.await.unwrap();
         lat.push(at.saturating_duration_since(t0));
     }
+    let after = cpu_and_switches(&servers);
     lat.sort();
     println!(
         "release latency over {} answers with {}..{} waiters held{}: p50 {:.2} ms, p99 {:.2} ms, max {:.2} ms",
@@ -366,6 +411,11 @@ async fn main() {
         percentile(&lat, 0.5).as_secs_f64() * 1e3,
         percentile(&lat, 0.99).as_secs_f64() * 1e3,
         lat.last().unwrap().as_secs_f64() * 1e3
+    );
+    println!(
+        "server cost of one release (the answer and the waiter's response): {:.0} us of CPU, {:.1} context switches",
+        (after.0 - before.0) * 1e6 / o.samples as f64,
+        (after.1 - before.1) as f64 / o.samples as f64
     );
     println!(
         "server peak RSS (VmHWM) {} KB",

@@ -80,13 +80,16 @@ impl Checkpointer {
         })
     }
 
-    /// Tells the thread a transaction may have committed. Cheap: an atomic
-    /// swap, and a wake-up only for the first commit since a checkpoint.
+    /// Tells the thread a transaction may have committed (see [`Poker`]).
     pub fn poke(&self) {
-        if !self.shared.poked.swap(true, Ordering::AcqRel) {
-            if let Some(t) = &self.thread {
-                t.thread().unpark();
-            }
+        self.poker().poke();
+    }
+
+    /// A handle that pokes this thread from anywhere.
+    pub fn poker(&self) -> Poker {
+        Poker {
+            shared: self.shared.clone(),
+            thread: self.thread.as_ref().map(|t| t.thread().clone()),
         }
     }
 
@@ -104,6 +107,24 @@ impl Checkpointer {
 impl Drop for Checkpointer {
     fn drop(&mut self) {
         self.stop();
+    }
+}
+
+/// Pokes a [`Checkpointer`]'s thread from any thread.
+pub struct Poker {
+    shared: Arc<Shared>,
+    thread: Option<std::thread::Thread>,
+}
+
+impl Poker {
+    /// Tells the thread a transaction may have committed. Cheap: an atomic
+    /// swap, and a wake-up only for the first commit since a checkpoint.
+    pub fn poke(&self) {
+        if !self.shared.poked.swap(true, Ordering::AcqRel) {
+            if let Some(t) = &self.thread {
+                t.unpark();
+            }
+        }
     }
 }
 

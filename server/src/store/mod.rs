@@ -207,12 +207,20 @@ pub fn connect(db: &Database) -> DbResult<Box<Conn>> {
     })
 }
 
-/// The server's handle on its database: closures sent to database threads
-/// and run there in order, so async tasks never block on I/O.
+/// The server's handle on its database: closures run on database threads,
+/// so async tasks do not wait on the network or the disk.
 ///
-/// SQLite: one connection owned by one thread. SQLite serializes writers
-/// anyway; one owner makes "first answer wins" a plain consequence of
-/// running transactions in turn, without a pool contending for one lock.
+/// SQLite: one connection, used by one job at a time. SQLite serializes
+/// writers anyway; one connection makes "first answer wins" a plain
+/// consequence of running transactions in turn, without a pool contending
+/// for one lock. Its jobs run on a thread of its own, except a request's
+/// own statements ([`Db::run_as`] with a request's [`round_trips::Op`]),
+/// which run on the request's thread when no other job holds the
+/// connection: in-process work on the page cache (no fsync at
+/// `synchronous=NORMAL`), shorter than the two thread wake-ups of a
+/// hand-off, which on two vCPUs cost more than the statements (BENCHMARKS.md,
+/// "SQLite requests without the hand-off"). At most one request thread is
+/// in a job at a time; the others go on serving and queue their jobs.
 /// (A second connection, on a thread of its own, only copies the WAL into
 /// the main file: [`checkpoint`].)
 ///
@@ -227,6 +235,16 @@ pub struct Db {
     jobs: std::sync::mpsc::Sender<Job>,
     /// Statements sent, by the operation that sent them.
     pub round_trips: Arc<round_trips::RoundTrips>,
+    /// SQLite: the one connection, which a request's job may use on the
+    /// caller's thread when nothing else holds it ([`Db::run_as`]).
+    sqlite: Option<Arc<SqliteConn>>,
+}
+
+/// The SQLite connection shared by the database thread and the request
+/// path. `None` once the database is closed.
+struct SqliteConn {
+    conn: Mutex<Option<rusqlite::Connection>>,
+    checkpoints: checkpoint::Poker,
 }
 
 type Job = Box<dyn FnOnce(&Conn) + Send>;
@@ -257,21 +275,32 @@ impl Db {
                 )?;
                 conn.pragma_update(None, "journal_size_limit", checkpoint::WAL_SIZE_LIMIT)?;
                 let mut checkpointer = checkpoint::Checkpointer::start(path)?;
+                let shared = Arc::new(SqliteConn {
+                    conn: Mutex::new(Some(conn)),
+                    checkpoints: checkpointer.poker(),
+                });
+                let own = shared.clone();
                 spawn("qp-db".into(), move || {
                     // Ends at [`Db::close`] or when every Db handle is dropped.
                     for job in rx {
-                        job(&conn);
-                        checkpointer.poke();
+                        if let Some(conn) = own.lock().as_ref() {
+                            job(conn);
+                        }
+                        own.checkpoints.poke();
                         if lifecycle::close_requested() {
                             break;
                         }
                     }
+                    let conn = own.lock().take();
                     checkpointer.stop();
-                    lifecycle::close_sqlite(conn, lock);
+                    if let Some(conn) = conn {
+                        lifecycle::close_sqlite(conn, lock);
+                    }
                 })?;
                 Ok(Db {
                     jobs,
                     round_trips: Default::default(),
+                    sqlite: Some(shared),
                 })
             }
             Database::Postgres(url) => {
@@ -293,6 +322,7 @@ impl Db {
                 Ok(Db {
                     jobs,
                     round_trips: Default::default(),
+                    sqlite: None,
                 })
             }
         }
@@ -322,13 +352,20 @@ impl Db {
         self.run_as(round_trips::Op::Other, f).await
     }
 
-    /// [`Db::run`], its statements counted under `op`.
+    /// [`Db::run`], its statements counted under `op`. A job of a
+    /// request's operation (any `op` but `Other`) must be that request's
+    /// few statements: on SQLite it runs on the calling thread when the
+    /// connection is free, and on the database thread otherwise.
     pub async fn run_as<T, E, F>(&self, op: round_trips::Op, f: F) -> Result<T, E>
     where
         T: Send + 'static,
         E: Send + 'static + From<DbError>,
         F: FnOnce(&Conn) -> Result<T, E> + Send + 'static,
     {
+        let f = match self.run_here(op, f) {
+            Ok(result) => return result,
+            Err(f) => f,
+        };
         let (tx, rx) = tokio::sync::oneshot::channel();
         let counts = self.round_trips.clone();
         let job: Job = Box::new(move |conn| {
@@ -345,6 +382,51 @@ impl Db {
             Ok(Err(panic)) => std::panic::resume_unwind(panic),
             Err(_) => Err(DbError::Other("the database threads have stopped".into()).into()),
         }
+    }
+}
+
+impl Db {
+    /// A request's job on SQLite, run on the caller's thread when the
+    /// connection is free (`try_lock`: a caller never waits here, it queues
+    /// instead). `Err(f)`, not run: the connection is busy or closed, the
+    /// database is PostgreSQL (its statements wait on the network), or the
+    /// job is an [`Op::Other`](round_trips::Op::Other) one (sweeps,
+    /// purges, backups: work that may take long stays on the database
+    /// thread).
+    fn run_here<T, E, F>(&self, op: round_trips::Op, f: F) -> Result<Result<T, E>, F>
+    where
+        F: FnOnce(&Conn) -> Result<T, E>,
+    {
+        let Some(shared) = self
+            .sqlite
+            .as_ref()
+            .filter(|_| op != round_trips::Op::Other)
+        else {
+            return Err(f);
+        };
+        let guard = match shared.conn.try_lock() {
+            Ok(guard) => guard,
+            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return Err(f),
+        };
+        let Some(conn) = guard.as_ref() else {
+            return Err(f);
+        };
+        let sent = round_trips::sent();
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(conn)));
+        self.round_trips.add(op, round_trips::sent() - sent);
+        drop(guard);
+        shared.checkpoints.poke();
+        match result {
+            Ok(result) => Ok(result),
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+    }
+}
+
+impl SqliteConn {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<rusqlite::Connection>> {
+        self.conn.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
 
@@ -457,6 +539,120 @@ pub fn now_ms() -> i64 {
 #[cfg(test)]
 mod tests {
     use super::Database;
+
+    /// The request path's jobs on SQLite: where they run, and that a
+    /// caller never waits on a connection another job holds.
+    mod sqlite_jobs {
+        use std::time::Duration;
+
+        use super::super::round_trips::Op;
+        use super::super::{Database, Db, DbError};
+
+        fn open() -> (tempfile::TempDir, Db) {
+            let dir = tempfile::tempdir().unwrap();
+            let db = Db::open(&Database::Sqlite(dir.path().join("qp.sqlite"))).unwrap();
+            (dir, db)
+        }
+
+        fn thread_name() -> String {
+            std::thread::current().name().unwrap_or("").to_string()
+        }
+
+        async fn ran_on(db: &Db, op: Op) -> Result<String, DbError> {
+            db.run_as(op, |conn| {
+                conn.query_row("SELECT 1", &[], |_| Ok(()))?;
+                Ok(thread_name())
+            })
+            .await
+        }
+
+        #[tokio::test(flavor = "current_thread")]
+        async fn a_requests_job_runs_on_the_requests_thread_and_other_work_on_the_database_thread()
+        {
+            let (_dir, db) = open();
+            for op in [Op::Ask, Op::Wait, Op::Answer, Op::Cancel, Op::Auth] {
+                assert_eq!(ran_on(&db, op).await.unwrap(), thread_name(), "{op:?}");
+            }
+            assert_eq!(ran_on(&db, Op::Other).await.unwrap(), "qp-db");
+            assert_eq!(
+                db.round_trips.get(Op::Answer),
+                1,
+                "counted on the request's thread too"
+            );
+        }
+
+        #[tokio::test(flavor = "current_thread")]
+        async fn a_requests_job_queues_behind_a_busy_connection_without_blocking_its_thread() {
+            let (_dir, db) = open();
+            // A long job holds the connection on the database thread.
+            let (held_tx, held) = tokio::sync::oneshot::channel();
+            let (release, released) = std::sync::mpsc::channel::<&str>();
+            let holder = tokio::spawn({
+                let db = db.clone();
+                async move {
+                    db.run(move |_| {
+                        let _ = held_tx.send(());
+                        Ok::<_, DbError>(released.recv().unwrap())
+                    })
+                    .await
+                }
+            });
+            held.await.unwrap();
+            // The watchdog ends the hold if this (only) thread is blocked.
+            let watchdog = release.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_secs(5));
+                let _ = watchdog.send("the watchdog");
+            });
+            let request = tokio::spawn({
+                let db = db.clone();
+                async move { ran_on(&db, Op::Answer).await }
+            });
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            assert!(
+                !request.is_finished(),
+                "ran while another job held the connection"
+            );
+            let _ = release.send("the test");
+            assert_eq!(
+                holder.await.unwrap().unwrap(),
+                "the test",
+                "the request's thread was blocked until the watchdog ended the hold"
+            );
+            assert_eq!(request.await.unwrap().unwrap(), "qp-db", "queued, then run");
+            // Free again: back on the request's thread.
+            assert_eq!(ran_on(&db, Op::Answer).await.unwrap(), thread_name());
+        }
+
+        #[tokio::test(flavor = "current_thread")]
+        async fn a_panic_in_a_requests_job_reaches_the_request_and_the_connection_lives_on() {
+            let (_dir, db) = open();
+            let panicked = tokio::spawn({
+                let db = db.clone();
+                async move {
+                    db.run_as(Op::Answer, |_| -> Result<(), DbError> { panic!("a bug") })
+                        .await
+                }
+            })
+            .await;
+            assert!(panicked.unwrap_err().is_panic());
+            assert_eq!(ran_on(&db, Op::Answer).await.unwrap(), thread_name());
+            assert_eq!(ran_on(&db, Op::Other).await.unwrap(), "qp-db");
+        }
+
+        #[tokio::test(flavor = "current_thread")]
+        async fn after_close_every_job_fails_with_the_reason() {
+            let (_dir, db) = open();
+            db.close().await;
+            for op in [Op::Answer, Op::Other] {
+                let e = ran_on(&db, op).await.unwrap_err().to_string();
+                assert!(
+                    e.contains("the database threads have stopped"),
+                    "{op:?}: {e}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn a_database_setting_is_a_file_or_a_postgres_url() {
