@@ -134,6 +134,9 @@ fn cpu_and_steal() -> (u64, u64) {
         .unwrap_or("")
         .split_whitespace()
         .skip(1)
+        // user nice system idle iowait irq softirq steal; guest time is
+        // counted in user and nice already.
+        .take(8)
         .filter_map(|n| n.parse().ok())
         .collect();
     (ticks.iter().sum(), ticks.get(7).copied().unwrap_or(0))

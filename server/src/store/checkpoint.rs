@@ -1,8 +1,9 @@
 //! Checkpoints off the request path (SQLite). In WAL mode a commit appends
 //! its pages to the `-wal` file; a checkpoint copies them into the main
 //! file and fsyncs it. SQLite's automatic checkpoint does that on the
-//! committing connection, that is on the server's one database thread,
-//! inside whichever request crossed the threshold (every 1,000 pages): a
+//! committing connection, the server's one connection (used by the
+//! database thread, or by a request's own thread: `Db::run_as`), inside
+//! whichever request crossed the threshold (every 1,000 pages): a
 //! few milliseconds of copying and fsync that every request queued behind
 //! it waits out (the release latency's p99; a tenth of that thread's time
 //! under load).

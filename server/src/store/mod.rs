@@ -208,19 +208,24 @@ pub fn connect(db: &Database) -> DbResult<Box<Conn>> {
 }
 
 /// The server's handle on its database: closures run on database threads,
-/// so async tasks do not wait on the network or the disk.
+/// so async tasks do not wait on the network, an fsync or another job;
+/// on SQLite a request's own statements are the one exception, below.
 ///
 /// SQLite: one connection, used by one job at a time. SQLite serializes
 /// writers anyway; one connection makes "first answer wins" a plain
 /// consequence of running transactions in turn, without a pool contending
 /// for one lock. Its jobs run on a thread of its own, except a request's
 /// own statements ([`Db::run_as`] with a request's [`round_trips::Op`]),
-/// which run on the request's thread when no other job holds the
-/// connection: in-process work on the page cache (no fsync at
-/// `synchronous=NORMAL`), shorter than the two thread wake-ups of a
-/// hand-off, which on two vCPUs cost more than the statements (BENCHMARKS.md,
-/// "SQLite requests without the hand-off"). At most one request thread is
-/// in a job at a time; the others go on serving and queue their jobs.
+/// which run on the request's thread when nothing is queued and no other
+/// job holds the connection: in-process work on the page cache (no fsync
+/// at `synchronous=NORMAL`), to which the hand-off added two thread
+/// wake-ups, more than half again (decision 0028; BENCHMARKS.md, "SQLite
+/// requests without the hand-off"). At most one request thread is in a job
+/// at a time; the others go on serving and queue their jobs. What such a
+/// job may still wait on: SQLite's busy timeout while another process
+/// (`qp admin`) writes, the writer's own checkpoint when continuous writes
+/// outran the background one ([`checkpoint::WRITER_CHECKPOINT_PAGES`]),
+/// and an ask's or a resolution's push jobs, one per device of the room.
 /// (A second connection, on a thread of its own, only copies the WAL into
 /// the main file: [`checkpoint`].)
 ///
@@ -241,9 +246,15 @@ pub struct Db {
 }
 
 /// The SQLite connection shared by the database thread and the request
-/// path. `None` once the database is closed.
+/// path.
 struct SqliteConn {
+    /// `None` once the database is closed.
     conn: Mutex<Option<rusqlite::Connection>>,
+    /// Jobs sent to the database thread and not yet run. A request runs its
+    /// own job only when this is 0, so it never overtakes a queued one
+    /// (first in, first out, as with the thread alone; a sweep is not
+    /// starved by a stream of requests).
+    queued: std::sync::atomic::AtomicUsize,
     checkpoints: checkpoint::Poker,
 }
 
@@ -277,21 +288,31 @@ impl Db {
                 let mut checkpointer = checkpoint::Checkpointer::start(path)?;
                 let shared = Arc::new(SqliteConn {
                     conn: Mutex::new(Some(conn)),
+                    queued: Default::default(),
                     checkpoints: checkpointer.poker(),
                 });
                 let own = shared.clone();
                 spawn("qp-db".into(), move || {
                     // Ends at [`Db::close`] or when every Db handle is dropped.
+                    let mut closing = None;
                     for job in rx {
-                        if let Some(conn) = own.lock().as_ref() {
-                            job(conn);
+                        let mut conn = own.lock();
+                        if let Some(c) = conn.as_ref() {
+                            job(c);
                         }
-                        own.checkpoints.poke();
                         if lifecycle::close_requested() {
+                            // Taken under the lock the close job ran under:
+                            // no request's job comes in between.
+                            closing = conn.take();
+                        }
+                        drop(conn);
+                        own.queued.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
+                        own.checkpoints.poke();
+                        if closing.is_some() {
                             break;
                         }
                     }
-                    let conn = own.lock().take();
+                    let conn = closing.or_else(|| own.lock().take());
                     checkpointer.stop();
                     if let Some(conn) = conn {
                         lifecycle::close_sqlite(conn, lock);
@@ -335,7 +356,7 @@ impl Db {
     pub async fn close(&self) {
         let (done, closed) = tokio::sync::oneshot::channel();
         let job: Job = Box::new(move |conn| lifecycle::request_close(conn, done));
-        if self.jobs.send(job).is_ok() {
+        if self.send(job).is_ok() {
             let _ = closed.await;
         }
     }
@@ -374,7 +395,7 @@ impl Db {
             counts.add(op, round_trips::sent() - sent);
             let _ = tx.send(result);
         });
-        if self.jobs.send(job).is_err() {
+        if self.send(job).is_err() {
             return Err(DbError::Other("the database threads have stopped".into()).into());
         }
         match rx.await {
@@ -386,24 +407,25 @@ impl Db {
 }
 
 impl Db {
-    /// A request's job on SQLite, run on the caller's thread when the
-    /// connection is free (`try_lock`: a caller never waits here, it queues
-    /// instead). `Err(f)`, not run: the connection is busy or closed, the
-    /// database is PostgreSQL (its statements wait on the network), or the
-    /// job is an [`Op::Other`](round_trips::Op::Other) one (sweeps,
-    /// purges, backups: work that may take long stays on the database
-    /// thread).
+    /// A request's job on SQLite, run on the caller's thread when nothing
+    /// is queued and the connection is free (`try_lock`: a caller never
+    /// waits here, it queues instead). `Err(f)`, not run: the connection is
+    /// busy, closed or has jobs queued; the database is PostgreSQL (its
+    /// statements wait on the network); or `op` is not a request's own
+    /// ([`Op::is_request`](round_trips::Op::is_request): sweeps, purges,
+    /// backups, workers stay on the database thread). A panic in `f`
+    /// unwinds from here; the connection's open transaction, if any, rolls
+    /// back as it unwinds, and the lock's poisoning is ignored.
     fn run_here<T, E, F>(&self, op: round_trips::Op, f: F) -> Result<Result<T, E>, F>
     where
         F: FnOnce(&Conn) -> Result<T, E>,
     {
-        let Some(shared) = self
-            .sqlite
-            .as_ref()
-            .filter(|_| op != round_trips::Op::Other)
-        else {
+        let Some(shared) = self.sqlite.as_ref().filter(|_| op.is_request()) else {
             return Err(f);
         };
+        if shared.queued.load(std::sync::atomic::Ordering::Acquire) != 0 {
+            return Err(f);
+        }
         let guard = match shared.conn.try_lock() {
             Ok(guard) => guard,
             Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
@@ -413,14 +435,24 @@ impl Db {
             return Err(f);
         };
         let sent = round_trips::sent();
-        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(conn)));
+        let result = f(conn);
         self.round_trips.add(op, round_trips::sent() - sent);
         drop(guard);
         shared.checkpoints.poke();
-        match result {
-            Ok(result) => Ok(result),
-            Err(panic) => std::panic::resume_unwind(panic),
+        Ok(result)
+    }
+
+    /// Sends a job to the database thread(s), counted as queued on SQLite.
+    fn send(&self, job: Job) -> Result<(), ()> {
+        let queued = self.sqlite.as_ref().map(|s| &s.queued);
+        if let Some(n) = queued {
+            n.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
         }
+        self.jobs.send(job).map_err(|_| {
+            if let Some(n) = queued {
+                n.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
+            }
+        })
     }
 }
 
@@ -573,12 +605,46 @@ mod tests {
             for op in [Op::Ask, Op::Wait, Op::Answer, Op::Cancel, Op::Auth] {
                 assert_eq!(ran_on(&db, op).await.unwrap(), thread_name(), "{op:?}");
             }
-            assert_eq!(ran_on(&db, Op::Other).await.unwrap(), "qp-db");
+            for op in [Op::PushClaim, Op::Other] {
+                assert_eq!(ran_on(&db, op).await.unwrap(), "qp-db", "{op:?}");
+            }
             assert_eq!(
                 db.round_trips.get(Op::Answer),
                 1,
                 "counted on the request's thread too"
             );
+        }
+
+        /// Waits until the database thread has let go of the connection
+        /// and counted its job out (it answers before it lets go).
+        async fn until_idle(db: &Db) {
+            let shared = db.sqlite.as_ref().unwrap();
+            for _ in 0..5000 {
+                let queued = shared.queued.load(std::sync::atomic::Ordering::Acquire);
+                // A poisoned lock is a free one (a panic let go of it).
+                let free = !matches!(
+                    shared.conn.try_lock(),
+                    Err(std::sync::TryLockError::WouldBlock)
+                );
+                if queued == 0 && free {
+                    return;
+                }
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            }
+            panic!("the database thread still holds the connection after 5 s");
+        }
+
+        #[tokio::test(flavor = "current_thread")]
+        async fn a_requests_job_never_runs_ahead_of_a_queued_one() {
+            let (_dir, db) = open();
+            let queued = &db.sqlite.as_ref().unwrap().queued;
+            // As if a job were queued and not yet picked up, with the
+            // connection free: the request's job queues behind it.
+            queued.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+            assert_eq!(ran_on(&db, Op::Answer).await.unwrap(), "qp-db");
+            queued.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
+            until_idle(&db).await;
+            assert_eq!(ran_on(&db, Op::Answer).await.unwrap(), thread_name());
         }
 
         #[tokio::test(flavor = "current_thread")]
@@ -621,23 +687,58 @@ mod tests {
             );
             assert_eq!(request.await.unwrap().unwrap(), "qp-db", "queued, then run");
             // Free again: back on the request's thread.
+            until_idle(&db).await;
             assert_eq!(ran_on(&db, Op::Answer).await.unwrap(), thread_name());
         }
 
-        #[tokio::test(flavor = "current_thread")]
-        async fn a_panic_in_a_requests_job_reaches_the_request_and_the_connection_lives_on() {
-            let (_dir, db) = open();
-            let panicked = tokio::spawn({
-                let db = db.clone();
-                async move {
-                    db.run_as(Op::Answer, |_| -> Result<(), DbError> { panic!("a bug") })
-                        .await
-                }
+        /// Rows in the test's own table `t`.
+        async fn rows(db: &Db) -> i64 {
+            db.run_as(Op::Answer, |conn| {
+                conn.query_row("SELECT COUNT(*) FROM t", &[], |r| r.get::<i64>(0))
             })
-            .await;
-            assert!(panicked.unwrap_err().is_panic());
+            .await
+            .unwrap()
+        }
+
+        #[tokio::test(flavor = "current_thread")]
+        async fn a_panic_in_a_job_reaches_its_caller_and_its_transaction_is_rolled_back() {
+            let (_dir, db) = open();
+            db.run(|conn| conn.batch("CREATE TABLE t (x INTEGER)"))
+                .await
+                .unwrap();
+            for op in [Op::Answer, Op::Other] {
+                let panicked = tokio::spawn({
+                    let db = db.clone();
+                    async move {
+                        db.run_as(op, |conn| -> Result<(), DbError> {
+                            let tx = conn.transaction()?;
+                            tx.execute("INSERT INTO t VALUES (1)", &[])?;
+                            panic!("a bug, mid-transaction")
+                        })
+                        .await
+                    }
+                })
+                .await;
+                assert!(panicked.unwrap_err().is_panic(), "{op:?}");
+                until_idle(&db).await;
+                assert_eq!(rows(&db).await, 0, "{op:?}: the insert was rolled back");
+                // Not left inside a transaction: a new one begins and commits,
+                // on either path.
+                for op in [Op::Answer, Op::Other] {
+                    db.run_as(op, |conn| {
+                        let tx = conn.transaction()?;
+                        tx.execute("INSERT INTO t VALUES (2)", &[])?;
+                        tx.commit()
+                    })
+                    .await
+                    .unwrap();
+                }
+                assert_eq!(rows(&db).await, 2, "{op:?}");
+                db.run(|conn| conn.execute("DELETE FROM t", &[]))
+                    .await
+                    .unwrap();
+            }
             assert_eq!(ran_on(&db, Op::Answer).await.unwrap(), thread_name());
-            assert_eq!(ran_on(&db, Op::Other).await.unwrap(), "qp-db");
         }
 
         #[tokio::test(flavor = "current_thread")]
