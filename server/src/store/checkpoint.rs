@@ -1,9 +1,8 @@
 //! Checkpoints off the request path (SQLite). In WAL mode a commit appends
 //! its pages to the `-wal` file; a checkpoint copies them into the main
 //! file and fsyncs it. SQLite's automatic checkpoint does that on the
-//! committing connection, the server's one connection (used by the
-//! database thread, or by a request's own thread: `Db::run_as`), inside
-//! whichever request crossed the threshold (every 1,000 pages): a
+//! committing connection, that is on the server's one database thread,
+//! inside whichever request crossed the threshold (every 1,000 pages): a
 //! few milliseconds of copying and fsync that every request queued behind
 //! it waits out (the release latency's p99; a tenth of that thread's time
 //! under load).
@@ -81,16 +80,13 @@ impl Checkpointer {
         })
     }
 
-    /// Tells the thread a transaction may have committed (see [`Poker`]).
+    /// Tells the thread a transaction may have committed. Cheap: an atomic
+    /// swap, and a wake-up only for the first commit since a checkpoint.
     pub fn poke(&self) {
-        self.poker().poke();
-    }
-
-    /// A handle that pokes this thread from anywhere.
-    pub fn poker(&self) -> Poker {
-        Poker {
-            shared: self.shared.clone(),
-            thread: self.thread.as_ref().map(|t| t.thread().clone()),
+        if !self.shared.poked.swap(true, Ordering::AcqRel) {
+            if let Some(t) = &self.thread {
+                t.thread().unpark();
+            }
         }
     }
 
@@ -108,24 +104,6 @@ impl Checkpointer {
 impl Drop for Checkpointer {
     fn drop(&mut self) {
         self.stop();
-    }
-}
-
-/// Pokes a [`Checkpointer`]'s thread from any thread.
-pub struct Poker {
-    shared: Arc<Shared>,
-    thread: Option<std::thread::Thread>,
-}
-
-impl Poker {
-    /// Tells the thread a transaction may have committed. Cheap: an atomic
-    /// swap, and a wake-up only for the first commit since a checkpoint.
-    pub fn poke(&self) {
-        if !self.shared.poked.swap(true, Ordering::AcqRel) {
-            if let Some(t) = &self.thread {
-                t.unpark();
-            }
-        }
     }
 }
 

@@ -207,25 +207,12 @@ pub fn connect(db: &Database) -> DbResult<Box<Conn>> {
     })
 }
 
-/// The server's handle on its database: closures run on database threads,
-/// so async tasks do not wait on the network, an fsync or another job;
-/// on SQLite a request's own statements are the one exception, below.
+/// The server's handle on its database: closures sent to database threads
+/// and run there in order, so async tasks never block on I/O.
 ///
-/// SQLite: one connection, used by one job at a time. SQLite serializes
-/// writers anyway; one connection makes "first answer wins" a plain
-/// consequence of running transactions in turn, without a pool contending
-/// for one lock. Its jobs run on a thread of its own, except a request's
-/// own statements ([`Db::run_as`] with a request's [`round_trips::Op`]),
-/// which run on the request's thread when nothing is queued and no other
-/// job holds the connection: in-process work on the page cache (no fsync
-/// at `synchronous=NORMAL`), to which the hand-off added two thread
-/// wake-ups, more than half again (decision 0028; BENCHMARKS.md, "SQLite
-/// requests without the hand-off"). At most one request thread is in a job
-/// at a time; the others go on serving and queue their jobs. What such a
-/// job may still wait on: SQLite's busy timeout while another process
-/// (`qp admin`) writes, the writer's own checkpoint when continuous writes
-/// outran the background one ([`checkpoint::WRITER_CHECKPOINT_PAGES`]),
-/// and an ask's or a resolution's push jobs, one per device of the room.
+/// SQLite: one connection owned by one thread. SQLite serializes writers
+/// anyway; one owner makes "first answer wins" a plain consequence of
+/// running transactions in turn, without a pool contending for one lock.
 /// (A second connection, on a thread of its own, only copies the WAL into
 /// the main file: [`checkpoint`].)
 ///
@@ -240,22 +227,6 @@ pub struct Db {
     jobs: std::sync::mpsc::Sender<Job>,
     /// Statements sent, by the operation that sent them.
     pub round_trips: Arc<round_trips::RoundTrips>,
-    /// SQLite: the one connection, which a request's job may use on the
-    /// caller's thread when nothing else holds it ([`Db::run_as`]).
-    sqlite: Option<Arc<SqliteConn>>,
-}
-
-/// The SQLite connection shared by the database thread and the request
-/// path.
-struct SqliteConn {
-    /// `None` once the database is closed.
-    conn: Mutex<Option<rusqlite::Connection>>,
-    /// Jobs sent to the database thread and not yet run. A request runs its
-    /// own job only when this is 0, so it never overtakes a queued one
-    /// (first in, first out, as with the thread alone; a sweep is not
-    /// starved by a stream of requests).
-    queued: std::sync::atomic::AtomicUsize,
-    checkpoints: checkpoint::Poker,
 }
 
 type Job = Box<dyn FnOnce(&Conn) + Send>;
@@ -286,42 +257,21 @@ impl Db {
                 )?;
                 conn.pragma_update(None, "journal_size_limit", checkpoint::WAL_SIZE_LIMIT)?;
                 let mut checkpointer = checkpoint::Checkpointer::start(path)?;
-                let shared = Arc::new(SqliteConn {
-                    conn: Mutex::new(Some(conn)),
-                    queued: Default::default(),
-                    checkpoints: checkpointer.poker(),
-                });
-                let own = shared.clone();
                 spawn("qp-db".into(), move || {
                     // Ends at [`Db::close`] or when every Db handle is dropped.
-                    let mut closing = None;
                     for job in rx {
-                        let mut conn = own.lock();
-                        if let Some(c) = conn.as_ref() {
-                            job(c);
-                        }
+                        job(&conn);
+                        checkpointer.poke();
                         if lifecycle::close_requested() {
-                            // Taken under the lock the close job ran under:
-                            // no request's job comes in between.
-                            closing = conn.take();
-                        }
-                        drop(conn);
-                        own.queued.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
-                        own.checkpoints.poke();
-                        if closing.is_some() {
                             break;
                         }
                     }
-                    let conn = closing.or_else(|| own.lock().take());
                     checkpointer.stop();
-                    if let Some(conn) = conn {
-                        lifecycle::close_sqlite(conn, lock);
-                    }
+                    lifecycle::close_sqlite(conn, lock);
                 })?;
                 Ok(Db {
                     jobs,
                     round_trips: Default::default(),
-                    sqlite: Some(shared),
                 })
             }
             Database::Postgres(url) => {
@@ -343,7 +293,6 @@ impl Db {
                 Ok(Db {
                     jobs,
                     round_trips: Default::default(),
-                    sqlite: None,
                 })
             }
         }
@@ -356,7 +305,7 @@ impl Db {
     pub async fn close(&self) {
         let (done, closed) = tokio::sync::oneshot::channel();
         let job: Job = Box::new(move |conn| lifecycle::request_close(conn, done));
-        if self.send(job).is_ok() {
+        if self.jobs.send(job).is_ok() {
             let _ = closed.await;
         }
     }
@@ -373,20 +322,13 @@ impl Db {
         self.run_as(round_trips::Op::Other, f).await
     }
 
-    /// [`Db::run`], its statements counted under `op`. A job of a
-    /// request's operation (any `op` but `Other`) must be that request's
-    /// few statements: on SQLite it runs on the calling thread when the
-    /// connection is free, and on the database thread otherwise.
+    /// [`Db::run`], its statements counted under `op`.
     pub async fn run_as<T, E, F>(&self, op: round_trips::Op, f: F) -> Result<T, E>
     where
         T: Send + 'static,
         E: Send + 'static + From<DbError>,
         F: FnOnce(&Conn) -> Result<T, E> + Send + 'static,
     {
-        let f = match self.run_here(op, f) {
-            Ok(result) => return result,
-            Err(f) => f,
-        };
         let (tx, rx) = tokio::sync::oneshot::channel();
         let counts = self.round_trips.clone();
         let job: Job = Box::new(move |conn| {
@@ -395,7 +337,7 @@ impl Db {
             counts.add(op, round_trips::sent() - sent);
             let _ = tx.send(result);
         });
-        if self.send(job).is_err() {
+        if self.jobs.send(job).is_err() {
             return Err(DbError::Other("the database threads have stopped".into()).into());
         }
         match rx.await {
@@ -403,62 +345,6 @@ impl Db {
             Ok(Err(panic)) => std::panic::resume_unwind(panic),
             Err(_) => Err(DbError::Other("the database threads have stopped".into()).into()),
         }
-    }
-}
-
-impl Db {
-    /// A request's job on SQLite, run on the caller's thread when nothing
-    /// is queued and the connection is free (`try_lock`: a caller never
-    /// waits here, it queues instead). `Err(f)`, not run: the connection is
-    /// busy, closed or has jobs queued; the database is PostgreSQL (its
-    /// statements wait on the network); or `op` is not a request's own
-    /// ([`Op::is_request`](round_trips::Op::is_request): sweeps, purges,
-    /// backups, workers stay on the database thread). A panic in `f`
-    /// unwinds from here; the connection's open transaction, if any, rolls
-    /// back as it unwinds, and the lock's poisoning is ignored.
-    fn run_here<T, E, F>(&self, op: round_trips::Op, f: F) -> Result<Result<T, E>, F>
-    where
-        F: FnOnce(&Conn) -> Result<T, E>,
-    {
-        let Some(shared) = self.sqlite.as_ref().filter(|_| op.is_request()) else {
-            return Err(f);
-        };
-        if shared.queued.load(std::sync::atomic::Ordering::Acquire) != 0 {
-            return Err(f);
-        }
-        let guard = match shared.conn.try_lock() {
-            Ok(guard) => guard,
-            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
-            Err(std::sync::TryLockError::WouldBlock) => return Err(f),
-        };
-        let Some(conn) = guard.as_ref() else {
-            return Err(f);
-        };
-        let sent = round_trips::sent();
-        let result = f(conn);
-        self.round_trips.add(op, round_trips::sent() - sent);
-        drop(guard);
-        shared.checkpoints.poke();
-        Ok(result)
-    }
-
-    /// Sends a job to the database thread(s), counted as queued on SQLite.
-    fn send(&self, job: Job) -> Result<(), ()> {
-        let queued = self.sqlite.as_ref().map(|s| &s.queued);
-        if let Some(n) = queued {
-            n.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
-        }
-        self.jobs.send(job).map_err(|_| {
-            if let Some(n) = queued {
-                n.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
-            }
-        })
-    }
-}
-
-impl SqliteConn {
-    fn lock(&self) -> std::sync::MutexGuard<'_, Option<rusqlite::Connection>> {
-        self.conn.lock().unwrap_or_else(|p| p.into_inner())
     }
 }
 
@@ -571,189 +457,6 @@ pub fn now_ms() -> i64 {
 #[cfg(test)]
 mod tests {
     use super::Database;
-
-    /// The request path's jobs on SQLite: where they run, and that a
-    /// caller never waits on a connection another job holds.
-    mod sqlite_jobs {
-        use std::time::Duration;
-
-        use super::super::round_trips::Op;
-        use super::super::{Database, Db, DbError};
-
-        fn open() -> (tempfile::TempDir, Db) {
-            let dir = tempfile::tempdir().unwrap();
-            let db = Db::open(&Database::Sqlite(dir.path().join("qp.sqlite"))).unwrap();
-            (dir, db)
-        }
-
-        fn thread_name() -> String {
-            std::thread::current().name().unwrap_or("").to_string()
-        }
-
-        async fn ran_on(db: &Db, op: Op) -> Result<String, DbError> {
-            db.run_as(op, |conn| {
-                conn.query_row("SELECT 1", &[], |_| Ok(()))?;
-                Ok(thread_name())
-            })
-            .await
-        }
-
-        #[tokio::test(flavor = "current_thread")]
-        async fn a_requests_job_runs_on_the_requests_thread_and_other_work_on_the_database_thread()
-        {
-            let (_dir, db) = open();
-            for op in [Op::Ask, Op::Wait, Op::Answer, Op::Cancel, Op::Auth] {
-                assert_eq!(ran_on(&db, op).await.unwrap(), thread_name(), "{op:?}");
-            }
-            for op in [Op::PushClaim, Op::Other] {
-                assert_eq!(ran_on(&db, op).await.unwrap(), "qp-db", "{op:?}");
-            }
-            assert_eq!(
-                db.round_trips.get(Op::Answer),
-                1,
-                "counted on the request's thread too"
-            );
-        }
-
-        /// Waits until the database thread has let go of the connection
-        /// and counted its job out (it answers before it lets go).
-        async fn until_idle(db: &Db) {
-            let shared = db.sqlite.as_ref().unwrap();
-            for _ in 0..5000 {
-                let queued = shared.queued.load(std::sync::atomic::Ordering::Acquire);
-                // A poisoned lock is a free one (a panic let go of it).
-                let free = !matches!(
-                    shared.conn.try_lock(),
-                    Err(std::sync::TryLockError::WouldBlock)
-                );
-                if queued == 0 && free {
-                    return;
-                }
-                tokio::time::sleep(Duration::from_millis(1)).await;
-            }
-            panic!("the database thread still holds the connection after 5 s");
-        }
-
-        #[tokio::test(flavor = "current_thread")]
-        async fn a_requests_job_never_runs_ahead_of_a_queued_one() {
-            let (_dir, db) = open();
-            let queued = &db.sqlite.as_ref().unwrap().queued;
-            // As if a job were queued and not yet picked up, with the
-            // connection free: the request's job queues behind it.
-            queued.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
-            assert_eq!(ran_on(&db, Op::Answer).await.unwrap(), "qp-db");
-            queued.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
-            until_idle(&db).await;
-            assert_eq!(ran_on(&db, Op::Answer).await.unwrap(), thread_name());
-        }
-
-        #[tokio::test(flavor = "current_thread")]
-        async fn a_requests_job_queues_behind_a_busy_connection_without_blocking_its_thread() {
-            let (_dir, db) = open();
-            // A long job holds the connection on the database thread.
-            let (held_tx, held) = tokio::sync::oneshot::channel();
-            let (release, released) = std::sync::mpsc::channel::<&str>();
-            let holder = tokio::spawn({
-                let db = db.clone();
-                async move {
-                    db.run(move |_| {
-                        let _ = held_tx.send(());
-                        Ok::<_, DbError>(released.recv().unwrap())
-                    })
-                    .await
-                }
-            });
-            held.await.unwrap();
-            // The watchdog ends the hold if this (only) thread is blocked.
-            let watchdog = release.clone();
-            std::thread::spawn(move || {
-                std::thread::sleep(Duration::from_secs(5));
-                let _ = watchdog.send("the watchdog");
-            });
-            let request = tokio::spawn({
-                let db = db.clone();
-                async move { ran_on(&db, Op::Answer).await }
-            });
-            tokio::time::sleep(Duration::from_millis(100)).await;
-            assert!(
-                !request.is_finished(),
-                "ran while another job held the connection"
-            );
-            let _ = release.send("the test");
-            assert_eq!(
-                holder.await.unwrap().unwrap(),
-                "the test",
-                "the request's thread was blocked until the watchdog ended the hold"
-            );
-            assert_eq!(request.await.unwrap().unwrap(), "qp-db", "queued, then run");
-            // Free again: back on the request's thread.
-            until_idle(&db).await;
-            assert_eq!(ran_on(&db, Op::Answer).await.unwrap(), thread_name());
-        }
-
-        /// Rows in the test's own table `t`.
-        async fn rows(db: &Db) -> i64 {
-            db.run_as(Op::Answer, |conn| {
-                conn.query_row("SELECT COUNT(*) FROM t", &[], |r| r.get::<i64>(0))
-            })
-            .await
-            .unwrap()
-        }
-
-        #[tokio::test(flavor = "current_thread")]
-        async fn a_panic_in_a_job_reaches_its_caller_and_its_transaction_is_rolled_back() {
-            let (_dir, db) = open();
-            db.run(|conn| conn.batch("CREATE TABLE t (x INTEGER)"))
-                .await
-                .unwrap();
-            for op in [Op::Answer, Op::Other] {
-                let panicked = tokio::spawn({
-                    let db = db.clone();
-                    async move {
-                        db.run_as(op, |conn| -> Result<(), DbError> {
-                            let tx = conn.transaction()?;
-                            tx.execute("INSERT INTO t VALUES (1)", &[])?;
-                            panic!("a bug, mid-transaction")
-                        })
-                        .await
-                    }
-                })
-                .await;
-                assert!(panicked.unwrap_err().is_panic(), "{op:?}");
-                until_idle(&db).await;
-                assert_eq!(rows(&db).await, 0, "{op:?}: the insert was rolled back");
-                // Not left inside a transaction: a new one begins and commits,
-                // on either path.
-                for op in [Op::Answer, Op::Other] {
-                    db.run_as(op, |conn| {
-                        let tx = conn.transaction()?;
-                        tx.execute("INSERT INTO t VALUES (2)", &[])?;
-                        tx.commit()
-                    })
-                    .await
-                    .unwrap();
-                }
-                assert_eq!(rows(&db).await, 2, "{op:?}");
-                db.run(|conn| conn.execute("DELETE FROM t", &[]))
-                    .await
-                    .unwrap();
-            }
-            assert_eq!(ran_on(&db, Op::Answer).await.unwrap(), thread_name());
-        }
-
-        #[tokio::test(flavor = "current_thread")]
-        async fn after_close_every_job_fails_with_the_reason() {
-            let (_dir, db) = open();
-            db.close().await;
-            for op in [Op::Answer, Op::Other] {
-                let e = ran_on(&db, op).await.unwrap_err().to_string();
-                assert!(
-                    e.contains("the database threads have stopped"),
-                    "{op:?}: {e}"
-                );
-            }
-        }
-    }
 
     #[test]
     fn a_database_setting_is_a_file_or_a_postgres_url() {

@@ -36,16 +36,6 @@ impl Op {
         Op::Other,
     ];
 
-    /// A request's own few statements (not a sweep's, a worker's or an
-    /// admin task's): on SQLite these may run on the request's thread
-    /// ([`super::Db::run_as`]).
-    pub fn is_request(self) -> bool {
-        match self {
-            Op::Ask | Op::Wait | Op::Answer | Op::Cancel | Op::Auth => true,
-            Op::PushClaim | Op::Other => false,
-        }
-    }
-
     pub fn as_str(self) -> &'static str {
         match self {
             Op::Ask => "ask",
@@ -81,8 +71,7 @@ impl RoundTrips {
 }
 
 thread_local! {
-    /// Statements sent by this thread (a database thread, or on SQLite a
-    /// request's) so far.
+    /// Statements sent by this thread (a database thread) so far.
     static SENT: Cell<u64> = const { Cell::new(0) };
 }
 
