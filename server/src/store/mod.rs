@@ -280,9 +280,13 @@ impl Db {
                 // runtime, which may not start inside the caller's.
                 let first = {
                     let url = url.clone();
-                    std::thread::spawn(move || pg::PgConn::open_with(&url, migration))
-                        .join()
-                        .map_err(|_| DbError::Other("connecting to PostgreSQL panicked".into()))??
+                    std::thread::spawn(move || {
+                        let conn = pg::PgConn::open_with(&url, migration)?;
+                        warn_unless_read_committed(&conn);
+                        Ok::<_, DbError>(conn)
+                    })
+                    .join()
+                    .map_err(|_| DbError::Other("connecting to PostgreSQL panicked".into()))??
                 };
                 let rx = Arc::new(Mutex::new(rx));
                 let mut first = Some(first);
@@ -344,6 +348,28 @@ impl Db {
             Ok(Ok(result)) => result,
             Ok(Err(panic)) => std::panic::resume_unwind(panic),
             Err(_) => Err(DbError::Other("the database threads have stopped".into()).into()),
+        }
+    }
+}
+
+/// Says so at start when the database's default isolation is not READ
+/// COMMITTED. Each connection sets it for its session, which holds, except
+/// behind a pooler in transaction mode: there a single statement may run
+/// on a server connection at the default, and an answer racing another
+/// could fail with a serialization error instead of losing cleanly.
+fn warn_unless_read_committed(conn: &pg::PgConn) {
+    match conn.default_isolation() {
+        Ok(level) if level == "read committed" => {}
+        Ok(level) => tracing::warn!(
+            default_transaction_isolation = %level,
+            "this database's default transaction isolation is {level}, not read committed: \
+             qp sets READ COMMITTED on each of its connections, which a pooler in transaction \
+             mode (PgBouncer's pool_mode = transaction) does not keep for single statements; \
+             set the default for qp's role: ALTER ROLE <qp's role> SET \
+             default_transaction_isolation = 'read committed'"
+        ),
+        Err(e) => {
+            tracing::debug!(error = %e, "the default transaction isolation could not be read")
         }
     }
 }

@@ -58,6 +58,18 @@ impl PgConn {
         Ok(conn)
     }
 
+    /// The isolation a transaction here gets when nothing says otherwise:
+    /// the database's, the role's or the server's default, which the
+    /// session setting of [`PgConn::connect`] hides from `SHOW`.
+    pub fn default_isolation(&self) -> DbResult<String> {
+        let conn: &super::Conn = self;
+        conn.query_row(
+            "SELECT reset_val FROM pg_settings WHERE name = 'default_transaction_isolation'",
+            &[],
+            |r| r.get(0),
+        )
+    }
+
     /// False once the server closed the connection (restart, network):
     /// the pool then connects anew.
     pub fn is_open(&self) -> bool {

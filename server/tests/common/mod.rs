@@ -447,6 +447,8 @@ impl store::sql::Sql for ThreadConn {
 pub struct QpServe {
     child: std::process::Child,
     pub base: String,
+    /// What it logged (at `warn`) before it listened.
+    pub startup_log: Vec<String>,
 }
 
 impl QpServe {
@@ -460,6 +462,7 @@ impl QpServe {
             .spawn()
             .expect("qp serve");
         let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        let mut startup_log = Vec::new();
         let base = loop {
             let line = lines
                 .next()
@@ -468,9 +471,14 @@ impl QpServe {
             if let Some(rest) = line.split("listening on ").nth(1) {
                 break rest.trim().to_string();
             }
+            startup_log.push(line);
         };
         std::thread::spawn(move || for _ in lines {});
-        QpServe { child, base }
+        QpServe {
+            child,
+            base,
+            startup_log,
+        }
     }
 
     /// SIGTERM (a clean stop), and its exit status once it exited.
