@@ -352,21 +352,23 @@ impl Db {
     }
 }
 
-/// Says so at start when the database's default isolation is not READ
-/// COMMITTED. Each connection sets it for its session, which holds, except
-/// behind a pooler in transaction mode: there a single statement may run
-/// on a server connection at the default, and an answer racing another
-/// could fail with a serialization error instead of losing cleanly.
+/// Says so at start when the default isolation qp's connections get is
+/// not READ COMMITTED (READ UNCOMMITTED is the same in PostgreSQL). Each
+/// connection sets it for its session, which holds, except behind a pooler
+/// in transaction mode: there a single statement may run on a server
+/// connection at the default, and an answer racing another could fail
+/// with a serialization error instead of losing cleanly.
 fn warn_unless_read_committed(conn: &pg::PgConn) {
     match conn.default_isolation() {
-        Ok(level) if level == "read committed" => {}
-        Ok(level) => tracing::warn!(
+        Ok((level, _)) if level == "read committed" || level == "read uncommitted" => {}
+        Ok((level, role)) => tracing::warn!(
             default_transaction_isolation = %level,
-            "this database's default transaction isolation is {level}, not read committed: \
-             qp sets READ COMMITTED on each of its connections, which a pooler in transaction \
-             mode (PgBouncer's pool_mode = transaction) does not keep for single statements; \
-             set the default for qp's role: ALTER ROLE <qp's role> SET \
-             default_transaction_isolation = 'read committed'"
+            "the default transaction isolation here is {level}, not read committed: qp sets \
+             READ COMMITTED on each of its connections, which a pooler in transaction mode \
+             (PgBouncer's pool_mode = transaction) does not keep for single statements; set \
+             the default for the role that connects: ALTER ROLE \"{role}\" SET \
+             default_transaction_isolation = 'read committed' (with IN DATABASE if a setting \
+             for that role in this database is the one that says {level})"
         ),
         Err(e) => {
             tracing::debug!(error = %e, "the default transaction isolation could not be read")

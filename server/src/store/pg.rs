@@ -58,15 +58,17 @@ impl PgConn {
         Ok(conn)
     }
 
-    /// The isolation a transaction here gets when nothing says otherwise:
-    /// the database's, the role's or the server's default, which the
-    /// session setting of [`PgConn::connect`] hides from `SHOW`.
-    pub fn default_isolation(&self) -> DbResult<String> {
+    /// The isolation a transaction here gets when nothing says otherwise
+    /// (set for the role in this database, the role, the database or the
+    /// server), which the session setting of [`PgConn::connect`] hides from
+    /// `SHOW`; and the role connected as (behind a pooler, the pooler's).
+    pub fn default_isolation(&self) -> DbResult<(String, String)> {
         let conn: &super::Conn = self;
         conn.query_row(
-            "SELECT reset_val FROM pg_settings WHERE name = 'default_transaction_isolation'",
+            "SELECT reset_val, CAST(current_user AS TEXT) FROM pg_settings
+             WHERE name = 'default_transaction_isolation'",
             &[],
-            |r| r.get(0),
+            |r| Ok((r.get(0)?, r.get(1)?)),
         )
     }
 

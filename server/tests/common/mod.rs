@@ -464,10 +464,10 @@ impl QpServe {
         let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
         let mut startup_log = Vec::new();
         let base = loop {
-            let line = lines
-                .next()
-                .expect("qp serve exited before listening")
-                .unwrap();
+            let Some(line) = lines.next() else {
+                panic!("qp serve exited before listening; it said: {startup_log:#?}")
+            };
+            let line = line.unwrap();
             if let Some(rest) = line.split("listening on ").nth(1) {
                 break rest.trim().to_string();
             }
