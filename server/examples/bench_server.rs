@@ -81,47 +81,56 @@ fn proc_status_kb(pid: u32, key: &str) -> u64 {
         .unwrap_or(0)
 }
 
-/// The servers' CPU time (user and system, seconds) and context switches
-/// (voluntary and not, every thread), summed: what one release costs the
-/// server, steadier than its latency on a machine shared with others.
-fn cpu_and_switches(servers: &[Server]) -> (f64, u64) {
-    let (mut cpu, mut switches) = (0.0, 0);
+/// Per thread of every server: CPU time on a core (ns, from `schedstat`:
+/// finer than the 10 ms ticks of `stat`) and context switches (voluntary
+/// and not).
+type ThreadCosts = HashMap<(u32, String), (u64, u64)>;
+
+fn thread_costs(servers: &[Server]) -> ThreadCosts {
+    let mut costs = ThreadCosts::new();
     for s in servers {
-        let stat = std::fs::read_to_string(format!("/proc/{}/stat", s.pid)).unwrap_or_default();
-        // After the command's closing parenthesis: utime and stime are the
-        // 12th and 13th fields, in clock ticks (100 per second on Linux).
-        let fields: Vec<&str> = stat
-            .rsplit(')')
-            .next()
-            .unwrap_or("")
-            .split_whitespace()
-            .collect();
-        let ticks = |i: usize| {
-            fields
-                .get(i)
-                .and_then(|f| f.parse::<f64>().ok())
-                .unwrap_or(0.0)
-        };
-        cpu += (ticks(11) + ticks(12)) / 100.0;
         let Ok(tasks) = std::fs::read_dir(format!("/proc/{}/task", s.pid)) else {
             continue;
         };
         for task in tasks.flatten() {
-            let status = std::fs::read_to_string(task.path().join("status")).unwrap_or_default();
-            for line in status.lines() {
-                if line.starts_with("voluntary_ctxt_switches")
-                    || line.starts_with("nonvoluntary_ctxt_switches")
-                {
-                    switches += line
-                        .split_whitespace()
-                        .last()
-                        .and_then(|n| n.parse::<u64>().ok())
-                        .unwrap_or(0);
-                }
-            }
+            let read =
+                |file: &str| std::fs::read_to_string(task.path().join(file)).unwrap_or_default();
+            let cpu_ns = read("schedstat")
+                .split_whitespace()
+                .next()
+                .and_then(|n| n.parse().ok())
+                .unwrap_or(0);
+            let switches = read("status")
+                .lines()
+                .filter(|l| {
+                    l.starts_with("voluntary_ctxt_switches")
+                        || l.starts_with("nonvoluntary_ctxt_switches")
+                })
+                .filter_map(|l| l.split_whitespace().last()?.parse::<u64>().ok())
+                .sum();
+            let tid = task.file_name().to_string_lossy().into_owned();
+            costs.insert((s.pid, tid), (cpu_ns, switches));
         }
     }
-    (cpu, switches)
+    costs
+}
+
+/// What the servers' threads spent between two readings: CPU seconds and
+/// context switches (a thread that ended in between is left out).
+fn spent(before: &ThreadCosts, after: &ThreadCosts) -> (f64, u64) {
+    let (mut ns, mut switches) = (0, 0);
+    for (thread, (cpu, sw)) in after {
+        let (cpu0, sw0) = before.get(thread).copied().unwrap_or((0, 0));
+        ns += cpu.saturating_sub(cpu0);
+        switches += sw.saturating_sub(sw0);
+    }
+    (ns as f64 / 1e9, switches)
+}
+
+/// The share of the machine's CPU time the host stole between two
+/// [`cpu_and_steal`] readings, in percent.
+fn steal_percent(before: (u64, u64), after: (u64, u64)) -> f64 {
+    100.0 * after.1.saturating_sub(before.1) as f64 / after.0.saturating_sub(before.0).max(1) as f64
 }
 
 /// The machine's CPU time so far, all and stolen by the host (clock ticks,
@@ -351,15 +360,17 @@ async fn main() {
         }));
     }
     let t = Instant::now();
+    let machine_at_start = cpu_and_steal();
     let mut cycles = 0;
     for t in tasks {
         cycles += t.await.unwrap();
     }
     let secs = t.elapsed().as_secs_f64();
     println!(
-        "cycles: {cycles} ask+wait+answer cycles in {secs:.1} s with {} concurrent askers = {:.0} cycles/s",
+        "cycles: {cycles} ask+wait+answer cycles in {secs:.1} s with {} concurrent askers = {:.0} cycles/s (the host stole {:.1}% of this machine's CPU)",
         o.concurrency,
-        cycles as f64 / secs
+        cycles as f64 / secs,
+        steal_percent(machine_at_start, cpu_and_steal())
     );
 
     // ---- 2. hold N waiters, then answer a sample one by one ----
@@ -410,7 +421,7 @@ async fn main() {
     );
 
     let mut lat = Vec::with_capacity(o.samples);
-    let before = cpu_and_switches(&servers);
+    let before = thread_costs(&servers);
     let machine_before = cpu_and_steal();
     for (i, id) in ids.iter().enumerate().take(o.samples) {
         let rx = released.remove(id).unwrap();
@@ -419,7 +430,7 @@ async fn main() {
         let at = rx.await.unwrap();
         lat.push(at.saturating_duration_since(t0));
     }
-    let after = cpu_and_switches(&servers);
+    let (cpu, switches) = spent(&before, &thread_costs(&servers));
     let machine_after = cpu_and_steal();
     lat.sort();
     println!(
@@ -434,10 +445,9 @@ async fn main() {
     );
     println!(
         "server cost of one release (the answer and the waiter's response): {:.0} us of CPU, {:.1} context switches; the host stole {:.1}% of this machine's CPU meanwhile",
-        (after.0 - before.0) * 1e6 / o.samples as f64,
-        (after.1 - before.1) as f64 / o.samples as f64,
-        100.0 * (machine_after.1 - machine_before.1) as f64
-            / (machine_after.0 - machine_before.0).max(1) as f64
+        cpu * 1e6 / o.samples as f64,
+        switches as f64 / o.samples as f64,
+        steal_percent(machine_before, machine_after)
     );
     println!(
         "server peak RSS (VmHWM) {} KB",
