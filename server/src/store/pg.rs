@@ -697,16 +697,6 @@ const MIGRATIONS: &[&str] = &[
         user_id  TEXT PRIMARY KEY REFERENCES users(id) ON DELETE CASCADE,
         agent_id TEXT NOT NULL
     );
-    "#, // 9 (SQLite's 14): pending-only indexes for the quota count and the
-    // feed (see SQLite's 14). Built in the migration's transaction, which
-    // holds the questions table's writes for one scan of it.
-    r#"
-    CREATE INDEX IF NOT EXISTS questions_pending_by_agent
-        ON questions(agent_id) WHERE state = 'pending';
-    CREATE INDEX IF NOT EXISTS questions_pending_by_room
-        ON questions(room_id, seq) WHERE state = 'pending';
-    DROP INDEX IF EXISTS questions_by_agent_state;
-    DROP INDEX IF EXISTS questions_by_room;
     "#,
 ];
 

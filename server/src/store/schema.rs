@@ -328,20 +328,6 @@ const MIGRATIONS: &[&str] = &[
         user_id  TEXT PRIMARY KEY REFERENCES users(id) ON DELETE CASCADE,
         agent_id TEXT NOT NULL
     );
-    "#, // 14: pending-only indexes for what reads only pending questions (the
-    // ask's per-agent quota count, a person's feed by room). An answer or
-    // an expiry then takes the question out of them, where the (agent,
-    // state) and (room, state) indexes moved it to its new state's place:
-    // two index pages fewer per answer, and indexes as small as the open
-    // questions. Replacing an index is additive in the sense that matters
-    // (no query names one: the previous binary runs unchanged on it).
-    r#"
-    CREATE INDEX IF NOT EXISTS questions_pending_by_agent
-        ON questions(agent_id) WHERE state = 'pending';
-    CREATE INDEX IF NOT EXISTS questions_pending_by_room
-        ON questions(room_id, seq) WHERE state = 'pending';
-    DROP INDEX IF EXISTS questions_by_agent_state;
-    DROP INDEX IF EXISTS questions_by_room;
     "#,
 ];
 

@@ -2,9 +2,8 @@
 //! operator runs on purpose before starting servers with `--no-migrate`.
 //!
 //! The rule every migration follows (both engines): additive only (new
-//! tables, new columns with a default or NULL, new indexes; an index may
-//! be replaced, as no query names one), never a rename, a drop of a table
-//! or column or a new constraint on old rows, so the previous
+//! tables, new columns with a default or NULL, new indexes), never a
+//! rename, a drop or a new constraint on old rows, so the previous
 //! release's binary still runs on the new schema (a rolling upgrade on
 //! PostgreSQL, a rollback without a restore). Both engines' runners use a
 //! newer database as it is, with a warning.
