@@ -2,6 +2,7 @@
 
 mod common;
 
+use std::future::Future;
 use std::time::{Duration, Instant};
 
 use common::{err_code, err_field, Fixture};
@@ -408,6 +409,42 @@ async fn many_waiters_are_released_promptly_by_an_answer() {
         0,
         "no waiter slot leaks"
     );
+}
+
+/// An answer whose request is dropped once its database job is under way
+/// (its client went away, a proxy gave up) still commits, and its
+/// long-pollers hear of it then, not at the end of their long-poll: the job
+/// releases them itself, right after its commit.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_answer_whose_request_is_dropped_still_releases_its_waiters() {
+    let f = Fixture::new().await;
+    let q = f
+        .ask(json!({"prompt": "room?", "responder_scope": "room"}))
+        .await;
+    let id = q["id"].as_str().unwrap();
+    let waiters = spawn_waiters(&f, id, 2).await;
+    let app = f.server.as_ref().unwrap().app.clone();
+    let bob = qp_server::store::identity::User {
+        id: f.bob.clone(),
+        display_name: "Bob".into(),
+        check_token: None,
+    };
+    {
+        let answer = app.answer(bob, id.to_string(), json!({"value": "approve"}), None);
+        let mut answer = std::pin::pin!(answer);
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        // One poll hands the answer to the database; then the request is gone.
+        assert!(answer.as_mut().poll(&mut cx).is_pending());
+    }
+    for w in waiters {
+        let (v, took) = w.await.unwrap();
+        assert_eq!(v["state"], "answered");
+        assert_eq!(v["answer"]["responder"]["id"], f.bob.as_str());
+        assert!(
+            took < Duration::from_secs(10),
+            "waiter held {took:?}: released only at its long-poll's end"
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]

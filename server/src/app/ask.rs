@@ -111,27 +111,23 @@ impl App {
         require_read(agent)?;
         let agent_id = agent.id.clone();
         let check = agent.check_token.clone();
-        let (result, fresh) = self
-            .db
-            .run_as(op, move |conn| -> Result<_, AppError> {
-                let now = time::now();
-                Ok(
-                    match load_fresh_checked(conn, &id, now, check.as_deref())? {
-                        Some((stored, fresh)) if stored.agent_id == agent_id => (
-                            Ok(stored.question.clone()),
-                            fresh.then_some(stored.question),
-                        ),
-                        Some((stored, fresh)) => {
-                            (Err(not_found(&id)), fresh.then_some(stored.question))
-                        }
-                        None => (Err(not_found(&id)), None),
-                    },
-                )
-            })
-            .await
-            .map_err(|e| self.forget_if_revoked(e, agent.check_token.as_deref()))?;
-        self.announce_all(fresh.into_iter().collect());
-        result
+        self.run_announcing(op, move |conn| -> Result<_, AppError> {
+            let now = time::now();
+            Ok(
+                match load_fresh_checked(conn, &id, now, check.as_deref())? {
+                    Some((stored, fresh)) if stored.agent_id == agent_id => (
+                        Ok(stored.question.clone()),
+                        fresh.then_some(stored.question),
+                    ),
+                    Some((stored, fresh)) => {
+                        (Err(not_found(&id)), fresh.then_some(stored.question))
+                    }
+                    None => (Err(not_found(&id)), None),
+                },
+            )
+        })
+        .await
+        .map_err(|e| self.forget_if_revoked(e, agent.check_token.as_deref()))?
     }
 
     /// Long-poll: returns at once if the question is terminal, else when it
@@ -227,36 +223,32 @@ impl App {
     pub async fn cancel(&self, agent: &Agent, id: String) -> Result<Question, AppError> {
         require_scope(agent, SCOPE_ASK)?;
         let agent_id = agent.id.clone();
-        let (result, fresh) = self
-            .db
-            .run_as(Op::Cancel, move |conn| -> Result<_, AppError> {
-                let now = time::now();
-                let Some((stored, expired_now)) = load_fresh(conn, &id, now)? else {
-                    return Ok((Err(not_found(&id)), None));
-                };
-                let expired = expired_now.then(|| stored.question.clone());
-                if stored.agent_id != agent_id {
-                    return Ok((Err(not_found(&id)), expired));
-                }
-                let mut q = stored.question;
-                if q.cancel(now).is_err() {
-                    return Ok((Err(AppError::already_resolved(q)), expired));
-                }
-                let tx = conn.transaction()?;
-                let changed = record_resolution(&*tx, &stored.room_id, &q)?.is_some();
-                tx.commit()?;
-                if !changed {
-                    let current = questions::get(conn, &id)?.map(|s| s.question);
-                    return Ok((
-                        Err(AppError::already_resolved(current.unwrap_or(q))),
-                        expired,
-                    ));
-                }
-                Ok((Ok(q.clone()), Some(q)))
-            })
-            .await?;
-        self.announce_all(fresh.into_iter().collect());
-        result
+        self.run_announcing(Op::Cancel, move |conn| -> Result<_, AppError> {
+            let now = time::now();
+            let Some((stored, expired_now)) = load_fresh(conn, &id, now)? else {
+                return Ok((Err(not_found(&id)), None));
+            };
+            let expired = expired_now.then(|| stored.question.clone());
+            if stored.agent_id != agent_id {
+                return Ok((Err(not_found(&id)), expired));
+            }
+            let mut q = stored.question;
+            if q.cancel(now).is_err() {
+                return Ok((Err(AppError::already_resolved(q)), expired));
+            }
+            let tx = conn.transaction()?;
+            let changed = record_resolution(&*tx, &stored.room_id, &q)?.is_some();
+            tx.commit()?;
+            if !changed {
+                let current = questions::get(conn, &id)?.map(|s| s.question);
+                return Ok((
+                    Err(AppError::already_resolved(current.unwrap_or(q))),
+                    expired,
+                ));
+            }
+            Ok((Ok(q.clone()), Some(q)))
+        })
+        .await?
     }
 }
 

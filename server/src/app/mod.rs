@@ -4,8 +4,8 @@
 //!
 //! Every change of a question's state goes through `resolution::record_resolution` in
 //! the same transaction that writes it, so the webhook delivery and the push
-//! jobs it causes are durable together with it; after the commit,
-//! [`App::announce`] wakes the long-pollers and the workers.
+//! jobs it causes are durable together with it; right after the commit, the
+//! database job itself wakes the long-pollers and the workers ([`Wakers`]).
 
 use std::num::NonZeroU32;
 use std::sync::Arc;
@@ -23,7 +23,8 @@ mod respond;
 
 use crate::config::Settings;
 use crate::store::questions;
-use crate::store::Db;
+use crate::store::round_trips::Op;
+use crate::store::{Conn, Db};
 use crate::waiters::{LongPollSlot, LongPolls, Waiters};
 pub use error::{AppError, AppResult, ErrorBody};
 pub use resolution::purge_answer_keys_loop;
@@ -42,11 +43,11 @@ pub const PENDING_LIMIT: usize = 200;
 pub struct App {
     pub db: Db,
     pub settings: Settings,
-    pub waiters: Waiters,
+    pub waiters: Arc<Waiters>,
     /// Wakes the webhook worker when a delivery is queued.
-    pub webhook_wake: Notify,
+    pub webhook_wake: Arc<Notify>,
     /// Wakes the push worker when a push job is queued.
-    pub push_wake: Notify,
+    pub push_wake: Arc<Notify>,
     /// Wakes terminal devices long-polling their dev inbox.
     pub dev_wake: Notify,
     limiter: DefaultKeyedRateLimiter<String>,
@@ -70,6 +71,38 @@ pub struct App {
     pub tokens: crate::token_cache::TokenCache,
     /// The OAuth consent flow's rate limits.
     pub oauth_limits: crate::oauth::Limits,
+}
+
+/// Whom a commit wakes: a question's long-pollers and the workers that got
+/// work. A database job holds a copy and wakes them itself, right after its
+/// commit and on the database's thread: the long-pollers hear of an answer
+/// one hand-off sooner than through the request's task, and they hear of it
+/// even when that task is gone (its client disconnected mid-request) while
+/// the commit went through.
+#[derive(Clone)]
+struct Wakers {
+    waiters: Arc<Waiters>,
+    webhook: Arc<Notify>,
+    push: Arc<Notify>,
+}
+
+impl Wakers {
+    fn announce(&self, q: Question) {
+        self.waiters.release(Arc::new(q));
+        self.webhook.notify_one();
+        self.push.notify_one();
+    }
+
+    /// [`Wakers::announce`], waking only the workers that got work.
+    fn announce_resolved(&self, q: Question, r: &questions::Resolved) {
+        self.waiters.release(Arc::new(q));
+        if r.webhook {
+            self.webhook.notify_one();
+        }
+        if r.pushes > 0 {
+            self.push.notify_one();
+        }
+    }
 }
 
 /// The response of an answer, kept verbatim under its Idempotency-Key and
@@ -112,9 +145,9 @@ impl App {
                 settings.mcp_session_idle,
             ),
             settings,
-            waiters: Waiters::default(),
-            webhook_wake: Notify::new(),
-            push_wake: Notify::new(),
+            waiters: Default::default(),
+            webhook_wake: Default::default(),
+            push_wake: Default::default(),
             dev_wake: Notify::new(),
             pair_failures: Default::default(),
             stopping: tokio::sync::watch::channel(false).0,
@@ -125,28 +158,33 @@ impl App {
         })
     }
 
-    /// After a commit that resolved `q`: release its long-pollers, wake the
-    /// webhook and push workers.
-    pub fn announce(&self, q: Question) {
-        self.waiters.release(Arc::new(q));
-        self.webhook_wake.notify_one();
-        self.push_wake.notify_one();
+    /// Runs `f` as a database job counted under `op`. The questions it
+    /// returns beside its result are ones it changed and committed: the
+    /// job announces them itself, right after `f` (see [`Wakers`]).
+    async fn run_announcing<T, C, F>(&self, op: Op, f: F) -> Result<T, AppError>
+    where
+        T: Send + 'static,
+        C: IntoIterator<Item = Question>,
+        F: FnOnce(&Conn) -> Result<(T, C), AppError> + Send + 'static,
+    {
+        let wakers = self.wakers();
+        self.db
+            .run_as(op, move |conn| {
+                let (out, changed) = f(conn)?;
+                for q in changed {
+                    wakers.announce(q);
+                }
+                Ok(out)
+            })
+            .await
     }
 
-    fn announce_all(&self, qs: Vec<Question>) {
-        for q in qs {
-            self.announce(q);
-        }
-    }
-
-    /// [`App::announce`], waking only the workers that got work.
-    fn announce_resolved(&self, q: Question, r: &questions::Resolved) {
-        self.waiters.release(Arc::new(q));
-        if r.webhook {
-            self.webhook_wake.notify_one();
-        }
-        if r.pushes > 0 {
-            self.push_wake.notify_one();
+    /// What wakes after a commit, to hand to a database job (see [`Wakers`]).
+    fn wakers(&self) -> Wakers {
+        Wakers {
+            waiters: self.waiters.clone(),
+            webhook: self.webhook_wake.clone(),
+            push: self.push_wake.clone(),
         }
     }
 

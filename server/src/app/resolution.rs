@@ -14,6 +14,7 @@ use super::{App, AppError};
 use crate::ids;
 use crate::store::identity;
 use crate::store::questions::{self, StoredQuestion};
+use crate::store::round_trips::Op;
 use crate::store::{now_ms, Conn, DbResult};
 
 impl App {
@@ -22,9 +23,8 @@ impl App {
     pub async fn expire_overdue(&self) -> Result<usize, AppError> {
         let mut total = 0;
         loop {
-            let expired = self
-                .db
-                .run(move |conn| -> Result<Vec<Question>, AppError> {
+            let n = self
+                .run_announcing(Op::Other, move |conn| -> Result<_, AppError> {
                     let now = time::now();
                     let mut out = Vec::new();
                     for id in questions::overdue_ids(conn, now.timestamp(), 200)? {
@@ -32,12 +32,10 @@ impl App {
                             out.push(stored.question);
                         }
                     }
-                    Ok(out)
+                    Ok((out.len(), out))
                 })
                 .await?;
-            let n = expired.len();
             total += n;
-            self.announce_all(expired);
             if n < 200 {
                 return Ok(total);
             }

@@ -31,22 +31,18 @@ impl App {
     /// A question for an eligible responder (403 otherwise).
     pub async fn user_question(&self, user: &User, id: String) -> Result<Question, AppError> {
         let user_id = user.id.clone();
-        let (result, fresh) = self
-            .db
-            .run(move |conn| -> Result<_, AppError> {
-                let now = time::now();
-                let Some((stored, expired_now)) = load_fresh(conn, &id, now)? else {
-                    return Ok((Err(not_found(&id)), None));
-                };
-                let fresh = expired_now.then(|| stored.question.clone());
-                if !may_respond(conn, &stored, &user_id)? {
-                    return Ok((Err(not_eligible()), fresh));
-                }
-                Ok((Ok(stored.question), fresh))
-            })
-            .await?;
-        self.announce_all(fresh.into_iter().collect());
-        result
+        self.run_announcing(Op::Other, move |conn| -> Result<_, AppError> {
+            let now = time::now();
+            let Some((stored, expired_now)) = load_fresh(conn, &id, now)? else {
+                return Ok((Err(not_found(&id)), None));
+            };
+            let fresh = expired_now.then(|| stored.question.clone());
+            if !may_respond(conn, &stored, &user_id)? {
+                return Ok((Err(not_eligible()), fresh));
+            }
+            Ok((Ok(stored.question), fresh))
+        })
+        .await?
     }
 
     /// Answers as the authenticated `user`. The first valid answer wins; a
@@ -63,114 +59,133 @@ impl App {
         self.check_answer_rate(&user.id)?;
         let key_ttl = self.settings.idempotency_key_ttl.as_secs() as i64;
         let check = user.check_token.clone();
-        let (result, fresh, woke) = self
-            .db
-            .run_as(Op::Answer, move |conn| -> Result<_, AppError> {
-                // One statement: the question, the user's membership, the
-                // room (webhook included) and the token's check.
-                let place = questions::answer_place(conn, &id, &user.id, check.as_deref())?;
-                if !place.token_live {
-                    return Err(AppError::Revoked);
-                }
-                let keys_since = time::now().timestamp() - key_ttl;
-                if let Some(key) = &key {
-                    if let Some(prev) = questions::keyed_answer(conn, &user.id, key, keys_since)? {
-                        if prev.question_id != id {
-                            return Ok((
-                                Err(AppError::invalid(
-                                    "Idempotency-Key",
-                                    "idempotency_key_reused",
-                                    "Idempotency-Key: this key was already used for another question",
-                                )),
-                                None,
-                                None,
-                            ));
-                        }
-                        return Ok((Ok(AnswerResponse { refused: prev.refused, body: prev.response }), None, None));
+        let wakers = self.wakers();
+        let answer_in = move |conn: &Conn| -> Result<_, AppError> {
+            // One statement: the question, the user's membership, the
+            // room (webhook included) and the token's check.
+            let place = questions::answer_place(conn, &id, &user.id, check.as_deref())?;
+            if !place.token_live {
+                return Err(AppError::Revoked);
+            }
+            let keys_since = time::now().timestamp() - key_ttl;
+            if let Some(key) = &key {
+                if let Some(prev) = questions::keyed_answer(conn, &user.id, key, keys_since)? {
+                    if prev.question_id != id {
+                        return Ok((
+                            Err(AppError::invalid(
+                                "Idempotency-Key",
+                                "idempotency_key_reused",
+                                "Idempotency-Key: this key was already used for another question",
+                            )),
+                            None,
+                            None,
+                        ));
                     }
+                    return Ok((
+                        Ok(AnswerResponse {
+                            refused: prev.refused,
+                            body: prev.response,
+                        }),
+                        None,
+                        None,
+                    ));
                 }
-                let submission = match AnswerSubmission::from_json(&body) {
-                    Ok(s) => s,
-                    Err(e) => return Ok((Err(e.into()), None, None)),
-                };
-                let now = time::now();
-                let Some(stored) = place.stored else {
-                    return Ok((Err(not_found(&id)), None, None));
-                };
-                let room = place.room.as_ref();
-                let Some((stored, expired_now)) = expire_loaded(conn, stored, now, room)? else {
-                    return Ok((Err(not_found(&id)), None, None));
-                };
-                let mut fresh = expired_now.then(|| stored.question.clone());
-                if !(place.member && stored.question.is_eligible(&user.id, place.member)) {
-                    return Ok((Err(not_eligible()), fresh, None));
-                }
-                let mut q = stored.question;
-                let responder = Responder {
-                    id: user.id.clone(),
-                    display_name: user.display_name.clone(),
-                };
-                let outcome = q.apply_answer(&submission, responder, now);
-                let accepted = matches!(outcome, Ok(AnswerOutcome::Accepted));
-                // PostgreSQL writes a resolution in one statement; a
-                // transaction only when an Idempotency-Key is stored with
-                // it (or on SQLite, whose resolution is several).
-                let tx = if key.is_some() || (accepted && conn.backend() == crate::store::Backend::Sqlite) {
+            }
+            let submission = match AnswerSubmission::from_json(&body) {
+                Ok(s) => s,
+                Err(e) => return Ok((Err(e.into()), None, None)),
+            };
+            let now = time::now();
+            let Some(stored) = place.stored else {
+                return Ok((Err(not_found(&id)), None, None));
+            };
+            let room = place.room.as_ref();
+            let Some((stored, expired_now)) = expire_loaded(conn, stored, now, room)? else {
+                return Ok((Err(not_found(&id)), None, None));
+            };
+            let mut fresh = expired_now.then(|| stored.question.clone());
+            if !(place.member && stored.question.is_eligible(&user.id, place.member)) {
+                return Ok((Err(not_eligible()), fresh, None));
+            }
+            let mut q = stored.question;
+            let responder = Responder {
+                id: user.id.clone(),
+                display_name: user.display_name.clone(),
+            };
+            let outcome = q.apply_answer(&submission, responder, now);
+            let accepted = matches!(outcome, Ok(AnswerOutcome::Accepted));
+            // PostgreSQL writes a resolution in one statement; a
+            // transaction only when an Idempotency-Key is stored with
+            // it (or on SQLite, whose resolution is several).
+            let tx =
+                if key.is_some() || (accepted && conn.backend() == crate::store::Backend::Sqlite) {
                     Some(conn.transaction()?)
                 } else {
                     None
                 };
-                let c: &Conn = match &tx {
-                    Some(t) => &**t,
-                    None => conn,
-                };
-                let mut woke = None;
-                let response = match outcome {
-                    Err(e) => AnswerResponse::refused(e.into()),
-                    Ok(AnswerOutcome::Accepted) => {
-                        // Serialized once: stored, carried to the other
-                        // instances, and answered.
-                        let json = serde_json::to_string(&q).unwrap_or_default();
-                        match record_resolution_in(c, &stored.room_id, room, &q, &json)? {
-                            Some(r) => {
-                                woke = Some(r);
-                                fresh = Some(q);
-                                AnswerResponse::question(json)
+            let c: &Conn = match &tx {
+                Some(t) => &**t,
+                None => conn,
+            };
+            let mut woke = None;
+            let response = match outcome {
+                Err(e) => AnswerResponse::refused(e.into()),
+                Ok(AnswerOutcome::Accepted) => {
+                    // Serialized once: stored, carried to the other
+                    // instances, and answered.
+                    let json = serde_json::to_string(&q).unwrap_or_default();
+                    match record_resolution_in(c, &stored.room_id, room, &q, &json)? {
+                        Some(r) => {
+                            woke = Some(r);
+                            fresh = Some(q);
+                            AnswerResponse::question(json)
+                        }
+                        None => {
+                            if let Some(current) = questions::get(c, &id)? {
+                                q = current.question; // someone else won in between
                             }
-                            None => {
-                                if let Some(current) = questions::get(c, &id)? {
-                                    q = current.question; // someone else won in between
-                                }
-                                AnswerResponse::question(serde_json::to_string(&q).unwrap_or_default())
-                            }
+                            AnswerResponse::question(serde_json::to_string(&q).unwrap_or_default())
                         }
                     }
-                    Ok(AnswerOutcome::AlreadyResolved) => {
-                        AnswerResponse::question(serde_json::to_string(&q).unwrap_or_default())
-                    }
+                }
+                Ok(AnswerOutcome::AlreadyResolved) => {
+                    AnswerResponse::question(serde_json::to_string(&q).unwrap_or_default())
+                }
+            };
+            if let Some(key) = &key {
+                let keyed = KeyedResult {
+                    question_id: id.clone(),
+                    refused: response.refused,
+                    response: response.body.clone(),
                 };
-                if let Some(key) = &key {
-                    let keyed = KeyedResult {
-                        question_id: id.clone(),
-                        refused: response.refused,
-                        response: response.body.clone(),
-                    };
-                    questions::save_keyed_answer(c, &user.id, key, &keyed, now.timestamp(), keys_since)?;
+                questions::save_keyed_answer(
+                    c,
+                    &user.id,
+                    key,
+                    &keyed,
+                    now.timestamp(),
+                    keys_since,
+                )?;
+            }
+            if let Some(tx) = tx {
+                tx.commit()?;
+            }
+            Ok((Ok(response), fresh, woke))
+        };
+        self.db
+            .run_as(Op::Answer, move |conn| {
+                let (result, fresh, woke) = answer_in(conn)?;
+                // Committed: wake from here (see `Wakers`).
+                if let Some(q) = fresh {
+                    match woke {
+                        Some(r) => wakers.announce_resolved(q, &r),
+                        None => wakers.announce(q),
+                    }
                 }
-                if let Some(tx) = tx {
-                    tx.commit()?;
-                }
-                Ok((Ok(response), fresh, woke))
+                Ok(result)
             })
             .await
-            .map_err(|e| self.forget_if_revoked(e, user_check.as_deref()))?;
-        if let Some(q) = fresh {
-            match woke {
-                Some(r) => self.announce_resolved(q, &r),
-                None => self.announce(q),
-            }
-        }
-        result
+            .map_err(|e| self.forget_if_revoked(e, user_check.as_deref()))?
     }
 }
 
