@@ -414,16 +414,39 @@ async fn many_waiters_are_released_promptly_by_an_answer() {
 /// An answer whose request is dropped once its database job is under way
 /// (its client went away, a proxy gave up) still commits, and its
 /// long-pollers hear of it then, not at the end of their long-poll: the job
-/// releases them itself, right after its commit.
+/// releases them itself, right after its commit. (On SQLite this was the
+/// only way they could hear of it; on PostgreSQL the answer's NOTIFY,
+/// heard by this instance too, is a second way.)
 #[tokio::test(flavor = "multi_thread")]
 async fn an_answer_whose_request_is_dropped_still_releases_its_waiters() {
+    use std::sync::atomic::Ordering;
     let f = Fixture::new().await;
     let q = f
         .ask(json!({"prompt": "room?", "responder_scope": "room"}))
         .await;
     let id = q["id"].as_str().unwrap();
-    let waiters = spawn_waiters(&f, id, 2).await;
     let app = f.server.as_ref().unwrap().app.clone();
+    let waiters = spawn_waiters(&f, id, 2).await;
+    let parked = Instant::now();
+    while app.metrics.parked.load(Ordering::Relaxed) < 2 {
+        assert!(
+            parked.elapsed() < Duration::from_secs(10),
+            "the waiters never parked"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    // Hold the database's thread (SQLite has one), so the answer's job is
+    // still queued when its request goes.
+    let (go, hold) = std::sync::mpsc::channel::<()>();
+    let held = app
+        .db
+        .run(move |_| -> Result<(), qp_server::store::DbError> {
+            let _ = hold.recv();
+            Ok(())
+        });
+    let mut held = std::pin::pin!(held);
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    assert!(held.as_mut().poll(&mut cx).is_pending());
     let bob = qp_server::store::identity::User {
         id: f.bob.clone(),
         display_name: "Bob".into(),
@@ -432,10 +455,11 @@ async fn an_answer_whose_request_is_dropped_still_releases_its_waiters() {
     {
         let answer = app.answer(bob, id.to_string(), json!({"value": "approve"}), None);
         let mut answer = std::pin::pin!(answer);
-        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
         // One poll hands the answer to the database; then the request is gone.
-        assert!(answer.as_mut().poll(&mut cx).is_pending());
+        let _ = answer.as_mut().poll(&mut cx);
     }
+    go.send(()).unwrap();
+    held.await.unwrap();
     for w in waiters {
         let (v, took) = w.await.unwrap();
         assert_eq!(v["state"], "answered");
@@ -445,6 +469,7 @@ async fn an_answer_whose_request_is_dropped_still_releases_its_waiters() {
             "waiter held {took:?}: released only at its long-poll's end"
         );
     }
+    assert_eq!(app.waiters.slot_count(), 0, "no waiter slot leaks");
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -27,9 +27,8 @@ impl App {
         let max_pending = self.settings.max_pending_per_agent as i64;
         let check = agent.check_token.clone();
         let agent_check = check.clone();
-        let (q, pushes) = self
-            .db
-            .run_as(Op::Ask, move |conn| -> Result<(Question, usize), AppError> {
+        let q = self
+            .run_announcing(Op::Ask, move |conn, done| -> Result<Question, AppError> {
                 let now = time::now();
                 let ctx = AskContext {
                     now,
@@ -85,15 +84,17 @@ impl App {
                         format!("this agent already has {max_pending} pending questions; wait for some to resolve or cancel them"),
                         60,
                     )),
-                    questions::Asked::Queued { pushes } => Ok((q, pushes)),
+                    questions::Asked::Queued { pushes } => {
+                        if pushes > 0 {
+                            done.pushes_queued();
+                        }
+                        Ok(q)
+                    }
                 }
             })
             .await
             .map_err(|e| self.forget_if_revoked(e, agent_check.as_deref()))?;
         tracing::info!(question = %q.id, agent = %q.asker.as_ref().map(|a| a.id.as_str()).unwrap_or(""), "asked");
-        if pushes > 0 {
-            self.push_wake.notify_one();
-        }
         Ok(q)
     }
 
@@ -111,20 +112,20 @@ impl App {
         require_read(agent)?;
         let agent_id = agent.id.clone();
         let check = agent.check_token.clone();
-        self.run_announcing(op, move |conn| -> Result<_, AppError> {
-            let now = time::now();
-            Ok(
-                match load_fresh_checked(conn, &id, now, check.as_deref())? {
-                    Some((stored, fresh)) if stored.agent_id == agent_id => (
-                        Ok(stored.question.clone()),
-                        fresh.then_some(stored.question),
-                    ),
-                    Some((stored, fresh)) => {
-                        (Err(not_found(&id)), fresh.then_some(stored.question))
-                    }
-                    None => (Err(not_found(&id)), None),
-                },
-            )
+        self.run_announcing(op, move |conn, done| -> Result<_, AppError> {
+            let Some((stored, expired_now)) =
+                load_fresh_checked(conn, &id, time::now(), check.as_deref())?
+            else {
+                return Ok(Err(not_found(&id)));
+            };
+            if expired_now {
+                done.changed(stored.question.clone());
+            }
+            Ok(if stored.agent_id == agent_id {
+                Ok(stored.question)
+            } else {
+                Err(not_found(&id))
+            })
         })
         .await
         .map_err(|e| self.forget_if_revoked(e, agent.check_token.as_deref()))?
@@ -223,30 +224,34 @@ impl App {
     pub async fn cancel(&self, agent: &Agent, id: String) -> Result<Question, AppError> {
         require_scope(agent, SCOPE_ASK)?;
         let agent_id = agent.id.clone();
-        self.run_announcing(Op::Cancel, move |conn| -> Result<_, AppError> {
+        self.run_announcing(Op::Cancel, move |conn, done| -> Result<_, AppError> {
             let now = time::now();
             let Some((stored, expired_now)) = load_fresh(conn, &id, now)? else {
-                return Ok((Err(not_found(&id)), None));
+                return Ok(Err(not_found(&id)));
             };
-            let expired = expired_now.then(|| stored.question.clone());
+            if expired_now {
+                done.changed(stored.question.clone());
+            }
             if stored.agent_id != agent_id {
-                return Ok((Err(not_found(&id)), expired));
+                return Ok(Err(not_found(&id)));
             }
             let mut q = stored.question;
             if q.cancel(now).is_err() {
-                return Ok((Err(AppError::already_resolved(q)), expired));
+                return Ok(Err(AppError::already_resolved(q)));
             }
             let tx = conn.transaction()?;
-            let changed = record_resolution(&*tx, &stored.room_id, &q)?.is_some();
+            let resolved = record_resolution(&*tx, &stored.room_id, &q)?;
             tx.commit()?;
-            if !changed {
-                let current = questions::get(conn, &id)?.map(|s| s.question);
-                return Ok((
-                    Err(AppError::already_resolved(current.unwrap_or(q))),
-                    expired,
-                ));
+            match resolved {
+                Some(r) => {
+                    done.resolved(q.clone(), r);
+                    Ok(Ok(q))
+                }
+                None => {
+                    let current = questions::get(conn, &id)?.map(|s| s.question);
+                    Ok(Err(AppError::already_resolved(current.unwrap_or(q))))
+                }
             }
-            Ok((Ok(q.clone()), Some(q)))
         })
         .await?
     }

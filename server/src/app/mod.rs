@@ -5,24 +5,25 @@
 //! Every change of a question's state goes through `resolution::record_resolution` in
 //! the same transaction that writes it, so the webhook delivery and the push
 //! jobs it causes are durable together with it; right after the commit, the
-//! database job itself wakes the long-pollers and the workers ([`Wakers`]).
+//! database job itself wakes the long-pollers and the workers ([`committed`]).
 
 use std::num::NonZeroU32;
 use std::sync::Arc;
 
 use governor::clock::{Clock, DefaultClock};
 use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
-use qp_core::protocol::Question;
 use tokio::sync::Notify;
 
 mod ask;
+mod committed;
 mod devices;
 pub mod error;
 mod resolution;
 mod respond;
 
+use committed::{Committed, Wakers};
+
 use crate::config::Settings;
-use crate::store::questions;
 use crate::store::round_trips::Op;
 use crate::store::{Conn, Db};
 use crate::waiters::{LongPollSlot, LongPolls, Waiters};
@@ -71,38 +72,6 @@ pub struct App {
     pub tokens: crate::token_cache::TokenCache,
     /// The OAuth consent flow's rate limits.
     pub oauth_limits: crate::oauth::Limits,
-}
-
-/// Whom a commit wakes: a question's long-pollers and the workers that got
-/// work. A database job holds a copy and wakes them itself, right after its
-/// commit and on the database's thread: the long-pollers hear of an answer
-/// one hand-off sooner than through the request's task, and they hear of it
-/// even when that task is gone (its client disconnected mid-request) while
-/// the commit went through.
-#[derive(Clone)]
-struct Wakers {
-    waiters: Arc<Waiters>,
-    webhook: Arc<Notify>,
-    push: Arc<Notify>,
-}
-
-impl Wakers {
-    fn announce(&self, q: Question) {
-        self.waiters.release(Arc::new(q));
-        self.webhook.notify_one();
-        self.push.notify_one();
-    }
-
-    /// [`Wakers::announce`], waking only the workers that got work.
-    fn announce_resolved(&self, q: Question, r: &questions::Resolved) {
-        self.waiters.release(Arc::new(q));
-        if r.webhook {
-            self.webhook.notify_one();
-        }
-        if r.pushes > 0 {
-            self.push.notify_one();
-        }
-    }
 }
 
 /// The response of an answer, kept verbatim under its Idempotency-Key and
@@ -158,23 +127,21 @@ impl App {
         })
     }
 
-    /// Runs `f` as a database job counted under `op`. The questions it
-    /// returns beside its result are ones it changed and committed: the
-    /// job announces them itself, right after `f` (see [`Wakers`]).
-    async fn run_announcing<T, C, F>(&self, op: Op, f: F) -> Result<T, AppError>
+    /// Runs `f` as a database job counted under `op`. What `f` records in
+    /// [`Committed`] as its commits succeed, the job announces itself right
+    /// after `f`, on an error too ([`committed`] says why there).
+    async fn run_announcing<T, F>(&self, op: Op, f: F) -> Result<T, AppError>
     where
         T: Send + 'static,
-        C: IntoIterator<Item = Question>,
-        F: FnOnce(&Conn) -> Result<(T, C), AppError> + Send + 'static,
+        F: FnOnce(&Conn, &mut Committed) -> Result<T, AppError> + Send + 'static,
     {
         let wakers = self.wakers();
         self.db
             .run_as(op, move |conn| {
-                let (out, changed) = f(conn)?;
-                for q in changed {
-                    wakers.announce(q);
-                }
-                Ok(out)
+                let mut done = Committed::default();
+                let out = f(conn, &mut done);
+                wakers.wake(done);
+                out
             })
             .await
     }

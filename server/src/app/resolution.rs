@@ -24,15 +24,18 @@ impl App {
         let mut total = 0;
         loop {
             let n = self
-                .run_announcing(Op::Other, move |conn| -> Result<_, AppError> {
+                .run_announcing(Op::Other, move |conn, done| -> Result<_, AppError> {
                     let now = time::now();
-                    let mut out = Vec::new();
+                    let mut n = 0;
                     for id in questions::overdue_ids(conn, now.timestamp(), 200)? {
+                        // Each expiry commits on its own: announced even if
+                        // a later one fails.
                         if let Some((stored, true)) = load_fresh(conn, &id, now)? {
-                            out.push(stored.question);
+                            done.changed(stored.question);
+                            n += 1;
                         }
                     }
-                    Ok((out.len(), out))
+                    Ok(n)
                 })
                 .await?;
             total += n;
@@ -80,7 +83,8 @@ pub(super) fn not_found(id: &str) -> AppError {
 
 /// Reads a question, first expiring it (durably) if its deadline passed, so
 /// no read ever shows an overdue question as pending. The flag says whether
-/// this call expired it (the caller then announces it).
+/// this call expired it, which the caller records in its
+/// [`super::committed::Committed`] to announce.
 pub(super) fn load_fresh(
     conn: &Conn,
     id: &str,

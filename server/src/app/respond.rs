@@ -31,16 +31,17 @@ impl App {
     /// A question for an eligible responder (403 otherwise).
     pub async fn user_question(&self, user: &User, id: String) -> Result<Question, AppError> {
         let user_id = user.id.clone();
-        self.run_announcing(Op::Other, move |conn| -> Result<_, AppError> {
-            let now = time::now();
-            let Some((stored, expired_now)) = load_fresh(conn, &id, now)? else {
-                return Ok((Err(not_found(&id)), None));
+        self.run_announcing(Op::Other, move |conn, done| -> Result<_, AppError> {
+            let Some((stored, expired_now)) = load_fresh(conn, &id, time::now())? else {
+                return Ok(Err(not_found(&id)));
             };
-            let fresh = expired_now.then(|| stored.question.clone());
-            if !may_respond(conn, &stored, &user_id)? {
-                return Ok((Err(not_eligible()), fresh));
+            if expired_now {
+                done.changed(stored.question.clone());
             }
-            Ok((Ok(stored.question), fresh))
+            if !may_respond(conn, &stored, &user_id)? {
+                return Ok(Err(not_eligible()));
+            }
+            Ok(Ok(stored.question))
         })
         .await?
     }
@@ -59,8 +60,7 @@ impl App {
         self.check_answer_rate(&user.id)?;
         let key_ttl = self.settings.idempotency_key_ttl.as_secs() as i64;
         let check = user.check_token.clone();
-        let wakers = self.wakers();
-        let answer_in = move |conn: &Conn| -> Result<_, AppError> {
+        self.run_announcing(Op::Answer, move |conn, done| -> Result<_, AppError> {
             // One statement: the question, the user's membership, the
             // room (webhook included) and the token's check.
             let place = questions::answer_place(conn, &id, &user.id, check.as_deref())?;
@@ -71,41 +71,35 @@ impl App {
             if let Some(key) = &key {
                 if let Some(prev) = questions::keyed_answer(conn, &user.id, key, keys_since)? {
                     if prev.question_id != id {
-                        return Ok((
-                            Err(AppError::invalid(
-                                "Idempotency-Key",
-                                "idempotency_key_reused",
-                                "Idempotency-Key: this key was already used for another question",
-                            )),
-                            None,
-                            None,
-                        ));
+                        return Ok(Err(AppError::invalid(
+                            "Idempotency-Key",
+                            "idempotency_key_reused",
+                            "Idempotency-Key: this key was already used for another question",
+                        )));
                     }
-                    return Ok((
-                        Ok(AnswerResponse {
-                            refused: prev.refused,
-                            body: prev.response,
-                        }),
-                        None,
-                        None,
-                    ));
+                    return Ok(Ok(AnswerResponse {
+                        refused: prev.refused,
+                        body: prev.response,
+                    }));
                 }
             }
             let submission = match AnswerSubmission::from_json(&body) {
                 Ok(s) => s,
-                Err(e) => return Ok((Err(e.into()), None, None)),
+                Err(e) => return Ok(Err(e.into())),
             };
             let now = time::now();
             let Some(stored) = place.stored else {
-                return Ok((Err(not_found(&id)), None, None));
+                return Ok(Err(not_found(&id)));
             };
             let room = place.room.as_ref();
             let Some((stored, expired_now)) = expire_loaded(conn, stored, now, room)? else {
-                return Ok((Err(not_found(&id)), None, None));
+                return Ok(Err(not_found(&id)));
             };
-            let mut fresh = expired_now.then(|| stored.question.clone());
+            if expired_now {
+                done.changed(stored.question.clone());
+            }
             if !(place.member && stored.question.is_eligible(&user.id, place.member)) {
-                return Ok((Err(not_eligible()), fresh, None));
+                return Ok(Err(not_eligible()));
             }
             let mut q = stored.question;
             let responder = Responder {
@@ -127,7 +121,7 @@ impl App {
                 Some(t) => &**t,
                 None => conn,
             };
-            let mut woke = None;
+            let mut resolved = None;
             let response = match outcome {
                 Err(e) => AnswerResponse::refused(e.into()),
                 Ok(AnswerOutcome::Accepted) => {
@@ -136,8 +130,7 @@ impl App {
                     let json = serde_json::to_string(&q).unwrap_or_default();
                     match record_resolution_in(c, &stored.room_id, room, &q, &json)? {
                         Some(r) => {
-                            woke = Some(r);
-                            fresh = Some(q);
+                            resolved = Some((q, r));
                             AnswerResponse::question(json)
                         }
                         None => {
@@ -170,22 +163,14 @@ impl App {
             if let Some(tx) = tx {
                 tx.commit()?;
             }
-            Ok((Ok(response), fresh, woke))
-        };
-        self.db
-            .run_as(Op::Answer, move |conn| {
-                let (result, fresh, woke) = answer_in(conn)?;
-                // Committed: wake from here (see `Wakers`).
-                if let Some(q) = fresh {
-                    match woke {
-                        Some(r) => wakers.announce_resolved(q, &r),
-                        None => wakers.announce(q),
-                    }
-                }
-                Ok(result)
-            })
-            .await
-            .map_err(|e| self.forget_if_revoked(e, user_check.as_deref()))?
+            // Only now, with the answer committed.
+            if let Some((q, r)) = resolved {
+                done.resolved(q, r);
+            }
+            Ok(Ok(response))
+        })
+        .await
+        .map_err(|e| self.forget_if_revoked(e, user_check.as_deref()))?
     }
 }
 
