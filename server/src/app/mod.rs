@@ -5,7 +5,7 @@
 //! Every change of a question's state goes through `resolution::record_resolution` in
 //! the same transaction that writes it, so the webhook delivery and the push
 //! jobs it causes are durable together with it; right after the commit, the
-//! database job itself wakes the long-pollers and the workers ([`committed`]).
+//! database job itself wakes the long-pollers and the workers (`committed.rs`).
 
 use std::num::NonZeroU32;
 use std::sync::Arc;
