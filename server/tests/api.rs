@@ -435,8 +435,10 @@ async fn an_answer_whose_request_is_dropped_still_releases_its_waiters() {
         );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    // Hold the database's thread (SQLite has one), so the answer's job is
-    // still queued when its request goes.
+    // Hold the database's thread, so on SQLite (one thread) the answer's
+    // job is still queued when its request goes. (PostgreSQL's other
+    // threads run it at once, and its NOTIFY wakes the waiters as well:
+    // there the test passed before this change too.)
     let (go, hold) = std::sync::mpsc::channel::<()>();
     let held = app
         .db

@@ -28,7 +28,7 @@ pub(super) struct Committed {
 }
 
 impl Committed {
-    /// `q` changed state (an expiry, a cancel): its long-pollers are
+    /// `q` changed state (an expiry): its long-pollers are
     /// released, and both workers look for work.
     pub fn changed(&mut self, q: Question) {
         self.questions.push((q, None));

@@ -129,7 +129,8 @@ impl App {
 
     /// Runs `f` as a database job counted under `op`. What `f` records in
     /// [`Committed`] as its commits succeed, the job announces itself right
-    /// after `f`, on an error too ([`committed`] says why there).
+    /// after `f`, on an error too (`committed.rs` says why there); not
+    /// after a panic in `f`, which the request sees as one.
     async fn run_announcing<T, F>(&self, op: Op, f: F) -> Result<T, AppError>
     where
         T: Send + 'static,
