@@ -419,7 +419,6 @@ async fn many_waiters_are_released_promptly_by_an_answer() {
 /// heard by this instance too, is a second way.)
 #[tokio::test(flavor = "multi_thread")]
 async fn an_answer_whose_request_is_dropped_still_releases_its_waiters() {
-    use std::sync::atomic::Ordering;
     let f = Fixture::new().await;
     let q = f
         .ask(json!({"prompt": "room?", "responder_scope": "room"}))
@@ -427,14 +426,7 @@ async fn an_answer_whose_request_is_dropped_still_releases_its_waiters() {
     let id = q["id"].as_str().unwrap();
     let app = f.server.as_ref().unwrap().app.clone();
     let waiters = spawn_waiters(&f, id, 2).await;
-    let parked = Instant::now();
-    while app.metrics.parked.load(Ordering::Relaxed) < 2 {
-        assert!(
-            parked.elapsed() < Duration::from_secs(10),
-            "the waiters never parked"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    f.until_parked(2).await;
     // Hold the database's thread, so on SQLite (one thread) the answer's
     // job is still queued when its request goes. (PostgreSQL's other
     // threads run it at once, and its NOTIFY wakes the waiters as well:

@@ -70,11 +70,7 @@ async fn cycle(f: &Fixture) {
             r.json::<Value>().await.unwrap()
         })
     };
-    let until = Instant::now() + Duration::from_secs(10);
-    while app.metrics.parked.load(Ordering::Relaxed) <= parked_before {
-        assert!(Instant::now() < until, "the waiter never parked");
-        tokio::time::sleep(Duration::from_millis(2)).await;
-    }
+    f.until_parked(parked_before + 1).await;
     let (s, a) = f
         .answer(&f.alice_token, &id, json!({"value": "approve"}))
         .await;

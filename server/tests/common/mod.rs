@@ -161,6 +161,26 @@ impl Fixture {
         matches!(self.database, Database::Postgres(_))
     }
 
+    /// Waits until the server holds at least `n` parked long-polls (its
+    /// metrics' count), failing after 10 s: a test that answers before its
+    /// waiters park would see them read the answer, not be released by it.
+    pub async fn until_parked(&self, n: i64) {
+        let app = &self.server.as_ref().expect("a running server").app;
+        let until = std::time::Instant::now() + Duration::from_secs(10);
+        while app
+            .metrics
+            .parked
+            .load(std::sync::atomic::Ordering::Relaxed)
+            < n
+        {
+            assert!(
+                std::time::Instant::now() < until,
+                "the waiters never parked"
+            );
+            tokio::time::sleep(Duration::from_millis(2)).await;
+        }
+    }
+
     /// Stops the server and starts a new one on the same database file.
     pub async fn restart(&mut self, tweak: impl FnOnce(&mut Settings)) {
         if let Some(s) = self.server.take() {
