@@ -1,12 +1,17 @@
 //! Pairing: one-time codes that a phone (`POST /api/pair`) or an agent's CLI
 //! (`POST /api/agent/login`) exchanges for its own token, and invites made by
-//! an operator (`qp admin … invite`, `POST /api/admin/…/invites`).
+//! an operator (`qp admin … invite`, `POST /api/admin/…/invites`). Before
+//! pairing, a browser asks what a code is for (`POST /api/pair/preview`):
+//! whose account it signs in to, without spending it, so the person
+//! chooses with the name in front of them.
 //!
 //! Guessing is bounded twice: each invite is burned after a few wrong
 //! secrets against its id (store::invites), and each client address (an
 //! IPv6 address counts as its /64, see [`address_group`]) may fail only
 //! [`MAX_FAILURES_PER_ADDRESS`] times per [`FAILURE_WINDOW`] before every
-//! attempt from it is refused with 429, valid or not.
+//! attempt from it is refused with 429, valid or not. A preview is an
+//! attempt like a pairing (its wrong secrets count the same), and one
+//! address may preview only [`MAX_PREVIEWS_PER_ADDRESS`] times a window.
 
 use std::collections::{HashMap, VecDeque};
 use std::net::{IpAddr, Ipv4Addr};
@@ -24,6 +29,9 @@ use crate::store::now_secs;
 /// Failed attempts one address may make per window.
 pub const MAX_FAILURES_PER_ADDRESS: u32 = 10;
 pub const FAILURE_WINDOW: Duration = Duration::from_secs(600);
+/// Previews one address may ask for per window, right or wrong: a person
+/// opens a link or two; an office behind one address, a few dozen.
+pub const MAX_PREVIEWS_PER_ADDRESS: u32 = 30;
 /// Addresses the limiter remembers at most. Beyond it the oldest record is
 /// forgotten: the memory and the work per attempt stay bounded however many
 /// addresses an attacker has (each invite still burns after five wrong
@@ -59,13 +67,21 @@ pub fn address_group(addr: IpAddr) -> IpAddr {
     }
 }
 
-/// Failures of one group in its current window.
+/// Failures and previews of one group in its current window.
 struct Failures {
     count: u32,
+    previews: u32,
     since: Instant,
 }
 
-/// Failed pairing attempts per address group, in memory, bounded: a map
+/// What an attempt is counted as.
+#[derive(Clone, Copy)]
+enum Attempt {
+    Failure,
+    Preview,
+}
+
+/// Failed pairing attempts (and previews) per address group, in memory, bounded: a map
 /// for the counts and a queue of (group, window start) in the order the
 /// windows started, which is also the order they end, so expired records
 /// are dropped from its front. Every attempt does O(1) amortized work.
@@ -103,23 +119,27 @@ impl FailureTable {
         }
     }
 
-    fn record(&mut self, group: IpAddr, now: Instant, cap: usize) {
+    fn record(&mut self, group: IpAddr, now: Instant, cap: usize, attempt: Attempt) {
         self.drop_expired(now);
+        let bump = |f: &mut Failures| match attempt {
+            Attempt::Failure => f.count += 1,
+            Attempt::Preview => f.previews += 1,
+        };
         if let Some(f) = self.by_group.get_mut(&group) {
-            f.count += 1;
+            bump(f);
             return;
         }
         // A new group: make room by forgetting the oldest windows.
         while self.by_group.len() >= cap.max(1) {
             self.pop_oldest();
         }
-        self.by_group.insert(
-            group,
-            Failures {
-                count: 1,
-                since: now,
-            },
-        );
+        let mut f = Failures {
+            count: 0,
+            previews: 0,
+            since: now,
+        };
+        bump(&mut f);
+        self.by_group.insert(group, f);
         self.order.push_back((group, now));
     }
 }
@@ -139,7 +159,24 @@ impl PairFailures {
 
     fn record_capped(&self, addr: IpAddr, cap: usize) {
         let mut table = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-        table.record(address_group(addr), Instant::now(), cap);
+        table.record(address_group(addr), Instant::now(), cap, Attempt::Failure);
+    }
+
+    /// Counts a preview from `addr`: `Some(seconds to wait)` instead when
+    /// its group has previewed too often lately (nothing is counted then).
+    fn preview(&self, addr: IpAddr) -> Option<u64> {
+        let group = address_group(addr);
+        let now = Instant::now();
+        let mut table = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        table.drop_expired(now);
+        if let Some(f) = table.by_group.get(&group) {
+            if f.previews >= MAX_PREVIEWS_PER_ADDRESS {
+                let left = FAILURE_WINDOW.saturating_sub(now.duration_since(f.since));
+                return Some(left.as_secs().max(1));
+            }
+        }
+        table.record(group, now, MAX_TRACKED_ADDRESSES, Attempt::Preview);
+        None
     }
 
     /// How many groups are remembered now.
@@ -215,6 +252,18 @@ pub struct AgentLoggedIn {
     pub agent: AgentRef,
 }
 
+/// What a pairing code is for, as `POST /api/pair/preview` says before it
+/// is spent: no more than pairing with it would show.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct PairPreview {
+    /// The account the code signs in to.
+    pub user: UserRef,
+    /// This server, as its links name it.
+    pub server: String,
+    /// When the code stops working (RFC 3339).
+    pub expires_at: String,
+}
+
 /// What a redeemed code issued (the token is in it, shown once).
 #[derive(Debug)]
 pub enum Issued {
@@ -224,6 +273,40 @@ pub enum Issued {
 
 fn invalid_code(message: &str) -> AppError {
     AppError::BadCode(message.to_string())
+}
+
+/// The refusal of a code that is not a valid one of the kind asked for
+/// (`Ok` here is a valid code of the other kind). The same words whether
+/// a code is redeemed or previewed.
+fn refusal(redeemed: &Redeemed) -> &'static str {
+    match redeemed {
+        // An agent code at the phone endpoint (or the reverse): not spent,
+        // and not the caller's to use here.
+        Redeemed::Ok { .. } => "code: this code is not for this kind of sign-in",
+        Redeemed::Used => "code: this code was already used; ask for a new one",
+        Redeemed::Expired => "code: this code has expired; ask for a new one",
+        Redeemed::Burned => "code: too many wrong attempts on this code; ask for a new one",
+        Redeemed::Unknown | Redeemed::WrongSecret => "code: unknown pairing code",
+    }
+}
+
+const DISABLED: &str = "code: this account is disabled; ask the operator";
+
+fn too_many_failures(wait: u64) -> AppError {
+    AppError::rate_limited(
+        "too_many_attempts",
+        format!("too many wrong pairing codes from this address; try again in {wait} s"),
+        wait,
+    )
+}
+
+/// `code` in its canonical form, or the refusal of a string that is none
+/// (counted as a failure of `addr`).
+fn canonical_code(app: &App, addr: IpAddr, code: &str) -> Result<String, AppError> {
+    normalize_code(code).ok_or_else(|| {
+        app.pair_failures.record(addr);
+        invalid_code("code: not a pairing code (16 letters and digits, like K7QD-8M3X-PA2F-9TRV)")
+    })
 }
 
 impl App {
@@ -282,18 +365,9 @@ impl App {
         device: Option<DeviceFields>,
     ) -> Result<Issued, AppError> {
         if let Some(wait) = self.pair_failures.blocked(addr) {
-            return Err(AppError::rate_limited(
-                "too_many_attempts",
-                format!("too many wrong pairing codes from this address; try again in {wait} s"),
-                wait,
-            ));
+            return Err(too_many_failures(wait));
         }
-        let Some(code) = normalize_code(code) else {
-            self.pair_failures.record(addr);
-            return Err(invalid_code(
-                "code: not a pairing code (16 letters and digits, like K7QD-8M3X-PA2F-9TRV)",
-            ));
-        };
+        let code = canonical_code(self, addr, code)?;
         let outcome = self
             .db
             .run(
@@ -305,28 +379,13 @@ impl App {
                             kind: k,
                             subject_id,
                         } if k == kind => subject_id,
-                        Redeemed::Ok { .. } => {
-                            // An agent code at the phone endpoint (or the reverse):
-                            // not spent, and not the caller's to use here.
-                            return Ok(Err("code: this code is not for this kind of sign-in"));
-                        }
-                        Redeemed::Used => {
-                            tx.commit()?;
-                            return Ok(Err("code: this code was already used; ask for a new one"));
-                        }
-                        Redeemed::Expired => {
-                            tx.commit()?;
-                            return Ok(Err("code: this code has expired; ask for a new one"));
-                        }
-                        Redeemed::Burned => {
-                            tx.commit()?;
-                            return Ok(Err(
-                                "code: too many wrong attempts on this code; ask for a new one",
-                            ));
-                        }
-                        Redeemed::Unknown | Redeemed::WrongSecret => {
-                            tx.commit()?;
-                            return Ok(Err("code: unknown pairing code"));
+                        other => {
+                            // A code of the other kind is left as it was;
+                            // a wrong secret is counted against the invite.
+                            if !matches!(other, Redeemed::Ok { .. }) {
+                                tx.commit()?;
+                            }
+                            return Ok(Err(refusal(&other)));
                         }
                     };
                     // A disabled or removed account does not pair again (the
@@ -337,7 +396,7 @@ impl App {
                     };
                     if crate::store::offboard::is_disabled(&*tx, who, &subject_id)? {
                         tx.commit()?;
-                        return Ok(Err("code: this account is disabled; ask the operator"));
+                        return Ok(Err(DISABLED));
                     }
                     let token = identity::mint_token(&*tx, kind, &subject_id, &label)?;
                     let actor = format!("{}:{subject_id}", who.name());
@@ -391,6 +450,76 @@ impl App {
             self.pair_failures.record(addr);
             invalid_code(message)
         })
+    }
+
+    /// What a user's pairing `code` is for, checked as [`App::redeem`]
+    /// checks it but left unspent: nothing is minted or audited. Refused
+    /// with the same words as a pairing, counted against `addr` and the
+    /// invite the same way, and at most [`MAX_PREVIEWS_PER_ADDRESS`] per
+    /// window from one address.
+    pub async fn preview_pairing(&self, addr: IpAddr, code: &str) -> Result<PairPreview, AppError> {
+        if let Some(wait) = self.pair_failures.blocked(addr) {
+            return Err(too_many_failures(wait));
+        }
+        if let Some(wait) = self.pair_failures.preview(addr) {
+            return Err(AppError::rate_limited(
+                "too_many_attempts",
+                format!(
+                    "too many pairing codes looked up from this address; try again in {wait} s"
+                ),
+                wait,
+            ));
+        }
+        let code = canonical_code(self, addr, code)?;
+        let outcome = self
+            .db
+            .run(
+                move |conn| -> Result<Result<(UserRef, i64), &'static str>, AppError> {
+                    let tx = conn.transaction()?;
+                    let now = now_secs();
+                    let subject_id = match invites::peek(&*tx, &code, now)? {
+                        Redeemed::Ok {
+                            kind: InviteKind::User,
+                            subject_id,
+                        } => subject_id,
+                        other => {
+                            // Only a wrong secret wrote (its count).
+                            tx.commit()?;
+                            return Ok(Err(refusal(&other)));
+                        }
+                    };
+                    if crate::store::offboard::is_disabled(
+                        &*tx,
+                        crate::store::offboard::Subject::User,
+                        &subject_id,
+                    )? {
+                        return Ok(Err(DISABLED));
+                    }
+                    let user = identity::require_user(&*tx, &subject_id)?;
+                    let expires_at = invites::expiry(&*tx, &code)?.unwrap_or(now);
+                    Ok(Ok((
+                        UserRef {
+                            id: user.id,
+                            display_name: user.display_name,
+                        },
+                        expires_at,
+                    )))
+                },
+            )
+            .await?;
+        match outcome {
+            Ok((user, expires_at)) => Ok(PairPreview {
+                user,
+                server: self.settings.public_url(),
+                expires_at: chrono::DateTime::from_timestamp(expires_at, 0)
+                    .map(|t| qp_core::protocol::time::format(&t))
+                    .unwrap_or_default(),
+            }),
+            Err(message) => {
+                self.pair_failures.record(addr);
+                Err(invalid_code(message))
+            }
+        }
     }
 }
 

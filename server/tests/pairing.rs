@@ -332,3 +332,146 @@ async fn six_to_four_and_teredo_are_counted_as_their_ipv4_host() {
         .unwrap();
     assert_eq!(resp.status().as_u16(), 429);
 }
+
+async fn preview(fx: &Fixture, code: &str) -> (u16, Value) {
+    fx.call(
+        "POST",
+        "/api/pair/preview",
+        None,
+        Some(json!({ "code": code })),
+    )
+    .await
+}
+
+fn count(fx: &Fixture, table: &str) -> i64 {
+    fx.db()
+        .query_row(&format!("SELECT COUNT(*) FROM {table}"), &[], |r| r.get(0))
+        .unwrap()
+}
+
+/// A pairing link names the account it signs in to before anything is
+/// spent: the web responder shows that name and waits for the person's
+/// click (a link redeemed on load switched a browser to another account).
+#[tokio::test]
+async fn a_preview_names_the_account_and_leaves_the_code_unspent() {
+    let fx = Fixture::new().await;
+    let admin = admin_token(&fx).await;
+    let inv = invite(&fx, &admin, "users", &fx.alice).await;
+    let code = inv["code"].as_str().unwrap();
+    let (tokens, audit) = (count(&fx, "tokens"), count(&fx, "audit_log"));
+
+    // Twice, as typed: the same answer, nothing minted, nothing audited.
+    for typed in [code.to_string(), code.replace('-', "").to_lowercase()] {
+        let (s, b) = preview(&fx, &typed).await;
+        assert_eq!(s, 200, "{b}");
+        assert_eq!(b["user"]["id"], fx.alice);
+        assert_eq!(b["user"]["display_name"], "Alice");
+        assert_eq!(b["server"], fx.base);
+        assert_eq!(b["expires_at"], inv["expires_at"]);
+        assert!(b.get("token").is_none(), "{b}");
+    }
+    assert_eq!(count(&fx, "tokens"), tokens, "a preview mints no token");
+    assert_eq!(count(&fx, "audit_log"), audit, "a preview changes nothing");
+
+    // The code still pairs, once; then the preview says it was used.
+    let (s, b) = pair(&fx, code, None).await;
+    assert_eq!(
+        (s, b["user"]["id"].as_str()),
+        (200, Some(fx.alice.as_str()))
+    );
+    let (s, b) = preview(&fx, code).await;
+    assert_eq!((s, err_code(&b)), (400, "invalid_code"));
+    assert!(
+        b["message"].as_str().unwrap().contains("already used"),
+        "{b}"
+    );
+
+    // An agent's code is not a browser's: refused, and not spent.
+    let agent_id: String = fx
+        .db()
+        .query_row(
+            "SELECT id FROM agents ORDER BY created_at LIMIT 1",
+            &[],
+            |r| r.get(0),
+        )
+        .unwrap();
+    let inv = invite(&fx, &admin, "agents", &agent_id).await;
+    let (s, b) = preview(&fx, inv["code"].as_str().unwrap()).await;
+    assert_eq!((s, err_code(&b)), (400, "invalid_code"));
+    assert!(b.get("user").is_none(), "{b}");
+    let (s, _) = fx
+        .call(
+            "POST",
+            "/api/agent/login",
+            None,
+            Some(json!({"code": inv["code"]})),
+        )
+        .await;
+    assert_eq!(s, 200);
+
+    // No code, or not a string: the field is named.
+    let (s, b) = fx
+        .call("POST", "/api/pair/preview", None, Some(json!({})))
+        .await;
+    assert_eq!((s, b["field"].as_str()), (422, Some("code")), "{b}");
+}
+
+/// Looking up codes is no easier a way to guess one than pairing: wrong
+/// secrets burn the invite and count against the address, and one address
+/// may look up only so many codes, right or wrong.
+#[tokio::test]
+async fn previews_are_bounded_like_pairing_and_rate_limited_per_address() {
+    let fx = Fixture::with(|s| s.trusted_proxies = vec!["127.0.0.1/32".parse().unwrap()]).await;
+    let admin = admin_token(&fx).await;
+    let from = |addr: &str, code: &Value| {
+        fx.http
+            .post(format!("{}/api/pair/preview", fx.base))
+            .header("x-forwarded-for", addr)
+            .json(&json!({ "code": code }))
+            .send()
+    };
+    // Five wrong secrets against one invite's id, by preview: burned.
+    let inv = invite(&fx, &admin, "users", &fx.alice).await;
+    let code = inv["code"].as_str().unwrap();
+    let wrong = json!(format!("{}-0000-0000-0000", &code[..4]));
+    for _ in 0..5 {
+        let resp = from("192.0.2.1", &wrong).await.unwrap();
+        assert_eq!(resp.status().as_u16(), 400);
+    }
+    let (s, b) = pair(&fx, code, None).await;
+    assert_eq!(s, 400, "{b}");
+    assert!(
+        b["message"]
+            .as_str()
+            .unwrap()
+            .contains("too many wrong attempts"),
+        "{b}"
+    );
+    // Five more failures: that address is blocked, for a valid code too.
+    let fresh = invite(&fx, &admin, "users", &fx.bob).await;
+    for i in 0..5 {
+        let resp = from("192.0.2.1", &json!(format!("ZZZ{i}-0000-0000-0000")))
+            .await
+            .unwrap();
+        assert_eq!(resp.status().as_u16(), 400);
+    }
+    let resp = from("192.0.2.1", &fresh["code"]).await.unwrap();
+    assert_eq!(resp.status().as_u16(), 429);
+
+    // A valid code looked up over and over from one address: refused past
+    // the budget, with Retry-After; another address still looks it up.
+    for _ in 0..qp_server::pairing::MAX_PREVIEWS_PER_ADDRESS {
+        let resp = from("192.0.2.2", &fresh["code"]).await.unwrap();
+        assert_eq!(resp.status().as_u16(), 200);
+    }
+    let resp = from("192.0.2.2", &fresh["code"]).await.unwrap();
+    assert_eq!(resp.status().as_u16(), 429);
+    assert!(resp.headers().get("retry-after").is_some());
+    let b: Value = resp.json().await.unwrap();
+    assert_eq!(b["code"], "too_many_attempts");
+    let resp = from("192.0.2.3", &fresh["code"]).await.unwrap();
+    assert_eq!(resp.status().as_u16(), 200);
+    // Looking did not spend it.
+    let (s, b) = pair(&fx, fresh["code"].as_str().unwrap(), None).await;
+    assert_eq!((s, b["user"]["id"].as_str()), (200, Some(fx.bob.as_str())));
+}

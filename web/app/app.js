@@ -15,9 +15,11 @@ let pollTimer = null;
 let sheetFor = null;
 let drawn = null; // what the feed last drew (its cells, queued, notes): no redraw when unchanged
 let openFor = null; // a question to scroll to and focus (?q=, a notification tapped)
+let linkCode = null; // a pairing link's code, shown and waiting for the person's click
 
 const $ = (id) => document.getElementById(id);
 const t = (id) => responder.text(id);
+const tn = (id, names) => responder.textWith(id, JSON.stringify(names));
 
 function applyTexts() {
   document.documentElement.lang = responder.language();
@@ -28,6 +30,7 @@ function applyTexts() {
 
 function show(which) {
   $('pair').hidden = which !== 'pair';
+  $('link').hidden = which !== 'link';
   $('feed-section').hidden = which !== 'feed';
   $('account').hidden = which !== 'feed';
 }
@@ -42,7 +45,7 @@ async function api(path, opts = {}) {
   return resp;
 }
 
-// ---- pairing -------------------------------------------------------------
+// ---- pairing ----------------------------------------------------------
 
 // The code arrives in the fragment (/pair#CODE redirects here, keeping it);
 // it leaves the address bar before anything else happens.
@@ -52,29 +55,128 @@ function codeFromUrl() {
   return code.trim();
 }
 
-async function pair(code) {
-  $('pair-status').textContent = t('web-pairing');
+function postJson(path, body) {
+  return fetch(path, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify(body),
+    credentials: 'omit',
+    cache: 'no-store',
+  });
+}
+
+// A pairing link is never redeemed on load: anyone can send one, and
+// redeeming it would sign this browser in to the sender's choice of
+// account. The server says whose account the code is for (without spending
+// it); the page names that account, and the one signed in now, and pairs
+// only when the person clicks.
+async function openLink(code) {
+  linkCode = null;
+  show('link');
+  $('link-heading').textContent = t('web-link-checking');
+  for (const id of ['link-detail', 'link-replace', 'link-accept', 'link-cancel']) $(id).hidden = true;
   let resp;
   try {
-    resp = await fetch('/api/pair', {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ code, label: 'web browser' }),
-      credentials: 'omit',
-      cache: 'no-store',
-    });
+    resp = await postJson('/api/pair/preview', { code });
   } catch (e) {
-    $('pair-status').textContent = t('web-load-failed');
+    linkFailed(t('web-load-failed'));
     return;
   }
   if (!resp.ok) {
-    $('pair-status').textContent = t('web-pair-failed');
+    linkFailed(t('web-pair-failed'));
     return;
   }
+  const preview = await resp.json();
+  const names = {
+    name: preview.user.display_name,
+    server: location.host,
+    current: session ? session.user.display_name : '',
+  };
+  $('link-heading').textContent = tn('web-link-heading', names);
+  $('link-detail').textContent = tn('web-link-detail', names);
+  if (session) {
+    const same = session.user.id === preview.user.id;
+    $('link-replace').textContent = tn(same ? 'web-link-again' : 'web-link-replace', names);
+  }
+  $('link-accept').textContent = tn('web-link-accept', names);
+  $('link-cancel').textContent = session ? tn('web-link-stay', names) : t('web-link-cancel');
+  $('link-detail').hidden = false;
+  $('link-replace').hidden = !session;
+  $('link-accept').hidden = false;
+  $('link-cancel').hidden = false;
+  $('link-accept').disabled = false;
+  linkCode = code;
+  $('link-accept').focus();
+}
+
+// The link did not work: back to where the person was, saying so.
+function linkFailed(message) {
+  linkCode = null;
+  if (session) {
+    signedIn();
+    $('feed-note').textContent = message;
+  } else {
+    show('pair');
+    $('pair-status').textContent = message;
+  }
+}
+
+async function acceptLink() {
+  const code = linkCode;
+  if (!code) return;
+  linkCode = null;
+  $('link-accept').disabled = true;
+  if (!(await pair(code, $('link-heading')))) linkFailed(t('web-pair-failed'));
+}
+
+function cancelLink() {
+  linkCode = null;
+  if (session) signedIn();
+  else show('pair');
+}
+
+// Redeems `code` for this browser's token; `status` says how it goes.
+// True when paired.
+async function pair(code, status) {
+  status.textContent = t('web-pairing');
+  let resp;
+  try {
+    resp = await postJson('/api/pair', { code, label: 'web browser' });
+  } catch (e) {
+    status.textContent = t('web-load-failed');
+    return false;
+  }
+  if (!resp.ok) {
+    status.textContent = t('web-pair-failed');
+    return false;
+  }
   const out = await resp.json();
-  // A new pairing replaces this browser's session: the old token is
-  // revoked first (as signing out does), not left working.
+  status.textContent = '';
+  await replaceSession(out);
+  return true;
+}
+
+// A new pairing replaces this browser's session. The old token is revoked
+// first (as signing out does), with the devices it registered. When the
+// account changes, nothing of the old one carries over: answers it queued
+// offline are sent as it or dropped, and this browser's push subscription
+// is ended, not moved to the new account (notifications are turned on
+// again, by the person, for the new one).
+async function replaceSession(out) {
   const old = session || (await qpStore.session());
+  const switched = !old || !old.user || old.user.id !== out.user.id;
+  let wasNotified = false;
+  if (switched) {
+    clearTimeout(pollTimer);
+    if (old && old.token) await qpFlush(old.token).catch(() => {});
+    await qpStore.clear();
+    if (self.qpWebPush) wasNotified = await self.qpWebPush.unsubscribe().catch(() => false);
+    questions.clear();
+    drafts.clear();
+    notes.clear();
+    drawn = null;
+    $('feed').replaceChildren();
+  }
   if (old && old.token && old.token !== out.token) {
     await fetch('/api/me/token', {
       method: 'DELETE',
@@ -85,11 +187,14 @@ async function pair(code) {
   }
   session = { token: out.token, user: out.user };
   await qpStore.saveSession(session);
-  $('pair-status').textContent = '';
   signedIn();
+  if (old && switched && wasNotified) {
+    $('feed-note').textContent = tn('web-notifications-switched', { name: out.user.display_name });
+  }
 }
 
 function signedIn() {
+  $('feed-note').textContent = '';
   responder.setUser(session.user.id);
   $('user-name').textContent = session.user.display_name;
   show('feed');
@@ -385,9 +490,12 @@ async function start() {
   $('sheet-close').addEventListener('click', closeSheet);
   $('pair-form').addEventListener('submit', (ev) => {
     ev.preventDefault();
-    pair($('pair-code').value);
+    pair($('pair-code').value, $('pair-status'));
   });
+  $('link-accept').addEventListener('click', acceptLink);
+  $('link-cancel').addEventListener('click', cancelLink);
   $('notify').addEventListener('click', async () => {
+    $('feed-note').textContent = '';
     const result = await self.qpWebPush.enable(session.token).catch((e) => ({ ok: false, error: String(e) }));
     await offerNotifications(result);
   });
@@ -416,9 +524,7 @@ async function start() {
   }
   const code = codeFromUrl();
   if (code) {
-    // A new pairing replaces whatever session this browser had.
-    show('pair');
-    await pair(code);
+    await openLink(code);
   } else if (session) {
     signedIn();
   } else {

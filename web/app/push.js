@@ -16,9 +16,10 @@ self.qpWebPush = {
   },
   // On every start with a subscription: subscribed with the server's
   // current key (after a rotation, the old subscription is replaced), and
-  // registered again with the current token (a new pairing revoked the old
-  // one, and the device with it). Returns {ok, error} as enable does, or
-  // null when there is nothing to register.
+  // registered again with the current token (a new pairing of the same
+  // person revoked the old one, and the device with it; a pairing of
+  // another person ended the subscription before it signed in). Returns
+  // {ok, error} as enable does, or null when there is nothing to register.
   async refresh(token) {
     if (Notification.permission !== 'granted') return null;
     const reg = await navigator.serviceWorker.ready;
@@ -62,9 +63,16 @@ self.qpWebPush = {
     const msg = body && (typeof body.error === 'object' ? body.error && body.error.message : body.message || body.error);
     return { ok: false, error: msg || `${resp.status} ${resp.statusText}`.trim() };
   },
+  // Ends this browser's subscription (its push service forgets it): on
+  // sign-out, and before another account signs in here, so a subscription
+  // is never moved from one person to another. True when there was one.
+  // Never waits for a worker that is not registered.
   async unsubscribe() {
-    const reg = await navigator.serviceWorker.ready;
-    const sub = await reg.pushManager.getSubscription();
-    if (sub) await sub.unsubscribe();
+    if (!('serviceWorker' in navigator)) return false;
+    const reg = await navigator.serviceWorker.getRegistration();
+    const sub = reg && reg.pushManager && await reg.pushManager.getSubscription();
+    if (!sub) return false;
+    await sub.unsubscribe();
+    return true;
   },
 };

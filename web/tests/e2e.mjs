@@ -1,15 +1,19 @@
 // The web responder end to end in a real headless Chromium (Debian's
 // `chromium`, driven by puppeteer-core over the DevTools protocol), against
 // a real `qp serve` on loopback that scripts/test-web started:
-// pair by link, see a pending question appear, answer by button, by the
+// pair by link (the link names its account and waits for a click), see a
+// pending question appear, answer by button, by the
 // sheet and by typed reply, see the asker's `qp ask --wait` return it; a
 // second browser context (another device of the same person) shows the
 // resolution; sign out revokes the token. Then screenshots (light, dark,
-// Arabic, 360 px wide) and axe-core's accessibility check.
+// Arabic, 360 px wide) and axe-core's accessibility check. A link for
+// another account asks first, naming both, and ends this browser's push
+// subscription rather than moving it.
 //
-// Environment: QP (the qp binary), QP_URL, QP_ROOM, LINK_A, LINK_B (two
-// pairing links of one user), SHOTS (a directory), AXE (axe.min.js), and
-// the asker's QP_CONFIG_DIR.
+// Environment: QP (the qp binary), QP_URL, QP_ROOM, LINK_A, LINK_B, LINK_C,
+// LINK_DARK, LINK_AR, LINK_SW (pairing links of one user, Federica),
+// LINK_OTHER (a pairing link of another user, Mallory), SHOTS (a
+// directory), AXE (axe.min.js), and the asker's QP_CONFIG_DIR.
 import { spawn } from 'node:child_process';
 import { readFileSync, mkdirSync } from 'node:fs';
 import assert from 'node:assert/strict';
@@ -105,9 +109,19 @@ async function newPage(browser, { languages, dark, width } = {}) {
   return { context, page, problems };
 }
 
-async function pairByLink(page, link) {
+// Opens a pairing link: the page names the account and waits; nothing is
+// redeemed until the click.
+async function openLink(page, link) {
   await page.goto(link, { waitUntil: 'load' });
   await page.waitForSelector('body[data-ready="1"]');
+  await page.waitForSelector('#link-accept:not([hidden])', { timeout: 10000 });
+  // The code is gone from the address bar before anything else.
+  assert.equal(new URL(page.url()).hash, '');
+}
+
+async function pairByLink(page, link) {
+  await openLink(page, link);
+  await page.click('#link-accept');
   await page.waitForSelector('#feed-section:not([hidden])', { timeout: 10000 });
   // The code is gone from the address bar; the token sits in IndexedDB.
   assert.equal(new URL(page.url()).hash, '');
@@ -248,7 +262,10 @@ try {
   const violations = await axeCheck(a.page, 'the feed, light');
 
   const dark = await newPage(browser, { languages: ['en'], dark: true });
-  await dark.page.goto(env.LINK_DARK, { waitUntil: 'load' });
+  await openLink(dark.page, env.LINK_DARK);
+  await dark.page.screenshot({ path: `${shots}/link-dark.png` });
+  await axeCheck(dark.page, 'a pairing link, dark');
+  await dark.page.click('#link-accept');
   await cellWith(dark.page, 'Rotate the staging database password?');
   await dark.page.screenshot({ path: `${shots}/feed-dark.png` });
   await axeCheck(dark.page, 'the feed, dark');
@@ -291,7 +308,9 @@ try {
   log('opened at a question by ?q=');
 
   const ar = await newPage(browser, { languages: ['ar'], width: 360 });
-  await ar.page.goto(env.LINK_AR, { waitUntil: 'load' });
+  await openLink(ar.page, env.LINK_AR);
+  assert.ok((await ar.page.$eval('#link-heading', (e) => e.textContent)).includes('\u2068Federica\u2069'));
+  await ar.page.click('#link-accept');
   const arCell = await cellWith(ar.page, 'Rotate the staging database password?');
   assert.equal(await ar.page.evaluate(() => document.documentElement.dir), 'rtl');
   assert.equal(await ar.page.evaluate(() => document.documentElement.lang), 'ar');
@@ -307,11 +326,94 @@ try {
   const statusOf = async (token) => (await fetch(`${env.QP_URL}/api/me`, { headers: { Authorization: `Bearer ${token}` } })).status;
   const oldB = await b.page.evaluate(() => qpStore.session());
   assert.equal(await statusOf(oldB.token), 200);
+  await openLink(b.page, env.LINK_C);
+  assert.equal(await b.page.$eval('#link-replace', (e) => e.textContent),
+    'This browser is already signed in as \u2068Federica\u2069. Continuing replaces that sign-in.');
   const newB = await pairByLink(b.page, env.LINK_C);
   assert.notEqual(newB.token, oldB.token);
   assert.equal(await statusOf(oldB.token), 401, 'the replaced token is revoked');
   assert.equal(await statusOf(newB.token), 200);
   log('re-paired: the old token revoked');
+
+  // --- a link for another account ---------------------------------------------
+  // Opening it changes nothing: the page names the account of the link and
+  // the one signed in, and waits. Cancelled, the code stays unspent; taken,
+  // the old token is revoked and this browser's push subscription is ended
+  // before the new account signs in, never registered for it.
+  {
+    const sw = await newPage(browser, { languages: ['en'] });
+    await sw.context.overridePermissions(env.QP_URL, ['notifications']);
+    const vapid = (await (await fetch(`${env.QP_URL}/api/webpush/key`)).json()).public_key;
+    // The browser's push service cannot be reached here: a stand-in
+    // subscription, remembered across loads (localStorage) as a real one is.
+    await sw.page.evaluateOnNewDocument((key) => {
+      const b64 = key.replace(/-/g, '+').replace(/_/g, '/') + '='.repeat((4 - (key.length % 4)) % 4);
+      const fake = {
+        endpoint: 'https://push.stand-in.invalid/qp-test',
+        options: { applicationServerKey: Uint8Array.from(atob(b64), (c) => c.charCodeAt(0)).buffer },
+        toJSON() { return { endpoint: this.endpoint, keys: { p256dh: 'stand-in', auth: 'stand-in' } }; },
+        async unsubscribe() { localStorage.setItem('qp-test-push', 'ended'); return true; },
+      };
+      PushManager.prototype.getSubscription = async () => (localStorage.getItem('qp-test-push') === 'on' ? fake : null);
+      PushManager.prototype.subscribe = async () => { localStorage.setItem('qp-test-push', 'on'); return fake; };
+    }, vapid);
+    // Registrations are answered here: the server never holds a
+    // subscription it would push to (nothing leaves loopback).
+    const registered = [];
+    await sw.page.setRequestInterception(true);
+    sw.page.on('request', (r) => {
+      if (r.isInterceptResolutionHandled()) return;
+      if (r.method() === 'POST' && r.url() === `${env.QP_URL}/api/devices`) {
+        registered.push({ token: r.headers().authorization.replace(/^Bearer /, ''), body: JSON.parse(r.postData()) });
+        r.respond({ status: 201, contentType: 'application/json', body: JSON.stringify({ id: 'dev_stand_in', platform: 'web', app_id: env.QP_URL }) });
+      } else {
+        r.continue();
+      }
+    });
+    const fed = await pairByLink(sw.page, env.LINK_SW);
+    await sw.page.click('#notify');
+    await sw.page.waitForFunction(() => document.getElementById('notify').textContent === 'Notifications are on');
+    assert.deepEqual(registered.map((x) => x.token), [fed.token]);
+    assert.equal(JSON.parse(registered[0].body.push_token).endpoint, 'https://push.stand-in.invalid/qp-test');
+
+    // Opened: named, both accounts, nothing done yet.
+    await openLink(sw.page, env.LINK_OTHER);
+    const linkText = async (id) => sw.page.$eval(`#${id}`, (e) => e.textContent);
+    assert.equal(await linkText('link-heading'), 'Sign in as \u2068Mallory\u2069?');
+    assert.equal(await linkText('link-detail'), `This pairing link signs this browser in to \u2068${new URL(env.QP_URL).host}\u2069 as \u2068Mallory\u2069. Continue only if \u2068Mallory\u2069 is you.`);
+    assert.equal(await linkText('link-replace'), 'This browser is signed in as \u2068Federica\u2069. Continuing signs \u2068Federica\u2069 out of this browser and turns off notifications here.');
+    assert.equal(await linkText('link-accept'), 'Sign in as \u2068Mallory\u2069');
+    assert.equal(await linkText('link-cancel'), 'Stay signed in as \u2068Federica\u2069');
+    assert.equal(await sw.page.evaluate(() => document.activeElement.id), 'link-accept');
+    await sw.page.screenshot({ path: `${shots}/link-switch.png` });
+    await axeCheck(sw.page, 'a link for another account');
+    assert.equal((await sw.page.evaluate(() => qpStore.session())).token, fed.token, 'still signed in as before');
+    assert.equal(await statusOf(fed.token), 200);
+
+    // Cancelled: back to the feed as before; the code was not spent.
+    await sw.page.click('#link-cancel');
+    await sw.page.waitForSelector('#feed-section:not([hidden])');
+    assert.equal(await sw.page.$eval('#user-name', (e) => e.textContent), 'Federica');
+    const code = new URL(env.LINK_OTHER).hash.slice(1);
+    const peek = await fetch(`${env.QP_URL}/api/pair/preview`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ code }) });
+    assert.equal(peek.status, 200, 'the code is still good');
+
+    // Taken: Mallory, the old token revoked, the subscription ended, not moved.
+    await openLink(sw.page, env.LINK_OTHER);
+    await sw.page.click('#link-accept');
+    await sw.page.waitForFunction(() => document.getElementById('user-name').textContent === 'Mallory');
+    const mallory = await sw.page.evaluate(() => qpStore.session());
+    assert.equal(mallory.user.display_name, 'Mallory');
+    assert.equal(await statusOf(fed.token), 401, 'the replaced token is revoked');
+    assert.equal(await sw.page.evaluate(() => localStorage.getItem('qp-test-push')), 'ended');
+    await sw.page.waitForFunction(() => document.getElementById('notify').textContent === 'Turn on notifications');
+    assert.equal(await linkText('feed-note'), 'Notifications were turned off when this browser changed accounts. Turn them on again for \u2068Mallory\u2069 if you want them.');
+    await sleep(500);
+    assert.deepEqual(registered.map((x) => x.token), [fed.token], 'the subscription was never registered for Mallory');
+    assert.deepEqual(sw.problems, [], 'no errors, no third-party requests');
+    await sw.context.close();
+    log('a link for another account: asked first, named both; the subscription ended, not moved');
+  }
 
   // --- sign out revokes the token --------------------------------------------
   await b.page.click('#sign-out');

@@ -3,12 +3,15 @@
 // Chromium (puppeteer-core) against the real `qp serve` scripts/test-web
 // started. The client is this script (registered by DCR, PKCE S256, a
 // loopback redirect URI served here); the person pairs by link, opens the
-// authorization page (their id filled in), asks, and taps Allow on the page;
+// authorization page (their name shown as the account it will ask), asks,
+// and taps Allow on the page;
 // the browser lands on the client's redirect with the code, which this
 // script exchanges and uses on /mcp. Then Deny the same way, and a browser
-// that is not signed in, which is offered nothing but the phone.
+// that is not signed in, which is offered nothing but the phone; and the
+// person choosing another account than the one signed in.
 //
-// Environment: QP_URL, QP_ROOM, LINK (a pairing link of the person).
+// Environment: QP_URL, QP_ROOM, QP_USER, LINK (a pairing link of the
+// person), QP_OTHER_USER and QP_OTHER_NAME (another member of the room).
 import { createServer } from 'node:http';
 import { createHash, randomBytes } from 'node:crypto';
 import assert from 'node:assert/strict';
@@ -73,17 +76,34 @@ async function newPage(browser) {
 async function ask(page, verifier, state, { expectSignedIn }) {
   await page.goto(authorizeUrl(verifier, state), { waitUntil: 'load' });
   if (expectSignedIn) {
-    await page.waitForSelector('#signed-in:not([hidden])', { timeout: 10000 });
-    assert.equal(await page.$eval('#user', (e) => e.value), expectSignedIn.id, 'the person\'s id is filled in');
-    assert.equal(await page.$eval('#signed-in', (e) => e.textContent), `Signed in to qp on this browser as ${expectSignedIn.display_name}.`);
+    await expectAccount(page, expectSignedIn);
   } else {
-    assert.equal(await page.$eval('#signed-in', (e) => e.hidden), true);
+    assert.equal(await page.$eval('#account', (e) => e.hidden), true);
     await page.type('#user', env.QP_USER);
   }
   await page.type('input[name=room]', env.QP_ROOM);
   await Promise.all([page.waitForNavigation({ waitUntil: 'load' }), page.click('button[type=submit]')]);
   const heading = await page.$eval('h1', (e) => e.textContent).catch(async () => `no heading: ${await page.evaluate(() => document.body.innerText)}`);
   assert.equal(heading, 'Check your phone');
+}
+
+// The account the page will ask, named where a person looks: a box above
+// the fields and the button itself, not an opaque id in a field.
+async function expectAccount(page, user) {
+  await page.waitForSelector('#account:not([hidden])', { timeout: 10000 });
+  assert.equal(await page.$eval('#user', (e) => e.value), user.id, 'the person\'s id is filled in');
+  assert.equal(await page.$eval('#account', (e) => e.innerText.split('\n')[0]),
+    `This browser is signed in to qp as ${user.display_name}: the question goes to ${user.display_name}’s phone.`);
+  assert.equal(await page.$eval('#ask', (e) => e.textContent), `Ask ${user.display_name} on their phone`);
+  assert.equal(await page.$eval('#change-account', (e) => e.textContent), `Not ${user.display_name}? Ask another account`);
+  assert.equal(await page.$eval('#user-label', (e) => e.hidden), true, 'the id is not what the person reads');
+}
+
+async function pairByLink(page, link) {
+  await page.goto(link, { waitUntil: 'load' });
+  await page.waitForSelector('#link-accept:not([hidden])', { timeout: 10000 });
+  await page.click('#link-accept');
+  await page.waitForSelector('#feed-section:not([hidden])', { timeout: 10000 });
 }
 
 // A person's click: the pointer moves over the page, the buttons arm after
@@ -114,8 +134,7 @@ const browser = await puppeteer.launch({
 try {
   // --- the person pairs the web responder by link ----------------------------
   const a = await newPage(browser);
-  await a.page.goto(env.LINK, { waitUntil: 'load' });
-  await a.page.waitForSelector('#feed-section:not([hidden])', { timeout: 10000 });
+  await pairByLink(a.page, env.LINK);
   const session = await a.page.evaluate(() => qpStore.session());
   assert.ok(session && session.token, 'a session in IndexedDB');
   log('paired as', session.user.id);
@@ -183,6 +202,21 @@ try {
   await new Promise((r) => setTimeout(r, 1500));
   assert.equal(await b.page.$eval('#here', (e) => e.hidden), true, 'no answer buttons without a session');
   log('a browser not signed in is offered only the phone');
+
+  // --- another account than the one signed in, by one click ----------------------
+  await a.page.goto(authorizeUrl(b64url(randomBytes(32)), 'other-state'), { waitUntil: 'load' });
+  await expectAccount(a.page, session.user);
+  await a.page.click('#change-account');
+  assert.equal(await a.page.$eval('#account', (e) => e.hidden), true);
+  assert.equal(await a.page.$eval('#user-label', (e) => e.hidden), false);
+  assert.equal(await a.page.$eval('#user', (e) => e.value), '', 'the field is emptied for the other account');
+  assert.equal(await a.page.evaluate(() => document.activeElement.id), 'user');
+  assert.equal(await a.page.$eval('#ask', (e) => e.textContent), 'Ask me on my phone');
+  await a.page.type('#user', env.QP_OTHER_USER);
+  await a.page.type('input[name=room]', env.QP_ROOM);
+  await Promise.all([a.page.waitForNavigation({ waitUntil: 'load' }), a.page.click('button[type=submit]')]);
+  assert.match(await a.page.$eval('#msg', (e) => e.textContent), new RegExp(`^We asked ${env.QP_OTHER_NAME} on their phone`));
+  log('another account asked instead of the one signed in');
 
   for (const c of [a, b]) assert.deepEqual(c.problems, [], 'no script errors, nothing refused by the CSP');
   await b.context.close();

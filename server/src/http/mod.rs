@@ -56,6 +56,7 @@ pub fn router(app: Arc<App>) -> Router {
         .route("/api/me/agents/{id}", delete(my_agents::remove))
         .route("/api/dev/inbox", get(dev_inbox))
         .route("/api/pair", post(pairing::pair))
+        .route("/api/pair/preview", post(pairing::preview))
         .route("/api/agent/login", post(pairing::agent_login))
         .route("/api/admin/users/{id}/invites", post(pairing::invite_user))
         .route(

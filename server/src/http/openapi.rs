@@ -28,7 +28,7 @@ pub struct QuestionList {
 
 /// The error object, nested under `error` (qp's clients read it there).
 pub use crate::app::error::{ErrorBody, ErrorDetail};
-pub use crate::pairing::{AgentLoggedIn, AgentRef, Device, Paired, UserRef};
+pub use crate::pairing::{AgentLoggedIn, AgentRef, Device, PairPreview, Paired, UserRef};
 
 /// An answer: exactly one of `value` (a tapped option) or `text` (typed).
 #[derive(Serialize, ToSchema)]
@@ -67,6 +67,12 @@ pub struct PairRequest {
     /// The token's label (at most 80 characters); default "paired phone".
     pub label: Option<String>,
     pub device: Option<DeviceRegistration>,
+}
+
+/// A pairing code to look up (not spent).
+#[derive(Serialize, ToSchema)]
+pub struct PairPreviewRequest {
+    pub code: String,
 }
 
 #[derive(Serialize, ToSchema)]
@@ -245,7 +251,7 @@ impl Modify for BearerAuth {
         super::ask, super::list, super::fetch, super::wait, super::cancel,
         super::pending, super::user_fetch, super::answer,
         super::register_device, super::delete_device, super::me, super::dev_inbox,
-        super::pairing::pair, super::pairing::agent_login,
+        super::pairing::pair, super::pairing::preview, super::pairing::agent_login,
         super::pairing::invite_user, super::pairing::invite_agent,
         super::observe::healthz, super::ready::readyz, super::observe::metrics, openapi_json,
         super::my_agents::list, super::my_agents::remove,
@@ -261,7 +267,7 @@ impl Modify for BearerAuth {
         QuestionState, Answer, Responder, RoomRef, Asker, WebhookEvent,
         AskRequest, AskOption, AskTextInput,
         QuestionList, ErrorBody, ErrorDetail, AnswerBody, DeviceRegistration, Device, UserRef,
-        AgentRef, PairRequest, Paired, AgentLoginRequest, AgentLoggedIn, InviteRequest, Invite,
+        AgentRef, PairRequest, Paired, PairPreviewRequest, PairPreview, AgentLoginRequest, AgentLoggedIn, InviteRequest, Invite,
         DevInbox, DevPush, MyAgents, MyAgent, OAuthErrorBody, OAuthTokens, OAuthAgent, OAuthTokenRequest,
         OAuthClientMetadata, OAuthDeviceAuthorization, OAuthConsentStatus, OAuthStatusRequest,
     )),

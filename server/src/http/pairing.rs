@@ -3,6 +3,9 @@
 //!
 //! - `POST /api/pair` `{code, label?, device?: {platform, push_token, app_id?}}`
 //!   -> `{token, user: {id, display_name}, device: {id, platform, app_id} | null}`
+//! - `POST /api/pair/preview` `{code}` -> `{user: {id, display_name}, server,
+//!   expires_at}`: whose account a user's code signs in to, the code left
+//!   unspent (the web responder asks before it pairs)
 //! - `POST /api/agent/login` `{code, label?}` -> `{token, agent: {id, name, handle}}`
 //! - `POST /api/admin/users/{id}/invites` and `/api/admin/agents/{id}/invites`
 //!   (admin token) `{ttl_secs?}` -> `{code, link, expires_at}`
@@ -103,6 +106,23 @@ pub async fn pair(
         label,
         "paired: user token issued"
     );
+    Ok(Json(out).into_response())
+}
+
+#[utoipa::path(post, path = "/api/pair/preview", tag = "pairing",
+    request_body = super::openapi::PairPreviewRequest,
+    responses((status = 200, description = "Whose account the code signs in to; the code is not spent", body = super::openapi::PairPreview),
+        (status = 400, description = "The body is not JSON, or the code is unknown, used, expired, burned or not a user's (`invalid_code`, as `POST /api/pair` says it)", body = super::openapi::ErrorBody),
+        (status = 422, description = "A field breaks a rule", body = super::openapi::ErrorBody),
+        (status = 429, description = "Too many failed attempts or lookups from this address (`too_many_attempts`)", body = super::openapi::ErrorBody)))]
+pub async fn preview(
+    State(app): State<Arc<App>>,
+    addr: ConnectInfo<SocketAddr>,
+    body: Bytes,
+) -> Result<Response, ApiError> {
+    let body = parse_json(&body)?;
+    let code = code_of(&body)?;
+    let out = app.preview_pairing(peer(addr), &code).await?;
     Ok(Json(out).into_response())
 }
 

@@ -257,10 +257,12 @@ pub async fn page(State(app): State<Arc<App>>, RawQuery(query): RawQuery) -> Res
     let body = format!(
         "<h1>Connect to qp</h1><p>{who} wants to ask you questions.</p>\
          <form method=post action=\"/oauth/authorize\">{hidden}\
-         <label>Your user id or name<input id=user name=user required autocomplete=username></label>\
-         <p id=signed-in class=muted hidden></p>\
+         <div id=account hidden style=\"border:2px solid #1d5bbf;border-radius:.5rem;padding:.25rem 1rem;margin-top:1rem\">\
+         <p>This browser is signed in to qp as <b id=account-name></b>: the question goes to <b id=account-phone></b>’s phone.</p>\
+         <p><button type=button id=change-account></button></p></div>\
+         <label id=user-label>Your user id or name<input id=user name=user required autocomplete=username></label>\
          <label>The room it may ask in (its code)<input name=room autocapitalize=characters></label>\
-         <button type=submit>Ask me on my phone</button></form>\
+         <button type=submit id=ask>Ask me on my phone</button></form>\
          <p class=muted>You will get a question on your phone; tap Allow to connect, Deny to refuse.</p>\
          {WEB_SESSION_SCRIPTS}{PREFILL}"
     );
@@ -274,17 +276,33 @@ pub async fn page(State(app): State<Arc<App>>, RawQuery(query): RawQuery) -> Res
 const WEB_SESSION_SCRIPTS: &str = "<script src=\"/app/store.js\"></script>";
 
 /// The authorization page, for a person signed in to the web responder on
-/// this browser: their user id filled in.
+/// this browser: the account it will ask is named where the eye goes (a
+/// box above the fields, and the button itself), not left as an opaque id
+/// in a field, and one click asks another account instead. A browser
+/// switched to someone else's account shows that someone's name here.
 const PREFILL: &str = r#"<script>
 (async () => {
   if (typeof qpStore === 'undefined') return;
   const s = await qpStore.session().catch(() => null);
   if (!s || !s.user) return;
   const input = document.getElementById('user');
-  if (!input.value) input.value = s.user.id;
-  const note = document.getElementById('signed-in');
-  note.textContent = `Signed in to qp on this browser as ${s.user.display_name}.`;
-  note.hidden = false;
+  if (input.value) return;
+  const $ = (id) => document.getElementById(id);
+  const name = s.user.display_name;
+  input.value = s.user.id;
+  $('account-name').textContent = name;
+  $('account-phone').textContent = name;
+  $('change-account').textContent = `Not ${name}? Ask another account`;
+  $('ask').textContent = `Ask ${name} on their phone`;
+  $('user-label').hidden = true;
+  $('account').hidden = false;
+  $('change-account').addEventListener('click', () => {
+    $('account').hidden = true;
+    $('user-label').hidden = false;
+    $('ask').textContent = 'Ask me on my phone';
+    input.value = '';
+    input.focus();
+  });
 })();
 </script>"#;
 

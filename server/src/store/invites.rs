@@ -89,7 +89,7 @@ pub fn create(
 /// What a presented code turned out to be.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Redeemed {
-    /// Valid: now spent.
+    /// Valid: now spent (by [`redeem`]; [`peek`] leaves it unspent).
     Ok {
         kind: InviteKind,
         subject_id: String,
@@ -107,6 +107,27 @@ pub enum Redeemed {
 /// Checks `code` (canonical form) and spends it when valid. Run inside the
 /// transaction that mints the token, so a code gives exactly one token.
 pub fn redeem(conn: &Conn, code: &str, now: i64) -> DbResult<Redeemed> {
+    check(conn, code, now, true)
+}
+
+/// Checks `code` as [`redeem`] does without spending it: what a pairing
+/// link is for, shown before the person chooses to pair. A wrong secret
+/// counts against the invite exactly as in [`redeem`], so looking is no
+/// easier a way to guess a code than pairing.
+pub fn peek(conn: &Conn, code: &str, now: i64) -> DbResult<Redeemed> {
+    check(conn, code, now, false)
+}
+
+/// When the invite of `code` (canonical form) expires, if it exists.
+pub fn expiry(conn: &Conn, code: &str) -> DbResult<Option<i64>> {
+    conn.query_opt(
+        "SELECT expires_at FROM invites WHERE id = ?1",
+        params![&code[..INVITE_ID_CHARS]],
+        |r| r.get(0),
+    )
+}
+
+fn check(conn: &Conn, code: &str, now: i64, spend: bool) -> DbResult<Redeemed> {
     let id = &code[..INVITE_ID_CHARS];
     let row: Option<(String, String, String, i64, Option<i64>, i64)> = conn.query_opt(
         "SELECT secret_hash, kind, subject_id, expires_at, used_at, failed_attempts
@@ -154,6 +175,14 @@ pub fn redeem(conn: &Conn, code: &str, now: i64) -> DbResult<Redeemed> {
     if expires_at <= now {
         return Ok(Redeemed::Expired);
     }
+    let kind = if kind == "agent" {
+        InviteKind::Agent
+    } else {
+        InviteKind::User
+    };
+    if !spend {
+        return Ok(Redeemed::Ok { kind, subject_id });
+    }
     // Conditional, so two redemptions racing (on two instances) spend it once.
     let spent = conn.execute(
         "UPDATE invites SET used_at = ?2 WHERE id = ?1 AND used_at IS NULL",
@@ -162,11 +191,6 @@ pub fn redeem(conn: &Conn, code: &str, now: i64) -> DbResult<Redeemed> {
     if spent == 0 {
         return Ok(Redeemed::Used);
     }
-    let kind = if kind == "agent" {
-        InviteKind::Agent
-    } else {
-        InviteKind::User
-    };
     Ok(Redeemed::Ok { kind, subject_id })
 }
 
@@ -199,6 +223,28 @@ mod tests {
         assert_eq!(redeem(&c, &inv.code, 1501).unwrap(), Redeemed::Used);
         let late = create(&c, InviteKind::Agent, "a_1", 600, 1000).unwrap();
         assert_eq!(redeem(&c, &late.code, 1600).unwrap(), Redeemed::Expired);
+    }
+
+    #[test]
+    fn a_peek_names_the_invite_without_spending_it_and_wrong_secrets_still_count() {
+        let c = db();
+        let inv = create(&c, InviteKind::User, "u_1", 600, 1000).unwrap();
+        let ok = Redeemed::Ok {
+            kind: InviteKind::User,
+            subject_id: "u_1".into(),
+        };
+        assert_eq!(peek(&c, &inv.code, 1001).unwrap(), ok);
+        assert_eq!(peek(&c, &inv.code, 1002).unwrap(), ok);
+        assert_eq!(redeem(&c, &inv.code, 1003).unwrap(), ok);
+        assert_eq!(peek(&c, &inv.code, 1004).unwrap(), Redeemed::Used);
+        // Guessing by peeking burns the invite as guessing by pairing does.
+        let other = create(&c, InviteKind::User, "u_2", 600, 1000).unwrap();
+        let wrong = format!("{}-0000-0000-0000", &other.code[..4]);
+        for _ in 0..MAX_WRONG_SECRETS - 1 {
+            assert_eq!(peek(&c, &wrong, 1001).unwrap(), Redeemed::WrongSecret);
+        }
+        assert_eq!(peek(&c, &wrong, 1001).unwrap(), Redeemed::Burned);
+        assert_eq!(redeem(&c, &other.code, 1002).unwrap(), Redeemed::Burned);
     }
 
     #[test]

@@ -230,9 +230,11 @@ def exercise(c, agent, agent_id, user, admin_token, other_user):
 
     s, inv = c.call("post", "/api/admin/users/{id}/invites", {"id": other_user}, admin_token, {"ttl_secs": 600})
     c.call("post", "/api/admin/users/{id}/invites", {"id": other_user}, agent, {}, expect=403)
+    c.call("post", "/api/pair/preview", None, None, {"code": inv["code"]})
     c.call("post", "/api/pair", None, None, {"code": inv["code"], "label": "Ben's phone",
                                              "device": {"platform": "android", "push_token": "fcm-1", "app_id": "org.qp"}})
     c.call("post", "/api/pair", None, None, {"code": inv["code"]}, expect=400)  # used
+    c.call("post", "/api/pair/preview", None, None, {"code": inv["code"]}, expect=400)  # used
     s, inv = c.call("post", "/api/admin/agents/{id}/invites", {"id": agent_id}, admin_token)
     c.call("post", "/api/agent/login", None, None, {"code": inv["code"], "label": "laptop"})
     c.call("post", "/api/agent/login", None, None, {"code": 42}, breaks_schema=True, expect=422)

@@ -17,3 +17,15 @@ web-close = Close
 web-new-question = New question
 web-answer-failed = Not sent; try again.
 web-load-failed = Could not reach the server; retrying.
+# A pairing link opened: whose account it signs in to, before anything is
+# done. $name: the account of the link; $current: the account this browser
+# is signed in to now; $server: this server. Names are never translated.
+web-link-checking = Checking the pairing link…
+web-link-heading = Sign in as { $name }?
+web-link-detail = This pairing link signs this browser in to { $server } as { $name }. Continue only if { $name } is you.
+web-link-replace = This browser is signed in as { $current }. Continuing signs { $current } out of this browser and turns off notifications here.
+web-link-again = This browser is already signed in as { $current }. Continuing replaces that sign-in.
+web-link-accept = Sign in as { $name }
+web-link-cancel = Cancel
+web-link-stay = Stay signed in as { $current }
+web-notifications-switched = Notifications were turned off when this browser changed accounts. Turn them on again for { $name } if you want them.

@@ -1,10 +1,11 @@
 //! The web app's own words: the few lines around the feed (pairing, sign
-//! out, the empty feed, offline). The feed's copy is qp-core's; these live
-//! beside the crate (`locales/`) because only the web app shows them. The
-//! language is the one qp-core negotiated for the copy, so a page never
-//! mixes two; a message missing in it falls back to English.
+//! out, the empty feed, offline, whose account a pairing link is for). The
+//! feed's copy is qp-core's; these live beside the crate (`locales/`)
+//! because only the web app shows them. The language is the one qp-core
+//! negotiated for the copy, so a page never mixes two; a message missing
+//! in it falls back to English.
 
-use fluent_bundle::{FluentBundle, FluentResource};
+use fluent_bundle::{FluentArgs, FluentBundle, FluentResource};
 use unic_langid::LanguageIdentifier;
 
 /// (language tag, Fluent source), one per language qp-core ships.
@@ -40,14 +41,24 @@ pub const CHROME_IDS: &[&str] = &[
     "web-new-question",
     "web-answer-failed",
     "web-load-failed",
+    "web-link-checking",
+    "web-link-heading",
+    "web-link-detail",
+    "web-link-replace",
+    "web-link-again",
+    "web-link-accept",
+    "web-link-cancel",
+    "web-link-stay",
+    "web-notifications-switched",
 ];
 
 fn bundle(tag: &str) -> Option<FluentBundle<FluentResource>> {
     let source = LOCALES.iter().find(|(t, _)| *t == tag)?.1;
     let lang: LanguageIdentifier = tag.parse().ok()?;
     let mut b = FluentBundle::new(vec![lang]);
-    // No placeables: nothing to isolate.
-    b.set_use_isolating(false);
+    // Names (a person's, the server's) are isolated (U+2068 … U+2069): a
+    // name in one direction does not reorder the sentence around it.
+    b.set_use_isolating(true);
     b.add_resource(FluentResource::try_new(source.to_string()).ok()?)
         .ok()?;
     Some(b)
@@ -66,10 +77,20 @@ impl Chrome {
 
     /// The message `id`, or the id itself when no language has it.
     pub fn text(&self, id: &str) -> String {
+        self.text_with(id, &[])
+    }
+
+    /// The message `id` with its placeables (`("name", "Federica")`).
+    pub fn text_with(&self, id: &str, args: &[(&str, &str)]) -> String {
+        let mut fluent_args = FluentArgs::new();
+        for (k, v) in args {
+            fluent_args.set(*k, *v);
+        }
+        let args = (!args.is_empty()).then_some(&fluent_args);
         for b in &self.chain {
             if let Some(p) = b.get_message(id).and_then(|m| m.value()) {
                 let mut errors = Vec::new();
-                return b.format_pattern(p, None, &mut errors).into_owned();
+                return b.format_pattern(p, args, &mut errors).into_owned();
             }
         }
         id.to_string()

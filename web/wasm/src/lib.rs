@@ -78,6 +78,17 @@ impl Responder {
         self.chrome.text(id)
     }
 
+    /// The web app's words with names in them: `args` is a JSON object of
+    /// strings (`{"name": "Federica", "current": "Mallory"}`); each name is
+    /// isolated for bidirectional text. Bad JSON reads as no names.
+    #[wasm_bindgen(js_name = textWith)]
+    pub fn text_with(&self, id: &str, args: &str) -> String {
+        let args: std::collections::BTreeMap<String, String> =
+            serde_json::from_str(args).unwrap_or_default();
+        let pairs: Vec<(&str, &str)> = args.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+        self.chrome.text_with(id, &pairs)
+    }
+
     /// All of [`Responder::text`] as one JSON object, id -> text.
     pub fn texts(&self) -> String {
         self.chrome.all()

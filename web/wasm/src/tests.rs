@@ -159,6 +159,56 @@ fn every_language_has_every_word_of_the_web_app() {
 }
 
 #[test]
+fn a_pairing_link_names_both_accounts_isolated_in_every_language() {
+    let args = r#"{"name": "Mallory", "current": "Federica", "server": "qp.example"}"#;
+    let r = Responder::new(vec!["en".into()], String::new());
+    let (fsi, pdi) = ('\u{2068}', '\u{2069}');
+    assert_eq!(
+        r.text_with("web-link-heading", args),
+        format!("Sign in as {fsi}Mallory{pdi}?")
+    );
+    let replace = r.text_with("web-link-replace", args);
+    assert!(
+        replace.contains(&format!("{fsi}Federica{pdi}")),
+        "{replace}"
+    );
+    // Right to left: the name keeps its own direction inside the sentence.
+    let he = Responder::new(vec!["he".into()], String::new());
+    let detail = he.text_with("web-link-detail", args);
+    assert!(detail.contains(&format!("{fsi}Mallory{pdi}")), "{detail}");
+    assert!(
+        detail.contains(&format!("{fsi}qp.example{pdi}")),
+        "{detail}"
+    );
+    for lang in available_languages() {
+        let r = Responder::new(vec![lang.to_string()], String::new());
+        for id in [
+            "web-link-heading",
+            "web-link-detail",
+            "web-link-accept",
+            "web-notifications-switched",
+        ] {
+            let t = r.text_with(id, args);
+            assert!(
+                t.contains("Mallory") && !t.contains('{'),
+                "{lang}: {id}: {t}"
+            );
+        }
+        for id in ["web-link-replace", "web-link-again", "web-link-stay"] {
+            let t = r.text_with(id, args);
+            assert!(
+                t.contains("Federica") && !t.contains('{'),
+                "{lang}: {id}: {t}"
+            );
+        }
+    }
+    // Not JSON: no names, never a panic.
+    assert!(r
+        .text_with("web-link-heading", "{")
+        .starts_with("Sign in as"));
+}
+
+#[test]
 fn an_answer_is_checked_before_it_is_sent_and_refused_in_the_persons_language() {
     let q = question(
         "q_t",
