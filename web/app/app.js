@@ -16,6 +16,8 @@ let sheetFor = null;
 let drawn = null; // what the feed last drew (its cells, queued, notes): no redraw when unchanged
 let openFor = null; // a question to scroll to and focus (?q=, a notification tapped)
 let linkCode = null; // a pairing link's code, shown and waiting for the person's click
+let linkArmedAt = 0; // when its button starts to count (ms since the epoch)
+const LINK_ARM_MS = 1000;
 
 const $ = (id) => document.getElementById(id);
 const t = (id) => responder.text(id);
@@ -104,9 +106,16 @@ async function openLink(code) {
   $('link-replace').hidden = !session;
   $('link-accept').hidden = false;
   $('link-cancel').hidden = false;
-  $('link-accept').disabled = false;
+  // A click counts only once the page has been in front of the person a
+  // moment: a double click on the sender's page, landing here, pairs
+  // nothing. The button stays focusable meanwhile (aria-disabled).
+  const accept = $('link-accept');
+  accept.disabled = false;
+  accept.setAttribute('aria-disabled', 'true');
+  linkArmedAt = Date.now() + LINK_ARM_MS;
+  setTimeout(() => { if (linkCode === code) accept.setAttribute('aria-disabled', 'false'); }, LINK_ARM_MS);
   linkCode = code;
-  $('link-accept').focus();
+  $('link-heading').focus();
 }
 
 // The link did not work: back to where the person was, saying so.
@@ -123,7 +132,7 @@ function linkFailed(message) {
 
 async function acceptLink() {
   const code = linkCode;
-  if (!code) return;
+  if (!code || Date.now() < linkArmedAt) return;
   linkCode = null;
   $('link-accept').disabled = true;
   if (!(await pair(code, $('link-heading')))) linkFailed(t('web-pair-failed'));

@@ -101,7 +101,7 @@ async function expectAccount(page, user) {
 
 async function pairByLink(page, link) {
   await page.goto(link, { waitUntil: 'load' });
-  await page.waitForSelector('#link-accept:not([hidden])', { timeout: 10000 });
+  await page.waitForSelector('#link-accept[aria-disabled="false"]', { timeout: 10000 });
   await page.click('#link-accept');
   await page.waitForSelector('#feed-section:not([hidden])', { timeout: 10000 });
 }
