@@ -47,7 +47,7 @@ async function api(path, opts = {}) {
   return resp;
 }
 
-// ---- pairing ----------------------------------------------------------
+// ---- pairing -------------------------------------------------------------
 
 // The code arrives in the fragment (/pair#CODE redirects here, keeping it);
 // it leaves the address bar before anything else happens.
@@ -135,7 +135,7 @@ async function acceptLink() {
   if (!code || Date.now() < linkArmedAt) return;
   linkCode = null;
   $('link-accept').disabled = true;
-  if (!(await pair(code, $('link-heading')))) linkFailed(t('web-pair-failed'));
+  if (!(await pair(code, $('link-heading')))) linkFailed($('link-heading').textContent);
 }
 
 function cancelLink() {
