@@ -121,11 +121,7 @@ mod tests {
     #[test]
     fn line_breaks_are_escaped_and_the_rest_is_kept() {
         let mut out = String::new();
-        write!(
-            super::OneLine(&mut out),
-            "a\nINFO forged\r\u{2028}é\u{85}z"
-        )
-        .unwrap();
+        write!(super::OneLine(&mut out), "a\nINFO forged\r\u{2028}é\u{85}z").unwrap();
         assert_eq!(out, "a\\nINFO forged\\r\\u{2028}é\\u{0085}z");
     }
 }

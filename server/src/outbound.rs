@@ -100,12 +100,14 @@ pub async fn resolve_checked(
     port: u16,
     internal_ok: bool,
 ) -> Result<Vec<SocketAddr>, String> {
-    let found: Vec<SocketAddr> =
-        tokio::time::timeout(Duration::from_secs(3), tokio::net::lookup_host((host, port)))
-            .await
-            .map_err(|_| format!("looking up {host} took too long"))?
-            .map_err(|e| format!("cannot look up {host}: {e}"))?
-            .collect();
+    let found: Vec<SocketAddr> = tokio::time::timeout(
+        Duration::from_secs(3),
+        tokio::net::lookup_host((host, port)),
+    )
+    .await
+    .map_err(|_| format!("looking up {host} took too long"))?
+    .map_err(|e| format!("cannot look up {host}: {e}"))?
+    .collect();
     if found.is_empty() {
         return Err(format!("{host} has no address"));
     }

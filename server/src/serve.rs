@@ -307,9 +307,7 @@ async fn accept_loop(
                 Some(slot) => Some(slot),
                 None => {
                     app.metrics.connections_refused_per_address.inc();
-                    if last_address_warning
-                        .is_none_or(|t| t.elapsed() > Duration::from_secs(1))
-                    {
+                    if last_address_warning.is_none_or(|t| t.elapsed() > Duration::from_secs(1)) {
                         tracing::warn!(
                             client = %peer.ip().to_canonical(),
                             max_connections_per_address = per_address.limit(),
@@ -317,7 +315,12 @@ async fn accept_loop(
                         );
                         last_address_warning = Some(tokio::time::Instant::now());
                     }
-                    refuse(&mut connections, stream, tls.is_none(), too_many_from_address(per_address.limit()));
+                    refuse(
+                        &mut connections,
+                        stream,
+                        tls.is_none(),
+                        too_many_from_address(per_address.limit()),
+                    );
                     continue;
                 }
             }
@@ -327,7 +330,12 @@ async fn accept_loop(
                 tracing::warn!(max_connections, "connection limit reached; answering 503");
                 last_full_warning = Some(tokio::time::Instant::now());
             }
-            refuse(&mut connections, stream, tls.is_none(), over_capacity_response());
+            refuse(
+                &mut connections,
+                stream,
+                tls.is_none(),
+                over_capacity_response(),
+            );
             continue;
         };
         let _ = stream.set_nodelay(true);
@@ -388,8 +396,7 @@ fn refuse(
         use tokio::io::AsyncWriteExt;
         let mut stream = stream;
         if plain {
-            let _ = tokio::time::timeout(Duration::from_secs(1), stream.write_all(&response))
-                .await;
+            let _ = tokio::time::timeout(Duration::from_secs(1), stream.write_all(&response)).await;
         }
         let _ = stream.shutdown().await;
     });

@@ -87,7 +87,10 @@ async fn a_registrations_metadata_is_capped_at_2_kb_naming_the_field() {
     }
     assert_eq!(clients_stored(&f), 0);
     // Within it: one long URI, several short ones.
-    for uris in [vec![long(1)], (0..10).map(|i| format!("{REDIRECT}{i}")).collect()] {
+    for uris in [
+        vec![long(1)],
+        (0..10).map(|i| format!("{REDIRECT}{i}")).collect(),
+    ] {
         let (s, body) = register_from(
             &f.http,
             &f,
@@ -200,7 +203,10 @@ async fn a_registration_never_used_is_deleted_within_hours_and_a_used_one_kept()
             ("response_type", "code"),
             ("client_id", &used),
             ("redirect_uri", REDIRECT),
-            ("code_challenge", "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"),
+            (
+                "code_challenge",
+                "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
+            ),
             ("code_challenge_method", "S256"),
             ("user", &f.alice),
             ("room", &f.room_code),
@@ -258,7 +264,10 @@ async fn the_authorization_form_refuses_unknown_people_rooms_and_memberships_ali
                 ("response_type", "code"),
                 ("client_id", &client),
                 ("redirect_uri", REDIRECT),
-                ("code_challenge", "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"),
+                (
+                    "code_challenge",
+                    "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
+                ),
                 ("code_challenge_method", "S256"),
                 ("user", user),
                 ("room", room),
@@ -312,7 +321,13 @@ async fn web_push_endpoints_on_another_port_or_this_machine_are_refused() {
         let (s, body) = register_web(&f, &sub).await;
         assert_eq!(s, 422, "{sub}: {body}");
         assert_eq!(err_field(&body), "push_token");
-        assert!(body["message"].as_str().unwrap().contains("port must be 443"), "{body}");
+        assert!(
+            body["message"]
+                .as_str()
+                .unwrap()
+                .contains("port must be 443"),
+            "{body}"
+        );
     }
     // Allow-listed by name, `localhost` is still this machine.
     let listed = Fixture::with(|s| {
@@ -323,7 +338,10 @@ async fn web_push_endpoints_on_another_port_or_this_machine_are_refused() {
         let sub = good.replace(&endpoint, url);
         let (s, body) = register_web(&listed, &sub).await;
         assert_eq!(s, 422, "{url}: {body}");
-        assert!(body["message"].as_str().unwrap().contains("this machine"), "{body}");
+        assert!(
+            body["message"].as_str().unwrap().contains("this machine"),
+            "{body}"
+        );
     }
 }
 
@@ -400,7 +418,9 @@ async fn get_from(from: &str, to: SocketAddr, path: &str) -> String {
         .unwrap();
     let mut stream = socket.connect(to).await.unwrap();
     stream
-        .write_all(format!("GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").as_bytes())
+        .write_all(
+            format!("GET {path} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").as_bytes(),
+        )
         .await
         .unwrap();
     let mut out = Vec::new();
@@ -487,8 +507,8 @@ async fn devices_per_person_are_capped_and_the_same_device_may_always_come_back(
         }
     }
     // Another token of hers (another phone): a new device is refused.
-    let other_phone = qp_server::store::identity::create_user_token(&*f.db(), &f.alice, "tablet")
-        .unwrap();
+    let other_phone =
+        qp_server::store::identity::create_user_token(&*f.db(), &f.alice, "tablet").unwrap();
     let (s, body) = register_dev(&f, &other_phone, "tok-new", "app.one").await;
     assert_eq!(s, 422, "{body}");
     assert_eq!(err_field(&body), "push_token");

@@ -350,7 +350,8 @@ async fn client_supplied_values_cannot_forge_lines_in_the_text_log() {
         .unwrap()
         .to_string();
     let http = reqwest::Client::new();
-    let forged = "\n2026-01-01T00:00:00.000000Z  INFO qp_server::http::responder: answer value=\"approve\"";
+    let forged =
+        "\n2026-01-01T00:00:00.000000Z  INFO qp_server::http::responder: answer value=\"approve\"";
     let payloads = [
         format!("qpc_x{forged}"),
         format!("qpc_y\r{forged}\r\n"),
@@ -477,6 +478,12 @@ async fn client_supplied_values_cannot_forge_lines_in_the_text_log() {
     assert_eq!(count("oauth code used twice"), 3, "{all}");
     // The values are there, escaped.
     assert!(all.contains("qpc_x\\n2026-01-01T00:00:00"), "{all}");
-    assert!(all.contains("qpc_y\\r\\n2026-01-01") || all.contains("qpc_y\\r"), "{all}");
-    assert!(all.contains("qpc_z\\x1b[2K") || all.contains("qpc_z\\u{1b}"), "{all}");
+    assert!(
+        all.contains("qpc_y\\r\\n2026-01-01") || all.contains("qpc_y\\r"),
+        "{all}"
+    );
+    assert!(
+        all.contains("qpc_z\\x1b[2K") || all.contains("qpc_z\\u{1b}"),
+        "{all}"
+    );
 }

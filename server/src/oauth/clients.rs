@@ -97,7 +97,12 @@ async fn register_inner(
     let taken = app
         .db
         .run(move |c| -> Result<_, OAuthError> {
-            Ok(store::put_registered_client(c, &stored, &source, UNUSED_CAPS)?)
+            Ok(store::put_registered_client(
+                c,
+                &stored,
+                &source,
+                UNUSED_CAPS,
+            )?)
         })
         .await?;
     if !taken {
@@ -301,7 +306,12 @@ pub async fn resolve(app: &Arc<App>, client_id: &str) -> Result<Client, OAuthErr
     app.db
         .run(move |c| -> Result<_, OAuthError> { Ok(store::put_client(c, &stored)?) })
         .await?;
-    tracing::info!(client_id, name = client.name.as_str(), host = client.host.as_str(), "oauth client metadata document fetched");
+    tracing::info!(
+        client_id,
+        name = client.name.as_str(),
+        host = client.host.as_str(),
+        "oauth client metadata document fetched"
+    );
     Ok(client)
 }
 

@@ -421,7 +421,11 @@ mod tests {
         assert!(check_endpoint("https://other.example.com:8443/x", &a).is_ok());
         // A name that means this machine, however listed.
         for list in [&["localhost"][..], &["localhost:8443"], &["*.localhost"]] {
-            for u in ["https://localhost/x", "https://localhost:8443/x", "https://a.localhost/x"] {
+            for u in [
+                "https://localhost/x",
+                "https://localhost:8443/x",
+                "https://a.localhost/x",
+            ] {
                 let e = refused(u, &allow(list));
                 assert!(
                     e.contains("this machine") || e.contains("not a push service"),
@@ -429,7 +433,10 @@ mod tests {
                 );
             }
         }
-        assert!(refused("https://localhost:8443/x", &allow(&["localhost:8443"])).contains("this machine"));
+        assert!(
+            refused("https://localhost:8443/x", &allow(&["localhost:8443"]))
+                .contains("this machine")
+        );
     }
 
     #[test]
