@@ -293,8 +293,8 @@ async fn accept_loop(
             // Reap finished connections so the set does not grow.
             Some(_) = connections.join_next(), if !connections.is_empty() => continue,
         };
-        // A trusted proxy carries many clients: not counted as one (the
-        // clients behind it are limited per address by what they do).
+        // A trusted proxy carries many clients over its connections: it is
+        // not counted as one client (its own limits stand in front).
         let proxied = app
             .settings
             .trusted_proxies
