@@ -242,6 +242,7 @@ fn spawn_server(o: &Opts, db: &str, tls_args: &[std::ffi::OsString]) -> Server {
         // One agent holds every waiter and one user answers every question:
         // the per-token limits would measure themselves, not the server.
         .args(["--max-long-polls-per-token", "100000000"])
+        .args(["--max-connections-per-address", "100000000"])
         .args(["--answer-rate-per-minute", "100000000"])
         .args(["--answer-burst", "100000000"])
         .args(tls_args)

@@ -29,6 +29,10 @@ pub struct Settings {
     pub body_timeout: Duration,
     /// Connections served at once; more are answered 503 and closed.
     pub max_connections: usize,
+    /// Connections one client address (an IPv6 /64) may hold at once, so
+    /// one client cannot fill `max_connections` for everyone; at most half
+    /// of that. Trusted proxies are not counted (their clients are).
+    pub max_connections_per_address: usize,
     /// APNs, when configured (`--apns-key` and friends).
     pub apns: Option<crate::push::apns::ApnsConfig>,
     /// FCM, when configured (`--fcm-service-account`).
@@ -125,6 +129,10 @@ pub struct AcmeSettings {
     pub directory_ca: Option<PathBuf>,
 }
 
+/// The default `max_connections_per_address`: room for a busy agent host's
+/// long-polls, or an office behind one address.
+pub const DEFAULT_MAX_CONNECTIONS_PER_ADDRESS: usize = 512;
+
 /// The default `idle_timeout_secs`: above common load balancers' idle
 /// timeouts (AWS ALB and nginx 60 s), below the odd ones that keep upstream
 /// connections for minutes (set it above theirs there).
@@ -173,6 +181,7 @@ impl Default for Settings {
             webhook_timeout: Duration::from_secs(10),
             body_timeout: Duration::from_secs(10),
             max_connections: 32_768,
+            max_connections_per_address: DEFAULT_MAX_CONNECTIONS_PER_ADDRESS,
             apns: None,
             fcm: None,
             public_url: None,
@@ -360,6 +369,9 @@ pub struct PartialSettings {
     /// Connections served at once; more get 503 [default: 32768, capped by the open-file limit].
     #[arg(long, env = "QP_MAX_CONNECTIONS")]
     pub max_connections: Option<usize>,
+    /// Connections one client address (IPv4 address, IPv6 /64) may hold at once; more get 503 too_many_connections. Trusted proxies are not counted, their clients are [default: 512, at most half of max_connections].
+    #[arg(long, env = "QP_MAX_CONNECTIONS_PER_ADDRESS")]
+    pub max_connections_per_address: Option<usize>,
     /// Answers one user may send per minute [default: 120].
     #[arg(long, env = "QP_ANSWER_RATE_PER_MINUTE", help_heading = "Limits")]
     pub answer_rate_per_minute: Option<u32>,
@@ -543,6 +555,9 @@ impl PartialSettings {
             webhook_timeout: ms(m.webhook_timeout_ms, d.webhook_timeout),
             body_timeout: ms(m.body_timeout_ms, d.body_timeout),
             max_connections: m.max_connections.unwrap_or(d.max_connections),
+            max_connections_per_address: m
+                .max_connections_per_address
+                .unwrap_or(d.max_connections_per_address),
             apns: apns(&m)?,
             fcm: fcm(&m)?,
             public_url: m.public_url.clone(),
@@ -683,6 +698,9 @@ fn check(s: &Settings) -> Result<(), String> {
 fn check_limits(s: &Settings) -> Result<(), String> {
     if s.answer_rate_per_minute == 0 || s.answer_burst == 0 {
         return Err("answer_rate_per_minute and answer_burst must be at least 1".into());
+    }
+    if s.max_connections_per_address == 0 {
+        return Err("max_connections_per_address must be at least 1".into());
     }
     if s.max_long_polls_per_token == 0 {
         return Err("max_long_polls_per_token must be at least 1".into());

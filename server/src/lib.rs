@@ -18,6 +18,7 @@ pub mod app;
 pub mod build_info;
 pub mod cli;
 pub mod config;
+pub mod connections;
 pub mod health;
 pub mod hook;
 pub mod housekeeping;

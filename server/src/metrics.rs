@@ -54,6 +54,9 @@ pub struct Metrics {
     /// Client connections open now.
     pub connections: AtomicI64,
     connections_gauge: Gauge,
+    /// Connections refused because their address held its share
+    /// (`max_connections_per_address`).
+    pub connections_refused_per_address: Counter,
     /// The database counts of the last refresh; the async lock makes
     /// concurrent scrapes wait for one refresh instead of each running one.
     counts: tokio::sync::Mutex<Option<(Instant, Counts)>>,
@@ -85,6 +88,7 @@ impl Default for Metrics {
             parked: AtomicI64::new(0),
             connections: AtomicI64::new(0),
             connections_gauge: Gauge::default(),
+            connections_refused_per_address: Counter::default(),
             counts: tokio::sync::Mutex::new(None),
             push: Default::default(),
         };
@@ -96,6 +100,11 @@ impl Default for Metrics {
                 "connections_open",
                 "Client connections open now",
                 m.connections_gauge.clone(),
+            );
+            r.register(
+                "connections_refused_per_address",
+                "Connections refused because their client address held max_connections_per_address",
+                m.connections_refused_per_address.clone(),
             );
             r.register(
                 "push_queue_depth",

@@ -3,7 +3,8 @@
 //! Metadata Documents). Never loopback, private, link-local or otherwise
 //! internal addresses unless an allow-list names exactly that address.
 
-use std::net::{IpAddr, Ipv4Addr};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+use std::time::Duration;
 
 /// Whether `pattern` (an allow-list entry; `*.` matches any subdomain)
 /// matches `host`.
@@ -90,6 +91,55 @@ pub fn is_local_name(host: &str) -> bool {
     h == "localhost" || h.ends_with(".localhost")
 }
 
+/// The addresses of `host` (a name, not a literal) to connect to, each
+/// checked: one internal address refuses the whole name, unless
+/// `internal_ok` (an operator named exactly this host). The caller connects
+/// to these and no others (no second lookup to answer differently).
+pub async fn resolve_checked(
+    host: &str,
+    port: u16,
+    internal_ok: bool,
+) -> Result<Vec<SocketAddr>, String> {
+    let found: Vec<SocketAddr> = tokio::time::timeout(
+        Duration::from_secs(3),
+        tokio::net::lookup_host((host, port)),
+    )
+    .await
+    .map_err(|_| format!("looking up {host} took too long"))?
+    .map_err(|e| format!("cannot look up {host}: {e}"))?
+    .collect();
+    if found.is_empty() {
+        return Err(format!("{host} has no address"));
+    }
+    if !internal_ok {
+        if let Some(bad) = found.iter().find(|a| is_internal(a.ip())) {
+            return Err(format!(
+                "{host} resolves to a loopback, private or link-local address ({}); refused",
+                bad.ip()
+            ));
+        }
+    }
+    Ok(found)
+}
+
+/// A resolver for an HTTP client that may only reach global addresses by
+/// name: [`resolve_checked`] for every name it connects to, so what was
+/// checked is what is connected to. (A literal address in a URL is not
+/// looked up; the caller checks those before sending.)
+#[derive(Debug, Clone, Copy, Default)]
+pub struct GlobalOnly;
+
+impl reqwest::dns::Resolve for GlobalOnly {
+    fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
+        Box::pin(async move {
+            // The port is the URL's; reqwest sets it on what we return.
+            let found = resolve_checked(name.as_str(), 0, false).await?;
+            let addrs: reqwest::dns::Addrs = Box::new(found.into_iter());
+            Ok(addrs)
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -145,5 +195,14 @@ mod tests {
         for a in global {
             assert!(!is_internal(a.parse().unwrap()), "{a} counted as internal");
         }
+    }
+
+    /// `localhost` is the hosts file's (no DNS server is asked).
+    #[tokio::test]
+    async fn a_name_resolving_to_loopback_is_refused_unless_named_exactly() {
+        let e = resolve_checked("localhost", 443, false).await.unwrap_err();
+        assert!(e.contains("loopback"), "{e}");
+        let ok = resolve_checked("localhost", 443, true).await.unwrap();
+        assert!(ok.iter().all(|a| a.ip().is_loopback() && a.port() == 443));
     }
 }

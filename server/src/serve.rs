@@ -212,10 +212,30 @@ fn connection_cap(wanted: usize) -> usize {
 
 /// The answer to a connection over the cap, written before closing it.
 fn over_capacity_response() -> Vec<u8> {
-    let body = crate::http::error::ApiError::new(
-        axum::http::StatusCode::SERVICE_UNAVAILABLE,
+    refusal(
         "over_capacity",
         "the server is at its connection limit; retry shortly",
+    )
+}
+
+/// The answer to a connection over its address's share.
+fn too_many_from_address(limit: usize) -> Vec<u8> {
+    refusal(
+        "too_many_connections",
+        &format!(
+            "your address has {limit} connections open to this server, the most one \
+             address may (max_connections_per_address); close some or retry shortly"
+        ),
+    )
+}
+
+/// A 503 with an error body, as raw HTTP/1.1 (written before any request
+/// is read).
+fn refusal(code: &'static str, message: &str) -> Vec<u8> {
+    let body = crate::http::error::ApiError::new(
+        axum::http::StatusCode::SERVICE_UNAVAILABLE,
+        code,
+        message,
     )
     .body();
     let body = serde_json::to_string(&body).unwrap_or_default();
@@ -248,7 +268,12 @@ async fn accept_loop(
     tls: Option<Arc<crate::tls::Tls>>,
 ) {
     let permits = Arc::new(tokio::sync::Semaphore::new(max_connections));
+    let per_address = crate::connections::PerAddress::new(
+        app.settings.max_connections_per_address,
+        max_connections,
+    );
     let mut last_full_warning: Option<tokio::time::Instant> = None;
+    let mut last_address_warning: Option<tokio::time::Instant> = None;
     use hyper_util::rt::TokioIo;
     use tower_service::Service;
 
@@ -268,25 +293,49 @@ async fn accept_loop(
             // Reap finished connections so the set does not grow.
             Some(_) = connections.join_next(), if !connections.is_empty() => continue,
         };
+        // A trusted proxy carries many clients over its connections: it is
+        // not counted as one client (its own limits stand in front).
+        let proxied = app
+            .settings
+            .trusted_proxies
+            .iter()
+            .any(|n| n.contains(&peer.ip().to_canonical()));
+        let slot = if proxied {
+            None
+        } else {
+            match per_address.try_open(peer.ip()) {
+                Some(slot) => Some(slot),
+                None => {
+                    app.metrics.connections_refused_per_address.inc();
+                    if last_address_warning.is_none_or(|t| t.elapsed() > Duration::from_secs(1)) {
+                        tracing::warn!(
+                            client = %peer.ip().to_canonical(),
+                            max_connections_per_address = per_address.limit(),
+                            "one address holds its share of connections; answering 503"
+                        );
+                        last_address_warning = Some(tokio::time::Instant::now());
+                    }
+                    refuse(
+                        &mut connections,
+                        stream,
+                        tls.is_none(),
+                        too_many_from_address(per_address.limit()),
+                    );
+                    continue;
+                }
+            }
+        };
         let Ok(permit) = permits.clone().try_acquire_owned() else {
             if last_full_warning.is_none_or(|t| t.elapsed() > Duration::from_secs(1)) {
                 tracing::warn!(max_connections, "connection limit reached; answering 503");
                 last_full_warning = Some(tokio::time::Instant::now());
             }
-            let plain = tls.is_none();
-            connections.spawn(async move {
-                use tokio::io::AsyncWriteExt;
-                let mut stream = stream;
-                // Over TLS there is no cheap way to say it: just close.
-                if plain {
-                    let _ = tokio::time::timeout(
-                        Duration::from_secs(1),
-                        stream.write_all(&over_capacity_response()),
-                    )
-                    .await;
-                }
-                let _ = stream.shutdown().await;
-            });
+            refuse(
+                &mut connections,
+                stream,
+                tls.is_none(),
+                over_capacity_response(),
+            );
             continue;
         };
         let _ = stream.set_nodelay(true);
@@ -318,6 +367,7 @@ async fn accept_loop(
                 tracing::debug!(error = %e, "connection ended");
             }
             drop(permit);
+            drop(slot);
         });
     }
     drop(listener); // no new connections from here on
@@ -332,6 +382,24 @@ async fn accept_loop(
         );
         connections.abort_all();
     }
+}
+
+/// Answers a refused connection with `response` (plain HTTP only: over TLS
+/// there is no cheap way to say it) and closes it.
+fn refuse(
+    connections: &mut tokio::task::JoinSet<()>,
+    stream: tokio::net::TcpStream,
+    plain: bool,
+    response: Vec<u8>,
+) {
+    connections.spawn(async move {
+        use tokio::io::AsyncWriteExt;
+        let mut stream = stream;
+        if plain {
+            let _ = tokio::time::timeout(Duration::from_secs(1), stream.write_all(&response)).await;
+        }
+        let _ = stream.shutdown().await;
+    });
 }
 
 /// Drives one connection until it ends, or until the server stops: then the

@@ -468,3 +468,49 @@ fn the_database_is_owner_only_and_a_wider_one_is_warned_about() {
         "{said}"
     );
 }
+
+/// The VAPID private key (it signs Web Push as this server) is made 0600;
+/// one found open to others is named in a warning at start-up, as the
+/// database and the TLS key are.
+#[test]
+fn a_vapid_key_open_to_others_is_warned_about() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("qp.sqlite");
+    admin_json(&db, &["user", "add", "Federica"]);
+    let key = dir.path().join("qp.sqlite.vapid-key");
+    let start = || {
+        let mut serve = Command::new(QP)
+            .args(["serve", "--listen", "127.0.0.1:0", "--db"])
+            .arg(&db)
+            .env("QP_LOG", "warn")
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut before = Vec::new();
+        let mut lines = BufReader::new(serve.stderr.take().unwrap()).lines();
+        loop {
+            let line = lines.next().expect("qp serve exited").unwrap();
+            if line.contains("listening on ") {
+                break;
+            }
+            before.push(line);
+        }
+        let _ = serve.kill();
+        let _ = serve.wait();
+        before.join("\n")
+    };
+    let said = start();
+    let mode = || std::fs::metadata(&key).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(), 0o600);
+    assert!(!said.contains("open to other users"), "{said}");
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let said = start();
+    assert!(
+        said.contains(&format!(
+            "the VAPID private key (Web Push) {} is open to other users (mode 644)",
+            key.display()
+        )) && said.contains("chmod 600"),
+        "{said}"
+    );
+}

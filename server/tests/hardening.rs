@@ -297,7 +297,12 @@ async fn two_thousand_slow_bodies_do_not_starve_other_requests() {
         limit >= 5_000,
         "the open-file limit ({limit}) is too low for this soak"
     );
-    let f = Fixture::with(|s| s.body_timeout = std::time::Duration::from_secs(25)).await;
+    // All from this one address: its share is raised to hold them.
+    let f = Fixture::with(|s| {
+        s.body_timeout = std::time::Duration::from_secs(25);
+        s.max_connections_per_address = 4_096;
+    })
+    .await;
     let mut held = Vec::new();
     for _ in 0..2_000 {
         held.push(slow_body(&f.base, &f.agent_token, &f.room_code).await);
@@ -333,10 +338,15 @@ async fn connections_over_the_cap_get_a_clear_503() {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let f = Fixture::with(|s| s.max_connections = 20).await;
     let addr = f.base.trim_start_matches("http://").to_string();
-    // Twenty silent connections take every slot (hyper waits for headers).
+    // Twenty silent connections take every slot (hyper waits for headers),
+    // from four addresses (one address may hold at most half of them).
     let mut idle = Vec::new();
-    for _ in 0..20 {
-        idle.push(tokio::net::TcpStream::connect(&addr).await.unwrap());
+    for i in 0..20 {
+        let socket = tokio::net::TcpSocket::new_v4().unwrap();
+        socket
+            .bind(format!("127.0.0.{}:0", 2 + i % 4).parse().unwrap())
+            .unwrap();
+        idle.push(socket.connect(addr.parse().unwrap()).await.unwrap());
     }
     tokio::time::sleep(std::time::Duration::from_millis(200)).await;
     let mut s = tokio::net::TcpStream::connect(&addr).await.unwrap();

@@ -319,3 +319,171 @@ async fn oauth_consent_decisions_are_logged_with_the_client_id_and_no_secret() {
         );
     }
 }
+
+/// Lines that arrive within `quiet` of each other, until a pause.
+fn drain(s: &Serve, quiet: Duration) -> Vec<String> {
+    let mut out = vec![];
+    while let Ok(line) = s.lines.recv_timeout(quiet) {
+        out.push(line);
+    }
+    out
+}
+
+/// A client-supplied value with a line break cannot write a line of its
+/// own into the text log: `/oauth/token` logs the `client_id` it was given
+/// (a refused exchange, a replayed code), and a client's name is logged at
+/// registration. Each event stays one line, the breaks written as escapes.
+#[tokio::test]
+async fn client_supplied_values_cannot_forge_lines_in_the_text_log() {
+    use base64::Engine as _;
+    use sha2::Digest as _;
+    let (s, room) = serve(&[], &[("QP_LOG", "info")]);
+    let started = read_until(&s, |l| l.contains("qp serve: listening on"));
+    let base = started
+        .last()
+        .unwrap()
+        .split("listening on ")
+        .nth(1)
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_string();
+    let http = reqwest::Client::new();
+    let forged =
+        "\n2026-01-01T00:00:00.000000Z  INFO qp_server::http::responder: answer value=\"approve\"";
+    let payloads = [
+        format!("qpc_x{forged}"),
+        format!("qpc_y\r{forged}\r\n"),
+        format!("qpc_z\u{1b}[2K\u{2028}{forged}\u{85}"),
+    ];
+    let redirect = "http://127.0.0.1:33418/callback";
+    let form = |pairs: &[(&str, &str)]| {
+        form_urlencoded::Serializer::new(String::new())
+            .extend_pairs(pairs)
+            .finish()
+    };
+    // A name with a line separator (a newline is refused outright).
+    let _ = http
+        .post(format!("{base}/oauth/register"))
+        .json(&json!({"client_name": format!("Name\u{2028}{}", &forged[1..]), "redirect_uris": [redirect]}))
+        .send()
+        .await
+        .unwrap();
+    let reg: Value = http
+        .post(format!("{base}/oauth/register"))
+        .json(&json!({"client_name": "Logged Client", "redirect_uris": [redirect]}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let client = reg["client_id"].as_str().unwrap().to_string();
+    let verifier = "a-verifier-of-at-least-43-characters-0123456789-abcdef";
+    let challenge = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .encode(sha2::Sha256::digest(verifier.as_bytes()));
+    for payload in &payloads {
+        // A fresh approved code for each: refused for its client_id, then
+        // replayed with it.
+        let started: Value = http
+            .post(format!("{base}/oauth/authorize"))
+            .header("Content-Type", "application/x-www-form-urlencoded")
+            .header("Accept", "application/json")
+            .body(form(&[
+                ("response_type", "code"),
+                ("client_id", &client),
+                ("redirect_uri", redirect),
+                ("code_challenge", &challenge),
+                ("code_challenge_method", "S256"),
+                ("user", &room.alice_id),
+                ("room", "OPS123"),
+            ]))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let handle = started["request"].as_str().unwrap().to_string();
+        let pending: Value = http
+            .get(format!("{base}/api/questions/pending"))
+            .bearer_auth(&room.alice)
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let qid = pending["questions"][0]["id"].as_str().unwrap().to_string();
+        let resp = http
+            .post(format!("{base}/api/questions/{qid}/answer"))
+            .bearer_auth(&room.alice)
+            .json(&json!({"value": "allow"}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), 200);
+        let status: Value = http
+            .post(format!("{base}/oauth/authorize/status"))
+            .json(&json!({"request": handle, "wait": 5}))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        let code = reqwest::Url::parse(status["redirect"].as_str().unwrap())
+            .unwrap()
+            .query_pairs()
+            .find(|(k, _)| k == "code")
+            .unwrap()
+            .1
+            .into_owned();
+        for _ in 0..2 {
+            let r = http
+                .post(format!("{base}/oauth/token"))
+                .header("Content-Type", "application/x-www-form-urlencoded")
+                .body(form(&[
+                    ("grant_type", "authorization_code"),
+                    ("code", &code),
+                    ("client_id", payload),
+                    ("redirect_uri", redirect),
+                    ("code_verifier", verifier),
+                ]))
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(r.status(), 400);
+        }
+    }
+    let lines = drain(&s, Duration::from_secs(2));
+    let all = lines.join("\n");
+    // Each line is an event of its own: a time, a level, then the rest.
+    let event = |l: &str| {
+        let mut parts = l.split_whitespace();
+        let time = parts.next().unwrap_or_default();
+        let level = parts.next().unwrap_or_default();
+        time.len() >= 20
+            && time.as_bytes()[4] == b'-'
+            && time.ends_with('Z')
+            && ["TRACE", "DEBUG", "INFO", "WARN", "ERROR"].contains(&level)
+    };
+    for l in &lines {
+        assert!(event(l), "a line that is no event: {l:?}\nin:\n{all}");
+        assert!(!l.starts_with("2026-01-01T00:00:00"), "forged: {l:?}");
+    }
+    let count = |what: &str| lines.iter().filter(|l| l.contains(what)).count();
+    assert_eq!(count("oauth code exchange refused"), 3, "{all}");
+    assert_eq!(count("oauth code used twice"), 3, "{all}");
+    // The values are there, escaped.
+    assert!(all.contains("qpc_x\\n2026-01-01T00:00:00"), "{all}");
+    assert!(
+        all.contains("qpc_y\\r\\n2026-01-01") || all.contains("qpc_y\\r"),
+        "{all}"
+    );
+    assert!(
+        all.contains("qpc_z\\x1b[2K") || all.contains("qpc_z\\u{1b}"),
+        "{all}"
+    );
+}

@@ -546,10 +546,11 @@ async fn only_the_named_person_can_answer_the_consent() {
     assert_eq!(resp.headers()["cache-control"], "no-store");
     let page = resp.text().await.unwrap();
     assert!(page.contains("Check your phone"), "{page}");
+    // Said as for anyone unknown: the form tells no membership apart.
     assert!(body["error_description"]
         .as_str()
         .unwrap()
-        .starts_with("room:"));
+        .starts_with("user: nobody of that id or name is in that room"));
 }
 
 #[tokio::test]
@@ -1039,7 +1040,9 @@ async fn one_address_cannot_use_up_the_servers_registrations() {
         assert_eq!(s, 201, "{body}");
     }
     let (i, body) = refused.expect("40 registrations from one address were all taken");
-    assert!(i >= 30, "refused after {i}: the burst is 30");
+    // Unused registrations from one address stop at 20 (below the
+    // address's burst of 30 requests).
+    assert!(i >= 20, "refused after {i}");
     assert_eq!(body["error"], "temporarily_unavailable", "{body}");
     assert!(
         body["error_description"]

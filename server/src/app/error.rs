@@ -171,6 +171,11 @@ impl From<StoreError> for AppError {
                 code: "invalid_value".into(),
                 message: m,
             },
+            StoreError::Limit { field, message } => AppError::Invalid {
+                field: Some(field.to_string()),
+                code: "limit_reached".into(),
+                message,
+            },
             StoreError::Db(e) => AppError::Storage(e),
         }
     }

@@ -4,10 +4,11 @@
 //! server fetches, through [`super::fetch`]). Every client is public
 //! (`token_endpoint_auth_method: none`; PKCE protects the code).
 
+use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::body::Bytes;
-use axum::extract::State;
+use axum::extract::{ConnectInfo, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
@@ -23,19 +24,37 @@ pub const CIMD_CACHE_SECS: i64 = 300;
 pub const NAME_MAX_CHARS: usize = 80;
 /// At most this many redirect URIs per client.
 pub const MAX_REDIRECT_URIS: usize = 10;
+/// What a client's stored metadata (its name and redirect URIs, as JSON)
+/// may take: anyone may register, so each registration's disk is bounded.
+pub const MAX_METADATA_BYTES: usize = 2048;
+/// Registered clients never used, kept at once: from one address (an IPv6
+/// /64), and in all (past that the oldest unused registration makes room,
+/// so a flood from many addresses never refuses the next person).
+pub const UNUSED_CAPS: store::UnusedCaps = store::UnusedCaps {
+    per_address: 20,
+    total: 5000,
+};
 
 /// `POST /oauth/register` (RFC 7591).
 #[utoipa::path(post, path = "/oauth/register", operation_id = "oauth_register", tag = "oauth",
     request_body = crate::http::openapi::OAuthClientMetadata,
     responses((status = 201, description = "Registered: the metadata with its `client_id`", body = crate::http::openapi::OAuthClientMetadata), (status = 400, description = "`invalid_client_metadata` or `invalid_redirect_uri`, naming the field", body = crate::http::openapi::OAuthErrorBody), (status = 429, description = "Over a rate limit; see Retry-After", body = crate::http::openapi::OAuthErrorBody)))]
-pub async fn register(State(app): State<Arc<App>>, body: Bytes) -> Response {
-    match register_inner(&app, &body).await {
+pub async fn register(
+    State(app): State<Arc<App>>,
+    ConnectInfo(from): ConnectInfo<SocketAddr>,
+    body: Bytes,
+) -> Response {
+    match register_inner(&app, from, &body).await {
         Ok(v) => (StatusCode::CREATED, Json(v)).into_response(),
         Err(e) => e.into_response(),
     }
 }
 
-async fn register_inner(app: &Arc<App>, body: &[u8]) -> Result<Value, OAuthError> {
+async fn register_inner(
+    app: &Arc<App>,
+    from: SocketAddr,
+    body: &[u8],
+) -> Result<Value, OAuthError> {
     if app.oauth_limits.registrations.check().is_err() {
         return Err(OAuthError::slow(
             "too many client registrations on this server; try again in a minute",
@@ -64,6 +83,7 @@ async fn register_inner(app: &Arc<App>, body: &[u8]) -> Result<Value, OAuthError
         }
     }
     let name = client_name(&meta, false)?.unwrap_or_else(|| "Unnamed client".into());
+    check_metadata_size(&name, &redirect_uris)?;
     let client = Client {
         id: crate::ids::new_id("qpc"),
         kind: "dcr".into(),
@@ -73,10 +93,29 @@ async fn register_inner(app: &Arc<App>, body: &[u8]) -> Result<Value, OAuthError
         fetched_at: None,
     };
     let stored = client.clone();
-    app.db
-        .run(move |c| -> Result<_, OAuthError> { Ok(store::put_client(c, &stored)?) })
+    let source = crate::pairing::address_group(from.ip()).to_string();
+    let taken = app
+        .db
+        .run(move |c| -> Result<_, OAuthError> {
+            Ok(store::put_registered_client(
+                c,
+                &stored,
+                &source,
+                UNUSED_CAPS,
+            )?)
+        })
         .await?;
-    tracing::info!(client_id = %client.id, name = %client.name, "oauth client registered");
+    if !taken {
+        return Err(OAuthError::slow(
+            format!(
+                "too many clients registered from your address and not used yet (at most {}); \
+                 sign in with one you registered, or try again in a few hours",
+                UNUSED_CAPS.per_address
+            ),
+            3600,
+        ));
+    }
+    tracing::info!(client_id = %client.id, name = client.name.as_str(), "oauth client registered");
     Ok(json!({
         "client_id": client.id,
         "client_id_issued_at": crate::store::now_secs(),
@@ -94,6 +133,24 @@ fn metadata_error(description: impl Into<String>) -> OAuthError {
         "invalid_client_metadata",
         description,
     )
+}
+
+/// The name and redirect URIs together, as stored, within
+/// [`MAX_METADATA_BYTES`].
+fn check_metadata_size(name: &str, redirect_uris: &[String]) -> Result<(), OAuthError> {
+    let uris = serde_json::to_string(redirect_uris).map_or(usize::MAX, |s| s.len());
+    let size = name.len().saturating_add(uris);
+    if size > MAX_METADATA_BYTES {
+        return Err(OAuthError::new(
+            StatusCode::BAD_REQUEST,
+            "invalid_redirect_uri",
+            format!(
+                "redirect_uris: with client_name, at most {MAX_METADATA_BYTES} bytes in all \
+                 (these take {size}); register fewer or shorter redirect URIs"
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// `client_name`: required in a metadata document, optional when
@@ -249,7 +306,12 @@ pub async fn resolve(app: &Arc<App>, client_id: &str) -> Result<Client, OAuthErr
     app.db
         .run(move |c| -> Result<_, OAuthError> { Ok(store::put_client(c, &stored)?) })
         .await?;
-    tracing::info!(client_id, name = %client.name, host = %client.host, "oauth client metadata document fetched");
+    tracing::info!(
+        client_id,
+        name = client.name.as_str(),
+        host = client.host.as_str(),
+        "oauth client metadata document fetched"
+    );
     Ok(client)
 }
 
@@ -274,6 +336,8 @@ fn from_document(client_id: &str, url: &reqwest::Url, body: &[u8]) -> Result<Cli
     }
     let name = client_name(&meta, true).map_err(|e| doc_error(e.description))?;
     let redirect_uris = redirect_uris(&meta).map_err(|e| doc_error(e.description))?;
+    check_metadata_size(name.as_deref().unwrap_or_default(), &redirect_uris)
+        .map_err(|e| doc_error(e.description))?;
     Ok(Client {
         id: client_id.to_string(),
         kind: "cimd".into(),

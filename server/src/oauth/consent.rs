@@ -245,7 +245,7 @@ pub async fn ask(app: &Arc<App>, req: Request) -> Result<Asked, OAuthError> {
                     expires_at: now + CONSENT_TTL_SECS,
                 },
             )?;
-            tracing::info!(client_id = %req.client.id, user = %user.id, room = %room.code, question = %q.id, kind = req.kind, "oauth consent asked");
+            tracing::info!(client_id = req.client.id.as_str(), user = %user.id, room = %room.code, question = %q.id, kind = req.kind, "oauth consent asked");
             Ok((
                 Asked {
                     handle,
@@ -267,6 +267,16 @@ pub async fn ask(app: &Arc<App>, req: Request) -> Result<Asked, OAuthError> {
     Ok(asked)
 }
 
+/// The one refusal for a person, room or membership not found: which of
+/// them it was is not said, so the unauthenticated form cannot be used to
+/// learn who is here, which rooms exist, or who is in which.
+fn not_found() -> OAuthError {
+    OAuthError::invalid_request(
+        "user: nobody of that id or name is in that room; give your user id (or your \
+         name exactly) and the room's code",
+    )
+}
+
 fn find_user(conn: &crate::store::Conn, given: &str) -> Result<User, OAuthError> {
     let given = given.trim();
     if given.is_empty() {
@@ -283,12 +293,8 @@ fn find_user(conn: &crate::store::Conn, given: &str) -> Result<User, OAuthError>
         .collect();
     match named.as_slice() {
         [one] => Ok(one.clone()),
-        [] => Err(OAuthError::invalid_request(format!(
-            "user: nobody here is called {given:?} (give your user id or your name)"
-        ))),
-        _ => Err(OAuthError::invalid_request(format!(
-            "user: more than one person is called {given:?}; give your user id"
-        ))),
+        // Two people of one name: neither is told apart by it (the id is).
+        _ => Err(not_found()),
     }
 }
 
@@ -299,9 +305,7 @@ fn find_room(
 ) -> Result<Room, OAuthError> {
     let code = code.map(str::trim).filter(|c| !c.is_empty());
     let room = match code {
-        Some(code) => identity::room_by_code(conn, code)?.ok_or_else(|| {
-            OAuthError::invalid_request(format!("room: no room with code {code}"))
-        })?,
+        Some(code) => identity::room_by_code(conn, code)?.ok_or_else(not_found)?,
         None => {
             let mine: Vec<Room> = identity::list_rooms(conn)?
                 .into_iter()
@@ -309,21 +313,12 @@ fn find_room(
                 .collect();
             match mine.as_slice() {
                 [one] => one.clone(),
-                _ => {
-                    return Err(OAuthError::invalid_request(format!(
-                        "room: {} is in {} rooms; name the room (its code)",
-                        user.display_name,
-                        mine.len()
-                    )))
-                }
+                _ => return Err(not_found()),
             }
         }
     };
     if !identity::is_member(conn, &room.id, &user.id)? {
-        return Err(OAuthError::invalid_request(format!(
-            "room: {} is not a member of room {}",
-            user.display_name, room.code
-        )));
+        return Err(not_found());
     }
     Ok(room)
 }
@@ -373,7 +368,7 @@ pub async fn settle_loop(app: Arc<App>) {
         match ended {
             Ok(ended) => {
                 for (client_id, agent) in ended {
-                    tracing::info!(client_id = %client_id, agent = %agent, "oauth code expired unexchanged; its agent is disabled");
+                    tracing::info!(client_id = client_id.as_str(), agent = %agent, "oauth code expired unexchanged; its agent is disabled");
                 }
             }
             Err(e) => tracing::warn!(error = %e.description, "ending unexchanged oauth grants"),
@@ -444,7 +439,7 @@ async fn decision_by_hash(
             if by != consent.user_id {
                 // The question machinery lets only the named person answer;
                 // should anything else ever answer, it is no approval.
-                tracing::warn!(client_id = %consent.client_id, user = %consent.user_id, responder = by, "oauth consent answered by someone else; refused");
+                tracing::warn!(client_id = consent.client_id.as_str(), user = %consent.user_id, responder = by, "oauth consent answered by someone else; refused");
                 Decision::Denied
             } else if value == ALLOW {
                 Decision::Approved
@@ -468,7 +463,7 @@ async fn decision_by_hash(
         .await?;
     if moved {
         tracing::info!(
-            client_id = %consent.client_id,
+            client_id = consent.client_id.as_str(),
             user = %consent.user_id,
             question = %consent.question_id,
             kind = %consent.kind,
@@ -518,7 +513,7 @@ pub async fn redeem(
         })
         .await?;
     if let Some((agent, _)) = &made {
-        tracing::info!(client_id = %consent.client_id, user = %consent.user_id, agent = %agent.id, "oauth agent created");
+        tracing::info!(client_id = consent.client_id.as_str(), user = %consent.user_id, agent = %agent.id, "oauth agent created");
     }
     Ok(made)
 }

@@ -12,7 +12,7 @@
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
-use crate::outbound::{exactly_allowed, is_internal, is_local_name};
+use crate::outbound::{exactly_allowed, is_internal, is_local_name, resolve_checked};
 
 /// A metadata document larger than this is refused (the draft suggests 5 KB).
 pub const MAX_BYTES: usize = 5 * 1024;
@@ -76,26 +76,7 @@ pub async fn addresses(url: &reqwest::Url, allow: &[String]) -> Result<Vec<Socke
     if let Ok(ip) = host.parse::<IpAddr>() {
         return Ok(vec![SocketAddr::new(ip, port)]);
     }
-    let found: Vec<SocketAddr> = tokio::time::timeout(
-        Duration::from_secs(3),
-        tokio::net::lookup_host((host.as_str(), port)),
-    )
-    .await
-    .map_err(|_| format!("looking up {host} took too long"))?
-    .map_err(|e| format!("cannot look up {host}: {e}"))?
-    .collect();
-    if found.is_empty() {
-        return Err(format!("{host} has no address"));
-    }
-    if !exactly_allowed(allow, &host, url.port()) {
-        if let Some(bad) = found.iter().find(|a| is_internal(a.ip())) {
-            return Err(format!(
-                "{host} resolves to a loopback, private or link-local address ({}); refused",
-                bad.ip()
-            ));
-        }
-    }
-    Ok(found)
+    resolve_checked(&host, port, exactly_allowed(allow, &host, url.port())).await
 }
 
 /// GETs the document at `url` (already checked) within the limits.

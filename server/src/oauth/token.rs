@@ -106,7 +106,7 @@ async fn by_code(
                 Taken::Replayed { grant_hash } => {
                     let n = store::revoke_grant(&*tx, &grant_hash)?;
                     tx.commit()?;
-                    tracing::warn!(client_id = %client_id, revoked = n, "oauth code used twice; its grant is revoked");
+                    tracing::warn!(client_id = client_id.as_str(), revoked = n, "oauth code used twice; its grant is revoked");
                     return Err(OAuthError::invalid_grant(
                         "code: already used; every token issued with it is revoked",
                     ));
@@ -128,7 +128,7 @@ async fn by_code(
             if let Some(why) = refused {
                 store::revoke_grant(&*tx, &c.grant_hash)?;
                 tx.commit()?;
-                tracing::warn!(client_id = %client_id, agent = %c.agent_id, "oauth code exchange refused; its grant is ended");
+                tracing::warn!(client_id = client_id.as_str(), agent = %c.agent_id, "oauth code exchange refused; its grant is ended");
                 return Err(OAuthError::invalid_grant(why));
             }
             tx.commit()?;
@@ -138,7 +138,7 @@ async fn by_code(
                 resource: c.resource,
                 agent_id: c.agent_id,
             };
-            tracing::info!(client_id = %minted.client_id, agent = %minted.agent_id, "oauth tokens issued");
+            tracing::info!(client_id = minted.client_id.as_str(), agent = %minted.agent_id, "oauth tokens issued");
             issue(conn, &minted)
         })
         .await
@@ -200,7 +200,7 @@ async fn by_refresh(
             if row.used_at.is_some() || !store::use_refresh(&*tx, &hash, now)? {
                 let n = store::revoke_grant(&*tx, &row.minted.grant_hash)?;
                 tx.commit()?;
-                tracing::warn!(client_id = %client_id, agent = %row.minted.agent_id, revoked = n, "oauth refresh token reused; its grant is revoked");
+                tracing::warn!(client_id = client_id.as_str(), agent = %row.minted.agent_id, revoked = n, "oauth refresh token reused; its grant is revoked");
                 return Err(OAuthError::invalid_grant(
                     "refresh_token: already used; every token of this grant is revoked",
                 ));
@@ -250,7 +250,7 @@ pub async fn revoke(State(app): State<Arc<App>>, body: Bytes) -> Response {
         .await;
     match done {
         Ok(Some((kind, client))) => {
-            tracing::info!(client_id = %client, kind, "oauth token revoked");
+            tracing::info!(client_id = client.as_str(), kind, "oauth token revoked");
         }
         Ok(None) => {}
         Err(e) => return e.into_response(),

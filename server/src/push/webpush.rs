@@ -67,7 +67,7 @@ pub fn allowed_hosts(configured: &[String]) -> Vec<String> {
     }
 }
 
-use crate::outbound::{host_matches, is_internal};
+use crate::outbound::{host_matches, is_internal, is_local_name};
 
 /// Checks a subscription's endpoint against the rules above; the error
 /// says which rule, to follow "push_token: ".
@@ -79,6 +79,7 @@ pub fn check_endpoint(endpoint: &str, allow: &[String]) -> Result<reqwest::Url, 
         .trim_start_matches('[')
         .trim_end_matches(']')
         .to_string();
+    // `url.port()` is None for the scheme's own (443 for https).
     let with_port = match url.port() {
         Some(p) => format!("{host}:{p}"),
         None => host.clone(),
@@ -86,9 +87,13 @@ pub fn check_endpoint(endpoint: &str, allow: &[String]) -> Result<reqwest::Url, 
     if !url.username().is_empty() || url.password().is_some() {
         return Err("endpoint must not carry credentials".into());
     }
-    let listed = allow
-        .iter()
-        .any(|p| host_matches(p, &host) || host_matches(p, &with_port));
+    // Another port than 443 only where the allow-list names it with the host.
+    let listed = match url.port() {
+        None => allow
+            .iter()
+            .any(|p| host_matches(p, &host) || host_matches(p, &with_port)),
+        Some(_) => allow.iter().any(|p| host_matches(p, &with_port)),
+    };
     if let Ok(ip) = host.parse::<IpAddr>() {
         // An address is allowed only when the allow-list names it exactly.
         let exact = allow.iter().any(|p| p == &host || p == &with_port);
@@ -100,8 +105,20 @@ pub fn check_endpoint(endpoint: &str, allow: &[String]) -> Result<reqwest::Url, 
         if !exact {
             return Err("endpoint must be a push service's host name, not an address".into());
         }
+    } else if is_local_name(&host) {
+        // Names are looked up at each send and must reach global addresses
+        // only (`GlobalOnly`); this one never can.
+        return Err(format!("endpoint must not be this machine ({host})"));
     }
     if !listed {
+        if let Some(port) = url.port() {
+            if allow.iter().any(|p| host_matches(p, &host)) {
+                return Err(format!(
+                    "endpoint's port must be 443 (push services' port); {port} is not \
+                     allowed for {host} (--web-push-allow names a host:port to allow another)"
+                ));
+            }
+        }
         return Err(format!(
             "endpoint's host {host} is not a push service this server sends to (--web-push-allow)"
         ));
@@ -210,6 +227,9 @@ pub fn transport(
         return Ok(None);
     };
     let key = VapidKey::load_or_create(&path)?;
+    // Whoever reads it can sign pushes as this server to every browser
+    // subscribed: a copy left readable by others is worth a warning.
+    crate::secret_files::warn_if_open([(path.as_path(), "the VAPID private key (Web Push)")]);
     let t = WebPushTransport::new(key, s.public_url(), allowed_hosts(&s.web_push_allow))?;
     Ok(Some(std::sync::Arc::new(t)))
 }
@@ -244,6 +264,12 @@ impl WebPushTransport {
         let client = reqwest::Client::builder()
             .timeout(Duration::from_secs(15))
             .redirect(reqwest::redirect::Policy::none())
+            // Every name sent to is looked up, checked and connected to
+            // through one resolver: a push service's name that resolves to
+            // an internal address is never connected to.
+            .dns_resolver(std::sync::Arc::new(crate::outbound::GlobalOnly))
+            // Directly: a proxy would look the names up where no check is.
+            .no_proxy()
             .build()
             .map_err(|e| format!("web push client: {e}"))?;
         Ok(WebPushTransport {
@@ -376,6 +402,41 @@ mod tests {
         let t = allow(&["127.0.0.1:4443"]);
         assert!(check_endpoint("http://127.0.0.1:4443/push/1", &t).is_ok());
         assert!(refused("http://127.0.0.1:9999/push/1", &t).contains("loopback"));
+    }
+
+    #[test]
+    fn push_services_are_reached_on_443_and_never_on_this_machine() {
+        let d = allowed_hosts(&[]);
+        let refused = |u: &str, a: &[String]| check_endpoint(u, a).unwrap_err();
+        assert!(check_endpoint("https://fcm.googleapis.com:443/x", &d).is_ok());
+        for port in ["22", "80", "8443"] {
+            let e = refused(&format!("https://fcm.googleapis.com:{port}/x"), &d);
+            assert!(e.contains("port must be 443"), "{e}");
+        }
+        let e = refused("https://web.push.apple.com:25/x", &d);
+        assert!(e.contains("port must be 443"), "{e}");
+        // A host allow-listed without a port is 443 only; with one, that one.
+        let a = allow(&["push.example.com", "other.example.com:8443"]);
+        assert!(refused("https://push.example.com:8443/x", &a).contains("443"));
+        assert!(check_endpoint("https://other.example.com:8443/x", &a).is_ok());
+        // A name that means this machine, however listed.
+        for list in [&["localhost"][..], &["localhost:8443"], &["*.localhost"]] {
+            for u in [
+                "https://localhost/x",
+                "https://localhost:8443/x",
+                "https://a.localhost/x",
+            ] {
+                let e = refused(u, &allow(list));
+                assert!(
+                    e.contains("this machine") || e.contains("not a push service"),
+                    "{u} with {list:?}: {e}"
+                );
+            }
+        }
+        assert!(
+            refused("https://localhost:8443/x", &allow(&["localhost:8443"]))
+                .contains("this machine")
+        );
     }
 
     #[test]

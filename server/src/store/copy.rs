@@ -80,7 +80,7 @@ const TABLES: &[(&str, &str, &str)] = &[
     ),
     (
         "oauth_clients",
-        "id, kind, name, redirect_uris, host, fetched_at, created_at",
+        "id, kind, name, redirect_uris, host, fetched_at, created_at, registered_from",
         "created_at, id",
     ),
     (

@@ -446,6 +446,12 @@ pub enum StoreError {
     Conflict(String),
     #[error("{0}")]
     Invalid(String),
+    /// A count at its limit: `field` is what would exceed it.
+    #[error("{message}")]
+    Limit {
+        field: &'static str,
+        message: String,
+    },
     #[error("database error: {0}")]
     Db(#[from] DbError),
 }

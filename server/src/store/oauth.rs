@@ -62,6 +62,68 @@ pub fn put_client(conn: &Conn, c: &Client) -> DbResult<()> {
     Ok(())
 }
 
+/// The condition "client `c` was never used": no consent, code or token
+/// names it (each lookup by index).
+pub const NEVER_USED: &str = "NOT EXISTS (SELECT 1 FROM oauth_consents x WHERE x.client_id = c.id)
+       AND NOT EXISTS (SELECT 1 FROM oauth_codes x WHERE x.client_id = c.id)
+       AND NOT EXISTS (SELECT 1 FROM oauth_tokens x WHERE x.client_id = c.id)";
+
+/// How many registered clients may sit unused, from one address and in
+/// all (see [`put_registered_client`]).
+#[derive(Debug, Clone, Copy)]
+pub struct UnusedCaps {
+    pub per_address: i64,
+    pub total: i64,
+}
+
+/// Stores a client registered (RFC 7591) from `source` (an address group),
+/// unless `source` already has `caps.per_address` registered clients that
+/// were never used: then `Ok(false)`, nothing stored. At `caps.total`
+/// unused clients in all, the oldest unused ones make room: a flood from
+/// many addresses costs its own oldest registrations, never a refusal to
+/// the next person.
+pub fn put_registered_client(
+    conn: &Conn,
+    c: &Client,
+    source: &str,
+    caps: UnusedCaps,
+) -> DbResult<bool> {
+    let tx = conn.transaction()?;
+    let from_source: i64 = tx.query_row(
+        &format!(
+            "SELECT COUNT(*) FROM oauth_clients c WHERE c.registered_from = ?1 AND {NEVER_USED}"
+        ),
+        params![source],
+        |r| r.get(0),
+    )?;
+    if from_source >= caps.per_address {
+        return Ok(false);
+    }
+    let unused: i64 = tx.query_row(
+        &format!("SELECT COUNT(*) FROM oauth_clients c WHERE c.kind = 'dcr' AND {NEVER_USED}"),
+        params![],
+        |r| r.get(0),
+    )?;
+    let over = unused - caps.total + 1;
+    if over > 0 {
+        tx.execute(
+            &format!(
+                "DELETE FROM oauth_clients WHERE id IN (SELECT c.id FROM oauth_clients c
+                 WHERE c.kind = 'dcr' AND {NEVER_USED} ORDER BY c.created_at, c.id LIMIT ?1)"
+            ),
+            params![over],
+        )?;
+    }
+    let uris = serde_json::to_string(&c.redirect_uris).unwrap_or_else(|_| "[]".into());
+    tx.execute(
+        "INSERT INTO oauth_clients (id, kind, name, redirect_uris, host, fetched_at, created_at, registered_from)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        params![c.id, c.kind, c.name, uris, c.host, c.fetched_at, now_secs(), source],
+    )?;
+    tx.commit()?;
+    Ok(true)
+}
+
 /// The agent that asks `user_id` the consent questions ("qp sign-in"):
 /// made on first use, owned by that person, with no token (nothing can
 /// act as it).

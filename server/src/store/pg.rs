@@ -698,6 +698,15 @@ const MIGRATIONS: &[&str] = &[
         agent_id TEXT NOT NULL
     );
     "#,
+    // 9 (SQLite's 14): the address a client was registered from, and the
+    // indexes that tell whether a client was ever used.
+    r#"
+    ALTER TABLE oauth_clients ADD COLUMN registered_from TEXT;
+    CREATE INDEX oauth_clients_by_source ON oauth_clients(registered_from, created_at);
+    CREATE INDEX oauth_clients_by_age ON oauth_clients(created_at);
+    CREATE INDEX oauth_codes_by_client ON oauth_codes(client_id);
+    CREATE INDEX oauth_tokens_by_client ON oauth_tokens(client_id);
+    "#,
 ];
 
 /// Any number that names this schema's advisory lock (instances starting

@@ -104,9 +104,10 @@ const OAUTH_TOKENS: Kind = Kind {
              WHERE expires_at < ?1 ORDER BY expires_at LIMIT ?2)",
     millis: false,
 };
-/// OAuth clients nothing refers to any more (no consent, code or token),
-/// registered more than [`OAUTH_CLIENT_IDLE`] ago: anyone may register
-/// clients, and unused registrations were kept for ever.
+/// OAuth clients nothing refers to (no consent, code or token: never used,
+/// or their last grant long over), registered more than
+/// [`OAUTH_CLIENT_UNUSED`] ago: anyone may register clients, so what a
+/// registration costs on disk must not outlive the sign-in it was for.
 const OAUTH_IDLE_CLIENTS: Kind = Kind {
     name: "oauth_clients",
     delete: "DELETE FROM oauth_clients WHERE id IN (SELECT c.id FROM oauth_clients c
@@ -119,8 +120,9 @@ const OAUTH_IDLE_CLIENTS: Kind = Kind {
 };
 /// How long expired OAuth rows stay.
 const OAUTH_KEEP: Duration = Duration::from_secs(DAY);
-/// How long a registered OAuth client nothing refers to stays.
-const OAUTH_CLIENT_IDLE: Duration = Duration::from_secs(30 * DAY);
+/// How long a registered OAuth client nothing refers to stays: a real
+/// client starts its sign-in within minutes of registering.
+pub const OAUTH_CLIENT_UNUSED: Duration = Duration::from_secs(2 * 3600);
 
 pub struct Plan {
     kinds: Vec<(&'static Kind, i64)>,
@@ -141,7 +143,7 @@ impl Plan {
             (&OAUTH_CODES, Some(OAUTH_KEEP)),
             (&OAUTH_CONSENTS, Some(OAUTH_KEEP)),
             (&OAUTH_TOKENS, Some(OAUTH_KEEP)),
-            (&OAUTH_IDLE_CLIENTS, Some(OAUTH_CLIENT_IDLE)),
+            (&OAUTH_IDLE_CLIENTS, Some(OAUTH_CLIENT_UNUSED)),
         ] {
             if let Some(keep) = keep {
                 kinds.push((kind, cut(keep)));

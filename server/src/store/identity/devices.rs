@@ -134,6 +134,9 @@ fn register_once(
             (holder.id, key)
         }
         None => {
+            if let Some(kept) = at_device_cap(conn, user_id, token_hash, reg)? {
+                return Ok(kept);
+            }
             let id = ids::new_id("dev");
             let inserted = conn.execute(
                 "INSERT INTO devices (id, user_id, platform, push_token, app_id, locale, public_key, token_hash, created_at, apns_environment)
@@ -166,6 +169,72 @@ fn register_once(
         public_key,
         apns_environment: reg.apns_environment.map(str::to_string),
     })
+}
+
+/// At most this many devices per person: every question to them queues one
+/// push per device, so one token registering thousands would make each
+/// question thousands of pushes. Phones, tablets, a few browsers and a
+/// terminal fit well within it.
+pub const MAX_DEVICES_PER_USER: i64 = 20;
+
+/// Below the cap: None (register a new device). At it: the same phone or
+/// browser (the token that registered it, its platform and app) coming
+/// back with a new push token takes over its own newest registration, so
+/// nobody is locked out of re-registering; anything else is refused,
+/// naming the limit.
+fn at_device_cap(
+    conn: &Conn,
+    user_id: &str,
+    token_hash: Option<&str>,
+    reg: &DeviceRegistration<'_>,
+) -> Result<Option<Device>, StoreError> {
+    let count: i64 = conn.query_row(
+        "SELECT COUNT(*) FROM devices WHERE user_id = ?1",
+        params![user_id],
+        |r| r.get(0),
+    )?;
+    if count < MAX_DEVICES_PER_USER {
+        return Ok(None);
+    }
+    let own: Option<String> = match token_hash {
+        Some(hash) => conn.query_opt(
+            "SELECT id FROM devices WHERE user_id = ?1 AND token_hash = ?2 AND platform = ?3
+               AND app_id = ?4 ORDER BY created_at DESC, id DESC LIMIT 1",
+            params![user_id, hash, reg.platform, reg.app_id],
+            |r| r.get(0),
+        )?,
+        None => None,
+    };
+    let Some(id) = own else {
+        return Err(StoreError::Limit {
+            field: "push_token",
+            message: format!(
+                "push_token: you have {count} devices registered, the most one person may \
+                 have is {MAX_DEVICES_PER_USER}; remove one you no longer use first"
+            ),
+        });
+    };
+    conn.execute(
+        "UPDATE devices SET push_token = ?2, locale = ?3, public_key = ?4,
+             apns_environment = ?5 WHERE id = ?1",
+        params![
+            id,
+            reg.push_token,
+            reg.locale,
+            reg.public_key,
+            reg.apns_environment
+        ],
+    )?;
+    Ok(Some(Device {
+        id,
+        user_id: user_id.to_string(),
+        platform: reg.platform.to_string(),
+        push_token: reg.push_token.to_string(),
+        app_id: reg.app_id.to_string(),
+        locale: reg.locale.to_string(),
+        public_key: reg.public_key.map(str::to_string),
+        apns_environment: reg.apns_environment.map(str::to_string),
+    }))
 }
 
 /// The refusal of a push token another user's device holds. It says no
