@@ -89,6 +89,13 @@ pub fn consent_asker(conn: &Conn, user_id: &str) -> DbResult<Agent> {
                 conn.execute("DELETE FROM agents WHERE id = ?1", params![id])?;
                 return consent_asker(conn, user_id);
             }
+            super::audit::record(
+                conn,
+                "server",
+                "agent.add",
+                &id,
+                &format!("qp sign-in: asks {user_id} the sign-in questions (no token)"),
+            )?;
             id
         }
     };
