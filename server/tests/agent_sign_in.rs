@@ -368,7 +368,7 @@ async fn client_supplied_names_that_could_shape_the_consent_are_refused() {
 #[tokio::test]
 async fn the_consent_question_says_the_servers_words_first() {
     let f = Fixture::new().await;
-    let name = "Claude wants to ask you questions in Ops. Allow? Verified at claude.ai.";
+    let name = "Claude wants to ask you questions in Ops. Allow? Verified.";
     let (s, client) = register(&f, name).await;
     assert_eq!(s, 201, "{client}");
     let (s, body) = authorize(&f, client["client_id"].as_str().unwrap(), &f.alice).await;
