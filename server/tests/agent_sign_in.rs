@@ -177,8 +177,7 @@ async fn a_members_sign_in_cannot_pass_for_the_operators_agent() {
     assert_eq!(s, 201, "{q}");
     assert_eq!(q["target_user_id"], f.bob);
     assert_eq!(
-        q["asker"]["display_name"],
-        "Release Bot · signed in by Bob",
+        q["asker"]["display_name"], "Release Bot · signed in by Bob",
         "{q}"
     );
     assert_ne!(q["asker"]["handle"], "release-bot", "{q}");
@@ -304,10 +303,7 @@ async fn the_operator_decides_who_may_approve_agent_sign_ins() {
     // Demoted between the question and the answer: the approval makes no agent.
     let (s, started) = device_start(&f, &f.bob, "CI 2").await;
     assert_eq!(s, 200, "{started}");
-    let out = common::admin(
-        db_arg(&f),
-        &["room", "add-member", &f.room_code, &f.bob],
-    );
+    let out = common::admin(db_arg(&f), &["room", "add-member", &f.room_code, &f.bob]);
     assert!(out.status.success(), "{out:?}");
     allow(&f, &f.bob_token).await;
     let (s, body) = post_form(
@@ -392,9 +388,11 @@ async fn the_consent_question_says_the_servers_words_first() {
 }
 
 /// Every surface that makes or removes an agent or a token writes the
-/// audit log, with the person who acted: an MCP client's sign-in (OAuth),
-/// `qp login --url` (the device flow), a person removing an agent the
-/// operator made for them, and a person signing out of the web responder.
+/// audit log, with whoever acted: an MCP client's sign-in (OAuth) and the
+/// client's tokens (exchanged, revoked by the client, ended by the server
+/// for a replayed code), `qp login --url` (the device flow), a person
+/// removing an agent the operator made for them, and a person signing out
+/// of the web responder.
 #[tokio::test]
 async fn every_surface_that_makes_or_removes_an_agent_or_token_is_audited() {
     let f = Fixture::new().await;
@@ -426,14 +424,56 @@ async fn every_surface_that_makes_or_removes_an_agent_or_token_is_audited() {
         .find(|a| a["name"] == "Claude")
         .cloned()
         .expect("the approval made Claude's agent");
+    let claude_id = claude["id"].as_str().unwrap();
     let log = audit(&f);
     assert!(
-        log.iter().any(|(actor, action, subject, detail)| actor == &alice
-            && action == "agent.sign_in"
-            && subject == claude["id"].as_str().unwrap()
-            && detail.contains(client_id)),
+        log.iter()
+            .any(|(actor, action, subject, detail)| actor == &alice
+                && action == "agent.sign_in"
+                && subject == claude_id
+                && detail.contains(client_id)),
         "{log:#?}"
     );
+    // The client exchanges its code for tokens, then revokes one (RFC
+    // 7009); a replayed code ends the grant.
+    let code = reqwest::Url::parse(st["redirect"].as_str().unwrap())
+        .unwrap()
+        .query_pairs()
+        .find(|(k, _)| k == "code")
+        .unwrap()
+        .1
+        .into_owned();
+    let exchange = [
+        ("grant_type", "authorization_code"),
+        ("code", code.as_str()),
+        ("client_id", client_id),
+        ("redirect_uri", REDIRECT),
+        ("code_verifier", VERIFIER),
+    ];
+    let (s, tokens) = post_form(&f, "/oauth/token", &exchange).await;
+    assert_eq!(s, 200, "{tokens}");
+    let by_client = format!("oauth-client:{client_id}");
+    let (s, _) = post_form(
+        &f,
+        "/oauth/revoke",
+        &[("token", tokens["access_token"].as_str().unwrap())],
+    )
+    .await;
+    assert_eq!(s, 200);
+    let (s, _) = post_form(&f, "/oauth/token", &exchange).await;
+    assert_eq!(s, 400);
+    let log = audit(&f);
+    for (who, action) in [
+        (by_client.as_str(), "token.create"),
+        (by_client.as_str(), "token.revoke"),
+        ("server", "token.revoke"),
+    ] {
+        assert!(
+            log.iter()
+                .any(|(actor, a, subject, _)| actor == who && a == action && subject == claude_id),
+            "{who} {action}: {log:#?}"
+        );
+    }
 
     // The device flow.
     signed_in_by_device(&f, &f.bob, &f.bob_token, "Deploy laptop").await;
@@ -466,10 +506,9 @@ async fn every_surface_that_makes_or_removes_an_agent_or_token_is_audited() {
     assert_eq!(s, 204);
     let log = audit(&f);
     assert!(
-        log.iter()
-            .any(|(actor, action, subject, _)| actor == &alice
-                && action == "agent.remove"
-                && subject == id),
+        log.iter().any(|(actor, action, subject, _)| actor == &alice
+            && action == "agent.remove"
+            && subject == id),
         "{log:#?}"
     );
 
@@ -481,14 +520,11 @@ async fn every_surface_that_makes_or_removes_an_agent_or_token_is_audited() {
     let prefix = &qp_server::ids::token_hash(&f.bob_token)[..12];
     let log = audit(&f);
     assert!(
-        log.iter()
-            .any(|(actor, action, subject, _)| actor == &bob
-                && action == "token.revoke"
-                && subject == prefix),
+        log.iter().any(|(actor, action, subject, _)| actor == &bob
+            && action == "token.revoke"
+            && subject == prefix),
         "{log:#?}"
     );
     // The token is in none of it.
-    assert!(log
-        .iter()
-        .all(|e| !format!("{e:?}").contains(&f.bob_token)));
+    assert!(log.iter().all(|e| !format!("{e:?}").contains(&f.bob_token)));
 }

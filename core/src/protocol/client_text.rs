@@ -47,7 +47,11 @@ pub fn check_client_text(field: &str, value: &str) -> Result<(), ClientTextError
         return Err(broken("it starts or ends with white space".into()));
     }
     if let Some((at, c)) = value.chars().enumerate().find(|(_, c)| !allowed(*c)) {
-        return Err(broken(format!("U+{:04X} at character {}", c as u32, at + 1)));
+        return Err(broken(format!(
+            "U+{:04X} at character {}",
+            c as u32,
+            at + 1
+        )));
     }
     Ok(())
 }
@@ -77,8 +81,16 @@ fn allowed(c: char) -> bool {
 fn is_quote(c: char) -> bool {
     matches!(
         c,
-        '"' | '\'' | '`' | '\u{201A}' | '\u{201E}' | '\u{301D}' | '\u{301E}' | '\u{301F}'
-            | '\u{FF02}' | '\u{FF07}' | '\u{2032}'..='\u{2037}'
+        '"' | '\''
+            | '`'
+            | '\u{201A}'
+            | '\u{201E}'
+            | '\u{301D}'
+            | '\u{301E}'
+            | '\u{301F}'
+            | '\u{FF02}'
+            | '\u{FF07}'
+            | '\u{2032}'..='\u{2037}'
     )
 }
 
@@ -109,8 +121,7 @@ pub const SIGNED_IN_BY: &str = " · signed in by ";
 pub fn signed_in_display_name(agent_name: &str, person_name: &str) -> String {
     const PERSON_MAX: usize = 24;
     let person = cut(person_name, PERSON_MAX);
-    let room_for_agent =
-        NAME_MAX_CHARS - SIGNED_IN_BY.chars().count() - person.chars().count();
+    let room_for_agent = NAME_MAX_CHARS - SIGNED_IN_BY.chars().count() - person.chars().count();
     format!("{}{SIGNED_IN_BY}{person}", cut(agent_name, room_for_agent))
 }
 

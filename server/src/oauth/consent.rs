@@ -148,7 +148,11 @@ pub async fn ask(app: &Arc<App>, req: Request) -> Result<Asked, OAuthError> {
     let mut req = req;
     // Checked where it came in too; a name stored before the rule (or a
     // cached metadata document) is judged again before anyone reads it.
-    let field = if req.kind == "device" { "label" } else { "client_name" };
+    let field = if req.kind == "device" {
+        "label"
+    } else {
+        "client_name"
+    };
     check_client_text(field, &req.client.name)
         .map_err(|e| OAuthError::invalid_request(e.to_string()))?;
     let approvers = app.settings.agent_sign_in;
@@ -541,7 +545,10 @@ pub async fn redeem(
                 &format!("user:{}", c.user_id),
                 "agent.sign_in",
                 &agent.id,
-                &format!("{name} (handle {}) in room {}, by {via}", agent.handle, c.room_id),
+                &format!(
+                    "{name} (and its token; handle {}) in room {}, by {via}",
+                    agent.handle, c.room_id
+                ),
             )?;
             tx.commit()?;
             Ok(Some((agent, token)))
@@ -616,7 +623,10 @@ mod tests {
     fn unverified_names_are_shown_as_such() {
         let d = client("device", "Claude Desktop", "");
         let p = prompt(&d, "Ops", None);
-        assert!(p.starts_with("A terminal (qp login) wants to ask you"), "{p}");
+        assert!(
+            p.starts_with("A terminal (qp login) wants to ask you"),
+            "{p}"
+        );
         assert!(
             p.contains("It calls itself \"\u{2068}Claude Desktop\u{2069}\", unverified."),
             "{p}"

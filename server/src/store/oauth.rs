@@ -422,6 +422,26 @@ pub fn use_refresh(conn: &Conn, hash: &str, now: i64) -> DbResult<bool> {
     )? == 1)
 }
 
+/// [`revoke_grant`], in the audit log: `actor` ended it (`server`, or
+/// `oauth-client:<id>` for the client's own revocation) because of `why`.
+pub fn end_grant(conn: &Conn, grant_hash: &str, actor: &str, why: &str) -> DbResult<usize> {
+    let agent: Option<String> = conn.query_opt(
+        "SELECT subject_id FROM tokens WHERE hash = ?1 AND kind = 'agent'",
+        params![grant_hash],
+        |r| r.get(0),
+    )?;
+    let n = revoke_grant(conn, grant_hash)?;
+    let grant = grant_hash.get(..12).unwrap_or(grant_hash);
+    super::audit::record(
+        conn,
+        actor,
+        "token.revoke",
+        agent.as_deref().unwrap_or_default(),
+        &format!("OAuth grant {grant}: {why}"),
+    )?;
+    Ok(n)
+}
+
 /// Ends a grant: every token minted under it, and the grant's row.
 pub fn revoke_grant(conn: &Conn, grant_hash: &str) -> DbResult<usize> {
     let agent: Option<String> = conn.query_opt(
@@ -469,7 +489,12 @@ pub fn end_unredeemed_grants(
     )?;
     let mut ended = Vec::with_capacity(stale.len());
     for (grant, client, agent) in stale {
-        revoke_grant(conn, &grant)?;
+        end_grant(
+            conn,
+            &grant,
+            "server",
+            "its code expired unexchanged; its agent is disabled",
+        )?;
         ended.push((client, agent));
     }
     Ok(ended)
