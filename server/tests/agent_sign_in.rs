@@ -296,6 +296,12 @@ async fn the_operator_decides_who_may_approve_agent_sign_ins() {
         &["room", "add-member", &f.room_code, &f.bob, "--admin"],
     );
     assert!(out.status.success(), "{out:?}");
+    let out = common::admin(db_arg(&f), &["room", "members", &f.room_code]);
+    let listed = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        listed.contains(&format!("{}\tBob\tadmin", f.bob)),
+        "{listed}"
+    );
     let token = signed_in_by_device(&f, &f.bob, &f.bob_token, "CI").await;
     let (s, q) = ask_as(&f, &token, json!({"prompt": "Hello"})).await;
     assert_eq!(s, 201, "{q}");

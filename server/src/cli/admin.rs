@@ -553,11 +553,20 @@ fn execute(conn: &store::Conn, what: What) -> Result<String, StoreError> {
             identity::set_room_admin(conn, &room_id, &user, admin)?;
             String::new()
         }
-        What::Room(RoomCmd::Members { room }) => identity::members(conn, &room_id(conn, &room)?)?
-            .iter()
-            .map(|u| format!("{}\t{}", u.id, u.display_name))
-            .collect::<Vec<_>>()
-            .join("\n"),
+        What::Room(RoomCmd::Members { room }) => {
+            let room_id = room_id(conn, &room)?;
+            let mut lines = Vec::new();
+            for u in identity::members(conn, &room_id)? {
+                let admin = identity::is_room_admin(conn, &room_id, &u.id)?;
+                lines.push(format!(
+                    "{}\t{}{}",
+                    u.id,
+                    u.display_name,
+                    if admin { "\tadmin" } else { "" }
+                ));
+            }
+            lines.join("\n")
+        }
         What::Room(RoomCmd::Webhook {
             room,
             url,
