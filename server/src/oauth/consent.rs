@@ -1,9 +1,9 @@
-//! The consent is a question: "An unverified client wants to ask you
-//! questions in <room>. Allow? It calls itself "<name>".", the server's
-//! words first and the client's claim quoted, Allow / Deny, sent to the
-//! named person through the
-//! question machinery (so it reaches their phone like any other), with the
-//! client's verified host (or "unverified client") as the context line.
+//! The consent is a question, "An unverified client wants to ask you
+//! questions in <room>. Allow? It calls itself "<name>".": the server's
+//! words first and the client's claim after them, quoted. Allow / Deny,
+//! sent to the named person through the question machinery (so it reaches
+//! their phone like any other), with the client's verified host (or
+//! "unverified client") as the context line.
 //! The responder is always the authenticated user: only the named person
 //! may answer it (the protocol's direct scope), and the decision is read
 //! back from the answered question and checked to be theirs.
