@@ -233,6 +233,16 @@ async fn a_members_sign_in_cannot_pass_for_the_operators_agent() {
         q2["asker"]["display_name"],
         "Release Bot · signed in by Alice"
     );
+
+    // Nor the handle of the agent that asks the sign-in questions.
+    let named = signed_in_by_device(&f, &f.alice, &f.alice_token, "qp sign-in").await;
+    let (s, q3) = ask_as(&f, &named, json!({"prompt": "Allow?"})).await;
+    assert_eq!(s, 201, "{q3}");
+    assert_ne!(q3["asker"]["handle"], "qp-sign-in", "{q3}");
+    assert_eq!(
+        q3["asker"]["display_name"],
+        "qp sign-in · signed in by Alice"
+    );
 }
 
 /// `sign_in_agents_ask = room`: the operator widens what such agents may

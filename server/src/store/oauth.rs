@@ -62,6 +62,10 @@ pub fn put_client(conn: &Conn, c: &Client) -> DbResult<()> {
     Ok(())
 }
 
+/// The consent asker's handle: it asks in every room, from no room's list
+/// of agents, so no other agent may take it.
+pub const CONSENT_ASKER_HANDLE: &str = "qp-sign-in";
+
 /// The agent that asks `user_id` the consent questions ("qp sign-in"):
 /// made on first use, owned by that person, with no token (nothing can
 /// act as it).
@@ -78,7 +82,7 @@ pub fn consent_asker(conn: &Conn, user_id: &str) -> DbResult<Agent> {
             let name = "qp sign-in";
             conn.execute(
                 "INSERT INTO agents (id, name, handle, owner_user_id, scopes, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                params![id, name, "qp-sign-in", user_id, "read", now_secs()],
+                params![id, name, CONSENT_ASKER_HANDLE, user_id, "read", now_secs()],
             )?;
             let n = conn.execute(
                 "INSERT INTO oauth_askers (user_id, agent_id) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
@@ -102,7 +106,7 @@ pub fn consent_asker(conn: &Conn, user_id: &str) -> DbResult<Agent> {
     Ok(Agent {
         id,
         name: "qp sign-in".into(),
-        handle: "qp-sign-in".into(),
+        handle: CONSENT_ASKER_HANDLE.into(),
         owner_user_id: user_id.to_string(),
         scopes: vec!["read".into()],
         check_token: None,

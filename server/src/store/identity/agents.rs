@@ -68,7 +68,8 @@ fn insert_agent(
         }
     }
     let id = ids::new_id("a");
-    let mut taken = std::collections::HashSet::new();
+    let mut taken =
+        std::collections::HashSet::from([crate::store::oauth::CONSENT_ASKER_HANDLE.to_string()]);
     for room_id in room_ids {
         taken.extend(handles_in_room(conn, room_id)?);
     }
