@@ -233,6 +233,20 @@ fn the_docs_quote_the_real_limits() {
             format!("1-{} characters on one line", l::NAME_MAX_CHARS),
         ),
         (
+            "docs/agents/mcp.md",
+            format!(
+                "one line of at most {} characters without quotation marks",
+                l::CLIENT_TEXT_MAX_CHARS
+            ),
+        ),
+        (
+            "docs/operators/security.md",
+            format!(
+                "one line of at most {} characters without quotation marks",
+                l::CLIENT_TEXT_MAX_CHARS
+            ),
+        ),
+        (
             "docs/introduction.md",
             format!("{} to {} options", l::OPTIONS_MIN, l::OPTIONS_MAX),
         ),

@@ -84,6 +84,24 @@ pub fn handle_of(name: &str, fallback: &str) -> String {
     }
 }
 
+/// `handle` made distinct from those `taken` (an agent's handle is unique
+/// among the agents of its rooms): itself when free, else `handle-2`,
+/// `handle-3`, …, still at most 40 characters.
+pub fn distinct_handle(handle: &str, taken: impl Fn(&str) -> bool) -> String {
+    if !taken(handle) {
+        return handle.to_string();
+    }
+    (2u32..)
+        .map(|n| {
+            let suffix = format!("-{n}");
+            let mut base = handle.to_string();
+            base.truncate(40 - suffix.len());
+            format!("{}{suffix}", base.trim_end_matches('-'))
+        })
+        .find(|h| !taken(h))
+        .unwrap_or_else(|| handle.to_string())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -123,5 +141,18 @@ mod tests {
         // At most 40 characters, never ending in a dash.
         assert_eq!(handle_of(&"abc ".repeat(30), "a_1").len(), 39);
         assert_eq!(handle_of(&"ab ".repeat(30), "a_1").len(), 40);
+    }
+
+    #[test]
+    fn distinct_handles() {
+        let taken = ["release-bot", "release-bot-2"];
+        assert_eq!(distinct_handle("deploy", |h| taken.contains(&h)), "deploy");
+        assert_eq!(
+            distinct_handle("release-bot", |h| taken.contains(&h)),
+            "release-bot-3"
+        );
+        let long = "a".repeat(40);
+        let made = distinct_handle(&long, |h| h == long);
+        assert_eq!(made, format!("{}-2", "a".repeat(38)));
     }
 }

@@ -37,6 +37,9 @@ pub const TTL_MAX_SECS: i64 = 7 * 24 * 3_600;
 pub const ID_MAX_CHARS: usize = 64;
 /// Display names of users, agents and rooms: 1 to 80 characters.
 pub const NAME_MAX_CHARS: usize = 80;
+/// Text a client chose that a person reads (`client_name`, a sign-in's
+/// label): at most this many characters (`client_text`).
+pub const CLIENT_TEXT_MAX_CHARS: usize = 60;
 /// Room codes: 3 to 16 ASCII letters or digits.
 pub const ROOM_CODE_MIN_CHARS: usize = 3;
 pub const ROOM_CODE_MAX_CHARS: usize = 16;

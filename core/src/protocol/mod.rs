@@ -14,6 +14,8 @@
 //!   against a question.
 //! - [`lifecycle`]: the state machine (`pending` -> `answered` | `expired` |
 //!   `cancelled`, terminal states never change).
+//! - [`client_text`]: text a client chose that a person reads (one rule
+//!   for `client_name`, sign-in labels), and how it is shown.
 //! - [`identity`]: ids, display names and room codes (server and phone alike).
 //! - [`limits`]: every numeric limit in one table.
 //! - [`web_push`]: the shape of a browser's push subscription (`web` devices).
@@ -24,6 +26,7 @@
 
 pub mod answer;
 pub mod ask;
+pub mod client_text;
 pub mod device;
 pub mod error;
 pub mod identity;

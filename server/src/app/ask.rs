@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use chrono::Utc;
+use qp_core::protocol::client_text::signed_in_display_name;
 use qp_core::protocol::{normalize_ask, time, AskContext, Asker, Question, QuestionState, RoomRef};
 use serde_json::Value;
 
@@ -25,6 +26,7 @@ impl App {
         require_scope(&agent, SCOPE_ASK)?;
         self.check_ask_rate(&agent.id)?;
         let max_pending = self.settings.max_pending_per_agent as i64;
+        let sign_in_audience = self.settings.sign_in_agents_ask;
         let check = agent.check_token.clone();
         let agent_check = check.clone();
         let q = self
@@ -58,6 +60,15 @@ impl App {
                     });
                 }
                 let ask = ask?;
+                if place.signed_in_by.is_some() {
+                    if let Some((field, message)) = crate::oauth::policy::ask_refusal(
+                        sign_in_audience,
+                        &agent.owner_user_id,
+                        ask.target_user_id.as_deref(),
+                    ) {
+                        return Err(AppError::Forbidden { code: "signed_in_agent", message, field: Some(field) });
+                    }
+                }
                 if let Some(target) = &ask.target_user_id {
                     if !place.target_is_member {
                         return Err(AppError::invalid(
@@ -76,7 +87,10 @@ impl App {
                     handle: Some(agent.handle.clone()),
                     kind: "agent".into(),
                     id: agent.id.clone(),
-                    display_name: agent.name.clone(),
+                    display_name: match &place.signed_in_by {
+                        Some(person) => signed_in_display_name(&agent.name, person),
+                        None => agent.name.clone(),
+                    },
                 });
                 match questions::insert_asked(conn, &q, &room.id, &agent.id, max_pending, now_ms())? {
                     questions::Asked::OverQuota => Err(AppError::rate_limited(

@@ -109,20 +109,28 @@ impl App {
     }
 
     /// Removes one of `user`'s agents for good: every token it holds,
-    /// OAuth's included, stops at once (404 for anyone else's).
+    /// OAuth's included, stops at once (404 for anyone else's). Audited,
+    /// with the person as its actor.
     pub async fn remove_owned_agent(&self, user: &User, id: String) -> Result<(), AppError> {
         let (owner, agent) = (user.id.clone(), id.clone());
         let removed = self
             .db
             .run(move |c| -> Result<_, AppError> {
-                let mine = crate::store::oauth::agents_owned_by(c, &owner)?
-                    .iter()
-                    .any(|(a, _)| a.id == agent);
-                if !mine {
+                let Some((mine, _)) = crate::store::oauth::agents_owned_by(c, &owner)?
+                    .into_iter()
+                    .find(|(a, _)| a.id == agent)
+                else {
                     return Ok(false);
-                }
+                };
                 offboard::remove(c, Subject::Agent, &agent)?;
                 crate::store::oauth::forget_agent(c, &agent)?;
+                crate::store::audit::record(
+                    c,
+                    &format!("user:{owner}"),
+                    "agent.remove",
+                    &agent,
+                    &format!("{} (by its owner)", mine.name),
+                )?;
                 Ok(true)
             })
             .await?;

@@ -170,8 +170,14 @@ enum RoomCmd {
     },
     /// List rooms.
     List,
-    /// Add a user to a room.
-    AddMember { room: String, user: String },
+    /// Add a user to a room (again, to change their role).
+    AddMember {
+        room: String,
+        user: String,
+        /// A room admin: may approve agent sign-ins when the server's agent_sign_in is admins. Without it, an ordinary member.
+        #[arg(long)]
+        admin: bool,
+    },
     /// List a room's members.
     Members { room: String },
     /// Take a user out of a room: they no longer see or may answer its questions.
@@ -432,7 +438,11 @@ fn audit_entry(what: &What) -> Option<(&'static str, String, String)> {
             e("invite.create", user, &format!("ttl={ttl}s"))
         }
         What::Room(RoomCmd::Add { name, .. }) => e("room.add", "", name),
-        What::Room(RoomCmd::AddMember { room, user }) => e("room.add_member", user, room),
+        What::Room(RoomCmd::AddMember { room, user, admin }) => e(
+            "room.add_member",
+            user,
+            &format!("{room}{}", if *admin { " (admin)" } else { "" }),
+        ),
         What::Room(RoomCmd::RemoveMember { room, user }) => e("room.remove_member", user, room),
         What::Room(RoomCmd::Webhook { room, clear, .. }) => {
             e("room.webhook", room, if *clear { "cleared" } else { "set" })
@@ -536,17 +546,27 @@ fn execute(conn: &store::Conn, what: What) -> Result<String, StoreError> {
             })
             .collect::<Vec<_>>()
             .join("\n"),
-        What::Room(RoomCmd::AddMember { room, user }) => {
+        What::Room(RoomCmd::AddMember { room, user, admin }) => {
             let room_id = room_id(conn, &room)?;
             identity::require_user(conn, &user)?;
             identity::add_member(conn, &room_id, &user)?;
+            identity::set_room_admin(conn, &room_id, &user, admin)?;
             String::new()
         }
-        What::Room(RoomCmd::Members { room }) => identity::members(conn, &room_id(conn, &room)?)?
-            .iter()
-            .map(|u| format!("{}\t{}", u.id, u.display_name))
-            .collect::<Vec<_>>()
-            .join("\n"),
+        What::Room(RoomCmd::Members { room }) => {
+            let room_id = room_id(conn, &room)?;
+            let mut lines = Vec::new();
+            for u in identity::members(conn, &room_id)? {
+                let admin = identity::is_room_admin(conn, &room_id, &u.id)?;
+                lines.push(format!(
+                    "{}\t{}{}",
+                    u.id,
+                    u.display_name,
+                    if admin { "\tadmin" } else { "" }
+                ));
+            }
+            lines.join("\n")
+        }
         What::Room(RoomCmd::Webhook {
             room,
             url,

@@ -37,7 +37,7 @@ pub struct LoginArgs {
     /// Server URL (when the code alone was given).
     #[arg(long, env = "QP_URL", default_value = DEFAULT_URL)]
     url: String,
-    /// A name for this token in `qp admin token list`.
+    /// A name for this token in `qp admin token list`; without a code, also the agent's name, shown on the phone (one line of at most 60 characters, no quotation marks).
     #[arg(long, default_value = "qp login")]
     label: String,
     /// A CA certificate (PEM) to trust besides the system's (a private CA).

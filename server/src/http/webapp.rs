@@ -143,10 +143,11 @@ pub fn check_web_device(app: &App, fields: &DeviceFields, prefix: &str) -> Resul
 }
 
 /// Sign out: the presented user token is revoked (with the devices it
-/// registered, so this browser gets no more pushes).
+/// registered, so this browser gets no more pushes), in the audit log with
+/// the person as its actor.
 async fn sign_out(
     State(app): State<Arc<App>>,
-    UserAuth(_user): UserAuth,
+    UserAuth(user): UserAuth,
     headers: HeaderMap,
 ) -> Result<StatusCode, ApiError> {
     let hash = headers
@@ -157,7 +158,17 @@ async fn sign_out(
         .ok_or_else(|| ApiError::unauthorized("missing Authorization: Bearer <token> header"))?;
     let key = hash.clone();
     app.db
-        .run(move |conn| -> Result<_, ApiError> { Ok(identity::revoke_token(conn, &key)?) })
+        .run(move |conn| -> Result<_, ApiError> {
+            identity::revoke_token(conn, &key)?;
+            crate::store::audit::record(
+                conn,
+                &format!("user:{}", user.id),
+                "token.revoke",
+                &key[..12],
+                "signed out",
+            )?;
+            Ok(())
+        })
         .await?;
     app.tokens.forget(&hash);
     Ok(StatusCode::NO_CONTENT)

@@ -231,15 +231,16 @@ pub async fn page(State(app): State<Arc<App>>, RawQuery(query): RawQuery) -> Res
         Ok(c) => c,
         Err(r) => return r.into_response(),
     };
+    // The server's words first; the client's name after them, quoted and
+    // isolated (`<bdi>`), as on the consent question.
+    let claim = format!("<b>\"<bdi>{}</bdi>\"</b>", escape(&c.client.name));
     let who = match c.client.kind.as_str() {
         "cimd" => format!(
-            "<b>{}</b> <span class=muted>(verified: {})</span>",
-            escape(&c.client.name),
+            "A client verified at <b>{}</b> wants to ask you questions. It calls itself {claim}.",
             escape(&c.client.host)
         ),
         _ => format!(
-            "<b>{}</b> <span class=muted>(unverified client; it named itself)</span>",
-            escape(&c.client.name)
+            "An unverified client wants to ask you questions. It calls itself {claim} <span class=muted>(it named itself)</span>."
         ),
     };
     let hidden = [
@@ -255,7 +256,7 @@ pub async fn page(State(app): State<Arc<App>>, RawQuery(query): RawQuery) -> Res
     .map(|(k, v)| format!("<input type=hidden name=\"{k}\" value=\"{}\">", escape(v)))
     .collect::<String>();
     let body = format!(
-        "<h1>Connect to qp</h1><p>{who} wants to ask you questions.</p>\
+        "<h1>Connect to qp</h1><p>{who}</p>\
          <form method=post action=\"/oauth/authorize\">{hidden}\
          <div id=account hidden style=\"border:2px solid #1d5bbf;border-radius:.5rem;padding:.25rem 1rem;margin-top:1rem\">\
          <p>This browser is signed in to qp as <b id=account-name></b>: the question goes to <b id=account-phone></b>’s phone.</p>\

@@ -14,14 +14,14 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use serde_json::{json, Value};
 
+use qp_core::protocol::client_text::{check_client_text, CLIENT_TEXT_RULE};
+
 use super::OAuthError;
 use crate::app::App;
 use crate::store::oauth::{self as store, Client};
 
 /// A fetched metadata document is used this long before it is fetched again.
 pub const CIMD_CACHE_SECS: i64 = 300;
-/// Names longer than this are refused (they become the agent's name).
-pub const NAME_MAX_CHARS: usize = 80;
 /// At most this many redirect URIs per client.
 pub const MAX_REDIRECT_URIS: usize = 10;
 /// What a client's stored metadata (its name and redirect URIs, as JSON)
@@ -154,20 +154,19 @@ fn check_metadata_size(name: &str, redirect_uris: &[String]) -> Result<(), OAuth
 }
 
 /// `client_name`: required in a metadata document, optional when
-/// registering.
+/// registering. It is shown to a person (the consent question) and becomes
+/// the agent's name: the rule for client-supplied text applies.
 fn client_name(meta: &Value, required: bool) -> Result<Option<String>, OAuthError> {
     match meta.get("client_name") {
         None | Some(Value::Null) if !required => Ok(None),
         None | Some(Value::Null) => Err(metadata_error("client_name: is required")),
-        Some(Value::String(s))
-            if !s.trim().is_empty()
-                && s.chars().count() <= NAME_MAX_CHARS
-                && !s.chars().any(char::is_control) =>
-        {
-            Ok(Some(s.trim().to_string()))
+        Some(Value::String(s)) => {
+            let name = s.trim();
+            check_client_text("client_name", name).map_err(|e| metadata_error(e.to_string()))?;
+            Ok(Some(name.to_string()))
         }
         Some(_) => Err(metadata_error(format!(
-            "client_name: must be a string of 1 to {NAME_MAX_CHARS} characters on one line"
+            "client_name: must be a string, {CLIENT_TEXT_RULE}"
         ))),
     }
 }

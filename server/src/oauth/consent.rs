@@ -1,7 +1,9 @@
-//! The consent is a question: "<client> wants to ask you questions in
-//! <room>. Allow?", Allow / Deny, sent to the named person through the
-//! question machinery (so it reaches their phone like any other), with the
-//! client's verified host (or "unverified client") as the context line.
+//! The consent is a question, "An unverified client wants to ask you
+//! questions in <room>. Allow? It calls itself "<name>".": the server's
+//! words first and the client's claim after them, quoted. Allow / Deny,
+//! sent to the named person through the question machinery (so it reaches
+//! their phone like any other), with the client's verified host (or
+//! "unverified client") as the context line.
 //! The responder is always the authenticated user: only the named person
 //! may answer it (the protocol's direct scope), and the decision is read
 //! back from the answered question and checked to be theirs.
@@ -13,10 +15,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::http::StatusCode;
+use qp_core::protocol::client_text::{check_client_text, isolated, quoted};
+use qp_core::protocol::limits::CLIENT_TEXT_MAX_CHARS;
 use qp_core::protocol::{normalize_ask, time, AskContext, Asker, QuestionState, RoomRef};
 use serde_json::json;
 
-use super::{OAuthError, CONSENT_TTL_SECS, MAX_PENDING_PER_CLIENT, MAX_PENDING_PER_USER};
+use super::{policy, OAuthError, CONSENT_TTL_SECS, MAX_PENDING_PER_CLIENT, MAX_PENDING_PER_USER};
 use crate::app::App;
 use crate::store::identity::{self, Room, User};
 use crate::store::oauth::{self as store, Client, Consent};
@@ -103,13 +107,17 @@ fn tail(s: &str, max: usize) -> String {
     format!("…{kept}")
 }
 
-/// The consent question's prompt: who asks (verified or not, by what it
-/// is), where, and where the sign-in goes back to (the redirect's host, as
-/// the MCP authorization spec asks servers to show), within the prompt's
+/// The consent question's prompt: the server's own words first (who asks,
+/// verified or not, where, and where the sign-in goes back to: the
+/// redirect's host, as the MCP authorization spec asks servers to show),
+/// then what the client calls itself, quoted and bidi-isolated: a name
+/// cannot read as the server's sentence or reorder it. Within the prompt's
 /// 500 characters.
 fn prompt(client: &Client, room: &str, redirect_uri: Option<&str>) -> String {
-    let name: String = client.name.chars().take(80).collect();
+    let name: String = client.name.chars().take(CLIENT_TEXT_MAX_CHARS).collect();
+    let name = quoted(&name);
     let room: String = room.chars().take(80).collect();
+    let room = isolated(&room);
     let back_to = redirect_uri
         .and_then(|u| reqwest::Url::parse(u).ok())
         .and_then(|u| u.host_str().map(str::to_string))
@@ -122,14 +130,14 @@ fn prompt(client: &Client, room: &str, redirect_uri: Option<&str>) -> String {
         .unwrap_or_default();
     match client.kind.as_str() {
         "cimd" => format!(
-            "{name} wants to ask you questions in {room}. Allow? Verified at {}.{back_to}",
+            "A client verified at {} wants to ask you questions in {room}. Allow? It calls itself {name}.{back_to}",
             tail(&client.host, 120)
         ),
         "device" => format!(
-            "A terminal (qp login) calling itself \"{name}\" wants to ask you questions in {room}. Allow? Its name is unverified."
+            "A terminal (qp login) wants to ask you questions in {room}. Allow? It calls itself {name}, unverified."
         ),
         _ => format!(
-            "{name} (an unverified client: it named itself) wants to ask you questions in {room}. Allow?{back_to}"
+            "An unverified client wants to ask you questions in {room}. Allow? It calls itself {name}.{back_to}"
         ),
     }
 }
@@ -138,6 +146,19 @@ fn prompt(client: &Client, room: &str, redirect_uri: Option<&str>) -> String {
 /// unknown, the person is not in the room, or a limit is reached.
 pub async fn ask(app: &Arc<App>, req: Request) -> Result<Asked, OAuthError> {
     let mut req = req;
+    // Checked where it came in too; a name stored before the rule (or a
+    // cached metadata document) is judged again before anyone reads it.
+    let field = if req.kind == "device" {
+        "label"
+    } else {
+        "client_name"
+    };
+    check_client_text(field, &req.client.name)
+        .map_err(|e| OAuthError::invalid_request(e.to_string()))?;
+    let approvers = app.settings.agent_sign_in;
+    if approvers == policy::Approvers::Off {
+        return Err(not_allowed(policy::OFF));
+    }
     let code = req.user_code.get_or_insert_with(compare_code).clone();
     let handle = crate::ids::new_token(if req.kind == "device" { "qpd_" } else { "qph_" });
     let id_hash = crate::ids::token_hash(&handle);
@@ -148,6 +169,9 @@ pub async fn ask(app: &Arc<App>, req: Request) -> Result<Asked, OAuthError> {
             let now = now_secs();
             let user = find_user(conn, &req.user)?;
             let room = find_room(conn, &user, req.room.as_deref())?;
+            if let Some(why) = policy::refusal(conn, approvers, &room.id, &user.id)? {
+                return Err(not_allowed(why));
+            }
             // The client's quota is charged only for a request that would
             // ask someone: naming nobody (`user=nobody`) must not use up a
             // client's (every `qp login --url`'s) consents.
@@ -477,8 +501,11 @@ async fn decision_by_hash(
 }
 
 /// Hands out an approved consent once: makes the agent (owned by the
-/// person, scoped to the room, named after the client) and returns it with
-/// its token; false when another request already did.
+/// person, scoped to the room, named after the client, shown as signed in
+/// by the person) and returns it with its token; false when another request
+/// already did. The operator's rule on who may approve is judged again
+/// (it, or the person's role, may have changed since they were asked); the
+/// creation is in the audit log, with the person as its actor.
 pub async fn redeem(
     app: &Arc<App>,
     consent: &Consent,
@@ -490,24 +517,34 @@ pub async fn redeem(
         .filter(|ch| !ch.is_control())
         .take(80)
         .collect();
+    let approvers = app.settings.agent_sign_in;
     let made = app
         .db
         .run(move |conn| -> Result<_, OAuthError> {
+            if let Some(why) = policy::refusal(conn, approvers, &c.room_id, &c.user_id)? {
+                return Err(not_allowed(why));
+            }
             let tx = conn.transaction()?;
             if !store::move_consent(&*tx, &c.id_hash, "approved", "used", None)? {
                 return Ok(None);
             }
-            let (agent, token) = identity::create_agent(
-                &*tx,
-                &name,
-                &c.user_id,
-                &[
-                    identity::SCOPE_ASK.to_string(),
-                    identity::SCOPE_READ.to_string(),
-                ],
-                std::slice::from_ref(&c.room_id),
-            )?;
+            let (agent, token) =
+                identity::create_signed_in_agent(&*tx, &name, &c.user_id, &c.room_id)?;
             store::move_consent(&*tx, &c.id_hash, "used", "used", Some(&agent.id))?;
+            let via = match c.kind.as_str() {
+                "device" => "qp login --url".to_string(),
+                _ => format!("OAuth client {}", c.client_id),
+            };
+            crate::store::audit::record(
+                &*tx,
+                &format!("user:{}", c.user_id),
+                "agent.sign_in",
+                &agent.id,
+                &format!(
+                    "{name} (and its token; handle {}) in room {}, by {via}",
+                    agent.handle, c.room_id
+                ),
+            )?;
             tx.commit()?;
             Ok(Some((agent, token)))
         })
@@ -516,6 +553,11 @@ pub async fn redeem(
         tracing::info!(client_id = consent.client_id.as_str(), user = %consent.user_id, agent = %agent.id, "oauth agent created");
     }
     Ok(made)
+}
+
+/// A refusal under the operator's rule on who may approve sign-ins.
+fn not_allowed(why: &str) -> OAuthError {
+    OAuthError::new(StatusCode::FORBIDDEN, "access_denied", why)
 }
 
 /// The refusal for a consent that is not there (unknown or a wrong handle).
@@ -562,7 +604,7 @@ mod tests {
             Some("https://claude.ai.connectors.login.attacker.example/cb"),
         );
         assert!(
-            p.contains("Verified at claude.ai.connectors.login.attacker.example"),
+            p.starts_with("A client verified at claude.ai.connectors.login.attacker.example "),
             "{p}"
         );
         assert!(
@@ -577,7 +619,11 @@ mod tests {
         let d = client("device", "Claude Desktop", "");
         let p = prompt(&d, "Ops", None);
         assert!(
-            p.starts_with("A terminal (qp login) calling itself \"Claude Desktop\""),
+            p.starts_with("A terminal (qp login) wants to ask you"),
+            "{p}"
+        );
+        assert!(
+            p.contains("It calls itself \"\u{2068}Claude Desktop\u{2069}\", unverified."),
             "{p}"
         );
         assert!(p.contains("unverified"), "{p}");
@@ -592,7 +638,7 @@ mod tests {
         // Within the prompt's limit whatever the lengths.
         let long = client(
             "cimd",
-            &"n".repeat(80),
+            &"n".repeat(CLIENT_TEXT_MAX_CHARS),
             &format!("{}.example", "h".repeat(240)),
         );
         let p = prompt(

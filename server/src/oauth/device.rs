@@ -17,6 +17,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
+use qp_core::protocol::client_text::check_client_text;
 use serde_json::{json, Value};
 
 use super::consent::{self, Decision};
@@ -57,14 +58,13 @@ async fn start(app: &Arc<App>, body: &[u8]) -> Result<Value, OAuthError> {
         }
         None => return Err(OAuthError::invalid_request("client_id: is required")),
     }
+    // The label is the agent's name, and the consent question shows it.
     let label = p
         .get("label")
         .map(|l| l.trim().to_string())
         .filter(|l| !l.is_empty())
         .unwrap_or_else(|| "qp login".into());
-    if label.chars().count() > 80 {
-        return Err(OAuthError::invalid_request("label: at most 80 characters"));
-    }
+    check_client_text("label", &label).map_err(|e| OAuthError::invalid_request(e.to_string()))?;
     let named = p.get("user").map(|u| u.trim()).filter(|u| !u.is_empty());
     let by_default = named.is_none() && app.settings.default_owner.is_some();
     let user = match named.or(app.settings.default_owner.as_deref()) {

@@ -16,6 +16,7 @@
 //!   its grant), revocation (RFC 7009), and the bearer check of `/mcp`
 //!   (the audience, RFC 8707, on every request).
 //! - [`device`]: RFC 8628 for `qp login --url`.
+//! - [`policy`]: who may approve a sign-in, whom its agent may ask.
 //!
 //! Secrets are stored only as hashes (`store::oauth`).
 
@@ -25,6 +26,7 @@ pub mod consent;
 pub mod device;
 pub mod fetch;
 pub mod metadata;
+pub mod policy;
 pub mod token;
 
 use std::net::IpAddr;

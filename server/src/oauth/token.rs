@@ -104,7 +104,7 @@ async fn by_code(
                     return Err(OAuthError::invalid_grant("code: unknown or expired"));
                 }
                 Taken::Replayed { grant_hash } => {
-                    let n = store::revoke_grant(&*tx, &grant_hash)?;
+                    let n = store::end_grant(&*tx, &grant_hash, "server", "its code was used twice")?;
                     tx.commit()?;
                     tracing::warn!(client_id = client_id.as_str(), revoked = n, "oauth code used twice; its grant is revoked");
                     return Err(OAuthError::invalid_grant(
@@ -126,11 +126,18 @@ async fn by_code(
                 None
             };
             if let Some(why) = refused {
-                store::revoke_grant(&*tx, &c.grant_hash)?;
+                store::end_grant(&*tx, &c.grant_hash, "server", why)?;
                 tx.commit()?;
                 tracing::warn!(client_id = client_id.as_str(), agent = %c.agent_id, "oauth code exchange refused; its grant is ended");
                 return Err(OAuthError::invalid_grant(why));
             }
+            crate::store::audit::record(
+                &*tx,
+                &format!("oauth-client:{}", c.client_id),
+                "token.create",
+                &c.agent_id,
+                "OAuth grant: its code exchanged for an access and a refresh token",
+            )?;
             tx.commit()?;
             let minted = Minted {
                 grant_hash: c.grant_hash,
@@ -198,7 +205,7 @@ async fn by_refresh(
                 return Err(OAuthError::invalid_grant("refresh_token: its grant was revoked"));
             }
             if row.used_at.is_some() || !store::use_refresh(&*tx, &hash, now)? {
-                let n = store::revoke_grant(&*tx, &row.minted.grant_hash)?;
+                let n = store::end_grant(&*tx, &row.minted.grant_hash, "server", "a refresh token was used twice")?;
                 tx.commit()?;
                 tracing::warn!(client_id = client_id.as_str(), agent = %row.minted.agent_id, revoked = n, "oauth refresh token reused; its grant is revoked");
                 return Err(OAuthError::invalid_grant(
@@ -240,10 +247,22 @@ pub async fn revoke(State(app): State<Arc<App>>, body: Bytes) -> Response {
             if !client_id.is_empty() && row.minted.client_id != client_id {
                 return Ok(None);
             }
+            let actor = format!("oauth-client:{}", row.minted.client_id);
             if row.kind == "refresh" {
-                store::revoke_grant(conn, &row.minted.grant_hash)?;
-            } else {
-                store::delete_token(conn, &hash)?;
+                store::end_grant(
+                    conn,
+                    &row.minted.grant_hash,
+                    &actor,
+                    "revoked by its client (RFC 7009)",
+                )?;
+            } else if store::delete_token(conn, &hash)? {
+                crate::store::audit::record(
+                    conn,
+                    &actor,
+                    "token.revoke",
+                    &row.minted.agent_id,
+                    "an OAuth access token, revoked by its client (RFC 7009)",
+                )?;
             }
             Ok(Some((row.kind, row.minted.client_id)))
         })

@@ -1,11 +1,16 @@
 //! The audit log: who did what to whom, for the actions an operator must be
-//! able to account for (every `qp admin` change, pairings, token creation
-//! and revocation, offboarding). Rows are appended and never updated; the
+//! able to account for: every action that creates, removes or changes a
+//! credential or an agent, whichever surface it came from (`qp admin`,
+//! pairings, agent sign-ins, a person removing their agent or signing out,
+//! OAuth grants, offboarding). Rows are appended and never updated; the
 //! log has no retention of its own (`qp admin purge` leaves it alone).
 //!
 //! `actor` names who acted: `admin-cli:<os user>` for `qp admin`,
 //! `admin-token:<label>` for the admin HTTP endpoints, `user:<id>` and
-//! `agent:<id>` for a pairing by the person or agent themselves.
+//! `agent:<id>` for what the person or agent did themselves,
+//! `oauth-client:<client id>` for an OAuth client's own token requests, and
+//! `server` for what the server did on its own (ending a grant whose code
+//! was replayed, making a person's consent asker).
 
 use serde::Serialize;
 

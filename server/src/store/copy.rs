@@ -20,10 +20,10 @@ const TABLES: &[(&str, &str, &str)] = &[
         "id, code, name, webhook_url, webhook_secret, webhook_events, created_at",
         "created_at, id",
     ),
-    ("memberships", "room_id, user_id", "room_id, user_id"),
+    ("memberships", "room_id, user_id, admin", "room_id, user_id"),
     (
         "agents",
-        "id, name, owner_user_id, scopes, created_at, handle, disabled_at",
+        "id, name, owner_user_id, scopes, created_at, handle, disabled_at, signed_in_by",
         "created_at, id",
     ),
     ("agent_rooms", "agent_id, room_id", "agent_id, room_id"),

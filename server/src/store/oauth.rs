@@ -124,6 +124,10 @@ pub fn put_registered_client(
     Ok(true)
 }
 
+/// The consent asker's handle: it asks in every room, from no room's list
+/// of agents, so no other agent may take it.
+pub const CONSENT_ASKER_HANDLE: &str = "qp-sign-in";
+
 /// The agent that asks `user_id` the consent questions ("qp sign-in"):
 /// made on first use, owned by that person, with no token (nothing can
 /// act as it).
@@ -140,7 +144,7 @@ pub fn consent_asker(conn: &Conn, user_id: &str) -> DbResult<Agent> {
             let name = "qp sign-in";
             conn.execute(
                 "INSERT INTO agents (id, name, handle, owner_user_id, scopes, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                params![id, name, "qp-sign-in", user_id, "read", now_secs()],
+                params![id, name, CONSENT_ASKER_HANDLE, user_id, "read", now_secs()],
             )?;
             let n = conn.execute(
                 "INSERT INTO oauth_askers (user_id, agent_id) VALUES (?1, ?2) ON CONFLICT DO NOTHING",
@@ -151,13 +155,20 @@ pub fn consent_asker(conn: &Conn, user_id: &str) -> DbResult<Agent> {
                 conn.execute("DELETE FROM agents WHERE id = ?1", params![id])?;
                 return consent_asker(conn, user_id);
             }
+            super::audit::record(
+                conn,
+                "server",
+                "agent.add",
+                &id,
+                &format!("qp sign-in: asks {user_id} the sign-in questions (no token)"),
+            )?;
             id
         }
     };
     Ok(Agent {
         id,
         name: "qp sign-in".into(),
-        handle: "qp-sign-in".into(),
+        handle: CONSENT_ASKER_HANDLE.into(),
         owner_user_id: user_id.to_string(),
         scopes: vec!["read".into()],
         check_token: None,
@@ -477,6 +488,26 @@ pub fn use_refresh(conn: &Conn, hash: &str, now: i64) -> DbResult<bool> {
     )? == 1)
 }
 
+/// [`revoke_grant`], in the audit log: `actor` ended it (`server`, or
+/// `oauth-client:<id>` for the client's own revocation) because of `why`.
+pub fn end_grant(conn: &Conn, grant_hash: &str, actor: &str, why: &str) -> DbResult<usize> {
+    let agent: Option<String> = conn.query_opt(
+        "SELECT subject_id FROM tokens WHERE hash = ?1 AND kind = 'agent'",
+        params![grant_hash],
+        |r| r.get(0),
+    )?;
+    let n = revoke_grant(conn, grant_hash)?;
+    let grant = grant_hash.get(..12).unwrap_or(grant_hash);
+    super::audit::record(
+        conn,
+        actor,
+        "token.revoke",
+        agent.as_deref().unwrap_or_default(),
+        &format!("OAuth grant {grant}: {why}"),
+    )?;
+    Ok(n)
+}
+
 /// Ends a grant: every token minted under it, and the grant's row.
 pub fn revoke_grant(conn: &Conn, grant_hash: &str) -> DbResult<usize> {
     let agent: Option<String> = conn.query_opt(
@@ -524,7 +555,12 @@ pub fn end_unredeemed_grants(
     )?;
     let mut ended = Vec::with_capacity(stale.len());
     for (grant, client, agent) in stale {
-        revoke_grant(conn, &grant)?;
+        end_grant(
+            conn,
+            &grant,
+            "server",
+            "its code expired unexchanged; its agent is disabled",
+        )?;
         ended.push((client, agent));
     }
     Ok(ended)

@@ -204,6 +204,8 @@ pub struct AskPlace {
     pub agent_may_use: bool,
     /// The target, if any, is a member of the room.
     pub target_is_member: bool,
+    /// The agent was made by a person's sign-in: that person's name.
+    pub signed_in_by: Option<String>,
 }
 
 pub fn ask_place(
@@ -220,7 +222,9 @@ pub fn ask_place(
             ", r.id, r.code, r.name,
                EXISTS (SELECT 1 FROM agent_rooms ar WHERE ar.agent_id = ?2 AND ar.room_id = r.id),
                (CAST(?3 AS TEXT) IS NULL OR EXISTS (SELECT 1 FROM memberships m
-                   WHERE m.room_id = r.id AND m.user_id = ?3))
+                   WHERE m.room_id = r.id AND m.user_id = ?3)),
+               (SELECT u.display_name FROM agents a JOIN users u ON u.id = a.signed_in_by
+                   WHERE a.id = ?2)
              FROM (SELECT 1 AS one) x LEFT JOIN rooms r ON r.code = ?1"
         ),
         params![
@@ -244,6 +248,7 @@ pub fn ask_place(
                 room,
                 agent_may_use: r.get::<Option<bool>>(4)?.unwrap_or(false),
                 target_is_member: r.get::<Option<bool>>(5)?.unwrap_or(false),
+                signed_in_by: r.get(6)?,
             })
         },
     )

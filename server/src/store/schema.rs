@@ -339,6 +339,16 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX oauth_codes_by_client ON oauth_codes(client_id);
     CREATE INDEX oauth_tokens_by_client ON oauth_tokens(client_id);
     "#,
+    // 15: agent sign-in (OAuth, `qp login --url`) under the operator's
+    // rules: a room's admins (who may approve, with `agent_sign_in =
+    // admins`), and who signed an agent in (shown to everyone it asks; set
+    // for the agents earlier sign-ins made, which their consents name).
+    r#"
+    ALTER TABLE memberships ADD COLUMN admin INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE agents ADD COLUMN signed_in_by TEXT;
+    UPDATE agents SET signed_in_by = owner_user_id
+        WHERE id IN (SELECT agent_id FROM oauth_consents WHERE agent_id IS NOT NULL);
+    "#,
 ];
 
 /// The schema version this build writes: how many migrations it has.

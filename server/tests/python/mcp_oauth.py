@@ -341,8 +341,8 @@ def run_in(work):
               and "Test Client" in browser.page and "unverified" in browser.page, browser.page)
         q = browser.question or {}
         check("[dcr] the consent is a direct question to the person, with Allow/Deny",
-              q.get("prompt") == "Test Client (an unverified client: it named itself) wants to ask you "
-              "questions in Ops. Allow? It signs in on the computer it runs on (localhost)."
+              q.get("prompt") == "An unverified client wants to ask you questions in \u2068Ops\u2069. Allow? "
+              "It calls itself \"\u2068Test Client\u2069\". It signs in on the computer it runs on (localhost)."
               and q.get("responder_scope") == "direct" and q.get("target_user_id") == fed["id"]
               and [o["value"] for o in q.get("options", [])] == ["allow", "deny"]
               and q.get("context") == f"code {browser.code} · unverified client", q)
@@ -401,7 +401,7 @@ def run_in(work):
               storage.client is not None and storage.client.client_id == url, storage.client)
         check("[cimd] the server fetched the document", "/client.json" in Documents.hits, Documents.hits)
         check("[cimd] the page and the question show the verified host",
-              "Metadata Client" in (browser.page or "") and "verified: 127.0.0.1" in (browser.page or "")
+              "Metadata Client" in (browser.page or "") and "verified at <b>127.0.0.1</b>" in (browser.page or "")
               and (browser.question or {}).get("context") == f"code {browser.code} · 127.0.0.1", browser.question)
         check("[cimd] tools/call ask_question works with the access token",
               results and not results[0][0] and results[0][1].get("value") == "approve", results)
@@ -458,7 +458,7 @@ def run_in(work):
              "state": "x", "user": fed["id"], "room": "OPS123"}
         s, started, _ = http("POST", f"{base}/oauth/authorize", form=q, headers={"Accept": "application/json"})
         _, mine, _ = http("GET", f"{base}/api/questions/pending", fed_token)
-        consent_q = next((x for x in mine.get("questions", []) if x["prompt"].startswith("Other (an unverified client")), {})
+        consent_q = next((x for x in mine.get("questions", []) if "\"\u2068Other\u2069\"" in x["prompt"]), {})
         s2, body, _ = http("POST", f"{base}/api/questions/{consent_q.get('id')}/answer", bob_token, body={"value": "allow"})
         s3, st, _ = http("POST", f"{base}/oauth/authorize/status", body={"request": started.get("request", ""), "wait": 0})
         check("[someone else] Bob cannot answer Federica's consent; it stays pending",

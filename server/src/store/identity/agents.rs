@@ -17,13 +17,45 @@ pub(super) fn insert_token(
 }
 
 /// Creates an agent owned by `owner_user_id`, allowed to act in `room_ids`,
-/// and returns it with its bearer token (shown once, never stored).
+/// and returns it with its bearer token (shown once, never stored). Its
+/// handle is derived from its name, made distinct from the handles of the
+/// other agents in those rooms.
 pub fn create_agent(
     conn: &Conn,
     name: &str,
     owner_user_id: &str,
     scopes: &[String],
     room_ids: &[String],
+) -> Result<(Agent, String), StoreError> {
+    insert_agent(conn, name, owner_user_id, scopes, room_ids, false)
+}
+
+/// Creates the agent a person's sign-in approval makes (OAuth, `qp login
+/// --url`): owned by them, asking and reading in one room, marked as
+/// signed in by them (everyone it asks sees so).
+pub fn create_signed_in_agent(
+    conn: &Conn,
+    name: &str,
+    owner_user_id: &str,
+    room_id: &str,
+) -> Result<(Agent, String), StoreError> {
+    insert_agent(
+        conn,
+        name,
+        owner_user_id,
+        &[SCOPE_ASK.to_string(), SCOPE_READ.to_string()],
+        &[room_id.to_string()],
+        true,
+    )
+}
+
+fn insert_agent(
+    conn: &Conn,
+    name: &str,
+    owner_user_id: &str,
+    scopes: &[String],
+    room_ids: &[String],
+    signed_in: bool,
 ) -> Result<(Agent, String), StoreError> {
     let name = name.trim();
     rule("agent name", identity_rules::check_display_name(name))?;
@@ -36,10 +68,18 @@ pub fn create_agent(
         }
     }
     let id = ids::new_id("a");
-    let handle = identity_rules::handle_of(name, &id);
+    let mut taken =
+        std::collections::HashSet::from([crate::store::oauth::CONSENT_ASKER_HANDLE.to_string()]);
+    for room_id in room_ids {
+        taken.extend(handles_in_room(conn, room_id)?);
+    }
+    let handle = identity_rules::distinct_handle(&identity_rules::handle_of(name, &id), |h| {
+        taken.contains(h)
+    });
+    let signed_in_by = signed_in.then_some(owner_user_id);
     conn.execute(
-        "INSERT INTO agents (id, name, handle, owner_user_id, scopes, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-        params![id, name, handle, owner_user_id, scopes.join(","), now_secs()],
+        "INSERT INTO agents (id, name, handle, owner_user_id, scopes, created_at, signed_in_by) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        params![id, name, handle, owner_user_id, scopes.join(","), now_secs(), signed_in_by],
     )?;
     for room_id in room_ids {
         conn.execute(
@@ -59,6 +99,21 @@ pub fn create_agent(
         },
         token,
     ))
+}
+
+/// The handles of the agents allowed in a room (those made before handles
+/// were stored: derived, as on read).
+fn handles_in_room(conn: &Conn, room_id: &str) -> DbResult<Vec<String>> {
+    let rows: Vec<(String, String, Option<String>)> = conn.query_map(
+        "SELECT a.id, a.name, a.handle FROM agents a JOIN agent_rooms ar ON ar.agent_id = a.id
+         WHERE ar.room_id = ?1",
+        params![room_id],
+        |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+    )?;
+    Ok(rows
+        .into_iter()
+        .map(|(id, name, handle)| handle.unwrap_or_else(|| identity_rules::handle_of(&name, &id)))
+        .collect())
 }
 
 pub(super) const AGENT_BY_ID: &str =

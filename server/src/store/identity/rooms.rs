@@ -98,6 +98,25 @@ pub fn add_member(conn: &Conn, room_id: &str, user_id: &str) -> DbResult<()> {
     Ok(())
 }
 
+/// Makes a member a room admin, or an ordinary member again; false when
+/// they are not a member.
+pub fn set_room_admin(conn: &Conn, room_id: &str, user_id: &str, admin: bool) -> DbResult<bool> {
+    let n = conn.execute(
+        "UPDATE memberships SET admin = ?3 WHERE room_id = ?1 AND user_id = ?2",
+        params![room_id, user_id, i64::from(admin)],
+    )?;
+    Ok(n > 0)
+}
+
+/// Whether a user is an admin of a room (`qp admin room add-member --admin`).
+pub fn is_room_admin(conn: &Conn, room_id: &str, user_id: &str) -> DbResult<bool> {
+    conn.query_row(
+        "SELECT EXISTS (SELECT 1 FROM memberships WHERE room_id = ?1 AND user_id = ?2 AND admin = 1)",
+        params![room_id, user_id],
+        |r| r.get(0),
+    )
+}
+
 pub fn is_member(conn: &Conn, room_id: &str, user_id: &str) -> DbResult<bool> {
     conn.query_row(
         "SELECT EXISTS (SELECT 1 FROM memberships WHERE room_id = ?1 AND user_id = ?2)",

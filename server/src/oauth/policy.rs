@@ -1,0 +1,104 @@
+//! Who may approve an agent sign-in (an MCP client's OAuth, `qp login
+//! --url`), and whom the agent it makes may ask: the operator's settings
+//! `agent_sign_in` and `sign_in_agents_ask`, judged here only.
+//!
+//! Starting a sign-in needs no credential, and its client names itself; an
+//! approval makes an agent in a room that everyone there could be asked by.
+//! So who may approve is the operator's choice, the agent is shown with the
+//! person who signed it in (`client_text::signed_in_display_name`), and by
+//! default it asks that person only.
+
+use crate::store::{identity, Conn, DbResult};
+
+/// `agent_sign_in`: who may approve a sign-in in a room.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Approvers {
+    /// Nobody: sign-ins are refused before anyone is asked.
+    Off,
+    /// The room's admins (`qp admin room add-member ROOM USER --admin`).
+    Admins,
+    /// Any member of the room (the agent asks only them, unless
+    /// `sign_in_agents_ask` is `room`).
+    #[default]
+    Members,
+}
+
+impl Approvers {
+    pub const CHOICES: [&'static str; 3] = ["off", "admins", "members"];
+
+    pub fn parse(s: &str) -> Result<Self, String> {
+        match s {
+            "off" => Ok(Approvers::Off),
+            "admins" => Ok(Approvers::Admins),
+            "members" => Ok(Approvers::Members),
+            other => Err(format!(
+                "agent_sign_in: must be off, admins or members, not {other:?}"
+            )),
+        }
+    }
+}
+
+/// `sign_in_agents_ask`: whom an agent made by a sign-in may ask.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Audience {
+    /// Only the person who signed it in, directly.
+    #[default]
+    Owner,
+    /// Anyone in its room, as an operator's agent may.
+    Room,
+}
+
+impl Audience {
+    pub const CHOICES: [&'static str; 2] = ["owner", "room"];
+
+    pub fn parse(s: &str) -> Result<Self, String> {
+        match s {
+            "owner" => Ok(Audience::Owner),
+            "room" => Ok(Audience::Room),
+            other => Err(format!(
+                "sign_in_agents_ask: must be owner or room, not {other:?}"
+            )),
+        }
+    }
+}
+
+/// Why a person may not approve a sign-in here (none: they may).
+pub fn refusal(
+    conn: &Conn,
+    approvers: Approvers,
+    room_id: &str,
+    user_id: &str,
+) -> DbResult<Option<&'static str>> {
+    Ok(match approvers {
+        Approvers::Off => Some(OFF),
+        Approvers::Admins if !identity::is_room_admin(conn, room_id, user_id)? => {
+            Some("user: only a room admin may approve an agent sign-in here (the operator's setting agent_sign_in = admins)")
+        }
+        Approvers::Admins | Approvers::Members => None,
+    })
+}
+
+/// The refusal when the operator turned sign-ins off.
+pub const OFF: &str =
+    "agent sign-in is off on this server (the operator's setting agent_sign_in = off)";
+
+/// Why an agent made by a sign-in may not ask this question (none: it
+/// may): with `owner`, only a direct question to its owner.
+pub fn ask_refusal(
+    audience: Audience,
+    owner_user_id: &str,
+    target_user_id: Option<&str>,
+) -> Option<(&'static str, String)> {
+    match (audience, target_user_id) {
+        (Audience::Room, _) => None,
+        (Audience::Owner, Some(t)) if t == owner_user_id => None,
+        (Audience::Owner, Some(t)) => Some((
+            "target_user_id",
+            format!("target_user_id: an agent made by a sign-in asks only the person who signed it in ({owner_user_id}), not {t} (the operator's setting sign_in_agents_ask = owner)"),
+        )),
+        (Audience::Owner, None) => Some((
+            "responder_scope",
+            "responder_scope: an agent made by a sign-in asks only the person who signed it in: direct, not room (the operator's setting sign_in_agents_ask = owner)".to_string(),
+        )),
+    }
+}
