@@ -25,7 +25,9 @@
 //!
 //! Writes `$OUT_DIR/webapp_files.rs`: `FILES: &[(&str, &[u8])]`, path
 //! relative to the app's root ("index.html", "pkg/qp_web_bg.wasm"), and
-//! `STALE: Option<&str>` (why the WebAssembly may predate these sources).
+//! `STALE: Option<&str>` (why the WebAssembly may predate these sources) and
+//! `SOURCES_DIGEST` (these sources' digest, which a test compares with
+//! `scripts/build-web --sources-digest`).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -106,6 +108,10 @@ pub fn embed() {
     let _ = std::fs::create_dir_all(&built);
     watch(&built);
 
+    for s in WASM_SOURCES {
+        watch(&root.join(s));
+    }
+    let digest = sources_digest(&root);
     let mut stale = None;
     let mut files = Vec::new();
     if let Some(dir) = std::env::var_os("QP_WEB_APP_DIR").map(PathBuf::from) {
@@ -142,11 +148,8 @@ pub fn embed() {
         let mut pkg = Vec::new();
         files_under(&prebuilt.join("pkg"), &prebuilt, &mut pkg);
         files.extend(pkg);
-        for s in WASM_SOURCES {
-            watch(&root.join(s));
-        }
         let recorded = std::fs::read_to_string(prebuilt.join("SOURCES")).unwrap_or_default();
-        if recorded.split_whitespace().next() != Some(sources_digest(&root).as_str()) {
+        if recorded.split_whitespace().next() != Some(digest.as_str()) {
             let why = "the web responder's WebAssembly (web/prebuilt) was built from other \
                        sources of core/ and web/wasm/ than this build's: run scripts/build-web \
                        for a current one (scripts/release refreshes web/prebuilt)";
@@ -168,6 +171,11 @@ pub fn embed() {
     }
     src.push_str("];\n");
     writeln!(src, "pub static STALE: Option<&str> = {stale:?};").unwrap();
+    writeln!(
+        src,
+        "#[allow(dead_code)]\npub static SOURCES_DIGEST: &str = {digest:?};"
+    )
+    .unwrap();
     let out = PathBuf::from(std::env::var("OUT_DIR").unwrap()).join("webapp_files.rs");
     std::fs::write(out, src).unwrap();
 }

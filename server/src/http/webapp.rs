@@ -184,3 +184,23 @@ async fn sign_out(
     app.tokens.forget(&hash);
     Ok(StatusCode::NO_CONTENT)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    /// The build script and `scripts/build-web` compute the digest of the
+    /// WebAssembly's sources each their own way (Rust, coreutils): they
+    /// must agree, or web/prebuilt would be called stale forever, or never.
+    #[test]
+    fn the_build_and_build_web_agree_on_the_sources_digest() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let out = std::process::Command::new(root.join("scripts/build-web"))
+            .arg("--sources-digest")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let said = String::from_utf8(out.stdout).unwrap();
+        assert_eq!(said.trim(), super::embedded::SOURCES_DIGEST);
+    }
+}
