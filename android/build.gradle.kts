@@ -13,6 +13,11 @@
 // scripts write the FEATURES=testing bindings there, whose extra exports
 // the shipped .so lacks (JNA would fail to load it in a release build).
 //
+// Released as io.questionprotocol:qp-android on Maven Central (the AAR with
+// the native libraries; .github/workflows/android.yml builds it with
+// settings.gradle.kts as the root, signs and publishes it; the coordinate
+// and version are in gradle.properties).
+//
 // Not built on the project's machines: Google's Maven repository (AGP,
 // AndroidX) and the NDK are not reachable there. What is tested there is
 // the same source set compiled by kotlinc and run under Robolectric
@@ -20,6 +25,7 @@
 plugins {
     id("com.android.library")
     id("org.jetbrains.kotlin.android")
+    id("com.vanniktech.maven.publish")
 }
 
 android {
@@ -51,4 +57,37 @@ dependencies {
     // The AAR: JNA with its Android native dispatch libraries.
     implementation("net.java.dev.jna:jna:5.17.0@aar")
     implementation("org.jetbrains.kotlinx:kotlinx-coroutines-android:1.10.2")
+}
+
+// The published POM (Maven Central requires name, description, URL,
+// license, developers and SCM). Signed with the key the workflow passes as
+// ORG_GRADLE_PROJECT_signingInMemoryKey.
+mavenPublishing {
+    publishToMavenCentral()
+    signAllPublications()
+    pom {
+        name.set("Question Protocol for Android")
+        description.set("Answer Question Protocol questions from the lock screen: the Rust core (qp-core) with its Kotlin bindings and the Android glue (notifications, answers, sync).")
+        url.set("https://github.com/questionprotocol/qp")
+        inceptionYear.set("2025")
+        licenses {
+            license {
+                name.set("Apache-2.0")
+                url.set("https://www.apache.org/licenses/LICENSE-2.0.txt")
+                distribution.set("repo")
+            }
+        }
+        developers {
+            developer {
+                id.set("questionprotocol")
+                name.set("The Question Protocol authors")
+                url.set("https://github.com/questionprotocol")
+            }
+        }
+        scm {
+            url.set("https://github.com/questionprotocol/qp")
+            connection.set("scm:git:https://github.com/questionprotocol/qp.git")
+            developerConnection.set("scm:git:ssh://git@github.com/questionprotocol/qp.git")
+        }
+    }
 }

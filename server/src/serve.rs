@@ -184,8 +184,10 @@ pub async fn start(
         version = crate::build_info::VERSION,
         commit = crate::build_info::COMMIT,
         schema,
+        web_app = crate::http::webapp::embedded(),
         "qp serve listening"
     );
+    crate::http::webapp::log_status();
     Ok(RunningServer {
         addr,
         app,

@@ -99,6 +99,65 @@ async fn secrets_are_read_from_their_file_variables() {
     assert!(db.exists(), "the database named in QP_DB_FILE was not used");
 }
 
+/// The `qp` cargo builds with no preparation (the README's build, the
+/// tests' binary) serves the web responder at `/app/`: its page as HTML
+/// under the strict Content-Security-Policy, and the WebAssembly it loads,
+/// not an error. Its start log says the app is in.
+#[tokio::test]
+async fn the_built_qp_serves_the_web_app() {
+    use std::io::{BufRead, BufReader};
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_qp"))
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .env("QP_DB", dir.path().join("app.sqlite"))
+        .env("QP_LOG", "info")
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+    let mut said = String::new();
+    let base = loop {
+        let line = lines.next().expect("qp serve exited").unwrap();
+        if let Some(rest) = line.split("listening on ").nth(1) {
+            break rest.trim().to_string();
+        }
+        said.push_str(&line);
+        said.push('\n');
+    };
+    let http = reqwest::Client::new();
+    let page = http.get(format!("{base}/app/")).send().await.unwrap();
+    let (status, headers) = (page.status().as_u16(), page.headers().clone());
+    let html = page.text().await.unwrap();
+    let wasm = http
+        .get(format!("{base}/app/pkg/qp_web_bg.wasm"))
+        .send()
+        .await
+        .unwrap();
+    let wasm_type = wasm.headers()[reqwest::header::CONTENT_TYPE].clone();
+    let wasm_bytes = wasm.bytes().await.unwrap();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(status, 200, "/app/ answered {status}: {html}");
+    assert_eq!(
+        headers[reqwest::header::CONTENT_TYPE],
+        "text/html; charset=utf-8"
+    );
+    assert!(
+        headers[reqwest::header::CONTENT_SECURITY_POLICY]
+            .to_str()
+            .unwrap()
+            .starts_with("default-src 'none'; script-src 'self' 'wasm-unsafe-eval'"),
+        "{headers:?}"
+    );
+    assert!(
+        html.starts_with("<!doctype html>") && html.contains("src=\"pkg/qp_web.js\""),
+        "{html}"
+    );
+    assert_eq!(wasm_type, "application/wasm");
+    assert!(wasm_bytes.starts_with(b"\0asm"), "not WebAssembly");
+    assert!(said.contains("web_app=true"), "start log: {said}");
+}
+
 const TABLE_BEGIN: &str =
     "<!-- settings table: generated from `qp serve --help` by server/tests/install_kit.rs -->";
 const TABLE_END: &str = "<!-- end of settings table -->";

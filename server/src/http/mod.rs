@@ -17,7 +17,7 @@ mod pairing;
 pub mod ready;
 pub mod request_id;
 mod responder;
-mod webapp;
+pub(crate) mod webapp;
 
 use std::collections::HashMap;
 use std::sync::Arc;

@@ -37,11 +37,35 @@ pub const CSP: &str = "default-src 'none'; script-src 'self' 'wasm-unsafe-eval';
      style-src 'self'; img-src 'self'; connect-src 'self'; manifest-src 'self'; \
      worker-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
-/// Shown at `/app/` by a binary built without the web app's files.
-const NOT_BUILT: &str = "<!doctype html><meta charset=utf-8><title>Web responder not built</title>\
-<h1>The web responder is not in this build</h1>\
-<p>This <code>qp</code> was built without the web app's files. Build them with \
-<code>scripts/build-web</code>, then rebuild <code>qp</code> (<code>cargo build -p qp-server</code>).</p>";
+/// Why `/app/` has no app: this binary was built without it on purpose
+/// (`QP_WEB_APP=none`; otherwise the build fails, see
+/// `server/build_webapp.rs`). Said in the API's JSON error shape, as plain
+/// text: the server's error layer reshapes any other error body.
+const NOT_BUILT: &str = "the web responder is not in this build of qp (built with \
+     QP_WEB_APP=none): build it with scripts/build-web, then rebuild qp \
+     (cargo build --release -p qp-server --bin qp)";
+
+/// Whether this binary serves the web app at [`APP_PATH`].
+pub fn embedded() -> bool {
+    !embedded::FILES.is_empty()
+}
+
+/// Why the embedded WebAssembly may be older than this binary's sources
+/// (the committed build in web/prebuilt, made from other sources), if so.
+pub fn stale() -> Option<&'static str> {
+    embedded::STALE
+}
+
+/// What `qp serve` says at start about the web app: a warning when it is
+/// missing or may be stale, so an operator learns it from the log rather
+/// than from a user.
+pub fn log_status() {
+    if !embedded() {
+        tracing::warn!(path = APP_PATH, "{NOT_BUILT}");
+    } else if let Some(why) = stale() {
+        tracing::warn!(path = APP_PATH, "{why}");
+    }
+}
 
 pub fn routes() -> Router<Arc<App>> {
     Router::new()
@@ -70,14 +94,12 @@ fn content_type(path: &str) -> &'static str {
 }
 
 fn file(path: &str) -> Response {
+    if !embedded() {
+        return ApiError::not_found(NOT_BUILT).into_response();
+    }
     let found = embedded::FILES.iter().find(|(p, _)| *p == path);
     let (status, ctype, body): (StatusCode, &str, &'static [u8]) = match found {
         Some((p, bytes)) => (StatusCode::OK, content_type(p), bytes),
-        None if path == "index.html" => (
-            StatusCode::SERVICE_UNAVAILABLE,
-            "text/html; charset=utf-8",
-            NOT_BUILT.as_bytes(),
-        ),
         None => (
             StatusCode::NOT_FOUND,
             "text/plain; charset=utf-8",
@@ -172,4 +194,24 @@ async fn sign_out(
         .await?;
     app.tokens.forget(&hash);
     Ok(StatusCode::NO_CONTENT)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    /// The build script and `scripts/build-web` compute the digest of the
+    /// WebAssembly's sources each their own way (Rust, coreutils): they
+    /// must agree, or web/prebuilt would be called stale forever, or never.
+    #[test]
+    fn the_build_and_build_web_agree_on_the_sources_digest() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let out = std::process::Command::new(root.join("scripts/build-web"))
+            .arg("--sources-digest")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        let said = String::from_utf8(out.stdout).unwrap();
+        assert_eq!(said.trim(), super::embedded::SOURCES_DIGEST);
+    }
 }
