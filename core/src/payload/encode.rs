@@ -7,8 +7,10 @@ use serde_json::{json, Value};
 
 use super::budget::shrink_to_fit;
 use super::compact::{CompactQuestion, ResolvedNotice};
+#[cfg(feature = "e2e")]
+use super::SEALED_KEY;
 use super::{PayloadError, MAX_PAYLOAD_BYTES};
-use super::{FCM_BODY_KEY, FCM_TITLE_KEY, QUESTION_KEY, RESOLVED_KEY, SEALED_KEY};
+use super::{FCM_BODY_KEY, FCM_TITLE_KEY, QUESTION_KEY, RESOLVED_KEY};
 use crate::actions::category_id;
 use crate::copy::Copy;
 use crate::protocol::Question;

@@ -267,6 +267,37 @@ let wasm_bindgen = (function(exports) {
             wasm.responder_setUser(this.__wbg_ptr, ptr0, len0);
         }
         /**
+         * The web app's words with names in them: `args` is a JSON object of
+         * strings (`{"name": "Federica", "current": "Mallory"}`); each name is
+         * isolated for bidirectional text. Bad JSON reads as no names.
+         * @param {string} id
+         * @param {string} args
+         * @returns {string}
+         */
+        textWith(id, args) {
+            let deferred3_0;
+            let deferred3_1;
+            try {
+                let ptr0, len0, ptr1, len1;
+                try {
+                    ptr0 = passStringToWasm0(id, wasm.__wbindgen_malloc, wasm.__wbindgen_realloc);
+                    len0 = WASM_VECTOR_LEN;
+                    ptr1 = passStringToWasm0(args, wasm.__wbindgen_malloc, wasm.__wbindgen_realloc);
+                    len1 = WASM_VECTOR_LEN;
+                } catch (e) {
+                    if (ptr1) { wasm.__wbindgen_free(ptr1, len1 * 1, 1); }
+                    if (ptr0) { wasm.__wbindgen_free(ptr0, len0 * 1, 1); }
+                    throw e;
+                }
+                const ret = wasm.responder_textWith(this.__wbg_ptr, ptr0, len0, ptr1, len1);
+                deferred3_0 = ret[0];
+                deferred3_1 = ret[1];
+                return getStringFromWasm0(ret[0], ret[1]);
+            } finally {
+                wasm.__wbindgen_free(deferred3_0, deferred3_1, 1);
+            }
+        }
+        /**
          * The web app's own words (titles, buttons around the feed), by id.
          * @param {string} id
          * @returns {string}
