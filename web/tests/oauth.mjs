@@ -147,7 +147,7 @@ try {
   // The page says what it asks, as the phone does, with the code to compare.
   const code = await a.page.$eval('#code', (e) => e.textContent);
   const pending = await json('/api/questions/pending', { headers: { 'Authorization': `Bearer ${session.token}` } });
-  const question = pending.body.questions.find((q) => q.prompt.startsWith('Browser Test Client'));
+  const question = pending.body.questions.find((q) => q.prompt.includes('Browser Test Client'));
   assert.equal(question.context, `code ${code} · unverified client`);
   assert.equal(await a.page.$eval('#here-prompt', (e) => e.textContent), question.prompt);
   // Not armed until the page has been in view a moment and the person has

@@ -77,7 +77,10 @@ fn allowed(c: char) -> bool {
 }
 
 /// Quotation marks that are not Pi/Pf (which [`allowed`] refuses whole):
-/// ASCII, low-9 and CJK quotes, their fullwidth forms, the backtick.
+/// ASCII, low-9 and CJK quotes, their fullwidth forms, the backtick, primes,
+/// and the letters and marks that look like a quote (modifier primes and
+/// turned commas, Hebrew geresh and gershayim, the CJK ditto mark, acute
+/// and grave accents standing alone).
 fn is_quote(c: char) -> bool {
     matches!(
         c,
@@ -91,6 +94,19 @@ fn is_quote(c: char) -> bool {
             | '\u{FF02}'
             | '\u{FF07}'
             | '\u{2032}'..='\u{2037}'
+            | '\u{2057}'
+            | '\u{00B4}'
+            | '\u{02B9}'..='\u{02BC}'
+            | '\u{02BD}'
+            | '\u{02C8}'
+            | '\u{02CA}'
+            | '\u{02CB}'
+            | '\u{02DD}'
+            | '\u{02EE}'
+            | '\u{05F3}'
+            | '\u{05F4}'
+            | '\u{3003}'
+            | '\u{FF40}'
     )
 }
 
@@ -184,6 +200,11 @@ mod tests {
             ("„x", "U+201E at character 1"),
             ("`x`", "U+0060 at character 1"),
             ("＂x", "U+FF02 at character 1"),
+            ("Claude\u{02BA}. Verified", "U+02BA at character 7"),
+            ("Ops\u{05F4}", "U+05F4 at character 4"),
+            ("\u{3003}x", "U+3003 at character 1"),
+            ("x\u{02BC}s", "U+02BC at character 2"),
+            ("\u{2033}x", "U+2033 at character 1"),
             (" padded", "it starts or ends with white space"),
             ("\u{E000}private", "U+E000 at character 1"),
         ] {

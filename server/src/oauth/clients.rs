@@ -205,6 +205,12 @@ pub fn check_redirect_uri(s: &str) -> Result<(), String> {
         return Err("must not have a fragment".into());
     }
     match url.scheme() {
+        // The consent question names this host in the server's own words,
+        // so it must read as a host: the URL parser also takes quotes,
+        // commas and parentheses in a host name.
+        "https" if !url.host_str().is_some_and(is_plain_host) => Err(
+            "the host must be a name of letters, digits, hyphens and dots, or an IP address".into(),
+        ),
         "https" => Ok(()),
         "http" => {
             let host = url.host_str().unwrap_or_default();
@@ -224,6 +230,21 @@ pub fn check_redirect_uri(s: &str) -> Result<(), String> {
         // https (no private-use schemes, no javascript:, data: or file:).
         _ => Err("must be https, or http on a loopback host (the MCP authorization spec)".into()),
     }
+}
+
+/// Whether `host` (as the URL parser gives it: lower case, punycode) is a
+/// DNS name of letters, digits, hyphens and dots, or an IP literal: safe to
+/// name inside a sentence a person reads.
+pub fn is_plain_host(host: &str) -> bool {
+    let ip = host
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .parse::<std::net::IpAddr>()
+        .is_ok();
+    ip || (!host.is_empty()
+        && host
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.'))
 }
 
 /// Whether the authorization request's `given` redirect URI is the
@@ -372,5 +393,12 @@ mod redirect_tests {
         assert!(check_redirect_uri("http://app.example/cb").is_err());
         assert!(check_redirect_uri("com.example.app:/callback").is_err());
         assert!(check_redirect_uri("javascript:alert(1)").is_err());
+        // A host the parser accepts but that could shape the consent's
+        // sentence ("It signs in at claude.ai"), verified…").
+        let shaped = "https://claude.ai\"),verified,by,ops;allow=yes(\"x.example/cb";
+        assert!(reqwest::Url::parse(shaped).is_ok());
+        assert!(check_redirect_uri(shaped).unwrap_err().contains("host"));
+        assert!(check_redirect_uri("https://xn--caf-dma.example/cb").is_ok());
+        assert!(check_redirect_uri("https://[2001:db8::1]/cb").is_ok());
     }
 }

@@ -91,7 +91,9 @@ pub fn compare_code() -> String {
 /// read as claude.ai's); the prompt names it whole.
 fn context_line(client: &Client, code: &str) -> String {
     match client.kind.as_str() {
-        "cimd" => format!("code {code} · {}", tail(&client.host, 23)),
+        "cimd" if super::clients::is_plain_host(&client.host) => {
+            format!("code {code} · {}", tail(&client.host, 23))
+        }
         "device" => format!("code {code}"),
         _ => format!("code {code} · unverified client"),
     }
@@ -125,11 +127,12 @@ fn prompt(client: &Client, room: &str, redirect_uri: Option<&str>) -> String {
             "localhost" | "127.0.0.1" | "[::1]" | "::1" => {
                 " It signs in on the computer it runs on (localhost).".to_string()
             }
-            _ => format!(" It signs in at {}.", tail(&h, 120)),
+            _ if super::clients::is_plain_host(&h) => format!(" It signs in at {}.", tail(&h, 120)),
+            _ => String::new(),
         })
         .unwrap_or_default();
     match client.kind.as_str() {
-        "cimd" => format!(
+        "cimd" if super::clients::is_plain_host(&client.host) => format!(
             "A client verified at {} wants to ask you questions in {room}. Allow? It calls itself {name}.{back_to}",
             tail(&client.host, 120)
         ),

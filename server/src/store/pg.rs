@@ -710,12 +710,28 @@ const MIGRATIONS: &[&str] = &[
     // 10 (SQLite's 15): agent sign-in (OAuth, `qp login --url`) under the operator's
     // rules: a room's admins (who may approve, with `agent_sign_in =
     // admins`), and who signed an agent in (shown to everyone it asks; set
-    // for the agents earlier sign-ins made, which their consents name).
+    // for the agents earlier sign-ins made: a consent names them until
+    // retention drops it, an OAuth grant's tokens name them while the agent
+    // can ask, and `qp login --url` labels the token it hands out
+    // "qp login: <name>"); such an agent sharing its handle with another
+    // agent of one of its rooms gets a handle of its own).
     r#"
     ALTER TABLE memberships ADD COLUMN admin BIGINT NOT NULL DEFAULT 0;
     ALTER TABLE agents ADD COLUMN signed_in_by TEXT;
     UPDATE agents SET signed_in_by = owner_user_id
-        WHERE id IN (SELECT agent_id FROM oauth_consents WHERE agent_id IS NOT NULL);
+        WHERE id IN (SELECT agent_id FROM oauth_consents WHERE agent_id IS NOT NULL)
+           OR id IN (SELECT agent_id FROM oauth_tokens)
+           OR id IN (SELECT subject_id FROM tokens
+                     WHERE kind = 'agent' AND label LIKE 'qp login: %')
+           OR id IN (SELECT subject_id FROM tokens_disabled
+                     WHERE kind = 'agent' AND label LIKE 'qp login: %');
+    UPDATE agents SET handle = handle || '-' || substr(id, 3, 6)
+        WHERE signed_in_by IS NOT NULL AND EXISTS (
+            SELECT 1 FROM agents other
+            JOIN agent_rooms theirs ON theirs.agent_id = other.id
+            JOIN agent_rooms mine ON mine.room_id = theirs.room_id
+            WHERE mine.agent_id = agents.id AND other.id <> agents.id
+              AND other.handle = agents.handle);
     "#,
 ];
 

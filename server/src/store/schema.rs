@@ -342,12 +342,28 @@ const MIGRATIONS: &[&str] = &[
     // 15: agent sign-in (OAuth, `qp login --url`) under the operator's
     // rules: a room's admins (who may approve, with `agent_sign_in =
     // admins`), and who signed an agent in (shown to everyone it asks; set
-    // for the agents earlier sign-ins made, which their consents name).
+    // for the agents earlier sign-ins made: a consent names them until
+    // retention drops it, an OAuth grant's tokens name them while the agent
+    // can ask, and `qp login --url` labels the token it hands out
+    // "qp login: <name>"); such an agent sharing its handle with another
+    // agent of one of its rooms gets a handle of its own).
     r#"
     ALTER TABLE memberships ADD COLUMN admin INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE agents ADD COLUMN signed_in_by TEXT;
     UPDATE agents SET signed_in_by = owner_user_id
-        WHERE id IN (SELECT agent_id FROM oauth_consents WHERE agent_id IS NOT NULL);
+        WHERE id IN (SELECT agent_id FROM oauth_consents WHERE agent_id IS NOT NULL)
+           OR id IN (SELECT agent_id FROM oauth_tokens)
+           OR id IN (SELECT subject_id FROM tokens
+                     WHERE kind = 'agent' AND label LIKE 'qp login: %')
+           OR id IN (SELECT subject_id FROM tokens_disabled
+                     WHERE kind = 'agent' AND label LIKE 'qp login: %');
+    UPDATE agents SET handle = handle || '-' || substr(id, 3, 6)
+        WHERE signed_in_by IS NOT NULL AND EXISTS (
+            SELECT 1 FROM agents other
+            JOIN agent_rooms theirs ON theirs.agent_id = other.id
+            JOIN agent_rooms mine ON mine.room_id = theirs.room_id
+            WHERE mine.agent_id = agents.id AND other.id <> agents.id
+              AND other.handle = agents.handle);
     "#,
 ];
 
@@ -426,5 +442,46 @@ mod tests {
     fn migrations_are_valid() {
         let m = Migrations::new(MIGRATIONS.iter().map(|sql| M::up(sql)).collect());
         assert!(m.validate().is_ok());
+    }
+
+    /// The agents earlier sign-ins made are marked even once retention has
+    /// dropped their consents: by their OAuth grant's tokens, or by the label
+    /// `qp login --url` gives its token; an operator's agent is not, and a
+    /// marked agent that shared a handle in its room gets its own.
+    #[test]
+    fn agents_signed_in_before_the_upgrade_are_marked_without_their_consents() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        migrate_to(&mut conn, 14).unwrap();
+        conn.execute_batch(
+            "INSERT INTO users (id, display_name, created_at) VALUES ('u_op', 'Op', 0), ('u_m', 'Mallory', 0);
+             INSERT INTO rooms (id, name, code, created_at) VALUES ('r_1', 'Ops', 'OPS123', 0);
+             INSERT INTO agents (id, name, owner_user_id, scopes, created_at, handle) VALUES
+                 ('a_operator', 'Release Bot', 'u_op', 'ask', 0, 'release-bot'),
+                 ('a_device01', 'Release Bot', 'u_m', 'ask', 0, 'release-bot'),
+                 ('a_oauth001', 'Claude', 'u_m', 'ask', 0, 'claude');
+             INSERT INTO agent_rooms (agent_id, room_id) VALUES
+                 ('a_operator', 'r_1'), ('a_device01', 'r_1'), ('a_oauth001', 'r_1');
+             INSERT INTO tokens (hash, kind, subject_id, label, created_at) VALUES
+                 ('h1', 'agent', 'a_operator', 'qp login', 0),
+                 ('h2', 'agent', 'a_device01', 'qp login: Release Bot', 0);
+             INSERT INTO oauth_tokens (hash, kind, grant_hash, client_id, resource, agent_id, expires_at, created_at)
+                 VALUES ('h3', 'refresh', 'g', 'c', 'r', 'a_oauth001', 9, 0);",
+        )
+        .unwrap();
+        migrate(&mut conn).unwrap();
+        let row = |id: &str| -> (Option<String>, String) {
+            conn.query_row(
+                "SELECT signed_in_by, handle FROM agents WHERE id = ?1",
+                [id],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .unwrap()
+        };
+        assert_eq!(row("a_operator"), (None, "release-bot".into()));
+        assert_eq!(
+            row("a_device01"),
+            (Some("u_m".into()), "release-bot-device".into())
+        );
+        assert_eq!(row("a_oauth001"), (Some("u_m".into()), "claude".into()));
     }
 }
