@@ -22,6 +22,7 @@ pub mod apns;
 pub mod credentials;
 pub mod dev;
 pub mod fcm;
+
 pub mod h2pool;
 pub mod key_file;
 pub mod metrics;
@@ -162,6 +163,41 @@ pub type PushFuture<'a> = Pin<Box<dyn Future<Output = PushOutcome> + Send + 'a>>
 /// A push gateway (APNs, FCM, or a local development transport).
 pub trait PushTransport: Send + Sync + 'static {
     fn send<'a>(&'a self, message: &'a PushMessage) -> PushFuture<'a>;
+}
+
+/// The push routes this server's settings configure, by name: `apns`,
+/// `fcm`, `web_push` (the terminal device, `qp device`, is always there and
+/// not counted: it reaches no phone). The start log and `/readyz` say them.
+pub fn routes(settings: &crate::config::Settings) -> Vec<&'static str> {
+    let web = webpush::key_path(settings.vapid_key.as_deref(), &settings.db).is_some();
+    [
+        ("apns", settings.apns.is_some()),
+        ("fcm", settings.fcm.is_some()),
+        ("web_push", web),
+    ]
+    .into_iter()
+    .filter_map(|(name, on)| on.then_some(name))
+    .collect()
+}
+
+/// Says at start which push routes there are, loudly when no phone can be
+/// reached: questions would otherwise sit pending without a word.
+pub fn log_routes(settings: &crate::config::Settings) {
+    let routes = routes(settings);
+    if routes.is_empty() {
+        tracing::warn!(
+            "no push route configured (APNs, FCM or Web Push): no phone or browser will be notified of a question; \
+             set apns_key (with apns_key_id, apns_team_id) or fcm_service_account, or vapid_key for Web Push"
+        );
+    } else if !routes.iter().any(|r| *r == "apns" || *r == "fcm") {
+        tracing::warn!(
+            routes = ?routes,
+            "no APNs or FCM configured: iPhone and Android apps get no push (their questions stay queued); \
+             only browsers (Web Push) are notified"
+        );
+    } else {
+        tracing::info!(routes = ?routes, "push routes");
+    }
 }
 
 /// A `Retry-After` header in seconds, if any.
@@ -438,5 +474,34 @@ fn record_one(conn: &crate::store::Conn, f: Finished) -> crate::store::DbResult<
             now,
             Some(&reason),
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Settings;
+    use crate::store::Database;
+
+    /// Which push routes there are, as the start log and `/readyz` say
+    /// them: Web Push needs a place for its key (beside a SQLite database,
+    /// or `vapid_key`); PostgreSQL alone has none.
+    #[test]
+    fn the_push_routes_are_the_configured_ones() {
+        let pg = Settings {
+            db: Database::Postgres("postgres://qp@127.0.0.1/qp".into()),
+            ..Settings::default()
+        };
+        assert!(routes(&pg).is_empty());
+        let sqlite = Settings {
+            db: Database::Sqlite("/tmp/qp.sqlite".into()),
+            ..Settings::default()
+        };
+        assert_eq!(routes(&sqlite), ["web_push"]);
+        let with_key = Settings {
+            vapid_key: Some("/tmp/vapid".into()),
+            ..pg
+        };
+        assert_eq!(routes(&with_key), ["web_push"]);
     }
 }
