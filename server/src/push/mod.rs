@@ -22,7 +22,7 @@ pub mod apns;
 pub mod credentials;
 pub mod dev;
 pub mod fcm;
-
+pub mod gateway_errors;
 pub mod h2pool;
 pub mod key_file;
 pub mod metrics;
