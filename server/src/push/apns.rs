@@ -32,7 +32,11 @@ pub const TOKEN_TTL: Duration = Duration::from_secs(50 * 60);
 /// advertises (500 today); another opens only when those are all busy.
 pub const MAX_CONNECTIONS: usize = 4;
 /// How long one push's answer may take once its stream is open.
-const RESPONSE_TIMEOUT: Duration = Duration::from_secs(15);
+pub(crate) const RESPONSE_TIMEOUT: Duration = Duration::from_secs(15);
+/// The longest one push can take here: the pool's wait for a stream
+/// (connecting and resends included), then the answer. The worker's lease
+/// must cover it (`push::budget`).
+pub(crate) const WORST_CASE: Duration = H2Pool::worst_case(RESPONSE_TIMEOUT);
 
 #[derive(Debug, Clone)]
 pub struct ApnsConfig {

@@ -25,7 +25,14 @@ pub const FCM_SCOPE: &str = "https://www.googleapis.com/auth/firebase.messaging"
 /// FCM advertises).
 pub const MAX_CONNECTIONS: usize = 4;
 /// How long one message's answer may take once its stream is open.
-const RESPONSE_TIMEOUT: Duration = Duration::from_secs(15);
+pub(crate) const RESPONSE_TIMEOUT: Duration = Duration::from_secs(15);
+/// How long fetching the OAuth access token may take.
+pub(crate) const TOKEN_FETCH_TIMEOUT: Duration = Duration::from_secs(15);
+/// The longest one message can take here: a token fetch (pushes that find
+/// none wait for the one fetch), the pool's wait for a stream, the answer.
+/// The worker's lease must cover it (`push::budget`).
+pub(crate) const WORST_CASE: Duration =
+    TOKEN_FETCH_TIMEOUT.saturating_add(H2Pool::worst_case(RESPONSE_TIMEOUT));
 
 /// The fields of a Firebase service-account JSON file that are used.
 #[derive(Debug, Clone, Deserialize)]
@@ -96,7 +103,7 @@ impl FcmTransport {
             config.account_file.clone(),
         );
         let http = reqwest::Client::builder()
-            .timeout(Duration::from_secs(15))
+            .timeout(TOKEN_FETCH_TIMEOUT)
             .build()
             .map_err(|e| e.to_string())?;
         let pool = H2Pool::new(&config.base_url, config.max_connections)?;

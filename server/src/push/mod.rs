@@ -19,6 +19,7 @@
 //! ([`deliveries::claim_pushes`]).
 
 pub mod apns;
+pub mod budget;
 pub mod credentials;
 pub mod dev;
 pub mod fcm;
@@ -222,9 +223,10 @@ pub struct WorkerLimits {
     /// stays flat however large the room; a fan-out beyond it is claimed
     /// as slots free.
     pub max_in_flight: usize,
-    /// How long claimed jobs stay this worker's: past every send's timeout
-    /// (15 s) plus the time to record it. If the instance dies, its claimed
-    /// jobs (at most `max_in_flight`) are due again when the lease ends.
+    /// How long claimed jobs stay this worker's: past the worst case of
+    /// every transport plus the time to record it ([`budget`]). If the
+    /// instance dies, its claimed jobs (at most `max_in_flight`) are due
+    /// again when the lease ends.
     pub lease_ms: i64,
 }
 
@@ -232,7 +234,7 @@ impl Default for WorkerLimits {
     fn default() -> Self {
         WorkerLimits {
             max_in_flight: 2048,
-            lease_ms: 60_000,
+            lease_ms: budget::LEASE.as_millis() as i64,
         }
     }
 }
@@ -265,6 +267,7 @@ pub async fn run_worker_with(
     limits: WorkerLimits,
 ) {
     let encrypt = app.settings.push_encryption;
+    let cap = budget::send_cap(Duration::from_millis(limits.lease_ms.max(0) as u64));
     // Idle, a worker looks for due jobs this often (and at once when this
     // instance queues some); on PostgreSQL other instances queue too.
     let idle_ms = match app.settings.db {
@@ -341,7 +344,7 @@ pub async fn run_worker_with(
                     .map_or("none", |m| metrics::gateway_of(&m.device.platform));
                 let _flight = metrics.metrics.push.in_flight(gateway);
                 let outcome = match &msg {
-                    Some(m) => transport.send(m).await,
+                    Some(m) => within_lease(cap, transport.send(m)).await,
                     None => PushOutcome::Failed("device or question no longer exists".into()),
                 };
                 let _ = done.send(Finished {
@@ -352,6 +355,22 @@ pub async fn run_worker_with(
                 });
             });
         }
+    }
+}
+
+/// A send cut off at `cap` (what the lease leaves once the outcome is
+/// recorded) comes back as a retry, so the job is given back before its
+/// lease ends, never claimed by another instance while still in flight.
+async fn within_lease(cap: Duration, send: PushFuture<'_>) -> PushOutcome {
+    match tokio::time::timeout(cap, send).await {
+        Ok(outcome) => outcome,
+        Err(_) => PushOutcome::Retry {
+            reason: format!(
+                "no answer within {} ms (the lease's budget)",
+                cap.as_millis()
+            ),
+            after: None,
+        },
     }
 }
 
@@ -503,5 +522,17 @@ mod tests {
             ..pg
         };
         assert_eq!(routes(&with_key), ["web_push"]);
+    }
+
+    /// A send that never answers is given back as a retry at the cap,
+    /// inside the lease.
+    #[tokio::test]
+    async fn a_send_that_never_answers_is_given_back_at_the_cap() {
+        assert!(budget::send_cap(budget::LEASE) < budget::LEASE);
+        let cap = Duration::from_millis(200);
+        let t = std::time::Instant::now();
+        let outcome = within_lease(cap, Box::pin(std::future::pending())).await;
+        assert!(matches!(outcome, PushOutcome::Retry { .. }), "{outcome:?}");
+        assert!(t.elapsed() >= cap && t.elapsed() < Duration::from_secs(5));
     }
 }
