@@ -110,6 +110,9 @@ struct Conn {
     /// An error GOAWAY was counted for this connection (once, however many
     /// streams it failed).
     goaway_counted: AtomicBool,
+    /// When the last response arrived on it: a connection still answering
+    /// streams is alive even if a PING's answer is late (a loaded peer).
+    last_response: Mutex<std::time::Instant>,
 }
 
 impl Conn {
@@ -352,6 +355,8 @@ impl H2Pool {
         }
         let read = async {
             let resp = response.await.map_err(|e| classify(e, conn))?;
+            *conn.last_response.lock().unwrap_or_else(|p| p.into_inner()) =
+                std::time::Instant::now();
             let (parts, mut recv) = resp.into_parts();
             let mut buf = Vec::new();
             while let Some(chunk) = recv.data().await {
@@ -487,6 +492,7 @@ impl H2Pool {
                 closed,
                 dead: tokio::sync::watch::channel(false).0,
                 goaway_counted: AtomicBool::new(false),
+                last_response: Mutex::new(std::time::Instant::now()),
             });
             if let Some(ping) = ping {
                 self.keep_alive(&conn, ping, task);
@@ -533,11 +539,20 @@ impl H2Pool {
 
     /// Pings `conn` while it lives (see the module's notes); one PING left
     /// unanswered closes it and releases its streams to go again.
-    fn keep_alive(&self, conn: &Arc<Conn>, mut ping: h2::PingPong, io: tokio::task::AbortHandle) {
+    fn keep_alive(&self, conn: &Arc<Conn>, ping: h2::PingPong, io: tokio::task::AbortHandle) {
+        type Pinging = std::pin::Pin<
+            Box<
+                dyn std::future::Future<Output = (h2::PingPong, Result<h2::Pong, h2::Error>)>
+                    + Send,
+            >,
+        >;
         let weak = Arc::downgrade(conn);
         let changed = self.changed.clone();
         let stats_dead = self.dead_counter();
         tokio::spawn(async move {
+            let mut idle = Some(ping);
+            // A PING still unanswered (h2 allows one at a time).
+            let mut outstanding: Option<Pinging> = None;
             loop {
                 let every = match weak.upgrade() {
                     Some(c) if !c.closed.load(Ordering::Acquire) => {
@@ -550,10 +565,31 @@ impl H2Pool {
                     _ => return,
                 };
                 tokio::time::sleep(every).await;
-                match tokio::time::timeout(PING_TIMEOUT, ping.ping(h2::Ping::opaque())).await {
-                    Ok(Ok(_)) => continue,
+                let mut pinging = match (outstanding.take(), idle.take()) {
+                    (Some(p), _) => p,
+                    (None, Some(mut pp)) => Box::pin(async move {
+                        let pong = pp.ping(h2::Ping::opaque()).await;
+                        (pp, pong)
+                    }),
+                    (None, None) => return,
+                };
+                match tokio::time::timeout(PING_TIMEOUT, &mut pinging).await {
+                    Ok((pp, Ok(_))) => idle = Some(pp),
                     // The connection ended on its own: nothing to do.
-                    Ok(Err(_)) => return,
+                    Ok((_, Err(_))) => return,
+                    // Late, but responses still arrive: a loaded peer, not
+                    // a dead connection; keep waiting for this PING.
+                    Err(_)
+                        if weak.upgrade().is_some_and(|c| {
+                            c.last_response
+                                .lock()
+                                .unwrap_or_else(|p| p.into_inner())
+                                .elapsed()
+                                < PING_TIMEOUT
+                        }) =>
+                    {
+                        outstanding = Some(pinging)
+                    }
                     Err(_) => {
                         if let Some(c) = weak.upgrade() {
                             c.closed.store(true, Ordering::Release);
