@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use qp_core::protocol::{AskRequest, Question};
+use qp_core::protocol::{AskRequest, AskedQuestion, Question};
 use qp_core::retry::RetryPolicy;
 use serde_json::Value;
 
@@ -82,6 +82,16 @@ impl AskerClient {
 
     /// Asks in `room` (its invite code). Returns the created question.
     pub async fn ask(&self, room: &str, req: &AskRequest) -> Result<Question, ClientError> {
+        Ok(self.ask_counted(room, req).await?.question)
+    }
+
+    /// [`AskerClient::ask`], with how many devices the push was queued for
+    /// (`pushed_to_devices`; `None` from a server that predates it).
+    pub async fn ask_counted(
+        &self,
+        room: &str,
+        req: &AskRequest,
+    ) -> Result<AskedQuestion, ClientError> {
         let url = format!(
             "{}/api/agent/rooms/{}/questions",
             self.base,

@@ -151,6 +151,7 @@ pub async fn start(
         tokio::spawn(crate::housekeeping::retention_loop(app.clone())),
         tokio::spawn(crate::oauth::consent::settle_loop(app.clone())),
     ]);
+    crate::push::log_routes(&app.settings);
     let transport: Arc<dyn PushTransport> = match push {
         Some(t) => t,
         None => Arc::new(PlatformRouter {

@@ -268,3 +268,30 @@ fn help_documents_settings_and_exit_codes() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// Issue 54: `qp ask` when no device can receive the question (nobody in
+/// the room has registered one) still asks, prints the id on stdout as
+/// always, and warns on stderr; `--json` carries `pushed_to_devices`.
+#[test]
+fn ask_warns_when_no_device_can_receive_the_question() {
+    let env = setup();
+    let (code, out, err) = env.run(&["ask", "OPS123", "Anyone?", "--yes-no"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.trim().starts_with("q_"), "{out}");
+    assert!(err.contains("warning: no device can receive"), "{err}");
+    let (code, out, err) = env.run(&["ask", "OPS123", "Anyone?", "--yes-no", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["pushed_to_devices"], 0, "{v}");
+
+    let dev = env.http(
+        "POST",
+        "/api/devices",
+        &env.user_token,
+        Some(json!({"platform": "dev", "push_token": "dev-fed-1", "app_id": "qp.device"})),
+    );
+    assert!(dev["id"].is_string(), "{dev}");
+    let (code, _, err) = env.run(&["ask", "OPS123", "Now?", "--yes-no"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("warning"), "{err}");
+}

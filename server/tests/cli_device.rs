@@ -508,3 +508,61 @@ fn a_redirect_from_the_stored_server_does_not_carry_the_token() {
         "{heard}"
     );
 }
+
+/// Issue 54: a terminal device whose token is revoked stops at its next
+/// inbox poll with how to pair again (exit 1), instead of printing
+/// `401 … retrying` forever.
+#[test]
+fn a_revoked_device_stops_and_says_how_to_pair_again() {
+    let env = setup();
+    let tok = admin_json(&env.db, &["token", "add", &env.uid, "--label", "laptop"]);
+    let token = tok["token"].as_str().unwrap().to_string();
+    let store = env.db.with_file_name("device-revoked.sqlite");
+    let mut child = Command::new(QP)
+        .arg("device")
+        .arg("--store")
+        .arg(&store)
+        .env("QP_URL", &env.url)
+        .env("QP_DEVICE_TOKEN", &token)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap()).lines();
+    loop {
+        let line = out.next().expect("qp device exited").unwrap();
+        if line.contains("waiting for questions") {
+            break;
+        }
+    }
+    std::thread::spawn(move || for _ in out.by_ref() {});
+    let prefix = qp_server::ids::token_hash(&token)[..12].to_string();
+    assert!(admin(&env.db, &["token", "revoke", &prefix])
+        .status
+        .success());
+    let t = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if t.elapsed() > Duration::from_secs(40) {
+            let _ = child.kill();
+            panic!("qp device kept running after its token was revoked");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let mut err = String::new();
+    use std::io::Read;
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .unwrap();
+    assert_eq!(status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("Pair again") && err.contains("--pair"),
+        "{err}"
+    );
+}

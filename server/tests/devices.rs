@@ -373,3 +373,41 @@ async fn push_tokens_are_checked_per_platform() {
     let b: Value = r.json().await.unwrap();
     assert_eq!(err_field(&b), "device.push_token", "{b}");
 }
+
+/// Issue 54: the ask's response says how many devices its push was queued
+/// for (`pushed_to_devices`), so an asker learns at once when nobody can
+/// receive the question: 0 with no device, 1 once Bob registers one, 0
+/// again after that device's token is revoked.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_ask_says_how_many_devices_it_was_pushed_to() {
+    let f = Fixture::new().await;
+    let q = f.ask(json!({"prompt": "Nobody?", "ttl": 600})).await;
+    assert_eq!(q["pushed_to_devices"], 0, "{q}");
+    assert_eq!(q["state"], "pending", "{q}");
+    let (s, dev) = register(
+        &f,
+        &f.bob_token,
+        json!({"platform": "dev", "push_token": "dev-bob-1", "app_id": "qp.device"}),
+    )
+    .await;
+    assert_eq!(s, 201, "{dev}");
+    let q = f
+        .ask(json!({"prompt": "Bob?", "responder_scope": "room", "ttl": 600}))
+        .await;
+    assert_eq!(q["pushed_to_devices"], 1, "{q}");
+    // Fetched later, the question is the protocol's object alone.
+    let (_, fetched) = f
+        .call(
+            "GET",
+            &format!("/api/agent/questions/{}", q["id"].as_str().unwrap()),
+            Some(&f.agent_token),
+            None,
+        )
+        .await;
+    assert!(fetched.get("pushed_to_devices").is_none(), "{fetched}");
+    identity::revoke_token(&*f.db(), &hash_prefix(&f.bob_token)).unwrap();
+    let q = f
+        .ask(json!({"prompt": "Still Bob?", "responder_scope": "room", "ttl": 600}))
+        .await;
+    assert_eq!(q["pushed_to_devices"], 0, "{q}");
+}

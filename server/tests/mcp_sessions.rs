@@ -411,3 +411,31 @@ async fn an_oversized_initialize_is_refused_and_keeps_no_session() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }
+
+/// Issue 54: `ask_question` when no device can receive the question
+/// answers at once (not after its wait) with the question still pending,
+/// `pushed_to_devices: 0` and a warning a model can pass on.
+#[tokio::test(flavor = "multi_thread")]
+async fn ask_question_says_at_once_when_no_device_can_receive_it() {
+    let f = Fixture::new().await;
+    let session = open(&f, &f.agent_token).await;
+    let t = std::time::Instant::now();
+    let (s, _, body) = mcp(
+        &f,
+        "POST",
+        &f.agent_token,
+        Some(&session),
+        Some(json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+            "params": {"name": "ask_question", "arguments": {
+                "room": f.room_code, "prompt": "Anyone?", "yes_no": true, "wait": 60}}})),
+    )
+    .await;
+    assert_eq!(s, 200, "{body}");
+    assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+    assert!(body.contains("\"pushed_to_devices\":0"), "{body}");
+    assert!(
+        body.contains("no device can receive this question"),
+        "{body}"
+    );
+    assert!(body.contains("\"still_pending\":true"), "{body}");
+}

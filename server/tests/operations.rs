@@ -430,3 +430,36 @@ async fn a_replaced_fcm_service_account_file_is_used_without_a_restart() {
     }
     assert_eq!(fcm.state.token_requests.load(Ordering::SeqCst), 1);
 }
+
+/// Issue 54: `/readyz` names the configured push routes. On SQLite Web
+/// Push is always there (its key beside the database); on PostgreSQL with
+/// no APNs, FCM or VAPID key there is none, which degrades readiness with
+/// an error saying no phone or browser is notified.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn readyz_reports_the_push_routes_and_degrades_without_any() {
+    let f = common::Fixture::new().await;
+    let (status, ready, _) = get(&f, "/readyz").await;
+    assert_eq!(status, 200, "{ready}");
+    let routes = &ready["checks"]["push_routes"];
+    if f.on_postgres() {
+        assert_eq!(routes["ok"], false, "{ready}");
+        assert_eq!(routes["routes"], json!([]), "{ready}");
+        assert!(
+            routes["error"].as_str().unwrap().contains("no push route"),
+            "{ready}"
+        );
+        assert_eq!(ready["status"], "degraded", "{ready}");
+    } else {
+        assert_eq!(routes["ok"], true, "{ready}");
+        assert_eq!(routes["routes"], json!(["web_push"]), "{ready}");
+        assert_eq!(ready["status"], "ok", "{ready}");
+    }
+    let fcm = fcm_config("http://127.0.0.1:9");
+    let f = common::Fixture::with(|s| s.fcm = Some(fcm)).await;
+    let (_, ready, _) = get(&f, "/readyz").await;
+    let routes = &ready["checks"]["push_routes"]["routes"];
+    assert!(
+        routes.as_array().unwrap().contains(&json!("fcm")),
+        "{ready}"
+    );
+}

@@ -898,3 +898,84 @@ async fn the_worst_question_sealed_still_fits_4_kb_and_opens() {
     let data: HashMap<String, String> = data.into_iter().collect();
     assert!(matches!(a.receive_fcm(&data), Ok(Push::Question(_))));
 }
+
+/// Issue 54: `429 TooManyProviderTokenUpdates` means "slow down your token
+/// refreshes", not "this device is gone" nor "this push is bad": the push
+/// is retried, and no new provider token is signed meanwhile, even past
+/// the token's usual lifetime.
+#[tokio::test(flavor = "multi_thread")]
+async fn apns_too_many_token_updates_retries_and_holds_the_token() {
+    let (url, log) = fake_apns().await;
+    let apns = ApnsTransport::new(apns_config(&url, Duration::from_millis(300))).unwrap();
+    let q = question("Deploy?", 600);
+    log.lock().unwrap().script.insert(
+        "slow".into(),
+        vec![(429, "TooManyProviderTokenUpdates", None)],
+    );
+    let m = message("ios", "slow", PushKind::Question, &q);
+    assert!(
+        matches!(apns.send(&m).await, PushOutcome::Retry { ref reason, .. } if reason.contains("TooManyProviderTokenUpdates")),
+    );
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let m = message("ios", "ok", PushKind::Question, &q);
+    assert_eq!(apns.send(&m).await, PushOutcome::Sent);
+    let log = log.lock().unwrap();
+    assert_eq!(
+        log.requests[0].4,
+        log.requests.last().unwrap().4,
+        "a new provider token was signed while APNs asked to slow down"
+    );
+}
+
+/// Issue 54: FCM's documented codes take their documented action:
+/// `QUOTA_EXCEEDED` and `UNAVAILABLE` are retried, `PERMISSION_DENIED` is
+/// the credential's (held and backed off, loud on /readyz), not one failed
+/// push after another.
+#[tokio::test(flavor = "multi_thread")]
+async fn fcm_errors_take_their_documented_action() {
+    let (url, log) = fake_fcm(3600).await;
+    let t = fcm(&url);
+    let q = question("Deploy?", 600);
+    let fcm_error = |code: u16, status: &str, error_code: &str| {
+        json!({"error": {"code": code, "status": status, "details": [
+            {"@type": "type.googleapis.com/google.firebase.fcm.v1.FcmError", "errorCode": error_code}]}})
+    };
+    {
+        let mut l = log.lock().unwrap();
+        l.script.insert(
+            "quota".into(),
+            vec![(429, fcm_error(429, "RESOURCE_EXHAUSTED", "QUOTA_EXCEEDED"))],
+        );
+        l.script.insert(
+            "down".into(),
+            vec![(503, fcm_error(503, "UNAVAILABLE", "UNAVAILABLE"))],
+        );
+        l.script.insert(
+            "denied".into(),
+            vec![(
+                403,
+                json!({"error": {"code": 403, "status": "PERMISSION_DENIED"}}),
+            )],
+        );
+    }
+    let send = |token: &'static str| {
+        let m = message("android", token, PushKind::Question, &q);
+        let t = &t;
+        async move { t.send(&m).await }
+    };
+    assert!(
+        matches!(send("quota").await, PushOutcome::Retry { ref reason, .. } if reason.contains("QUOTA_EXCEEDED"))
+    );
+    assert!(
+        matches!(send("down").await, PushOutcome::Retry { ref reason, .. } if reason.contains("UNAVAILABLE"))
+    );
+    let denied = send("denied").await;
+    assert!(
+        matches!(denied, PushOutcome::Retry { ref reason, after: Some(_) } if reason.contains("credential refused")),
+        "{denied:?}"
+    );
+    // Held: the next push waits out the step without a request.
+    let before = log.lock().unwrap().sends.len();
+    assert!(matches!(send("ok").await, PushOutcome::Retry { .. }));
+    assert_eq!(log.lock().unwrap().sends.len(), before);
+}

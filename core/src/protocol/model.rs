@@ -341,6 +341,19 @@ impl Question {
     }
 }
 
+/// The ask's response: the question as created, and (additive) how many
+/// devices its push was queued for. 0 says no one can receive it now (no
+/// eligible person has a device that may receive pushes): the asker should
+/// say so rather than wait in silence. Absent from servers that predate it.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AskedQuestion {
+    #[serde(flatten)]
+    pub question: Question,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pushed_to_devices: Option<u64>,
+}
+
 /// The outgoing-webhook event (spec 7): a compact envelope fired when a
 /// question resolves. `event` is `question.answered`, `question.expired` or
 /// `question.cancelled`.

@@ -5,7 +5,9 @@ use std::time::Duration;
 
 use chrono::Utc;
 use qp_core::protocol::client_text::signed_in_display_name;
-use qp_core::protocol::{normalize_ask, time, AskContext, Asker, Question, QuestionState, RoomRef};
+use qp_core::protocol::{
+    normalize_ask, time, AskContext, AskedQuestion, Asker, Question, QuestionState, RoomRef,
+};
 use serde_json::Value;
 
 use super::resolution::{load_fresh, load_fresh_checked, not_found, record_resolution};
@@ -17,20 +19,22 @@ use crate::store::questions;
 use crate::store::round_trips::Op;
 
 impl App {
+    /// Asks, and says how many devices the push was queued for: 0 is
+    /// logged at warn too (no one can receive it; it will sit pending).
     pub async fn ask(
         &self,
         agent: Agent,
         room_code: String,
         body: Value,
-    ) -> Result<Question, AppError> {
+    ) -> Result<AskedQuestion, AppError> {
         require_scope(&agent, SCOPE_ASK)?;
         self.check_ask_rate(&agent.id)?;
         let max_pending = self.settings.max_pending_per_agent as i64;
         let sign_in_audience = self.settings.sign_in_agents_ask;
         let check = agent.check_token.clone();
         let agent_check = check.clone();
-        let q = self
-            .run_announcing(Op::Ask, move |conn, done| -> Result<Question, AppError> {
+        let (q, pushes) = self
+            .run_announcing(Op::Ask, move |conn, done| -> Result<(Question, usize), AppError> {
                 let now = time::now();
                 let ctx = AskContext {
                     now,
@@ -102,14 +106,22 @@ impl App {
                         if pushes > 0 {
                             done.pushes_queued();
                         }
-                        Ok(q)
+                        Ok((q, pushes))
                     }
                 }
             })
             .await
             .map_err(|e| self.forget_if_revoked(e, agent_check.as_deref()))?;
-        tracing::info!(question = %q.id, agent = %q.asker.as_ref().map(|a| a.id.as_str()).unwrap_or(""), "asked");
-        Ok(q)
+        let agent_id = q.asker.as_ref().map(|a| a.id.as_str()).unwrap_or("");
+        if pushes == 0 {
+            tracing::warn!(question = %q.id, agent = %agent_id, "asked, but no device can receive it: nobody eligible has a device registered for pushes");
+        } else {
+            tracing::info!(question = %q.id, agent = %agent_id, pushed_to_devices = pushes, "asked");
+        }
+        Ok(AskedQuestion {
+            question: q,
+            pushed_to_devices: Some(pushes as u64),
+        })
     }
 
     /// A question as its asking agent sees it; other agents get 404.

@@ -257,17 +257,25 @@ pub async fn ask(a: AskArgs) -> i32 {
         Ok(c) => c,
         Err(code) => return code,
     };
-    let q = match client.ask(&room, &req).await {
-        Ok(q) => q,
+    let asked = match client.ask_counted(&room, &req).await {
+        Ok(a) => a,
         Err(e) => return report(&e),
     };
+    if asked.pushed_to_devices == Some(0) {
+        // On stderr: stdout stays the id (or the answer) scripts read.
+        eprintln!("qp ask: warning: {}", crate::app::NO_DEVICE_WARNING);
+    }
+    let q = &asked.question;
     if !a.wait {
         if a.json {
-            println!("{}", serde_json::to_string_pretty(&q).unwrap_or_default());
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&asked).unwrap_or_default()
+            );
         } else {
             println!("{}", q.id);
         }
-        return match a.github.write(&q) {
+        return match a.github.write(q) {
             Ok(()) => EXIT_OK,
             Err(e) => {
                 eprintln!("qp: {e}");

@@ -111,21 +111,41 @@ fn style_mark(style: OptionStyle, color: bool, label: &str) -> String {
     }
 }
 
+/// Why a GET failed: `revoked` when the server refused the token (401),
+/// which no retry mends.
+struct FetchError {
+    revoked: bool,
+    message: String,
+}
+
+impl std::fmt::Display for FetchError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// What `qp device` says, and then stops, when its token is refused.
+const PAIR_AGAIN: &str = "this device's token was refused (401): it was revoked or the device removed. \
+Pair again: get a new link (qp admin user invite USER, or from the web responder) and run qp device --pair LINK";
+
 /// GET a JSON document with the device token.
-async fn fetch(http: reqwest::Client, url: String, token: String) -> Result<Value, String> {
+async fn fetch(http: reqwest::Client, url: String, token: String) -> Result<Value, FetchError> {
     let r = http
         .get(&url)
         .bearer_auth(token)
         .send()
         .await
-        .map_err(|e| format!("cannot reach the server: {e}"))?;
+        .map_err(|e| FetchError {
+            revoked: false,
+            message: format!("cannot reach the server: {e}"),
+        })?;
     let status = r.status();
     let v: Value = r.json().await.unwrap_or_default();
     if !status.is_success() {
-        return Err(format!(
-            "{status}: {}",
-            v["error"]["message"].as_str().unwrap_or("")
-        ));
+        return Err(FetchError {
+            revoked: status == reqwest::StatusCode::UNAUTHORIZED,
+            message: format!("{status}: {}", v["error"]["message"].as_str().unwrap_or("")),
+        });
     }
     Ok(v)
 }
@@ -631,6 +651,10 @@ pub async fn run(mut args: DeviceArgs) -> i32 {
     .await
     {
         Ok(v) => v,
+        Err(e) if e.revoked => {
+            eprintln!("qp device: {PAIR_AGAIN}");
+            return EXIT_ERROR;
+        }
         Err(e) => {
             eprintln!("qp device: cannot sign in: {e}");
             return EXIT_ERROR;
@@ -714,6 +738,10 @@ pub async fn run(mut args: DeviceArgs) -> i32 {
                         after = after.max(p["seq"].as_i64().unwrap_or(after));
                         phone.receive(p["format"].as_str().unwrap_or(""), p["payload"].as_str().unwrap_or("")).await;
                     }
+                }
+                Err(e) if e.revoked => {
+                    eprintln!("qp device: {PAIR_AGAIN}");
+                    return EXIT_ERROR;
                 }
                 Err(e) => {
                     println!("(inbox: {e}; retrying)");

@@ -105,10 +105,31 @@ pub fn run() -> i32 {
         Command::Watch(args) => block_on(asker::watch(args)),
         Command::List(args) => block_on(asker::list(args)),
         Command::Cancel(args) => block_on(asker::cancel(args)),
-        Command::Device(args) => block_on(device::run(args)),
+        Command::Device(args) => block_on_reading_stdin(device::run(args)),
         Command::Login(args) => block_on(login::run(args)),
         Command::Mcp(args) => block_on(mcp::run(args)),
         Command::Hook(args) => block_on(hook::run(args)),
+    }
+}
+
+/// [`block_on`] for a command that reads stdin: a read still waiting on an
+/// open stdin (a blocking thread) would hold the runtime's shutdown, and so
+/// the exit, until the next line came; the process is exiting, so it is
+/// left behind.
+fn block_on_reading_stdin(fut: impl std::future::Future<Output = i32>) -> i32 {
+    match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => {
+            let code = rt.block_on(fut);
+            rt.shutdown_background();
+            code
+        }
+        Err(e) => {
+            eprintln!("qp: cannot start the async runtime: {e}");
+            EXIT_ERROR
+        }
     }
 }
 

@@ -5,14 +5,14 @@ use super::*;
 #[utoipa::path(post, path = "/api/agent/rooms/{room}/questions", tag = "asker",
     params(("room" = String, Path, description = "The room's invite code")),
     request_body = AskRequest,
-    responses((status = 201, description = "Asked: the question, pending", body = Question), (status = 400, description = "The body is not JSON", body = openapi::ErrorBody), (status = 401, description = "Missing, unknown or revoked token", body = openapi::ErrorBody), (status = 403, description = "The token is of the wrong kind, lacks the scope, or the room is not the agent's", body = openapi::ErrorBody), (status = 404, description = "No such question of yours", body = openapi::ErrorBody), (status = 422, description = "A field breaks a rule: `field` names it, `message` says the rule", body = openapi::ErrorBody), (status = 429, description = "Rate limit or pending quota; see Retry-After", body = openapi::ErrorBody)),
+    responses((status = 201, description = "Asked: the question, pending, and `pushed_to_devices`: how many devices its push was queued for (0: no one can receive it now)", body = AskedQuestion), (status = 400, description = "The body is not JSON", body = openapi::ErrorBody), (status = 401, description = "Missing, unknown or revoked token", body = openapi::ErrorBody), (status = 403, description = "The token is of the wrong kind, lacks the scope, or the room is not the agent's", body = openapi::ErrorBody), (status = 404, description = "No such question of yours", body = openapi::ErrorBody), (status = 422, description = "A field breaks a rule: `field` names it, `message` says the rule", body = openapi::ErrorBody), (status = 429, description = "Rate limit or pending quota; see Retry-After", body = openapi::ErrorBody)),
     security(("bearer" = [])))]
 pub(crate) async fn ask(
     State(app): State<Arc<App>>,
     LoopAgentAuth(agent): LoopAgentAuth,
     Path(room): Path<String>,
     body: Bytes,
-) -> Result<(StatusCode, Json<Question>), ApiError> {
+) -> Result<(StatusCode, Json<AskedQuestion>), ApiError> {
     let body = parse_json(&body)?;
     let q = app.ask(agent, room, body).await?;
     Ok((StatusCode::CREATED, Json(q)))

@@ -30,7 +30,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post};
 use axum::{Json, Router};
 use qp_core::protocol::device::{ApnsEnvironment, Platform, APNS_ENVIRONMENT_RULE};
-use qp_core::protocol::{AskRequest, Question, QuestionState};
+use qp_core::protocol::{AskRequest, AskedQuestion, Question, QuestionState};
 use serde_json::Value;
 
 use crate::app::{self, App};

@@ -13,8 +13,8 @@ use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use qp_core::protocol::ask::AskTextInput;
 use qp_core::protocol::{
-    Answer, AskOption, AskRequest, Asker, OptionStyle, Question, QuestionOption, QuestionState,
-    ResolutionPolicy, Responder, ResponderScope, RoomRef, TextInput, WebhookEvent,
+    Answer, AskOption, AskRequest, AskedQuestion, Asker, OptionStyle, Question, QuestionOption,
+    QuestionState, ResolutionPolicy, Responder, ResponderScope, RoomRef, TextInput, WebhookEvent,
 };
 use serde::Serialize;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
@@ -263,7 +263,7 @@ impl Modify for BearerAuth {
         crate::oauth::device::device_authorization, crate::oauth::device::page,
     ),
     components(schemas(
-        Question, QuestionOption, OptionStyle, TextInput, ResponderScope, ResolutionPolicy,
+        Question, AskedQuestion, QuestionOption, OptionStyle, TextInput, ResponderScope, ResolutionPolicy,
         QuestionState, Answer, Responder, RoomRef, Asker, WebhookEvent,
         AskRequest, AskOption, AskTextInput,
         QuestionList, ErrorBody, ErrorDetail, AnswerBody, DeviceRegistration, Device, UserRef,

@@ -9,11 +9,13 @@
 //!   since cleared by a write that succeeded, and, on SQLite, at least
 //!   [`MIN_FREE_BYTES`] free on the database's file system;
 //! - `push_apns`, `push_fcm`: the gateway's credential is not being refused
-//!   (`push::credentials`).
+//!   (`push::credentials`);
+//! - `push_routes`: which push routes are configured (`apns`, `fcm`,
+//!   `web_push`); none fails it.
 //!
 //! A failing database or storage makes the answer 503 (`"status":
 //! "unavailable"`: a load balancer should send requests elsewhere); a
-//! failing push credential only `"degraded"` with 200, because every
+//! failing push credential (or no push route) only `"degraded"` with 200, because every
 //! instance shares the credential and taking them all out of rotation would
 //! turn missing notifications into a full outage. Alert on `degraded` (or
 //! on `qp_push_credential_failing`).
@@ -74,7 +76,7 @@ fn free_bytes(path: &std::path::Path) -> Option<u64> {
 }
 
 #[utoipa::path(get, path = "/readyz", tag = "operations",
-    responses((status = 200, description = "Ready (`ok`), or `degraded`: a push credential is failing; the JSON names each check with `ok`, and `since` and `error` when failing", content_type = "application/json"),
+    responses((status = 200, description = "Ready (`ok`), or `degraded`: a push credential is failing or no push route is configured; the JSON names each check with `ok`, and `since` and `error` when failing (`push_routes` lists the routes: `apns`, `fcm`, `web_push`)", content_type = "application/json"),
         (status = 503, description = "Not ready: the database does not answer or storage is full (`unavailable`)", content_type = "application/json")))]
 pub async fn readyz(State(app): State<Arc<App>>) -> Response {
     let probe = tokio::time::timeout(PROBE_TIMEOUT, app.db.run(crate::store::ping)).await;
@@ -118,6 +120,17 @@ pub async fn readyz(State(app): State<Arc<App>>) -> Response {
         };
         checks.insert(format!("push_{gateway}"), check);
     }
+    // No route at all: every question sits pending unseen (a phone's own
+    // device list cannot say so). Degraded, not unavailable: answers still
+    // work, through the web responder.
+    let routes = crate::push::routes(&app.settings);
+    let route_check = if routes.is_empty() {
+        degraded = true;
+        json!({ "ok": false, "routes": routes, "error": "no push route configured (APNs, FCM or Web Push): no phone or browser is notified of a question" })
+    } else {
+        json!({ "ok": true, "routes": routes })
+    };
+    checks.insert("push_routes".into(), route_check);
     let (status, word) = match (unavailable, degraded) {
         (true, _) => (StatusCode::SERVICE_UNAVAILABLE, "unavailable"),
         (false, true) => (StatusCode::OK, "degraded"),

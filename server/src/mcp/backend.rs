@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use qp_client::{AskerClient, ClientError};
-use qp_core::protocol::{AskRequest, Question, QuestionState};
+use qp_core::protocol::{AskRequest, AskedQuestion, Question, QuestionState};
 
 use crate::app::AppError;
 use crate::app::{self, App};
@@ -85,7 +85,7 @@ impl Backend {
         agent: Option<&Agent>,
         room: &str,
         req: &AskRequest,
-    ) -> Result<Question, Failure> {
+    ) -> Result<AskedQuestion, Failure> {
         match self {
             Backend::Local(app) => {
                 let body = serde_json::to_value(req).map_err(|e| Failure {
@@ -98,7 +98,7 @@ impl Backend {
                     .ask(agent_of(agent)?.clone(), room.to_string(), body)
                     .await?)
             }
-            Backend::Remote(c) => Ok(c.ask(room, req).await?),
+            Backend::Remote(c) => Ok(c.ask_counted(room, req).await?),
         }
     }
 

@@ -183,11 +183,16 @@ impl QpTools {
             Err(f) => return Ok(failure(&f)),
         };
         let agent = agent(&ctx);
-        let q = match self.backend.ask(agent.as_ref(), &room, &req).await {
+        let asked = match self.backend.ask(agent.as_ref(), &room, &req).await {
             Ok(q) => q,
             Err(f) => return Ok(failure(&f)),
         };
-        self.wait_and_report(agent.as_ref(), q, wait, &ctx).await
+        if asked.pushed_to_devices == Some(0) {
+            // Waiting would be waiting for nobody: say so now.
+            return Ok(CallToolResult::structured(undeliverable(&asked.question)));
+        }
+        self.wait_and_report(agent.as_ref(), asked.question, wait, &ctx)
+            .await
     }
 
     #[tool(
@@ -451,6 +456,15 @@ fn summary(q: &Question) -> Value {
         "correlation_id": q.correlation_id,
         "data": q.data,
     })
+}
+
+/// A question asked when no device could receive it: pending, with the
+/// warning a model should pass on to the person it works for.
+fn undeliverable(q: &Question) -> Value {
+    let mut v = summary(q);
+    v["pushed_to_devices"] = json!(0);
+    v["warning"] = json!(crate::app::NO_DEVICE_WARNING);
+    v
 }
 
 fn invalid(field: &str, message: impl Into<String>) -> Failure {

@@ -16,6 +16,7 @@ use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use qp_core::protocol::device::ApnsEnvironment;
 
 use super::credentials::CredentialGate;
+use super::gateway_errors::{classify, Action, Gateway, TOKEN_REFRESH_HOLD};
 use super::h2pool::{H2Pool, SendError};
 use super::key_file::{Reloading, WatchedFile};
 use super::{PushFuture, PushMessage, PushOutcome, PushTransport};
@@ -31,7 +32,11 @@ pub const TOKEN_TTL: Duration = Duration::from_secs(50 * 60);
 /// advertises (500 today); another opens only when those are all busy.
 pub const MAX_CONNECTIONS: usize = 4;
 /// How long one push's answer may take once its stream is open.
-const RESPONSE_TIMEOUT: Duration = Duration::from_secs(15);
+pub(crate) const RESPONSE_TIMEOUT: Duration = Duration::from_secs(15);
+/// The longest one push can take here: the pool's wait for a stream
+/// (connecting and resends included), then the answer. The worker's lease
+/// must cover it (`push::budget`).
+pub(crate) const WORST_CASE: Duration = H2Pool::worst_case(RESPONSE_TIMEOUT);
 
 #[derive(Debug, Clone)]
 pub struct ApnsConfig {
@@ -61,6 +66,10 @@ pub struct ApnsTransport {
     config: ApnsConfig,
     key: Reloading<EncodingKey>,
     token: Mutex<Option<(String, Instant)>>,
+    /// After `TooManyProviderTokenUpdates`: no new provider token is signed
+    /// before then (the current one is kept, even past `token_ttl`, and
+    /// not dropped on a refusal), since signing again is what APNs refused.
+    refresh_hold: Mutex<Option<Instant>>,
     /// A refused provider token holds every push for a backoff step (a
     /// wrong key, key id or team refuses them all alike), then one push
     /// tries a fresh token.
@@ -89,6 +98,7 @@ impl ApnsTransport {
             config,
             key,
             token: Mutex::new(None),
+            refresh_hold: Mutex::new(None),
             gate: CredentialGate::new("apns"),
         })
     }
@@ -110,12 +120,33 @@ impl ApnsTransport {
         key
     }
 
+    /// Whether signing a new provider token is on hold
+    /// (`TooManyProviderTokenUpdates`).
+    fn refresh_held(&self) -> bool {
+        let hold = self.refresh_hold.lock().unwrap_or_else(|p| p.into_inner());
+        hold.is_some_and(|until| Instant::now() < until)
+    }
+
+    /// APNs said the token was refreshed too often: keep the current one
+    /// for [`TOKEN_REFRESH_HOLD`].
+    fn hold_token_refresh(&self) {
+        let mut hold = self.refresh_hold.lock().unwrap_or_else(|p| p.into_inner());
+        if !hold.is_some_and(|until| Instant::now() < until) {
+            tracing::warn!(
+                hold_s = TOKEN_REFRESH_HOLD.as_secs(),
+                "APNs: provider token refreshed too often (TooManyProviderTokenUpdates); keeping the current one"
+            );
+        }
+        *hold = Some(Instant::now() + TOKEN_REFRESH_HOLD);
+    }
+
     /// The current provider token, signing a new one with `key` when the
-    /// old is too old.
+    /// old is too old (unless signing is on hold).
     fn provider_token(&self, key: &EncodingKey) -> Result<String, String> {
+        let held = self.refresh_held();
         let mut slot = self.token.lock().unwrap_or_else(|p| p.into_inner());
         if let Some((t, at)) = slot.as_ref() {
-            if at.elapsed() < self.config.token_ttl {
+            if held || at.elapsed() < self.config.token_ttl {
                 return Ok(t.clone());
             }
         }
@@ -134,6 +165,9 @@ impl ApnsTransport {
     /// replaced it (many pushes in flight see the same refusal: the token
     /// is signed again once, not once per push).
     fn forget_token(&self, refused: &str) {
+        if self.refresh_held() {
+            return;
+        }
         let mut slot = self.token.lock().unwrap_or_else(|p| p.into_inner());
         if slot.as_ref().is_some_and(|(t, _)| t == refused) {
             *slot = None;
@@ -227,23 +261,29 @@ impl ApnsTransport {
             .ok()
             .and_then(|v| v["reason"].as_str().map(String::from))
             .unwrap_or_default();
-        match (status, reason.as_str()) {
-            (200, _) => {
-                self.gate.accepted();
-                PushOutcome::Sent
-            }
-            (410, _) | (400, "BadDeviceToken") | (400, "DeviceTokenNotForTopic") => {
-                PushOutcome::DeviceGone
-            }
-            (403, "ExpiredProviderToken" | "InvalidProviderToken") => {
+        if status == 200 {
+            self.gate.accepted();
+            return PushOutcome::Sent;
+        }
+        let said = format!("APNs {status} {reason}");
+        match classify(Gateway::Apns, status, &reason).action {
+            Action::ForgetDevice => PushOutcome::DeviceGone,
+            Action::FailPush => PushOutcome::Failed(said),
+            Action::CredentialRefused => {
                 self.forget_token(&token);
-                self.gate.refused(&format!("APNs {status} {reason}"))
+                self.gate.refused(&said)
             }
-            (429, _) | (500..=599, _) => PushOutcome::Retry {
-                reason: format!("APNs {status} {reason}"),
+            Action::Retry => PushOutcome::Retry {
+                reason: said,
                 after: retry_after,
             },
-            _ => PushOutcome::Failed(format!("APNs {status} {reason}")),
+            Action::SlowTokenRefresh => {
+                self.hold_token_refresh();
+                PushOutcome::Retry {
+                    reason: said,
+                    after: retry_after,
+                }
+            }
         }
     }
 }

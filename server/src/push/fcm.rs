@@ -13,6 +13,7 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::credentials::CredentialGate;
+use super::gateway_errors::{classify, Action, Gateway};
 use super::h2pool::H2Pool;
 use super::key_file::{Reloading, WatchedFile};
 use super::{PushFuture, PushMessage, PushOutcome, PushTransport};
@@ -24,7 +25,14 @@ pub const FCM_SCOPE: &str = "https://www.googleapis.com/auth/firebase.messaging"
 /// FCM advertises).
 pub const MAX_CONNECTIONS: usize = 4;
 /// How long one message's answer may take once its stream is open.
-const RESPONSE_TIMEOUT: Duration = Duration::from_secs(15);
+pub(crate) const RESPONSE_TIMEOUT: Duration = Duration::from_secs(15);
+/// How long fetching the OAuth access token may take.
+pub(crate) const TOKEN_FETCH_TIMEOUT: Duration = Duration::from_secs(15);
+/// The longest one message can take here: a token fetch (pushes that find
+/// none wait for the one fetch), the pool's wait for a stream, the answer.
+/// The worker's lease must cover it (`push::budget`).
+pub(crate) const WORST_CASE: Duration =
+    TOKEN_FETCH_TIMEOUT.saturating_add(H2Pool::worst_case(RESPONSE_TIMEOUT));
 
 /// The fields of a Firebase service-account JSON file that are used.
 #[derive(Debug, Clone, Deserialize)]
@@ -95,7 +103,7 @@ impl FcmTransport {
             config.account_file.clone(),
         );
         let http = reqwest::Client::builder()
-            .timeout(Duration::from_secs(15))
+            .timeout(TOKEN_FETCH_TIMEOUT)
             .build()
             .map_err(|e| e.to_string())?;
         let pool = H2Pool::new(&config.base_url, config.max_connections)?;
@@ -263,29 +271,34 @@ impl FcmTransport {
         let status = resp.status;
         let retry_after = super::retry_after(&resp.headers);
         let err: Value = serde_json::from_slice(&resp.body).unwrap_or_default();
-        let unregistered = err["error"]["details"]
+        if status == 200 {
+            self.gate.accepted();
+            return PushOutcome::Sent;
+        }
+        // FCM's own code (`details[].errorCode`), else the RPC status.
+        let reason = err["error"]["details"]
             .as_array()
-            .is_some_and(|d| d.iter().any(|x| x["errorCode"] == "UNREGISTERED"));
-        match status {
-            200 => {
-                self.gate.accepted();
-                PushOutcome::Sent
-            }
-            _ if unregistered => PushOutcome::DeviceGone,
-            401 => {
+            .and_then(|d| d.iter().find_map(|x| x["errorCode"].as_str()))
+            .or_else(|| err["error"]["status"].as_str())
+            .unwrap_or_default()
+            .to_string();
+        let said = format!("FCM {status} {reason}");
+        match classify(Gateway::Fcm, status, &reason).action {
+            Action::ForgetDevice => PushOutcome::DeviceGone,
+            Action::FailPush => PushOutcome::Failed(format!("{said} {}", err["error"]["message"])),
+            Action::CredentialRefused => {
                 // Forget the refused token, unless a newer one replaced it.
                 let mut slot = self.token.lock().unwrap_or_else(|p| p.into_inner());
                 if slot.as_ref().is_some_and(|(t, _)| *t == token) {
                     *slot = None;
                 }
                 drop(slot);
-                self.gate.refused("FCM 401: access token refused")
+                self.gate.refused(&format!("{said}: access token refused"))
             }
-            429 | 500..=599 => PushOutcome::Retry {
-                reason: format!("FCM {status}"),
+            Action::Retry | Action::SlowTokenRefresh => PushOutcome::Retry {
+                reason: said,
                 after: retry_after,
             },
-            _ => PushOutcome::Failed(format!("FCM {status} {}", err["error"]["message"])),
         }
     }
 }

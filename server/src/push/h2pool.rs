@@ -22,7 +22,20 @@
 //!   connection: nothing the gateway accepted is sent twice, nothing it
 //!   refused is lost;
 //! - times out a response apart from the wait for a stream: one hanging
-//!   device holds one stream, never the others.
+//!   device holds one stream, never the others;
+//! - keeps each connection honest with HTTP/2 PING (`h2`'s own
+//!   `PingPong`, as hyper's keep-alive does): every [`PING_IDLE_EVERY`]
+//!   while idle, well under the idle timeouts of NATs and firewalls that
+//!   drop a connection without a word, and every [`PING_BUSY_EVERY`] while
+//!   streams are open. A PING unanswered within [`PING_TIMEOUT`] closes the
+//!   connection and sends its streams again at once on a fresh one, without
+//!   spending an attempt: a dead connection costs seconds, not the response
+//!   timeout. (Such a stream may have reached the gateway: the resend
+//!   carries the same collapse id, so the phone shows one notification.);
+//! - on a `GOAWAY` with an error code, closes the connection and sends its
+//!   failed streams again at once on a new one; repeated error `GOAWAY`s
+//!   in a row hold new connections back ([`GOAWAY_BACKOFF`]) until a
+//!   response arrives.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -35,14 +48,30 @@ use http::{HeaderMap, Request};
 use tokio::net::TcpStream;
 use tokio::sync::Notify;
 
-/// How long a TCP (+TLS, +HTTP/2) connection may take to set up.
+/// How long a TCP (+TLS, +HTTP/2) connection may take to set up (within
+/// [`STREAM_WAIT`]).
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Refused streams are sent again at most this many times.
 const MAX_RESENDS: usize = 4;
-/// How long a request may wait for a free stream, resends included: with
-/// the response timeout after it, a push is done or given back well within
-/// the worker's lease (60 s), so no other instance takes it meanwhile.
-const STREAM_WAIT: Duration = Duration::from_secs(40);
+/// A connection without streams is pinged this often.
+pub const PING_IDLE_EVERY: Duration = Duration::from_secs(15);
+/// A connection with streams open is pinged this often.
+pub const PING_BUSY_EVERY: Duration = Duration::from_secs(1);
+/// A PING unanswered this long means the connection is dead.
+pub const PING_TIMEOUT: Duration = Duration::from_secs(2);
+/// After error `GOAWAY`s in a row, new connections wait 0.5 s, 1 s, 2 s…
+/// up to 30 s, until a response arrives.
+pub const GOAWAY_BACKOFF: qp_core::retry::RetryPolicy = qp_core::retry::RetryPolicy {
+    min: Duration::from_millis(500),
+    max: Duration::from_secs(30),
+    factor: 2.0,
+    jitter: false,
+};
+/// How long a request may wait for a free stream (connecting included).
+/// With the caller's response timeout after it, that is the most one
+/// [`H2Pool::send`] takes, resends included ([`H2Pool::worst_case`]): the
+/// worker's lease is checked against it (`push::budget`).
+const STREAM_WAIT: Duration = Duration::from_secs(20);
 
 /// A gateway's answer.
 #[derive(Debug)]
@@ -76,6 +105,14 @@ struct Conn {
     in_flight: AtomicUsize,
     /// Set on GOAWAY, a connection error, or when the connection ends.
     closed: Arc<AtomicBool>,
+    /// Set when a PING went unanswered: the streams on it stop waiting.
+    dead: tokio::sync::watch::Sender<bool>,
+    /// An error GOAWAY was counted for this connection (once, however many
+    /// streams it failed).
+    goaway_counted: AtomicBool,
+    /// When the last response arrived on it: a connection still answering
+    /// streams is alive even if a PING's answer is late (a loaded peer).
+    last_response: Mutex<std::time::Instant>,
 }
 
 impl Conn {
@@ -89,6 +126,10 @@ impl Conn {
 struct State {
     conns: Vec<Arc<Conn>>,
     connecting: usize,
+    /// Error `GOAWAY`s since the last response, and no new connection
+    /// before `reconnect_at`.
+    goaway_errors: u32,
+    reconnect_at: Option<tokio::time::Instant>,
 }
 
 /// Counts what the pool did (for tests and the benchmark).
@@ -96,6 +137,12 @@ struct State {
 pub struct PoolStats {
     pub connections_opened: AtomicUsize,
     pub resent_after_refusal: AtomicUsize,
+    /// Connections closed because a PING went unanswered.
+    pub dead_connections: Arc<AtomicUsize>,
+    /// Streams sent again because their connection died or went away
+    /// with an error (the gateway may have taken them: counted apart).
+    pub resent_after_dead_connection: AtomicUsize,
+    pub goaway_errors: AtomicUsize,
     pub peak_streams: AtomicUsize,
     streams: AtomicUsize,
 }
@@ -197,9 +244,16 @@ impl H2Pool {
         format!("{}://{}{}", self.scheme, self.authority, path)
     }
 
+    /// The most [`H2Pool::send`] with this response `timeout` takes: the
+    /// wait for a stream, then the answer; resends share both.
+    pub const fn worst_case(timeout: Duration) -> Duration {
+        STREAM_WAIT.saturating_add(timeout)
+    }
+
     /// Sends `req` with `body` and reads the whole answer, within `timeout`
     /// once a stream is open. Streams the server refused unprocessed are
-    /// sent again on another connection.
+    /// sent again on another connection, all within
+    /// [`H2Pool::worst_case`].
     pub async fn send(
         &self,
         req: Request<()>,
@@ -207,16 +261,23 @@ impl H2Pool {
         timeout: Duration,
     ) -> Result<Reply, SendError> {
         let mut resends = 0;
-        let deadline = tokio::time::Instant::now() + STREAM_WAIT;
+        let start = tokio::time::Instant::now();
+        let deadline = start + STREAM_WAIT;
+        let give_up = start + Self::worst_case(timeout);
         loop {
             let guard = tokio::time::timeout_at(deadline, self.checkout())
                 .await
                 .map_err(|_| SendError::Timeout)??;
+            // A resend gets what is left of the budget, not a fresh one.
+            let left = timeout.min(give_up.saturating_duration_since(tokio::time::Instant::now()));
             match self
-                .exchange(&guard.conn, clone_request(&req), body.clone(), timeout)
+                .exchange(&guard.conn, clone_request(&req), body.clone(), left)
                 .await
             {
-                Ok(reply) => return Ok(reply),
+                Ok(reply) => {
+                    self.answered();
+                    return Ok(reply);
+                }
                 Err(Failure::Refused(why)) if resends < MAX_RESENDS => {
                     resends += 1;
                     self.stats
@@ -224,7 +285,16 @@ impl H2Pool {
                         .fetch_add(1, Ordering::Relaxed);
                     tracing::debug!(%why, "stream refused unprocessed: sending again");
                 }
-                Err(Failure::Refused(why)) => return Err(SendError::Stream(why)),
+                Err(Failure::Lost(why)) if resends < MAX_RESENDS => {
+                    resends += 1;
+                    self.stats
+                        .resent_after_dead_connection
+                        .fetch_add(1, Ordering::Relaxed);
+                    tracing::debug!(%why, "connection lost under the stream: sending again");
+                }
+                Err(Failure::Refused(why) | Failure::Lost(why)) => {
+                    return Err(SendError::Stream(why))
+                }
                 Err(Failure::Timeout) => return Err(SendError::Timeout),
                 Err(Failure::Other(why)) => return Err(SendError::Stream(why)),
             }
@@ -248,16 +318,32 @@ impl H2Pool {
                     || (e.is_go_away() && e.reason() == Some(Reason::NO_ERROR)));
             if refused {
                 Failure::Refused(e.to_string())
+            } else if e.is_io() || *conn.dead.borrow() {
+                // The connection itself broke (or was closed for not
+                // answering PINGs) under the stream.
+                Failure::Lost(e.to_string())
+            } else if e.is_go_away() && e.reason() != Some(Reason::NO_ERROR) {
+                // An error GOAWAY: h2 does not say which side of the
+                // last-stream-id this stream was, so it goes again (same
+                // collapse id), and the pool backs off new connections.
+                if !conn.goaway_counted.swap(true, Ordering::AcqRel) {
+                    self.goaway_error();
+                }
+                Failure::Lost(e.to_string())
             } else {
                 Failure::Other(e.to_string())
             }
         };
-        let send = conn
-            .send
-            .clone()
-            .ready()
-            .await
-            .map_err(|e| classify(e, conn))?;
+        let mut dead = conn.dead.subscribe();
+        let lost = async move {
+            let _ = dead.wait_for(|d| *d).await;
+        };
+        tokio::pin!(lost);
+        let send = tokio::select! {
+            biased;
+            _ = &mut lost => return Err(Failure::Lost("the connection stopped answering PINGs".into())),
+            r = conn.send.clone().ready() => r.map_err(|e| classify(e, conn))?,
+        };
         let mut send = send;
         let (response, mut stream) = send
             .send_request(req, body.is_empty())
@@ -269,6 +355,8 @@ impl H2Pool {
         }
         let read = async {
             let resp = response.await.map_err(|e| classify(e, conn))?;
+            *conn.last_response.lock().unwrap_or_else(|p| p.into_inner()) =
+                std::time::Instant::now();
             let (parts, mut recv) = resp.into_parts();
             let mut buf = Vec::new();
             while let Some(chunk) = recv.data().await {
@@ -285,10 +373,14 @@ impl H2Pool {
                 body: Bytes::from(buf),
             })
         };
-        match tokio::time::timeout(timeout, read).await {
-            Ok(r) => r,
-            // Dropping the stream resets it (RST_STREAM CANCEL).
-            Err(_) => Err(Failure::Timeout),
+        tokio::select! {
+            biased;
+            _ = &mut lost => Err(Failure::Lost("the connection stopped answering PINGs".into())),
+            r = tokio::time::timeout(timeout, read) => match r {
+                Ok(r) => r,
+                // Dropping the stream resets it (RST_STREAM CANCEL).
+                Err(_) => Err(Failure::Timeout),
+            },
         }
     }
 
@@ -311,12 +403,27 @@ impl H2Pool {
                         pool: self,
                     });
                 }
-                if st.conns.len() + st.connecting < self.max_connections {
+                // Error GOAWAYs in a row: no new connection before then.
+                let held = st
+                    .reconnect_at
+                    .filter(|at| *at > tokio::time::Instant::now());
+                if held.is_none() && st.conns.len() + st.connecting < self.max_connections {
                     st.connecting += 1;
-                    true
+                    Ok(())
                 } else {
-                    false
+                    Err(held)
                 }
+            };
+            let connect = match connect {
+                Ok(()) => true,
+                Err(Some(at)) => {
+                    tokio::select! {
+                        _ = tokio::time::sleep_until(at) => {}
+                        _ = notified.as_mut() => {}
+                    }
+                    continue;
+                }
+                Err(None) => false,
             };
             if connect {
                 // Given back however the attempt ends: a caller dropped
@@ -359,11 +466,12 @@ impl H2Pool {
                 .initial_window_size(1 << 20)
                 .initial_connection_window_size(1 << 24);
             let closed = Arc::new(AtomicBool::new(false));
-            let send = match &self.tls {
+            let (send, ping, task) = match &self.tls {
                 None => {
-                    let (send, conn) = builder.handshake(tcp).await.map_err(|e| e.to_string())?;
-                    self.drive(conn, closed.clone());
-                    send
+                    let (send, mut conn) =
+                        builder.handshake(tcp).await.map_err(|e| e.to_string())?;
+                    let ping = conn.ping_pong();
+                    (send, ping, self.drive(conn, closed.clone()))
                 }
                 Some(tls) => {
                     let name = rustls_pki_types::ServerName::try_from(self.host.clone())
@@ -372,16 +480,24 @@ impl H2Pool {
                     if io.get_ref().1.alpn_protocol() != Some(b"h2") {
                         return Err("the server did not negotiate HTTP/2".to_string());
                     }
-                    let (send, conn) = builder.handshake(io).await.map_err(|e| e.to_string())?;
-                    self.drive(conn, closed.clone());
-                    send
+                    let (send, mut conn) =
+                        builder.handshake(io).await.map_err(|e| e.to_string())?;
+                    let ping = conn.ping_pong();
+                    (send, ping, self.drive(conn, closed.clone()))
                 }
             };
-            Ok::<_, String>(Arc::new(Conn {
+            let conn = Arc::new(Conn {
                 send,
                 in_flight: AtomicUsize::new(0),
                 closed,
-            }))
+                dead: tokio::sync::watch::channel(false).0,
+                goaway_counted: AtomicBool::new(false),
+                last_response: Mutex::new(std::time::Instant::now()),
+            });
+            if let Some(ping) = ping {
+                self.keep_alive(&conn, ping, task);
+            }
+            Ok::<_, String>(conn)
         };
         let conn = tokio::time::timeout(CONNECT_TIMEOUT, setup)
             .await
@@ -393,18 +509,131 @@ impl H2Pool {
     }
 
     /// Runs a connection's I/O; marks it closed when it ends.
-    fn drive<T>(&self, conn: h2::client::Connection<T, Bytes>, closed: Arc<AtomicBool>)
+    fn drive<T>(
+        &self,
+        conn: h2::client::Connection<T, Bytes>,
+        closed: Arc<AtomicBool>,
+    ) -> tokio::task::AbortHandle
     where
         T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
     {
         let changed = self.changed.clone();
-        tokio::spawn(async move {
+        let done = closed.clone();
+        let changed_after = changed.clone();
+        let task = tokio::spawn(async move {
             if let Err(e) = conn.await {
                 tracing::debug!(error = %e, "push gateway connection ended");
             }
-            closed.store(true, Ordering::Release);
+            done.store(true, Ordering::Release);
             changed.notify_waiters();
         });
+        let abort = task.abort_handle();
+        // Aborted (a dead connection), the task above never marks it.
+        tokio::spawn(async move {
+            let _ = task.await;
+            closed.store(true, Ordering::Release);
+            changed_after.notify_waiters();
+        });
+        abort
+    }
+
+    /// Pings `conn` while it lives (see the module's notes); one PING left
+    /// unanswered closes it and releases its streams to go again.
+    fn keep_alive(&self, conn: &Arc<Conn>, ping: h2::PingPong, io: tokio::task::AbortHandle) {
+        type Pinging = std::pin::Pin<
+            Box<
+                dyn std::future::Future<Output = (h2::PingPong, Result<h2::Pong, h2::Error>)>
+                    + Send,
+            >,
+        >;
+        let weak = Arc::downgrade(conn);
+        let changed = self.changed.clone();
+        let stats_dead = self.dead_counter();
+        tokio::spawn(async move {
+            let mut idle = Some(ping);
+            // A PING still unanswered (h2 allows one at a time).
+            let mut outstanding: Option<Pinging> = None;
+            loop {
+                let every = match weak.upgrade() {
+                    Some(c) if !c.closed.load(Ordering::Acquire) => {
+                        if c.in_flight.load(Ordering::Acquire) > 0 {
+                            PING_BUSY_EVERY
+                        } else {
+                            PING_IDLE_EVERY
+                        }
+                    }
+                    _ => return,
+                };
+                tokio::time::sleep(every).await;
+                let mut pinging = match (outstanding.take(), idle.take()) {
+                    (Some(p), _) => p,
+                    (None, Some(mut pp)) => Box::pin(async move {
+                        let pong = pp.ping(h2::Ping::opaque()).await;
+                        (pp, pong)
+                    }),
+                    (None, None) => return,
+                };
+                match tokio::time::timeout(PING_TIMEOUT, &mut pinging).await {
+                    Ok((pp, Ok(_))) => idle = Some(pp),
+                    // The connection ended on its own: nothing to do.
+                    Ok((_, Err(_))) => return,
+                    // Late, but responses still arrive: a loaded peer, not
+                    // a dead connection; keep waiting for this PING.
+                    Err(_)
+                        if weak.upgrade().is_some_and(|c| {
+                            c.last_response
+                                .lock()
+                                .unwrap_or_else(|p| p.into_inner())
+                                .elapsed()
+                                < PING_TIMEOUT
+                        }) =>
+                    {
+                        outstanding = Some(pinging)
+                    }
+                    Err(_) => {
+                        if let Some(c) = weak.upgrade() {
+                            c.closed.store(true, Ordering::Release);
+                            let _ = c.dead.send(true);
+                        }
+                        stats_dead.fetch_add(1, Ordering::Relaxed);
+                        tracing::warn!(
+                            timeout_ms = PING_TIMEOUT.as_millis() as u64,
+                            "push gateway connection stopped answering PINGs: closed, its pushes go again on a new one"
+                        );
+                        io.abort();
+                        changed.notify_waiters();
+                        return;
+                    }
+                }
+            }
+        });
+    }
+
+    /// The counter of dead connections, shared with the keep-alive tasks.
+    fn dead_counter(&self) -> Arc<AtomicUsize> {
+        self.stats.dead_connections.clone()
+    }
+
+    /// A response arrived: error `GOAWAY`s no longer hold connections back.
+    fn answered(&self) {
+        let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        if st.goaway_errors > 0 {
+            st.goaway_errors = 0;
+            st.reconnect_at = None;
+        }
+    }
+
+    /// A `GOAWAY` with an error code: each in a row holds new connections
+    /// back one step longer.
+    fn goaway_error(&self) {
+        self.stats.goaway_errors.fetch_add(1, Ordering::Relaxed);
+        let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        st.goaway_errors += 1;
+        let step = GOAWAY_BACKOFF.delay(st.goaway_errors);
+        // The first only closes; the pool backs off from the second on.
+        if st.goaway_errors > 1 {
+            st.reconnect_at = Some(tokio::time::Instant::now() + step);
+        }
     }
 }
 
@@ -426,6 +655,9 @@ impl Drop for Connecting<'_> {
 enum Failure {
     /// The server did not process the stream: safe to send again.
     Refused(String),
+    /// The connection died (no PING answer) or went away with an error
+    /// under the stream: sent again at once; the gateway may have taken it.
+    Lost(String),
     Timeout,
     Other(String),
 }

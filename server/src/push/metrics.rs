@@ -5,6 +5,9 @@
 //!   gateway accepting it (a histogram; retries included);
 //! - `qp_push_in_flight{gateway}`: pushes sent and not yet answered;
 //! - `qp_push_outcomes_total{gateway,outcome,reason}`: every answer;
+//! - `qp_push_gateway_errors_total{gateway,reason}`: every error answer of
+//!   APNs and FCM by its documented reason (`other` for one not in
+//!   [`super::gateway_errors::ERRORS`]);
 //! - `qp_push_auth_failures_total{gateway}`, `qp_push_credential_failing{gateway}`:
 //!   credential refusals ([`super::credentials`]).
 //!
@@ -43,6 +46,31 @@ struct OutcomeLabels {
     reason: &'static str,
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct GatewayErrorLabels {
+    gateway: &'static str,
+    reason: &'static str,
+}
+
+/// The gateway's documented reason in a transport's message (`APNs 429
+/// TooManyRequests`, `FCM 503 UNAVAILABLE`), as a fixed label.
+pub fn gateway_reason(text: &str) -> Option<(&'static str, &'static str)> {
+    use super::gateway_errors::{label, Gateway};
+    let mut words = text.split_whitespace();
+    let gateway = match words.next()? {
+        "APNs" => Gateway::Apns,
+        "FCM" => Gateway::Fcm,
+        _ => return None,
+    };
+    words.next()?.trim_end_matches(':').parse::<u16>().ok()?;
+    let reason = words.next().unwrap_or("").trim_end_matches(':');
+    let name = match gateway {
+        Gateway::Apns => "apns",
+        Gateway::Fcm => "fcm",
+    };
+    Some((name, label(gateway, reason)))
+}
+
 /// Every value the `reason` label takes.
 pub const REASONS: [&str; 11] = [
     "ok",
@@ -63,6 +91,7 @@ pub struct PushMetrics {
     latency: Family<GatewayLabels, Histogram>,
     in_flight: Family<GatewayLabels, Gauge>,
     outcomes: Family<OutcomeLabels, Counter>,
+    gateway_errors: Family<GatewayErrorLabels, Counter>,
     /// The gateways' credential state (the transports report to it).
     pub credentials: super::credentials::CredentialBoard,
     /// Per gateway and reason: when a failure was last logged, and how
@@ -85,6 +114,7 @@ impl Default for PushMetrics {
             }),
             in_flight: Default::default(),
             outcomes: Default::default(),
+            gateway_errors: Default::default(),
             credentials: Default::default(),
             failure_log: Default::default(),
         }
@@ -168,6 +198,11 @@ impl PushMetrics {
             "Push answers by gateway, outcome and reason",
             self.outcomes.clone(),
         );
+        r.register(
+            "push_gateway_errors",
+            "APNs and FCM error answers by gateway and documented reason (other: not documented)",
+            self.gateway_errors.clone(),
+        );
         self.credentials.register(r);
     }
 
@@ -194,6 +229,13 @@ impl PushMetrics {
             self.latency
                 .get_or_create(&GatewayLabels { gateway })
                 .observe(queued_for_ms.max(0) as f64 / 1000.0);
+        }
+        if let PushOutcome::Failed(text) | PushOutcome::Retry { reason: text, .. } = outcome {
+            if let Some((gateway, reason)) = gateway_reason(text) {
+                self.gateway_errors
+                    .get_or_create(&GatewayErrorLabels { gateway, reason })
+                    .inc();
+            }
         }
         if let PushOutcome::Failed(text) = outcome {
             self.log_failure(gateway, reason, text);
@@ -251,5 +293,25 @@ mod tests {
             assert_eq!(classify(text), want, "{text}");
             assert!(REASONS.contains(&want));
         }
+    }
+
+    #[test]
+    fn gateway_errors_are_labelled_by_their_documented_reason() {
+        assert_eq!(
+            gateway_reason("APNs 429 TooManyProviderTokenUpdates"),
+            Some(("apns", "TooManyProviderTokenUpdates"))
+        );
+        assert_eq!(
+            gateway_reason("FCM 401 UNAUTHENTICATED: access token refused"),
+            Some(("fcm", "UNAUTHENTICATED"))
+        );
+        assert_eq!(
+            gateway_reason("APNs 400 SomethingNew"),
+            Some(("apns", "other"))
+        );
+        assert_eq!(
+            gateway_reason("APNs unreachable: no response in time"),
+            None
+        );
     }
 }

@@ -19,9 +19,11 @@
 //! ([`deliveries::claim_pushes`]).
 
 pub mod apns;
+pub mod budget;
 pub mod credentials;
 pub mod dev;
 pub mod fcm;
+pub mod gateway_errors;
 pub mod h2pool;
 pub mod key_file;
 pub mod metrics;
@@ -164,6 +166,41 @@ pub trait PushTransport: Send + Sync + 'static {
     fn send<'a>(&'a self, message: &'a PushMessage) -> PushFuture<'a>;
 }
 
+/// The push routes this server's settings configure, by name: `apns`,
+/// `fcm`, `web_push` (the terminal device, `qp device`, is always there and
+/// not counted: it reaches no phone). The start log and `/readyz` say them.
+pub fn routes(settings: &crate::config::Settings) -> Vec<&'static str> {
+    let web = webpush::key_path(settings.vapid_key.as_deref(), &settings.db).is_some();
+    [
+        ("apns", settings.apns.is_some()),
+        ("fcm", settings.fcm.is_some()),
+        ("web_push", web),
+    ]
+    .into_iter()
+    .filter_map(|(name, on)| on.then_some(name))
+    .collect()
+}
+
+/// Says at start which push routes there are, loudly when no phone can be
+/// reached: questions would otherwise sit pending without a word.
+pub fn log_routes(settings: &crate::config::Settings) {
+    let routes = routes(settings);
+    if routes.is_empty() {
+        tracing::warn!(
+            "no push route configured (APNs, FCM or Web Push): no phone or browser will be notified of a question; \
+             set apns_key (with apns_key_id, apns_team_id) or fcm_service_account, or vapid_key for Web Push"
+        );
+    } else if !routes.iter().any(|r| *r == "apns" || *r == "fcm") {
+        tracing::warn!(
+            routes = ?routes,
+            "no APNs or FCM configured: iPhone and Android apps get no push (their questions stay queued); \
+             only browsers (Web Push) are notified"
+        );
+    } else {
+        tracing::info!(routes = ?routes, "push routes");
+    }
+}
+
 /// A `Retry-After` header in seconds, if any.
 pub(crate) fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
     headers
@@ -186,9 +223,10 @@ pub struct WorkerLimits {
     /// stays flat however large the room; a fan-out beyond it is claimed
     /// as slots free.
     pub max_in_flight: usize,
-    /// How long claimed jobs stay this worker's: past every send's timeout
-    /// (15 s) plus the time to record it. If the instance dies, its claimed
-    /// jobs (at most `max_in_flight`) are due again when the lease ends.
+    /// How long claimed jobs stay this worker's: past the worst case of
+    /// every transport plus the time to record it ([`budget`]). If the
+    /// instance dies, its claimed jobs (at most `max_in_flight`) are due
+    /// again when the lease ends.
     pub lease_ms: i64,
 }
 
@@ -196,7 +234,7 @@ impl Default for WorkerLimits {
     fn default() -> Self {
         WorkerLimits {
             max_in_flight: 2048,
-            lease_ms: 60_000,
+            lease_ms: budget::LEASE.as_millis() as i64,
         }
     }
 }
@@ -229,6 +267,7 @@ pub async fn run_worker_with(
     limits: WorkerLimits,
 ) {
     let encrypt = app.settings.push_encryption;
+    let cap = budget::send_cap(Duration::from_millis(limits.lease_ms.max(0) as u64));
     // Idle, a worker looks for due jobs this often (and at once when this
     // instance queues some); on PostgreSQL other instances queue too.
     let idle_ms = match app.settings.db {
@@ -305,7 +344,7 @@ pub async fn run_worker_with(
                     .map_or("none", |m| metrics::gateway_of(&m.device.platform));
                 let _flight = metrics.metrics.push.in_flight(gateway);
                 let outcome = match &msg {
-                    Some(m) => transport.send(m).await,
+                    Some(m) => within_lease(cap, transport.send(m)).await,
                     None => PushOutcome::Failed("device or question no longer exists".into()),
                 };
                 let _ = done.send(Finished {
@@ -316,6 +355,22 @@ pub async fn run_worker_with(
                 });
             });
         }
+    }
+}
+
+/// A send cut off at `cap` (what the lease leaves once the outcome is
+/// recorded) comes back as a retry, so the job is given back before its
+/// lease ends, never claimed by another instance while still in flight.
+async fn within_lease(cap: Duration, send: PushFuture<'_>) -> PushOutcome {
+    match tokio::time::timeout(cap, send).await {
+        Ok(outcome) => outcome,
+        Err(_) => PushOutcome::Retry {
+            reason: format!(
+                "no answer within {} ms (the lease's budget)",
+                cap.as_millis()
+            ),
+            after: None,
+        },
     }
 }
 
@@ -438,5 +493,46 @@ fn record_one(conn: &crate::store::Conn, f: Finished) -> crate::store::DbResult<
             now,
             Some(&reason),
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Settings;
+    use crate::store::Database;
+
+    /// Which push routes there are, as the start log and `/readyz` say
+    /// them: Web Push needs a place for its key (beside a SQLite database,
+    /// or `vapid_key`); PostgreSQL alone has none.
+    #[test]
+    fn the_push_routes_are_the_configured_ones() {
+        let pg = Settings {
+            db: Database::Postgres("postgres://qp@127.0.0.1/qp".into()),
+            ..Settings::default()
+        };
+        assert!(routes(&pg).is_empty());
+        let sqlite = Settings {
+            db: Database::Sqlite("/tmp/qp.sqlite".into()),
+            ..Settings::default()
+        };
+        assert_eq!(routes(&sqlite), ["web_push"]);
+        let with_key = Settings {
+            vapid_key: Some("/tmp/vapid".into()),
+            ..pg
+        };
+        assert_eq!(routes(&with_key), ["web_push"]);
+    }
+
+    /// A send that never answers is given back as a retry at the cap,
+    /// inside the lease.
+    #[tokio::test]
+    async fn a_send_that_never_answers_is_given_back_at_the_cap() {
+        assert!(budget::send_cap(budget::LEASE) < budget::LEASE);
+        let cap = Duration::from_millis(200);
+        let t = std::time::Instant::now();
+        let outcome = within_lease(cap, Box::pin(std::future::pending())).await;
+        assert!(matches!(outcome, PushOutcome::Retry { .. }), "{outcome:?}");
+        assert!(t.elapsed() >= cap && t.elapsed() < Duration::from_secs(5));
     }
 }

@@ -217,6 +217,10 @@ pub fn key_path(configured: Option<&Path>, db: &crate::store::Database) -> Optio
     }
 }
 
+/// How long one push to a push service may take, connecting included.
+/// The worker's lease must cover it (`push::budget`).
+pub(crate) const SEND_TIMEOUT: Duration = Duration::from_secs(15);
+
 /// The Web Push transport of `qp serve`, its VAPID key read or made now (a
 /// bad key file stops the start, named). None without a place for the key
 /// (PostgreSQL without `--vapid-key`): `web` devices' pushes then wait.
@@ -262,7 +266,7 @@ pub struct WebPushTransport {
 impl WebPushTransport {
     pub fn new(key: VapidKey, contact: String, allow: Vec<String>) -> Result<Self, String> {
         let client = reqwest::Client::builder()
-            .timeout(Duration::from_secs(15))
+            .timeout(SEND_TIMEOUT)
             .redirect(reqwest::redirect::Policy::none())
             // Every name sent to is looked up, checked and connected to
             // through one resolver: a push service's name that resolves to

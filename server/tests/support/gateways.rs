@@ -96,6 +96,13 @@ pub struct ApnsState {
     pub bad_provider_tokens: AtomicUsize,
     /// Send GOAWAY after this many accepted notifications (0: never).
     goaway_at: AtomicUsize,
+    /// That GOAWAY carries INTERNAL_ERROR and closes the connection at once.
+    goaway_error: std::sync::atomic::AtomicBool,
+    /// The connection that accepts this many-th notification goes silent
+    /// (0: never): it stops reading and writing and never closes, as a
+    /// connection a NAT dropped without a word. When it did.
+    freeze_at: AtomicUsize,
+    pub frozen_at: Mutex<Option<Instant>>,
     pub goaways: AtomicUsize,
     verified: Mutex<HashSet<String>>,
     delay_ms: AtomicU64,
@@ -114,6 +121,15 @@ impl ApnsState {
     }
     pub fn goaway_after(&self, n: usize) {
         self.goaway_at.store(n, Ordering::SeqCst);
+    }
+    /// As [`ApnsState::goaway_after`], with an error code (INTERNAL_ERROR).
+    pub fn goaway_with_error_after(&self, n: usize) {
+        self.goaway_error.store(true, Ordering::SeqCst);
+        self.goaway_at.store(n, Ordering::SeqCst);
+    }
+    /// The connection that accepts the n-th notification goes silent.
+    pub fn freeze_after(&self, n: usize) {
+        self.freeze_at.store(n, Ordering::SeqCst);
     }
     pub fn set_delay(&self, d: Duration) {
         self.delay_ms.store(d.as_millis() as u64, Ordering::SeqCst);
@@ -262,6 +278,8 @@ struct ConnCtl {
     out: mpsc::UnboundedSender<Out>,
     streams: Arc<Mutex<Streams>>,
     goaway: Arc<Notify>,
+    /// Silent: nothing more is read or written, the socket stays open.
+    frozen: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl ConnCtl {
@@ -300,6 +318,7 @@ async fn serve_apns_connection(tcp: TcpStream, state: Arc<ApnsState>, id: usize)
         out: out_tx.clone(),
         streams: streams.clone(),
         goaway: Arc::new(Notify::new()),
+        frozen: Arc::new(std::sync::atomic::AtomicBool::new(false)),
     };
 
     // The h2 server.
@@ -309,9 +328,16 @@ async fn serve_apns_connection(tcp: TcpStream, state: Arc<ApnsState>, id: usize)
     // recorded in the order the client sees them.
     let st = streams.clone();
     let state_w = state.clone();
+    let frozen_w = ctl.frozen.clone();
     let writer = tokio::spawn(async move {
         let mut first_settings = true;
         while let Some(out) = out_rx.recv().await {
+            if frozen_w.load(Ordering::SeqCst) {
+                // Held open, never written to again (nor closed).
+                let _keep = client_wr;
+                std::future::pending::<()>().await;
+                return;
+            }
             let frame = match out {
                 Out::Own(f) => f,
                 Out::Limit(limit) => {
@@ -393,6 +419,10 @@ async fn serve_apns_connection(tcp: TcpStream, state: Arc<ApnsState>, id: usize)
         return;
     }
     while let Some(f) = read_frame(&mut client_rd).await {
+        if ctl.frozen.load(Ordering::SeqCst) {
+            // Silent: read no more (a PING goes unanswered), never close.
+            std::future::pending::<()>().await;
+        }
         let mut forward = vec![];
         {
             let mut s = streams.lock().unwrap();
@@ -480,7 +510,11 @@ async fn run_h2_server(io: tokio::io::DuplexStream, state: Arc<ApnsState>, ctl: 
             _ = ctl.goaway.notified(), if !going_away => {
                 going_away = true;
                 state.goaways.fetch_add(1, Ordering::SeqCst);
-                conn.graceful_shutdown();
+                if state.goaway_error.load(Ordering::SeqCst) {
+                    conn.abrupt_shutdown(h2::Reason::INTERNAL_ERROR);
+                } else {
+                    conn.graceful_shutdown();
+                }
             }
         }
     }
@@ -569,6 +603,11 @@ async fn answer_apns(
                         acc.push(accepted);
                         acc.len()
                     };
+                    if n == state.freeze_at.load(Ordering::SeqCst) {
+                        // Accepted, but the answer never reaches the client.
+                        ctl.frozen.store(true, Ordering::SeqCst);
+                        *state.frozen_at.lock().unwrap() = Some(Instant::now());
+                    }
                     state.answered.lock().unwrap().push((token.clone(), 200));
                     ctl.set_limit(state.max_streams.load(Ordering::SeqCst));
                     let resp = http::Response::builder()

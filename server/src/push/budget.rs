@@ -1,0 +1,53 @@
+//! The worker's lease and the transports' timeouts, derived from each
+//! other: the worst case of one claimed push (a credential fetch, the wait
+//! for a stream, the answer) plus the time to record its outcome fits in
+//! the lease, so no other instance claims a job (and sends it again) while
+//! the first is still trying. The worker also cuts any send off at
+//! [`send_cap`] of the lease, a net under transports to come.
+
+use std::time::Duration;
+
+/// The time a batch of outcomes may take to be written after the last
+/// answer (one transaction of up to 1,024, on a loaded database).
+pub const RECORD_MARGIN: Duration = Duration::from_secs(10);
+
+/// How long claimed jobs stay this worker's.
+pub const LEASE: Duration = Duration::from_secs(60);
+
+/// The longest one push may take through each transport.
+pub fn transports_worst_case() -> [(&'static str, Duration); 3] {
+    [
+        ("apns", super::apns::WORST_CASE),
+        ("fcm", super::fcm::WORST_CASE),
+        ("web_push", super::webpush::SEND_TIMEOUT),
+    ]
+}
+
+/// How long the worker lets one send run under `lease` before giving the
+/// job back as a retry: what is left once its outcome is recorded.
+pub fn send_cap(lease: Duration) -> Duration {
+    lease.saturating_sub(RECORD_MARGIN)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Raising a transport's timeout (or the pool's wait) without the
+    /// lease fails here: the claim could outlive its lease, and another
+    /// instance would send the push again meanwhile.
+    #[test]
+    fn one_claim_finishes_or_gives_its_job_back_inside_its_lease() {
+        let lease = Duration::from_millis(super::super::WorkerLimits::default().lease_ms as u64);
+        assert_eq!(lease, LEASE);
+        for (transport, worst) in transports_worst_case() {
+            assert!(
+                worst + RECORD_MARGIN <= lease,
+                "{transport}: worst case {worst:?} + recording {RECORD_MARGIN:?} exceeds the lease {lease:?}"
+            );
+            // The worker's own cap never cuts a send its transport would
+            // still finish in time.
+            assert!(send_cap(lease) >= worst, "{transport}");
+        }
+    }
+}

@@ -1,0 +1,279 @@
+//! What each APNs and FCM error means, and what the worker does about it:
+//! one table, [`ERRORS`], read by both transports, the metrics and the
+//! operators' chapter (docs/operators/push.md mirrors it).
+//!
+//! Each documented reason has a scope (who it is about) and an action:
+//!
+//! - **device**: the token is dead (APNs `410 Unregistered`, `400
+//!   BadDeviceToken`; FCM `UNREGISTERED`): the device is removed, no retry;
+//! - **request**: this push as sent can never succeed (a bad header, a
+//!   payload too large): failed for good, the device kept;
+//! - **credential**: the provider token or access token was refused: the
+//!   token is dropped and the gateway's [`CredentialGate`] holds every push
+//!   for a backoff step, then one probes;
+//! - **throttle**: slow down (APNs `TooManyRequests`, FCM `QUOTA_EXCEEDED`):
+//!   retried after the gateway's `Retry-After`, else the push backoff;
+//! - **token refresh throttled** (APNs `429 TooManyProviderTokenUpdates`):
+//!   the provider token was signed again too often. Nothing is wrong with
+//!   the device or the push: retried later, and no new token is signed for
+//!   [`TOKEN_REFRESH_HOLD`];
+//! - **gateway**: the service is down or shutting down (5xx): retried after
+//!   `Retry-After`, else the push backoff.
+//!
+//! A reason not in the table falls back by status ([`fallback`]): 410
+//! device, 429 throttle, 5xx gateway, other 4xx request.
+//!
+//! [`CredentialGate`]: super::credentials::CredentialGate
+
+use std::time::Duration;
+
+/// Who an error is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    Device,
+    Request,
+    Credential,
+    Throttle,
+    Gateway,
+}
+
+/// What the transport does on an error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Action {
+    /// Remove the device (`PushOutcome::DeviceGone`).
+    ForgetDevice,
+    /// Fail this push for good (`PushOutcome::Failed`).
+    FailPush,
+    /// Drop the token and back the credential off (`CredentialGate::refused`).
+    CredentialRefused,
+    /// Try again after `Retry-After`, else the push backoff (`PushOutcome::Retry`).
+    Retry,
+    /// Try again later, and sign no new provider token for
+    /// [`TOKEN_REFRESH_HOLD`].
+    SlowTokenRefresh,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Gateway {
+    Apns,
+    Fcm,
+}
+
+/// One documented error: the gateway's status and reason (APNs's `reason`,
+/// FCM's `errorCode` of `details`, else its `status`), and what it means.
+#[derive(Debug, Clone, Copy)]
+pub struct ErrorRow {
+    pub gateway: Gateway,
+    pub status: u16,
+    pub reason: &'static str,
+    pub scope: Scope,
+    pub action: Action,
+}
+
+/// How long no new APNs provider token is signed after
+/// `TooManyProviderTokenUpdates`: Apple allows a refresh at most every 20
+/// minutes.
+pub const TOKEN_REFRESH_HOLD: Duration = Duration::from_secs(20 * 60);
+
+const fn row(gateway: Gateway, status: u16, reason: &'static str, scope: Scope) -> ErrorRow {
+    let action = match scope {
+        Scope::Device => Action::ForgetDevice,
+        Scope::Request => Action::FailPush,
+        Scope::Credential => Action::CredentialRefused,
+        Scope::Throttle | Scope::Gateway => Action::Retry,
+    };
+    ErrorRow {
+        gateway,
+        status,
+        reason,
+        scope,
+        action,
+    }
+}
+
+use Gateway::{Apns, Fcm};
+use Scope::{Credential, Device, Request, Throttle};
+
+/// Every APNs reason Apple documents ("Handling notification responses
+/// from APNs") and every FCM HTTP v1 `ErrorCode`, with its action.
+pub const ERRORS: &[ErrorRow] = &[
+    // APNs: the device token.
+    row(Apns, 400, "BadDeviceToken", Device),
+    row(Apns, 400, "DeviceTokenNotForTopic", Device),
+    row(Apns, 410, "Unregistered", Device),
+    row(Apns, 410, "ExpiredToken", Device),
+    // APNs: this request.
+    row(Apns, 400, "BadCollapseId", Request),
+    row(Apns, 400, "BadExpirationDate", Request),
+    row(Apns, 400, "BadMessageId", Request),
+    row(Apns, 400, "BadPriority", Request),
+    row(Apns, 400, "BadTopic", Request),
+    row(Apns, 400, "DuplicateHeaders", Request),
+    row(Apns, 400, "InvalidPushType", Request),
+    row(Apns, 400, "MissingDeviceToken", Request),
+    row(Apns, 400, "MissingTopic", Request),
+    row(Apns, 400, "PayloadEmpty", Request),
+    row(Apns, 400, "TopicDisallowed", Request),
+    row(Apns, 404, "BadPath", Request),
+    row(Apns, 405, "MethodNotAllowed", Request),
+    row(Apns, 413, "PayloadTooLarge", Request),
+    // APNs: the connection sat idle too long; the push itself is fine.
+    row(Apns, 400, "IdleTimeout", Scope::Gateway),
+    // APNs: the provider token (or the key behind it).
+    row(Apns, 403, "ExpiredProviderToken", Credential),
+    row(Apns, 403, "InvalidProviderToken", Credential),
+    row(Apns, 403, "MissingProviderToken", Credential),
+    row(Apns, 403, "BadCertificate", Credential),
+    row(Apns, 403, "BadCertificateEnvironment", Credential),
+    row(Apns, 403, "Forbidden", Credential),
+    // APNs: slow down.
+    row(Apns, 429, "TooManyRequests", Throttle),
+    ErrorRow {
+        gateway: Apns,
+        status: 429,
+        reason: "TooManyProviderTokenUpdates",
+        scope: Throttle,
+        action: Action::SlowTokenRefresh,
+    },
+    // APNs: the service.
+    row(Apns, 500, "InternalServerError", Scope::Gateway),
+    row(Apns, 503, "ServiceUnavailable", Scope::Gateway),
+    row(Apns, 503, "Shutdown", Scope::Gateway),
+    // FCM HTTP v1.
+    row(Fcm, 404, "UNREGISTERED", Device),
+    row(Fcm, 400, "INVALID_ARGUMENT", Request),
+    // The token belongs to another Firebase project: this server can never
+    // reach it, but a misconfigured project would say so for every device,
+    // so the device is kept.
+    row(Fcm, 403, "SENDER_ID_MISMATCH", Request),
+    row(Fcm, 401, "UNAUTHENTICATED", Credential),
+    row(Fcm, 403, "PERMISSION_DENIED", Credential),
+    // The APNs or Web Push credential stored in the Firebase project.
+    row(Fcm, 401, "THIRD_PARTY_AUTH_ERROR", Credential),
+    row(Fcm, 429, "QUOTA_EXCEEDED", Throttle),
+    row(Fcm, 503, "UNAVAILABLE", Scope::Gateway),
+    row(Fcm, 500, "INTERNAL", Scope::Gateway),
+    row(Fcm, 500, "UNSPECIFIED_ERROR", Scope::Gateway),
+];
+
+/// The row for this answer: its reason, else the status's [`fallback`].
+pub fn classify(gateway: Gateway, status: u16, reason: &str) -> ErrorRow {
+    ERRORS
+        .iter()
+        .find(|r| r.gateway == gateway && r.reason == reason)
+        .copied()
+        .unwrap_or_else(|| fallback(gateway, status))
+}
+
+/// An undocumented reason, by its status.
+pub fn fallback(gateway: Gateway, status: u16) -> ErrorRow {
+    let scope = match (gateway, status) {
+        (_, 410) => Device,
+        (_, 429) => Throttle,
+        (_, 500..=599) => Scope::Gateway,
+        (Fcm, 401) | (Apns, 403) => Credential,
+        _ => Request,
+    };
+    row(gateway, status, "", scope)
+}
+
+/// The `reason` label of `qp_push_gateway_errors_total`: the documented
+/// reason, or `other` (a fixed set: never the gateway's own text).
+pub fn label(gateway: Gateway, reason: &str) -> &'static str {
+    ERRORS
+        .iter()
+        .find(|r| r.gateway == gateway && r.reason == reason)
+        .map_or("other", |r| r.reason)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// One test per row: the action each documented reason must take. The
+    /// expectations are written out again on purpose (what the gateway's
+    /// documentation says), so a row changed by mistake fails here.
+    macro_rules! rows {
+        ($($name:ident: $gw:ident $status:literal $reason:literal => $action:ident;)*) => {
+            $(
+                #[test]
+                fn $name() {
+                    let r = classify($gw, $status, $reason);
+                    assert_eq!(r.reason, $reason, "not in the table");
+                    assert_eq!(r.status, $status);
+                    assert_eq!(r.action, Action::$action);
+                }
+            )*
+            const COVERED: &[(Gateway, &str)] = &[$(($gw, $reason)),*];
+        };
+    }
+
+    rows! {
+        apns_bad_device_token: Apns 400 "BadDeviceToken" => ForgetDevice;
+        apns_device_token_not_for_topic: Apns 400 "DeviceTokenNotForTopic" => ForgetDevice;
+        apns_unregistered: Apns 410 "Unregistered" => ForgetDevice;
+        apns_expired_token: Apns 410 "ExpiredToken" => ForgetDevice;
+        apns_bad_collapse_id: Apns 400 "BadCollapseId" => FailPush;
+        apns_bad_expiration_date: Apns 400 "BadExpirationDate" => FailPush;
+        apns_bad_message_id: Apns 400 "BadMessageId" => FailPush;
+        apns_bad_priority: Apns 400 "BadPriority" => FailPush;
+        apns_bad_topic: Apns 400 "BadTopic" => FailPush;
+        apns_duplicate_headers: Apns 400 "DuplicateHeaders" => FailPush;
+        apns_invalid_push_type: Apns 400 "InvalidPushType" => FailPush;
+        apns_missing_device_token: Apns 400 "MissingDeviceToken" => FailPush;
+        apns_missing_topic: Apns 400 "MissingTopic" => FailPush;
+        apns_payload_empty: Apns 400 "PayloadEmpty" => FailPush;
+        apns_topic_disallowed: Apns 400 "TopicDisallowed" => FailPush;
+        apns_bad_path: Apns 404 "BadPath" => FailPush;
+        apns_method_not_allowed: Apns 405 "MethodNotAllowed" => FailPush;
+        apns_payload_too_large: Apns 413 "PayloadTooLarge" => FailPush;
+        apns_idle_timeout: Apns 400 "IdleTimeout" => Retry;
+        apns_expired_provider_token: Apns 403 "ExpiredProviderToken" => CredentialRefused;
+        apns_invalid_provider_token: Apns 403 "InvalidProviderToken" => CredentialRefused;
+        apns_missing_provider_token: Apns 403 "MissingProviderToken" => CredentialRefused;
+        apns_bad_certificate: Apns 403 "BadCertificate" => CredentialRefused;
+        apns_bad_certificate_environment: Apns 403 "BadCertificateEnvironment" => CredentialRefused;
+        apns_forbidden: Apns 403 "Forbidden" => CredentialRefused;
+        apns_too_many_requests: Apns 429 "TooManyRequests" => Retry;
+        apns_too_many_provider_token_updates: Apns 429 "TooManyProviderTokenUpdates" => SlowTokenRefresh;
+        apns_internal_server_error: Apns 500 "InternalServerError" => Retry;
+        apns_service_unavailable: Apns 503 "ServiceUnavailable" => Retry;
+        apns_shutdown: Apns 503 "Shutdown" => Retry;
+        fcm_unregistered: Fcm 404 "UNREGISTERED" => ForgetDevice;
+        fcm_invalid_argument: Fcm 400 "INVALID_ARGUMENT" => FailPush;
+        fcm_sender_id_mismatch: Fcm 403 "SENDER_ID_MISMATCH" => FailPush;
+        fcm_unauthenticated: Fcm 401 "UNAUTHENTICATED" => CredentialRefused;
+        fcm_permission_denied: Fcm 403 "PERMISSION_DENIED" => CredentialRefused;
+        fcm_third_party_auth_error: Fcm 401 "THIRD_PARTY_AUTH_ERROR" => CredentialRefused;
+        fcm_quota_exceeded: Fcm 429 "QUOTA_EXCEEDED" => Retry;
+        fcm_unavailable: Fcm 503 "UNAVAILABLE" => Retry;
+        fcm_internal: Fcm 500 "INTERNAL" => Retry;
+        fcm_unspecified_error: Fcm 500 "UNSPECIFIED_ERROR" => Retry;
+    }
+
+    /// A row added to the table without its test fails here.
+    #[test]
+    fn every_row_has_its_test() {
+        for r in ERRORS {
+            assert!(
+                COVERED.contains(&(r.gateway, r.reason)),
+                "{:?} {} has no test",
+                r.gateway,
+                r.reason
+            );
+        }
+        assert_eq!(COVERED.len(), ERRORS.len());
+    }
+
+    #[test]
+    fn an_undocumented_reason_falls_back_by_status() {
+        assert_eq!(classify(Apns, 410, "Whatever").action, Action::ForgetDevice);
+        assert_eq!(classify(Apns, 429, "").action, Action::Retry);
+        assert_eq!(classify(Fcm, 502, "").action, Action::Retry);
+        assert_eq!(classify(Fcm, 401, "").action, Action::CredentialRefused);
+        assert_eq!(classify(Apns, 403, "New").action, Action::CredentialRefused);
+        assert_eq!(classify(Apns, 400, "New").action, Action::FailPush);
+        assert_eq!(label(Apns, "New"), "other");
+        assert_eq!(label(Fcm, "QUOTA_EXCEEDED"), "QUOTA_EXCEEDED");
+    }
+}
