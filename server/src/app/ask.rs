@@ -88,6 +88,8 @@ impl App {
                         if pushes > 0 {
                             done.pushes_queued();
                         }
+                        done.asked();
+                        crate::wakeups::notify_asked(conn)?;
                         Ok(q)
                     }
                 }

@@ -51,6 +51,9 @@ pub struct App {
     pub push_wake: Arc<Notify>,
     /// Wakes terminal devices long-polling their dev inbox.
     pub dev_wake: Notify,
+    /// Wakes the people's feed long-polls: a question was asked or changed
+    /// state.
+    pub feed_wake: Arc<Notify>,
     limiter: DefaultKeyedRateLimiter<String>,
     /// Answers per user: each one may store an Idempotency-Key row and
     /// takes the database's one writer.
@@ -118,6 +121,7 @@ impl App {
             webhook_wake: Default::default(),
             push_wake: Default::default(),
             dev_wake: Notify::new(),
+            feed_wake: Default::default(),
             pair_failures: Default::default(),
             stopping: tokio::sync::watch::channel(false).0,
             metrics: Default::default(),
@@ -153,6 +157,7 @@ impl App {
             waiters: self.waiters.clone(),
             webhook: self.webhook_wake.clone(),
             push: self.push_wake.clone(),
+            feed: self.feed_wake.clone(),
         }
     }
 
