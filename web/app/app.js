@@ -12,6 +12,7 @@ const POLL_MS = 2000;
 const WAIT_SECS = 25;
 let feedVersion = null; // the version of the pending list drawn, sent as `since`
 let feedWait = null; // the AbortController of the wait held now
+let historyRead = false; // the newest page of the person's history is in `questions`
 let responder = null; // wasm_bindgen.Responder
 let session = null; // {token, user: {id, display_name}}
 const questions = new Map(); // id -> the server's Question
@@ -187,6 +188,7 @@ async function replaceSession(out) {
     await qpStore.clear();
     if (self.qpWebPush) wasNotified = await self.qpWebPush.unsubscribe().catch(() => false);
     questions.clear();
+    historyRead = false;
     drafts.clear();
     notes.clear();
     drawn = null;
@@ -221,6 +223,7 @@ async function signedOut() {
   stopFeed();
   session = null;
   questions.clear();
+  historyRead = false;
   drafts.clear();
   drawn = null;
   $('feed').replaceChildren();
@@ -272,6 +275,17 @@ async function refresh() {
   if (session && feedWait === wait) pollTimer = setTimeout(refresh, next);
 }
 
+// What the person's feed held before this page opened (answered, expired,
+// cancelled, with who answered): the newest page of their history, read
+// once per session; the waits keep it current from there.
+async function readHistory() {
+  const resp = await api('/api/questions/history');
+  if (!resp.ok) throw new Error(`server ${resp.status}`);
+  const { questions: past } = await resp.json();
+  for (const q of past) if (!questions.has(q.id)) questions.set(q.id, q);
+  historyRead = true;
+}
+
 async function poll(signal) {
   await qpFlush(session.token, (entry, outcome) => {
     if (!outcome.question) return;
@@ -281,6 +295,7 @@ async function poll(signal) {
       navigator.serviceWorker.ready.then((r) => r.active && r.active.postMessage({ type: 'decided', question: outcome.question }));
     }
   });
+  if (!historyRead) await readHistory();
   const since = feedVersion == null ? '' : `?since=${encodeURIComponent(feedVersion)}&timeout=${WAIT_SECS}`;
   const resp = await api(`/api/questions/pending/wait${since}`, { signal });
   if (!resp.ok) throw new Error(`server ${resp.status}`);

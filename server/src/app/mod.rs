@@ -40,6 +40,9 @@ pub const LIST_MAX_LIMIT: usize = 500;
 pub const LIST_RECENT_WINDOW_SECS: i64 = 24 * 3600;
 /// At most this many questions in a user's pending list.
 pub const PENDING_LIMIT: usize = 200;
+/// Page sizes of a user's history.
+pub const HISTORY_DEFAULT_LIMIT: usize = 50;
+pub const HISTORY_MAX_LIMIT: usize = 200;
 
 pub struct App {
     pub db: Db,

@@ -91,6 +91,28 @@ impl App {
         }
     }
 
+    /// One page of the questions `user` could see, resolved included,
+    /// newest first, older than the cursor `before`; with the cursor of the
+    /// next page when there may be one.
+    pub async fn history(
+        &self,
+        user: &User,
+        before: Option<i64>,
+        limit: usize,
+    ) -> Result<(Vec<Question>, Option<i64>), AppError> {
+        self.expire_overdue().await?;
+        let user_id = user.id.clone();
+        let rows = self
+            .db
+            .run(move |conn| questions::history_for_user(conn, &user_id, before, limit))
+            .await?;
+        let next = match rows.len() == limit {
+            true => rows.last().map(|(seq, _)| *seq),
+            false => None,
+        };
+        Ok((rows.into_iter().map(|(_, q)| q).collect(), next))
+    }
+
     /// A question for an eligible responder (403 otherwise).
     pub async fn user_question(&self, user: &User, id: String) -> Result<Question, AppError> {
         let user_id = user.id.clone();
