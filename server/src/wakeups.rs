@@ -9,7 +9,8 @@
 //! large to carry). A revoked token notifies `revoked:<hash>`, so every
 //! instance forgets it; an MCP session a client ended notifies
 //! `mcp-ended:<id hash>`, so every instance closes its copy. A push to a dev device notifies `dev`, which wakes dev
-//! inbox long-polls. When the listening connection drops, the instance
+//! inbox long-polls. A new question notifies `asked`; it and every
+//! `resolved:` wake the people's feed long-polls. When the listening connection drops, the instance
 //! reconnects with backoff, listens again, and then re-checks every parked
 //! question, so a wake-up sent while it was disconnected is not lost.
 
@@ -107,6 +108,12 @@ fn probes() -> std::sync::MutexGuard<
         .unwrap_or_else(|p| p.into_inner())
 }
 
+/// Tells every instance a question was asked: their feed long-polls look
+/// again. Sent after the question's commit.
+pub fn notify_asked(conn: &Conn) -> DbResult<()> {
+    notify(conn, "asked")
+}
+
 /// Tells every instance a dev device's inbox changed.
 pub fn notify_dev_inbox(conn: &Conn) -> DbResult<()> {
     notify(conn, "dev")
@@ -197,6 +204,7 @@ async fn handle(app: &Arc<App>, payload: &str) {
             Some((id, json)) => (id, serde_json::from_str::<Question>(json).ok()),
             None => (rest, None),
         };
+        app.feed_wake.notify_waiters();
         // Only questions someone waits on here matter; one the wake-up
         // carries costs no read.
         if app.waiters.is_waited(id) {
@@ -215,6 +223,8 @@ async fn handle(app: &Arc<App>, payload: &str) {
         }
     } else if let Some(hash) = payload.strip_prefix("mcp-ended:") {
         app.mcp_sessions.ended_by_hash(hash);
+    } else if payload == "asked" {
+        app.feed_wake.notify_waiters();
     } else if payload == "dev" {
         app.dev_wake.notify_waiters();
     }
@@ -232,6 +242,7 @@ async fn recheck_parked(app: &Arc<App>) {
         release_if_resolved(app, ids).await;
     }
     app.dev_wake.notify_waiters();
+    app.feed_wake.notify_waiters();
 }
 
 async fn release_if_resolved(app: &Arc<App>, ids: Vec<String>) {

@@ -5,7 +5,14 @@
 // text is always set as text (textContent), never as HTML.
 'use strict';
 
+// The feed waits on the server (GET /api/questions/pending/wait, a
+// long-poll that returns the moment the person's list changes); the timer
+// is only the fallback when a wait fails (offline, refused, an older server).
 const POLL_MS = 2000;
+const WAIT_SECS = 25;
+let feedVersion = null; // the version of the pending list drawn, sent as `since`
+let feedWait = null; // the AbortController of the wait held now
+let historyRead = false; // the newest page of the person's history is in `questions`
 let responder = null; // wasm_bindgen.Responder
 let session = null; // {token, user: {id, display_name}}
 const questions = new Map(); // id -> the server's Question
@@ -176,11 +183,12 @@ async function replaceSession(out) {
   const switched = !old || !old.user || old.user.id !== out.user.id;
   let wasNotified = false;
   if (switched) {
-    clearTimeout(pollTimer);
+    stopFeed();
     if (old && old.token) await qpFlush(old.token).catch(() => {});
     await qpStore.clear();
     if (self.qpWebPush) wasNotified = await self.qpWebPush.unsubscribe().catch(() => false);
     questions.clear();
+    historyRead = false;
     drafts.clear();
     notes.clear();
     drawn = null;
@@ -212,9 +220,10 @@ function signedIn() {
 }
 
 async function signedOut() {
-  clearTimeout(pollTimer);
+  stopFeed();
   session = null;
   questions.clear();
+  historyRead = false;
   drafts.clear();
   drawn = null;
   $('feed').replaceChildren();
@@ -235,21 +244,49 @@ async function signOut() {
 
 // ---- the feed ------------------------------------------------------------
 
-async function refresh() {
+// Stops the feed's loop: its timer and the wait it holds.
+function stopFeed() {
   clearTimeout(pollTimer);
-  if (!session) return;
-  try {
-    await poll();
-  } catch (e) {
-    if (!session) return;
-    $('net-status').textContent = navigator.onLine ? t('web-load-failed') : t('web-offline');
-    await render().catch(() => {});
-  } finally {
-    if (session) pollTimer = setTimeout(refresh, POLL_MS);
-  }
+  if (feedWait) feedWait.abort();
+  feedWait = null;
+  feedVersion = null;
 }
 
-async function poll() {
+// One turn of the feed's loop, started again at once after a wait returns
+// (the server held it until something changed), after POLL_MS when it
+// failed. Called from outside (online, the service worker's message), it
+// ends the wait held now and starts a fresh one.
+async function refresh() {
+  clearTimeout(pollTimer);
+  if (feedWait) feedWait.abort();
+  if (!session) return;
+  const wait = new AbortController();
+  feedWait = wait;
+  let next = 0;
+  try {
+    await poll(wait.signal);
+  } catch (e) {
+    if (wait.signal.aborted || !session) return;
+    feedVersion = null;
+    next = POLL_MS;
+    $('net-status').textContent = navigator.onLine ? t('web-load-failed') : t('web-offline');
+    await render().catch(() => {});
+  }
+  if (session && feedWait === wait) pollTimer = setTimeout(refresh, next);
+}
+
+// What the person's feed held before this page opened (answered, expired,
+// cancelled, with who answered): the newest page of their history, read
+// once per session; the waits keep it current from there.
+async function readHistory() {
+  const resp = await api('/api/questions/history');
+  if (!resp.ok) throw new Error(`server ${resp.status}`);
+  const { questions: past } = await resp.json();
+  for (const q of past) if (!questions.has(q.id)) questions.set(q.id, q);
+  historyRead = true;
+}
+
+async function poll(signal) {
   await qpFlush(session.token, (entry, outcome) => {
     if (!outcome.question) return;
     questions.set(outcome.question.id, outcome.question);
@@ -258,9 +295,12 @@ async function poll() {
       navigator.serviceWorker.ready.then((r) => r.active && r.active.postMessage({ type: 'decided', question: outcome.question }));
     }
   });
-  const resp = await api('/api/questions/pending');
+  if (!historyRead) await readHistory();
+  const since = feedVersion == null ? '' : `?since=${encodeURIComponent(feedVersion)}&timeout=${WAIT_SECS}`;
+  const resp = await api(`/api/questions/pending/wait${since}`, { signal });
   if (!resp.ok) throw new Error(`server ${resp.status}`);
-  const { questions: pending } = await resp.json();
+  const { questions: pending, version } = await resp.json();
+  feedVersion = version;
   const ids = new Set(pending.map((q) => q.id));
   const fresh = pending.filter((q) => !questions.has(q.id));
   for (const q of pending) questions.set(q.id, q);

@@ -106,6 +106,8 @@ impl App {
                         if pushes > 0 {
                             done.pushes_queued();
                         }
+                        done.asked();
+                        crate::wakeups::notify_asked(conn)?;
                         Ok((q, pushes))
                     }
                 }

@@ -25,6 +25,7 @@ use crate::waiters::Waiters;
 pub(super) struct Committed {
     questions: Vec<(Question, Option<Resolved>)>,
     pushes: bool,
+    asked: bool,
 }
 
 impl Committed {
@@ -44,6 +45,11 @@ impl Committed {
     pub fn pushes_queued(&mut self) {
         self.pushes = true;
     }
+
+    /// A question was asked: the people's feed long-polls look again.
+    pub fn asked(&mut self) {
+        self.asked = true;
+    }
 }
 
 /// Whom a commit wakes: a question's long-pollers, the webhook worker and
@@ -53,11 +59,18 @@ pub(super) struct Wakers {
     pub waiters: Arc<Waiters>,
     pub webhook: Arc<Notify>,
     pub push: Arc<Notify>,
+    /// Wakes every feed long-poll (`App::pending_wait`); each reads its
+    /// own person's list again, so whom a change concerns is decided by
+    /// the same query that decides visibility.
+    pub feed: Arc<Notify>,
 }
 
 impl Wakers {
     pub fn wake(&self, done: Committed) {
         let (mut webhook, mut push) = (false, done.pushes);
+        if done.asked || !done.questions.is_empty() {
+            self.feed.notify_waiters();
+        }
         for (q, resolved) in done.questions {
             self.waiters.release(Arc::new(q));
             match resolved {

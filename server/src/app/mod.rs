@@ -43,6 +43,9 @@ pub const NO_DEVICE_WARNING: &str = "no device can receive this question: nobody
 pub const LIST_RECENT_WINDOW_SECS: i64 = 24 * 3600;
 /// At most this many questions in a user's pending list.
 pub const PENDING_LIMIT: usize = 200;
+/// Page sizes of a user's history.
+pub const HISTORY_DEFAULT_LIMIT: usize = 50;
+pub const HISTORY_MAX_LIMIT: usize = 200;
 
 pub struct App {
     pub db: Db,
@@ -54,6 +57,9 @@ pub struct App {
     pub push_wake: Arc<Notify>,
     /// Wakes terminal devices long-polling their dev inbox.
     pub dev_wake: Notify,
+    /// Wakes the people's feed long-polls: a question was asked or changed
+    /// state.
+    pub feed_wake: Arc<Notify>,
     limiter: DefaultKeyedRateLimiter<String>,
     /// Answers per user: each one may store an Idempotency-Key row and
     /// takes the database's one writer.
@@ -121,6 +127,7 @@ impl App {
             webhook_wake: Default::default(),
             push_wake: Default::default(),
             dev_wake: Notify::new(),
+            feed_wake: Default::default(),
             pair_failures: Default::default(),
             stopping: tokio::sync::watch::channel(false).0,
             metrics: Default::default(),
@@ -156,6 +163,7 @@ impl App {
             waiters: self.waiters.clone(),
             webhook: self.webhook_wake.clone(),
             push: self.push_wake.clone(),
+            feed: self.feed_wake.clone(),
         }
     }
 

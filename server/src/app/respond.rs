@@ -1,6 +1,8 @@
 //! The responder's side: a person's pending questions, one question, and
 //! the answer (the first valid one wins; an Idempotency-Key replays).
 
+use std::time::Duration;
+
 use chrono::Utc;
 use qp_core::protocol::{time, AnswerOutcome, AnswerSubmission, Question, Responder};
 use serde_json::Value;
@@ -11,6 +13,28 @@ use crate::store::identity::{self, User};
 use crate::store::questions::{self, KeyedResult, StoredQuestion};
 use crate::store::round_trips::Op;
 use crate::store::{Conn, DbResult};
+
+/// A pending list's version: the same questions in the same states give the
+/// same version (a short hash, so it fits in a URL whatever the list).
+pub fn feed_version(pending: &[Question]) -> String {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    for q in pending {
+        h.update(q.id.as_bytes());
+        h.update(b"\n");
+        h.update(serde_json::to_vec(&q.state).unwrap_or_default());
+        h.update(b"\n");
+    }
+    hex::encode(&h.finalize()[..12])
+}
+
+/// How long until the first question on the list expires (a little after,
+/// so the expiry has happened when the list is read again).
+fn next_expiry(pending: &[Question]) -> Option<Duration> {
+    let first = pending.iter().map(|q| q.expires_at).min()?;
+    let ms = (first - Utc::now()).num_milliseconds().max(0) as u64;
+    Some(Duration::from_millis(ms + 50))
+}
 
 impl App {
     pub async fn pending(&self, user: &User) -> Result<Vec<Question>, AppError> {
@@ -26,6 +50,67 @@ impl App {
                 )?)
             })
             .await
+    }
+
+    /// The person's pending list and its version, held up to `timeout`
+    /// while the list's version is `since` (counted against the user's
+    /// long-polls). Returns at once when the list differs from `since`, when
+    /// a question on it expires, at the deadline, or when the server stops:
+    /// the caller compares versions, never the clock.
+    pub async fn pending_wait(
+        &self,
+        user: &User,
+        since: Option<String>,
+        timeout: Duration,
+    ) -> Result<(Vec<Question>, String), AppError> {
+        let _slot = match timeout.is_zero() {
+            true => None,
+            false => Some(self.enter_long_poll(format!("user:{}", user.id))?),
+        };
+        let deadline = tokio::time::Instant::now() + timeout;
+        let mut stopping = self.stopping.subscribe();
+        loop {
+            // Listen before reading, so a change in between is not missed.
+            let woke = self.feed_wake.notified();
+            let pending = self.pending(user).await?;
+            let version = feed_version(&pending);
+            let now = tokio::time::Instant::now();
+            if since.as_deref() != Some(version.as_str()) || now >= deadline || *stopping.borrow() {
+                return Ok((pending, version));
+            }
+            // The first expiry on the list changes it with no wake-up of
+            // its own: look again just after it.
+            let until = next_expiry(&pending)
+                .map_or(deadline, |at| deadline.min(now + at))
+                .max(now);
+            let _parked = crate::metrics::Counted::new(&self.metrics.parked);
+            tokio::select! {
+                _ = tokio::time::timeout_at(until, woke) => {}
+                _ = async { let _ = stopping.wait_for(|s| *s).await; } => {}
+            }
+        }
+    }
+
+    /// One page of the questions `user` could see, resolved included,
+    /// newest first, older than the cursor `before`; with the cursor of the
+    /// next page when there may be one.
+    pub async fn history(
+        &self,
+        user: &User,
+        before: Option<i64>,
+        limit: usize,
+    ) -> Result<(Vec<Question>, Option<i64>), AppError> {
+        self.expire_overdue().await?;
+        let user_id = user.id.clone();
+        let rows = self
+            .db
+            .run(move |conn| questions::history_for_user(conn, &user_id, before, limit))
+            .await?;
+        let next = match rows.len() == limit {
+            true => rows.last().map(|(seq, _)| *seq),
+            false => None,
+        };
+        Ok((rows.into_iter().map(|(_, q)| q).collect(), next))
     }
 
     /// A question for an eligible responder (403 otherwise).

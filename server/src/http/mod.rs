@@ -47,6 +47,8 @@ pub fn router(app: Arc<App>) -> Router {
         .route("/api/agent/questions/{id}/wait", get(wait))
         .route("/api/agent/questions/{id}/cancel", post(cancel))
         .route("/api/questions/pending", get(pending))
+        .route("/api/questions/pending/wait", get(pending_wait))
+        .route("/api/questions/history", get(history))
         .route("/api/questions/{id}", get(user_fetch))
         .route("/api/questions/{id}/answer", post(answer))
         .route("/api/devices", post(register_device))

@@ -26,6 +26,23 @@ pub struct QuestionList {
     pub questions: Vec<Question>,
 }
 
+/// One page of a person's history (`/api/questions/history`).
+#[derive(Serialize, ToSchema)]
+pub struct QuestionHistory {
+    pub questions: Vec<Question>,
+    /// Passed as `before`, the next (older) page; null on the last page.
+    pub next: Option<String>,
+}
+
+/// A person's pending list and its version (`/api/questions/pending/wait`).
+#[derive(Serialize, ToSchema)]
+pub struct PendingFeed {
+    pub questions: Vec<Question>,
+    /// Names this list: passed back as `since`, the next wait holds while
+    /// the list stays the same.
+    pub version: String,
+}
+
 /// The error object, nested under `error` (qp's clients read it there).
 pub use crate::app::error::{ErrorBody, ErrorDetail};
 pub use crate::pairing::{AgentLoggedIn, AgentRef, Device, PairPreview, Paired, UserRef};
@@ -249,7 +266,7 @@ impl Modify for BearerAuth {
     ),
     paths(
         super::ask, super::list, super::fetch, super::wait, super::cancel,
-        super::pending, super::user_fetch, super::answer,
+        super::pending, super::pending_wait, super::history, super::user_fetch, super::answer,
         super::register_device, super::delete_device, super::me, super::dev_inbox,
         super::pairing::pair, super::pairing::preview, super::pairing::agent_login,
         super::pairing::invite_user, super::pairing::invite_agent,
@@ -266,7 +283,7 @@ impl Modify for BearerAuth {
         Question, AskedQuestion, QuestionOption, OptionStyle, TextInput, ResponderScope, ResolutionPolicy,
         QuestionState, Answer, Responder, RoomRef, Asker, WebhookEvent,
         AskRequest, AskOption, AskTextInput,
-        QuestionList, ErrorBody, ErrorDetail, AnswerBody, DeviceRegistration, Device, UserRef,
+        QuestionList, PendingFeed, QuestionHistory, ErrorBody, ErrorDetail, AnswerBody, DeviceRegistration, Device, UserRef,
         AgentRef, PairRequest, Paired, PairPreviewRequest, PairPreview, AgentLoginRequest, AgentLoggedIn, InviteRequest, Invite,
         DevInbox, DevPush, MyAgents, MyAgent, OAuthErrorBody, OAuthTokens, OAuthAgent, OAuthTokenRequest,
         OAuthClientMetadata, OAuthDeviceAuthorization, OAuthConsentStatus, OAuthStatusRequest,

@@ -14,6 +14,92 @@ pub(crate) async fn pending(
     Ok(Json(openapi::QuestionList { questions }))
 }
 
+/// Additive, for an open page or app: the pending list as
+/// `/api/questions/pending` gives it, with its `version`, held up to
+/// `timeout` seconds while the list is still the one `since` names. A new
+/// question, an answer, a cancel or an expiry on the list ends the wait at
+/// once.
+#[utoipa::path(get, path = "/api/questions/pending/wait", tag = "responder",
+    params(("since" = Option<String>, Query, description = "The `version` of the list the caller has; omitted, the list comes back at once"),
+           ("timeout" = Option<u64>, Query, description = "Seconds to hold the request, 0 to 30 (default 20)")),
+    responses((status = 200, description = "The questions this person may answer now, and the list's version (the same as `since` when the timeout passed with no change)", body = openapi::PendingFeed), (status = 401, description = "Missing, unknown or revoked token", body = openapi::ErrorBody), (status = 403, description = "The token is of the wrong kind, lacks the scope, or the room is not the agent's", body = openapi::ErrorBody), (status = 422, description = "A field breaks a rule: `field` names it, `message` says the rule", body = openapi::ErrorBody), (status = 429, description = "This person holds as many long-polls as they may (`too_many_long_polls`); see Retry-After", body = openapi::ErrorBody)),
+    security(("bearer" = [])))]
+pub(crate) async fn pending_wait(
+    State(app): State<Arc<App>>,
+    UserAuth(user): UserAuth,
+    Query(query): Query<HashMap<String, String>>,
+) -> Result<Json<openapi::PendingFeed>, ApiError> {
+    let since = query.get("since").cloned();
+    let timeout = match query.get("timeout") {
+        None => app::LONG_POLL_DEFAULT_SECS,
+        Some(t) => t
+            .parse::<u64>()
+            .ok()
+            .filter(|t| *t <= app::LONG_POLL_MAX_SECS)
+            .ok_or_else(|| {
+                ApiError::invalid(
+                    "timeout",
+                    "out_of_range",
+                    format!(
+                        "timeout: must be a whole number of seconds from 0 to {}",
+                        app::LONG_POLL_MAX_SECS
+                    ),
+                )
+            })?,
+    };
+    let (questions, version) = app
+        .pending_wait(&user, since, Duration::from_secs(timeout))
+        .await?;
+    Ok(Json(openapi::PendingFeed { questions, version }))
+}
+
+/// Additive: the questions this person could see, resolved included (with
+/// the answer and who gave it), newest first, a page at a time: what a
+/// new device or a reloaded page shows as the feed's history.
+#[utoipa::path(get, path = "/api/questions/history", tag = "responder",
+    params(("before" = Option<String>, Query, description = "The `next` of the previous page; omitted, the newest questions"),
+           ("limit" = Option<usize>, Query, description = "Questions per page, 1 to 200 (default 50)")),
+    responses((status = 200, description = "One page of the questions this person could see, newest first", body = openapi::QuestionHistory), (status = 401, description = "Missing, unknown or revoked token", body = openapi::ErrorBody), (status = 403, description = "The token is of the wrong kind, lacks the scope, or the room is not the agent's", body = openapi::ErrorBody), (status = 422, description = "A field breaks a rule: `field` names it, `message` says the rule", body = openapi::ErrorBody)),
+    security(("bearer" = [])))]
+pub(crate) async fn history(
+    State(app): State<Arc<App>>,
+    UserAuth(user): UserAuth,
+    Query(query): Query<HashMap<String, String>>,
+) -> Result<Json<openapi::QuestionHistory>, ApiError> {
+    let limit = match query.get("limit") {
+        None => app::HISTORY_DEFAULT_LIMIT,
+        Some(l) => l
+            .parse::<usize>()
+            .ok()
+            .filter(|l| (1..=app::HISTORY_MAX_LIMIT).contains(l))
+            .ok_or_else(|| {
+                ApiError::invalid(
+                    "limit",
+                    "out_of_range",
+                    format!(
+                        "limit: must be a whole number from 1 to {}",
+                        app::HISTORY_MAX_LIMIT
+                    ),
+                )
+            })?,
+    };
+    let before = match query.get("before") {
+        None => None,
+        Some(b) => Some(b.parse::<i64>().ok().filter(|b| *b > 0).ok_or_else(|| {
+            ApiError::invalid(
+                "before",
+                "invalid",
+                "before: must be the `next` of a previous page",
+            )
+        })?),
+    };
+    let (questions, next) = app.history(&user, before, limit).await?;
+    Ok(Json(openapi::QuestionHistory {
+        questions,
+        next: next.map(|n| n.to_string()),
+    }))
+}
+
 #[utoipa::path(get, path = "/api/questions/{id}", tag = "responder",
     params(("id" = String, Path, description = "The question id (q_…)")),
     responses((status = 200, body = Question), (status = 401, description = "Missing, unknown or revoked token", body = openapi::ErrorBody), (status = 403, description = "The token is of the wrong kind, lacks the scope, or the room is not the agent's", body = openapi::ErrorBody), (status = 404, description = "No such question of yours", body = openapi::ErrorBody)),

@@ -362,12 +362,50 @@ impl WebPushTransport {
                 .clamp(60, 7 * 24 * 3600) as u64,
             PushKind::Resolved => 24 * 3600,
         };
-        WebPushBuilder::new(endpoint, key, Auth::clone_from_slice(&auth))
-            .with_valid_duration(Duration::from_secs(ttl.min(12 * 3600)))
-            .with_vapid(&self.key.pair, &self.contact)
+        let valid = Duration::from_secs(ttl.min(12 * 3600));
+        let vapid = vapid_header(&endpoint, valid, &self.contact, &self.key.pair)?;
+        let mut request = WebPushBuilder::new(endpoint, key, Auth::clone_from_slice(&auth))
+            .with_valid_duration(valid)
             .build(body)
-            .map_err(|e| format!("cannot encrypt: {e}"))
+            .map_err(|e| format!("cannot encrypt: {e}"))?;
+        request.headers_mut().insert(
+            http::header::AUTHORIZATION,
+            http::HeaderValue::try_from(vapid).map_err(|e| format!("cannot sign: {e}"))?,
+        );
+        Ok(request)
     }
+}
+
+/// RFC 8292's `aud`: the push service's origin, with its port when it is
+/// not the scheme's default (web-push-native's own leaves the port out, so
+/// a service on another port would refuse the signature).
+fn vapid_audience(endpoint: &http::Uri) -> Result<String, String> {
+    let (Some(scheme), Some(host)) = (endpoint.scheme_str(), endpoint.host()) else {
+        return Err("subscription refused: endpoint has no scheme or host".into());
+    };
+    Ok(match endpoint.port_u16() {
+        Some(port) if !matches!((scheme, port), ("https", 443) | ("http", 80)) => {
+            format!("{scheme}://{host}:{port}")
+        }
+        _ => format!("{scheme}://{host}"),
+    })
+}
+
+/// The `Authorization: vapid t=JWT, k=KEY` header (RFC 8292), signed by
+/// jwt-simple as web-push-native signs it, with [`vapid_audience`].
+fn vapid_header(
+    endpoint: &http::Uri,
+    valid: Duration,
+    contact: &str,
+    key: &ES256KeyPair,
+) -> Result<String, String> {
+    use web_push_native::jwt_simple::prelude::{Claims, ECDSAP256KeyPairLike};
+    let claims = Claims::create(valid.into())
+        .with_audience(vapid_audience(endpoint)?)
+        .with_subject(contact);
+    let token = key.sign(claims).map_err(|e| format!("cannot sign: {e}"))?;
+    let public = URL_SAFE_NO_PAD.encode(key.public_key().public_key().to_bytes_uncompressed());
+    Ok(format!("vapid t={token}, k={public}"))
 }
 
 impl PushTransport for WebPushTransport {
@@ -379,6 +417,45 @@ impl PushTransport for WebPushTransport {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The JWT's claims in a `vapid t=…, k=…` header, verified with its key.
+    fn vapid_claims(
+        header: &str,
+        key: &ES256KeyPair,
+    ) -> web_push_native::jwt_simple::prelude::JWTClaims<
+        web_push_native::jwt_simple::prelude::NoCustomClaims,
+    > {
+        use web_push_native::jwt_simple::prelude::ECDSAP256PublicKeyLike;
+        let token = header
+            .strip_prefix("vapid t=")
+            .unwrap()
+            .split(',')
+            .next()
+            .unwrap();
+        key.public_key().verify_token(token, None).unwrap()
+    }
+
+    #[test]
+    fn vapid_audience_is_the_push_services_origin_with_its_port() {
+        let key = ES256KeyPair::generate();
+        for (endpoint, aud) in [
+            ("https://127.0.0.1:8443/push/abc", "https://127.0.0.1:8443"),
+            ("https://localhost/push/abc", "https://localhost"),
+            ("https://localhost:443/push/abc", "https://localhost"),
+        ] {
+            let uri: http::Uri = endpoint.parse().unwrap();
+            let header =
+                vapid_header(&uri, Duration::from_secs(600), "mailto:ops@localhost", &key).unwrap();
+            let claims = vapid_claims(&header, &key);
+            let audiences = claims.audiences.unwrap().into_set();
+            assert_eq!(
+                audiences.into_iter().collect::<Vec<_>>(),
+                vec![aud.to_string()],
+                "{endpoint}"
+            );
+            assert_eq!(claims.subject.as_deref(), Some("mailto:ops@localhost"));
+        }
+    }
 
     fn allow(list: &[&str]) -> Vec<String> {
         list.iter().map(|s| s.to_string()).collect()

@@ -100,6 +100,35 @@ pub fn pending_for_user(
     Ok(rows.into_iter().map(|s| s.question).collect())
 }
 
+/// The questions `user_id` could see, resolved included, newest first:
+/// the rule of [`pending_for_user`] without its state filter (a member of
+/// the room, and the room's or addressed to them). `before` pages on: only
+/// questions older than that `seq`. Each with its `seq`, the cursor of the
+/// next page.
+pub fn history_for_user(
+    conn: &Conn,
+    user_id: &str,
+    before: Option<i64>,
+    limit: usize,
+) -> DbResult<Vec<(i64, Question)>> {
+    let rows = conn.query_map(
+        "SELECT q.body, q.seq FROM questions q
+         JOIN memberships m ON m.room_id = q.room_id AND m.user_id = ?1
+         WHERE q.seq < ?2 AND (q.scope = 'room' OR q.target_user_id = ?1)
+         ORDER BY q.seq DESC LIMIT ?3",
+        params![user_id, before.unwrap_or(i64::MAX), limit as i64],
+        |r| {
+            let body: String = r.get(0)?;
+            let q = serde_json::from_str(&body).map_err(|e| super::DbError::Column {
+                index: 0,
+                message: format!("a stored question does not parse: {e}"),
+            })?;
+            Ok((r.get(1)?, q))
+        },
+    )?;
+    Ok(rows)
+}
+
 /// A stored answer result for `(user, Idempotency-Key)`.
 pub struct KeyedResult {
     pub question_id: String,

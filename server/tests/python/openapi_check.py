@@ -207,6 +207,12 @@ def exercise(c, agent, agent_id, user, admin_token, other_user):
     c.call("get", "/api/agent/questions", None, agent, query="?state=maybe", expect=422)
 
     c.call("get", "/api/questions/pending", None, user)
+    feed = c.call("get", "/api/questions/pending/wait", None, user)[1]
+    c.call("get", "/api/questions/pending/wait", None, user,
+           query=f"?since={feed['version']}&timeout=0")
+    c.call("get", "/api/questions/pending/wait", None, user, query="?timeout=31", expect=422)
+    c.call("get", "/api/questions/history", None, user, query="?limit=1")
+    c.call("get", "/api/questions/history", None, user, query="?limit=0", expect=422)
     c.call("get", "/api/questions/{id}", q_path, user)
     c.call("post", "/api/questions/{id}/answer", q_path, user, {"value": "nope"}, expect=422)
     c.call("post", "/api/questions/{id}/answer", q_path, user, {"value": "prod"},

@@ -169,14 +169,9 @@ fn check_vapid(headers: &HeaderMap, origin: &str) -> Result<(String, String), St
     )
     .map_err(|e| format!("k: {e}"))?;
     let mut v = Validation::new(Algorithm::ES256);
-    // The origin of the endpoint. web-push-native writes it without the
-    // port (scheme://host): the same for real services (all on 443), so
-    // the stand-in on its ephemeral port accepts that form too.
-    let without_port = origin
-        .rsplit_once(':')
-        .map(|(o, _)| o.to_string())
-        .unwrap_or_else(|| origin.to_string());
-    v.set_audience(&[origin, without_port.as_str()]);
+    // The origin of the endpoint, its port included (RFC 8292): the
+    // stand-in listens on an ephemeral port, as a push service not on 443.
+    v.set_audience(&[origin]);
     v.set_required_spec_claims(&["exp", "aud", "sub"]);
     let claims = jsonwebtoken::decode::<Value>(&t, &key, &v)
         .map_err(|e| format!("JWT refused: {e}"))?

@@ -1,0 +1,149 @@
+//! A person's history (`GET /api/questions/history`) over the real HTTP
+//! API, on SQLite and (with QP_TEST_POSTGRES) PostgreSQL: the questions they
+//! could see, resolved included with the answer and who gave it, newest
+//! first, a page at a time; never anyone else's.
+
+mod common;
+
+use common::{err_field, Fixture};
+use serde_json::{json, Value};
+
+async fn history(f: &Fixture, token: &str, query: &str) -> Value {
+    let (s, body) = f
+        .call(
+            "GET",
+            &format!("/api/questions/history{query}"),
+            Some(token),
+            None,
+        )
+        .await;
+    assert_eq!(s, 200, "{body}");
+    body
+}
+
+fn prompts(body: &Value) -> Vec<&str> {
+    body["questions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|q| q["prompt"].as_str().unwrap())
+        .collect()
+}
+
+fn id(q: &Value) -> String {
+    q["id"].as_str().unwrap().to_string()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn history_shows_what_the_person_could_see_resolved_included() {
+    let f = Fixture::new().await;
+    let answered = f
+        .ask(json!({"prompt": "Room, answered", "responder_scope": "room"}))
+        .await;
+    let (s, _) = f
+        .answer(&f.alice_token, &id(&answered), json!({"value": "approve"}))
+        .await;
+    assert_eq!(s, 200);
+    let cancelled = f
+        .ask(json!({"prompt": "Room, cancelled", "responder_scope": "room"}))
+        .await;
+    assert_eq!(f.cancel(&id(&cancelled)).await.0, 200);
+    let expired = f
+        .ask(json!({"prompt": "Room, expired", "responder_scope": "room"}))
+        .await;
+    f.set_expiry(&id(&expired), -1);
+    f.ask(json!({"prompt": "For the owner"})).await;
+    f.ask(json!({"prompt": "For Bob", "target_user_id": f.bob}))
+        .await;
+    f.ask(json!({"prompt": "Room, pending", "responder_scope": "room"}))
+        .await;
+
+    let bob = history(&f, &f.bob_token, "").await;
+    assert_eq!(
+        prompts(&bob),
+        [
+            "Room, pending",
+            "For Bob",
+            "Room, expired",
+            "Room, cancelled",
+            "Room, answered"
+        ]
+    );
+    let qs = bob["questions"].as_array().unwrap();
+    // The answer and who gave it; the states as they are now.
+    assert_eq!(qs[4]["state"], "answered");
+    assert_eq!(qs[4]["answer"]["value"], "approve");
+    assert_eq!(qs[4]["answer"]["responder"]["id"], f.alice.as_str());
+    assert_eq!(qs[3]["state"], "cancelled");
+    assert_eq!(qs[2]["state"], "expired");
+    assert_eq!(qs[0]["state"], "pending");
+    assert!(bob["next"].is_null(), "{bob}");
+
+    let alice = history(&f, &f.alice_token, "").await;
+    assert_eq!(
+        prompts(&alice),
+        [
+            "Room, pending",
+            "For the owner",
+            "Room, expired",
+            "Room, cancelled",
+            "Room, answered"
+        ]
+    );
+    // Carol is in another room: nothing of Ops.
+    let carol = history(&f, &f.carol_token, "").await;
+    assert_eq!(prompts(&carol), Vec::<&str>::new());
+    // An agent's token is not a person's.
+    let (s, _) = f
+        .call("GET", "/api/questions/history", Some(&f.agent_token), None)
+        .await;
+    assert_eq!(s, 403);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn history_pages_newest_first_without_gaps_or_repeats() {
+    let f = Fixture::new().await;
+    for i in 1..=5 {
+        f.ask(json!({"prompt": format!("Q{i}"), "responder_scope": "room"}))
+            .await;
+    }
+    let mut seen = Vec::new();
+    let mut query = "?limit=2".to_string();
+    let mut pages = 0;
+    loop {
+        let page = history(&f, &f.bob_token, &query).await;
+        pages += 1;
+        seen.extend(prompts(&page).iter().map(|p| p.to_string()));
+        match page["next"].as_str() {
+            Some(next) => query = format!("?limit=2&before={next}"),
+            None => break,
+        }
+        assert!(pages < 10, "paging does not end");
+    }
+    assert_eq!(seen, ["Q5", "Q4", "Q3", "Q2", "Q1"]);
+    // A question asked meanwhile does not shift the pages already read.
+    let first = history(&f, &f.bob_token, "?limit=2").await;
+    let next = first["next"].as_str().unwrap().to_string();
+    f.ask(json!({"prompt": "Q6", "responder_scope": "room"}))
+        .await;
+    let second = history(&f, &f.bob_token, &format!("?limit=2&before={next}")).await;
+    assert_eq!(prompts(&second), ["Q3", "Q2"]);
+    // Bounds, each naming its field.
+    for (query, field) in [
+        ("?limit=0", "limit"),
+        ("?limit=201", "limit"),
+        ("?limit=many", "limit"),
+        ("?before=q_1", "before"),
+        ("?before=-3", "before"),
+    ] {
+        let (s, body) = f
+            .call(
+                "GET",
+                &format!("/api/questions/history{query}"),
+                Some(&f.bob_token),
+                None,
+            )
+            .await;
+        assert_eq!((s, err_field(&body)), (422, field), "{query}: {body}");
+    }
+}
