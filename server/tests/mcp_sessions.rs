@@ -416,7 +416,7 @@ async fn an_oversized_initialize_is_refused_and_keeps_no_session() {
 /// answers at once (not after its wait) with the question still pending,
 /// `pushed_to_devices: 0` and a warning a model can pass on.
 #[tokio::test(flavor = "multi_thread")]
-async fn ask_question_says_at_once_when_no_device_can_receive_it() {
+async fn ask_question_says_when_no_device_can_receive_it() {
     let f = Fixture::new().await;
     let session = open(&f, &f.agent_token).await;
     let t = std::time::Instant::now();
@@ -427,11 +427,13 @@ async fn ask_question_says_at_once_when_no_device_can_receive_it() {
         Some(&session),
         Some(json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
             "params": {"name": "ask_question", "arguments": {
-                "room": f.room_code, "prompt": "Anyone?", "yes_no": true, "wait": 60}}})),
+                "room": f.room_code, "prompt": "Anyone?", "yes_no": true, "wait": 1}}})),
     )
     .await;
     assert_eq!(s, 200, "{body}");
-    assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+    // It waited as asked (someone may answer in the web responder), then
+    // said that no push went out.
+    assert!(t.elapsed() >= Duration::from_secs(1), "{:?}", t.elapsed());
     assert!(body.contains("\"pushed_to_devices\":0"), "{body}");
     assert!(
         body.contains("no device can receive this question"),

@@ -187,11 +187,10 @@ impl QpTools {
             Ok(q) => q,
             Err(f) => return Ok(failure(&f)),
         };
-        if asked.pushed_to_devices == Some(0) {
-            // Waiting would be waiting for nobody: say so now.
-            return Ok(CallToolResult::structured(undeliverable(&asked.question)));
-        }
-        self.wait_and_report(agent.as_ref(), asked.question, wait, &ctx)
+        // Nobody may get a push, yet a person with the web responder open
+        // still sees it: wait as asked, and say so in the result.
+        let undeliverable = asked.pushed_to_devices == Some(0);
+        self.wait_and_report(agent.as_ref(), asked.question, wait, undeliverable, &ctx)
             .await
     }
 
@@ -213,7 +212,8 @@ impl QpTools {
             Ok(q) => q,
             Err(f) => return Ok(failure(&f)),
         };
-        self.wait_and_report(agent.as_ref(), q, wait, &ctx).await
+        self.wait_and_report(agent.as_ref(), q, wait, false, &ctx)
+            .await
     }
 
     #[tool(description = "Get one of your questions as it stands now, without waiting.")]
@@ -299,14 +299,22 @@ impl QpTools {
         agent: Option<&Agent>,
         q: Question,
         wait: Duration,
+        undeliverable: bool,
         ctx: &RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
+        let report = |q: &Question| {
+            CallToolResult::structured(if undeliverable {
+                with_no_device_warning(q)
+            } else {
+                summary(q)
+            })
+        };
         if q.state.is_terminal() || wait.is_zero() {
-            return Ok(CallToolResult::structured(summary(&q)));
+            return Ok(report(&q));
         }
         tokio::select! {
             r = self.backend.wait(agent, &q.id, wait) => Ok(match r {
-                Ok(q) => CallToolResult::structured(summary(&q)),
+                Ok(q) => report(&q),
                 Err(f) => failure(&f),
             }),
             _ = ctx.ct.cancelled() => Ok(failure(&Failure {
@@ -458,9 +466,9 @@ fn summary(q: &Question) -> Value {
     })
 }
 
-/// A question asked when no device could receive it: pending, with the
-/// warning a model should pass on to the person it works for.
-fn undeliverable(q: &Question) -> Value {
+/// A question asked when no device could receive a push: its summary, with
+/// the warning a model should pass on to the person it works for.
+fn with_no_device_warning(q: &Question) -> Value {
     let mut v = summary(q);
     v["pushed_to_devices"] = json!(0);
     v["warning"] = json!(crate::app::NO_DEVICE_WARNING);
