@@ -108,11 +108,9 @@ fn probes() -> std::sync::MutexGuard<
         .unwrap_or_else(|p| p.into_inner())
 }
 
-/// Tells every instance a question was asked: their feed long-polls look
-/// again. Sent after the question's commit.
-pub fn notify_asked(conn: &Conn) -> DbResult<()> {
-    notify(conn, "asked")
-}
+/// The notice an ask's commit sends (queued inside the ask's transaction:
+/// `store::questions`), which wakes every instance's feed long-polls.
+pub const ASKED: &str = "asked";
 
 /// Tells every instance a dev device's inbox changed.
 pub fn notify_dev_inbox(conn: &Conn) -> DbResult<()> {
@@ -223,7 +221,7 @@ async fn handle(app: &Arc<App>, payload: &str) {
         }
     } else if let Some(hash) = payload.strip_prefix("mcp-ended:") {
         app.mcp_sessions.ended_by_hash(hash);
-    } else if payload == "asked" {
+    } else if payload == ASKED {
         app.feed_wake.notify_waiters();
     } else if payload == "dev" {
         app.dev_wake.notify_waiters();

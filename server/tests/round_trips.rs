@@ -25,8 +25,8 @@ use serde_json::{json, Value};
 ///   agent's quota lock (shared, far from the quota), one statement for the
 ///   question and its push jobs, COMMIT (near the quota, an ask that tried
 ///   the shared lock in vain rolls back and does the four again with the
-///   exclusive one: 9); on PostgreSQL one more, the notice that wakes the
-///   other instances' feed long-polls (`wakeups::notify_asked`);
+///   exclusive one: 9); the notice that wakes the other instances' feed
+///   long-polls rides in the lock's statement;
 /// - wait: one read (the token checked in it); the release comes from the
 ///   answer's own write, with no read;
 /// - answer: one read (question, membership, room, token), then SQLite:
@@ -34,7 +34,7 @@ use serde_json::{json, Value};
 ///   statement (resolution, webhook, pushes, wake-up);
 /// - auth: nothing (remembered tokens are checked inside those reads).
 const WARM_CYCLE: [(Op, u64, u64); 4] = [
-    (Op::Ask, 5, 6),
+    (Op::Ask, 5, 5),
     (Op::Wait, 1, 1),
     (Op::Answer, 5, 2),
     (Op::Auth, 0, 0),

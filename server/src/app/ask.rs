@@ -107,7 +107,6 @@ impl App {
                             done.pushes_queued();
                         }
                         done.asked();
-                        crate::wakeups::notify_asked(conn)?;
                         Ok((q, pushes))
                     }
                 }

@@ -446,12 +446,19 @@ fn pg_try_ask(
     max_pending: i64,
 ) -> DbResult<Option<Asked>> {
     let tx = conn.transaction()?;
+    // The lock's statement also queues the notice that wakes the other
+    // instances' feed long-polls: PostgreSQL sends it only if this
+    // transaction commits, and it costs no round trip of its own.
     tx.execute(
         match lock {
-            PgQuotaLock::Shared => "SELECT pg_advisory_xact_lock_shared(hashtextextended(?1, 0))",
-            PgQuotaLock::Exclusive => "SELECT pg_advisory_xact_lock(hashtextextended(?1, 0))",
+            PgQuotaLock::Shared => {
+                "SELECT pg_advisory_xact_lock_shared(hashtextextended(?1, 0)), pg_notify(?2, ?3)"
+            }
+            PgQuotaLock::Exclusive => {
+                "SELECT pg_advisory_xact_lock(hashtextextended(?1, 0)), pg_notify(?2, ?3)"
+            }
         },
-        params![agent_id],
+        params![agent_id, crate::wakeups::CHANNEL, crate::wakeups::ASKED],
     )?;
     let (pending, written, pushes, max_connections): (i64, i64, i64, i64) =
         tx.query_row(pg_ask(lock), args, |r| {
