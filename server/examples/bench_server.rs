@@ -1,4 +1,5 @@
-//! Server benchmark: ask-answer-resolve cycles per second, then 10,000
+//! Server benchmark: ask-answer-resolve cycles per second and each cycle's
+//! latency (p50, p90, p99, max: what an asker waits), then 10,000
 //! long-poll waiters held at once with the answer-to-waiter release latency
 //! and the server's resident memory. Runs `qp serve` as its own process.
 //!
@@ -345,8 +346,11 @@ async fn main() {
     for k in 0..o.concurrency {
         let (api, waits) = (asker(k), waiter_of(k));
         tasks.push(tokio::spawn(async move {
-            let mut n = 0u64;
+            // Each cycle's latency: what an asker waits from its ask to its
+            // waiter's release.
+            let mut took = Vec::new();
             while Instant::now() < deadline {
+                let started = Instant::now();
                 let id = api.ask().await;
                 let waiter = {
                     let waits = waits.clone();
@@ -355,23 +359,36 @@ async fn main() {
                 };
                 api.answer(&id).await;
                 waiter.await.unwrap();
-                n += 1;
+                took.push(started.elapsed());
             }
-            n
+            took
         }));
     }
     let t = Instant::now();
     let machine_at_start = cpu_and_steal();
-    let mut cycles = 0;
+    let mut cycle_lat = Vec::new();
     for t in tasks {
-        cycles += t.await.unwrap();
+        cycle_lat.extend(t.await.unwrap());
     }
     let secs = t.elapsed().as_secs_f64();
+    let cycles = cycle_lat.len();
+    cycle_lat.sort();
     println!(
         "cycles: {cycles} ask+wait+answer cycles in {secs:.1} s with {} concurrent askers = {:.0} cycles/s (the host stole {:.1}% of this machine's CPU)",
         o.concurrency,
         cycles as f64 / secs,
         steal_percent(machine_at_start, cpu_and_steal())
+    );
+    let ms = |q: f64| match cycle_lat.is_empty() {
+        true => 0.0,
+        false => percentile(&cycle_lat, q).as_secs_f64() * 1e3,
+    };
+    println!(
+        "cycle latency over {cycles} cycles (ask to the waiter's release): cycle p50 {:.2} ms, cycle p90 {:.2} ms, cycle p99 {:.2} ms, cycle max {:.2} ms",
+        ms(0.5),
+        ms(0.9),
+        ms(0.99),
+        cycle_lat.last().map_or(0.0, |d| d.as_secs_f64() * 1e3)
     );
 
     // ---- 2. hold N waiters, then answer a sample one by one ----
