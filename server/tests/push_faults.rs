@@ -25,8 +25,8 @@ use std::sync::atomic::Ordering::SeqCst;
 use std::time::{Duration, Instant};
 
 use fanout::{
-    accepted_per_device, apns_config, attempts, doubled, metric, room_question, seed_devices,
-    sent, until,
+    accepted_per_device, apns_config, attempts, doubled, metric, room_question, seed_devices, sent,
+    until,
 };
 
 /// The series of pushes sent again that APNs may have taken.
@@ -135,7 +135,10 @@ async fn an_error_goaway_mid_fan_out_loses_nothing_and_spends_no_attempt() {
     let gone = apns.state.goaway_connection.load(SeqCst);
     assert_eq!(doubled_elsewhere(&apns, &id, gone), Vec::<String>::new());
     let counted = lost + dead;
-    assert!(twice as f64 <= counted, "{twice} doubled, {counted} counted");
+    assert!(
+        twice as f64 <= counted,
+        "{twice} doubled, {counted} counted"
+    );
     assert_eq!(metric(&f, &resent("timeout")).await, 0.0);
 }
 
@@ -164,4 +167,48 @@ async fn a_503_and_429_storm_loses_and_doubles_nothing() {
     let per = accepted_per_device(Some(&apns), None, &id);
     assert_eq!(per.len(), tokens.len(), "lost");
     assert!(per.values().all(|n| *n == 1), "doubled: {per:?}");
+}
+
+/// Issue 54: during a 1,000-device fan-out APNs refuses a tenth of the
+/// pushes with `429 TooManyProviderTokenUpdates` and a tenth with `403
+/// ExpiredProviderToken`: each is retried (the device kept, nothing failed
+/// for good), every push accepted once, each shown in `/metrics`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn provider_token_trouble_mid_fan_out_loses_and_doubles_nothing() {
+    let apns = gateways::apns(Duration::from_millis(5), 500).await;
+    let f = common::Fixture::with(|s| s.apns = Some(apns_config(&apns.url, 2))).await;
+    let tokens = seed_devices(&f, 500, 2, 0);
+    for (i, t) in tokens.iter().enumerate() {
+        match i % 10 {
+            0 => apns
+                .state
+                .script(t, vec![(429, "TooManyProviderTokenUpdates", None)]),
+            5 => apns
+                .state
+                .script(t, vec![(403, "ExpiredProviderToken", None)]),
+            _ => {}
+        }
+    }
+    let t0 = Instant::now();
+    let id = room_question(&f).await;
+    until("every push recorded sent", Duration::from_secs(120), || {
+        sent(&f.db(), &id) == tokens.len()
+    })
+    .await;
+    let took = t0.elapsed();
+    let per = accepted_per_device(Some(&apns), None, &id);
+    println!(
+        "provider token trouble: {} devices in {took:?}, {} lost, {} sent twice",
+        tokens.len(),
+        tokens.len() - per.len(),
+        doubled(&per)
+    );
+    assert_eq!(per.len(), tokens.len(), "lost");
+    assert!(per.values().all(|n| *n == 1), "doubled: {per:?}");
+    // Where docs/operators/push.md says each shows.
+    let throttled =
+        r#"qp_push_gateway_errors_total{gateway="apns",reason="TooManyProviderTokenUpdates"}"#;
+    assert!(metric(&f, throttled).await >= 1.0, "{throttled}");
+    let refused = r#"qp_push_auth_failures_total{gateway="apns"}"#;
+    assert!(metric(&f, refused).await >= 1.0, "{refused}");
 }
