@@ -284,3 +284,72 @@ async fn a_server_killed_mid_fan_out_and_restarted_loses_nothing() {
         "{twice}: more than the killed server's in-flight bound"
     );
 }
+
+/// Issue 54: two instances on PostgreSQL share the queue; one is stalled
+/// (SIGSTOP) with pushes in flight past its lease (2 s here), the other
+/// takes its jobs over and sends them; the stalled one then wakes up. No
+/// push is lost, and the one that woke does not undo what the other
+/// recorded: each device's push accepted once by the instance that took
+/// over.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL: set QP_TEST_POSTGRES (scripts/test postgres does)"]
+async fn an_instance_stalled_past_its_lease_is_taken_over_on_postgres() {
+    common::require_postgres();
+    let dir = tempfile::tempdir().unwrap();
+    let db = common::test_database(dir.path());
+    let (agent, seeded) = {
+        let db = db.clone();
+        std::thread::spawn(move || {
+            let conn = qp_server::store::connect(&db).unwrap();
+            let ops = common::seed_ops_room(&conn);
+            let seeded = fanout::seed_room(&conn, &ops.room_id, 250, 2, 0);
+            (ops.agent, seeded)
+        })
+        .join()
+        .unwrap()
+    };
+    // A's APNs never answers within the test; B's at once.
+    let apns_a = gateways::apns(Duration::from_secs(60), 500).await;
+    let apns_b = gateways::apns(Duration::from_millis(5), 500).await;
+    let (fcm_a, fcm_b) = (
+        gateways::fcm(Duration::ZERO).await,
+        gateways::fcm(Duration::ZERO).await,
+    );
+    let lease = ["--push-lease-ms", "2000"];
+    let a = fanout::instance(&db, dir.path(), &apns_a.url, &fcm_a.url, &lease);
+    let _b = fanout::instance(&db, dir.path(), &apns_b.url, &fcm_b.url, &lease);
+    let http = reqwest::Client::new();
+    let (s, q) = common::ask_at(
+        &http,
+        &a.base,
+        &agent,
+        &json!({"prompt": "Deploy?", "responder_scope": "room"}),
+    )
+    .await;
+    assert_eq!(s, 201, "{q}");
+    let id = q["id"].as_str().unwrap().to_string();
+    until("A has pushes in flight", Duration::from_secs(30), || {
+        apns_a.state.peak_total.load(SeqCst) >= 50
+    })
+    .await;
+    a.signal("STOP");
+    let stalled_at = Instant::now();
+    let conn = common::connect(&db);
+    until("B sent every push", Duration::from_secs(60), || {
+        sent(&conn, &id) == seeded.ios.len()
+    })
+    .await;
+    let taken_over = stalled_at.elapsed();
+    // Past its lease by then; woken, A finds its sends cut off.
+    a.signal("CONT");
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    let per_b = accepted_per_device(Some(&apns_b), None, &id);
+    println!(
+        "stalled instance: B took over and recorded every push {taken_over:?} after the stall; B sent {} ({} twice)",
+        per_b.len(),
+        doubled(&per_b)
+    );
+    assert_eq!(sent(&conn, &id), seeded.ios.len(), "A undid B's record");
+    assert_eq!(per_b.len(), seeded.ios.len(), "lost");
+    assert!(per_b.values().all(|n| *n == 1), "sent twice by B");
+}

@@ -470,42 +470,41 @@ fn record_one(conn: &crate::store::Conn, f: Finished) -> crate::store::DbResult<
     let now = now_ms();
     let job = f.job;
     let attempts = job.attempts + 1;
-    match f.outcome {
-        PushOutcome::Sent => {
-            deliveries::mark_push(conn, job.id, PushJobState::Sent, attempts, now, None)
-        }
-        PushOutcome::DeviceGone => {
-            deliveries::mark_push(
-                conn,
-                job.id,
-                PushJobState::Failed,
-                attempts,
-                now,
-                Some("device unregistered"),
-            )?;
-            crate::store::identity::forget_device(conn, &job.device_id)
-        }
+    let (state, next_ms, error) = match &f.outcome {
+        PushOutcome::Sent => (PushJobState::Sent, now, None),
+        PushOutcome::DeviceGone => (PushJobState::Failed, now, Some("device unregistered")),
         PushOutcome::Retry { reason, after } if attempts < PUSH_MAX_ATTEMPTS => {
             let delay = after.unwrap_or_else(|| RetryPolicy::PUSH.delay(attempts));
-            deliveries::mark_push(
-                conn,
-                job.id,
+            (
                 PushJobState::Queued,
-                attempts,
                 now + delay.as_millis() as i64,
-                Some(&reason),
+                Some(reason.as_str()),
             )
         }
         // Failed for good, or out of attempts.
-        PushOutcome::Failed(reason) | PushOutcome::Retry { reason, .. } => deliveries::mark_push(
-            conn,
-            job.id,
-            PushJobState::Failed,
-            attempts,
-            now,
-            Some(&reason),
-        ),
+        PushOutcome::Failed(reason) | PushOutcome::Retry { reason, .. } => {
+            (PushJobState::Failed, now, Some(reason.as_str()))
+        }
+    };
+    let held = deliveries::mark_push(
+        conn,
+        job.id,
+        job.claimed_until_ms,
+        state,
+        attempts,
+        next_ms,
+        error,
+    )?;
+    if !held {
+        // This instance stalled past its lease: another claimed the job
+        // and owns its outcome.
+        tracing::debug!(job = job.id, "push outcome of a lost claim: not recorded");
+        return Ok(());
     }
+    if f.outcome == PushOutcome::DeviceGone {
+        crate::store::identity::forget_device(conn, &job.device_id)?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
