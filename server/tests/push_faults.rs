@@ -353,3 +353,61 @@ async fn an_instance_stalled_past_its_lease_is_taken_over_on_postgres() {
     assert_eq!(per_b.len(), seeded.ios.len(), "lost");
     assert!(per_b.values().all(|n| *n == 1), "sent twice by B");
 }
+
+/// Issue 54: FCM faults in a 400-device fan-out: `429 QUOTA_EXCEEDED`
+/// with and without Retry-After, `503 UNAVAILABLE`, twice for some: every
+/// message retried until accepted, none lost, none sent twice.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fcm_throttling_and_unavailability_mid_fan_out_lose_and_double_nothing() {
+    let fcm = gateways::fcm(Duration::from_millis(5)).await;
+    let f = common::Fixture::with(|s| s.fcm = Some(fanout::fcm_config(&fcm.url))).await;
+    let seeded = fanout::seed_room(&f.db(), &f.room_id, 200, 0, 2);
+    let quota = |retry: Option<u64>| {
+        let mut v = json!({"error": {"code": 429, "status": "RESOURCE_EXHAUSTED", "details": [{
+            "@type": "type.googleapis.com/google.firebase.fcm.v1.FcmError",
+            "errorCode": "QUOTA_EXCEEDED"}]}});
+        if let Some(s) = retry {
+            v["retry_after_s"] = json!(s);
+        }
+        (429, v)
+    };
+    let unavailable = (
+        503,
+        json!({"error": {"code": 503, "status": "UNAVAILABLE"}}),
+    );
+    for (i, t) in seeded.android.iter().enumerate() {
+        let replies = match i % 4 {
+            0 => vec![quota(Some(1))],
+            1 => vec![quota(None), unavailable.clone()],
+            2 => vec![unavailable.clone(), unavailable.clone()],
+            _ => continue,
+        };
+        fcm.state
+            .script
+            .lock()
+            .unwrap()
+            .insert(t.clone(), replies.into());
+    }
+    let t0 = Instant::now();
+    let id = room_question(&f).await;
+    until(
+        "every message recorded sent",
+        Duration::from_secs(60),
+        || sent(&f.db(), &id) == seeded.android.len(),
+    )
+    .await;
+    let per = accepted_per_device(None, Some(&fcm), &id);
+    println!(
+        "FCM faults: {} devices in {:?}, {} lost, {} sent twice",
+        seeded.android.len(),
+        t0.elapsed(),
+        seeded.android.len() - per.len(),
+        doubled(&per)
+    );
+    assert_eq!(per.len(), seeded.android.len(), "lost");
+    assert!(per.values().all(|n| *n == 1), "doubled: {per:?}");
+    for reason in ["QUOTA_EXCEEDED", "UNAVAILABLE"] {
+        let series = format!(r#"qp_push_gateway_errors_total{{gateway="fcm",reason="{reason}"}}"#);
+        assert!(metric(&f, &series).await >= 1.0, "{series}");
+    }
+}

@@ -778,11 +778,18 @@ pub async fn fcm(delay: Duration) -> FcmStandIn {
             let body = axum::body::to_bytes(body, 1 << 20)
                 .await
                 .unwrap_or_default();
-            let (status, value) = answer_fcm(&parts, &body, &st).await;
-            http::Response::builder()
+            let (status, mut value) = answer_fcm(&parts, &body, &st).await;
+            let mut resp = http::Response::builder()
                 .status(status)
-                .header("content-type", "application/json; charset=UTF-8")
-                .body(axum::body::Body::from(value.to_string()))
+                .header("content-type", "application/json; charset=UTF-8");
+            // A scripted reply's `retry_after_s` is sent as Retry-After.
+            if let Some(s) = value
+                .as_object_mut()
+                .and_then(|o| o.remove("retry_after_s"))
+            {
+                resp = resp.header("retry-after", s.to_string());
+            }
+            resp.body(axum::body::Body::from(value.to_string()))
                 .unwrap()
         }
     });
