@@ -53,6 +53,10 @@ pub struct Settings {
     /// sealed to it; devices without one get plain pushes. `"off"`: plain
     /// pushes for all.
     pub push_encryption: bool,
+    /// How long the push worker's claim on a job lasts (`push::budget`):
+    /// after a crash or a stall, its claimed pushes go again this long
+    /// after they were claimed.
+    pub push_lease: Duration,
     /// Answers one user may send per minute, and in a burst (429 beyond).
     pub answer_rate_per_minute: u32,
     pub answer_burst: u32,
@@ -193,6 +197,7 @@ impl Default for Settings {
             behind_proxy: false,
             trusted_proxies: Vec::new(),
             push_encryption: true,
+            push_lease: crate::push::budget::LEASE,
             answer_rate_per_minute: 120,
             answer_burst: 60,
             max_long_polls_per_token: 256,
@@ -369,6 +374,9 @@ pub struct PartialSettings {
     /// FCM base URL [default: https://fcm.googleapis.com].
     #[arg(long, env = "QP_FCM_BASE_URL")]
     pub fcm_base_url: Option<String>,
+    /// How long a server's claim on a push lasts, in ms: pushes an instance claimed and did not finish (it crashed, or stalled) go again this long after the claim, from any instance. Below the default, a send still running at three quarters of it is cut off and sent again later (the gateway may have it: counted in qp_push_resent_maybe_delivered_total) [default: 60000].
+    #[arg(long, env = "QP_PUSH_LEASE_MS")]
+    pub push_lease_ms: Option<u64>,
     /// How long a client may take to send a request body, in ms (408 after) [default: 10000].
     #[arg(long, env = "QP_BODY_TIMEOUT_MS")]
     pub body_timeout_ms: Option<u64>,
@@ -589,6 +597,7 @@ impl PartialSettings {
                     ))
                 }
             },
+            push_lease: ms(m.push_lease_ms, d.push_lease),
             answer_rate_per_minute: m.answer_rate_per_minute.unwrap_or(d.answer_rate_per_minute),
             answer_burst: m.answer_burst.unwrap_or(d.answer_burst),
             max_long_polls_per_token: m
@@ -699,6 +708,9 @@ fn check(s: &Settings) -> Result<(), String> {
     }
     if s.sweep_interval.is_zero() {
         return Err("sweep_interval_ms must be at least 1".into());
+    }
+    if s.push_lease < Duration::from_secs(1) {
+        return Err("push_lease_ms must be at least 1000".into());
     }
     if s.webhook_max_attempts == 0 {
         return Err("webhook_max_attempts must be at least 1".into());

@@ -160,6 +160,7 @@ pub async fn start(
                 Some(c) => {
                     let t = ApnsTransport::new(c)?;
                     t.gate().report_to(&app.metrics.push.credentials);
+                    t.report_resends_to(&app.metrics.push.resends);
                     Some(Arc::new(t))
                 }
                 None => None,
@@ -168,6 +169,7 @@ pub async fn start(
                 Some(c) => {
                     let t = FcmTransport::new(c)?;
                     t.gate().report_to(&app.metrics.push.credentials);
+                    t.report_resends_to(&app.metrics.push.resends);
                     Some(Arc::new(t))
                 }
                 None => None,

@@ -8,6 +8,8 @@
 //! in `scripts/bench-push`).
 
 mod common;
+#[path = "support/fanout.rs"]
+mod fanout;
 #[path = "support/gateways.rs"]
 mod gateways;
 
@@ -15,23 +17,10 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use qp_core::payload::{decode_apns, Push};
-use qp_server::push::apns::ApnsConfig;
-use qp_server::push::fcm::{FcmConfig, ServiceAccount};
 use qp_server::store::deliveries::push_jobs_of;
-use qp_server::store::identity::{self, DeviceRegistration};
 use serde_json::json;
 
-fn apns_config(url: &str, max_connections: usize) -> ApnsConfig {
-    ApnsConfig {
-        base_url: url.into(),
-        team_id: "TEAM123456".into(),
-        key_id: "KEY1234567".into(),
-        key_pem: gateways::fixture("apns-test-key.p8").into(),
-        key_file: None,
-        token_ttl: Duration::from_secs(3000),
-        max_connections,
-    }
-}
+use fanout::{apns_config, fcm_config, room_question, seed_devices, states, until};
 
 /// The gateways' private keys are held as secrets: a settings dump (a log
 /// line, a panic, a failed assertion) shows neither.
@@ -45,108 +34,6 @@ fn a_dump_of_the_gateway_settings_shows_no_private_key() {
     assert!(!dump.contains("PRIVATE KEY"), "{dump}");
     assert!(dump.contains("key_pem: Secret(…)"), "{dump}");
     assert!(dump.contains("private_key: Secret(…)"), "{dump}");
-}
-
-fn fcm_config(url: &str) -> FcmConfig {
-    FcmConfig {
-        base_url: url.into(),
-        account: ServiceAccount {
-            project_id: "qp-test".into(),
-            client_email: "qp-test@example.iam.gserviceaccount.com".into(),
-            private_key: String::from_utf8(gateways::fixture("fcm-test-key.pem"))
-                .unwrap()
-                .into(),
-            token_uri: format!("{url}/token"),
-        },
-        account_file: None,
-        max_connections: 4,
-    }
-}
-
-/// APNs device token number `i` (64 hex digits).
-fn apns_token(i: usize) -> String {
-    format!("{i:064x}")
-}
-
-fn fcm_token(i: usize) -> String {
-    format!("fcm-token-{i:06}")
-}
-
-/// Adds `users` members to the fixture's room, each with `ios` iPhones and
-/// `android` Android phones (tokens numbered from 0 across the room), in
-/// one transaction; returns the iOS tokens.
-fn seed_devices(f: &common::Fixture, users: usize, ios: usize, android: usize) -> Vec<String> {
-    let conn = f.db();
-    let tx = conn.transaction().unwrap();
-    let (mut n_ios, mut n_android, mut tokens) = (0, 0, vec![]);
-    for u in 0..users {
-        let user = identity::create_user(&*tx, &format!("Person {u}"), None).unwrap();
-        identity::add_member(&*tx, &f.room_id, &user.id).unwrap();
-        identity::create_user_token(&*tx, &user.id, "phone").unwrap();
-        for _ in 0..ios {
-            let token = apns_token(n_ios);
-            n_ios += 1;
-            identity::register_device(
-                &*tx,
-                &user.id,
-                None,
-                &DeviceRegistration {
-                    platform: "ios",
-                    push_token: &token,
-                    app_id: "io.example.app",
-                    locale: "",
-                    public_key: None,
-                    apns_environment: None,
-                },
-            )
-            .unwrap();
-            tokens.push(token);
-        }
-        for _ in 0..android {
-            let token = fcm_token(n_android);
-            n_android += 1;
-            identity::register_device(
-                &*tx,
-                &user.id,
-                None,
-                &DeviceRegistration {
-                    platform: "android",
-                    push_token: &token,
-                    app_id: "io.example.app",
-                    locale: "",
-                    public_key: None,
-                    apns_environment: None,
-                },
-            )
-            .unwrap();
-        }
-    }
-    tx.commit().unwrap();
-    tokens
-}
-
-async fn until(what: &str, limit: Duration, mut done: impl FnMut() -> bool) {
-    let t = Instant::now();
-    while !done() {
-        assert!(t.elapsed() < limit, "{what}: not within {limit:?}");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-}
-
-async fn room_question(f: &common::Fixture) -> String {
-    let q = f
-        .ask(json!({"prompt": "Deploy v1.4.0 to production?", "responder_scope": "room"}))
-        .await;
-    q["id"].as_str().unwrap().to_string()
-}
-
-/// Every job of the question, by state.
-fn states(f: &common::Fixture, id: &str) -> HashMap<String, usize> {
-    let mut by = HashMap::new();
-    for j in push_jobs_of(&f.db(), id).unwrap() {
-        *by.entry(j.state).or_insert(0) += 1;
-    }
-    by
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -385,61 +272,6 @@ async fn per_device_the_question_push_goes_before_its_resolution_under_retries()
     }
 }
 
-/// `qp serve` (the built binary) on `db` with its APNs and FCM at the
-/// stand-ins.
-fn instance(
-    db: &qp_server::store::Database,
-    dir: &std::path::Path,
-    apns: &str,
-    fcm: &str,
-) -> common::QpServe {
-    let qp_server::store::Database::Postgres(url) = db else {
-        panic!("PostgreSQL only")
-    };
-    let key = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/apns-test-key.p8")
-        .display()
-        .to_string();
-    // One file per instance (named by its FCM stand-in's port): the
-    // server reads the file again when it changes, so a file shared by
-    // both instances would hand A the account B's stand-in issues tokens
-    // for (as it did when the name came from the URLs' lengths).
-    let port = fcm.rsplit(':').next().unwrap_or_default();
-    let account = dir.join(format!("fcm-{port}.json"));
-    std::fs::write(
-        &account,
-        json!({
-            "project_id": "qp-test",
-            "client_email": "qp-test@example.iam.gserviceaccount.com",
-            "private_key": String::from_utf8(gateways::fixture("fcm-test-key.pem")).unwrap(),
-            "token_uri": format!("{fcm}/token"),
-        })
-        .to_string(),
-    )
-    .unwrap();
-    let account = account.display().to_string();
-    common::QpServe::start(&[
-        "--db",
-        url,
-        "--ask-rate-per-minute",
-        "1000000",
-        "--ask-burst",
-        "1000000",
-        "--apns-key",
-        &key,
-        "--apns-key-id",
-        "KEY1234567",
-        "--apns-team-id",
-        "TEAM123456",
-        "--apns-base-url",
-        apns,
-        "--fcm-service-account",
-        &account,
-        "--fcm-base-url",
-        fcm,
-    ])
-}
-
 /// Every device that accepted question `id`, with how many times, over
 /// both pairs of stand-ins.
 fn accepted_per_device(
@@ -448,20 +280,7 @@ fn accepted_per_device(
 ) -> Vec<HashMap<String, usize>> {
     pairs
         .iter()
-        .map(|(apns, fcm)| {
-            let mut per = HashMap::new();
-            for a in apns.state.accepted.lock().unwrap().iter() {
-                if a.collapse_id == id {
-                    *per.entry(a.device_token.clone()).or_insert(0) += 1;
-                }
-            }
-            for a in fcm.state.accepted.lock().unwrap().iter() {
-                if a.3 == id {
-                    *per.entry(a.0.clone()).or_insert(0) += 1;
-                }
-            }
-            per
-        })
+        .map(|(apns, fcm)| fanout::accepted_per_device(Some(apns), Some(fcm), id))
         .collect()
 }
 
@@ -477,30 +296,8 @@ async fn two_instances_on_postgres_share_a_10000_device_fan_out() {
         std::thread::spawn(move || {
             let conn = qp_server::store::connect(&db).unwrap();
             let ops = common::seed_ops_room(&conn);
-            let tx = conn.transaction().unwrap();
-            for u in 0..5000 {
-                let user = identity::create_user(&*tx, &format!("Person {u}"), None).unwrap();
-                identity::add_member(&*tx, &ops.room_id, &user.id).unwrap();
-                identity::create_user_token(&*tx, &user.id, "phone").unwrap();
-                for (platform, token) in [("ios", apns_token(u)), ("android", fcm_token(u))] {
-                    identity::register_device(
-                        &*tx,
-                        &user.id,
-                        None,
-                        &DeviceRegistration {
-                            platform,
-                            push_token: &token,
-                            app_id: "io.example.app",
-                            locale: "",
-                            public_key: None,
-                            apns_environment: None,
-                        },
-                    )
-                    .unwrap();
-                }
-            }
-            tx.commit().unwrap();
-            (ops.agent, 10_000)
+            let seeded = fanout::seed_room(&conn, &ops.room_id, 5000, 1, 1);
+            (ops.agent, seeded.len())
         })
         .join()
         .unwrap()
@@ -513,8 +310,8 @@ async fn two_instances_on_postgres_share_a_10000_device_fan_out() {
     let delay = Duration::from_millis(1000);
     let (apns_a, fcm_a) = (gateways::apns(delay, 500).await, gateways::fcm(delay).await);
     let (apns_b, fcm_b) = (gateways::apns(delay, 500).await, gateways::fcm(delay).await);
-    let a = instance(&db, dir.path(), &apns_a.url, &fcm_a.url);
-    let mut b = instance(&db, dir.path(), &apns_b.url, &fcm_b.url);
+    let a = fanout::instance(&db, dir.path(), &apns_a.url, &fcm_a.url, &[]);
+    let mut b = fanout::instance(&db, dir.path(), &apns_b.url, &fcm_b.url, &[]);
     let pairs = [(&apns_a, &fcm_a), (&apns_b, &fcm_b)];
     let http = reqwest::Client::new();
 

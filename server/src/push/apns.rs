@@ -108,6 +108,14 @@ impl ApnsTransport {
         &self.gate
     }
 
+    /// Counts pushes sent again that APNs may have accepted into
+    /// `resends` (the server's metrics).
+    pub fn report_resends_to(&self, resends: &super::metrics::Resends) {
+        for pool in [&self.pool, &self.production, &self.sandbox] {
+            pool.report_resends_to(resends.for_gateway("apns"));
+        }
+    }
+
     /// The signing key, read again when its file changed: then the token
     /// signed with the old key is dropped and a credential backoff (the old
     /// key refused) ends, so the new key is tried on this very push.

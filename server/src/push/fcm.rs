@@ -167,6 +167,12 @@ impl FcmTransport {
         &self.gate
     }
 
+    /// Counts messages sent again that FCM may have accepted into
+    /// `resends` (the server's metrics).
+    pub fn report_resends_to(&self, resends: &super::metrics::Resends) {
+        self.pool.report_resends_to(resends.for_gateway("fcm"));
+    }
+
     /// The service account, read again when its file changed: then the
     /// access token of the old one is dropped and a credential backoff
     /// (the old one refused) ends, so the new one is tried on this push.

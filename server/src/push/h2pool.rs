@@ -48,6 +48,8 @@ use http::{HeaderMap, Request};
 use tokio::net::TcpStream;
 use tokio::sync::Notify;
 
+use super::metrics::{GatewayResends, ResendCause};
+
 /// How long a TCP (+TLS, +HTTP/2) connection may take to set up (within
 /// [`STREAM_WAIT`]).
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
@@ -158,6 +160,9 @@ pub struct H2Pool {
     /// Signalled when a stream ends or a connection opens or closes.
     changed: Arc<Notify>,
     pub stats: PoolStats,
+    /// Where pushes sent again that the gateway may have accepted are
+    /// counted (`/metrics`).
+    resends: Mutex<GatewayResends>,
 }
 
 /// Decrements a connection's streams in flight when the request ends.
@@ -226,7 +231,21 @@ impl H2Pool {
             state: Mutex::new(State::default()),
             changed: Arc::new(Notify::new()),
             stats: PoolStats::default(),
+            resends: Mutex::new(GatewayResends::default()),
         })
+    }
+
+    /// Counts this pool's possibly doubled pushes into `resends` (the
+    /// server's metrics) from now on.
+    pub fn report_resends_to(&self, resends: GatewayResends) {
+        *self.resends.lock().unwrap_or_else(|p| p.into_inner()) = resends;
+    }
+
+    fn count_resend(&self, cause: ResendCause) {
+        self.resends
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .count(cause);
     }
 
     /// Connections open now (not closed by either side).
@@ -285,17 +304,24 @@ impl H2Pool {
                         .fetch_add(1, Ordering::Relaxed);
                     tracing::debug!(%why, "stream refused unprocessed: sending again");
                 }
-                Err(Failure::Lost(why)) if resends < MAX_RESENDS => {
+                Err(Failure::Lost(why, cause)) if resends < MAX_RESENDS => {
                     resends += 1;
                     self.stats
                         .resent_after_dead_connection
                         .fetch_add(1, Ordering::Relaxed);
+                    self.count_resend(cause);
                     tracing::debug!(%why, "connection lost under the stream: sending again");
                 }
-                Err(Failure::Refused(why) | Failure::Lost(why)) => {
-                    return Err(SendError::Stream(why))
+                Err(Failure::Refused(why)) => return Err(SendError::Stream(why)),
+                // The queue sends it again (the gateway may have it).
+                Err(Failure::Lost(why, cause)) => {
+                    self.count_resend(cause);
+                    return Err(SendError::Stream(why));
                 }
-                Err(Failure::Timeout) => return Err(SendError::Timeout),
+                Err(Failure::Timeout) => {
+                    self.count_resend(ResendCause::Timeout);
+                    return Err(SendError::Timeout);
+                }
                 Err(Failure::Other(why)) => return Err(SendError::Stream(why)),
             }
         }
@@ -318,10 +344,12 @@ impl H2Pool {
                     || (e.is_go_away() && e.reason() == Some(Reason::NO_ERROR)));
             if refused {
                 Failure::Refused(e.to_string())
-            } else if e.is_io() || *conn.dead.borrow() {
-                // The connection itself broke (or was closed for not
-                // answering PINGs) under the stream.
-                Failure::Lost(e.to_string())
+            } else if *conn.dead.borrow() {
+                // Closed for not answering PINGs under the stream.
+                Failure::Lost(e.to_string(), ResendCause::DeadConnection)
+            } else if e.is_io() {
+                // The connection itself broke under the stream.
+                Failure::Lost(e.to_string(), ResendCause::ConnectionLost)
             } else if e.is_go_away() && e.reason() != Some(Reason::NO_ERROR) {
                 // An error GOAWAY: h2 does not say which side of the
                 // last-stream-id this stream was, so it goes again (same
@@ -329,7 +357,7 @@ impl H2Pool {
                 if !conn.goaway_counted.swap(true, Ordering::AcqRel) {
                     self.goaway_error();
                 }
-                Failure::Lost(e.to_string())
+                Failure::Lost(e.to_string(), ResendCause::ConnectionLost)
             } else {
                 Failure::Other(e.to_string())
             }
@@ -341,7 +369,8 @@ impl H2Pool {
         tokio::pin!(lost);
         let send = tokio::select! {
             biased;
-            _ = &mut lost => return Err(Failure::Lost("the connection stopped answering PINGs".into())),
+            // Not yet sent: nothing the gateway could have taken.
+            _ = &mut lost => return Err(Failure::Refused("the connection stopped answering PINGs".into())),
             r = conn.send.clone().ready() => r.map_err(|e| classify(e, conn))?,
         };
         let mut send = send;
@@ -375,7 +404,10 @@ impl H2Pool {
         };
         tokio::select! {
             biased;
-            _ = &mut lost => Err(Failure::Lost("the connection stopped answering PINGs".into())),
+            _ = &mut lost => Err(Failure::Lost(
+                "the connection stopped answering PINGs".into(),
+                ResendCause::DeadConnection,
+            )),
             r = tokio::time::timeout(timeout, read) => match r {
                 Ok(r) => r,
                 // Dropping the stream resets it (RST_STREAM CANCEL).
@@ -553,18 +585,23 @@ impl H2Pool {
             let mut idle = Some(ping);
             // A PING still unanswered (h2 allows one at a time).
             let mut outstanding: Option<Pinging> = None;
+            let mut last_ping = tokio::time::Instant::now();
             loop {
-                let every = match weak.upgrade() {
+                // Looked at every PING_BUSY_EVERY, busy or not: a
+                // connection that was idle a moment ago (as every new one
+                // is, before its first stream) is pinged within a second
+                // of taking streams, not at the end of an idle interval.
+                tokio::time::sleep(PING_BUSY_EVERY).await;
+                let busy = match weak.upgrade() {
                     Some(c) if !c.closed.load(Ordering::Acquire) => {
-                        if c.in_flight.load(Ordering::Acquire) > 0 {
-                            PING_BUSY_EVERY
-                        } else {
-                            PING_IDLE_EVERY
-                        }
+                        c.in_flight.load(Ordering::Acquire) > 0
                     }
                     _ => return,
                 };
-                tokio::time::sleep(every).await;
+                if !busy && outstanding.is_none() && last_ping.elapsed() < PING_IDLE_EVERY {
+                    continue;
+                }
+                last_ping = tokio::time::Instant::now();
                 let mut pinging = match (outstanding.take(), idle.take()) {
                     (Some(p), _) => p,
                     (None, Some(mut pp)) => Box::pin(async move {
@@ -657,7 +694,7 @@ enum Failure {
     Refused(String),
     /// The connection died (no PING answer) or went away with an error
     /// under the stream: sent again at once; the gateway may have taken it.
-    Lost(String),
+    Lost(String, ResendCause),
     Timeout,
     Other(String),
 }
@@ -674,6 +711,33 @@ fn clone_request(req: &Request<()>) -> Request<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A request written and never answered is a push the gateway may
+    /// have taken: the timeout counts it in the pool's resend metric (the
+    /// queue sends it again).
+    #[tokio::test]
+    async fn an_unanswered_request_is_counted_as_maybe_delivered() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        tokio::spawn(async move {
+            let (tcp, _) = listener.accept().await.unwrap();
+            let mut conn = h2::server::handshake(tcp).await.unwrap();
+            let mut held: Vec<(_, h2::server::SendResponse<Bytes>)> = Vec::new();
+            while let Some(Ok(request)) = conn.accept().await {
+                held.push(request); // taken, never answered
+            }
+        });
+        let resends = crate::push::metrics::Resends::default();
+        let pool = H2Pool::new(&format!("http://127.0.0.1:{port}"), 1).unwrap();
+        pool.report_resends_to(resends.for_gateway("apns"));
+        let req = Request::post(pool.uri("/3/device/x")).body(()).unwrap();
+        let sent = pool
+            .send(req, Bytes::from_static(b"{}"), Duration::from_millis(300))
+            .await;
+        assert!(matches!(sent, Err(SendError::Timeout)), "{sent:?}");
+        assert_eq!(resends.get("apns", ResendCause::Timeout), 1);
+        assert_eq!(resends.get("apns", ResendCause::ConnectionLost), 0);
+    }
 
     /// A request dropped while its connection is being set up (here a TLS
     /// handshake the server never answers) gives the attempt back: the

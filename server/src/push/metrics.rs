@@ -9,7 +9,17 @@
 //!   APNs and FCM by its documented reason (`other` for one not in
 //!   [`super::gateway_errors::ERRORS`]);
 //! - `qp_push_auth_failures_total{gateway}`, `qp_push_credential_failing{gateway}`:
-//!   credential refusals ([`super::credentials`]).
+//!   credential refusals ([`super::credentials`]);
+//! - `qp_push_resent_maybe_delivered_total{gateway,cause}`: pushes sent
+//!   again although the gateway may already have accepted them (the phone
+//!   may get them twice, under the same collapse id: one notification).
+//!   `cause` is `dead_connection` (a PING went unanswered under the
+//!   stream), `connection_lost` (the connection broke, or went away with
+//!   an error, after the request was written) or `timeout` (no answer in
+//!   time after the request was written: the queue sends it again).
+//!   Pushes a gateway refused unprocessed (a `GOAWAY`'s streams above its
+//!   last-stream-id, `REFUSED_STREAM`) are sent again without counting:
+//!   they cannot arrive twice.
 //!
 //! A push that fails for good is logged at warn, at most one line per
 //! gateway and reason each [`FAILURE_LOG_EVERY`] (with how many were not
@@ -44,6 +54,84 @@ struct OutcomeLabels {
     gateway: &'static str,
     outcome: &'static str,
     reason: &'static str,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ResendLabels {
+    gateway: &'static str,
+    cause: &'static str,
+}
+
+/// Why a push the gateway may have accepted is sent again (the `cause`
+/// label of `qp_push_resent_maybe_delivered_total`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ResendCause {
+    /// The connection stopped answering PINGs under the stream.
+    DeadConnection,
+    /// The connection broke or went away with an error under the stream.
+    ConnectionLost,
+    /// No answer within the timeout once the request was written.
+    Timeout,
+}
+
+impl ResendCause {
+    pub fn label(self) -> &'static str {
+        match self {
+            ResendCause::DeadConnection => "dead_connection",
+            ResendCause::ConnectionLost => "connection_lost",
+            ResendCause::Timeout => "timeout",
+        }
+    }
+}
+
+/// Counts pushes sent again that the gateway may have accepted: shared by
+/// the transports' connection pools (through [`Resends::for_gateway`]) and
+/// the worker. A clone counts into the same series.
+#[derive(Clone, Default)]
+pub struct Resends {
+    family: Family<ResendLabels, Counter>,
+}
+
+impl Resends {
+    pub fn count(&self, gateway: &'static str, cause: ResendCause) {
+        self.family
+            .get_or_create(&ResendLabels {
+                gateway,
+                cause: cause.label(),
+            })
+            .inc();
+    }
+
+    /// What one gateway's pool counts into.
+    pub fn for_gateway(&self, gateway: &'static str) -> GatewayResends {
+        GatewayResends {
+            resends: self.clone(),
+            gateway,
+        }
+    }
+
+    /// The count so far (tests).
+    pub fn get(&self, gateway: &'static str, cause: ResendCause) -> u64 {
+        self.family
+            .get_or_create(&ResendLabels {
+                gateway,
+                cause: cause.label(),
+            })
+            .get()
+    }
+}
+
+/// [`Resends`] for one gateway (a pool knows no more than its own).
+#[derive(Clone, Default)]
+pub struct GatewayResends {
+    resends: Resends,
+    gateway: &'static str,
+}
+
+impl GatewayResends {
+    pub fn count(&self, cause: ResendCause) {
+        self.resends.count(self.gateway, cause)
+    }
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -92,6 +180,8 @@ pub struct PushMetrics {
     in_flight: Family<GatewayLabels, Gauge>,
     outcomes: Family<OutcomeLabels, Counter>,
     gateway_errors: Family<GatewayErrorLabels, Counter>,
+    /// Pushes sent again that the gateway may have accepted.
+    pub resends: Resends,
     /// The gateways' credential state (the transports report to it).
     pub credentials: super::credentials::CredentialBoard,
     /// Per gateway and reason: when a failure was last logged, and how
@@ -115,6 +205,7 @@ impl Default for PushMetrics {
             in_flight: Default::default(),
             outcomes: Default::default(),
             gateway_errors: Default::default(),
+            resends: Default::default(),
             credentials: Default::default(),
             failure_log: Default::default(),
         }
@@ -181,7 +272,7 @@ impl Drop for InFlight {
 }
 
 impl PushMetrics {
-    /// Adds the three metrics to `/metrics`' registry (prefix `qp_`).
+    /// Adds the push metrics to `/metrics`' registry (prefix `qp_`).
     pub fn register(&self, r: &mut Registry) {
         r.register(
             "push_latency_seconds",
@@ -202,6 +293,11 @@ impl PushMetrics {
             "push_gateway_errors",
             "APNs and FCM error answers by gateway and documented reason (other: not documented)",
             self.gateway_errors.clone(),
+        );
+        r.register(
+            "push_resent_maybe_delivered",
+            "Pushes sent again although the gateway may have accepted them (a dead or broken connection, or no answer in time, after the request was written), per gateway and cause",
+            self.resends.family.clone(),
         );
         self.credentials.register(r);
     }

@@ -257,7 +257,11 @@ struct Finished {
 
 /// Drains due push jobs forever through `transport`.
 pub async fn run_worker(app: Arc<App>, transport: Arc<dyn PushTransport>) {
-    run_worker_with(app, transport, WorkerLimits::default()).await
+    let limits = WorkerLimits {
+        lease_ms: app.settings.push_lease.as_millis() as i64,
+        ..WorkerLimits::default()
+    };
+    run_worker_with(app, transport, limits).await
 }
 
 /// [`run_worker`] with explicit limits (tests, the benchmark).
@@ -344,7 +348,15 @@ pub async fn run_worker_with(
                     .map_or("none", |m| metrics::gateway_of(&m.device.platform));
                 let _flight = metrics.metrics.push.in_flight(gateway);
                 let outcome = match &msg {
-                    Some(m) => within_lease(cap, transport.send(m)).await,
+                    Some(m) => match within_lease(cap, transport.send(m)).await {
+                        Ok(outcome) => outcome,
+                        // Cut off mid-send: the gateway may have it.
+                        Err(cut) => {
+                            let resends = &metrics.metrics.push.resends;
+                            resends.count(gateway, metrics::ResendCause::Timeout);
+                            cut
+                        }
+                    },
                     None => PushOutcome::Failed("device or question no longer exists".into()),
                 };
                 let _ = done.send(Finished {
@@ -360,18 +372,18 @@ pub async fn run_worker_with(
 
 /// A send cut off at `cap` (what the lease leaves once the outcome is
 /// recorded) comes back as a retry, so the job is given back before its
-/// lease ends, never claimed by another instance while still in flight.
-async fn within_lease(cap: Duration, send: PushFuture<'_>) -> PushOutcome {
-    match tokio::time::timeout(cap, send).await {
-        Ok(outcome) => outcome,
-        Err(_) => PushOutcome::Retry {
+/// lease ends, never claimed by another instance while still in flight
+/// (`Err`: cut off).
+async fn within_lease(cap: Duration, send: PushFuture<'_>) -> Result<PushOutcome, PushOutcome> {
+    tokio::time::timeout(cap, send)
+        .await
+        .map_err(|_| PushOutcome::Retry {
             reason: format!(
                 "no answer within {} ms (the lease's budget)",
                 cap.as_millis()
             ),
             after: None,
-        },
-    }
+        })
 }
 
 /// The devices and questions of a claimed batch: one query per 500
@@ -458,42 +470,41 @@ fn record_one(conn: &crate::store::Conn, f: Finished) -> crate::store::DbResult<
     let now = now_ms();
     let job = f.job;
     let attempts = job.attempts + 1;
-    match f.outcome {
-        PushOutcome::Sent => {
-            deliveries::mark_push(conn, job.id, PushJobState::Sent, attempts, now, None)
-        }
-        PushOutcome::DeviceGone => {
-            deliveries::mark_push(
-                conn,
-                job.id,
-                PushJobState::Failed,
-                attempts,
-                now,
-                Some("device unregistered"),
-            )?;
-            crate::store::identity::forget_device(conn, &job.device_id)
-        }
+    let (state, next_ms, error) = match &f.outcome {
+        PushOutcome::Sent => (PushJobState::Sent, now, None),
+        PushOutcome::DeviceGone => (PushJobState::Failed, now, Some("device unregistered")),
         PushOutcome::Retry { reason, after } if attempts < PUSH_MAX_ATTEMPTS => {
             let delay = after.unwrap_or_else(|| RetryPolicy::PUSH.delay(attempts));
-            deliveries::mark_push(
-                conn,
-                job.id,
+            (
                 PushJobState::Queued,
-                attempts,
                 now + delay.as_millis() as i64,
-                Some(&reason),
+                Some(reason.as_str()),
             )
         }
         // Failed for good, or out of attempts.
-        PushOutcome::Failed(reason) | PushOutcome::Retry { reason, .. } => deliveries::mark_push(
-            conn,
-            job.id,
-            PushJobState::Failed,
-            attempts,
-            now,
-            Some(&reason),
-        ),
+        PushOutcome::Failed(reason) | PushOutcome::Retry { reason, .. } => {
+            (PushJobState::Failed, now, Some(reason.as_str()))
+        }
+    };
+    let held = deliveries::mark_push(
+        conn,
+        job.id,
+        job.claimed_until_ms,
+        state,
+        attempts,
+        next_ms,
+        error,
+    )?;
+    if !held {
+        // This instance stalled past its lease: another claimed the job
+        // and owns its outcome.
+        tracing::debug!(job = job.id, "push outcome of a lost claim: not recorded");
+        return Ok(());
     }
+    if f.outcome == PushOutcome::DeviceGone {
+        crate::store::identity::forget_device(conn, &job.device_id)?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -531,7 +542,9 @@ mod tests {
         assert!(budget::send_cap(budget::LEASE) < budget::LEASE);
         let cap = Duration::from_millis(200);
         let t = std::time::Instant::now();
-        let outcome = within_lease(cap, Box::pin(std::future::pending())).await;
+        let outcome = within_lease(cap, Box::pin(std::future::pending()))
+            .await
+            .unwrap_err();
         assert!(matches!(outcome, PushOutcome::Retry { .. }), "{outcome:?}");
         assert!(t.elapsed() >= cap && t.elapsed() < Duration::from_secs(5));
     }

@@ -201,6 +201,9 @@ pub struct DuePush {
     pub attempts: u32,
     /// When the job was queued (ms): the start of its latency.
     pub created_ms: i64,
+    /// The end of this claim's lease, as the claim wrote it: the outcome
+    /// is recorded only while the job still holds it (see [`mark_push`]).
+    pub claimed_until_ms: i64,
 }
 
 /// Claims up to `limit` due push jobs, as [`claim_webhooks`] does, oldest
@@ -240,6 +243,7 @@ pub fn claim_pushes(
                 },
                 attempts: r.get(4)?,
                 created_ms: r.get(5)?,
+                claimed_until_ms: lease_until_ms,
             })
         },
     )?;
@@ -308,20 +312,35 @@ impl PushJobState {
     }
 }
 
-/// Records a push attempt: sent, failed, or queued again (retry at `next_ms`).
+/// Records a push attempt of the claim that ends at `claimed_until_ms`:
+/// sent, failed, or queued again (retry at `next_ms`). Only while that
+/// claim still holds the job (queued, its lease as the claim wrote it):
+/// an instance that stalled past its lease, whose jobs another claimed
+/// and recorded meanwhile, must not undo that record (a sent push queued
+/// again would go a third time). False: the claim was lost, nothing
+/// written.
 pub fn mark_push(
     conn: &Conn,
     id: i64,
+    claimed_until_ms: i64,
     state: PushJobState,
     attempts: u32,
     next_ms: i64,
     error: Option<&str>,
-) -> DbResult<()> {
-    conn.execute(
-        "UPDATE push_jobs SET state = ?2, attempts = ?3, next_attempt_ms = ?4, last_error = ?5 WHERE id = ?1",
-        params![id, state.as_str(), attempts, next_ms, error],
+) -> DbResult<bool> {
+    let n = conn.execute(
+        "UPDATE push_jobs SET state = ?2, attempts = ?3, next_attempt_ms = ?4, last_error = ?5 \
+         WHERE id = ?1 AND state = 'queued' AND next_attempt_ms = ?6",
+        params![
+            id,
+            state.as_str(),
+            attempts,
+            next_ms,
+            error,
+            claimed_until_ms
+        ],
     )?;
-    Ok(())
+    Ok(n > 0)
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -519,6 +519,16 @@ impl QpServe {
         }
     }
 
+    /// Sends `signal` (`STOP`, `CONT`…) to the process.
+    pub fn signal(&self, signal: &str) {
+        let pid = self.child.id().to_string();
+        let sent = std::process::Command::new("kill")
+            .args([&format!("-{signal}"), &pid])
+            .status()
+            .unwrap();
+        assert!(sent.success(), "kill -{signal} {pid}");
+    }
+
     /// kill -9: no shutdown, no flush.
     pub fn kill(&mut self) {
         let _ = self.child.kill();

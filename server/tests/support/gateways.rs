@@ -103,6 +103,10 @@ pub struct ApnsState {
     /// connection a NAT dropped without a word. When it did.
     freeze_at: AtomicUsize,
     pub frozen_at: Mutex<Option<Instant>>,
+    /// The connection that went silent (its number, from 1), or sent the
+    /// GOAWAY (0: none).
+    pub frozen_connection: AtomicUsize,
+    pub goaway_connection: AtomicUsize,
     pub goaways: AtomicUsize,
     verified: Mutex<HashSet<String>>,
     delay_ms: AtomicU64,
@@ -269,6 +273,9 @@ enum Out {
     Own(Frame),
     /// A new stream limit.
     Limit(usize),
+    /// The h2 server ended (after a GOAWAY, say): close the connection, as
+    /// a server does once it has gone away.
+    Close,
 }
 
 /// The per-connection handle the request handlers use.
@@ -339,6 +346,7 @@ async fn serve_apns_connection(tcp: TcpStream, state: Arc<ApnsState>, id: usize)
                 return;
             }
             let frame = match out {
+                Out::Close => break,
                 Out::Own(f) => f,
                 Out::Limit(limit) => {
                     let mut s = st.lock().unwrap();
@@ -412,6 +420,7 @@ async fn serve_apns_connection(tcp: TcpStream, state: Arc<ApnsState>, id: usize)
                 return;
             }
         }
+        let _ = out.send(Out::Close);
     });
 
     // Client -> server.
@@ -510,6 +519,7 @@ async fn run_h2_server(io: tokio::io::DuplexStream, state: Arc<ApnsState>, ctl: 
             _ = ctl.goaway.notified(), if !going_away => {
                 going_away = true;
                 state.goaways.fetch_add(1, Ordering::SeqCst);
+                state.goaway_connection.store(ctl.id, Ordering::SeqCst);
                 if state.goaway_error.load(Ordering::SeqCst) {
                     conn.abrupt_shutdown(h2::Reason::INTERNAL_ERROR);
                 } else {
@@ -606,6 +616,7 @@ async fn answer_apns(
                     if n == state.freeze_at.load(Ordering::SeqCst) {
                         // Accepted, but the answer never reaches the client.
                         ctl.frozen.store(true, Ordering::SeqCst);
+                        state.frozen_connection.store(ctl.id, Ordering::SeqCst);
                         *state.frozen_at.lock().unwrap() = Some(Instant::now());
                     }
                     state.answered.lock().unwrap().push((token.clone(), 200));
@@ -767,11 +778,18 @@ pub async fn fcm(delay: Duration) -> FcmStandIn {
             let body = axum::body::to_bytes(body, 1 << 20)
                 .await
                 .unwrap_or_default();
-            let (status, value) = answer_fcm(&parts, &body, &st).await;
-            http::Response::builder()
+            let (status, mut value) = answer_fcm(&parts, &body, &st).await;
+            let mut resp = http::Response::builder()
                 .status(status)
-                .header("content-type", "application/json; charset=UTF-8")
-                .body(axum::body::Body::from(value.to_string()))
+                .header("content-type", "application/json; charset=UTF-8");
+            // A scripted reply's `retry_after_s` is sent as Retry-After.
+            if let Some(s) = value
+                .as_object_mut()
+                .and_then(|o| o.remove("retry_after_s"))
+            {
+                resp = resp.header("retry-after", s.to_string());
+            }
+            resp.body(axum::body::Body::from(value.to_string()))
                 .unwrap()
         }
     });
