@@ -75,8 +75,47 @@ async function fetchQuestion(session, id) {
   }
 }
 
-self.addEventListener('install', () => self.skipWaiting());
-self.addEventListener('activate', (event) => event.waitUntil(self.clients.claim()));
+// The app's shell, cached so the page opens without the network and a
+// reload downloads none of it. The server stamps the shell's version (a
+// digest of every other file of the app) into this file at build time: a
+// new build is a new worker, which caches the new shell and drops the old.
+// The page is one load behind an upgrade (the old worker serves the load
+// that installs the new one). The API is never cached here.
+const SHELL = 'qp-shell-@QP_SHELL_VERSION@';
+const SHELL_FILES = [
+  './', 'style.css', 'pkg/qp_web.js', 'pkg/qp_web_bg.wasm', 'store.js', 'push.js', 'app.js',
+  'manifest.webmanifest', 'icon.svg', 'icon-192.png',
+];
+
+self.addEventListener('install', (event) => {
+  event.waitUntil((async () => {
+    const cache = await caches.open(SHELL);
+    await cache.addAll(SHELL_FILES);
+    await self.skipWaiting();
+  })());
+});
+self.addEventListener('activate', (event) => event.waitUntil((async () => {
+  for (const name of await caches.keys()) {
+    if (name.startsWith('qp-shell-') && name !== SHELL) await caches.delete(name);
+  }
+  await self.clients.claim();
+})()));
+
+// The shell from the cache (a page of the app, whatever its query, is the
+// shell's page); anything else, the API first of all, from the network.
+self.addEventListener('fetch', (event) => {
+  const req = event.request;
+  if (req.method !== 'GET') return;
+  const url = new URL(req.url);
+  const scope = new URL(self.registration.scope);
+  if (url.origin !== scope.origin || !url.pathname.startsWith(scope.pathname)) return;
+  const navigation = req.mode === 'navigate';
+  event.respondWith((async () => {
+    const cache = await caches.open(SHELL);
+    const hit = await cache.match(navigation ? './' : req, { ignoreSearch: navigation });
+    return hit || fetch(req);
+  })());
+});
 
 self.addEventListener('push', (event) => {
   event.waitUntil((async () => {
