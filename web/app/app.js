@@ -334,6 +334,16 @@ async function poll(signal) {
   if (fresh.length) announce(fresh);
 }
 
+// A question the service worker was pushed: drawn at once, as pushed, when
+// the page does not have it yet; the feed's wait brings the server's copy,
+// which replaces it (and says if it was resolved meanwhile).
+async function pushed(q) {
+  if (!session || !q.id || questions.has(q.id)) return;
+  questions.set(q.id, q);
+  await render();
+  announce([q]);
+}
+
 function announce(fresh) {
   const cells = JSON.parse(responder.feed(JSON.stringify(fresh), Date.now()));
   $('announce').textContent = cells.map((c) => `${t('web-new-question')}: ${c.title}. ${c.prompt}`).join(' ');
@@ -611,6 +621,10 @@ async function start() {
     navigator.serviceWorker.register('sw.js', { scope: './' }).catch(() => {});
     navigator.serviceWorker.addEventListener('message', (ev) => {
       const m = ev.data || {};
+      if (m.type === 'question' && m.question) {
+        pushed(m.question).catch(() => {});
+        return;
+      }
       if (m.type === 'open' && m.question) openFor = m.question;
       refresh();
     });

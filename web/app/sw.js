@@ -21,8 +21,12 @@ function maxActions() {
   return (self.Notification && Notification.maxActions) || 0;
 }
 
-async function tellPages() {
-  for (const c of await self.clients.matchAll({ type: 'window' })) c.postMessage({ type: 'changed' });
+// Open pages hear of every push at once, before their long-poll returns:
+// a question comes with it (drawn as pushed until the server's list has
+// it); anything else has them read the list again.
+async function tellPages(question) {
+  const message = question ? { type: 'question', question } : { type: 'changed' };
+  for (const c of await self.clients.matchAll({ type: 'window' })) c.postMessage(message);
 }
 
 function show(n, data, silent) {
@@ -131,7 +135,9 @@ self.addEventListener('push', (event) => {
       return;
     }
     if (out.kind === 'question') {
+      await tellPages(out.pending);
       await show(out.notification, { question: out.question, opens_app: out.notification.opens_app });
+      return;
     } else {
       // Always shown, under the question's tag, replacing any: from the
       // question showing, else from the server's.

@@ -160,7 +160,8 @@ impl Responder {
     }
 
     /// A Web Push's decrypted payload: `{"kind":"question","notification":…,
-    /// "question":…}` or `{"kind":"resolved","notice":…}` (then
+    /// "question":…,"pending":…}` (`pending`: the question as a pending
+    /// Question, for the feed) or `{"kind":"resolved","notice":…}` (then
     /// [`Responder::resolved`] with the question shown). `max_actions` is
     /// the browser's `Notification.maxActions`.
     pub fn push(&self, payload: &str, max_actions: u32) -> Result<String, String> {
@@ -169,6 +170,9 @@ impl Responder {
                 "kind": "question",
                 "notification": web_notification(&cq, max_actions, &self.copy),
                 "question": cq,
+                // As the feed draws it, for an open page until the server's
+                // list brings the question itself.
+                "pending": cq.to_question(),
             })
             .to_string()),
             Push::Resolved(notice) => Ok(json!({"kind": "resolved", "notice": notice}).to_string()),
