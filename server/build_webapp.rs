@@ -23,8 +23,12 @@
 //! without the web app is built only on request (`QP_WEB_APP=none`), and
 //! then says so in the build output and its start log.
 //!
-//! Writes `$OUT_DIR/webapp_files.rs`: `FILES: &[(&str, &[u8])]`, path
-//! relative to the app's root ("index.html", "pkg/qp_web_bg.wasm"), and
+//! Writes `$OUT_DIR/webapp_files.rs`: `FILES: &[File]`, each with its path
+//! relative to the app's root ("index.html", "pkg/qp_web_bg.wasm"), its
+//! bytes, the same compressed with gzip and Brotli (when that saves), and
+//! its tag (a digest of the
+//! bytes, the HTTP validator); the service worker with its shell version
+//! stamped in (a digest of every other file); and
 //! `STALE: Option<&str>` (why the WebAssembly may predate these sources) and
 //! `SOURCES_DIGEST` (these sources' digest, which a test compares with
 //! `scripts/build-web --sources-digest`).
@@ -159,13 +163,34 @@ pub fn embed() {
     }
     files.sort();
 
-    let mut src = String::from("pub static FILES: &[(&str, &[u8])] = &[\n");
+    let out_dir = PathBuf::from(std::env::var("OUT_DIR").unwrap());
+    let mut src = String::from("pub static FILES: &[File] = &[\n");
+    let shell = shell_version(&files);
     for (rel, path) in &files {
         watch(path);
+        let mut bytes = std::fs::read(path).unwrap();
+        let mut raw_path = path.clone();
+        if rel == SERVICE_WORKER {
+            bytes = stamp_service_worker(&bytes, &shell);
+            raw_path = out_dir.join("webapp-sw.js");
+            std::fs::write(&raw_path, &bytes).unwrap();
+        }
+        let tag = hex(&Sha256::digest(&bytes))[..20].to_string();
+        let compressed = |kind: &str, bytes: Option<Vec<u8>>| match bytes {
+            Some(b) => {
+                let p = out_dir.join(format!("webapp-{tag}.{kind}"));
+                std::fs::write(&p, b).unwrap();
+                format!("Some(include_bytes!({:?}))", p.display().to_string())
+            }
+            None => "None".into(),
+        };
+        let gzip = compressed("gz", worth_it(&bytes, gzipped(&bytes)));
+        let br = compressed("br", worth_it(&bytes, brotli(&bytes)));
         writeln!(
             src,
-            "    ({rel:?}, include_bytes!({:?})),",
-            path.display().to_string()
+            "    File {{ path: {rel:?}, raw: include_bytes!({:?}), gzip: {gzip}, br: {br}, \
+             tag: {tag:?} }},",
+            raw_path.display().to_string(),
         )
         .unwrap();
     }
@@ -176,8 +201,61 @@ pub fn embed() {
         "#[allow(dead_code)]\npub static SOURCES_DIGEST: &str = {digest:?};"
     )
     .unwrap();
-    let out = PathBuf::from(std::env::var("OUT_DIR").unwrap()).join("webapp_files.rs");
-    std::fs::write(out, src).unwrap();
+    std::fs::write(out_dir.join("webapp_files.rs"), src).unwrap();
+}
+
+/// The service worker, whose cache of the app's shell is named after the
+/// shell's version: a new build changes its bytes, so browsers install it,
+/// and it replaces the cached shell.
+const SERVICE_WORKER: &str = "sw.js";
+
+/// What `sw.js` says where its shell version goes.
+const SHELL_VERSION_MARK: &str = "@QP_SHELL_VERSION@";
+
+/// A digest of every file of the app but the service worker.
+fn shell_version(files: &[(String, PathBuf)]) -> String {
+    let mut h = Sha256::new();
+    for (rel, path) in files.iter().filter(|(rel, _)| rel != SERVICE_WORKER) {
+        h.update(rel.as_bytes());
+        h.update([0]);
+        h.update(Sha256::digest(std::fs::read(path).unwrap_or_default()));
+    }
+    hex(&h.finalize())[..16].to_string()
+}
+
+fn stamp_service_worker(bytes: &[u8], version: &str) -> Vec<u8> {
+    let text = String::from_utf8_lossy(bytes);
+    if !text.contains(SHELL_VERSION_MARK) {
+        fail(&format!(
+            "web/app/{SERVICE_WORKER} has no {SHELL_VERSION_MARK}"
+        ));
+    }
+    text.replace(SHELL_VERSION_MARK, version).into_bytes()
+}
+
+/// The compressed bytes, when they save at least a tenth (images are
+/// compressed already).
+fn worth_it(raw: &[u8], compressed: Vec<u8>) -> Option<Vec<u8>> {
+    (compressed.len() * 10 < raw.len() * 9).then_some(compressed)
+}
+
+fn gzipped(bytes: &[u8]) -> Vec<u8> {
+    use flate2::{write::GzEncoder, Compression};
+    use std::io::Write as _;
+    let mut enc = GzEncoder::new(Vec::new(), Compression::best());
+    enc.write_all(bytes).unwrap();
+    enc.finish().unwrap()
+}
+
+fn brotli(bytes: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    let params = brotli::enc::BrotliEncoderParams {
+        quality: 11,
+        lgwin: 22,
+        ..Default::default()
+    };
+    brotli::BrotliCompress(&mut &bytes[..], &mut out, &params).unwrap();
+    out
 }
 
 /// Stops the build with `why` (cargo shows a build script's panic message).

@@ -9,7 +9,16 @@ pub use crate::actions::{ActionError, ActionErrorKind};
 use crate::actions::{CHOOSE_ACTION_ID, OPTION_ACTION_PREFIX, TEXT_ACTION_ID};
 use crate::payload::CompactQuestion;
 use crate::present::android::choice_labels;
-use crate::protocol::{validate_answer, AnswerSubmission, ErrorCode};
+use crate::protocol::{typed_length, validate_answer, AnswerSubmission, ErrorCode};
+
+/// How many more characters typed text may have before it no longer fits
+/// the question's `text_input` (negative when over), counted as the
+/// protocol counts ([`typed_length`]); `None` when the question takes no
+/// typed answer. What a reply field shows as it is typed.
+pub fn characters_left(q: &CompactQuestion, text: &str) -> Option<i64> {
+    let input = q.text_input.as_ref()?;
+    Some(i64::from(input.max_length) - typed_length(text) as i64)
+}
 
 /// Maps an action (and the text that came with it) to an answer.
 pub fn map_action(
@@ -38,7 +47,7 @@ pub fn map_action(
         ErrorCode::TooLong => {
             let t = text.unwrap_or_default().to_string();
             ActionError::TextTooLong {
-                length: t.trim().chars().count() as u32,
+                length: typed_length(&t) as u32,
                 text: t,
                 max_length: q.text_input.as_ref().map(|t| t.max_length).unwrap_or(0),
             }

@@ -19,6 +19,7 @@ pub mod build_info;
 pub mod cli;
 pub mod config;
 pub mod connections;
+pub mod feed_wake;
 pub mod health;
 pub mod hook;
 pub mod housekeeping;

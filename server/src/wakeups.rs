@@ -9,8 +9,8 @@
 //! large to carry). A revoked token notifies `revoked:<hash>`, so every
 //! instance forgets it; an MCP session a client ended notifies
 //! `mcp-ended:<id hash>`, so every instance closes its copy. A push to a dev device notifies `dev`, which wakes dev
-//! inbox long-polls. A new question notifies `asked`; it and every
-//! `resolved:` wake the people's feed long-polls. When the listening connection drops, the instance
+//! inbox long-polls. A new question notifies `asked:<whose feeds>`; it and
+//! every `resolved:` wake the feed long-polls of the people concerned. When the listening connection drops, the instance
 //! reconnects with backoff, listens again, and then re-checks every parked
 //! question, so a wake-up sent while it was disconnected is not lost.
 
@@ -109,8 +109,18 @@ fn probes() -> std::sync::MutexGuard<
 }
 
 /// The notice an ask's commit sends (queued inside the ask's transaction:
-/// `store::questions`), which wakes every instance's feed long-polls.
+/// `store::questions`), which wakes the feed long-polls the question
+/// concerns on every instance: `asked:<key>` ([`asked_payload`]); a bare
+/// `asked` wakes them all.
 pub const ASKED: &str = "asked";
+
+/// The notice for the ask of `q`: whose feeds it wakes.
+pub fn asked_payload(q: &Question) -> String {
+    match crate::feed_wake::key_of(q) {
+        Some(key) => format!("{ASKED}:{key}"),
+        None => ASKED.to_string(),
+    }
+}
 
 /// Tells every instance a dev device's inbox changed.
 pub fn notify_dev_inbox(conn: &Conn) -> DbResult<()> {
@@ -202,7 +212,10 @@ async fn handle(app: &Arc<App>, payload: &str) {
             Some((id, json)) => (id, serde_json::from_str::<Question>(json).ok()),
             None => (rest, None),
         };
-        app.feed_wake.notify_waiters();
+        match &carried {
+            Some(q) if q.id == id => app.feed_wake.wake_for(q),
+            _ => app.feed_wake.wake_all(),
+        }
         // Only questions someone waits on here matter; one the wake-up
         // carries costs no read.
         if app.waiters.is_waited(id) {
@@ -221,8 +234,11 @@ async fn handle(app: &Arc<App>, payload: &str) {
         }
     } else if let Some(hash) = payload.strip_prefix("mcp-ended:") {
         app.mcp_sessions.ended_by_hash(hash);
+    } else if let Some(key) = payload.strip_prefix("asked:") {
+        app.feed_wake.wake_keys([key]);
     } else if payload == ASKED {
-        app.feed_wake.notify_waiters();
+        // From an instance that does not say whom (an older version).
+        app.feed_wake.wake_all();
     } else if payload == "dev" {
         app.dev_wake.notify_waiters();
     }
@@ -240,7 +256,7 @@ async fn recheck_parked(app: &Arc<App>) {
         release_if_resolved(app, ids).await;
     }
     app.dev_wake.notify_waiters();
-    app.feed_wake.notify_waiters();
+    app.feed_wake.wake_all();
 }
 
 async fn release_if_resolved(app: &Arc<App>, ids: Vec<String>) {

@@ -171,6 +171,57 @@ async fn feed_wait_holds_while_nothing_the_person_may_see_changes() {
     assert!(took < Duration::from_secs(2), "{took:?}");
 }
 
+/// A change wakes only the feeds of the people it concerns: a question
+/// asked of a person wakes that person's, one for the room its members'.
+/// The feed of someone outside the room is not woken at all (it reads
+/// nothing again) and runs to its timeout.
+#[tokio::test(flavor = "multi_thread")]
+async fn feed_wait_wakes_only_the_people_concerned() {
+    let f = Fixture::new().await;
+    let app = &f.server.as_ref().expect("a running server").app;
+    let settle = || tokio::time::sleep(Duration::from_millis(300));
+    // Carol is in another room: neither question is hers to see.
+    let (_, carol_v) = feed(&f, &f.carol_token).await;
+    let carol = wait(&f, &f.carol_token, &carol_v, 3);
+    f.until_parked(1).await;
+    let before = app.feed_wake.woken();
+    f.ask(json!({"prompt": "For the owner"})).await;
+    f.ask(json!({"prompt": "For the room", "responder_scope": "room"}))
+        .await;
+    settle().await;
+    assert_eq!(
+        app.feed_wake.woken(),
+        before,
+        "a question in a room Carol is not in woke her feed"
+    );
+    let (s, body, took) = carol.await.unwrap();
+    assert_eq!(s, 200, "{body}");
+    assert!(ids(&body).is_empty(), "{body}");
+    assert!(
+        took >= Duration::from_millis(2900),
+        "returned after {took:?}"
+    );
+    // Bob, a member of the room, is woken by the room's question only.
+    let (_, bob_v) = feed(&f, &f.bob_token).await;
+    let bob = wait(&f, &f.bob_token, &bob_v, 20);
+    f.until_parked(1).await;
+    let before = app.feed_wake.woken();
+    f.ask(json!({"prompt": "For the owner again"})).await;
+    settle().await;
+    assert_eq!(app.feed_wake.woken(), before, "Alice's question woke Bob");
+    let asked = f
+        .ask(json!({"prompt": "For the room again", "responder_scope": "room"}))
+        .await;
+    let (s, body, took) = bob.await.unwrap();
+    assert_eq!(s, 200, "{body}");
+    assert!(
+        ids(&body).contains(&asked["id"].as_str().unwrap().to_string()),
+        "{body}"
+    );
+    assert!(took < Duration::from_secs(5), "woken after {took:?}");
+    assert!(app.feed_wake.woken() > before);
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn feed_wait_is_bounded_per_person() {
     let f = Fixture::with(|s| s.max_long_polls_per_token = 1).await;

@@ -99,17 +99,13 @@ async fn secrets_are_read_from_their_file_variables() {
     assert!(db.exists(), "the database named in QP_DB_FILE was not used");
 }
 
-/// The `qp` cargo builds with no preparation (the README's build, the
-/// tests' binary) serves the web responder at `/app/`: its page as HTML
-/// under the strict Content-Security-Policy, and the WebAssembly it loads,
-/// not an error. Its start log says the app is in.
-#[tokio::test]
-async fn the_built_qp_serves_the_web_app() {
+/// `qp serve` (the built binary) on a loopback port over a database in
+/// `dir`: the process, its base URL and what it logged before listening.
+fn serve_built_qp(dir: &Path) -> (std::process::Child, String, String) {
     use std::io::{BufRead, BufReader};
-    let dir = tempfile::tempdir().unwrap();
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_qp"))
         .args(["serve", "--listen", "127.0.0.1:0"])
-        .env("QP_DB", dir.path().join("app.sqlite"))
+        .env("QP_DB", dir.join("app.sqlite"))
         .env("QP_LOG", "info")
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -124,6 +120,18 @@ async fn the_built_qp_serves_the_web_app() {
         said.push_str(&line);
         said.push('\n');
     };
+    std::thread::spawn(move || for _ in lines {});
+    (child, base, said)
+}
+
+/// The `qp` cargo builds with no preparation (the README's build, the
+/// tests' binary) serves the web responder at `/app/`: its page as HTML
+/// under the strict Content-Security-Policy, and the WebAssembly it loads,
+/// not an error. Its start log says the app is in.
+#[tokio::test]
+async fn the_built_qp_serves_the_web_app() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut child, base, said) = serve_built_qp(dir.path());
     let http = reqwest::Client::new();
     let page = http.get(format!("{base}/app/")).send().await.unwrap();
     let (status, headers) = (page.status().as_u16(), page.headers().clone());
@@ -156,6 +164,80 @@ async fn the_built_qp_serves_the_web_app() {
     assert_eq!(wasm_type, "application/wasm");
     assert!(wasm_bytes.starts_with(b"\0asm"), "not WebAssembly");
     assert!(said.contains("web_app=true"), "start log: {said}");
+}
+
+/// The web app is sent compressed as the browser accepts (Brotli, else
+/// gzip, else as is), each with its own validator, and a browser that has
+/// the bytes gets a bodiless 304: a reload downloads none of the app again.
+/// The service worker carries the shell's version, stamped at build time.
+#[tokio::test]
+async fn the_web_app_is_sent_compressed_and_validated() {
+    use reqwest::header::{ACCEPT_ENCODING, CONTENT_ENCODING, ETAG, IF_NONE_MATCH, VARY};
+    let dir = tempfile::tempdir().unwrap();
+    let (mut child, base, _) = serve_built_qp(dir.path());
+    let http = reqwest::Client::new();
+    let wasm = format!("{base}/app/pkg/qp_web_bg.wasm");
+    let get = |coding: &'static str, etag: Option<String>| {
+        let mut req = http.get(&wasm);
+        if !coding.is_empty() {
+            req = req.header(ACCEPT_ENCODING, coding);
+        }
+        if let Some(e) = etag {
+            req = req.header(IF_NONE_MATCH, e);
+        }
+        req.send()
+    };
+    let raw = get("", None).await.unwrap();
+    assert!(raw.headers().get(CONTENT_ENCODING).is_none());
+    let raw_tag = raw.headers()[ETAG].to_str().unwrap().to_string();
+    let raw_len = raw.bytes().await.unwrap().len();
+
+    let br = get("gzip, deflate, br", None).await.unwrap();
+    assert_eq!(br.status(), 200);
+    assert_eq!(br.headers()[CONTENT_ENCODING], "br");
+    assert_eq!(br.headers()[VARY], "accept-encoding");
+    let br_tag = br.headers()[ETAG].to_str().unwrap().to_string();
+    let br_len = br.bytes().await.unwrap().len();
+    assert!(br_len * 3 < raw_len, "brotli {br_len} of {raw_len} bytes");
+
+    let gz = get("gzip;q=1, br;q=0", None).await.unwrap();
+    assert_eq!(gz.headers()[CONTENT_ENCODING], "gzip");
+    let gz_tag = gz.headers()[ETAG].to_str().unwrap().to_string();
+    let gz_bytes = gz.bytes().await.unwrap();
+    assert!(gz_bytes.starts_with(&[0x1f, 0x8b]) && gz_bytes.len() < raw_len / 2);
+    assert!(raw_tag != br_tag && br_tag != gz_tag && raw_tag != gz_tag);
+
+    // Revalidation: the same bytes are not sent again; other bytes are.
+    let again = get("gzip, br", Some(br_tag.clone())).await.unwrap();
+    assert_eq!(again.status(), 304);
+    assert_eq!(again.headers()[ETAG], br_tag.as_str());
+    assert!(again.bytes().await.unwrap().is_empty());
+    let other = get("gzip", Some(br_tag)).await.unwrap();
+    assert_eq!(
+        other.status(),
+        200,
+        "a gzip client holding the brotli bytes"
+    );
+
+    let sw = http
+        .get(format!("{base}/app/sw.js"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let _ = child.kill();
+    let _ = child.wait();
+    let version = sw
+        .split("'qp-shell-")
+        .nth(1)
+        .and_then(|r| r.split('\'').next())
+        .unwrap_or("");
+    assert!(
+        version.len() == 16 && version.bytes().all(|b| b.is_ascii_hexdigit()),
+        "shell version {version:?}"
+    );
 }
 
 const TABLE_BEGIN: &str =

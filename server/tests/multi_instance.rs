@@ -253,6 +253,42 @@ async fn a_waiter_on_one_instance_is_released_by_an_answer_on_the_other() {
     assert!(p99 < Duration::from_millis(50), "p99 {p99:?}");
 }
 
+/// A person's feed waiting on B is woken by a question for their room
+/// asked on A (the ask's notice names the room whose members' feeds it
+/// wakes), at once, not at its timeout.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL: set QP_TEST_POSTGRES (scripts/test postgres does)"]
+async fn a_feed_on_one_instance_is_woken_by_an_ask_on_the_other() {
+    let w = world(None);
+    let (a, b) = (Instance::start(&w.db), Instance::start(&w.db));
+    let http = http();
+    let feed = |since: Option<String>| {
+        let url = match since {
+            Some(v) => format!("{}/api/questions/pending/wait?since={v}&timeout=20", b.base),
+            None => format!("{}/api/questions/pending/wait", b.base),
+        };
+        http.get(url).bearer_auth(&w.bob).send()
+    };
+    let now: Value = feed(None).await.unwrap().json().await.unwrap();
+    let version = now["version"].as_str().unwrap().to_string();
+    let held = tokio::spawn(feed(Some(version.clone())));
+    until_parked(&http, &b).await;
+    let asked_at = Instant::now();
+    let id = ask(&http, &a, &w.agent, TWO_OPTIONS()).await;
+    let body: Value = held.await.unwrap().unwrap().json().await.unwrap();
+    let took = asked_at.elapsed();
+    assert_ne!(body["version"], version.as_str(), "{body}");
+    assert!(
+        body["questions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|q| q["id"] == id.as_str()),
+        "{body}"
+    );
+    assert!(took < Duration::from_secs(2), "woken after {took:?}");
+}
+
 /// 200 concurrent answers, half through each instance: one winner, which
 /// every caller sees, and one `question.answered` webhook.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -216,7 +216,23 @@ function signedIn() {
   $('user-name').textContent = session.user.display_name;
   show('feed');
   offerNotifications().catch(() => {});
+  restoreFeed().catch(() => {});
   refresh();
+}
+
+// What the feed showed last time (kept in IndexedDB), drawn until the
+// server answers: offline, it is what the page knew.
+async function restoreFeed() {
+  const known = await qpStore.feed();
+  if (!Array.isArray(known) || !session) return;
+  let added = false;
+  for (const q of known) {
+    if (!questions.has(q.id)) {
+      questions.set(q.id, q);
+      added = true;
+    }
+  }
+  if (added) await render();
 }
 
 async function signedOut() {
@@ -314,7 +330,18 @@ async function poll(signal) {
   }
   $('net-status').textContent = navigator.onLine ? '' : t('web-offline');
   await render();
+  await qpStore.saveFeed([...questions.values()]).catch(() => {});
   if (fresh.length) announce(fresh);
+}
+
+// A question the service worker was pushed: drawn at once, as pushed, when
+// the page does not have it yet; the feed's wait brings the server's copy,
+// which replaces it (and says if it was resolved meanwhile).
+async function pushed(q) {
+  if (!session || !q.id || questions.has(q.id)) return;
+  questions.set(q.id, q);
+  await render();
+  announce([q]);
 }
 
 function announce(fresh) {
@@ -400,15 +427,29 @@ function drawCell(cell, queued) { // queued: my answer waiting in the outbox, if
     input.dir = 'auto';
     input.placeholder = f.placeholder;
     input.setAttribute('aria-label', f.placeholder);
-    input.maxLength = f.max_length;
+    // No maxlength: the browser counts UTF-16 units, the protocol counts
+    // characters (qp-core says what is left, and refuses what is over).
     input.name = 'reply';
     input.id = controlId('reply', cell.question_id);
     input.value = drafts.get(cell.question_id) || '';
-    input.addEventListener('input', () => drafts.set(cell.question_id, input.value));
+    const left = el('p', 'left');
+    left.id = controlId('left', cell.question_id);
+    input.setAttribute('aria-describedby', left.id);
+    const count = () => {
+      const r = JSON.parse(responder.replyLeft(JSON.stringify(questions.get(cell.question_id)), input.value));
+      left.textContent = r.text;
+      left.classList.toggle('over', r.left < 0);
+      input.setAttribute('aria-invalid', r.left < 0 ? 'true' : 'false');
+    };
+    count();
+    input.addEventListener('input', () => {
+      drafts.set(cell.question_id, input.value);
+      count();
+    });
     const send = el('button', 'send', f.send_title);
     send.type = 'submit';
     send.id = controlId('send', cell.question_id);
-    form.append(input, send);
+    form.append(input, send, left);
     form.addEventListener('submit', (ev) => {
       ev.preventDefault();
       answer(cell.question_id, 'qp.text', input.value);
@@ -498,6 +539,11 @@ async function answer(id, action, text) {
     return;
   }
   const entry = { question_id: id, body, key: qpNewKey() };
+  // The control answered with goes away in the redraw: focus moves to the
+  // question's cell (which says how it ended), not to the page's body.
+  const active = document.activeElement;
+  const cell = document.getElementById(`cell-${id}`);
+  const hadFocus = !!(cell && active && (cell.contains(active) || $('sheet').contains(active)));
   try {
     const outcome = await qpSubmit(session.token, entry);
     if (outcome.question) {
@@ -509,6 +555,11 @@ async function answer(id, action, text) {
     // Unreachable: it stays queued and is sent once, when back online.
   }
   await render();
+  const now = document.activeElement;
+  if (hadFocus && (!now || now === document.body)) {
+    const again = document.getElementById(`cell-${id}`);
+    if (again) again.focus({ preventScroll: true });
+  }
 }
 
 // ---- notifications (Web Push: push.js) -----------------------------------
@@ -525,7 +576,15 @@ async function offerNotifications(result) {
   const on = !!(result && result.ok) && await self.qpWebPush.state().catch(() => false);
   btn.textContent = t(on ? 'web-notifications-on' : 'web-notifications');
   btn.disabled = on;
-  $('notify-status').textContent = (result && !result.ok && result.error) || '';
+  // Why not, when they could not be turned on: blocked by the person (or
+  // their browser), the push service out of reach, or the server's refusal.
+  let why = '';
+  if (result && !result.ok) {
+    if (result.reason === 'blocked') why = t('web-notifications-blocked');
+    else if (result.reason === 'unreachable') why = t('web-notifications-unreachable');
+    else why = result.error || '';
+  }
+  $('notify-status').textContent = why;
 }
 
 // ---- start ---------------------------------------------------------------
@@ -545,7 +604,9 @@ async function start() {
   $('link-cancel').addEventListener('click', cancelLink);
   $('notify').addEventListener('click', async () => {
     $('feed-note').textContent = '';
-    const result = await self.qpWebPush.enable(session.token).catch((e) => ({ ok: false, error: String(e) }));
+    $('notify-status').textContent = '';
+    const result = await self.qpWebPush.enable(session.token)
+      .catch(() => ({ ok: false, reason: 'unreachable' }));
     await offerNotifications(result);
   });
   // Closing the sheet (its button, Escape, an answer) returns focus to the
@@ -560,6 +621,10 @@ async function start() {
     navigator.serviceWorker.register('sw.js', { scope: './' }).catch(() => {});
     navigator.serviceWorker.addEventListener('message', (ev) => {
       const m = ev.data || {};
+      if (m.type === 'question' && m.question) {
+        pushed(m.question).catch(() => {});
+        return;
+      }
       if (m.type === 'open' && m.question) openFor = m.question;
       refresh();
     });

@@ -34,16 +34,24 @@ self.qpWebPush = {
     }
     return this.register(token, sub);
   },
-  // {ok: true}, or {ok: false, error: the server's message} (the page shows
-  // it, and does not say notifications are on).
+  // {ok: true}, or {ok: false, reason: 'blocked'} (permission denied or
+  // dismissed), {ok: false, reason: 'unreachable'} (the push service could
+  // not subscribe: offline, or the browser has none), {ok: false, error:
+  // the server's message}. The page says which, and does not say
+  // notifications are on.
   async enable(token) {
-    if ((await Notification.requestPermission()) !== 'granted') return { ok: false, error: '' };
+    if ((await Notification.requestPermission()) !== 'granted') return { ok: false, reason: 'blocked' };
     const reg = await navigator.serviceWorker.ready;
     const key = await (await fetch('/api/webpush/key', { credentials: 'omit' })).json();
-    const sub = await reg.pushManager.subscribe({
-      userVisibleOnly: true,
-      applicationServerKey: qpB64urlToBytes(key.public_key),
-    });
+    let sub;
+    try {
+      sub = await reg.pushManager.subscribe({
+        userVisibleOnly: true,
+        applicationServerKey: qpB64urlToBytes(key.public_key),
+      });
+    } catch (e) {
+      return { ok: false, reason: e && e.name === 'NotAllowedError' ? 'blocked' : 'unreachable' };
+    }
     return this.register(token, sub);
   },
   async register(token, sub) {

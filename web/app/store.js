@@ -1,6 +1,6 @@
 // The browser's storage for the web responder, shared by the page and the
-// service worker (same origin): the session (token, user) and the outbox of
-// answers made offline. IndexedDB, not localStorage: a service worker can
+// service worker (same origin): the session (token, user), the feed last
+// shown and the outbox of answers made offline. IndexedDB, not localStorage: a service worker can
 // read it, and no other origin can. Nothing here decides what to show.
 'use strict';
 
@@ -32,6 +32,10 @@ async function qpTx(store, mode, fn) {
 const qpStore = {
   session: () => qpTx('session', 'readonly', (s) => s.get('session')),
   saveSession: (session) => qpTx('session', 'readwrite', (s) => s.put(session, 'session')),
+  // The questions the feed last drew, so a page opened offline shows what
+  // it knew. Beside the session, and cleared with it.
+  feed: () => qpTx('session', 'readonly', (s) => s.get('feed')),
+  saveFeed: (list) => qpTx('session', 'readwrite', (s) => s.put(list, 'feed')),
   clear: () => Promise.all([
     qpTx('session', 'readwrite', (s) => s.clear()),
     qpTx('outbox', 'readwrite', (s) => s.clear()),

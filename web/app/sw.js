@@ -21,8 +21,12 @@ function maxActions() {
   return (self.Notification && Notification.maxActions) || 0;
 }
 
-async function tellPages() {
-  for (const c of await self.clients.matchAll({ type: 'window' })) c.postMessage({ type: 'changed' });
+// Open pages hear of every push at once, before their long-poll returns:
+// a question comes with it (drawn as pushed until the server's list has
+// it); anything else has them read the list again.
+async function tellPages(question) {
+  const message = question ? { type: 'question', question } : { type: 'changed' };
+  for (const c of await self.clients.matchAll({ type: 'window' })) c.postMessage(message);
 }
 
 function show(n, data, silent) {
@@ -75,8 +79,47 @@ async function fetchQuestion(session, id) {
   }
 }
 
-self.addEventListener('install', () => self.skipWaiting());
-self.addEventListener('activate', (event) => event.waitUntil(self.clients.claim()));
+// The app's shell, cached so the page opens without the network and a
+// reload downloads none of it. The server stamps the shell's version (a
+// digest of every other file of the app) into this file at build time: a
+// new build is a new worker, which caches the new shell and drops the old.
+// The page is one load behind an upgrade (the old worker serves the load
+// that installs the new one). The API is never cached here.
+const SHELL = 'qp-shell-@QP_SHELL_VERSION@';
+const SHELL_FILES = [
+  './', 'style.css', 'pkg/qp_web.js', 'pkg/qp_web_bg.wasm', 'store.js', 'push.js', 'app.js',
+  'manifest.webmanifest', 'icon.svg', 'icon-192.png',
+];
+
+self.addEventListener('install', (event) => {
+  event.waitUntil((async () => {
+    const cache = await caches.open(SHELL);
+    await cache.addAll(SHELL_FILES);
+    await self.skipWaiting();
+  })());
+});
+self.addEventListener('activate', (event) => event.waitUntil((async () => {
+  for (const name of await caches.keys()) {
+    if (name.startsWith('qp-shell-') && name !== SHELL) await caches.delete(name);
+  }
+  await self.clients.claim();
+})()));
+
+// The shell from the cache (a page of the app, whatever its query, is the
+// shell's page); anything else, the API first of all, from the network.
+self.addEventListener('fetch', (event) => {
+  const req = event.request;
+  if (req.method !== 'GET') return;
+  const url = new URL(req.url);
+  const scope = new URL(self.registration.scope);
+  if (url.origin !== scope.origin || !url.pathname.startsWith(scope.pathname)) return;
+  const navigation = req.mode === 'navigate';
+  event.respondWith((async () => {
+    const cache = await caches.open(SHELL);
+    const hit = await cache.match(navigation ? './' : req, { ignoreSearch: navigation });
+    return hit || fetch(req);
+  })());
+});
 
 self.addEventListener('push', (event) => {
   event.waitUntil((async () => {
@@ -92,7 +135,9 @@ self.addEventListener('push', (event) => {
       return;
     }
     if (out.kind === 'question') {
+      await tellPages(out.pending);
       await show(out.notification, { question: out.question, opens_app: out.notification.opens_app });
+      return;
     } else {
       // Always shown, under the question's tag, replacing any: from the
       // question showing, else from the server's.

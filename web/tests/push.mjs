@@ -96,6 +96,32 @@ try {
     self.dispatchEvent(new NotificationEvent('notificationclick', { notification: n, action: a }));
   }, tag, action);
 
+  // --- a push reaches the open page through the worker ---------------------
+  // The page's feed wait is held forever (as a slow network would), so only
+  // the worker's hand-over can draw the question.
+  await page.evaluate(() => {
+    window.qpRealFetch = window.fetch;
+    window.fetch = (input, init) => (String(input).includes('/api/questions/pending/wait')
+      ? new Promise(() => {}) : window.qpRealFetch(input, init));
+    window.dispatchEvent(new Event('online')); // a fresh wait, held
+  });
+  const q0 = await ask({ prompt: 'Handed over by the worker?' });
+  await deliver(await nextPush());
+  await page.waitForFunction((p) => [...document.querySelectorAll('li.cell .prompt')].some((e) => e.textContent === p),
+    { timeout: 5000 }, 'Handed over by the worker?');
+  log('a pushed question drawn in the open page by the worker, the feed wait held');
+  await page.evaluate(() => {
+    window.fetch = window.qpRealFetch;
+    window.dispatchEvent(new Event('online'));
+  });
+  assert.equal((await call('POST', `/api/agent/questions/${q0.id}/cancel`, env.AGENT_TOKEN)).status, 200);
+  await deliver(await nextPush());
+  await until('the cancellation replacing it', async () => {
+    const [n] = await notifications(q0.id);
+    return n && n.title !== 'Release Bot asks you';
+  });
+  await page.evaluate(async (t) => { for (const n of await (await navigator.serviceWorker.ready).getNotifications({ tag: t })) n.close(); }, q0.id);
+
   // --- a question, shown with its buttons ------------------------------------
   const q1 = await ask({ prompt: 'Deploy v1.4?', context: 'Build 7', options: [
     { value: 'approve', label: 'Approve', style: 'primary' }, { value: 'deny', label: 'Deny', style: 'danger' }] });

@@ -52,6 +52,13 @@ pub struct AnswerChoice {
     pub text: Option<String>,
 }
 
+/// How long typed text counts against `text_input.max_length`: Unicode
+/// scalar values (not UTF-16 units, not bytes) once trimmed, so five emoji
+/// fit a five-character limit. Every responder counts with this.
+pub fn typed_length(text: &str) -> usize {
+    char_len(text.trim())
+}
+
 /// Checks a submission against the question's options and `text_input`.
 /// Typed text is trimmed, must not be empty, and must fit `max_length`
 /// characters; it is never truncated.
@@ -100,7 +107,7 @@ pub fn validate_answer(
                     "must not be empty",
                 ));
             }
-            let n = char_len(text);
+            let n = typed_length(text);
             if n > input.max_length as usize {
                 return Err(ValidationError::new(
                     "text",

@@ -37,7 +37,7 @@ pub mod model;
 pub mod time;
 pub mod web_push;
 
-pub use answer::{validate_answer, AnswerChoice, AnswerSubmission};
+pub use answer::{typed_length, validate_answer, AnswerChoice, AnswerSubmission};
 pub use ask::{normalize_ask, AskContext, AskOption, AskRequest, NormalizedAsk};
 pub use error::{ErrorCode, ValidationError};
 pub use lifecycle::{AnswerOutcome, StateError};

@@ -106,7 +106,7 @@ impl App {
                         if pushes > 0 {
                             done.pushes_queued();
                         }
-                        done.asked();
+                        done.asked(&q);
                         Ok((q, pushes))
                     }
                 }

@@ -15,6 +15,7 @@ use std::sync::Arc;
 use qp_core::protocol::Question;
 use tokio::sync::Notify;
 
+use crate::feed_wake::FeedWake;
 use crate::store::questions::Resolved;
 use crate::waiters::Waiters;
 
@@ -25,7 +26,7 @@ use crate::waiters::Waiters;
 pub(super) struct Committed {
     questions: Vec<(Question, Option<Resolved>)>,
     pushes: bool,
-    asked: bool,
+    asked: Vec<Question>,
 }
 
 impl Committed {
@@ -46,9 +47,9 @@ impl Committed {
         self.pushes = true;
     }
 
-    /// A question was asked: the people's feed long-polls look again.
-    pub fn asked(&mut self) {
-        self.asked = true;
+    /// `q` was asked: the feed long-polls of its people look again.
+    pub fn asked(&mut self, q: &Question) {
+        self.asked.push(q.clone());
     }
 }
 
@@ -59,17 +60,21 @@ pub(super) struct Wakers {
     pub waiters: Arc<Waiters>,
     pub webhook: Arc<Notify>,
     pub push: Arc<Notify>,
-    /// Wakes every feed long-poll (`App::pending_wait`); each reads its
-    /// own person's list again, so whom a change concerns is decided by
-    /// the same query that decides visibility.
-    pub feed: Arc<Notify>,
+    /// Wakes the feed long-polls (`App::pending_wait`) of the people a
+    /// question concerns; each reads its own person's list again, so what
+    /// it shows is decided by the same query that decides visibility.
+    pub feed: Arc<FeedWake>,
 }
 
 impl Wakers {
     pub fn wake(&self, done: Committed) {
         let (mut webhook, mut push) = (false, done.pushes);
-        if done.asked || !done.questions.is_empty() {
-            self.feed.notify_waiters();
+        for q in done
+            .asked
+            .iter()
+            .chain(done.questions.iter().map(|(q, _)| q))
+        {
+            self.feed.wake_for(q);
         }
         for (q, resolved) in done.questions {
             self.waiters.release(Arc::new(q));

@@ -57,9 +57,9 @@ pub struct App {
     pub push_wake: Arc<Notify>,
     /// Wakes terminal devices long-polling their dev inbox.
     pub dev_wake: Notify,
-    /// Wakes the people's feed long-polls: a question was asked or changed
-    /// state.
-    pub feed_wake: Arc<Notify>,
+    /// Wakes the feed long-polls of the people a question asked or changed
+    /// concerns.
+    pub feed_wake: Arc<crate::feed_wake::FeedWake>,
     limiter: DefaultKeyedRateLimiter<String>,
     /// Answers per user: each one may store an Idempotency-Key row and
     /// takes the database's one writer.

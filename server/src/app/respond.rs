@@ -69,9 +69,18 @@ impl App {
         };
         let deadline = tokio::time::Instant::now() + timeout;
         let mut stopping = self.stopping.subscribe();
+        // Listen before reading, so a change in between is not missed: as
+        // this person, and as a member of each of their rooms (a room
+        // joined during the wait is heard from the next wait on).
+        let user_id = user.id.clone();
+        let rooms = self
+            .db
+            .run(move |conn| identity::room_codes_of(conn, &user_id))
+            .await?;
+        let mut keys = vec![crate::feed_wake::user_key(&user.id)];
+        keys.extend(rooms.iter().map(|c| crate::feed_wake::room_key(c)));
+        let listener = self.feed_wake.listen(keys);
         loop {
-            // Listen before reading, so a change in between is not missed.
-            let woke = self.feed_wake.notified();
             let pending = self.pending(user).await?;
             let version = feed_version(&pending);
             let now = tokio::time::Instant::now();
@@ -85,7 +94,7 @@ impl App {
                 .max(now);
             let _parked = crate::metrics::Counted::new(&self.metrics.parked);
             tokio::select! {
-                _ = tokio::time::timeout_at(until, woke) => {}
+                _ = tokio::time::timeout_at(until, listener.woken()) => {}
                 _ = async { let _ = stopping.wait_for(|s| *s).await; } => {}
             }
         }

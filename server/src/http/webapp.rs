@@ -24,6 +24,17 @@ use crate::push::webpush;
 use crate::store::identity;
 
 mod embedded {
+    /// One file of the app, as the build embedded it.
+    pub struct File {
+        pub path: &'static str,
+        pub raw: &'static [u8],
+        /// The same bytes gzipped, when that saves.
+        pub gzip: Option<&'static [u8]>,
+        /// The same bytes compressed with Brotli, when that saves.
+        pub br: Option<&'static [u8]>,
+        /// A digest of `raw`: the file's validator (ETag).
+        pub tag: &'static str,
+    }
     include!(concat!(env!("OUT_DIR"), "/webapp_files.rs"));
 }
 
@@ -70,10 +81,13 @@ pub fn log_status() {
 pub fn routes() -> Router<Arc<App>> {
     Router::new()
         .route("/app", get(|| async { Redirect::permanent(APP_PATH) }))
-        .route("/app/", get(|| async { file("index.html") }))
+        .route(
+            "/app/",
+            get(|headers: HeaderMap| async move { file("index.html", &headers) }),
+        )
         .route(
             "/app/{*path}",
-            get(|Path(p): Path<String>| async move { file(&p) }),
+            get(|Path(p): Path<String>, headers: HeaderMap| async move { file(&p, &headers) }),
         )
         .route("/api/me/token", delete(sign_out))
         .route("/api/webpush/key", get(vapid_key))
@@ -93,19 +107,50 @@ fn content_type(path: &str) -> &'static str {
     }
 }
 
-fn file(path: &str) -> Response {
+/// A file of the app: compressed as the browser accepts (Brotli, else
+/// gzip), with a strong validator (ETag, a digest of the file and the
+/// coding), so a browser that has it gets a bodiless 304 on revalidation.
+/// Files change only with the binary; `no-cache` has the browser ask each
+/// time (the service worker's shell spares it the asking).
+fn file(path: &str, request: &HeaderMap) -> Response {
     if !embedded() {
         return ApiError::not_found(NOT_BUILT).into_response();
     }
-    let found = embedded::FILES.iter().find(|(p, _)| *p == path);
-    let (status, ctype, body): (StatusCode, &str, &'static [u8]) = match found {
-        Some((p, bytes)) => (StatusCode::OK, content_type(p), bytes),
-        None => (
+    let Some(found) = embedded::FILES.iter().find(|f| f.path == path) else {
+        return (
             StatusCode::NOT_FOUND,
-            "text/plain; charset=utf-8",
-            b"not found",
-        ),
+            security_headers("text/plain; charset=utf-8"),
+            "not found",
+        )
+            .into_response();
     };
+    let coding = [("br", found.br), ("gzip", found.gzip)]
+        .into_iter()
+        .find_map(|(name, bytes)| Some((name, bytes?)).filter(|_| accepts(request, name)));
+    let (etag, body) = match coding {
+        Some((name, bytes)) => (format!("\"{}-{name}\"", found.tag), bytes),
+        None => (format!("\"{}\"", found.tag), found.raw),
+    };
+    let mut headers = HeaderMap::new();
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    headers.insert(header::ETAG, HeaderValue::from_str(&etag).expect("hex"));
+    if found.gzip.is_some() || found.br.is_some() {
+        headers.insert(header::VARY, HeaderValue::from_static("accept-encoding"));
+    }
+    if matches_validator(request, &etag) {
+        return (StatusCode::NOT_MODIFIED, headers).into_response();
+    }
+    headers.extend(security_headers(content_type(found.path)));
+    if let Some((name, _)) = coding {
+        headers.insert(header::CONTENT_ENCODING, HeaderValue::from_static(name));
+    }
+    if path == "sw.js" {
+        headers.insert("service-worker-allowed", HeaderValue::from_static(APP_PATH));
+    }
+    (StatusCode::OK, headers, body).into_response()
+}
+
+fn security_headers(ctype: &'static str) -> HeaderMap {
     let mut headers = HeaderMap::new();
     headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(ctype));
     headers.insert(
@@ -128,12 +173,37 @@ fn file(path: &str) -> Response {
         "cross-origin-resource-policy",
         HeaderValue::from_static("same-origin"),
     );
-    // Embedded files change only with the binary: revalidate each load.
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    if path == "sw.js" {
-        headers.insert("service-worker-allowed", HeaderValue::from_static(APP_PATH));
-    }
-    (status, headers, body).into_response()
+    headers
+}
+
+/// Whether `Accept-Encoding` allows `coding` (named or `*`, with a q above 0).
+fn accepts(request: &HeaderMap, coding: &str) -> bool {
+    request
+        .get_all(header::ACCEPT_ENCODING)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|offered| {
+            let mut parts = offered.split(';');
+            let name = parts.next().unwrap_or("").trim();
+            let q = parts
+                .filter_map(|p| p.trim().strip_prefix("q="))
+                .filter_map(|q| q.trim().parse::<f32>().ok())
+                .next()
+                .unwrap_or(1.0);
+            (name.eq_ignore_ascii_case(coding) || name == "*") && q > 0.0
+        })
+}
+
+/// Whether `If-None-Match` names `etag` (or `*`): the browser has these bytes.
+fn matches_validator(request: &HeaderMap, etag: &str) -> bool {
+    request
+        .get_all(header::IF_NONE_MATCH)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(|t| t.trim())
+        .any(|t| t == "*" || t.strip_prefix("W/").unwrap_or(t) == etag)
 }
 
 /// The server's VAPID public key, for `pushManager.subscribe`.

@@ -426,12 +426,27 @@ fn insert_asked_pg(
     let known = MAX_CONNECTIONS_SEEN.load(Ordering::Relaxed);
     // Shared first, unless the quota is at or under max_connections (then
     // the agent is always near it).
+    let notice = crate::wakeups::asked_payload(q);
     if known == 0 || max_pending > known {
-        if let Some(asked) = pg_try_ask(conn, PgQuotaLock::Shared, agent_id, args, max_pending)? {
+        if let Some(asked) = pg_try_ask(
+            conn,
+            PgQuotaLock::Shared,
+            agent_id,
+            args,
+            max_pending,
+            &notice,
+        )? {
             return Ok(asked);
         }
     }
-    let asked = pg_try_ask(conn, PgQuotaLock::Exclusive, agent_id, args, max_pending)?;
+    let asked = pg_try_ask(
+        conn,
+        PgQuotaLock::Exclusive,
+        agent_id,
+        args,
+        max_pending,
+        &notice,
+    )?;
     Ok(asked.unwrap_or(Asked::OverQuota)) // an exact count always decides
 }
 
@@ -444,6 +459,7 @@ fn pg_try_ask(
     agent_id: &str,
     args: &[super::sql::Param],
     max_pending: i64,
+    asked: &str,
 ) -> DbResult<Option<Asked>> {
     let tx = conn.transaction()?;
     // The lock's statement also queues the notice that wakes the other
@@ -458,7 +474,7 @@ fn pg_try_ask(
                 "SELECT pg_advisory_xact_lock(hashtextextended(?1, 0)), pg_notify(?2, ?3)"
             }
         },
-        params![agent_id, crate::wakeups::CHANNEL, crate::wakeups::ASKED],
+        params![agent_id, crate::wakeups::CHANNEL, asked],
     )?;
     let (pending, written, pushes, max_connections): (i64, i64, i64, i64) =
         tx.query_row(pg_ask(lock), args, |r| {

@@ -29,3 +29,11 @@ web-link-accept = Sign in as { $name }
 web-link-cancel = Cancel
 web-link-stay = Stay signed in as { $current }
 web-notifications-switched = Notifications were turned off when this browser changed accounts. Turn them on again for { $name } if you want them.
+# The reply field: what is left as it is typed ($count: a number), and the
+# reason a reply is refused here (the phones' words send the person to the
+# app; here they are at the field). Why notifications could not be turned on.
+web-text-too-long = Your reply is { $length } characters; the limit is { $max }. Shorten it, then send it again.
+web-reply-left = Characters left: { $count }
+web-reply-over = Characters over the limit: { $count }
+web-notifications-blocked = Notifications are blocked for this site. Allow them in your browser’s site settings, then try again.
+web-notifications-unreachable = Notifications are not on: the browser’s push service could not be reached. Check the connection, then try again.

@@ -50,6 +50,11 @@ pub const CHROME_IDS: &[&str] = &[
     "web-link-cancel",
     "web-link-stay",
     "web-notifications-switched",
+    "web-text-too-long",
+    "web-reply-left",
+    "web-reply-over",
+    "web-notifications-blocked",
+    "web-notifications-unreachable",
 ];
 
 fn bundle(tag: &str) -> Option<FluentBundle<FluentResource>> {

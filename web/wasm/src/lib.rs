@@ -16,7 +16,7 @@
 mod chrome;
 
 use chrono::{DateTime, TimeZone, Utc};
-use qp_core::answer::map_action;
+use qp_core::answer::{characters_left, map_action, ActionError};
 use qp_core::payload::{decode_apns, CompactQuestion, Push, ResolvedNotice};
 use qp_core::present::cell::{buttons, cell, summary, Cell};
 use qp_core::present::copy::{AnswerLine, Copy};
@@ -114,7 +114,39 @@ impl Responder {
         let cq = compact(question)?;
         map_action(&cq, action, text.as_deref())
             .map(|s| serde_json::to_string(&s).unwrap_or_default())
-            .map_err(|e| self.copy.action_error(&e))
+            .map_err(|e| match e {
+                // The phones' words send the person to the app to shorten
+                // it; here the person is in it, at the field.
+                ActionError::TextTooLong {
+                    length, max_length, ..
+                } => self.chrome.text_with(
+                    "web-text-too-long",
+                    &[
+                        ("length", &length.to_string()),
+                        ("max", &max_length.to_string()),
+                    ],
+                ),
+                e => self.copy.action_error(&e),
+            })
+    }
+
+    /// What a reply field shows as the person types `text`:
+    /// `{"left": n, "text": "…"}`, `left` counted as the protocol counts
+    /// (negative when over the limit), `text` saying it in the person's
+    /// language. An error when the question takes no typed answer.
+    #[wasm_bindgen(js_name = replyLeft)]
+    pub fn reply_left(&self, question: &str, text: &str) -> Result<String, String> {
+        let cq = compact(question)?;
+        let left = characters_left(&cq, text)
+            .ok_or_else(|| "question: takes no typed answer".to_string())?;
+        let words = if left >= 0 {
+            self.chrome
+                .text_with("web-reply-left", &[("count", &left.to_string())])
+        } else {
+            self.chrome
+                .text_with("web-reply-over", &[("count", &(-left).to_string())])
+        };
+        Ok(json!({"left": left, "text": words}).to_string())
     }
 
     /// "Approve: queued, will send when you're online": an answer (its
@@ -128,7 +160,8 @@ impl Responder {
     }
 
     /// A Web Push's decrypted payload: `{"kind":"question","notification":…,
-    /// "question":…}` or `{"kind":"resolved","notice":…}` (then
+    /// "question":…,"pending":…}` (`pending`: the question as a pending
+    /// Question, for the feed) or `{"kind":"resolved","notice":…}` (then
     /// [`Responder::resolved`] with the question shown). `max_actions` is
     /// the browser's `Notification.maxActions`.
     pub fn push(&self, payload: &str, max_actions: u32) -> Result<String, String> {
@@ -137,6 +170,9 @@ impl Responder {
                 "kind": "question",
                 "notification": web_notification(&cq, max_actions, &self.copy),
                 "question": cq,
+                // As the feed draws it, for an open page until the server's
+                // list brings the question itself.
+                "pending": cq.to_question(),
             })
             .to_string()),
             Push::Resolved(notice) => Ok(json!({"kind": "resolved", "notice": notice}).to_string()),

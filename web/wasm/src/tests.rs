@@ -245,6 +245,70 @@ fn an_answer_is_checked_before_it_is_sent_and_refused_in_the_persons_language() 
     );
 }
 
+/// The reply field counts as the protocol counts: characters (Unicode
+/// scalar values), not UTF-16 units, so five emoji fit a limit of five
+/// exactly; the field says what is left, and a reply over it is refused in
+/// the web's own words (the person is at the field, not sent to "the app").
+#[test]
+fn the_reply_field_counts_characters_as_the_protocol_does() {
+    let q = question(
+        "q_e",
+        json!({"prompt": "Mood?", "options": ["Fine", "Not fine"], "text_input": {"max_length": 5}}),
+        now(),
+    );
+    let json = serde_json::to_string(&q).unwrap();
+    let r = Responder::new(vec!["en".into()], "u_me".into());
+    let left = |text: &str| -> Value {
+        serde_json::from_str(&r.reply_left(&json, text).unwrap()).unwrap()
+    };
+    let five = "😀🎉👍🚀🌍";
+    assert_eq!(five.encode_utf16().count(), 10, "ten UTF-16 units");
+    assert_eq!(left("")["left"], 5);
+    assert_eq!(left(five)["left"], 0);
+    assert_eq!(left(five)["text"], "Characters left: \u{2068}0\u{2069}");
+    assert_eq!(
+        r.answer(&json, "qp.text", Some(five.into())).unwrap(),
+        format!(r#"{{"text":"{five}"}}"#)
+    );
+    let over = format!("{five}✨");
+    assert_eq!(left(&over)["left"], -1);
+    assert_eq!(
+        left(&over)["text"],
+        "Characters over the limit: \u{2068}1\u{2069}"
+    );
+    let refused = r.answer(&json, "qp.text", Some(over)).unwrap_err();
+    assert!(
+        refused.contains("Shorten it") && !refused.contains("Open the app"),
+        "{refused}"
+    );
+    for lang in available_languages() {
+        let r = Responder::new(vec![lang.into()], "u_me".into());
+        let refused = r
+            .answer(&json, "qp.text", Some("far too long".into()))
+            .unwrap_err();
+        let phone = qp_core::present::copy::Copy::for_languages(&[lang.to_string()]).action_error(
+            &qp_core::answer::ActionError::TextTooLong {
+                length: 12,
+                max_length: 5,
+                text: String::new(),
+            },
+        );
+        assert_ne!(refused, phone, "{lang}: the phones' words");
+        assert!(
+            refused.contains("12") && refused.contains('5'),
+            "{lang}: {refused}"
+        );
+    }
+    let options_only = question(
+        "q_o",
+        json!({"prompt": "Go?", "options": ["Yes", "No"]}),
+        now(),
+    );
+    assert!(r
+        .reply_left(&serde_json::to_string(&options_only).unwrap(), "x")
+        .is_err());
+}
+
 #[test]
 fn a_push_becomes_a_notification_with_buttons_that_fit_and_its_resolution_replaces_it() {
     let q = question(

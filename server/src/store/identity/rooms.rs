@@ -125,6 +125,16 @@ pub fn is_member(conn: &Conn, room_id: &str, user_id: &str) -> DbResult<bool> {
     )
 }
 
+/// The codes of the rooms `user_id` is a member of.
+pub fn room_codes_of(conn: &Conn, user_id: &str) -> DbResult<Vec<String>> {
+    conn.query_map(
+        "SELECT r.code FROM memberships m JOIN rooms r ON r.id = m.room_id
+         WHERE m.user_id = ?1 ORDER BY r.code",
+        params![user_id],
+        |r| r.get(0),
+    )
+}
+
 pub fn members(conn: &Conn, room_id: &str) -> DbResult<Vec<User>> {
     conn.query_map(
         "SELECT u.id, u.display_name FROM memberships m JOIN users u ON u.id = m.user_id

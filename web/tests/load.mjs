@@ -1,0 +1,156 @@
+// What the page costs to open, in a real headless Chromium against the
+// `qp serve` that scripts/test-web started: the bytes transferred on the
+// first visit (pairing by link, the feed drawn, the service worker's shell
+// cached) and on a reload, the shell opening with the network cut (showing
+// the feed it knew), and the time to the first question drawn at a 4x CPU
+// slowdown. Goals (BENCHMARKS.md): first visit <= 250 KB, a reload
+// <= 10 KB, first question median <= 1 s.
+//
+// The bytes are counted on the wire by a loopback relay in front of the
+// server (every byte the server sent, headers included): the service
+// worker's own fetches (its shell, its update checks) are in it, which the
+// page's DevTools network events do not show.
+//
+// Environment: QP (the qp binary), QP_URL, QP_ROOM, LINK (a pairing link of
+// the agent's owner), the asker's QP_CONFIG_DIR.
+import { spawn } from 'node:child_process';
+import net from 'node:net';
+import assert from 'node:assert/strict';
+import { createRequire } from 'node:module';
+
+const require = createRequire(`${process.env.NODE_PATH}/`);
+const puppeteer = require('puppeteer-core');
+
+const env = process.env;
+const FIRST_KB = 250;
+const RELOAD_KB = 10;
+const FIRST_QUESTION_MS = 1000;
+const LOADS = 7;
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+function qp(args) {
+  const child = spawn(env.QP, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (d) => { out += d; });
+  child.stderr.on('data', (d) => { err += d; });
+  return new Promise((resolve) => child.on('exit', (code) => resolve({ out: out.trim(), code, err })));
+}
+
+// A relay on loopback to the server, counting what the server sends.
+const target = new URL(env.QP_URL);
+let received = 0;
+const relay = net.createServer((client) => {
+  const upstream = net.connect(Number(target.port), target.hostname);
+  upstream.on('data', (d) => { received += d.length; });
+  client.pipe(upstream);
+  upstream.pipe(client);
+  client.on('error', () => upstream.destroy());
+  upstream.on('error', () => client.destroy());
+});
+await new Promise((r) => relay.listen(0, '127.0.0.1', r));
+const origin = `http://127.0.0.1:${relay.address().port}`;
+const link = env.LINK.replace(env.QP_URL, origin);
+const kb = (n) => (n / 1024).toFixed(1);
+
+// The page is settled: nothing sent for a while (the feed's wait is held).
+async function settled() {
+  let last = -1;
+  while (last !== received) {
+    last = received;
+    await sleep(700);
+  }
+  return received;
+}
+
+const prompt = 'Shown offline?';
+const asked = await qp(['ask', env.QP_ROOM, prompt]);
+assert.equal(asked.code, 0, `qp ask: ${asked.err}`);
+
+const browser = await puppeteer.launch({
+  executablePath: env.CHROMIUM || '/usr/bin/chromium',
+  headless: true,
+  args: ['--no-sandbox', '--disable-gpu', '--no-first-run'],
+});
+const cellShown = (page, p) => page.waitForFunction((want) => [...document.querySelectorAll('li.cell .prompt')]
+  .some((e) => e.textContent === want), { timeout: 15000 }, p);
+try {
+  const context = await browser.createBrowserContext();
+  const page = await context.newPage();
+
+  // --- the first visit: everything downloaded once -------------------------
+  received = 0;
+  await page.goto(link, { waitUntil: 'load' });
+  await page.waitForSelector('#link-accept[aria-disabled="false"]', { timeout: 10000 });
+  await page.click('#link-accept');
+  await page.waitForSelector('#feed-section:not([hidden])', { timeout: 10000 });
+  await cellShown(page, prompt);
+  // The worker has cached the shell and controls the page.
+  await page.waitForFunction(async () => {
+    const reg = await navigator.serviceWorker.ready;
+    return !!reg.active && !!navigator.serviceWorker.controller
+      && (await caches.keys()).some((k) => k.startsWith('qp-shell-'));
+  }, { timeout: 15000, polling: 200 });
+  const first = await settled();
+  console.log(`first visit: ${kb(first)} KB transferred (pairing, feed, the worker's shell)`);
+  assert.ok(first <= FIRST_KB * 1024, `first visit ${kb(first)} KB > ${FIRST_KB} KB`);
+
+  // --- a reload: nothing the browser has is sent again ---------------------
+  received = 0;
+  await page.reload({ waitUntil: 'load' });
+  await cellShown(page, prompt);
+  const reload = await settled();
+  console.log(`reload: ${kb(reload)} KB transferred`);
+  assert.ok(reload <= RELOAD_KB * 1024, `reload ${kb(reload)} KB > ${RELOAD_KB} KB`);
+
+  // --- the network cut: the shell opens and shows what it knew -------------
+  const cdp = await page.createCDPSession();
+  await cdp.send('Network.enable');
+  await cdp.send('Network.emulateNetworkConditions', { offline: true, latency: 0, downloadThroughput: -1, uploadThroughput: -1 });
+  await page.reload({ waitUntil: 'load' });
+  await cellShown(page, prompt);
+  const offline = await page.waitForFunction(() => document.getElementById('net-status').textContent || null, { timeout: 10000 });
+  console.log(`offline: the shell opened with the question it knew; it says "${await offline.jsonValue()}"`);
+  await cdp.send('Network.emulateNetworkConditions', { offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: -1 });
+
+  // --- the first question at a 4x CPU slowdown -----------------------------
+  // From the navigation's start to the question's cell in the DOM; cold
+  // (no HTTP cache, the service worker bypassed: all from the network) and
+  // warm (the worker's shell).
+  await page.evaluateOnNewDocument((p) => {
+    new MutationObserver((_, obs) => {
+      if ([...document.querySelectorAll('li.cell .prompt')].some((e) => e.textContent === p)) {
+        window.qpFirstQuestion = performance.now();
+        obs.disconnect();
+      }
+    }).observe(document, { childList: true, subtree: true });
+  }, prompt);
+  await cdp.send('Emulation.setCPUThrottlingRate', { rate: 4 });
+  const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s[Math.floor(s.length / 2)]; };
+  const timed = async () => {
+    const times = [];
+    for (let i = 0; i < LOADS; i++) {
+      await page.reload({ waitUntil: 'load' });
+      const h = await page.waitForFunction(() => window.qpFirstQuestion || null, { timeout: 30000 });
+      times.push(Math.round(await h.jsonValue()));
+    }
+    return times;
+  };
+  await cdp.send('Network.setCacheDisabled', { cacheDisabled: true });
+  await cdp.send('Network.setBypassServiceWorker', { bypass: true });
+  const cold = await timed();
+  await cdp.send('Network.setCacheDisabled', { cacheDisabled: false });
+  await cdp.send('Network.setBypassServiceWorker', { bypass: false });
+  const warm = await timed();
+  await cdp.send('Emulation.setCPUThrottlingRate', { rate: 1 });
+  console.log(`first question at 4x CPU slowdown over ${LOADS} loads: cold (all from the network) median ${median(cold)} ms (${cold.join(', ')}), warm (the worker's shell) median ${median(warm)} ms (${warm.join(', ')})`);
+  assert.ok(median(cold) <= FIRST_QUESTION_MS, `cold median ${median(cold)} ms > ${FIRST_QUESTION_MS} ms`);
+  assert.ok(median(warm) <= FIRST_QUESTION_MS, `warm median ${median(warm)} ms > ${FIRST_QUESTION_MS} ms`);
+  await context.close();
+} finally {
+  await browser.close();
+  relay.close();
+  await qp(['cancel', asked.out]);
+}
+console.log('load.mjs: ok');
+process.exit(0);
