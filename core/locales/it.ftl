@@ -202,3 +202,55 @@ error-unknown-choice = Questa risposta non è tra le opzioni.
 # Where: the notification's text when an action was not an answer. Subject:
 # you (an instruction). Max 48 characters.
 error-not-an-answer = Apri l’app per rispondere.
+
+# Where: the sign-in consent question (the server asks it when an agent signs
+# in through OAuth or qp login --url): the asker's name in its title, inside
+# asks-you, on the lock screen, the feed and the web. Subject: none (the name
+# of the server's sign-in). Max 20 characters.
+consent-asker = Accesso a qp
+
+# Where: the sign-in consent question's text (lock screen, feed, web). $client:
+# verified (a client whose address $host was checked), unverified (a client
+# that registered itself) or terminal (qp login in a terminal); $room: the
+# room's name; $name: what the client calls itself, its claim, always quoted
+# after the server's own words. Subject: the client (it), then you (Allow?).
+# Max 190 characters besides $host, $room and $name.
+consent-prompt =
+    { $client ->
+        [verified] Un client verificato su { $host } vuole farti domande in { $room }. Consentire? Si presenta come «{ $name }».
+        [terminal] Un terminale (qp login) vuole farti domande in { $room }. Consentire? Si presenta come «{ $name }», non verificato.
+       *[unverified] Un client non verificato vuole farti domande in { $room }. Consentire? Si presenta come «{ $name }».
+    }
+
+# Where: a sentence after consent-prompt: where the sign-in goes back to.
+# $to: local (the computer the client runs on) or host ($host). Subject: the
+# client (it). Max 72 characters besides $host.
+consent-returns =
+    { $to ->
+        [local] Accede dal computer su cui è in esecuzione (localhost).
+       *[host] Accede tramite { $host }.
+    }
+
+# Where: consent-prompt followed by consent-returns ($prompt, $returns): how
+# two sentences follow each other. Subject: none. Max 2 characters besides
+# $prompt and $returns.
+consent-prompt-and-return = { $prompt } { $returns }
+
+# Where: the consent question's context line (the lock screen's subtitle):
+# the code to compare ($code) with the one shown where the sign-in started,
+# then who asks. $client as in consent-prompt. Subject: none (a label). Max
+# 34 characters besides $code and $host.
+consent-context =
+    { $client ->
+        [verified] codice { $code } · { $host }
+        [terminal] codice { $code }
+       *[unverified] codice { $code } · client non verificato
+    }
+
+# Where: the consent question's button that lets the client ask, and the
+# answer's line (answered-by-you). Subject: you (a button). Max 12 characters.
+consent-allow = Consenti
+
+# Where: the consent question's button that refuses it, and the answer's
+# line. Subject: you (a button). Max 12 characters.
+consent-deny = Rifiuta

@@ -232,20 +232,7 @@ pub fn check_redirect_uri(s: &str) -> Result<(), String> {
     }
 }
 
-/// Whether `host` (as the URL parser gives it: lower case, punycode) is a
-/// DNS name of letters, digits, hyphens and dots, or an IP literal: safe to
-/// name inside a sentence a person reads.
-pub fn is_plain_host(host: &str) -> bool {
-    let ip = host
-        .trim_start_matches('[')
-        .trim_end_matches(']')
-        .parse::<std::net::IpAddr>()
-        .is_ok();
-    ip || (!host.is_empty()
-        && host
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.'))
-}
+pub use qp_core::protocol::client_text::is_plain_host;
 
 /// Whether the authorization request's `given` redirect URI is the
 /// `registered` one: exactly, or, for an http loopback address, with any
