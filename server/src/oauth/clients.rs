@@ -171,9 +171,9 @@ fn client_name(meta: &Value, required: bool) -> Result<Option<String>, OAuthErro
     }
 }
 
-/// `redirect_uris`: 1 to 10, each https, http on a loopback host (native
-/// apps, RFC 8252), or a private-use scheme (`com.example.app:/cb`); never
-/// a fragment.
+/// `redirect_uris`: 1 to 10, each https or http on a loopback host (native
+/// apps, RFC 8252); private-use schemes (`com.example.app:/cb`) are refused,
+/// as the MCP authorization spec asks; never a fragment.
 fn redirect_uris(meta: &Value) -> Result<Vec<String>, OAuthError> {
     let invalid = |d: String| OAuthError::new(StatusCode::BAD_REQUEST, "invalid_redirect_uri", d);
     let list = meta
