@@ -141,13 +141,13 @@ answer-sending = { $answer }: جارٍ الإرسال…
 
 # Where: as answer-queued, after a failed attempt that will be retried. $cause
 # says why, in words for people (never the raw error): offline (no
-# connection), unreachable (the server did not answer), signed-out (sign in
-# again to send), server-error (the server failed). Subject: the answer. Max
+# connection), unreachable (the server did not answer), signed-out (pair the
+# phone again to send), server-error (the server failed). Subject: the answer. Max
 # 68 characters besides $answer.
 answer-retrying =
     { $cause ->
         [offline] { $answer }: لم تُرسل بعد، لا يوجد اتصال؛ ستُعاد المحاولة
-        [signed-out] { $answer }: لم تُرسل بعد؛ سجّل الدخول لإرسالها
+        [signed-out] { $answer }: لم تُرسل بعد؛ أقرن هذا الهاتف من جديد لإرسالها
         [server-error] { $answer }: لم تُرسل بعد، خطأ في الخادم؛ ستُعاد المحاولة
        *[unreachable] { $answer }: لم تُرسل بعد، تعذّر الوصول إلى الخادم؛ ستُعاد المحاولة
     }

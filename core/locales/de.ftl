@@ -116,13 +116,13 @@ answer-sending = { $answer }: wird gesendet…
 
 # Where: as answer-queued, after a failed attempt that will be retried. $cause
 # says why, in words for people (never the raw error): offline (no
-# connection), unreachable (the server did not answer), signed-out (sign in
-# again to send), server-error (the server failed). Subject: the answer. Max
+# connection), unreachable (the server did not answer), signed-out (pair the
+# phone again to send), server-error (the server failed). Subject: the answer. Max
 # 68 characters besides $answer.
 answer-retrying =
     { $cause ->
         [offline] { $answer }: noch nicht gesendet, du bist offline; neuer Versuch folgt
-        [signed-out] { $answer }: noch nicht gesendet; melde dich an, um sie zu senden
+        [signed-out] { $answer }: noch nicht gesendet; kopple das Telefon neu, um sie zu senden
         [server-error] { $answer }: noch nicht gesendet, Serverfehler; neuer Versuch folgt
        *[unreachable] { $answer }: noch nicht gesendet, Server nicht erreichbar; neuer Versuch folgt
     }
@@ -164,7 +164,7 @@ open-app-to-finish = Öffne die App, um deine Antwort abzuschließen
 # server no longer takes this phone's sign-in (the token was revoked or has
 # expired); answers wait on the phone until the person pairs again. Subject:
 # you (an instruction). Two sentences. Max 100 characters.
-sign-in-again = Deine Anmeldung ist beendet. Kopple dieses Telefon erneut, um deine Antworten zu senden.
+sign-in-again = Deine Anmeldung ist abgelaufen. Kopple dieses Telefon erneut, um deine Antworten zu senden.
 
 # Where: Android's notification settings: the name of this app's channel.
 # Subject: the questions (a plural noun). Max 24 characters.

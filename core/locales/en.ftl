@@ -121,13 +121,13 @@ answer-sending = { $answer }: sending…
 
 # Where: as answer-queued, after a failed attempt that will be retried. $cause
 # says why, in words for people (never the raw error): offline (no
-# connection), unreachable (the server did not answer), signed-out (sign in
-# again to send), server-error (the server failed). Subject: the answer. Max
+# connection), unreachable (the server did not answer), signed-out (pair the
+# phone again to send), server-error (the server failed). Subject: the answer. Max
 # 68 characters besides $answer.
 answer-retrying =
     { $cause ->
         [offline] { $answer }: not sent yet, you’re offline; will retry
-        [signed-out] { $answer }: not sent yet; sign in to send it
+        [signed-out] { $answer }: not sent yet; pair this phone again to send it
         [server-error] { $answer }: not sent yet, server error; will retry
        *[unreachable] { $answer }: not sent yet, server unreachable; will retry
     }

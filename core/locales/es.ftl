@@ -125,13 +125,13 @@ answer-sending = { $answer }: enviando…
 
 # Where: as answer-queued, after a failed attempt that will be retried. $cause
 # says why, in words for people (never the raw error): offline (no
-# connection), unreachable (the server did not answer), signed-out (sign in
-# again to send), server-error (the server failed). Subject: the answer. Max
+# connection), unreachable (the server did not answer), signed-out (pair the
+# phone again to send), server-error (the server failed). Subject: the answer. Max
 # 68 characters besides $answer.
 answer-retrying =
     { $cause ->
         [offline] { $answer }: aún sin enviar, no tienes conexión; se reintentará
-        [signed-out] { $answer }: aún sin enviar; inicia sesión para enviarla
+        [signed-out] { $answer }: aún sin enviar; vuelve a vincular el teléfono para enviarla
         [server-error] { $answer }: aún sin enviar, error del servidor; se reintentará
        *[unreachable] { $answer }: aún sin enviar, el servidor no responde; se reintentará
     }

@@ -129,13 +129,13 @@ answer-sending = { $answer } : envoi en cours…
 
 # Where: as answer-queued, after a failed attempt that will be retried. $cause
 # says why, in words for people (never the raw error): offline (no
-# connection), unreachable (the server did not answer), signed-out (sign in
-# again to send), server-error (the server failed). Subject: the answer. Max
+# connection), unreachable (the server did not answer), signed-out (pair the
+# phone again to send), server-error (the server failed). Subject: the answer. Max
 # 68 characters besides $answer.
 answer-retrying =
     { $cause ->
         [offline] { $answer } : pas encore envoyée, vous êtes hors ligne ; nouvel essai prévu
-        [signed-out] { $answer } : pas encore envoyée ; connectez-vous pour l’envoyer
+        [signed-out] { $answer } : pas encore envoyée ; réassociez le téléphone pour l’envoyer
         [server-error] { $answer } : pas encore envoyée, erreur du serveur ; nouvel essai prévu
        *[unreachable] { $answer } : pas encore envoyée, serveur injoignable ; nouvel essai prévu
     }
@@ -177,7 +177,7 @@ open-app-to-finish = Ouvrez l’app pour terminer votre réponse
 # server no longer takes this phone's sign-in (the token was revoked or has
 # expired); answers wait on the phone until the person pairs again. Subject:
 # you (an instruction). Two sentences. Max 100 characters.
-sign-in-again = Votre connexion a pris fin. Associez à nouveau ce téléphone pour envoyer vos réponses.
+sign-in-again = Votre connexion a expiré. Associez à nouveau ce téléphone pour envoyer vos réponses.
 
 # Where: Android's notification settings: the name of this app's channel.
 # Subject: the questions (a plural noun). Max 24 characters.

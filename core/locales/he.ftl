@@ -6,12 +6,12 @@
 # alert) and the feed cell's title, for a question asked of you alone.
 # Subject: the asker ($asker, a person or an agent: avoid verbs that mark its
 # gender). Max 30 characters besides $asker.
-asks-you = שאלה מ־{ $asker }
+asks-you = שאלה מאת { $asker }
 
 # Where: as asks-you, for a question anyone in the room may answer. Subject:
 # the asker ($asker; avoid marking its gender). Max 34 characters besides
 # $asker.
-asks-room = שאלה מ־{ $asker } לכל החדר
+asks-room = שאלה מאת { $asker } לכל החדר
 
 # Where: the resolution line: the iOS subtitle of the resolved notification,
 # the Android notification's text, the feed cell. Subject: you, who answered;
@@ -129,13 +129,13 @@ answer-sending = { $answer }: בשליחה…
 
 # Where: as answer-queued, after a failed attempt that will be retried. $cause
 # says why, in words for people (never the raw error): offline (no
-# connection), unreachable (the server did not answer), signed-out (sign in
-# again to send), server-error (the server failed). Subject: the answer. Max
+# connection), unreachable (the server did not answer), signed-out (pair the
+# phone again to send), server-error (the server failed). Subject: the answer. Max
 # 68 characters besides $answer.
 answer-retrying =
     { $cause ->
         [offline] { $answer }: עדיין לא נשלחה, אין חיבור; ננסה שוב
-        [signed-out] { $answer }: עדיין לא נשלחה; יש להתחבר כדי לשלוח אותה
+        [signed-out] { $answer }: עדיין לא נשלחה; יש לצמד את הטלפון מחדש כדי לשלוח אותה
         [server-error] { $answer }: עדיין לא נשלחה, שגיאת שרת; ננסה שוב
        *[unreachable] { $answer }: עדיין לא נשלחה, אין חיבור לשרת; ננסה שוב
     }

@@ -5,12 +5,12 @@
 # alert) and the feed cell's title, for a question asked of you alone.
 # Subject: the asker ($asker, a person or an agent: avoid verbs that mark its
 # gender). Max 30 characters besides $asker.
-asks-you = { $asker } ti chiede
+asks-you = { $asker } ha una domanda per te
 
 # Where: as asks-you, for a question anyone in the room may answer. Subject:
 # the asker ($asker; avoid marking its gender). Max 34 characters besides
 # $asker.
-asks-room = { $asker } chiede a tutti nella stanza
+asks-room = { $asker } ha una domanda per la stanza
 
 # Where: the resolution line: the iOS subtitle of the resolved notification,
 # the Android notification's text, the feed cell. Subject: you, who answered;
@@ -124,13 +124,13 @@ answer-sending = { $answer }: invio in corso…
 
 # Where: as answer-queued, after a failed attempt that will be retried. $cause
 # says why, in words for people (never the raw error): offline (no
-# connection), unreachable (the server did not answer), signed-out (sign in
-# again to send), server-error (the server failed). Subject: the answer. Max
+# connection), unreachable (the server did not answer), signed-out (pair the
+# phone again to send), server-error (the server failed). Subject: the answer. Max
 # 68 characters besides $answer.
 answer-retrying =
     { $cause ->
         [offline] { $answer }: non ancora inviata, sei offline; riproveremo
-        [signed-out] { $answer }: non ancora inviata; accedi per inviarla
+        [signed-out] { $answer }: non ancora inviata; associa di nuovo il telefono per inviarla
         [server-error] { $answer }: non ancora inviata, errore del server; riproveremo
        *[unreachable] { $answer }: non ancora inviata, server non raggiungibile; riproveremo
     }

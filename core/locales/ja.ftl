@@ -36,7 +36,7 @@ expired = 期限切れ（回答なし）
 # Where: the resolution line of a question the asker withdrew. Subject: the
 # question. Capitalised where the language capitalises sentences. Max 24
 # characters.
-cancelled = 取り消されました
+cancelled = 取り消し済み
 
 # Where: the feed, under a pending room question. Subject: the people in the
 # room. Max 48 characters.
@@ -45,7 +45,7 @@ anyone-can-answer = ルームの誰でも回答できます
 # Where: Android's list of choices (the reply field's label) and the feed's
 # entry that opens the list, for 3 or 4 options; $count is how many (a
 # plural). Subject: you (an instruction). Max 44 characters besides $count.
-choose-answer = 回答を選択（選択肢{ $count }件）
+choose-answer = 回答を選択（{ $count }個の選択肢）
 
 # Where: the Android notification button that opens the list of choices.
 # Subject: you (an instruction). Max 12 characters.
@@ -109,13 +109,13 @@ answer-sending = { $answer }：送信中…
 
 # Where: as answer-queued, after a failed attempt that will be retried. $cause
 # says why, in words for people (never the raw error): offline (no
-# connection), unreachable (the server did not answer), signed-out (sign in
-# again to send), server-error (the server failed). Subject: the answer. Max
+# connection), unreachable (the server did not answer), signed-out (pair the
+# phone again to send), server-error (the server failed). Subject: the answer. Max
 # 68 characters besides $answer.
 answer-retrying =
     { $cause ->
         [offline] { $answer }：未送信（オフラインです）。あとで再送します
-        [signed-out] { $answer }：未送信。サインインすると送信します
+        [signed-out] { $answer }：未送信。スマートフォンをもう一度ペアリングすると送信します
         [server-error] { $answer }：未送信（サーバーエラー）。あとで再送します
        *[unreachable] { $answer }：未送信（サーバーに接続できません）。あとで再送します
     }
@@ -157,7 +157,7 @@ open-app-to-finish = アプリを開いて回答を完了してください
 # server no longer takes this phone's sign-in (the token was revoked or has
 # expired); answers wait on the phone until the person pairs again. Subject:
 # you (an instruction). Two sentences. Max 100 characters.
-sign-in-again = サインインが終了しました。回答を送信するには、このスマートフォンをもう一度ペアリングしてください。
+sign-in-again = サインインの有効期限が切れました。回答を送信するには、このスマートフォンをもう一度ペアリングしてください。
 
 # Where: Android's notification settings: the name of this app's channel.
 # Subject: the questions (a plural noun). Max 24 characters.

@@ -124,13 +124,13 @@ answer-sending = { $answer }: enviando…
 
 # Where: as answer-queued, after a failed attempt that will be retried. $cause
 # says why, in words for people (never the raw error): offline (no
-# connection), unreachable (the server did not answer), signed-out (sign in
-# again to send), server-error (the server failed). Subject: the answer. Max
+# connection), unreachable (the server did not answer), signed-out (pair the
+# phone again to send), server-error (the server failed). Subject: the answer. Max
 # 68 characters besides $answer.
 answer-retrying =
     { $cause ->
         [offline] { $answer }: ainda não enviada, sem conexão; tentaremos de novo
-        [signed-out] { $answer }: ainda não enviada; entre na sua conta para enviá-la
+        [signed-out] { $answer }: ainda não enviada; pareie o celular de novo para enviá-la
         [server-error] { $answer }: ainda não enviada, erro no servidor; tentaremos de novo
        *[unreachable] { $answer }: ainda não enviada, servidor inacessível; tentaremos de novo
     }
@@ -148,7 +148,7 @@ answer-rejected =
 # was known only from a plain push and the server's question with that id says
 # something else (someone may have forged the push). The feed now shows the
 # real question. Subject: the answer. Max 80 characters besides $answer.
-answer-question-changed = { $answer }: não enviada, a pergunta é diferente da que foi exibida; leia-a de novo
+answer-question-changed = { $answer }: não enviada, a pergunta é diferente da que foi exibida; leia de novo
 
 # Where: as answer-queued, when the question closed before my answer arrived.
 # $state says how: answered (by someone else), expired, cancelled, or closed

@@ -108,13 +108,13 @@ answer-sending = { $answer }：正在发送…
 
 # Where: as answer-queued, after a failed attempt that will be retried. $cause
 # says why, in words for people (never the raw error): offline (no
-# connection), unreachable (the server did not answer), signed-out (sign in
-# again to send), server-error (the server failed). Subject: the answer. Max
+# connection), unreachable (the server did not answer), signed-out (pair the
+# phone again to send), server-error (the server failed). Subject: the answer. Max
 # 68 characters besides $answer.
 answer-retrying =
     { $cause ->
         [offline] { $answer }：尚未发送（当前离线），稍后重试
-        [signed-out] { $answer }：尚未发送，登录后即可发送
+        [signed-out] { $answer }：尚未发送，重新配对手机后即可发送
         [server-error] { $answer }：尚未发送（服务器出错），稍后重试
        *[unreachable] { $answer }：尚未发送（无法连接服务器），稍后重试
     }

@@ -684,7 +684,7 @@ mod tests {
         let he = Copy::for_languages(&["he"]);
         assert_eq!(
             he.title(ResponderScope::Direct, "Release Bot"),
-            "שאלה מ־\u{2068}Release Bot\u{2069}"
+            "שאלה מאת \u{2068}Release Bot\u{2069}"
         );
         let ar = Copy::for_languages(&["ar"]);
         assert_eq!(
