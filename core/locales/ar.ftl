@@ -271,3 +271,21 @@ consent-allow = سماح
 # Where: the consent question's button that refuses it, and the answer's
 # line. Subject: you (a button). Max 12 characters.
 consent-deny = رفض
+
+# Where: the pairing screen (phone and web responder) when pairing failed.
+# $reason: not-a-code (what was scanned or typed is neither), no-server (a
+# bare code without its server), invalid-code (unknown, used or expired),
+# too-many-attempts (too many wrong codes from here: wait), unreachable (the
+# server did not answer), refused (the server refused for another reason),
+# storage-failed (the device could not keep its pairing). Subject: varies;
+# then you (an instruction). Two sentences at most. Max 100 characters.
+pair-failed =
+    { $reason ->
+        [not-a-code] هذا ليس رابط إقران ولا رمز إقران.
+        [no-server] ينقص هذا الرمزَ خادمُه: افتح رابط الإقران بدلًا منه.
+        [invalid-code] هذا الرمز غير معروف أو استُخدم أو انتهت صلاحيته. اطلب دعوة جديدة.
+        [too-many-attempts] رموز خاطئة كثيرة من هنا. انتظر بضع دقائق ثم حاول مرة أخرى.
+        [unreachable] تعذّر الوصول إلى الخادم. تحقّق من الاتصال ثم حاول مرة أخرى.
+       *[refused] رفض الخادم الإقران. حاول مرة أخرى لاحقًا.
+        [storage-failed] تعذّر على هذا الجهاز حفظ الإقران. حاول مرة أخرى.
+    }

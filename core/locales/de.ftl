@@ -246,3 +246,21 @@ consent-allow = Erlauben
 # Where: the consent question's button that refuses it, and the answer's
 # line. Subject: you (a button). Max 12 characters.
 consent-deny = Ablehnen
+
+# Where: the pairing screen (phone and web responder) when pairing failed.
+# $reason: not-a-code (what was scanned or typed is neither), no-server (a
+# bare code without its server), invalid-code (unknown, used or expired),
+# too-many-attempts (too many wrong codes from here: wait), unreachable (the
+# server did not answer), refused (the server refused for another reason),
+# storage-failed (the device could not keep its pairing). Subject: varies;
+# then you (an instruction). Two sentences at most. Max 100 characters.
+pair-failed =
+    { $reason ->
+        [not-a-code] Das ist weder ein Kopplungslink noch ein Kopplungscode.
+        [no-server] Zu diesem Code fehlt der Server: Öffne stattdessen den Kopplungslink.
+        [invalid-code] Dieser Code ist unbekannt, schon benutzt oder abgelaufen. Bitte um eine neue Einladung.
+        [too-many-attempts] Zu viele falsche Codes von hier. Warte ein paar Minuten und versuch es dann noch einmal.
+        [unreachable] Der Server ist nicht erreichbar. Prüfe die Verbindung und versuch es noch einmal.
+       *[refused] Der Server hat die Kopplung abgelehnt. Versuch es später noch einmal.
+        [storage-failed] Dieses Gerät konnte die Kopplung nicht speichern. Versuch es noch einmal.
+    }

@@ -251,3 +251,21 @@ consent-allow = Allow
 # Where: the consent question's button that refuses it, and the answer's
 # line. Subject: you (a button). Max 12 characters.
 consent-deny = Deny
+
+# Where: the pairing screen (phone and web responder) when pairing failed.
+# $reason: not-a-code (what was scanned or typed is neither), no-server (a
+# bare code without its server), invalid-code (unknown, used or expired),
+# too-many-attempts (too many wrong codes from here: wait), unreachable (the
+# server did not answer), refused (the server refused for another reason),
+# storage-failed (the device could not keep its pairing). Subject: varies;
+# then you (an instruction). Two sentences at most. Max 100 characters.
+pair-failed =
+    { $reason ->
+        [not-a-code] That is not a pairing link or code.
+        [no-server] That code needs its server: open the pairing link instead.
+        [invalid-code] That code is unknown, already used or expired. Ask for a new invite.
+        [too-many-attempts] Too many wrong codes from here. Wait a few minutes, then try again.
+        [unreachable] The server could not be reached. Check the connection and try again.
+       *[refused] The server refused the pairing. Try again later.
+        [storage-failed] This device could not store its pairing. Try again.
+    }

@@ -255,3 +255,21 @@ consent-allow = Permitir
 # Where: the consent question's button that refuses it, and the answer's
 # line. Subject: you (a button). Max 12 characters.
 consent-deny = Rechazar
+
+# Where: the pairing screen (phone and web responder) when pairing failed.
+# $reason: not-a-code (what was scanned or typed is neither), no-server (a
+# bare code without its server), invalid-code (unknown, used or expired),
+# too-many-attempts (too many wrong codes from here: wait), unreachable (the
+# server did not answer), refused (the server refused for another reason),
+# storage-failed (the device could not keep its pairing). Subject: varies;
+# then you (an instruction). Two sentences at most. Max 100 characters.
+pair-failed =
+    { $reason ->
+        [not-a-code] Eso no es un enlace ni un código de vinculación.
+        [no-server] A este código le falta su servidor: abre el enlace de vinculación.
+        [invalid-code] Este código no existe, ya se usó o caducó. Pide una invitación nueva.
+        [too-many-attempts] Demasiados códigos incorrectos desde aquí. Espera unos minutos y vuelve a intentarlo.
+        [unreachable] No se pudo conectar con el servidor. Revisa la conexión y vuelve a intentarlo.
+       *[refused] El servidor rechazó la vinculación. Vuelve a intentarlo más tarde.
+        [storage-failed] Este dispositivo no pudo guardar la vinculación. Vuelve a intentarlo.
+    }

@@ -259,3 +259,21 @@ consent-allow = Autoriser
 # Where: the consent question's button that refuses it, and the answer's
 # line. Subject: you (a button). Max 12 characters.
 consent-deny = Refuser
+
+# Where: the pairing screen (phone and web responder) when pairing failed.
+# $reason: not-a-code (what was scanned or typed is neither), no-server (a
+# bare code without its server), invalid-code (unknown, used or expired),
+# too-many-attempts (too many wrong codes from here: wait), unreachable (the
+# server did not answer), refused (the server refused for another reason),
+# storage-failed (the device could not keep its pairing). Subject: varies;
+# then you (an instruction). Two sentences at most. Max 100 characters.
+pair-failed =
+    { $reason ->
+        [not-a-code] Ce n’est ni un lien ni un code d’association.
+        [no-server] Ce code ne dit pas quel serveur joindre : ouvrez plutôt le lien d’association.
+        [invalid-code] Ce code est inconnu, déjà utilisé ou expiré. Demandez une nouvelle invitation.
+        [too-many-attempts] Trop de codes erronés depuis cet appareil. Patientez quelques minutes, puis réessayez.
+        [unreachable] Impossible de joindre le serveur. Vérifiez la connexion, puis réessayez.
+       *[refused] Le serveur a refusé l’association. Réessayez plus tard.
+        [storage-failed] Cet appareil n’a pas pu enregistrer l’association. Réessayez.
+    }

@@ -259,3 +259,21 @@ consent-allow = אישור
 # Where: the consent question's button that refuses it, and the answer's
 # line. Subject: you (a button). Max 12 characters.
 consent-deny = דחייה
+
+# Where: the pairing screen (phone and web responder) when pairing failed.
+# $reason: not-a-code (what was scanned or typed is neither), no-server (a
+# bare code without its server), invalid-code (unknown, used or expired),
+# too-many-attempts (too many wrong codes from here: wait), unreachable (the
+# server did not answer), refused (the server refused for another reason),
+# storage-failed (the device could not keep its pairing). Subject: varies;
+# then you (an instruction). Two sentences at most. Max 100 characters.
+pair-failed =
+    { $reason ->
+        [not-a-code] זה לא קישור צימוד וגם לא קוד צימוד.
+        [no-server] לקוד הזה חסר השרת: יש לפתוח את קישור הצימוד.
+        [invalid-code] הקוד הזה לא מוכר, כבר נוצל או שפג תוקפו. יש לבקש הזמנה חדשה.
+        [too-many-attempts] יותר מדי קודים שגויים מכאן. יש להמתין כמה דקות ולנסות שוב.
+        [unreachable] אין גישה לשרת. יש לבדוק את החיבור ולנסות שוב.
+       *[refused] השרת דחה את הצימוד. יש לנסות שוב מאוחר יותר.
+        [storage-failed] המכשיר הזה לא הצליח לשמור את הצימוד. יש לנסות שוב.
+    }

@@ -254,3 +254,21 @@ consent-allow = Consenti
 # Where: the consent question's button that refuses it, and the answer's
 # line. Subject: you (a button). Max 12 characters.
 consent-deny = Rifiuta
+
+# Where: the pairing screen (phone and web responder) when pairing failed.
+# $reason: not-a-code (what was scanned or typed is neither), no-server (a
+# bare code without its server), invalid-code (unknown, used or expired),
+# too-many-attempts (too many wrong codes from here: wait), unreachable (the
+# server did not answer), refused (the server refused for another reason),
+# storage-failed (the device could not keep its pairing). Subject: varies;
+# then you (an instruction). Two sentences at most. Max 100 characters.
+pair-failed =
+    { $reason ->
+        [not-a-code] Questo non è un link né un codice di associazione.
+        [no-server] A questo codice manca il server: apri invece il link di associazione.
+        [invalid-code] Questo codice è sconosciuto, già usato o scaduto. Chiedi un nuovo invito.
+        [too-many-attempts] Troppi codici errati da qui. Aspetta qualche minuto, poi riprova.
+        [unreachable] Impossibile raggiungere il server. Controlla la connessione e riprova.
+       *[refused] Il server ha rifiutato l’associazione. Riprova più tardi.
+        [storage-failed] Questo dispositivo non è riuscito a salvare l’associazione. Riprova.
+    }

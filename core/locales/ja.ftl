@@ -239,3 +239,21 @@ consent-allow = 許可
 # Where: the consent question's button that refuses it, and the answer's
 # line. Subject: you (a button). Max 12 characters.
 consent-deny = 拒否
+
+# Where: the pairing screen (phone and web responder) when pairing failed.
+# $reason: not-a-code (what was scanned or typed is neither), no-server (a
+# bare code without its server), invalid-code (unknown, used or expired),
+# too-many-attempts (too many wrong codes from here: wait), unreachable (the
+# server did not answer), refused (the server refused for another reason),
+# storage-failed (the device could not keep its pairing). Subject: varies;
+# then you (an instruction). Two sentences at most. Max 100 characters.
+pair-failed =
+    { $reason ->
+        [not-a-code] ペアリングリンクでもコードでもありません。
+        [no-server] このコードだけではサーバーが分かりません。ペアリングリンクを開いてください。
+        [invalid-code] このコードは存在しないか、使用済みか、期限切れです。新しい招待を依頼してください。
+        [too-many-attempts] 誤ったコードが多すぎます。数分待ってから、もう一度お試しください。
+        [unreachable] サーバーに接続できませんでした。接続を確認して、もう一度お試しください。
+       *[refused] サーバーがペアリングを拒否しました。しばらくしてから、もう一度お試しください。
+        [storage-failed] この端末にペアリングを保存できませんでした。もう一度お試しください。
+    }

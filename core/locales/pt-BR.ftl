@@ -254,3 +254,21 @@ consent-allow = Permitir
 # Where: the consent question's button that refuses it, and the answer's
 # line. Subject: you (a button). Max 12 characters.
 consent-deny = Negar
+
+# Where: the pairing screen (phone and web responder) when pairing failed.
+# $reason: not-a-code (what was scanned or typed is neither), no-server (a
+# bare code without its server), invalid-code (unknown, used or expired),
+# too-many-attempts (too many wrong codes from here: wait), unreachable (the
+# server did not answer), refused (the server refused for another reason),
+# storage-failed (the device could not keep its pairing). Subject: varies;
+# then you (an instruction). Two sentences at most. Max 100 characters.
+pair-failed =
+    { $reason ->
+        [not-a-code] Isso não é um link nem um código de pareamento.
+        [no-server] Falta o servidor deste código: abra o link de pareamento.
+        [invalid-code] Este código é desconhecido, já foi usado ou expirou. Peça um novo convite.
+        [too-many-attempts] Muitos códigos errados a partir daqui. Aguarde alguns minutos e tente de novo.
+        [unreachable] Não foi possível acessar o servidor. Verifique a conexão e tente de novo.
+       *[refused] O servidor recusou o pareamento. Tente de novo mais tarde.
+        [storage-failed] Este dispositivo não conseguiu salvar o pareamento. Tente de novo.
+    }

@@ -238,3 +238,21 @@ consent-allow = 允许
 # Where: the consent question's button that refuses it, and the answer's
 # line. Subject: you (a button). Max 12 characters.
 consent-deny = 拒绝
+
+# Where: the pairing screen (phone and web responder) when pairing failed.
+# $reason: not-a-code (what was scanned or typed is neither), no-server (a
+# bare code without its server), invalid-code (unknown, used or expired),
+# too-many-attempts (too many wrong codes from here: wait), unreachable (the
+# server did not answer), refused (the server refused for another reason),
+# storage-failed (the device could not keep its pairing). Subject: varies;
+# then you (an instruction). Two sentences at most. Max 100 characters.
+pair-failed =
+    { $reason ->
+        [not-a-code] 这不是配对链接或配对码。
+        [no-server] 仅凭此代码无法确定服务器，请打开配对链接。
+        [invalid-code] 此代码不存在、已被使用或已过期。请索取新的邀请。
+        [too-many-attempts] 此处输错代码次数过多。请等待几分钟后重试。
+        [unreachable] 无法连接服务器。请检查网络连接后重试。
+       *[refused] 服务器拒绝了配对。请稍后重试。
+        [storage-failed] 此设备无法保存配对信息。请重试。
+    }

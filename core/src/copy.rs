@@ -558,6 +558,11 @@ impl Copy {
     pub fn sign_in_again(&self) -> String {
         self.message("sign-in-again", None)
     }
+    /// Why pairing failed, for a person: never the server's or the network's
+    /// English (that stays in the error's detail and the logs).
+    pub fn pair_failure(&self, kind: crate::pairing::PairErrorKind) -> String {
+        self.with("pair-failed", &[("reason", FluentValue::from(kind.key()))])
+    }
     pub fn channel_name(&self) -> String {
         self.message("channel-name", None)
     }

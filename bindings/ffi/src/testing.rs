@@ -372,6 +372,21 @@ pub fn localized_copy(
                 length: n("length") as u32,
             },
         }),
+        "pair_failure" => {
+            use qp_core::pairing::PairErrorKind as K;
+            let kind = match s("reason").as_str() {
+                "not-a-code" => K::NotACode,
+                "no-server" => K::NoServer,
+                "invalid-code" => K::InvalidCode,
+                "too-many-attempts" => K::TooManyAttempts,
+                "unreachable" => K::Unreachable,
+                "storage-failed" => K::StorageFailed,
+                // `status`: what POST /api/pair answered.
+                _ if a["status"].is_u64() => K::of_status(n("status") as u16),
+                _ => K::Refused,
+            };
+            copy.pair_failure(kind)
+        }
         "consent" => {
             // The sign-in consent question's words: `part` is asker,
             // prompt, context, allow or deny; the rest are its parts.

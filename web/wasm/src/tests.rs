@@ -420,3 +420,23 @@ fn the_web_words_keep_the_rules_of_the_phone_copy() {
         }
     }
 }
+
+/// A pairing that failed says why, as the phone does: an unknown or used
+/// code, too many attempts and an unreachable server are three sentences,
+/// never one "that code did not work" for all.
+#[test]
+fn a_failed_pairing_says_why_in_the_persons_language() {
+    let en = Responder::new(vec!["en".into()], String::new());
+    let lines: std::collections::HashSet<String> = [404, 429, 0, 503]
+        .iter()
+        .map(|s| en.pair_failure(*s))
+        .collect();
+    assert_eq!(lines.len(), 4, "{lines:?}");
+    assert!(en.pair_failure(404).contains("already used or expired"));
+    let de = Responder::new(vec!["de".into()], String::new());
+    assert!(
+        de.pair_failure(429).contains("Zu viele"),
+        "{}",
+        de.pair_failure(429)
+    );
+}
