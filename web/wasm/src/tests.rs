@@ -440,3 +440,22 @@ fn a_failed_pairing_says_why_in_the_persons_language() {
         de.pair_failure(429)
     );
 }
+
+/// What a browser shows before the WebAssembly has chosen a language (the
+/// tab's title while loading, the installed app's name, from one manifest
+/// for every language) is the product's name, the same in every language,
+/// never an English word: the page then titles itself in the person's
+/// language (`web-app-name`).
+#[test]
+fn before_the_language_is_known_the_page_says_only_the_product_name() {
+    let app = concat!(env!("CARGO_MANIFEST_DIR"), "/../app");
+    let manifest: Value = serde_json::from_str(
+        &std::fs::read_to_string(format!("{app}/manifest.webmanifest")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(manifest["name"], "qp");
+    assert_eq!(manifest["short_name"], "qp");
+    assert!(manifest.get("description").is_none(), "{manifest}");
+    let index = std::fs::read_to_string(format!("{app}/index.html")).unwrap();
+    assert!(index.contains("<title>qp</title>"), "the loading title");
+}
