@@ -141,13 +141,13 @@ answer-sending = { $answer }: جارٍ الإرسال…
 
 # Where: as answer-queued, after a failed attempt that will be retried. $cause
 # says why, in words for people (never the raw error): offline (no
-# connection), unreachable (the server did not answer), signed-out (sign in
-# again to send), server-error (the server failed). Subject: the answer. Max
+# connection), unreachable (the server did not answer), signed-out (pair the
+# phone again to send), server-error (the server failed). Subject: the answer. Max
 # 68 characters besides $answer.
 answer-retrying =
     { $cause ->
         [offline] { $answer }: لم تُرسل بعد، لا يوجد اتصال؛ ستُعاد المحاولة
-        [signed-out] { $answer }: لم تُرسل بعد؛ سجّل الدخول لإرسالها
+        [signed-out] { $answer }: لم تُرسل بعد؛ أقرن هذا الهاتف من جديد لإرسالها
         [server-error] { $answer }: لم تُرسل بعد، خطأ في الخادم؛ ستُعاد المحاولة
        *[unreachable] { $answer }: لم تُرسل بعد، تعذّر الوصول إلى الخادم؛ ستُعاد المحاولة
     }
@@ -219,3 +219,73 @@ error-unknown-choice = هذه الإجابة ليست من الخيارات ال
 # Where: the notification's text when an action was not an answer. Subject:
 # you (an instruction). Max 48 characters.
 error-not-an-answer = افتح التطبيق للإجابة.
+
+# Where: the sign-in consent question (the server asks it when an agent signs
+# in through OAuth or qp login --url): the asker's name in its title, inside
+# asks-you, on the lock screen, the feed and the web. Subject: none (the name
+# of the server's sign-in). Max 20 characters.
+consent-asker = تسجيل الدخول إلى qp
+
+# Where: the sign-in consent question's text (lock screen, feed, web). $client:
+# verified (a client whose address $host was checked), unverified (a client
+# that registered itself) or terminal (qp login in a terminal); $room: the
+# room's name; $name: what the client calls itself, its claim, always quoted
+# after the server's own words. Subject: the client (it), then you (Allow?).
+# Max 190 characters besides $host, $room and $name.
+consent-prompt =
+    { $client ->
+        [verified] عميل تم التحقق منه في { $host } يريد أن يطرح عليك أسئلة في { $room }. هل تسمح بذلك؟ يسمّي نفسه «{ $name }».
+        [terminal] طرفية (qp login) تريد أن تطرح عليك أسئلة في { $room }. هل تسمح بذلك؟ تسمّي نفسها «{ $name }»، دون تحقق.
+       *[unverified] عميل لم يُتحقق منه يريد أن يطرح عليك أسئلة في { $room }. هل تسمح بذلك؟ يسمّي نفسه «{ $name }».
+    }
+
+# Where: a sentence after consent-prompt: where the sign-in goes back to.
+# $to: local (the computer the client runs on) or host ($host). Subject: the
+# client (it). Max 72 characters besides $host.
+consent-returns =
+    { $to ->
+        [local] يسجّل الدخول على الحاسوب الذي يعمل عليه (localhost).
+       *[host] يسجّل الدخول عبر { $host }.
+    }
+
+# Where: consent-prompt followed by consent-returns ($prompt, $returns): how
+# two sentences follow each other. Subject: none. Max 2 characters besides
+# $prompt and $returns.
+consent-prompt-and-return = { $prompt } { $returns }
+
+# Where: the consent question's context line (the lock screen's subtitle):
+# the code to compare ($code) with the one shown where the sign-in started,
+# then who asks. $client as in consent-prompt. Subject: none (a label). Max
+# 34 characters besides $code and $host.
+consent-context =
+    { $client ->
+        [verified] الرمز { $code } · { $host }
+        [terminal] الرمز { $code }
+       *[unverified] الرمز { $code } · عميل لم يُتحقق منه
+    }
+
+# Where: the consent question's button that lets the client ask, and the
+# answer's line (answered-by-you). Subject: you (a button). Max 12 characters.
+consent-allow = سماح
+
+# Where: the consent question's button that refuses it, and the answer's
+# line. Subject: you (a button). Max 12 characters.
+consent-deny = رفض
+
+# Where: the pairing screen (phone and web responder) when pairing failed.
+# $reason: not-a-code (what was scanned or typed is neither), no-server (a
+# bare code without its server), invalid-code (unknown, used or expired),
+# too-many-attempts (too many wrong codes from here: wait), unreachable (the
+# server did not answer), refused (the server refused for another reason),
+# storage-failed (the device could not keep its pairing). Subject: varies;
+# then you (an instruction). Two sentences at most. Max 100 characters.
+pair-failed =
+    { $reason ->
+        [not-a-code] هذا ليس رابط إقران ولا رمز إقران.
+        [no-server] ينقص هذا الرمزَ خادمُه: افتح رابط الإقران بدلًا منه.
+        [invalid-code] هذا الرمز غير معروف أو استُخدم أو انتهت صلاحيته. اطلب دعوة جديدة.
+        [too-many-attempts] رموز خاطئة كثيرة من هنا. انتظر بضع دقائق ثم حاول مرة أخرى.
+        [unreachable] تعذّر الوصول إلى الخادم. تحقّق من الاتصال ثم حاول مرة أخرى.
+       *[refused] رفض الخادم الإقران. حاول مرة أخرى لاحقًا.
+        [storage-failed] تعذّر على هذا الجهاز حفظ الإقران. حاول مرة أخرى.
+    }

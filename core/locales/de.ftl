@@ -116,13 +116,13 @@ answer-sending = { $answer }: wird gesendet…
 
 # Where: as answer-queued, after a failed attempt that will be retried. $cause
 # says why, in words for people (never the raw error): offline (no
-# connection), unreachable (the server did not answer), signed-out (sign in
-# again to send), server-error (the server failed). Subject: the answer. Max
+# connection), unreachable (the server did not answer), signed-out (pair the
+# phone again to send), server-error (the server failed). Subject: the answer. Max
 # 68 characters besides $answer.
 answer-retrying =
     { $cause ->
         [offline] { $answer }: noch nicht gesendet, du bist offline; neuer Versuch folgt
-        [signed-out] { $answer }: noch nicht gesendet; melde dich an, um sie zu senden
+        [signed-out] { $answer }: noch nicht gesendet; kopple das Telefon neu, um sie zu senden
         [server-error] { $answer }: noch nicht gesendet, Serverfehler; neuer Versuch folgt
        *[unreachable] { $answer }: noch nicht gesendet, Server nicht erreichbar; neuer Versuch folgt
     }
@@ -164,7 +164,7 @@ open-app-to-finish = Öffne die App, um deine Antwort abzuschließen
 # server no longer takes this phone's sign-in (the token was revoked or has
 # expired); answers wait on the phone until the person pairs again. Subject:
 # you (an instruction). Two sentences. Max 100 characters.
-sign-in-again = Deine Anmeldung ist beendet. Kopple dieses Telefon erneut, um deine Antworten zu senden.
+sign-in-again = Deine Anmeldung ist abgelaufen. Kopple dieses Telefon erneut, um deine Antworten zu senden.
 
 # Where: Android's notification settings: the name of this app's channel.
 # Subject: the questions (a plural noun). Max 24 characters.
@@ -194,3 +194,73 @@ error-unknown-choice = Diese Antwort steht nicht zur Auswahl.
 # Where: the notification's text when an action was not an answer. Subject:
 # you (an instruction). Max 48 characters.
 error-not-an-answer = Öffne die App, um zu antworten.
+
+# Where: the sign-in consent question (the server asks it when an agent signs
+# in through OAuth or qp login --url): the asker's name in its title, inside
+# asks-you, on the lock screen, the feed and the web. Subject: none (the name
+# of the server's sign-in). Max 20 characters.
+consent-asker = qp-Anmeldung
+
+# Where: the sign-in consent question's text (lock screen, feed, web). $client:
+# verified (a client whose address $host was checked), unverified (a client
+# that registered itself) or terminal (qp login in a terminal); $room: the
+# room's name; $name: what the client calls itself, its claim, always quoted
+# after the server's own words. Subject: the client (it), then you (Allow?).
+# Max 190 characters besides $host, $room and $name.
+consent-prompt =
+    { $client ->
+        [verified] Ein unter { $host } verifizierter Client möchte dir Fragen im Raum { $room } stellen. Erlauben? Er nennt sich „{ $name }“.
+        [terminal] Ein Terminal (qp login) möchte dir Fragen im Raum { $room } stellen. Erlauben? Es nennt sich „{ $name }“, nicht verifiziert.
+       *[unverified] Ein nicht verifizierter Client möchte dir Fragen im Raum { $room } stellen. Erlauben? Er nennt sich „{ $name }“.
+    }
+
+# Where: a sentence after consent-prompt: where the sign-in goes back to.
+# $to: local (the computer the client runs on) or host ($host). Subject: the
+# client (it). Max 72 characters besides $host.
+consent-returns =
+    { $to ->
+        [local] Er meldet sich auf dem Computer an, auf dem er läuft (localhost).
+       *[host] Er meldet sich über { $host } an.
+    }
+
+# Where: consent-prompt followed by consent-returns ($prompt, $returns): how
+# two sentences follow each other. Subject: none. Max 2 characters besides
+# $prompt and $returns.
+consent-prompt-and-return = { $prompt } { $returns }
+
+# Where: the consent question's context line (the lock screen's subtitle):
+# the code to compare ($code) with the one shown where the sign-in started,
+# then who asks. $client as in consent-prompt. Subject: none (a label). Max
+# 34 characters besides $code and $host.
+consent-context =
+    { $client ->
+        [verified] Code { $code } · { $host }
+        [terminal] Code { $code }
+       *[unverified] Code { $code } · nicht verifiziert
+    }
+
+# Where: the consent question's button that lets the client ask, and the
+# answer's line (answered-by-you). Subject: you (a button). Max 12 characters.
+consent-allow = Erlauben
+
+# Where: the consent question's button that refuses it, and the answer's
+# line. Subject: you (a button). Max 12 characters.
+consent-deny = Ablehnen
+
+# Where: the pairing screen (phone and web responder) when pairing failed.
+# $reason: not-a-code (what was scanned or typed is neither), no-server (a
+# bare code without its server), invalid-code (unknown, used or expired),
+# too-many-attempts (too many wrong codes from here: wait), unreachable (the
+# server did not answer), refused (the server refused for another reason),
+# storage-failed (the device could not keep its pairing). Subject: varies;
+# then you (an instruction). Two sentences at most. Max 100 characters.
+pair-failed =
+    { $reason ->
+        [not-a-code] Das ist weder ein Kopplungslink noch ein Kopplungscode.
+        [no-server] Zu diesem Code fehlt der Server: Öffne stattdessen den Kopplungslink.
+        [invalid-code] Dieser Code ist unbekannt, schon benutzt oder abgelaufen. Bitte um eine neue Einladung.
+        [too-many-attempts] Zu viele falsche Codes von hier. Warte ein paar Minuten und versuch es dann noch einmal.
+        [unreachable] Der Server ist nicht erreichbar. Prüfe die Verbindung und versuch es noch einmal.
+       *[refused] Der Server hat die Kopplung abgelehnt. Versuch es später noch einmal.
+        [storage-failed] Dieses Gerät konnte die Kopplung nicht speichern. Versuch es noch einmal.
+    }

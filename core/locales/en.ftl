@@ -121,13 +121,13 @@ answer-sending = { $answer }: sending…
 
 # Where: as answer-queued, after a failed attempt that will be retried. $cause
 # says why, in words for people (never the raw error): offline (no
-# connection), unreachable (the server did not answer), signed-out (sign in
-# again to send), server-error (the server failed). Subject: the answer. Max
+# connection), unreachable (the server did not answer), signed-out (pair the
+# phone again to send), server-error (the server failed). Subject: the answer. Max
 # 68 characters besides $answer.
 answer-retrying =
     { $cause ->
         [offline] { $answer }: not sent yet, you’re offline; will retry
-        [signed-out] { $answer }: not sent yet; sign in to send it
+        [signed-out] { $answer }: not sent yet; pair this phone again to send it
         [server-error] { $answer }: not sent yet, server error; will retry
        *[unreachable] { $answer }: not sent yet, server unreachable; will retry
     }
@@ -199,3 +199,73 @@ error-unknown-choice = That answer isn’t one of the options.
 # Where: the notification's text when an action was not an answer. Subject:
 # you (an instruction). Max 48 characters.
 error-not-an-answer = Open the app to answer.
+
+# Where: the sign-in consent question (the server asks it when an agent signs
+# in through OAuth or qp login --url): the asker's name in its title, inside
+# asks-you, on the lock screen, the feed and the web. Subject: none (the name
+# of the server's sign-in). Max 20 characters.
+consent-asker = qp sign-in
+
+# Where: the sign-in consent question's text (lock screen, feed, web). $client:
+# verified (a client whose address $host was checked), unverified (a client
+# that registered itself) or terminal (qp login in a terminal); $room: the
+# room's name; $name: what the client calls itself, its claim, always quoted
+# after the server's own words. Subject: the client (it), then you (Allow?).
+# Max 190 characters besides $host, $room and $name.
+consent-prompt =
+    { $client ->
+        [verified] A client verified at { $host } wants to ask you questions in { $room }. Allow? It calls itself "{ $name }".
+        [terminal] A terminal (qp login) wants to ask you questions in { $room }. Allow? It calls itself "{ $name }", unverified.
+       *[unverified] An unverified client wants to ask you questions in { $room }. Allow? It calls itself "{ $name }".
+    }
+
+# Where: a sentence after consent-prompt: where the sign-in goes back to.
+# $to: local (the computer the client runs on) or host ($host). Subject: the
+# client (it). Max 72 characters besides $host.
+consent-returns =
+    { $to ->
+        [local] It signs in on the computer it runs on (localhost).
+       *[host] It signs in at { $host }.
+    }
+
+# Where: consent-prompt followed by consent-returns ($prompt, $returns): how
+# two sentences follow each other. Subject: none. Max 2 characters besides
+# $prompt and $returns.
+consent-prompt-and-return = { $prompt } { $returns }
+
+# Where: the consent question's context line (the lock screen's subtitle):
+# the code to compare ($code) with the one shown where the sign-in started,
+# then who asks. $client as in consent-prompt. Subject: none (a label). Max
+# 34 characters besides $code and $host.
+consent-context =
+    { $client ->
+        [verified] code { $code } · { $host }
+        [terminal] code { $code }
+       *[unverified] code { $code } · unverified client
+    }
+
+# Where: the consent question's button that lets the client ask, and the
+# answer's line (answered-by-you). Subject: you (a button). Max 12 characters.
+consent-allow = Allow
+
+# Where: the consent question's button that refuses it, and the answer's
+# line. Subject: you (a button). Max 12 characters.
+consent-deny = Deny
+
+# Where: the pairing screen (phone and web responder) when pairing failed.
+# $reason: not-a-code (what was scanned or typed is neither), no-server (a
+# bare code without its server), invalid-code (unknown, used or expired),
+# too-many-attempts (too many wrong codes from here: wait), unreachable (the
+# server did not answer), refused (the server refused for another reason),
+# storage-failed (the device could not keep its pairing). Subject: varies;
+# then you (an instruction). Two sentences at most. Max 100 characters.
+pair-failed =
+    { $reason ->
+        [not-a-code] That is not a pairing link or code.
+        [no-server] That code needs its server: open the pairing link instead.
+        [invalid-code] That code is unknown, already used or expired. Ask for a new invite.
+        [too-many-attempts] Too many wrong codes from here. Wait a few minutes, then try again.
+        [unreachable] The server could not be reached. Check the connection and try again.
+       *[refused] The server refused the pairing. Try again later.
+        [storage-failed] This device could not store its pairing. Try again.
+    }

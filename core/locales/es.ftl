@@ -125,13 +125,13 @@ answer-sending = { $answer }: enviando…
 
 # Where: as answer-queued, after a failed attempt that will be retried. $cause
 # says why, in words for people (never the raw error): offline (no
-# connection), unreachable (the server did not answer), signed-out (sign in
-# again to send), server-error (the server failed). Subject: the answer. Max
+# connection), unreachable (the server did not answer), signed-out (pair the
+# phone again to send), server-error (the server failed). Subject: the answer. Max
 # 68 characters besides $answer.
 answer-retrying =
     { $cause ->
         [offline] { $answer }: aún sin enviar, no tienes conexión; se reintentará
-        [signed-out] { $answer }: aún sin enviar; inicia sesión para enviarla
+        [signed-out] { $answer }: aún sin enviar; vuelve a vincular el teléfono para enviarla
         [server-error] { $answer }: aún sin enviar, error del servidor; se reintentará
        *[unreachable] { $answer }: aún sin enviar, el servidor no responde; se reintentará
     }
@@ -203,3 +203,73 @@ error-unknown-choice = Esa respuesta no está entre las opciones.
 # Where: the notification's text when an action was not an answer. Subject:
 # you (an instruction). Max 48 characters.
 error-not-an-answer = Abre la app para responder.
+
+# Where: the sign-in consent question (the server asks it when an agent signs
+# in through OAuth or qp login --url): the asker's name in its title, inside
+# asks-you, on the lock screen, the feed and the web. Subject: none (the name
+# of the server's sign-in). Max 20 characters.
+consent-asker = Acceso a qp
+
+# Where: the sign-in consent question's text (lock screen, feed, web). $client:
+# verified (a client whose address $host was checked), unverified (a client
+# that registered itself) or terminal (qp login in a terminal); $room: the
+# room's name; $name: what the client calls itself, its claim, always quoted
+# after the server's own words. Subject: the client (it), then you (Allow?).
+# Max 190 characters besides $host, $room and $name.
+consent-prompt =
+    { $client ->
+        [verified] Un cliente verificado en { $host } quiere hacerte preguntas en { $room }. ¿Lo permites? Se presenta como «{ $name }».
+        [terminal] Un terminal (qp login) quiere hacerte preguntas en { $room }. ¿Lo permites? Se presenta como «{ $name }», sin verificar.
+       *[unverified] Un cliente sin verificar quiere hacerte preguntas en { $room }. ¿Lo permites? Se presenta como «{ $name }».
+    }
+
+# Where: a sentence after consent-prompt: where the sign-in goes back to.
+# $to: local (the computer the client runs on) or host ($host). Subject: the
+# client (it). Max 72 characters besides $host.
+consent-returns =
+    { $to ->
+        [local] Inicia sesión en el equipo donde se ejecuta (localhost).
+       *[host] Inicia sesión en { $host }.
+    }
+
+# Where: consent-prompt followed by consent-returns ($prompt, $returns): how
+# two sentences follow each other. Subject: none. Max 2 characters besides
+# $prompt and $returns.
+consent-prompt-and-return = { $prompt } { $returns }
+
+# Where: the consent question's context line (the lock screen's subtitle):
+# the code to compare ($code) with the one shown where the sign-in started,
+# then who asks. $client as in consent-prompt. Subject: none (a label). Max
+# 34 characters besides $code and $host.
+consent-context =
+    { $client ->
+        [verified] código { $code } · { $host }
+        [terminal] código { $code }
+       *[unverified] código { $code } · cliente sin verificar
+    }
+
+# Where: the consent question's button that lets the client ask, and the
+# answer's line (answered-by-you). Subject: you (a button). Max 12 characters.
+consent-allow = Permitir
+
+# Where: the consent question's button that refuses it, and the answer's
+# line. Subject: you (a button). Max 12 characters.
+consent-deny = Rechazar
+
+# Where: the pairing screen (phone and web responder) when pairing failed.
+# $reason: not-a-code (what was scanned or typed is neither), no-server (a
+# bare code without its server), invalid-code (unknown, used or expired),
+# too-many-attempts (too many wrong codes from here: wait), unreachable (the
+# server did not answer), refused (the server refused for another reason),
+# storage-failed (the device could not keep its pairing). Subject: varies;
+# then you (an instruction). Two sentences at most. Max 100 characters.
+pair-failed =
+    { $reason ->
+        [not-a-code] Eso no es un enlace ni un código de vinculación.
+        [no-server] A este código le falta su servidor: abre el enlace de vinculación.
+        [invalid-code] Este código no existe, ya se usó o caducó. Pide una invitación nueva.
+        [too-many-attempts] Demasiados códigos incorrectos desde aquí. Espera unos minutos y vuelve a intentarlo.
+        [unreachable] No se pudo conectar con el servidor. Revisa la conexión y vuelve a intentarlo.
+       *[refused] El servidor rechazó la vinculación. Vuelve a intentarlo más tarde.
+        [storage-failed] Este dispositivo no pudo guardar la vinculación. Vuelve a intentarlo.
+    }

@@ -129,13 +129,13 @@ answer-sending = { $answer } : envoi en cours…
 
 # Where: as answer-queued, after a failed attempt that will be retried. $cause
 # says why, in words for people (never the raw error): offline (no
-# connection), unreachable (the server did not answer), signed-out (sign in
-# again to send), server-error (the server failed). Subject: the answer. Max
+# connection), unreachable (the server did not answer), signed-out (pair the
+# phone again to send), server-error (the server failed). Subject: the answer. Max
 # 68 characters besides $answer.
 answer-retrying =
     { $cause ->
         [offline] { $answer } : pas encore envoyée, vous êtes hors ligne ; nouvel essai prévu
-        [signed-out] { $answer } : pas encore envoyée ; connectez-vous pour l’envoyer
+        [signed-out] { $answer } : pas encore envoyée ; réassociez le téléphone pour l’envoyer
         [server-error] { $answer } : pas encore envoyée, erreur du serveur ; nouvel essai prévu
        *[unreachable] { $answer } : pas encore envoyée, serveur injoignable ; nouvel essai prévu
     }
@@ -177,7 +177,7 @@ open-app-to-finish = Ouvrez l’app pour terminer votre réponse
 # server no longer takes this phone's sign-in (the token was revoked or has
 # expired); answers wait on the phone until the person pairs again. Subject:
 # you (an instruction). Two sentences. Max 100 characters.
-sign-in-again = Votre connexion a pris fin. Associez à nouveau ce téléphone pour envoyer vos réponses.
+sign-in-again = Votre connexion a expiré. Associez à nouveau ce téléphone pour envoyer vos réponses.
 
 # Where: Android's notification settings: the name of this app's channel.
 # Subject: the questions (a plural noun). Max 24 characters.
@@ -207,3 +207,73 @@ error-unknown-choice = Cette réponse ne fait pas partie des options.
 # Where: the notification's text when an action was not an answer. Subject:
 # you (an instruction). Max 48 characters.
 error-not-an-answer = Ouvrez l’app pour répondre.
+
+# Where: the sign-in consent question (the server asks it when an agent signs
+# in through OAuth or qp login --url): the asker's name in its title, inside
+# asks-you, on the lock screen, the feed and the web. Subject: none (the name
+# of the server's sign-in). Max 20 characters.
+consent-asker = Connexion qp
+
+# Where: the sign-in consent question's text (lock screen, feed, web). $client:
+# verified (a client whose address $host was checked), unverified (a client
+# that registered itself) or terminal (qp login in a terminal); $room: the
+# room's name; $name: what the client calls itself, its claim, always quoted
+# after the server's own words. Subject: the client (it), then you (Allow?).
+# Max 190 characters besides $host, $room and $name.
+consent-prompt =
+    { $client ->
+        [verified] Un client vérifié sur { $host } veut vous poser des questions dans le salon { $room }. Autoriser ? Il se présente comme « { $name } ».
+        [terminal] Un terminal (qp login) veut vous poser des questions dans le salon { $room }. Autoriser ? Il se présente comme « { $name } », non vérifié.
+       *[unverified] Un client non vérifié veut vous poser des questions dans le salon { $room }. Autoriser ? Il se présente comme « { $name } ».
+    }
+
+# Where: a sentence after consent-prompt: where the sign-in goes back to.
+# $to: local (the computer the client runs on) or host ($host). Subject: the
+# client (it). Max 72 characters besides $host.
+consent-returns =
+    { $to ->
+        [local] Il se connecte sur l’ordinateur où il s’exécute (localhost).
+       *[host] Il se connecte via { $host }.
+    }
+
+# Where: consent-prompt followed by consent-returns ($prompt, $returns): how
+# two sentences follow each other. Subject: none. Max 2 characters besides
+# $prompt and $returns.
+consent-prompt-and-return = { $prompt } { $returns }
+
+# Where: the consent question's context line (the lock screen's subtitle):
+# the code to compare ($code) with the one shown where the sign-in started,
+# then who asks. $client as in consent-prompt. Subject: none (a label). Max
+# 34 characters besides $code and $host.
+consent-context =
+    { $client ->
+        [verified] code { $code } · { $host }
+        [terminal] code { $code }
+       *[unverified] code { $code } · client non vérifié
+    }
+
+# Where: the consent question's button that lets the client ask, and the
+# answer's line (answered-by-you). Subject: you (a button). Max 12 characters.
+consent-allow = Autoriser
+
+# Where: the consent question's button that refuses it, and the answer's
+# line. Subject: you (a button). Max 12 characters.
+consent-deny = Refuser
+
+# Where: the pairing screen (phone and web responder) when pairing failed.
+# $reason: not-a-code (what was scanned or typed is neither), no-server (a
+# bare code without its server), invalid-code (unknown, used or expired),
+# too-many-attempts (too many wrong codes from here: wait), unreachable (the
+# server did not answer), refused (the server refused for another reason),
+# storage-failed (the device could not keep its pairing). Subject: varies;
+# then you (an instruction). Two sentences at most. Max 100 characters.
+pair-failed =
+    { $reason ->
+        [not-a-code] Ce n’est ni un lien ni un code d’association.
+        [no-server] Ce code ne dit pas quel serveur joindre : ouvrez plutôt le lien d’association.
+        [invalid-code] Ce code est inconnu, déjà utilisé ou expiré. Demandez une nouvelle invitation.
+        [too-many-attempts] Trop de codes erronés depuis cet appareil. Patientez quelques minutes, puis réessayez.
+        [unreachable] Impossible de joindre le serveur. Vérifiez la connexion, puis réessayez.
+       *[refused] Le serveur a refusé l’association. Réessayez plus tard.
+        [storage-failed] Cet appareil n’a pas pu enregistrer l’association. Réessayez.
+    }

@@ -6,12 +6,12 @@
 # alert) and the feed cell's title, for a question asked of you alone.
 # Subject: the asker ($asker, a person or an agent: avoid verbs that mark its
 # gender). Max 30 characters besides $asker.
-asks-you = שאלה מ־{ $asker }
+asks-you = שאלה מאת { $asker }
 
 # Where: as asks-you, for a question anyone in the room may answer. Subject:
 # the asker ($asker; avoid marking its gender). Max 34 characters besides
 # $asker.
-asks-room = שאלה מ־{ $asker } לכל החדר
+asks-room = שאלה מאת { $asker } לכל החדר
 
 # Where: the resolution line: the iOS subtitle of the resolved notification,
 # the Android notification's text, the feed cell. Subject: you, who answered;
@@ -129,13 +129,13 @@ answer-sending = { $answer }: בשליחה…
 
 # Where: as answer-queued, after a failed attempt that will be retried. $cause
 # says why, in words for people (never the raw error): offline (no
-# connection), unreachable (the server did not answer), signed-out (sign in
-# again to send), server-error (the server failed). Subject: the answer. Max
+# connection), unreachable (the server did not answer), signed-out (pair the
+# phone again to send), server-error (the server failed). Subject: the answer. Max
 # 68 characters besides $answer.
 answer-retrying =
     { $cause ->
         [offline] { $answer }: עדיין לא נשלחה, אין חיבור; ננסה שוב
-        [signed-out] { $answer }: עדיין לא נשלחה; יש להתחבר כדי לשלוח אותה
+        [signed-out] { $answer }: עדיין לא נשלחה; יש לצמד את הטלפון מחדש כדי לשלוח אותה
         [server-error] { $answer }: עדיין לא נשלחה, שגיאת שרת; ננסה שוב
        *[unreachable] { $answer }: עדיין לא נשלחה, אין חיבור לשרת; ננסה שוב
     }
@@ -207,3 +207,73 @@ error-unknown-choice = התשובה הזו אינה אחת מהאפשרויות.
 # Where: the notification's text when an action was not an answer. Subject:
 # you (an instruction). Max 48 characters.
 error-not-an-answer = יש לפתוח את האפליקציה כדי לענות.
+
+# Where: the sign-in consent question (the server asks it when an agent signs
+# in through OAuth or qp login --url): the asker's name in its title, inside
+# asks-you, on the lock screen, the feed and the web. Subject: none (the name
+# of the server's sign-in). Max 20 characters.
+consent-asker = כניסה ל־qp
+
+# Where: the sign-in consent question's text (lock screen, feed, web). $client:
+# verified (a client whose address $host was checked), unverified (a client
+# that registered itself) or terminal (qp login in a terminal); $room: the
+# room's name; $name: what the client calls itself, its claim, always quoted
+# after the server's own words. Subject: the client (it), then you (Allow?).
+# Max 190 characters besides $host, $room and $name.
+consent-prompt =
+    { $client ->
+        [verified] לקוח שאומת ב־{ $host } מבקש לשאול אותך שאלות ב־{ $room }. לאשר? הוא מציג את עצמו בשם "{ $name }".
+        [terminal] מסוף (qp login) מבקש לשאול אותך שאלות ב־{ $room }. לאשר? הוא מציג את עצמו בשם "{ $name }", ללא אימות.
+       *[unverified] לקוח שלא אומת מבקש לשאול אותך שאלות ב־{ $room }. לאשר? הוא מציג את עצמו בשם "{ $name }".
+    }
+
+# Where: a sentence after consent-prompt: where the sign-in goes back to.
+# $to: local (the computer the client runs on) or host ($host). Subject: the
+# client (it). Max 72 characters besides $host.
+consent-returns =
+    { $to ->
+        [local] הכניסה מתבצעת במחשב שבו הוא פועל (localhost).
+       *[host] הכניסה מתבצעת דרך { $host }.
+    }
+
+# Where: consent-prompt followed by consent-returns ($prompt, $returns): how
+# two sentences follow each other. Subject: none. Max 2 characters besides
+# $prompt and $returns.
+consent-prompt-and-return = { $prompt } { $returns }
+
+# Where: the consent question's context line (the lock screen's subtitle):
+# the code to compare ($code) with the one shown where the sign-in started,
+# then who asks. $client as in consent-prompt. Subject: none (a label). Max
+# 34 characters besides $code and $host.
+consent-context =
+    { $client ->
+        [verified] קוד { $code } · { $host }
+        [terminal] קוד { $code }
+       *[unverified] קוד { $code } · לקוח שלא אומת
+    }
+
+# Where: the consent question's button that lets the client ask, and the
+# answer's line (answered-by-you). Subject: you (a button). Max 12 characters.
+consent-allow = אישור
+
+# Where: the consent question's button that refuses it, and the answer's
+# line. Subject: you (a button). Max 12 characters.
+consent-deny = דחייה
+
+# Where: the pairing screen (phone and web responder) when pairing failed.
+# $reason: not-a-code (what was scanned or typed is neither), no-server (a
+# bare code without its server), invalid-code (unknown, used or expired),
+# too-many-attempts (too many wrong codes from here: wait), unreachable (the
+# server did not answer), refused (the server refused for another reason),
+# storage-failed (the device could not keep its pairing). Subject: varies;
+# then you (an instruction). Two sentences at most. Max 100 characters.
+pair-failed =
+    { $reason ->
+        [not-a-code] זה לא קישור צימוד וגם לא קוד צימוד.
+        [no-server] לקוד הזה חסר השרת: יש לפתוח את קישור הצימוד.
+        [invalid-code] הקוד הזה לא מוכר, כבר נוצל או שפג תוקפו. יש לבקש הזמנה חדשה.
+        [too-many-attempts] יותר מדי קודים שגויים מכאן. יש להמתין כמה דקות ולנסות שוב.
+        [unreachable] אין גישה לשרת. יש לבדוק את החיבור ולנסות שוב.
+       *[refused] השרת דחה את הצימוד. יש לנסות שוב מאוחר יותר.
+        [storage-failed] המכשיר הזה לא הצליח לשמור את הצימוד. יש לנסות שוב.
+    }

@@ -5,12 +5,12 @@
 # alert) and the feed cell's title, for a question asked of you alone.
 # Subject: the asker ($asker, a person or an agent: avoid verbs that mark its
 # gender). Max 30 characters besides $asker.
-asks-you = { $asker } ti chiede
+asks-you = { $asker } ha una domanda per te
 
 # Where: as asks-you, for a question anyone in the room may answer. Subject:
 # the asker ($asker; avoid marking its gender). Max 34 characters besides
 # $asker.
-asks-room = { $asker } chiede a tutti nella stanza
+asks-room = { $asker } ha una domanda per la stanza
 
 # Where: the resolution line: the iOS subtitle of the resolved notification,
 # the Android notification's text, the feed cell. Subject: you, who answered;
@@ -124,13 +124,13 @@ answer-sending = { $answer }: invio in corso…
 
 # Where: as answer-queued, after a failed attempt that will be retried. $cause
 # says why, in words for people (never the raw error): offline (no
-# connection), unreachable (the server did not answer), signed-out (sign in
-# again to send), server-error (the server failed). Subject: the answer. Max
+# connection), unreachable (the server did not answer), signed-out (pair the
+# phone again to send), server-error (the server failed). Subject: the answer. Max
 # 68 characters besides $answer.
 answer-retrying =
     { $cause ->
         [offline] { $answer }: non ancora inviata, sei offline; riproveremo
-        [signed-out] { $answer }: non ancora inviata; accedi per inviarla
+        [signed-out] { $answer }: non ancora inviata; associa di nuovo il telefono per inviarla
         [server-error] { $answer }: non ancora inviata, errore del server; riproveremo
        *[unreachable] { $answer }: non ancora inviata, server non raggiungibile; riproveremo
     }
@@ -202,3 +202,73 @@ error-unknown-choice = Questa risposta non è tra le opzioni.
 # Where: the notification's text when an action was not an answer. Subject:
 # you (an instruction). Max 48 characters.
 error-not-an-answer = Apri l’app per rispondere.
+
+# Where: the sign-in consent question (the server asks it when an agent signs
+# in through OAuth or qp login --url): the asker's name in its title, inside
+# asks-you, on the lock screen, the feed and the web. Subject: none (the name
+# of the server's sign-in). Max 20 characters.
+consent-asker = Accesso a qp
+
+# Where: the sign-in consent question's text (lock screen, feed, web). $client:
+# verified (a client whose address $host was checked), unverified (a client
+# that registered itself) or terminal (qp login in a terminal); $room: the
+# room's name; $name: what the client calls itself, its claim, always quoted
+# after the server's own words. Subject: the client (it), then you (Allow?).
+# Max 190 characters besides $host, $room and $name.
+consent-prompt =
+    { $client ->
+        [verified] Un client verificato su { $host } vuole farti domande in { $room }. Consentire? Si presenta come «{ $name }».
+        [terminal] Un terminale (qp login) vuole farti domande in { $room }. Consentire? Si presenta come «{ $name }», non verificato.
+       *[unverified] Un client non verificato vuole farti domande in { $room }. Consentire? Si presenta come «{ $name }».
+    }
+
+# Where: a sentence after consent-prompt: where the sign-in goes back to.
+# $to: local (the computer the client runs on) or host ($host). Subject: the
+# client (it). Max 72 characters besides $host.
+consent-returns =
+    { $to ->
+        [local] Accede dal computer su cui è in esecuzione (localhost).
+       *[host] Accede tramite { $host }.
+    }
+
+# Where: consent-prompt followed by consent-returns ($prompt, $returns): how
+# two sentences follow each other. Subject: none. Max 2 characters besides
+# $prompt and $returns.
+consent-prompt-and-return = { $prompt } { $returns }
+
+# Where: the consent question's context line (the lock screen's subtitle):
+# the code to compare ($code) with the one shown where the sign-in started,
+# then who asks. $client as in consent-prompt. Subject: none (a label). Max
+# 34 characters besides $code and $host.
+consent-context =
+    { $client ->
+        [verified] codice { $code } · { $host }
+        [terminal] codice { $code }
+       *[unverified] codice { $code } · client non verificato
+    }
+
+# Where: the consent question's button that lets the client ask, and the
+# answer's line (answered-by-you). Subject: you (a button). Max 12 characters.
+consent-allow = Consenti
+
+# Where: the consent question's button that refuses it, and the answer's
+# line. Subject: you (a button). Max 12 characters.
+consent-deny = Rifiuta
+
+# Where: the pairing screen (phone and web responder) when pairing failed.
+# $reason: not-a-code (what was scanned or typed is neither), no-server (a
+# bare code without its server), invalid-code (unknown, used or expired),
+# too-many-attempts (too many wrong codes from here: wait), unreachable (the
+# server did not answer), refused (the server refused for another reason),
+# storage-failed (the device could not keep its pairing). Subject: varies;
+# then you (an instruction). Two sentences at most. Max 100 characters.
+pair-failed =
+    { $reason ->
+        [not-a-code] Questo non è un link né un codice di associazione.
+        [no-server] A questo codice manca il server: apri invece il link di associazione.
+        [invalid-code] Questo codice è sconosciuto, già usato o scaduto. Chiedi un nuovo invito.
+        [too-many-attempts] Troppi codici errati da qui. Aspetta qualche minuto, poi riprova.
+        [unreachable] Impossibile raggiungere il server. Controlla la connessione e riprova.
+       *[refused] Il server ha rifiutato l’associazione. Riprova più tardi.
+        [storage-failed] Questo dispositivo non è riuscito a salvare l’associazione. Riprova.
+    }

@@ -36,7 +36,7 @@ expired = 期限切れ（回答なし）
 # Where: the resolution line of a question the asker withdrew. Subject: the
 # question. Capitalised where the language capitalises sentences. Max 24
 # characters.
-cancelled = 取り消されました
+cancelled = 取り消し済み
 
 # Where: the feed, under a pending room question. Subject: the people in the
 # room. Max 48 characters.
@@ -45,7 +45,7 @@ anyone-can-answer = ルームの誰でも回答できます
 # Where: Android's list of choices (the reply field's label) and the feed's
 # entry that opens the list, for 3 or 4 options; $count is how many (a
 # plural). Subject: you (an instruction). Max 44 characters besides $count.
-choose-answer = 回答を選択（選択肢{ $count }件）
+choose-answer = 回答を選択（{ $count }個の選択肢）
 
 # Where: the Android notification button that opens the list of choices.
 # Subject: you (an instruction). Max 12 characters.
@@ -109,13 +109,13 @@ answer-sending = { $answer }：送信中…
 
 # Where: as answer-queued, after a failed attempt that will be retried. $cause
 # says why, in words for people (never the raw error): offline (no
-# connection), unreachable (the server did not answer), signed-out (sign in
-# again to send), server-error (the server failed). Subject: the answer. Max
+# connection), unreachable (the server did not answer), signed-out (pair the
+# phone again to send), server-error (the server failed). Subject: the answer. Max
 # 68 characters besides $answer.
 answer-retrying =
     { $cause ->
         [offline] { $answer }：未送信（オフラインです）。あとで再送します
-        [signed-out] { $answer }：未送信。サインインすると送信します
+        [signed-out] { $answer }：未送信。スマートフォンをもう一度ペアリングすると送信します
         [server-error] { $answer }：未送信（サーバーエラー）。あとで再送します
        *[unreachable] { $answer }：未送信（サーバーに接続できません）。あとで再送します
     }
@@ -157,7 +157,7 @@ open-app-to-finish = アプリを開いて回答を完了してください
 # server no longer takes this phone's sign-in (the token was revoked or has
 # expired); answers wait on the phone until the person pairs again. Subject:
 # you (an instruction). Two sentences. Max 100 characters.
-sign-in-again = サインインが終了しました。回答を送信するには、このスマートフォンをもう一度ペアリングしてください。
+sign-in-again = サインインの有効期限が切れました。回答を送信するには、このスマートフォンをもう一度ペアリングしてください。
 
 # Where: Android's notification settings: the name of this app's channel.
 # Subject: the questions (a plural noun). Max 24 characters.
@@ -187,3 +187,73 @@ error-unknown-choice = この回答は選択肢にありません。
 # Where: the notification's text when an action was not an answer. Subject:
 # you (an instruction). Max 48 characters.
 error-not-an-answer = アプリを開いて回答してください。
+
+# Where: the sign-in consent question (the server asks it when an agent signs
+# in through OAuth or qp login --url): the asker's name in its title, inside
+# asks-you, on the lock screen, the feed and the web. Subject: none (the name
+# of the server's sign-in). Max 20 characters.
+consent-asker = qpサインイン
+
+# Where: the sign-in consent question's text (lock screen, feed, web). $client:
+# verified (a client whose address $host was checked), unverified (a client
+# that registered itself) or terminal (qp login in a terminal); $room: the
+# room's name; $name: what the client calls itself, its claim, always quoted
+# after the server's own words. Subject: the client (it), then you (Allow?).
+# Max 190 characters besides $host, $room and $name.
+consent-prompt =
+    { $client ->
+        [verified] { $host }で確認済みのクライアントが、{ $room }であなたに質問しようとしています。許可しますか？名乗っている名前は「{ $name }」です。
+        [terminal] ターミナル（qp login）が、{ $room }であなたに質問しようとしています。許可しますか？名乗っている名前は「{ $name }」です（未確認）。
+       *[unverified] 未確認のクライアントが、{ $room }であなたに質問しようとしています。許可しますか？名乗っている名前は「{ $name }」です。
+    }
+
+# Where: a sentence after consent-prompt: where the sign-in goes back to.
+# $to: local (the computer the client runs on) or host ($host). Subject: the
+# client (it). Max 72 characters besides $host.
+consent-returns =
+    { $to ->
+        [local] サインインは、このクライアントが動いているコンピューター上で行われます（localhost）。
+       *[host] サインイン先は{ $host }です。
+    }
+
+# Where: consent-prompt followed by consent-returns ($prompt, $returns): how
+# two sentences follow each other. Subject: none. Max 2 characters besides
+# $prompt and $returns.
+consent-prompt-and-return = { $prompt }{ $returns }
+
+# Where: the consent question's context line (the lock screen's subtitle):
+# the code to compare ($code) with the one shown where the sign-in started,
+# then who asks. $client as in consent-prompt. Subject: none (a label). Max
+# 34 characters besides $code and $host.
+consent-context =
+    { $client ->
+        [verified] コード{ $code }・{ $host }
+        [terminal] コード{ $code }
+       *[unverified] コード{ $code }・未確認のクライアント
+    }
+
+# Where: the consent question's button that lets the client ask, and the
+# answer's line (answered-by-you). Subject: you (a button). Max 12 characters.
+consent-allow = 許可
+
+# Where: the consent question's button that refuses it, and the answer's
+# line. Subject: you (a button). Max 12 characters.
+consent-deny = 拒否
+
+# Where: the pairing screen (phone and web responder) when pairing failed.
+# $reason: not-a-code (what was scanned or typed is neither), no-server (a
+# bare code without its server), invalid-code (unknown, used or expired),
+# too-many-attempts (too many wrong codes from here: wait), unreachable (the
+# server did not answer), refused (the server refused for another reason),
+# storage-failed (the device could not keep its pairing). Subject: varies;
+# then you (an instruction). Two sentences at most. Max 100 characters.
+pair-failed =
+    { $reason ->
+        [not-a-code] ペアリングリンクでもコードでもありません。
+        [no-server] このコードだけではサーバーが分かりません。ペアリングリンクを開いてください。
+        [invalid-code] このコードは存在しないか、使用済みか、期限切れです。新しい招待を依頼してください。
+        [too-many-attempts] 誤ったコードが多すぎます。数分待ってから、もう一度お試しください。
+        [unreachable] サーバーに接続できませんでした。接続を確認して、もう一度お試しください。
+       *[refused] サーバーがペアリングを拒否しました。しばらくしてから、もう一度お試しください。
+        [storage-failed] この端末にペアリングを保存できませんでした。もう一度お試しください。
+    }

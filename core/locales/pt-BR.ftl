@@ -124,13 +124,13 @@ answer-sending = { $answer }: enviando…
 
 # Where: as answer-queued, after a failed attempt that will be retried. $cause
 # says why, in words for people (never the raw error): offline (no
-# connection), unreachable (the server did not answer), signed-out (sign in
-# again to send), server-error (the server failed). Subject: the answer. Max
+# connection), unreachable (the server did not answer), signed-out (pair the
+# phone again to send), server-error (the server failed). Subject: the answer. Max
 # 68 characters besides $answer.
 answer-retrying =
     { $cause ->
         [offline] { $answer }: ainda não enviada, sem conexão; tentaremos de novo
-        [signed-out] { $answer }: ainda não enviada; entre na sua conta para enviá-la
+        [signed-out] { $answer }: ainda não enviada; pareie o celular de novo para enviá-la
         [server-error] { $answer }: ainda não enviada, erro no servidor; tentaremos de novo
        *[unreachable] { $answer }: ainda não enviada, servidor inacessível; tentaremos de novo
     }
@@ -148,7 +148,7 @@ answer-rejected =
 # was known only from a plain push and the server's question with that id says
 # something else (someone may have forged the push). The feed now shows the
 # real question. Subject: the answer. Max 80 characters besides $answer.
-answer-question-changed = { $answer }: não enviada, a pergunta é diferente da que foi exibida; leia-a de novo
+answer-question-changed = { $answer }: não enviada, a pergunta é diferente da que foi exibida; leia de novo
 
 # Where: as answer-queued, when the question closed before my answer arrived.
 # $state says how: answered (by someone else), expired, cancelled, or closed
@@ -202,3 +202,73 @@ error-unknown-choice = Essa resposta não está entre as opções.
 # Where: the notification's text when an action was not an answer. Subject:
 # you (an instruction). Max 48 characters.
 error-not-an-answer = Abra o app para responder.
+
+# Where: the sign-in consent question (the server asks it when an agent signs
+# in through OAuth or qp login --url): the asker's name in its title, inside
+# asks-you, on the lock screen, the feed and the web. Subject: none (the name
+# of the server's sign-in). Max 20 characters.
+consent-asker = Login no qp
+
+# Where: the sign-in consent question's text (lock screen, feed, web). $client:
+# verified (a client whose address $host was checked), unverified (a client
+# that registered itself) or terminal (qp login in a terminal); $room: the
+# room's name; $name: what the client calls itself, its claim, always quoted
+# after the server's own words. Subject: the client (it), then you (Allow?).
+# Max 190 characters besides $host, $room and $name.
+consent-prompt =
+    { $client ->
+        [verified] Um cliente verificado em { $host } quer fazer perguntas a você em { $room }. Permitir? Ele se apresenta como “{ $name }”.
+        [terminal] Um terminal (qp login) quer fazer perguntas a você em { $room }. Permitir? Ele se apresenta como “{ $name }”, sem verificação.
+       *[unverified] Um cliente não verificado quer fazer perguntas a você em { $room }. Permitir? Ele se apresenta como “{ $name }”.
+    }
+
+# Where: a sentence after consent-prompt: where the sign-in goes back to.
+# $to: local (the computer the client runs on) or host ($host). Subject: the
+# client (it). Max 72 characters besides $host.
+consent-returns =
+    { $to ->
+        [local] O login acontece no computador em que ele roda (localhost).
+       *[host] O login acontece em { $host }.
+    }
+
+# Where: consent-prompt followed by consent-returns ($prompt, $returns): how
+# two sentences follow each other. Subject: none. Max 2 characters besides
+# $prompt and $returns.
+consent-prompt-and-return = { $prompt } { $returns }
+
+# Where: the consent question's context line (the lock screen's subtitle):
+# the code to compare ($code) with the one shown where the sign-in started,
+# then who asks. $client as in consent-prompt. Subject: none (a label). Max
+# 34 characters besides $code and $host.
+consent-context =
+    { $client ->
+        [verified] código { $code } · { $host }
+        [terminal] código { $code }
+       *[unverified] código { $code } · cliente não verificado
+    }
+
+# Where: the consent question's button that lets the client ask, and the
+# answer's line (answered-by-you). Subject: you (a button). Max 12 characters.
+consent-allow = Permitir
+
+# Where: the consent question's button that refuses it, and the answer's
+# line. Subject: you (a button). Max 12 characters.
+consent-deny = Negar
+
+# Where: the pairing screen (phone and web responder) when pairing failed.
+# $reason: not-a-code (what was scanned or typed is neither), no-server (a
+# bare code without its server), invalid-code (unknown, used or expired),
+# too-many-attempts (too many wrong codes from here: wait), unreachable (the
+# server did not answer), refused (the server refused for another reason),
+# storage-failed (the device could not keep its pairing). Subject: varies;
+# then you (an instruction). Two sentences at most. Max 100 characters.
+pair-failed =
+    { $reason ->
+        [not-a-code] Isso não é um link nem um código de pareamento.
+        [no-server] Falta o servidor deste código: abra o link de pareamento.
+        [invalid-code] Este código é desconhecido, já foi usado ou expirou. Peça um novo convite.
+        [too-many-attempts] Muitos códigos errados a partir daqui. Aguarde alguns minutos e tente de novo.
+        [unreachable] Não foi possível acessar o servidor. Verifique a conexão e tente de novo.
+       *[refused] O servidor recusou o pareamento. Tente de novo mais tarde.
+        [storage-failed] Este dispositivo não conseguiu salvar o pareamento. Tente de novo.
+    }

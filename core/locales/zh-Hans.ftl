@@ -108,13 +108,13 @@ answer-sending = { $answer }：正在发送…
 
 # Where: as answer-queued, after a failed attempt that will be retried. $cause
 # says why, in words for people (never the raw error): offline (no
-# connection), unreachable (the server did not answer), signed-out (sign in
-# again to send), server-error (the server failed). Subject: the answer. Max
+# connection), unreachable (the server did not answer), signed-out (pair the
+# phone again to send), server-error (the server failed). Subject: the answer. Max
 # 68 characters besides $answer.
 answer-retrying =
     { $cause ->
         [offline] { $answer }：尚未发送（当前离线），稍后重试
-        [signed-out] { $answer }：尚未发送，登录后即可发送
+        [signed-out] { $answer }：尚未发送，重新配对手机后即可发送
         [server-error] { $answer }：尚未发送（服务器出错），稍后重试
        *[unreachable] { $answer }：尚未发送（无法连接服务器），稍后重试
     }
@@ -186,3 +186,73 @@ error-unknown-choice = 该答案不在选项中。
 # Where: the notification's text when an action was not an answer. Subject:
 # you (an instruction). Max 48 characters.
 error-not-an-answer = 打开应用即可回答。
+
+# Where: the sign-in consent question (the server asks it when an agent signs
+# in through OAuth or qp login --url): the asker's name in its title, inside
+# asks-you, on the lock screen, the feed and the web. Subject: none (the name
+# of the server's sign-in). Max 20 characters.
+consent-asker = qp 登录
+
+# Where: the sign-in consent question's text (lock screen, feed, web). $client:
+# verified (a client whose address $host was checked), unverified (a client
+# that registered itself) or terminal (qp login in a terminal); $room: the
+# room's name; $name: what the client calls itself, its claim, always quoted
+# after the server's own words. Subject: the client (it), then you (Allow?).
+# Max 190 characters besides $host, $room and $name.
+consent-prompt =
+    { $client ->
+        [verified] 一个经 { $host } 验证的客户端想在 { $room } 中向你提问。是否允许？它自称“{ $name }”。
+        [terminal] 一个终端（qp login）想在 { $room } 中向你提问。是否允许？它自称“{ $name }”，未经验证。
+       *[unverified] 一个未经验证的客户端想在 { $room } 中向你提问。是否允许？它自称“{ $name }”。
+    }
+
+# Where: a sentence after consent-prompt: where the sign-in goes back to.
+# $to: local (the computer the client runs on) or host ($host). Subject: the
+# client (it). Max 72 characters besides $host.
+consent-returns =
+    { $to ->
+        [local] 它将在其运行所在的电脑上登录（localhost）。
+       *[host] 它将在 { $host } 登录。
+    }
+
+# Where: consent-prompt followed by consent-returns ($prompt, $returns): how
+# two sentences follow each other. Subject: none. Max 2 characters besides
+# $prompt and $returns.
+consent-prompt-and-return = { $prompt }{ $returns }
+
+# Where: the consent question's context line (the lock screen's subtitle):
+# the code to compare ($code) with the one shown where the sign-in started,
+# then who asks. $client as in consent-prompt. Subject: none (a label). Max
+# 34 characters besides $code and $host.
+consent-context =
+    { $client ->
+        [verified] 核对码 { $code } · { $host }
+        [terminal] 核对码 { $code }
+       *[unverified] 核对码 { $code } · 未经验证的客户端
+    }
+
+# Where: the consent question's button that lets the client ask, and the
+# answer's line (answered-by-you). Subject: you (a button). Max 12 characters.
+consent-allow = 允许
+
+# Where: the consent question's button that refuses it, and the answer's
+# line. Subject: you (a button). Max 12 characters.
+consent-deny = 拒绝
+
+# Where: the pairing screen (phone and web responder) when pairing failed.
+# $reason: not-a-code (what was scanned or typed is neither), no-server (a
+# bare code without its server), invalid-code (unknown, used or expired),
+# too-many-attempts (too many wrong codes from here: wait), unreachable (the
+# server did not answer), refused (the server refused for another reason),
+# storage-failed (the device could not keep its pairing). Subject: varies;
+# then you (an instruction). Two sentences at most. Max 100 characters.
+pair-failed =
+    { $reason ->
+        [not-a-code] 这不是配对链接或配对码。
+        [no-server] 仅凭此代码无法确定服务器，请打开配对链接。
+        [invalid-code] 此代码不存在、已被使用或已过期。请索取新的邀请。
+        [too-many-attempts] 此处输错代码次数过多。请等待几分钟后重试。
+        [unreachable] 无法连接服务器。请检查网络连接后重试。
+       *[refused] 服务器拒绝了配对。请稍后重试。
+        [storage-failed] 此设备无法保存配对信息。请重试。
+    }

@@ -147,7 +147,7 @@ fn cell_of(
     // expired, and my answer's line speaks of that state.
     let mut q = stored.to_question();
     q.state = state;
-    let all = cell::buttons(cq);
+    let all = cell::buttons(&cq.localized(copy));
     let mine = store.answer_for(&cq.id)?;
     let my_answer = mine.as_ref().map(|e| my_answer(e, &all, &q, me, copy));
     let answerable = state == QuestionState::Pending

@@ -124,6 +124,51 @@ pub fn parse_pair_input(input: &str) -> Result<PairLink, LinkError> {
         .ok_or(LinkError::NotACode)
 }
 
+/// Why pairing failed, for the app to switch on; a person reads it in
+/// their language through `Copy::pair_failure`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PairErrorKind {
+    /// Not a pairing link or code.
+    NotACode,
+    /// A bare code without a server URL.
+    NoServer,
+    /// The server does not know the code, or it was used or has expired.
+    InvalidCode,
+    /// Too many wrong codes from here: wait (the message says how long).
+    TooManyAttempts,
+    /// The server could not be reached.
+    Unreachable,
+    /// The server refused for another reason (the message says which).
+    Refused,
+    /// The app's secure storage did not keep the token.
+    StorageFailed,
+}
+
+impl PairErrorKind {
+    /// The cause of an HTTP status `POST /api/pair` answered with (not 200):
+    /// the phone's and the web responder's one reading of it.
+    pub fn of_status(status: u16) -> PairErrorKind {
+        match status {
+            400 | 404 | 410 => PairErrorKind::InvalidCode,
+            429 => PairErrorKind::TooManyAttempts,
+            _ => PairErrorKind::Refused,
+        }
+    }
+
+    /// The selector the message files switch on.
+    pub fn key(self) -> &'static str {
+        match self {
+            PairErrorKind::NotACode => "not-a-code",
+            PairErrorKind::NoServer => "no-server",
+            PairErrorKind::InvalidCode => "invalid-code",
+            PairErrorKind::TooManyAttempts => "too-many-attempts",
+            PairErrorKind::Unreachable => "unreachable",
+            PairErrorKind::Refused => "refused",
+            PairErrorKind::StorageFailed => "storage-failed",
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

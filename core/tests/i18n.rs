@@ -505,6 +505,7 @@ fn feed_strings(copy: &Copy) -> Vec<String> {
             target_user_id: (scope == ResponderScope::Direct).then(|| "u_me".to_string()),
             expires_at: now + chrono::Duration::minutes(30),
             created_at: now,
+            consent: None,
         };
         store.record_push(&q).unwrap();
         q.id
@@ -678,5 +679,147 @@ fn no_translated_lock_screen_or_feed_string_shows_english_or_a_raw_error() {
                 }
             }
         }
+    }
+}
+
+/// The server's sign-in consent question as a push carries it (the parts
+/// and the server's English words), to a phone in `copy`'s language.
+fn consent_push(copy: &Copy, room: &str) -> (qp_core::payload::CompactQuestion, String) {
+    use qp_core::protocol::ConsentRequest;
+    let now = Utc.with_ymd_and_hms(2026, 6, 27, 10, 30, 0).unwrap();
+    let parts = ConsentRequest {
+        client: "unverified".into(),
+        name: "Claude Code".into(),
+        host: None,
+        returns_to: Some("localhost".into()),
+        code: "WDJB-MJHT".into(),
+    };
+    let english = Copy::english().consent(&parts, room);
+    let ask = normalize_ask(
+        &json!({
+            "prompt": english.prompt, "context": english.context,
+            "options": [{"value": "allow", "label": english.allow, "style": "primary"},
+                        {"value": "deny", "label": english.deny, "style": "danger"}],
+            "target_user_id": "u_me",
+        }),
+        &AskContext {
+            now,
+            default_target_user_id: Some("u_me".into()),
+        },
+    )
+    .unwrap();
+    let mut q = ask.into_question("q_consent".into(), now);
+    q.room = Some(RoomRef {
+        code: "OPS123".into(),
+        name: room.into(),
+    });
+    q.asker = Some(Asker {
+        kind: "agent".into(),
+        id: "a_signin".into(),
+        handle: Some("qp-sign-in".into()),
+        display_name: english.asker,
+    });
+    q.consent = Some(parts);
+    let payload = encode_apns_question(&q, copy).unwrap().json;
+    match decode_apns(&payload) {
+        Ok(Push::Question(cq)) => (cq, payload),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn the_sign_in_consent_reads_in_every_language_with_the_room_and_name_intact() {
+    use qp_core::present::cell::cell;
+    use qp_core::present::web::web_notification;
+    use qp_core::protocol::{Answer, QuestionState, Responder};
+    let english_words: Vec<String> = {
+        let en = Copy::english();
+        let (cq, _) = consent_push(en, "Ops");
+        let shown = cq.localized(en);
+        vec![
+            "wants to ask you questions".into(),
+            "It calls itself".into(),
+            "unverified client".into(),
+            "It signs in".into(),
+            shown.asker,
+        ]
+    };
+    let room = "צוות שחרור";
+    for lang in available_languages() {
+        let copy = Copy::for_languages(&[lang]);
+        let (cq, payload) = consent_push(&copy, room);
+        // The push keeps the server's words (the phone compares them with
+        // the server's question) and carries the parts.
+        assert!(cq.prompt.starts_with("An unverified client"), "{lang}");
+        assert!(cq.consent.is_some(), "{lang}");
+        let v: serde_json::Value = serde_json::from_str(&payload).unwrap();
+        let now = cq.created_at;
+        let ios = ios_notification(&cq, &PresentOptions::default(), &copy);
+        let android = android_notification(&cq, now, &PresentOptions::default(), &copy);
+        let web = web_notification(&cq, 2, &copy);
+        let feed = cell(&cq, &cq.to_question(), "u_me", now, &copy, None);
+        let mut answered = cq.to_question();
+        answered.state = QuestionState::Answered;
+        answered.answer = Some(Answer {
+            value: Some("allow".into()),
+            label: Some("Allow".into()),
+            text: None,
+            responder: Responder {
+                id: "u_me".into(),
+                display_name: "Federica".into(),
+            },
+            answered_at: now,
+        });
+        let result = copy.resolution(&answered, Some("u_me")).unwrap();
+        let allow = copy.consent_label("allow").unwrap();
+        let texts = [
+            v["aps"]["alert"]["title"].as_str().unwrap().to_string(),
+            v["aps"]["alert"]["body"].as_str().unwrap().to_string(),
+            v["aps"]["alert"]["subtitle"].as_str().unwrap().to_string(),
+            ios.title.clone(),
+            ios.body.clone(),
+            ios.subtitle.clone().unwrap(),
+            ios.category.actions[0].title.clone(),
+            ios.category.actions[1].title.clone(),
+            android.title.clone(),
+            android.text.clone(),
+            android.actions[0].title.clone(),
+            web.title.clone(),
+            web.body.clone(),
+            web.actions[1].title.clone(),
+            feed.title.clone(),
+            feed.prompt.clone(),
+            feed.context.clone().unwrap(),
+            feed.buttons[0].label.clone(),
+            result.clone(),
+        ];
+        for t in &texts {
+            if lang != "en" {
+                for e in &english_words {
+                    assert!(!t.contains(e.as_str()), "{lang}: English {e:?} in {t:?}");
+                }
+                assert!(!t.contains("Allow") && !t.contains("Deny"), "{lang}: {t:?}");
+            }
+        }
+        for prompt in [&ios.body, &android.text, &feed.prompt, &web.body] {
+            // The room's name and the client's claim whole and isolated,
+            // after the server's words.
+            assert!(
+                prompt.contains(&format!("\u{2068}{room}\u{2069}")),
+                "{lang}: {prompt:?}"
+            );
+            let name_at = prompt.find("\u{2068}Claude Code\u{2069}").unwrap();
+            assert!(name_at > 0, "{lang}: {prompt:?}");
+            assert!(
+                prompt.contains("WDJB-MJHT")
+                    || feed.context.as_deref().unwrap().contains("WDJB-MJHT")
+            );
+        }
+        assert_eq!(ios.category.actions[0].title, allow, "{lang}");
+        assert!(result.contains(&allow), "{lang}: {result:?}");
+        // The answer values stay the protocol's.
+        assert_eq!(feed.buttons[0].value, "allow");
+        assert_eq!(feed.buttons[1].value, "deny");
+        assert!(ios.category.actions[1].identifier.ends_with("deny"));
     }
 }

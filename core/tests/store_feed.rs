@@ -46,6 +46,7 @@ fn question(id: &str, options: &[&str], text: bool, scope: ResponderScope) -> Co
         target_user_id: (scope == ResponderScope::Direct).then(|| "u_me".to_string()),
         expires_at: now() + Duration::hours(1),
         created_at: now(),
+        consent: None,
     }
 }
 

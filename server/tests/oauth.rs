@@ -503,6 +503,25 @@ async fn only_the_named_person_can_answer_the_consent() {
         )
     );
     assert_eq!(q["asker"]["display_name"], "qp sign-in");
+    // Its parts, which phones and the web word in their person's language;
+    // the answer values stay allow and deny.
+    assert_eq!(
+        q["consent"],
+        json!({
+            "client": "unverified",
+            "name": "Careful",
+            // REDIRECT is a loopback address.
+            "returns_to": "localhost",
+            "code": started["code"],
+        })
+    );
+    let values: Vec<&str> = q["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["value"].as_str().unwrap())
+        .collect();
+    assert_eq!(values, ["allow", "deny"]);
     for token in [&f.bob_token, &f.carol_token] {
         let (s, body) = f.answer(token, id, json!({"value": "allow"})).await;
         assert_eq!(s, 403, "{body}");

@@ -184,11 +184,15 @@ async fn a_session_from_before_pairing_to_sign_out() {
     assert_eq!(status.state, SessionState::Unauthorized);
     assert_eq!(
         status.line.as_deref(),
-        Some("Deine Anmeldung ist beendet. Kopple dieses Telefon erneut, um deine Antworten zu senden.")
+        Some("Deine Anmeldung ist abgelaufen. Kopple dieses Telefon erneut, um deine Antworten zu senden.")
     );
     let mine = phone.answer_status(&id).unwrap().unwrap();
     assert_eq!(mine.state, AnswerState::Queued, "the answer is kept");
-    assert!(mine.status.contains("melde dich an"), "{}", mine.status);
+    assert!(
+        mine.status.contains("kopple das Telefon neu"),
+        "{}",
+        mine.status
+    );
     assert!(matches!(
         phone.sync().await,
         Err(PhoneError::Unauthorized(_))

@@ -92,7 +92,7 @@ async function openLink(code) {
     return;
   }
   if (!resp.ok) {
-    linkFailed(t('web-pair-failed'));
+    linkFailed(responder.pairFailure(resp.status));
     return;
   }
   const preview = await resp.json();
@@ -159,11 +159,11 @@ async function pair(code, status) {
   try {
     resp = await postJson('/api/pair', { code, label: 'web browser' });
   } catch (e) {
-    status.textContent = t('web-load-failed');
+    status.textContent = responder.pairFailure(0);
     return false;
   }
   if (!resp.ok) {
-    status.textContent = t('web-pair-failed');
+    status.textContent = responder.pairFailure(resp.status);
     return false;
   }
   const out = await resp.json();

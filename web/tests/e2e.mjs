@@ -163,7 +163,8 @@ try {
   const again = await newPage(browser);
   await again.page.goto(env.LINK_A, { waitUntil: 'load' });
   await again.page.waitForFunction(() => document.getElementById('pair-status').textContent.length > 0);
-  assert.equal(await again.page.$eval('#pair-status', (e) => e.textContent), 'That code did not work. Ask for a new invite.');
+  // Said as the phone says it (qp-core's pairing failure), by reason.
+  assert.equal(await again.page.$eval('#pair-status', (e) => e.textContent), 'That code is unknown, already used or expired. Ask for a new invite.');
   await again.context.close();
 
   // --- a pending question appears; answered by button ------------------------

@@ -372,6 +372,36 @@ pub fn localized_copy(
                 length: n("length") as u32,
             },
         }),
+        "pair_failure" => {
+            use qp_core::pairing::PairErrorKind as K;
+            let kind = match s("reason").as_str() {
+                "not-a-code" => K::NotACode,
+                "no-server" => K::NoServer,
+                "invalid-code" => K::InvalidCode,
+                "too-many-attempts" => K::TooManyAttempts,
+                "unreachable" => K::Unreachable,
+                "storage-failed" => K::StorageFailed,
+                // `status`: what POST /api/pair answered.
+                _ if a["status"].is_u64() => K::of_status(n("status") as u16),
+                _ => K::Refused,
+            };
+            copy.pair_failure(kind)
+        }
+        "consent" => {
+            // The sign-in consent question's words: `part` is asker,
+            // prompt, context, allow or deny; the rest are its parts.
+            let c: qp_core::protocol::ConsentRequest =
+                serde_json::from_value(a.clone()).map_err(|e| invalid(format!("consent: {e}")))?;
+            let words = copy.consent(&c, &s("room"));
+            match s("part").as_str() {
+                "asker" => words.asker,
+                "prompt" => words.prompt,
+                "context" => words.context,
+                "allow" => words.allow,
+                "deny" => words.deny,
+                other => return Err(invalid(format!("unknown consent part {other}"))),
+            }
+        }
         "fallback" => {
             let f = payload::fallback(None, None, &copy);
             format!("{} / {}", f.title, f.body)

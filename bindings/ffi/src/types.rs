@@ -114,6 +114,18 @@ pub struct PushOption {
     pub style: OptionStyle,
 }
 
+/// The server's sign-in consent, in parts: the core words it in the
+/// person's language (`PushQuestion.consent`).
+pub type ConsentRequest = qp_core::protocol::ConsentRequest;
+#[uniffi::remote(Record)]
+pub struct ConsentRequest {
+    pub client: String,
+    pub name: String,
+    pub host: Option<String>,
+    pub returns_to: Option<String>,
+    pub code: String,
+}
+
 /// A question as a push delivered it: enough to show and answer offline.
 pub type PushQuestion = qp_core::payload::CompactQuestion;
 #[uniffi::remote(Record)]
@@ -130,6 +142,8 @@ pub struct PushQuestion {
     pub target_user_id: Option<String>,
     pub expires_at: Timestamp,
     pub created_at: Timestamp,
+    #[uniffi(default = None)]
+    pub consent: Option<ConsentRequest>,
 }
 
 /// A question that resolved (answered, expired, cancelled).

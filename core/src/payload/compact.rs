@@ -4,10 +4,11 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
+use crate::copy::Copy;
 use crate::protocol::time::rfc3339;
 use crate::protocol::{
-    Answer, Asker, OptionStyle, Question, QuestionOption, QuestionState, ResolutionPolicy,
-    ResponderScope, RoomRef, TextInput,
+    Answer, Asker, ConsentRequest, OptionStyle, Question, QuestionOption, QuestionState,
+    ResolutionPolicy, ResponderScope, RoomRef, TextInput,
 };
 
 /// The version of the compact format. It changes only for a change old phones
@@ -55,6 +56,10 @@ pub struct CompactQuestion {
     pub expires_at: DateTime<Utc>,
     #[serde(with = "rfc3339")]
     pub created_at: DateTime<Utc>,
+    /// The server's sign-in consent, in parts (additive: older phones read
+    /// the English prompt).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub consent: Option<ConsentRequest>,
 }
 
 impl CompactQuestion {
@@ -85,6 +90,7 @@ impl CompactQuestion {
             target_user_id: q.target_user_id.clone(),
             expires_at: q.expires_at,
             created_at: q.created_at,
+            consent: q.consent.clone(),
         }
     }
 
@@ -127,7 +133,28 @@ impl CompactQuestion {
                 id: String::new(),
                 display_name: self.asker.clone(),
             }),
+            consent: self.consent.clone(),
         }
+    }
+
+    /// The question as its person reads it: a consent question worded in
+    /// `copy`'s language (asker, prompt, context, Allow/Deny) from its parts;
+    /// any other question as it is (the asker's words are never translated).
+    pub fn localized(&self, copy: &Copy) -> CompactQuestion {
+        let Some(c) = &self.consent else {
+            return self.clone();
+        };
+        let words = copy.consent(c, &self.room.name);
+        let mut q = self.clone();
+        q.asker = words.asker;
+        q.prompt = words.prompt;
+        q.context = Some(words.context);
+        for o in &mut q.options {
+            if let Some(label) = copy.consent_label(&o.value) {
+                o.label = label;
+            }
+        }
+        q
     }
 }
 

@@ -242,6 +242,18 @@ fn decode_compact(v: &Value, path: &str) -> Result<CompactQuestion, PayloadError
             check_id(t, format!("{path}.target_user_id"))?;
         }
     }
+    // A consent's parts become the sentence the person reads: judged as
+    // the server's rule makes them.
+    let consent = match obj.get("consent").filter(|c| !c.is_null()) {
+        None => None,
+        Some(c) => {
+            let c: crate::protocol::ConsentRequest = serde_json::from_value(c.clone())
+                .map_err(|e| invalid(format!("{path}.consent"), e.to_string()))?;
+            crate::protocol::client_text::check_consent(&c)
+                .map_err(|e| invalid(format!("{path}.consent"), e))?;
+            Some(c)
+        }
+    };
     Ok(CompactQuestion {
         v: PAYLOAD_VERSION,
         id: id.to_string(),
@@ -258,6 +270,7 @@ fn decode_compact(v: &Value, path: &str) -> Result<CompactQuestion, PayloadError
         target_user_id: n.target_user_id,
         expires_at,
         created_at,
+        consent,
     })
 }
 

@@ -179,12 +179,27 @@ fn omitted(q: &Question) -> Vec<String> {
     }
 }
 
+/// The visible alert's title, body and subtitle: the question's words, or a
+/// sign-in consent's in the device's language (the compact question the
+/// push carries keeps the server's words, which the phone compares with
+/// the server's question before it answers).
+fn alert_words(d: &Draft, copy: &Copy) -> (String, String, Option<String>) {
+    if d.cq.consent.is_none() {
+        let title = copy.title(d.cq.responder_scope, &d.cq.asker);
+        return (title, d.body.clone(), d.cq.context.clone());
+    }
+    let shown = d.cq.localized(copy);
+    let title = copy.title(shown.responder_scope, &shown.asker);
+    (title, shown.prompt, shown.context)
+}
+
 fn apns_value(d: &Draft, copy: &Copy) -> Value {
+    let (title, body, subtitle) = alert_words(d, copy);
     let mut alert = json!({
-        "title": copy.title(d.cq.responder_scope, &d.cq.asker),
-        "body": d.body,
+        "title": title,
+        "body": body,
     });
-    if let Some(c) = &d.cq.context {
+    if let Some(c) = subtitle {
         alert["subtitle"] = json!(c);
     }
     json!({
@@ -233,17 +248,15 @@ fn apns_question_within(
 }
 
 fn fcm_data(d: &Draft, copy: &Copy) -> BTreeMap<String, String> {
+    let (title, body, _) = alert_words(d, copy);
     BTreeMap::from([
         ("type".to_string(), "question".to_string()),
         (
             QUESTION_KEY.to_string(),
             serde_json::to_string(&d.cq).unwrap_or_default(),
         ),
-        (
-            FCM_TITLE_KEY.to_string(),
-            copy.title(d.cq.responder_scope, &d.cq.asker),
-        ),
-        (FCM_BODY_KEY.to_string(), d.body.clone()),
+        (FCM_TITLE_KEY.to_string(), title),
+        (FCM_BODY_KEY.to_string(), body),
     ])
 }
 
@@ -305,10 +318,16 @@ pub(crate) fn resolved_alert(q: &Question, me: Option<&str>, copy: &Copy) -> Opt
         .map(|a| a.display_name.as_str())
         .unwrap_or("");
     let room = q.room.as_ref().map(|r| r.code.as_str()).unwrap_or("");
+    // A sign-in consent reads in the device's language.
+    let room_name = q.room.as_ref().map(|r| r.name.as_str()).unwrap_or("");
+    let consent = q.consent.as_ref().map(|c| copy.consent(c, room_name));
     Some(ResolvedAlert {
-        title: copy.title(q.responder_scope, asker),
+        title: copy.title(
+            q.responder_scope,
+            consent.as_ref().map_or(asker, |w| w.asker.as_str()),
+        ),
         subtitle,
-        body: q.prompt.clone(),
+        body: consent.map_or_else(|| q.prompt.clone(), |w| w.prompt),
         thread_id: format!("qp.room.{room}"),
     })
 }
@@ -593,6 +612,7 @@ mod tests {
             target_user_id: None,
             expires_at: now,
             created_at: now,
+            consent: None,
         }
         .to_question();
         q.room = Some(RoomRef {

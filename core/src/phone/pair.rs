@@ -90,24 +90,7 @@ pub struct PairedAccount {
     pub device_id: Option<String>,
 }
 
-/// Why pairing failed, for the app to switch on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PairErrorKind {
-    /// Not a pairing link or code.
-    NotACode,
-    /// A bare code without a server URL.
-    NoServer,
-    /// The server does not know the code, or it was used or has expired.
-    InvalidCode,
-    /// Too many wrong codes from here: wait (the message says how long).
-    TooManyAttempts,
-    /// The server could not be reached.
-    Unreachable,
-    /// The server refused for another reason (the message says which).
-    Refused,
-    /// The app's secure storage did not keep the token.
-    StorageFailed,
-}
+pub use crate::pairing::PairErrorKind;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{detail}")]
@@ -174,9 +157,14 @@ pub(crate) async fn pair(
     let reply: Value = serde_json::from_slice(&bytes).unwrap_or_default();
     match status {
         200 => {}
-        400 | 404 | 410 => return Err(fail(PairErrorKind::InvalidCode, message)),
-        429 => return Err(fail(PairErrorKind::TooManyAttempts, message)),
-        _ => return Err(fail(PairErrorKind::Refused, format!("{status}: {message}"))),
+        _ => {
+            let kind = PairErrorKind::of_status(status);
+            let detail = match kind {
+                PairErrorKind::Refused => format!("{status}: {message}"),
+                _ => message,
+            };
+            return Err(fail(kind, detail));
+        }
     }
     let (Some(token), Some(user_id)) = (reply["token"].as_str(), reply["user"]["id"].as_str())
     else {

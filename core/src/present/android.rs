@@ -204,6 +204,8 @@ pub fn android_notification(
     opts: &PresentOptions,
     copy: &Copy,
 ) -> AndroidNotification {
+    // A sign-in consent reads in the person's language.
+    let q = &q.localized(copy);
     let mut actions: Vec<AndroidAction> = Vec::new();
     let n = q.options.len();
     let has_text = q.text_input.is_some();

@@ -108,6 +108,8 @@ pub fn cell(
     copy: &Copy,
     draft: Option<String>,
 ) -> Cell {
+    // A sign-in consent reads in the person's language.
+    let cq = &cq.localized(copy);
     let mut q = q.clone();
     if q.state == QuestionState::Pending && now >= q.expires_at {
         q.state = QuestionState::Expired;

@@ -64,6 +64,8 @@ pub fn ios_notification(
     opts: &PresentOptions,
     copy: &Copy,
 ) -> IosNotification {
+    // A sign-in consent reads in the person's language.
+    let q = &q.localized(copy);
     let actions = q
         .options
         .iter()

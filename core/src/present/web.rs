@@ -41,6 +41,8 @@ pub struct WebNotification {
 /// The notification for a pending question, for a browser that allows
 /// `max_actions` buttons.
 pub fn web_notification(q: &CompactQuestion, max_actions: u32, copy: &Copy) -> WebNotification {
+    // A sign-in consent reads in the person's language.
+    let q = &q.localized(copy);
     let n = q.options.len();
     let fits = n > 0 && n <= max_actions as usize;
     let actions = if fits {
@@ -86,7 +88,7 @@ pub fn web_resolved(
     WebNotification {
         tag: notice.id.clone(),
         title: copy.resolution(&q, me).unwrap_or_default(),
-        body: shown.prompt.clone(),
+        body: shown.localized(copy).prompt,
         actions: Vec::new(),
         require_interaction: false,
         opens_app: true,

@@ -93,6 +93,7 @@ impl NormalizedAsk {
             created_at,
             room: None,
             asker: None,
+            consent: None,
         }
     }
 }

@@ -150,6 +150,65 @@ fn cut(s: &str, max: usize) -> String {
     format!("{}…", kept.trim_end())
 }
 
+/// Whether `host` (as the URL parser gives it: lower case, punycode) is a
+/// DNS name of letters, digits, hyphens and dots, or an IP literal: safe to
+/// name inside a sentence a person reads.
+pub fn is_plain_host(host: &str) -> bool {
+    let ip = host
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .parse::<std::net::IpAddr>()
+        .is_ok();
+    ip || (!host.is_empty()
+        && host.len() <= 253
+        && host
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.'))
+}
+
+/// The kinds of client a sign-in consent names.
+pub const CONSENT_CLIENTS: [&str; 3] = ["verified", "unverified", "terminal"];
+
+/// Checks the parts of a sign-in consent (a push carries them to a phone,
+/// which words the question from them): the name is client text, hosts are
+/// plain hosts, the code is the server's letters and hyphen. The error
+/// names the part and the rule.
+pub fn check_consent(c: &super::ConsentRequest) -> Result<(), String> {
+    // A kind this version does not know reads as `unverified`: a newer
+    // server's push still shows.
+    if c.client.is_empty()
+        || c.client.len() > 20
+        || !c.client.chars().all(|ch| ch.is_ascii_lowercase())
+    {
+        return Err(format!(
+            "client: must be a word of small letters ({})",
+            CONSENT_CLIENTS.join(", ")
+        ));
+    }
+    check_client_text("name", &c.name).map_err(|e| e.to_string())?;
+    for (field, host) in [("host", &c.host), ("returns_to", &c.returns_to)] {
+        if let Some(h) = host {
+            if !is_plain_host(h) {
+                return Err(format!(
+                    "{field}: must be a host name of letters, digits, hyphens and dots"
+                ));
+            }
+        }
+    }
+    if c.client == "verified" && c.host.is_none() {
+        return Err("host: a verified client names its host".into());
+    }
+    let code_ok = !c.code.is_empty()
+        && c.code.len() <= 16
+        && c.code
+            .chars()
+            .all(|ch| ch.is_ascii_uppercase() || ch == '-');
+    if !code_ok {
+        return Err("code: must be up to 16 capital letters and hyphens".into());
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -42,8 +42,8 @@ pub use ask::{normalize_ask, AskContext, AskOption, AskRequest, NormalizedAsk};
 pub use error::{ErrorCode, ValidationError};
 pub use lifecycle::{AnswerOutcome, StateError};
 pub use model::{
-    Answer, AskedQuestion, Asker, OptionStyle, Question, QuestionOption, QuestionState,
-    ResolutionPolicy, Responder, ResponderScope, RoomRef, TextInput, WebhookEvent,
+    Answer, AskedQuestion, Asker, ConsentRequest, OptionStyle, Question, QuestionOption,
+    QuestionState, ResolutionPolicy, Responder, ResponderScope, RoomRef, TextInput, WebhookEvent,
 };
 
 /// The protocol version this crate implements.

@@ -271,6 +271,33 @@ pub struct RoomRef {
     pub name: String,
 }
 
+/// A sign-in consent the server itself asks (additive; never an asker's:
+/// no ask body can set it). It says, in parts, what the question's prompt,
+/// context and Allow/Deny labels say in the server's English, so a
+/// responder words the question in its person's language; one that does
+/// not still reads the English sentence. The answer values stay `allow`
+/// and `deny`.
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ConsentRequest {
+    /// Who wants to sign in: `verified` (a client whose metadata document
+    /// was fetched from `host`), `unverified` (a client that registered
+    /// itself) or `terminal` (`qp login --url`). Unknown values read as
+    /// `unverified`.
+    pub client: String,
+    /// What the client calls itself: its claim, shown quoted and isolated.
+    pub name: String,
+    /// The verified host (`verified` only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
+    /// Where the sign-in goes back to: the redirect's host, or `localhost`
+    /// for the computer the client runs on; none when not told.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub returns_to: Option<String>,
+    /// The code to compare with the one where the sign-in started.
+    pub code: String,
+}
+
 /// Who asked (additive, as the protocol's data model has it).
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -328,6 +355,9 @@ pub struct Question {
     /// Additive: who asked, so a phone can write "Release Bot asks you".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub asker: Option<Asker>,
+    /// Additive: set on the server's own sign-in consent question only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub consent: Option<ConsentRequest>,
 }
 
 fn kind_question() -> String {

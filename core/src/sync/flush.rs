@@ -118,6 +118,7 @@ fn shows_the_same(seen: &CompactQuestion, q: &Question) -> bool {
         && text(&seen.room.name, &real.room.name)
         && seen.responder_scope == real.responder_scope
         && seen.target_user_id == real.target_user_id
+        && seen.consent == real.consent
 }
 
 /// Reads the question an unverified answer was given to from the server

@@ -79,11 +79,11 @@ final class SessionTests: XCTestCase {
         let status = try phone.sessionStatus()
         r.check("401: the session is unauthorized", status.state == .unauthorized)
         r.check("401: the status line, in German",
-                status.line == "Deine Anmeldung ist beendet. Kopple dieses Telefon erneut, um deine Antworten zu senden.",
+                status.line == "Deine Anmeldung ist abgelaufen. Kopple dieses Telefon erneut, um deine Antworten zu senden.",
                 status.line ?? "nil")
         let waiting = try phone.answerStatus(questionId: q.id)
         r.check("401: the answer is kept", waiting?.state == .queued, "\(String(describing: waiting))")
-        r.check("401: its line says to sign in", waiting?.status.contains("melde dich an") == true, waiting?.status ?? "nil")
+        r.check("401: its line says to pair again", waiting?.status.contains("kopple das Telefon neu") == true, waiting?.status ?? "nil")
         do { _ = try await phone.sync(); r.check("401: sync says unauthorized", false) }
         catch QpError.Unauthorized { r.check("401: sync says unauthorized", true) }
 

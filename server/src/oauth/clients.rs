@@ -171,9 +171,9 @@ fn client_name(meta: &Value, required: bool) -> Result<Option<String>, OAuthErro
     }
 }
 
-/// `redirect_uris`: 1 to 10, each https, http on a loopback host (native
-/// apps, RFC 8252), or a private-use scheme (`com.example.app:/cb`); never
-/// a fragment.
+/// `redirect_uris`: 1 to 10, each https or http on a loopback host (native
+/// apps, RFC 8252); private-use schemes (`com.example.app:/cb`) are refused,
+/// as the MCP authorization spec asks; never a fragment.
 fn redirect_uris(meta: &Value) -> Result<Vec<String>, OAuthError> {
     let invalid = |d: String| OAuthError::new(StatusCode::BAD_REQUEST, "invalid_redirect_uri", d);
     let list = meta
@@ -232,20 +232,7 @@ pub fn check_redirect_uri(s: &str) -> Result<(), String> {
     }
 }
 
-/// Whether `host` (as the URL parser gives it: lower case, punycode) is a
-/// DNS name of letters, digits, hyphens and dots, or an IP literal: safe to
-/// name inside a sentence a person reads.
-pub fn is_plain_host(host: &str) -> bool {
-    let ip = host
-        .trim_start_matches('[')
-        .trim_end_matches(']')
-        .parse::<std::net::IpAddr>()
-        .is_ok();
-    ip || (!host.is_empty()
-        && host
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.'))
-}
+pub use qp_core::protocol::client_text::is_plain_host;
 
 /// Whether the authorization request's `given` redirect URI is the
 /// `registered` one: exactly, or, for an http loopback address, with any

@@ -15,9 +15,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::http::StatusCode;
-use qp_core::protocol::client_text::{check_client_text, isolated, quoted};
+use qp_core::present::copy::{Copy, CONSENT_ALLOW, CONSENT_DENY};
+use qp_core::protocol::client_text::{check_client_text, is_plain_host};
 use qp_core::protocol::limits::CLIENT_TEXT_MAX_CHARS;
-use qp_core::protocol::{normalize_ask, time, AskContext, Asker, QuestionState, RoomRef};
+use qp_core::protocol::{
+    normalize_ask, time, AskContext, Asker, ConsentRequest, QuestionState, RoomRef,
+};
 use serde_json::json;
 
 use super::{policy, OAuthError, CONSENT_TTL_SECS, MAX_PENDING_PER_CLIENT, MAX_PENDING_PER_USER};
@@ -28,8 +31,8 @@ use crate::store::{now_ms, now_secs, questions};
 
 /// The consent question's option values: Allow, and anything else
 /// (Deny) is a refusal.
-pub const ALLOW: &str = "allow";
-pub const DENY: &str = "deny";
+pub const ALLOW: &str = CONSENT_ALLOW;
+pub const DENY: &str = CONSENT_DENY;
 
 /// What a consent asks for.
 pub struct Request {
@@ -84,64 +87,32 @@ pub fn compare_code() -> String {
     s
 }
 
-/// The context line of the consent question (at most 40 characters): the
-/// code to compare, then who asks. A long verified host is cut from the
-/// left, never the right: the end of a host name is the domain that vouches
-/// for it (cut from the right, `claude.ai.connectors.login.attacker.example`
-/// read as claude.ai's); the prompt names it whole.
-fn context_line(client: &Client, code: &str) -> String {
-    match client.kind.as_str() {
-        "cimd" if super::clients::is_plain_host(&client.host) => {
-            format!("code {code} · {}", tail(&client.host, 23))
-        }
-        "device" => format!("code {code}"),
-        _ => format!("code {code} · unverified client"),
-    }
-}
-
-/// The last `max` characters of `s`, with "…" before them when cut.
-fn tail(s: &str, max: usize) -> String {
-    let n = s.chars().count();
-    if n <= max {
-        return s.to_string();
-    }
-    let kept: String = s.chars().skip(n - (max - 1)).collect();
-    format!("…{kept}")
-}
-
-/// The consent question's prompt: the server's own words first (who asks,
-/// verified or not, where, and where the sign-in goes back to: the
-/// redirect's host, as the MCP authorization spec asks servers to show),
-/// then what the client calls itself, quoted and bidi-isolated: a name
-/// cannot read as the server's sentence or reorder it. Within the prompt's
-/// 500 characters.
-fn prompt(client: &Client, room: &str, redirect_uri: Option<&str>) -> String {
-    let name: String = client.name.chars().take(CLIENT_TEXT_MAX_CHARS).collect();
-    let name = quoted(&name);
-    let room: String = room.chars().take(80).collect();
-    let room = isolated(&room);
-    let back_to = redirect_uri
+/// The consent's parts, as phones word it in their person's language:
+/// who asks (a verified host, a client that registered itself, or a
+/// terminal), the client's claim, where the sign-in goes back to (the
+/// redirect's host, as the MCP authorization spec asks servers to show;
+/// `localhost` for a loopback redirect) and the code to compare. A host is
+/// named only if it reads as a host.
+fn consent_parts(client: &Client, redirect_uri: Option<&str>, code: &str) -> ConsentRequest {
+    let kind = match client.kind.as_str() {
+        "cimd" if is_plain_host(&client.host) => "verified",
+        "device" => "terminal",
+        _ => "unverified",
+    };
+    let returns_to = redirect_uri
         .and_then(|u| reqwest::Url::parse(u).ok())
         .and_then(|u| u.host_str().map(str::to_string))
-        .map(|h| match h.as_str() {
-            "localhost" | "127.0.0.1" | "[::1]" | "::1" => {
-                " It signs in on the computer it runs on (localhost).".to_string()
-            }
-            _ if super::clients::is_plain_host(&h) => format!(" It signs in at {}.", tail(&h, 120)),
-            _ => String::new(),
-        })
-        .unwrap_or_default();
-    match client.kind.as_str() {
-        "cimd" if super::clients::is_plain_host(&client.host) => format!(
-            "A client verified at {} wants to ask you questions in {room}. Allow? It calls itself {name}.{back_to}",
-            tail(&client.host, 120)
-        ),
-        "device" => format!(
-            "A terminal (qp login) wants to ask you questions in {room}. Allow? It calls itself {name}, unverified."
-        ),
-        _ => format!(
-            "An unverified client wants to ask you questions in {room}. Allow? It calls itself {name}.{back_to}"
-        ),
+        .and_then(|h| match h.as_str() {
+            "localhost" | "127.0.0.1" | "[::1]" | "::1" => Some("localhost".to_string()),
+            _ if is_plain_host(&h) => Some(h),
+            _ => None,
+        });
+    ConsentRequest {
+        client: kind.to_string(),
+        name: client.name.chars().take(CLIENT_TEXT_MAX_CHARS).collect(),
+        host: (kind == "verified").then(|| client.host.clone()),
+        returns_to,
+        code: code.to_string(),
     }
 }
 
@@ -216,14 +187,17 @@ pub async fn ask(app: &Arc<App>, req: Request) -> Result<Asked, OAuthError> {
                 ));
             }
             let asker = store::consent_asker(conn, &user.id)?;
-            let question_prompt = prompt(&req.client, &room.name, req.redirect_uri.as_deref());
-            let context = context_line(&req.client, &code);
+            // The server's English words: what a responder that does not
+            // word the consent's parts itself shows.
+            let parts = consent_parts(&req.client, req.redirect_uri.as_deref(), &code);
+            let words = Copy::english().consent(&parts, &room.name);
+            let (question_prompt, context) = (words.prompt.clone(), words.context.clone());
             let body = json!({
                 "prompt": question_prompt,
                 "context": context,
                 "options": [
-                    {"value": ALLOW, "label": "Allow", "style": "primary"},
-                    {"value": DENY, "label": "Deny", "style": "danger"}
+                    {"value": ALLOW, "label": words.allow, "style": "primary"},
+                    {"value": DENY, "label": words.deny, "style": "danger"}
                 ],
                 "target_user_id": user.id,
                 "ttl": CONSENT_TTL_SECS,
@@ -241,6 +215,7 @@ pub async fn ask(app: &Arc<App>, req: Request) -> Result<Asked, OAuthError> {
                 code: room.code.clone(),
                 name: room.name.clone(),
             });
+            q.consent = Some(parts);
             q.asker = Some(Asker {
                 handle: Some(asker.handle.clone()),
                 kind: "agent".into(),
@@ -575,6 +550,20 @@ pub fn unknown() -> OAuthError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The consent's English prompt, as the server words it.
+    fn prompt(client: &Client, room: &str, redirect_uri: Option<&str>) -> String {
+        Copy::english()
+            .consent(&consent_parts(client, redirect_uri, "WDJB-MJHT"), room)
+            .prompt
+    }
+
+    /// The consent's English context line.
+    fn context_line(client: &Client, code: &str) -> String {
+        Copy::english()
+            .consent(&consent_parts(client, None, code), "Ops")
+            .context
+    }
 
     fn client(kind: &str, name: &str, host: &str) -> Client {
         Client {

@@ -89,6 +89,19 @@ impl Responder {
         self.chrome.text_with(id, &pairs)
     }
 
+    /// Why pairing failed, in the person's language (the phone's words):
+    /// `status` is what `POST /api/pair` (or its preview) answered, 0 when
+    /// the server could not be reached.
+    #[wasm_bindgen(js_name = pairFailure)]
+    pub fn pair_failure(&self, status: u16) -> String {
+        use qp_core::pairing::PairErrorKind;
+        let kind = match status {
+            0 => PairErrorKind::Unreachable,
+            s => PairErrorKind::of_status(s),
+        };
+        self.copy.pair_failure(kind)
+    }
+
     /// All of [`Responder::text`] as one JSON object, id -> text.
     pub fn texts(&self) -> String {
         self.chrome.all()

@@ -379,3 +379,147 @@ fn bad_input_is_an_error_naming_it_never_a_panic() {
         .starts_with("question"));
     assert!(r.resolved("{}", "{}").is_err());
 }
+
+/// The web app's own message files, by tag, each message's text (comments
+/// and ids left out).
+fn web_messages() -> Vec<(String, Vec<(String, String)>)> {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/locales");
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        let tag = p.file_stem().unwrap().to_string_lossy().to_string();
+        let text = std::fs::read_to_string(&p).unwrap();
+        let msgs = text
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .filter_map(|l| l.split_once(" = "))
+            .map(|(id, v)| (id.trim().to_string(), v.to_string()))
+            .collect();
+        out.push((tag, msgs));
+    }
+    assert!(out.len() >= 10);
+    out
+}
+
+/// The rules the phone copy's file headers state hold for the web's words
+/// too: full-width punctuation in Japanese and Chinese, no-break spaces
+/// before French double punctuation, no slash forms in Hebrew, one
+/// register (German du, as the phone), no word that marks the reader's
+/// gender where the phone avoids it.
+#[test]
+fn the_web_words_keep_the_rules_of_the_phone_copy() {
+    for (tag, msgs) in web_messages() {
+        for (id, text) in &msgs {
+            // The placeables ({ $name }) are not the language's text.
+            let words: String = text
+                .split('{')
+                .map(|part| part.split_once('}').map_or(part, |(_, rest)| rest))
+                .collect();
+            match tag.as_str() {
+                "ja" | "zh-Hans" => {
+                    for c in [',', ':', ';', '?', '!', '(', ')'] {
+                        assert!(
+                            !words.contains(c),
+                            "{tag}: {id} has a half-width {c:?}: {text}"
+                        );
+                    }
+                }
+                "fr" => {
+                    for bad in [" :", " ;", " ?", " !", "« ", " »"] {
+                        assert!(
+                            !words.contains(bad),
+                            "{tag}: {id} has a breaking space in {bad:?}: {text}"
+                        );
+                    }
+                    for (i, c) in words.char_indices() {
+                        if matches!(c, ':' | ';' | '?' | '!') && i > 0 {
+                            let before = words[..i].chars().last().unwrap();
+                            assert!(
+                                matches!(before, '\u{00A0}' | '\u{202F}'),
+                                "{tag}: {id}: {c:?} after {before:?}: {text}"
+                            );
+                        }
+                    }
+                    assert!(
+                        !words.contains("Connecté en tant que"),
+                        "{tag}: {id}: {text}"
+                    );
+                }
+                "he" => {
+                    let chars: Vec<char> = words.chars().collect();
+                    for w in chars.windows(3) {
+                        let hebrew = |c: char| ('\u{05D0}'..='\u{05EA}').contains(&c);
+                        assert!(
+                            !(w[1] == '/' && hebrew(w[0]) && hebrew(w[2])),
+                            "{tag}: {id} has a slash form: {text}"
+                        );
+                    }
+                }
+                "de" => {
+                    for formal in [
+                        " Sie ",
+                        " Sie,",
+                        " Sie.",
+                        "Ihre ",
+                        "Ihr ",
+                        "Ihnen",
+                        "Bitten Sie",
+                        "Öffnen Sie",
+                    ] {
+                        assert!(
+                            !words.contains(formal),
+                            "{tag}: {id} says Sie, the phone du: {text}"
+                        );
+                    }
+                    assert!(
+                        !words.contains("Mitteilung"),
+                        "{tag}: {id}: the phone says Benachrichtigung: {text}"
+                    );
+                }
+                "pt-BR" => {
+                    assert!(!words.contains("Conectado como"), "{tag}: {id}: {text}");
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+/// A pairing that failed says why, as the phone does: an unknown or used
+/// code, too many attempts and an unreachable server are three sentences,
+/// never one "that code did not work" for all.
+#[test]
+fn a_failed_pairing_says_why_in_the_persons_language() {
+    let en = Responder::new(vec!["en".into()], String::new());
+    let lines: std::collections::HashSet<String> = [404, 429, 0, 503]
+        .iter()
+        .map(|s| en.pair_failure(*s))
+        .collect();
+    assert_eq!(lines.len(), 4, "{lines:?}");
+    assert!(en.pair_failure(404).contains("already used or expired"));
+    let de = Responder::new(vec!["de".into()], String::new());
+    assert!(
+        de.pair_failure(429).contains("Zu viele"),
+        "{}",
+        de.pair_failure(429)
+    );
+}
+
+/// What a browser shows before the WebAssembly has chosen a language (the
+/// tab's title while loading, the installed app's name, from one manifest
+/// for every language) is the product's name, the same in every language,
+/// never an English word: the page then titles itself in the person's
+/// language (`web-app-name`).
+#[test]
+fn before_the_language_is_known_the_page_says_only_the_product_name() {
+    let app = concat!(env!("CARGO_MANIFEST_DIR"), "/../app");
+    let manifest: Value = serde_json::from_str(
+        &std::fs::read_to_string(format!("{app}/manifest.webmanifest")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(manifest["name"], "qp");
+    assert_eq!(manifest["short_name"], "qp");
+    assert!(manifest.get("description").is_none(), "{manifest}");
+    let index = std::fs::read_to_string(format!("{app}/index.html")).unwrap();
+    assert!(index.contains("<title>qp</title>"), "the loading title");
+}

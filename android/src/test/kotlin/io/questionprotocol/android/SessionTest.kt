@@ -102,10 +102,10 @@ class SessionTest {
         assertTrue("$refused", refused.unauthorized)
         val status = phone.sessionStatus()
         assertEquals(SessionState.UNAUTHORIZED, status.state)
-        assertEquals("Votre connexion a pris fin. Associez à nouveau ce téléphone pour envoyer vos réponses.", status.line)
+        assertEquals("Votre connexion a expiré. Associez à nouveau ce téléphone pour envoyer vos réponses.", status.line)
         val waiting = phone.answerStatus(qid)!!
         assertEquals(AnswerState.QUEUED, waiting.state)
-        assertTrue(waiting.status, waiting.status.contains("connectez-vous"))
+        assertTrue(waiting.status, waiting.status.contains("réassociez le téléphone"))
         try { phone.sync(); error("expected Unauthorized") } catch (e: QpException.Unauthorized) {}
 
         // Pairing again sends it, once, and registers for pushes again with
