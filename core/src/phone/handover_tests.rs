@@ -163,7 +163,11 @@ fn killed_after_the_hand_over_the_report_after_relaunch_finishes_it() {
     // flushes do not send what the system holds.
     let next = process(&dir, &http);
     assert_eq!(next.requeue_interrupted().unwrap(), 0);
-    assert_eq!(next.requeue_lost_hand_overs(&[id.clone()]).unwrap(), 0);
+    assert_eq!(
+        next.requeue_lost_hand_overs(std::slice::from_ref(&id))
+            .unwrap(),
+        0
+    );
     let flushed = block_on(next.flush()).unwrap();
     assert_eq!(flushed, FlushReport::default());
     assert_eq!(answers_sent(&http), 0);

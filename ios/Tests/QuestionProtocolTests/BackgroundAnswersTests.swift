@@ -187,10 +187,12 @@ final class BackgroundAnswerHandlerTests: XCTestCase {
         XCTAssertEqual(system.held.count, 1)
         try? core.resume()
         XCTAssertEqual((try? core.answerStatus(questionId: q.id))?.state, .handedOver)
-        XCTAssertEqual(try await serverQuestion(q.id).state, "pending", "nothing sent by the app itself")
+        let before = try await serverQuestion(q.id)
+        XCTAssertEqual(before.state, "pending", "nothing sent by the app itself")
         await system.deliver(to: uploads)
         XCTAssertEqual((try? core.answerStatus(questionId: q.id))?.state, .answered)
-        XCTAssertEqual(try await serverQuestion(q.id).state, "answered")
+        let after = try await serverQuestion(q.id)
+        XCTAssertEqual(after.state, "answered")
     }
 }
 #endif
