@@ -73,8 +73,8 @@ let package = Package(
             // the App Group's containers (bindings/check-privacy-manifest).
             resources: [.copy("PrivacyInfo.xcprivacy")],
             // The Rust library is a static archive: its system frameworks are
-            // not linked with it. Its TLS verifier (rustls-platform-verifier)
-            // asks the system's trust store: Security and CoreFoundation.
+            // not linked with it. Security: its randomness on iOS (getrandom's
+            // SecRandomCopyBytes); CoreFoundation: the time zone (chrono).
             linkerSettings: [
                 .linkedFramework("Security", .when(platforms: [.iOS, .macOS])),
                 .linkedFramework("CoreFoundation", .when(platforms: [.iOS, .macOS])),

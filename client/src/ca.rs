@@ -7,7 +7,6 @@ use std::time::Duration;
 /// client is built from it. The one place those clients get their trust.
 #[derive(Clone, Default)]
 pub struct ExtraCa {
-    pem: Vec<u8>,
     certs: Vec<reqwest::Certificate>,
 }
 
@@ -24,10 +23,7 @@ impl ExtraCa {
         if certs.is_empty() {
             return Err("the CA certificate file has no \"BEGIN CERTIFICATE\" block".into());
         }
-        Ok(ExtraCa {
-            pem: pem.to_vec(),
-            certs,
-        })
+        Ok(ExtraCa { certs })
     }
 
     /// `--ca-cert` / `QP_CA_CERT`; none when not given.
@@ -37,11 +33,6 @@ impl ExtraCa {
         };
         let pem = std::fs::read(p).map_err(|e| format!("--ca-cert {}: {e}", p.display()))?;
         Self::from_pem(&pem).map_err(|e| format!("--ca-cert {}: {e}", p.display()))
-    }
-
-    /// The PEM text, for the phone core's trust (`qp device`); None when empty.
-    pub fn pem(&self) -> Option<&[u8]> {
-        (!self.pem.is_empty()).then_some(self.pem.as_slice())
     }
 
     /// A client builder trusting the web's roots and these certificates.

@@ -36,16 +36,21 @@
 //! [`ClientError::is_transient`] says whether trying again may help.
 //! An `https://` server with a private CA: [`ExtraCa`] and
 //! [`AskerClient::with_ca`].
+//!
+//! [`ReqwestTransport`] executes the phone core's requests
+//! (`qp_core::http::HttpTransport`) for `qp device`, tests and desktop use.
 
 mod asker;
 mod ca;
 mod error;
+mod transport;
 mod webhook;
 
 pub use asker::{AskerClient, WAIT_POLL_SECS};
 
 pub use ca::ExtraCa;
 pub use error::ClientError;
+pub use transport::ReqwestTransport;
 pub use webhook::reconcile;
 
 /// How long an asker that waits for a person (the MCP tools, `qp hook`)

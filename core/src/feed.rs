@@ -70,7 +70,7 @@ pub(crate) fn my_answer(
     let (status, can_retry) = match e.state {
         AnswerState::Queued if e.attempts > 0 => (line(AnswerLine::Retrying(failure)), true),
         AnswerState::Queued => (line(AnswerLine::Queued), false),
-        AnswerState::Sending => (line(AnswerLine::Sending), false),
+        AnswerState::Sending | AnswerState::HandedOver => (line(AnswerLine::Sending), false),
         AnswerState::Rejected if failure == SendFailure::QuestionChanged => {
             (line(AnswerLine::QuestionChanged), false)
         }

@@ -46,6 +46,8 @@ pub mod copy;
 pub mod e2e;
 #[cfg(feature = "phone")]
 pub mod feed;
+#[cfg(feature = "http")]
+pub mod http;
 pub mod logging;
 pub mod pairing;
 pub mod payload;

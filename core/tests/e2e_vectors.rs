@@ -19,7 +19,7 @@ use qp_core::phone::{DeviceKeyStore, Phone, PhoneError};
 use qp_core::present::copy::Copy;
 use qp_core::protocol::Question;
 use qp_core::store::StoreMode;
-use qp_core::sync::{TokenProvider, Trust};
+use qp_core::sync::TokenProvider;
 use serde_json::{json, Value};
 
 const FILE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/vectors/e2e/sealed.json");
@@ -135,7 +135,7 @@ fn replay(v: &Value, dir: &std::path::Path) -> Result<(), String> {
         "u_federica",
         Arc::new(NoToken),
         &["en".to_string()],
-        &Trust::platform(),
+        Arc::new(qp_core::http::ScriptedTransport::offline()),
     )
     .unwrap()
     .with_device_keys(

@@ -11,17 +11,17 @@
 //! on the shared-memory file while a WAL connection is open, so the probe is
 //! known to see what it looks for.
 
-use std::io::{Read, Write};
-use std::net::TcpListener;
 use std::path::Path;
 use std::process::Command;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use qp_core::http::{HttpError, HttpRequest, HttpResponse, HttpTransport, ScriptedTransport};
 use qp_core::payload::Push;
 use qp_core::phone::{Phone, PhoneError};
 use qp_core::store::{AnswerState, StoreError, StoreMode};
-use qp_core::sync::{TokenProvider, Trust};
+use qp_core::sync::TokenProvider;
 
 struct Token;
 impl TokenProvider for Token {
@@ -94,15 +94,15 @@ fn assert_no_lock(db: &Path) {
     }
 }
 
-fn phone(db: &Path, url: &str) -> Phone {
+fn phone(db: &Path, http: Arc<dyn HttpTransport>) -> Phone {
     Phone::open(
         db,
         StoreMode::Extension,
-        url,
+        "http://127.0.0.1:9",
         "u_me",
         Arc::new(Token),
         &[],
-        &Trust::platform(),
+        http,
     )
     .unwrap()
 }
@@ -111,7 +111,7 @@ fn phone(db: &Path, url: &str) -> Phone {
 fn after_suspend_no_lock_is_held_and_resume_carries_on() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("shared.sqlite");
-    let p = phone(&db, "http://127.0.0.1:9");
+    let p = phone(&db, Arc::new(ScriptedTransport::offline()));
     p.receive_apns(APNS).unwrap();
     p.answer_action("q_1", "qp.v.approve", None).unwrap();
 
@@ -144,37 +144,32 @@ fn after_suspend_no_lock_is_held_and_resume_carries_on() {
     p.resume().unwrap(); // twice is harmless
 }
 
-/// A server that accepts the connection, reads the request, and answers only
-/// when told, so a flush is in flight for as long as the test wants.
-fn stalled_server() -> (
-    String,
-    std::sync::mpsc::Sender<()>,
-    std::thread::JoinHandle<()>,
-) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    let (go, wait) = std::sync::mpsc::channel::<()>();
-    let handle = std::thread::spawn(move || {
-        let (mut s, _) = listener.accept().unwrap();
-        let mut buf = [0u8; 4096];
-        let _ = s.read(&mut buf);
-        let _ = wait.recv();
-        let body = r#"{"error":{"code":"unavailable","message":"try later"}}"#;
-        let _ = write!(
-            s,
-            "HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-            body.len()
-        );
-    });
-    (url, go, handle)
+/// A server that takes the request and answers (503) only when told, so a
+/// flush is in flight for as long as the test wants.
+#[derive(Default)]
+struct Stalled {
+    go: AtomicBool,
+}
+
+#[async_trait::async_trait]
+impl HttpTransport for Stalled {
+    async fn send(&self, _request: HttpRequest) -> Result<HttpResponse, HttpError> {
+        while !self.go.load(Ordering::SeqCst) {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        Ok(HttpResponse {
+            status: 503,
+            body: br#"{"error":{"code":"unavailable","message":"try later"}}"#.to_vec(),
+        })
+    }
 }
 
 #[test]
 fn suspend_in_the_middle_of_a_flush_holds_no_lock_and_loses_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("shared.sqlite");
-    let (url, go, server) = stalled_server();
-    let p = Arc::new(phone(&db, &url));
+    let stalled = Arc::new(Stalled::default());
+    let p = Arc::new(phone(&db, stalled.clone()));
     p.receive_apns(APNS).unwrap();
     p.answer_action("q_1", "qp.v.approve", None).unwrap();
 
@@ -204,14 +199,13 @@ fn suspend_in_the_middle_of_a_flush_holds_no_lock_and_loses_nothing() {
 
     // The server answers now: the flush cannot record the outcome (the
     // store is closed), stops with the store's error, and takes no lock.
-    go.send(()).unwrap();
+    stalled.go.store(true, Ordering::SeqCst);
     let result = rt.block_on(flushing).unwrap();
     assert!(
         matches!(result, Err(PhoneError::Store(StoreError::Suspended))),
         "{result:?}"
     );
     assert_no_lock(&db);
-    server.join().unwrap();
 
     // Resumed (the next launch): the answer is still there, and the app's
     // launch step queues it again for the next flush.
@@ -225,7 +219,7 @@ fn suspend_in_the_middle_of_a_flush_holds_no_lock_and_loses_nothing() {
 fn suspend_waits_for_the_store_work_in_flight() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("shared.sqlite");
-    let p = Arc::new(phone(&db, "http://127.0.0.1:9"));
+    let p = Arc::new(phone(&db, Arc::new(ScriptedTransport::offline())));
     p.receive_apns(APNS).unwrap();
     // A writer in another thread, committing as fast as it can while the
     // main thread suspends: every write either lands whole before suspend

@@ -13,6 +13,8 @@ final class AppDelegate: UIResponder, UIApplicationDelegate, UNUserNotificationC
     // nil only when the store cannot be opened (the App Group missing from the entitlements, the disk full): the app
     // shows that instead of crashing at launch, and every entry point below does nothing.
     let core: PhoneCore? = {
+        // The core's requests go through URLSession: the system's proxies, trust store (MDM roots), VPN apply.
+        URLSessionTransport.install()
         do {
             return try PhoneCore.openSession(storePath: AppGroup.storePath, mode: .app, vault: Keychain.shared,
                                              languages: Locale.preferredLanguages, deviceKeys: KeychainDeviceKey())
@@ -22,10 +24,19 @@ final class AppDelegate: UIResponder, UIApplicationDelegate, UNUserNotificationC
         }
     }()
     lazy var lifecycle = core.map { QPAppLifecycle(core: $0, refreshIdentifier: "com.example.app.qp-refresh") }
+    // Answers from notification actions go as background uploads: the system finishes them after suspension
+    // and reports to this process or to the one it relaunches; the outbox learns each outcome once.
+    let uploadSystem = QPSystemUploads()
+    lazy var uploads: QPBackgroundAnswers? = core.map {
+        let answers = QPBackgroundAnswers(core: $0, system: uploadSystem, bodies: AppGroup.uploadsFolder)
+        uploadSystem.answers = answers
+        return answers
+    }
 
     func application(_ app: UIApplication, didFinishLaunchingWithOptions o: [UIApplication.LaunchOptionsKey: Any]?) -> Bool {
         UNUserNotificationCenter.current().delegate = self
         lifecycle?.start()   // registers the background refresh, observes background/foreground, refreshes now
+        uploads?.reconcile()   // uploads the system no longer holds go back to the outbox
         UNUserNotificationCenter.current().requestAuthorization(options: [.alert, .sound, .badge]) { granted, _ in
             if granted { DispatchQueue.main.async { app.registerForRemoteNotifications() } }   // at every launch
         }
@@ -40,10 +51,16 @@ final class AppDelegate: UIResponder, UIApplicationDelegate, UNUserNotificationC
     func userNotificationCenter(_ c: UNUserNotificationCenter, didReceive r: UNNotificationResponse,
                                 withCompletionHandler done: @escaping () -> Void) {
         guard let core else { return done() }
-        let work = QPNotificationResponseHandler.handle(r, core: core, completionHandler: done)
+        let work = QPNotificationResponseHandler.handle(r, core: core, uploads: uploads, completionHandler: done)
         Task { @MainActor in
             if let questionId = await work.value?.questionToOpen { Router.open(question: questionId) }
         }
+    }
+    // The system relaunched the app to report background uploads
+    func application(_ app: UIApplication, handleEventsForBackgroundURLSession identifier: String,
+                     completionHandler: @escaping () -> Void) {
+        _ = uploads   // the session and its delegate, made again in this process
+        uploadSystem.handleEvents(completionHandler: completionHandler)
     }
     // Optional: silent pushes, if the app also sends its own
     func application(_ app: UIApplication, didReceiveRemoteNotification info: [AnyHashable: Any],

@@ -9,10 +9,11 @@ import QuestionProtocol
 // Info.plist: NSExtension > NSExtensionPrincipalClass = $(PRODUCT_MODULE_NAME).NotificationService
 final class NotificationService: QPNotificationService {
     override func makeCore() -> PhoneCore? {
+        URLSessionTransport.install()   // the core's requests go through URLSession (ephemeral), as the app's
         // The app's session, read from the shared store: who is signed in (nobody: a neutral
         // notification, nothing recorded) and this device's current id (for sealed pushes).
-        try? PhoneCore.openSession(storePath: AppGroup.storePath, mode: .extension, vault: Keychain.shared,
-                                   languages: Locale.preferredLanguages, deviceKeys: KeychainDeviceKey())
+        return try? PhoneCore.openSession(storePath: AppGroup.storePath, mode: .extension, vault: Keychain.shared,
+                                          languages: Locale.preferredLanguages, deviceKeys: KeychainDeviceKey())
     }
 }
 // end snippet

@@ -8,5 +8,7 @@ enum AppGroup {
     // containerURL(forSecurityApplicationGroupIdentifier:) in an app; a folder the tests set here.
     static var container = FileManager.default.temporaryDirectory
     static var storePath: String { container.appendingPathComponent("qp.sqlite").path }
+    /// The bodies of background uploads (the app's own container is enough: only the app uploads).
+    static var uploadsFolder: URL { container.appendingPathComponent("qp-uploads") }
 }
 

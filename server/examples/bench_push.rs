@@ -471,7 +471,9 @@ async fn round_trips(
             &seeded.rt_user,
             Arc::new(Tokens(seeded.rt_token.clone())),
             &["en".to_string()],
-            &qp_core::sync::Trust::platform(),
+            std::sync::Arc::new(
+                qp_client::ReqwestTransport::new(&qp_client::ExtraCa::none()).unwrap(),
+            ),
         )
         .unwrap(),
     );

@@ -227,7 +227,7 @@ fn the_terminal_device_keeps_a_too_long_reply_as_a_draft_like_the_apps() {
         "u_fed",
         std::sync::Arc::new(NoToken),
         &[],
-        &qp_core::sync::Trust::platform(),
+        common::phone_net(),
     )
     .unwrap();
     let id = id.trim();

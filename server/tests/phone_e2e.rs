@@ -16,7 +16,7 @@ use qp_core::payload::{decode_apns, encode_apns_question, Push};
 use qp_core::present::copy::Copy;
 use qp_core::protocol::{Question, QuestionState};
 use qp_core::store::{AnswerState, Store, StoreMode};
-use qp_core::sync::{flush, sync, PhoneClient, TokenProvider, Trust};
+use qp_core::sync::{flush, sync, PhoneClient, TokenProvider};
 use serde_json::{json, Value};
 
 struct Token(String);
@@ -27,7 +27,13 @@ impl TokenProvider for Token {
 }
 
 fn client(base: &str, user: &str, token: &str) -> PhoneClient {
-    PhoneClient::new(base, user, Arc::new(Token(token.to_string()))).unwrap()
+    PhoneClient::new(
+        base,
+        user,
+        Arc::new(Token(token.to_string())),
+        common::phone_net(),
+        qp_core::sync::REQUEST_TIMEOUT,
+    )
 }
 
 /// What the notification extension does with a push: decode, record.
@@ -540,7 +546,7 @@ async fn invite_pair_and_answer_through_the_phone_core() {
         "Bob's iPhone",
         Some(&device),
         keychain.as_ref(),
-        &Trust::platform(),
+        &*common::phone_net(),
     )
     .await
     .unwrap();
@@ -560,7 +566,7 @@ async fn invite_pair_and_answer_through_the_phone_core() {
         "Bob's iPhone",
         None,
         &Keychain::default(),
-        &Trust::platform(),
+        &*common::phone_net(),
     )
     .await;
     assert!(
@@ -609,7 +615,7 @@ async fn invite_pair_and_answer_through_the_phone_core() {
         &account.user_id,
         Arc::new(KeychainReader(keychain.clone())),
         &["de-DE".to_string(), "en".to_string()],
-        &Trust::platform(),
+        common::phone_net(),
     )
     .unwrap();
     extension.receive_apns(&payload).unwrap();

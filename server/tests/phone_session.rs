@@ -14,7 +14,6 @@ use common::Fixture;
 use qp_core::phone::{DeviceRegistration, Phone, PhoneError, SessionState, TokenVault};
 use qp_core::protocol::device::{ApnsEnvironment, Platform};
 use qp_core::store::{AnswerState, StoreMode};
-use qp_core::sync::Trust;
 use serde_json::json;
 
 /// The app's Keychain, in memory; `revoked` stands for a token the server
@@ -87,7 +86,7 @@ async fn a_session_from_before_pairing_to_sign_out() {
         StoreMode::App,
         keychain.clone(),
         &["de-DE".to_string()],
-        &Trust::platform(),
+        common::phone_net(),
     )
     .unwrap();
 
@@ -137,7 +136,7 @@ async fn a_session_from_before_pairing_to_sign_out() {
         StoreMode::Extension,
         keychain.clone(),
         &[],
-        &Trust::platform(),
+        common::phone_net(),
     )
     .unwrap();
     assert_eq!(
@@ -271,7 +270,7 @@ async fn a_refusal_stays_a_refusal_not_a_sign_in_problem() {
         StoreMode::App,
         keychain,
         &[],
-        &Trust::platform(),
+        common::phone_net(),
     )
     .unwrap();
     phone

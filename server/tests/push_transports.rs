@@ -643,7 +643,7 @@ fn keyed_phone(dir: &Path, name: &str, device_id: &str) -> qp_core::phone::Phone
         "u_f",
         Arc::new(NoToken),
         &["en".to_string()],
-        &qp_core::sync::Trust::platform(),
+        common::phone_net(),
     )
     .unwrap()
     .with_device_keys(
@@ -860,7 +860,7 @@ async fn a_sealed_push_opens_only_on_its_device_for_its_question_and_falls_back_
         "u_f",
         Arc::new(NoToken),
         &[],
-        &qp_core::sync::Trust::platform(),
+        common::phone_net(),
     )
     .unwrap();
     assert_eq!(cannot(&plain_phone, &payload), "cannot_open");

@@ -11,7 +11,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::Fixture;
-use qp_core::sync::{PhoneClient, SyncError, TokenProvider, Trust};
+use qp_client::{ExtraCa, ReqwestTransport};
+use qp_core::sync::{PhoneClient, SyncError, TokenProvider};
 use qp_server::config::{Settings, TlsSettings};
 use qp_server::tls::devcert::DevCa;
 use serde_json::json;
@@ -173,7 +174,7 @@ impl TokenProvider for Token {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn the_phone_core_trusts_its_extra_ca_and_no_other() {
+async fn the_phone_core_over_reqwest_trusts_its_extra_ca_and_no_other() {
     let files = Files::new();
     let ca = DevCa::new("test CA").unwrap();
     files.issue(&ca, "ca.pem");
@@ -184,18 +185,23 @@ async fn the_phone_core_trusts_its_extra_ca_and_no_other() {
         qp_core::store::Store::open(&files.path("phone.sqlite"), qp_core::store::StoreMode::App)
             .unwrap();
 
-    let trusting = PhoneClient::with_trust(
-        &f.base,
-        &f.alice,
-        Arc::new(Token(f.alice_token.clone())),
-        &Trust::with_extra_ca(ca.ca_pem.clone()),
-    )
-    .unwrap();
+    // `qp device --ca-cert`: the phone's requests go through qp-client's
+    // reqwest transport with the extra CA (on a phone, the platform's
+    // trust store decides).
+    let over = |ca: &ExtraCa| {
+        PhoneClient::new(
+            &f.base,
+            &f.alice,
+            Arc::new(Token(f.alice_token.clone())),
+            Arc::new(ReqwestTransport::new(ca).unwrap()),
+            qp_core::sync::REQUEST_TIMEOUT,
+        )
+    };
+    let trusting = over(&ExtraCa::from_pem(ca.ca_pem.as_bytes()).unwrap());
     let report = qp_core::sync::sync(&store, &trusting).await.unwrap();
     assert_eq!(report.pending, 1, "{report:?}");
 
-    let platform_only =
-        PhoneClient::new(&f.base, &f.alice, Arc::new(Token(f.alice_token.clone()))).unwrap();
+    let platform_only = over(&ExtraCa::none());
     match qp_core::sync::sync(&store, &platform_only).await {
         Err(SyncError::Network(m)) => assert!(
             m.contains("certificate") || m.contains("UnknownIssuer"),

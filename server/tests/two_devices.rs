@@ -21,7 +21,7 @@ use qp_core::payload::Push;
 use qp_core::phone::Phone;
 use qp_core::present::PresentOptions;
 use qp_core::store::StoreMode;
-use qp_core::sync::{TokenProvider, Trust};
+use qp_core::sync::TokenProvider;
 use serde_json::{json, Value};
 
 struct Token(String);
@@ -68,7 +68,7 @@ fn open_phone(f: &Fixture, name: &str, url: &str, user: &str, token: &str) -> Ph
         user,
         Arc::new(Token(token.to_string())),
         &["en".to_string()],
-        &Trust::platform(),
+        common::phone_net(),
     )
     .unwrap()
 }

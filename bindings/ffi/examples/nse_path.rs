@@ -132,7 +132,6 @@ fn main() {
         "u_federica".into(),
         Arc::new(Keychain),
         vec!["de-DE".into(), "en".into()],
-        None,
         sealed.then(|| Arc::new(KeychainKey(secret.clone())) as Arc<dyn DeviceKeyStore>),
         sealed.then(|| "dev_bench".to_string()),
     )
@@ -171,7 +170,6 @@ fn session(path: &str) {
         StoreMode::Extension,
         Arc::new(SharedKeychain),
         vec!["en".into()],
-        None,
         None,
     )
     .expect("the shared store");

@@ -14,6 +14,7 @@
 uniffi::setup_scaffolding!("question_protocol");
 
 pub mod error;
+pub mod http;
 pub mod keys;
 pub mod lifecycle;
 pub mod observe;
@@ -27,6 +28,7 @@ pub mod testing;
 pub mod types;
 
 pub use error::QpError;
+pub use http::{set_http_transport, HttpTransport};
 pub use lifecycle::{apns_alert, phone_budgets, ForegroundReport, StepFailure};
 pub use pairing::{pair_device, SecureStore};
 pub use phone::{PhoneCore, TokenProvider};

@@ -44,15 +44,14 @@ impl qp_core::phone::TokenStore for AppSecureStore {
 /// bare code (with `server_url`) for the user's token, saved in `store`.
 /// With `device`, the push registration is made in the same call. Then
 /// construct `PhoneCore` with the returned server and user.
-/// `extra_ca_pem`: as for `PhoneCore`, a CA trusted besides the platform's.
-#[uniffi::export(async_runtime = "tokio", default(extra_ca_pem = None))]
+/// The request goes through the transport registered with `setHttpTransport`.
+#[uniffi::export(async_runtime = "tokio")]
 pub async fn pair_device(
     link_or_code: String,
     server_url: Option<String>,
     device_label: String,
     device: Option<DeviceRegistration>,
     store: Arc<dyn SecureStore>,
-    extra_ca_pem: Option<String>,
 ) -> Result<PairedAccount, QpError> {
     Ok(Phone::pair(
         &link_or_code,
@@ -60,7 +59,7 @@ pub async fn pair_device(
         &device_label,
         device.as_ref(),
         &AppSecureStore(store),
-        &crate::phone::trust(extra_ca_pem),
+        &crate::http::Registered,
     )
     .await?)
 }

@@ -11,6 +11,7 @@ use qp_core::phone::{Phone, PhoneError};
 use qp_core::present::PresentOptions;
 
 use crate::error::QpError;
+use crate::http::{Handover, HandoverResult, Registered};
 use crate::keys::{AppKeys, DeviceKeyStore};
 use crate::observe::{AppListener, FeedListener, FeedSubscription};
 use crate::session::{AppVault, TokenVault};
@@ -65,14 +66,14 @@ impl PhoneCore {
 #[uniffi::export(async_runtime = "tokio")]
 impl PhoneCore {
     /// Opens the store shared by the app and its extension. `mode` is
-    /// `Extension` inside the notification extension. HTTPS trusts the
-    /// platform's roots (iOS: the Security framework, MDM roots included)
-    /// plus `extra_ca_pem` when given (a team's private CA, in PEM).
+    /// `Extension` inside the notification extension. Requests go through
+    /// the transport registered with `setHttpTransport` (the platform's
+    /// network stack: its proxies, trust store and VPN).
     ///
     /// End-to-end encrypted pushes: give `device_keys` (the app's key
     /// storage; the key is made on first use) and, once registered,
     /// `device_id` (a sealed push must name this device).
-    #[uniffi::constructor(default(extra_ca_pem = None, device_keys = None, device_id = None))]
+    #[uniffi::constructor(default(device_keys = None, device_id = None))]
     #[allow(clippy::too_many_arguments)] // the FFI constructor: defaults keep call sites short
     pub fn new(
         store_path: String,
@@ -81,7 +82,6 @@ impl PhoneCore {
         user_id: String,
         tokens: Arc<dyn TokenProvider>,
         languages: Vec<String>,
-        extra_ca_pem: Option<String>,
         device_keys: Option<Arc<dyn DeviceKeyStore>>,
         device_id: Option<String>,
     ) -> Result<Arc<Self>, QpError> {
@@ -92,7 +92,7 @@ impl PhoneCore {
             &user_id,
             Arc::new(AppTokens(tokens)),
             &languages,
-            &trust(extra_ca_pem),
+            Arc::new(Registered),
         )?;
         if let Some(keys) = device_keys {
             inner = inner.with_device_keys(Arc::new(AppKeys(keys)), device_id);
@@ -103,13 +103,12 @@ impl PhoneCore {
     /// The phone the app opens at launch, before pairing or after: signed
     /// in as whoever the store says (the token read from `vault`), or
     /// signed out until `signIn`. Other arguments as for the constructor.
-    #[uniffi::constructor(default(extra_ca_pem = None, device_keys = None))]
+    #[uniffi::constructor(default(device_keys = None))]
     pub fn open_session(
         store_path: String,
         mode: StoreMode,
         vault: Arc<dyn TokenVault>,
         languages: Vec<String>,
-        extra_ca_pem: Option<String>,
         device_keys: Option<Arc<dyn DeviceKeyStore>>,
     ) -> Result<Arc<Self>, QpError> {
         let mut inner = Phone::open_session(
@@ -117,7 +116,7 @@ impl PhoneCore {
             mode,
             Arc::new(AppVault(vault)),
             &languages,
-            &trust(extra_ca_pem),
+            Arc::new(Registered),
         )?;
         if let Some(keys) = device_keys {
             let id = inner.session_status()?.device_id;
@@ -443,6 +442,32 @@ impl PhoneCore {
         Ok(self.inner.requeue_interrupted()?)
     }
 
+    /// Hands every due answer to the system for a background upload (iOS,
+    /// an answer from a notification action): give each request to the
+    /// background session tagged with its `id`, and report what the session
+    /// says with `handedOverOutcome`. The flush leaves them alone meanwhile.
+    pub fn hand_over_answers(&self) -> Result<Vec<Handover>, QpError> {
+        Ok(self.inner.hand_over_answers()?)
+    }
+
+    /// The background session reported on the hand-over `id` (in this
+    /// process or after a relaunch): recorded as a flush's outcome would
+    /// be. A second report of the same answer changes nothing.
+    pub fn handed_over_outcome(
+        &self,
+        id: String,
+        result: HandoverResult,
+    ) -> Result<FlushReport, QpError> {
+        Ok(self.inner.handed_over_outcome(&id, result.into())?)
+    }
+
+    /// At launch, with the ids of the uploads the background session still
+    /// holds: answers it no longer has and never reported on are queued
+    /// again for the next flush. Returns how many.
+    pub fn requeue_lost_hand_overs(&self, in_flight: Vec<String>) -> Result<u32, QpError> {
+        Ok(self.inner.requeue_lost_hand_overs(&in_flight)?)
+    }
+
     /// A held question (for the answer sheet).
     pub fn question(&self, question_id: String) -> Result<Option<PushQuestion>, QpError> {
         Ok(self.inner.question(&question_id)?)
@@ -482,13 +507,5 @@ impl PhoneCore {
     /// withdraw (Android) the resolved, remove the unknown, post the missed.
     pub fn reconcile(&self, on_screen: Vec<String>) -> Result<ReconcilePlan, QpError> {
         Ok(self.inner.reconcile(&on_screen, chrono::Utc::now())?)
-    }
-}
-
-/// The trust of the phone's HTTPS client: the platform's, plus a PEM CA.
-pub(crate) fn trust(extra_ca_pem: Option<String>) -> qp_core::sync::Trust {
-    match extra_ca_pem {
-        Some(pem) => qp_core::sync::Trust::with_extra_ca(pem),
-        None => qp_core::sync::Trust::platform(),
     }
 }

@@ -373,6 +373,7 @@ pub type AnswerState = qp_core::store::AnswerState;
 pub enum AnswerState {
     Queued,
     Sending,
+    HandedOver,
     Answered,
     AlreadyResolved,
     Rejected,

@@ -113,7 +113,6 @@ fn phone_core(dir: &tempfile::TempDir) -> Arc<PhoneCore> {
         vec![],
         None,
         None,
-        None,
     )
     .unwrap()
 }
@@ -195,7 +194,6 @@ fn a_store_that_cannot_open_is_a_typed_error() {
         "u_1".into(),
         Arc::new(Token(None)),
         vec![],
-        None,
         None,
         None,
     ) {
@@ -294,28 +292,6 @@ mod testing_exports {
     }
 }
 
-#[test]
-fn an_extra_ca_that_is_not_pem_is_refused_with_its_name() {
-    let dir = tempfile::tempdir().unwrap();
-    match PhoneCore::new(
-        dir.path().join("shared.sqlite").display().to_string(),
-        StoreMode::App,
-        "https://qp.example.com".into(),
-        "u_1".into(),
-        Arc::new(Token(None)),
-        vec![],
-        Some("this is not a certificate".into()),
-        None,
-        None,
-    ) {
-        Err(QpError::InvalidInput { detail }) => {
-            assert!(detail.contains("extra_ca_pem"), "{detail}")
-        }
-        Err(other) => panic!("{other:?}"),
-        Ok(_) => panic!("accepted a CA that is not PEM"),
-    }
-}
-
 /// The app's key storage (the Keychain or the Keystore), in memory.
 struct MemoryKeys(std::sync::Mutex<Option<Vec<u8>>>);
 impl qp_ffi::keys::DeviceKeyStore for MemoryKeys {
@@ -336,7 +312,6 @@ fn keyed_phone_core(dir: &tempfile::TempDir) -> Arc<PhoneCore> {
         "u_1".into(),
         Arc::new(Token(None)),
         vec![],
-        None,
         Some(Arc::new(MemoryKeys(Default::default()))),
         Some("dev_1".into()),
     )

@@ -37,7 +37,6 @@ fn phone_core(dir: &tempfile::TempDir) -> Arc<PhoneCore> {
         vec!["de".into()],
         None,
         None,
-        None,
     )
     .unwrap()
 }

@@ -49,7 +49,6 @@ impl From<SyncError> for PhoneError {
             SyncError::Store(s) => PhoneError::Store(s),
             SyncError::NotSignedIn => PhoneError::NotSignedIn,
             SyncError::Unauthorized(m) => PhoneError::Unauthorized(m),
-            SyncError::InvalidTrust(m) => PhoneError::InvalidInput(m),
             other => PhoneError::Network(other.to_string()),
         }
     }

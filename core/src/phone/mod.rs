@@ -43,6 +43,7 @@ pub use session::{
 use crate::answer::{map_action, ActionError};
 use crate::copy::Copy;
 use crate::feed::{self, FeedCell, MyAnswer};
+use crate::http::HttpTransport;
 use crate::payload::{self, CompactQuestion, FallbackNotification, PayloadError, Push};
 use crate::present::android::{self, AndroidChannel, AndroidNotification};
 use crate::present::ios::{self, IosNotification, IosResolvedNotification};
@@ -50,7 +51,7 @@ use crate::present::registry::{self, RegistryPlan};
 use crate::present::PresentOptions;
 use crate::protocol::{validate_answer, AnswerSubmission};
 use crate::store::{AnswerState, Store, StoreMode, StoredQuestion};
-use crate::sync::{self, FlushReport, PhoneClient, Refreshed, SyncReport, TokenProvider, Trust};
+use crate::sync::{self, FlushReport, PhoneClient, Refreshed, SyncReport, TokenProvider};
 
 /// An answer committed on this device.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -76,6 +77,15 @@ pub fn plan_ios_categories_without_store(
     registry::plan_categories(registered, new_category, &[], now, max)
 }
 
+/// The time limit of each request: the notification extension's whole
+/// network budget at most, the app's [`sync::REQUEST_TIMEOUT`].
+fn request_timeout(mode: StoreMode) -> std::time::Duration {
+    match mode {
+        StoreMode::Extension => EXTENSION_NETWORK_BUDGET.min(sync::REQUEST_TIMEOUT),
+        _ => sync::REQUEST_TIMEOUT,
+    }
+}
+
 /// The phone. See the module documentation.
 pub struct Phone {
     store: Store,
@@ -85,7 +95,10 @@ pub struct Phone {
     /// The app's secure storage of tokens, for a phone that signs in and
     /// out itself ([`Phone::open_session`]).
     vault: Option<Arc<dyn TokenVault>>,
-    trust: Trust,
+    /// Executes every request (the platform's network stack).
+    http: Arc<dyn HttpTransport>,
+    /// The time limit of each request: the extension's is its budget.
+    request_timeout: std::time::Duration,
     /// The person's languages, negotiated; replaced when they change.
     copy: RwLock<Arc<Copy>>,
     /// End-to-end encryption: where the device key is kept, and this
@@ -107,6 +120,7 @@ impl Phone {
     /// person's preferred languages, most preferred first (iOS
     /// `Locale.preferredLanguages`, Android `LocaleList`); every string the
     /// phone returns is in the best of them that is bundled, else English.
+    /// `http` executes every request (the platform's network stack).
     pub fn open(
         store_path: &Path,
         mode: StoreMode,
@@ -114,15 +128,17 @@ impl Phone {
         user_id: &str,
         tokens: Arc<dyn TokenProvider>,
         languages: &[String],
-        trust: &Trust,
+        http: Arc<dyn HttpTransport>,
     ) -> Result<Phone, PhoneError> {
         let store = Store::open(store_path, mode)?;
-        let client = PhoneClient::with_trust(server_url, user_id, tokens, trust)?;
+        let request_timeout = request_timeout(mode);
+        let client = PhoneClient::new(server_url, user_id, tokens, http.clone(), request_timeout);
         Ok(Phone {
             store,
             client: RwLock::new(Some(Arc::new(client))),
             vault: None,
-            trust: trust.clone(),
+            http,
+            request_timeout,
             copy: RwLock::new(Arc::new(Copy::for_languages(languages))),
             keys: None,
             device_id: RwLock::new(None),
@@ -167,9 +183,8 @@ impl Phone {
         device_label: &str,
         device: Option<&DeviceRegistration>,
         tokens: &dyn TokenStore,
-        trust: &Trust,
+        http: &dyn HttpTransport,
     ) -> Result<PairedAccount, PhoneError> {
-        let http = trust.http_client().map_err(PhoneError::InvalidInput)?;
         Ok(pair::pair(link_or_code, server_url, device_label, device, tokens, http).await?)
     }
 
@@ -549,6 +564,39 @@ impl Phone {
         Ok(report)
     }
 
+    /// Hands every due answer to the system for a background upload (iOS:
+    /// an answer from a notification action) and returns the requests to
+    /// give it, each tagged with its id. The answers wait in the
+    /// "handed over" state until [`handed_over_outcome`](Self::handed_over_outcome)
+    /// records the system's report; the flush leaves them alone meanwhile.
+    /// Answers that must be checked against the server first stay queued.
+    pub fn hand_over_answers(&self) -> Result<Vec<sync::Handover>, PhoneError> {
+        self.refuse_signed_out()?;
+        Ok(sync::hand_over(&self.store, &*self.client()?)?)
+    }
+
+    /// The system reported on the hand-over `id` (in this process, or in
+    /// the one it relaunched for the report): the answer's outcome is
+    /// recorded as a flush's would be. A report that comes twice, or for an
+    /// answer sent another way meanwhile, changes nothing.
+    pub fn handed_over_outcome(
+        &self,
+        id: &str,
+        outcome: sync::HandoverOutcome,
+    ) -> Result<FlushReport, PhoneError> {
+        let report = sync::handed_over_outcome(&self.store, &self.me(), id, outcome)?;
+        self.note_flush(&report);
+        Ok(report)
+    }
+
+    /// At launch, with the ids of the uploads the system still holds
+    /// (iOS: the background session's tasks): answers handed over that it
+    /// no longer has and never reported on are queued again, for the next
+    /// flush. Returns how many.
+    pub fn requeue_lost_hand_overs(&self, in_flight: &[String]) -> Result<u32, PhoneError> {
+        Ok(self.store.requeue_lost_hand_overs(in_flight)? as u32)
+    }
+
     /// Pulls pending questions and refreshes held ones; says what to withdraw.
     pub async fn sync(&self) -> Result<SyncReport, PhoneError> {
         self.retry_sign_out().await;
@@ -668,8 +716,12 @@ impl Phone {
 }
 
 #[cfg(test)]
+mod handover_tests;
+#[cfg(test)]
 mod lifecycle_tests;
 #[cfg(test)]
 mod session_tests;
+#[cfg(test)]
+mod test_net;
 #[cfg(test)]
 mod tests;

@@ -4,8 +4,10 @@
 
 use serde_json::{json, Value};
 
+use crate::http::{HttpHeader, HttpMethod, HttpRequest, HttpTransport};
 use crate::pairing::{parse_pair_input, LinkError};
 use crate::protocol::device::{ApnsEnvironment, Platform};
+use crate::sync::{exchange, Reply, REQUEST_TIMEOUT};
 
 /// Where the app keeps the user's token: the Keychain (in an access group
 /// the extension shares) on iOS, the Keystore-backed storage on Android.
@@ -124,7 +126,7 @@ pub(crate) async fn pair(
     device_label: &str,
     device: Option<&DeviceRegistration>,
     tokens: &dyn TokenStore,
-    http: reqwest::Client,
+    http: &dyn HttpTransport,
 ) -> Result<PairedAccount, PairError> {
     let link = parse_pair_input(link_or_code)?;
     let server = link
@@ -137,22 +139,25 @@ pub(crate) async fn pair(
         "label": device_label,
         "device": device.map(DeviceRegistration::to_json),
     });
-    let resp = http
-        .post(format!("{server}/api/pair"))
-        .json(&body)
-        .send()
-        .await
-        .map_err(|e| {
-            fail(
+    let request = HttpRequest {
+        method: HttpMethod::Post,
+        url: format!("{server}/api/pair"),
+        headers: vec![HttpHeader {
+            name: "Content-Type".into(),
+            value: "application/json".into(),
+        }],
+        body: Some(body.to_string().into_bytes()),
+        timeout_ms: REQUEST_TIMEOUT.as_millis() as u32,
+    };
+    let (status, bytes) = match exchange(http, request).await {
+        Reply::Status(status, bytes) => (status, bytes),
+        Reply::Unreachable(e) => {
+            return Err(fail(
                 PairErrorKind::Unreachable,
-                format!(
-                    "the server could not be reached: {}",
-                    crate::sync::error_chain(&e.without_url())
-                ),
-            )
-        })?;
-    let status = resp.status().as_u16();
-    let bytes = resp.bytes().await.unwrap_or_default();
+                format!("the server could not be reached: {e}"),
+            ))
+        }
+    };
     let message = crate::sync::server_message(&bytes);
     let reply: Value = serde_json::from_slice(&bytes).unwrap_or_default();
     match status {

@@ -35,11 +35,10 @@ use sha2::Digest;
 use super::pair::{DeviceRegistration, PairedAccount, TokenStore};
 use super::{Phone, PhoneError};
 use crate::copy::Copy;
+use crate::http::{HttpMethod, HttpTransport};
 use crate::retry::RetryPolicy;
 use crate::store::{Store, StoreMode};
-use crate::sync::{
-    server_message, FlushReport, PhoneClient, Reply, SyncError, TokenProvider, Trust,
-};
+use crate::sync::{server_message, FlushReport, PhoneClient, Reply, SyncError, TokenProvider};
 
 /// Where the app keeps each user's token: the Keychain (in an access group
 /// the extension shares) on iOS, Keystore-backed storage on Android. The
@@ -237,16 +236,16 @@ impl Phone {
         mode: StoreMode,
         vault: Arc<dyn TokenVault>,
         languages: &[String],
-        trust: &Trust,
+        http: Arc<dyn HttpTransport>,
     ) -> Result<Phone, PhoneError> {
-        trust.check().map_err(PhoneError::InvalidInput)?;
         let store = Store::open(store_path, mode)?;
         let account = read_account(&store)?;
         let phone = Phone {
             store,
             client: std::sync::RwLock::new(None),
             vault: Some(vault),
-            trust: trust.clone(),
+            http,
+            request_timeout: super::request_timeout(mode),
             copy: std::sync::RwLock::new(Arc::new(Copy::for_languages(languages))),
             keys: None,
             device_id: std::sync::RwLock::new(None),
@@ -258,6 +257,21 @@ impl Phone {
             phone.set_device_id(a.device_id);
         }
         Ok(phone)
+    }
+
+    fn new_client(
+        &self,
+        server_url: &str,
+        user_id: &str,
+        tokens: Arc<dyn TokenProvider>,
+    ) -> PhoneClient {
+        PhoneClient::new(
+            server_url,
+            user_id,
+            tokens,
+            self.http.clone(),
+            self.request_timeout,
+        )
     }
 
     fn vault(&self) -> Result<&Arc<dyn TokenVault>, PhoneError> {
@@ -273,7 +287,7 @@ impl Phone {
             vault: self.vault()?.clone(),
             user_id: user_id.to_string(),
         });
-        let client = PhoneClient::with_trust(server_url, user_id, tokens, &self.trust)?;
+        let client = self.new_client(server_url, user_id, tokens);
         *self.client.write().unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(client));
         Ok(())
     }
@@ -422,7 +436,7 @@ impl Phone {
             device_label,
             sent,
             &VaultSink(vault.as_ref()),
-            &self.trust,
+            &*self.http,
         )
         .await?;
         if let Some(d) = sent {
@@ -777,13 +791,8 @@ impl Phone {
             vault: vault.clone(),
             user_id: p.slot.clone(),
         });
-        match PhoneClient::with_trust(&p.server_url, &p.user_id, tokens, &self.trust) {
-            Ok(client) => self.tell_server_with(&client, p.device_id.as_deref()).await,
-            Err(e) => {
-                log::warn!("sign-out: {e}");
-                Told::default()
-            }
-        }
+        let client = self.new_client(&p.server_url, &p.user_id, tokens);
+        self.tell_server_with(&client, p.device_id.as_deref()).await
     }
 
     /// The device removed, then the token revoked, with `client`'s token.
@@ -796,7 +805,7 @@ impl Phone {
             return Told::default();
         }
         let reply = client
-            .send(reqwest::Method::DELETE, "/api/me/token", None, None)
+            .send(HttpMethod::Delete, "/api/me/token", None, None)
             .await;
         let (token_revoked, done) = match reply {
             // Revoked now, or the server no longer takes it.
@@ -833,7 +842,7 @@ impl Phone {
     async fn delete_device(&self, client: &PhoneClient, id: &str) -> bool {
         let reply = client
             .send(
-                reqwest::Method::DELETE,
+                HttpMethod::Delete,
                 &format!("/api/devices/{id}"),
                 None,
                 None,
@@ -870,7 +879,7 @@ impl Phone {
         }
         let body = device.to_json();
         let reply = client
-            .send(reqwest::Method::POST, "/api/devices", Some(&body), None)
+            .send(HttpMethod::Post, "/api/devices", Some(&body), None)
             .await?;
         let id = match reply {
             Reply::Status(201 | 200, bytes) => serde_json::from_slice::<serde_json::Value>(&bytes)

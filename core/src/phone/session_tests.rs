@@ -1,10 +1,9 @@
 //! The session's rules against a small stand-in of the server's phone API
-//! (pairing, devices, revoking a token, one question to answer), which can
-//! be taken offline. The same flows run against the real `qp serve` in
+//! (pairing, devices, revoking a token, one question to answer), reached
+//! through the scripted transport, which can be taken offline. The same flows run against the real `qp serve` in
 //! qp-server's phone_session suite and in the Swift and Kotlin suites.
 
 use std::collections::{HashMap, HashSet};
-use std::io::{Read, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -13,6 +12,7 @@ use serde_json::{json, Value};
 use super::tests::{block_on, server_question, MemoryKeys, APNS};
 use super::*;
 use crate::actions::option_action_id;
+use crate::http::Scripted;
 use crate::protocol::device::Platform;
 
 /// The app's Keychain, in memory.
@@ -69,8 +69,6 @@ pub(super) struct Fake {
 
 impl Fake {
     pub(super) fn start() -> Fake {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let url = format!("http://{}", listener.local_addr().unwrap());
         let state = Arc::new(Mutex::new(Server::default()));
         let offline = Arc::new(AtomicBool::new(false));
         let hang = Arc::new(AtomicBool::new(false));
@@ -81,33 +79,25 @@ impl Fake {
             hang.clone(),
             connections.clone(),
         );
-        std::thread::spawn(move || {
-            for stream in listener.incoming() {
-                let Ok(mut s) = stream else { return };
-                count.fetch_add(1, Ordering::SeqCst);
-                if hung.load(Ordering::SeqCst) {
-                    std::thread::spawn(move || {
-                        std::thread::sleep(std::time::Duration::from_secs(60));
-                        drop(s);
-                    });
-                    continue;
-                }
-                if off.load(Ordering::SeqCst) {
-                    // Offline: the connection dies without an answer.
-                    drop(s);
-                    continue;
-                }
-                let Some((line, auth, body)) = read_request(&mut s) else {
-                    continue;
-                };
-                let (status, reply) = handle(&mut st.lock().unwrap(), &line, auth, body);
-                let reply = reply.to_string();
-                let _ = write!(
-                    s,
-                    "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{reply}",
-                    reply.len()
-                );
+        let url = super::test_net::serve(move |request| {
+            count.fetch_add(1, Ordering::SeqCst);
+            if hung.load(Ordering::SeqCst) {
+                return Scripted::Hang;
             }
+            if off.load(Ordering::SeqCst) {
+                // Offline: the connection dies without an answer.
+                return Scripted::unreachable();
+            }
+            let line = format!("{} {} HTTP/1.1", request.method.as_str(), request.path());
+            let auth = request
+                .header("authorization")
+                .and_then(|v| v.strip_prefix("Bearer "))
+                .map(String::from);
+            let body = serde_json::from_slice(request.body.as_deref().unwrap_or_default())
+                .unwrap_or(Value::Null);
+            let (status, reply) = handle(&mut st.lock().unwrap(), &line, auth, body);
+            let status = status[..3].parse().unwrap();
+            Scripted::json(status, &reply)
         });
         Fake {
             url,
@@ -150,41 +140,6 @@ impl Fake {
     pub(super) fn set_offline(&self, off: bool) {
         self.offline.store(off, Ordering::SeqCst);
     }
-}
-
-fn read_request(s: &mut std::net::TcpStream) -> Option<(String, Option<String>, Value)> {
-    let mut buf = Vec::new();
-    let mut chunk = [0u8; 4096];
-    let head_end = loop {
-        let n = s.read(&mut chunk).unwrap_or(0);
-        if n == 0 {
-            return None;
-        }
-        buf.extend_from_slice(&chunk[..n]);
-        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-            break i + 4;
-        }
-    };
-    let head = String::from_utf8_lossy(&buf[..head_end]).to_string();
-    let header = |name: &str| {
-        head.lines().find_map(|l| {
-            let (k, v) = l.split_once(':')?;
-            k.eq_ignore_ascii_case(name).then(|| v.trim().to_string())
-        })
-    };
-    let length: usize = header("content-length")
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0);
-    while buf.len() < head_end + length {
-        let n = s.read(&mut chunk).unwrap_or(0);
-        if n == 0 {
-            break;
-        }
-        buf.extend_from_slice(&chunk[..n]);
-    }
-    let auth = header("authorization").and_then(|v| v.strip_prefix("Bearer ").map(String::from));
-    let body = serde_json::from_slice(&buf[head_end..]).unwrap_or(Value::Null);
-    Some((head.lines().next()?.to_string(), auth, body))
 }
 
 fn handle(s: &mut Server, line: &str, auth: Option<String>, body: Value) -> (&'static str, Value) {
@@ -290,14 +245,7 @@ fn handle(s: &mut Server, line: &str, auth: Option<String>, body: Value) -> (&'s
 }
 
 pub(super) fn session(path: &std::path::Path, mode: StoreMode, vault: &Arc<Vault>) -> Phone {
-    Phone::open_session(
-        path,
-        mode,
-        vault.clone(),
-        &[],
-        &crate::sync::Trust::platform(),
-    )
-    .unwrap()
+    Phone::open_session(path, mode, vault.clone(), &[], super::test_net::net()).unwrap()
 }
 
 fn ios_device(push_token: &str) -> DeviceRegistration {

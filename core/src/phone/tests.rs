@@ -1,5 +1,6 @@
-//! The phone's rules, against a real SQLite file (no server: the network
-//! paths are tested end to end in qp-server's phone_e2e suite).
+//! The phone's rules, against a real SQLite file (stand-in servers through
+//! a scripted transport; the network paths are tested end to end in
+//! qp-server's phone_e2e suite).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -29,7 +30,7 @@ fn phone(dir: &tempfile::TempDir, mode: StoreMode) -> Phone {
         "u_me",
         Arc::new(NoToken),
         &[],
-        &crate::sync::Trust::platform(),
+        super::test_net::net(),
     )
     .unwrap()
 }
@@ -291,77 +292,37 @@ struct Scripted {
 }
 
 fn scripted_server(question: crate::protocol::Question) -> Scripted {
-    use std::io::{Read, Write};
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
     let requests = Arc::new(std::sync::Mutex::new(Vec::new()));
     let seen = requests.clone();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut s) = stream else { return };
-            let mut buf = Vec::new();
-            let mut chunk = [0u8; 4096];
-            // Headers, then the body by its length.
-            let head_end = loop {
-                let n = s.read(&mut chunk).unwrap_or(0);
-                if n == 0 {
-                    break None;
-                }
-                buf.extend_from_slice(&chunk[..n]);
-                if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
-                    break Some(i + 4);
-                }
-            };
-            let Some(head_end) = head_end else { continue };
-            let head = String::from_utf8_lossy(&buf[..head_end]).to_string();
-            let length: usize = head
-                .lines()
-                .find_map(|l| {
-                    let (k, v) = l.split_once(':')?;
-                    k.eq_ignore_ascii_case("content-length")
-                        .then(|| v.trim().parse().ok())?
-                })
-                .unwrap_or(0);
-            while buf.len() < head_end + length {
-                let n = s.read(&mut chunk).unwrap_or(0);
-                if n == 0 {
-                    break;
-                }
-                buf.extend_from_slice(&chunk[..n]);
-            }
-            let line = head.lines().next().unwrap_or_default().to_string();
-            seen.lock().unwrap().push(line.clone());
-            let (status, body) = if line.starts_with("GET /api/questions/q_1 ") {
-                ("200 OK", serde_json::to_string(&question).unwrap())
-            } else if line.starts_with("POST /api/questions/q_1/answer ") {
-                let sent: serde_json::Value =
-                    serde_json::from_slice(&buf[head_end..]).unwrap_or_default();
-                let mut q = question.clone();
-                q.state = crate::protocol::QuestionState::Answered;
-                q.answer = Some(crate::protocol::Answer {
-                    value: sent["value"].as_str().map(String::from),
-                    label: None,
-                    text: sent["text"].as_str().map(String::from),
-                    responder: crate::protocol::Responder {
-                        id: "u_me".into(),
-                        display_name: "Me".into(),
-                    },
-                    answered_at: Utc::now(),
-                });
-                q.resolved_at = Some(Utc::now());
-                ("200 OK", serde_json::to_string(&q).unwrap())
-            } else {
-                (
-                    "404 Not Found",
-                    r#"{"error":{"code":"not_found","message":"no"}}"#.to_string(),
-                )
-            };
-            let _ = write!(
-                s,
-                "HTTP/1.1 {status}\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-                body.len()
-            );
+    let url = super::test_net::serve(move |request| {
+        let line = format!("{} {} HTTP/1.1", request.method.as_str(), request.path());
+        seen.lock().unwrap().push(line.clone());
+        if line.starts_with("GET /api/questions/q_1 ") {
+            return crate::http::Scripted::json(200, &serde_json::to_value(&question).unwrap());
         }
+        if line.starts_with("POST /api/questions/q_1/answer ") {
+            let sent: serde_json::Value =
+                serde_json::from_slice(request.body.as_deref().unwrap_or_default())
+                    .unwrap_or_default();
+            let mut q = question.clone();
+            q.state = crate::protocol::QuestionState::Answered;
+            q.answer = Some(crate::protocol::Answer {
+                value: sent["value"].as_str().map(String::from),
+                label: None,
+                text: sent["text"].as_str().map(String::from),
+                responder: crate::protocol::Responder {
+                    id: "u_me".into(),
+                    display_name: "Me".into(),
+                },
+                answered_at: Utc::now(),
+            });
+            q.resolved_at = Some(Utc::now());
+            return crate::http::Scripted::json(200, &serde_json::to_value(&q).unwrap());
+        }
+        crate::http::Scripted::json(
+            404,
+            &serde_json::json!({"error":{"code":"not_found","message":"no"}}),
+        )
     });
     Scripted { url, requests }
 }
@@ -392,7 +353,7 @@ fn phone_of(dir: &tempfile::TempDir, url: &str) -> Phone {
         "u_me",
         Arc::new(Token),
         &[],
-        &crate::sync::Trust::platform(),
+        super::test_net::net(),
     )
     .unwrap()
 }

@@ -13,6 +13,12 @@ pub enum AnswerState {
     Queued,
     /// A send is in flight.
     Sending,
+    /// Handed to the system for a background upload (iOS, a notification
+    /// action's answer): the system sends it even after this process is
+    /// suspended or killed, and reports the outcome to this process or to
+    /// the next one. Not sent by the flush meanwhile; back to `Queued` if
+    /// the system reports a failure or no longer has it.
+    HandedOver,
     /// The server took it: this answer resolved the question.
     Answered,
     /// The question was already resolved (by someone else, expired, cancelled).
@@ -26,6 +32,7 @@ impl AnswerState {
         match self {
             AnswerState::Queued => "queued",
             AnswerState::Sending => "sending",
+            AnswerState::HandedOver => "handed_over",
             AnswerState::Answered => "answered",
             AnswerState::AlreadyResolved => "already_resolved",
             AnswerState::Rejected => "rejected",
@@ -35,6 +42,7 @@ impl AnswerState {
     fn parse(s: &str) -> AnswerState {
         match s {
             "sending" => AnswerState::Sending,
+            "handed_over" => AnswerState::HandedOver,
             "answered" => AnswerState::Answered,
             "already_resolved" => AnswerState::AlreadyResolved,
             "rejected" => AnswerState::Rejected,
@@ -44,7 +52,10 @@ impl AnswerState {
 
     /// Still to be delivered.
     pub fn is_open(self) -> bool {
-        matches!(self, AnswerState::Queued | AnswerState::Sending)
+        matches!(
+            self,
+            AnswerState::Queued | AnswerState::Sending | AnswerState::HandedOver
+        )
     }
 }
 
@@ -213,6 +224,81 @@ impl Store {
             params![id, state.as_str(), error, next_attempt_ms, now_ms()],
         )?;
         Ok(())
+    }
+
+    /// Hands a due entry to the system for a background upload (see
+    /// [`AnswerState::HandedOver`]), counting the attempt. False if it is
+    /// not due or someone else holds it.
+    pub fn hand_over_answer(&self, id: i64) -> Result<bool, StoreError> {
+        let now = now_ms();
+        let n = self.conn()?.execute(
+            "UPDATE outbox SET state = 'handed_over', attempts = attempts + 1, updated_ms = ?2
+             WHERE id = ?1 AND state IN ('queued', 'sending') AND next_attempt_ms <= ?2",
+            params![id, now],
+        )?;
+        Ok(n == 1)
+    }
+
+    /// The system reported on the hand-over of the answer with
+    /// `idempotency_key`: the entry, claimed for `lease_ms` to record the
+    /// outcome (as [`claim_answer`](Self::claim_answer), without counting
+    /// another attempt). `None` when no such answer is handed over (the
+    /// report came twice, or after the answer was sent another way): then
+    /// nothing is to be recorded.
+    pub fn claim_handed_over(
+        &self,
+        idempotency_key: &str,
+        lease_ms: i64,
+    ) -> Result<Option<OutboxEntry>, StoreError> {
+        let mut conn = self.conn()?;
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let entry = tx
+            .query_row(
+                &format!(
+                    "SELECT {COLUMNS} FROM outbox WHERE idempotency_key = ?1 AND state = 'handed_over'"
+                ),
+                [idempotency_key],
+                from_row,
+            )
+            .optional()?;
+        let Some(mut entry) = entry else {
+            return Ok(None);
+        };
+        let now = now_ms();
+        tx.execute(
+            "UPDATE outbox SET state = 'sending', next_attempt_ms = ?2, updated_ms = ?3 WHERE id = ?1",
+            params![entry.id, now + lease_ms, now],
+        )?;
+        tx.commit()?;
+        entry.state = AnswerState::Sending;
+        Ok(Some(entry))
+    }
+
+    /// Answers handed over that the system no longer has (`in_flight`: the
+    /// idempotency keys of the uploads it still holds) and never reported
+    /// on: queued again, due now. Re-sending is safe: the same key gets the
+    /// same result.
+    pub fn requeue_lost_hand_overs(&self, in_flight: &[String]) -> Result<usize, StoreError> {
+        let mut conn = self.conn()?;
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let handed: Vec<(i64, String)> = {
+            let mut st =
+                tx.prepare("SELECT id, idempotency_key FROM outbox WHERE state = 'handed_over'")?;
+            let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+            rows.collect::<Result<_, _>>()?
+        };
+        let now = now_ms();
+        let mut n = 0;
+        for (id, key) in handed {
+            if !in_flight.contains(&key) {
+                n += tx.execute(
+                    "UPDATE outbox SET state = 'queued', next_attempt_ms = ?2, updated_ms = ?2 WHERE id = ?1",
+                    params![id, now],
+                )?;
+            }
+        }
+        tx.commit()?;
+        Ok(n)
     }
 
     /// The server showed the question the person saw: the answer may be

@@ -85,6 +85,33 @@ const MIGRATIONS: &[&str] = &[
         updated_ms INTEGER NOT NULL
     );
 "#,
+    r#"
+    -- A new answer state: 'handed_over', an answer the system uploads in
+    -- the background (iOS) and reports on later. SQLite cannot change a
+    -- CHECK constraint in place, so the table is rebuilt with every row.
+    CREATE TABLE outbox_new (
+        id              INTEGER PRIMARY KEY AUTOINCREMENT,
+        question_id     TEXT NOT NULL,
+        idempotency_key TEXT NOT NULL UNIQUE,
+        body            TEXT NOT NULL,
+        state           TEXT NOT NULL CHECK (state IN ('queued', 'sending', 'handed_over', 'answered', 'already_resolved', 'rejected')),
+        attempts        INTEGER NOT NULL DEFAULT 0,
+        next_attempt_ms INTEGER NOT NULL,
+        last_error      TEXT,
+        created_ms      INTEGER NOT NULL,
+        updated_ms      INTEGER NOT NULL,
+        unverified_seen TEXT
+    );
+    INSERT INTO outbox_new (id, question_id, idempotency_key, body, state, attempts,
+                            next_attempt_ms, last_error, created_ms, updated_ms, unverified_seen)
+        SELECT id, question_id, idempotency_key, body, state, attempts,
+               next_attempt_ms, last_error, created_ms, updated_ms, unverified_seen
+        FROM outbox;
+    DROP TABLE outbox;
+    ALTER TABLE outbox_new RENAME TO outbox;
+    CREATE INDEX outbox_due ON outbox(next_attempt_ms) WHERE state IN ('queued', 'sending');
+    CREATE INDEX outbox_by_question ON outbox(question_id);
+"#,
 ];
 
 fn migrations() -> Migrations<'static> {

@@ -13,15 +13,16 @@
 
 use super::{server_message, PhoneClient, Reply, SyncError};
 use crate::copy::{Copy, SendFailure};
+use crate::http::HttpMethod;
 use crate::payload::{
     encode_apns_question, encode_fcm_question, CompactQuestion, MAX_PAYLOAD_BYTES,
 };
 use crate::protocol::{Question, QuestionState};
 use crate::retry::RetryPolicy;
-use crate::store::{now_ms, AnswerState, Store};
+use crate::store::{now_ms, AnswerState, OutboxEntry, Store};
 
 /// How long a claimed send is left alone by other flushers.
-const LEASE_MS: i64 = 30_000;
+pub(super) const LEASE_MS: i64 = 30_000;
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FlushReport {
@@ -133,7 +134,7 @@ async fn check_seen(
 ) -> Result<(Seen, bool), SyncError> {
     let reply = match client
         .send(
-            reqwest::Method::GET,
+            HttpMethod::Get,
             &format!("/api/questions/{question_id}"),
             None,
             None,
@@ -191,11 +192,7 @@ async fn check_seen(
 
 /// A 401: the answer stays queued, its line says to sign in, and it is
 /// tried again on the usual schedule (signing in makes it due at once).
-fn keep_for_sign_in(
-    store: &Store,
-    entry: &crate::store::OutboxEntry,
-    detail: &str,
-) -> Result<(), SyncError> {
+fn keep_for_sign_in(store: &Store, entry: &OutboxEntry, detail: &str) -> Result<(), SyncError> {
     log::warn!(
         "answer to {} not sent: the server refused the token (sign in again)",
         entry.question_id
@@ -273,84 +270,123 @@ pub async fn flush(store: &Store, client: &PhoneClient) -> Result<FlushReport, S
                 }
             }
         }
-        let body = serde_json::to_value(&entry.body).unwrap_or_default();
-        let path = format!("/api/questions/{}/answer", entry.question_id);
         let reply = client
             .send(
-                reqwest::Method::POST,
-                &path,
-                Some(&body),
+                HttpMethod::Post,
+                &answer_path(&entry),
+                Some(&answer_body(&entry)),
                 Some(&entry.idempotency_key),
             )
             .await;
-        let attempts = entry.attempts + 1;
-        let retry = |error: String| -> Result<(), SyncError> {
-            log::info!(
-                "answer to {} will be retried (attempt {attempts})",
-                entry.question_id
-            );
-            store.finish_answer(
-                entry.id,
-                AnswerState::Queued,
-                Some(&error),
-                now_ms() + backoff_ms(attempts),
-            )?;
-            Ok(())
-        };
-        match reply {
-            Err(SyncError::NotSignedIn) => {
-                retry(SendFailure::SignedOut.record("not signed in"))?;
-                report.will_retry += 1;
-            }
-            Err(e) => return Err(e),
-            Ok(Reply::Unreachable(error)) => {
-                retry(SendFailure::of_network_error(&error).record(&error))?;
-                report.will_retry += 1;
-            }
-            Ok(Reply::Status(200, bytes)) => {
-                let Ok(q) = serde_json::from_slice::<Question>(&bytes) else {
-                    retry(SendFailure::ServerError.record("unreadable answer from the server"))?;
-                    report.will_retry += 1;
-                    continue;
-                };
-                if store.record_server(&q)? {
-                    report.withdraw.push(q.id.clone());
-                }
-                let mine = q.state == QuestionState::Answered
-                    && q.answer
-                        .as_ref()
-                        .is_some_and(|a| a.responder.id == client.user_id);
-                if mine {
-                    store.finish_answer(entry.id, AnswerState::Answered, None, now_ms())?;
-                    report.answered += 1;
-                } else {
-                    store.finish_answer(entry.id, AnswerState::AlreadyResolved, None, now_ms())?;
-                    report.already_resolved += 1;
-                }
-            }
-            Ok(Reply::Status(status @ (400 | 403 | 404 | 422), bytes)) => {
-                let message = SendFailure::Refused(Some(status)).record(&server_message(&bytes));
-                log::warn!("answer to {} refused: {status}", entry.question_id);
-                store.finish_answer(entry.id, AnswerState::Rejected, Some(&message), now_ms())?;
-                report.rejected += 1;
-            }
-            Ok(Reply::Status(401, bytes)) => {
-                let detail = format!("server answered 401: {}", server_message(&bytes));
-                keep_for_sign_in(store, &entry, &detail)?;
-                report.will_retry += 1;
-                report.unauthorized = true;
-                // Every other answer would be refused the same way.
-                break;
-            }
-            Ok(Reply::Status(status, bytes)) => {
-                // 408, 429, 5xx: try again later.
-                retry(SendFailure::of_status(status).record(&format!(
-                    "server answered {status}: {}",
-                    server_message(&bytes)
-                )))?;
-                report.will_retry += 1;
-            }
+        if settle(
+            store,
+            &entry,
+            entry.attempts + 1,
+            reply,
+            &client.user_id,
+            &mut report,
+        )? == Settled::Stop
+        {
+            // Every other answer would be refused the same way.
+            break;
         }
     }
     Ok(report)
+}
+
+/// Where an answer is sent.
+pub(super) fn answer_path(entry: &OutboxEntry) -> String {
+    format!("/api/questions/{}/answer", entry.question_id)
+}
+
+/// What is sent: the answer as committed.
+pub(super) fn answer_body(entry: &OutboxEntry) -> serde_json::Value {
+    serde_json::to_value(&entry.body).unwrap_or_default()
+}
+
+/// Whether the flush goes on after an answer's outcome.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Settled {
+    Next,
+    /// The server refused the token (401): nothing more is tried.
+    Stop,
+}
+
+/// Records what became of one send of `entry` (its `attempts`-th), sent
+/// here or by the system: answered by me; already resolved; refused for
+/// good; or a failure for now, retried with the backoff. The one place the
+/// replies to an answer are read.
+pub(super) fn settle(
+    store: &Store,
+    entry: &OutboxEntry,
+    attempts: u32,
+    reply: Result<Reply, SyncError>,
+    me: &str,
+    report: &mut FlushReport,
+) -> Result<Settled, SyncError> {
+    let retry = |error: String| -> Result<(), SyncError> {
+        log::info!(
+            "answer to {} will be retried (attempt {attempts})",
+            entry.question_id
+        );
+        store.finish_answer(
+            entry.id,
+            AnswerState::Queued,
+            Some(&error),
+            now_ms() + backoff_ms(attempts),
+        )?;
+        Ok(())
+    };
+    match reply {
+        Err(SyncError::NotSignedIn) => {
+            retry(SendFailure::SignedOut.record("not signed in"))?;
+            report.will_retry += 1;
+        }
+        Err(e) => return Err(e),
+        Ok(Reply::Unreachable(error)) => {
+            retry(SendFailure::of_network_error(&error).record(&error))?;
+            report.will_retry += 1;
+        }
+        Ok(Reply::Status(200, bytes)) => {
+            let Ok(q) = serde_json::from_slice::<Question>(&bytes) else {
+                retry(SendFailure::ServerError.record("unreadable answer from the server"))?;
+                report.will_retry += 1;
+                return Ok(Settled::Next);
+            };
+            if store.record_server(&q)? {
+                report.withdraw.push(q.id.clone());
+            }
+            let mine = q.state == QuestionState::Answered
+                && q.answer.as_ref().is_some_and(|a| a.responder.id == me);
+            if mine {
+                store.finish_answer(entry.id, AnswerState::Answered, None, now_ms())?;
+                report.answered += 1;
+            } else {
+                store.finish_answer(entry.id, AnswerState::AlreadyResolved, None, now_ms())?;
+                report.already_resolved += 1;
+            }
+        }
+        Ok(Reply::Status(status @ (400 | 403 | 404 | 422), bytes)) => {
+            let message = SendFailure::Refused(Some(status)).record(&server_message(&bytes));
+            log::warn!("answer to {} refused: {status}", entry.question_id);
+            store.finish_answer(entry.id, AnswerState::Rejected, Some(&message), now_ms())?;
+            report.rejected += 1;
+        }
+        Ok(Reply::Status(401, bytes)) => {
+            let detail = format!("server answered 401: {}", server_message(&bytes));
+            keep_for_sign_in(store, entry, &detail)?;
+            report.will_retry += 1;
+            report.unauthorized = true;
+            return Ok(Settled::Stop);
+        }
+        Ok(Reply::Status(status, bytes)) => {
+            // 408, 429, 5xx: try again later.
+            retry(SendFailure::of_status(status).record(&format!(
+                "server answered {status}: {}",
+                server_message(&bytes)
+            )))?;
+            report.will_retry += 1;
+        }
+    }
+    Ok(Settled::Next)
 }

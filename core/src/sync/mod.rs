@@ -1,19 +1,28 @@
 //! Talking to the server from the phone: flushing the outbox ([`flush`]) and
-//! pulling what changed ([`sync`]). HTTP goes through reqwest with timeouts;
-//! the user token comes from the platform ([`TokenProvider`]: Keychain,
-//! Keystore) for each request and is never stored or logged by the core.
+//! pulling what changed ([`sync`]). Every request goes through the
+//! platform's [`HttpTransport`] with the timeout the core gives it; the user
+//! token comes from the platform ([`TokenProvider`]: Keychain, Keystore) for
+//! each request and is never stored or logged by the core.
 
 mod flush;
+mod handover;
 mod pull;
-mod trust;
 
 use std::sync::Arc;
+use std::time::Duration;
 
 pub use flush::{flush, FlushReport};
+pub use handover::{hand_over, handed_over_outcome, Handover, HandoverOutcome};
 pub use pull::{refresh, sync, Refreshed, SyncReport};
-pub use trust::Trust;
 
+use crate::http::{HttpHeader, HttpMethod, HttpRequest, HttpTransport};
 use crate::store::StoreError;
+
+/// The longest one request of the app may take (connect, send, read): a
+/// phone on a bad network must not wait longer to learn it is offline.
+/// The notification extension's requests get its whole network budget
+/// at most ([`crate::phone::EXTENSION_NETWORK_BUDGET`]).
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(15);
 
 /// Supplies the signed-in user's token. Implemented by the platform.
 pub trait TokenProvider: Send + Sync {
@@ -32,25 +41,20 @@ pub enum SyncError {
     Unauthorized(String),
     #[error("the server refused the request: {status} {message}")]
     Server { status: u16, message: String },
-    /// The trust settings are unusable (an extra CA that is not a certificate).
-    #[error("{0}")]
-    InvalidTrust(String),
     #[error(transparent)]
     Store(#[from] StoreError),
 }
 
 /// How the phone reaches its server.
 pub struct PhoneClient {
-    /// Built on first use: the notification extension constructs a phone
-    /// for every push but sends only when it has something to send, and
-    /// loading the platform's trust store can cost milliseconds (Linux reads
-    /// every system root).
-    http: std::sync::OnceLock<reqwest::Client>,
-    trust: Trust,
+    http: Arc<dyn HttpTransport>,
     base_url: String,
     /// The signed-in user's id: "answered by me" is decided against it.
     pub user_id: String,
     tokens: Arc<dyn TokenProvider>,
+    /// Each request's time limit, passed to the transport (and enforced
+    /// here too: a transport that ignores it does not hold the phone up).
+    timeout: Duration,
 }
 
 /// Always built (the asker client uses it too); named here as before.
@@ -63,30 +67,22 @@ pub(crate) enum Reply {
 }
 
 impl PhoneClient {
-    /// A client trusting the platform's roots.
+    /// A client of `base_url` for `user_id`, whose requests `http` executes,
+    /// each within `timeout`.
     pub fn new(
         base_url: &str,
         user_id: &str,
         tokens: Arc<dyn TokenProvider>,
-    ) -> Result<Self, SyncError> {
-        Self::with_trust(base_url, user_id, tokens, &Trust::platform())
-    }
-
-    /// A client trusting what `trust` says (an extra CA).
-    pub fn with_trust(
-        base_url: &str,
-        user_id: &str,
-        tokens: Arc<dyn TokenProvider>,
-        trust: &Trust,
-    ) -> Result<Self, SyncError> {
-        trust.check().map_err(SyncError::InvalidTrust)?;
-        Ok(PhoneClient {
-            http: std::sync::OnceLock::new(),
-            trust: trust.clone(),
+        http: Arc<dyn HttpTransport>,
+        timeout: Duration,
+    ) -> Self {
+        PhoneClient {
+            http,
             base_url: base_url.trim_end_matches('/').to_string(),
             user_id: user_id.to_string(),
             tokens,
-        })
+            timeout,
+        }
     }
 
     /// The server this client talks to (no trailing slash).
@@ -101,41 +97,61 @@ impl PhoneClient {
             .ok_or(SyncError::NotSignedIn)
     }
 
+    /// The request for `path` as this client sends it: the bearer token,
+    /// JSON in and out, the idempotency key when given, the time limit.
+    pub(crate) fn request(
+        &self,
+        method: HttpMethod,
+        path: &str,
+        body: Option<&serde_json::Value>,
+        idempotency_key: Option<&str>,
+    ) -> Result<HttpRequest, SyncError> {
+        let mut headers = vec![
+            header("Authorization", &format!("Bearer {}", self.token()?)),
+            header("Accept", "application/json"),
+        ];
+        if body.is_some() {
+            headers.push(header("Content-Type", "application/json"));
+        }
+        if let Some(k) = idempotency_key {
+            headers.push(header("Idempotency-Key", k));
+        }
+        Ok(HttpRequest {
+            method,
+            url: format!("{}{path}", self.base_url),
+            headers,
+            body: body.map(|b| b.to_string().into_bytes()),
+            timeout_ms: self.timeout.as_millis().try_into().unwrap_or(u32::MAX),
+        })
+    }
+
     pub(crate) async fn send(
         &self,
-        method: reqwest::Method,
+        method: HttpMethod,
         path: &str,
         body: Option<&serde_json::Value>,
         idempotency_key: Option<&str>,
     ) -> Result<Reply, SyncError> {
-        let http = match self.http.get() {
-            Some(h) => h,
-            None => {
-                let built = self.trust.http_client().map_err(SyncError::InvalidTrust)?;
-                self.http.get_or_init(|| built)
-            }
-        };
-        let mut req = http
-            .request(method, format!("{}{path}", self.base_url))
-            .bearer_auth(self.token()?);
-        if let Some(k) = idempotency_key {
-            req = req.header("Idempotency-Key", k);
-        }
-        if let Some(b) = body {
-            req = req.json(b);
-        }
-        match req.send().await {
-            Ok(resp) => {
-                let status = resp.status().as_u16();
-                match resp.bytes().await {
-                    Ok(b) => Ok(Reply::Status(status, b.to_vec())),
-                    Err(e) => Ok(Reply::Unreachable(error_chain(&e.without_url()))),
-                }
-            }
-            // Without the URL: it carries the question id, not the token, but
-            // error text ends up in the UI and logs; keep it short.
-            Err(e) => Ok(Reply::Unreachable(error_chain(&e.without_url()))),
-        }
+        let request = self.request(method, path, body, idempotency_key)?;
+        Ok(exchange(&*self.http, request).await)
+    }
+}
+
+fn header(name: &str, value: &str) -> HttpHeader {
+    HttpHeader {
+        name: name.into(),
+        value: value.into(),
+    }
+}
+
+/// One request through `http`, bounded by its own timeout whatever the
+/// transport does with it.
+pub(crate) async fn exchange(http: &dyn HttpTransport, request: HttpRequest) -> Reply {
+    let limit = request.timeout();
+    match tokio::time::timeout(limit, http.send(request)).await {
+        Ok(Ok(response)) => Reply::Status(response.status, response.body),
+        Ok(Err(e)) => Reply::Unreachable(e.detail()),
+        Err(_) => Reply::Unreachable(format!("timed out after {} ms", limit.as_millis())),
     }
 }
 

@@ -6,6 +6,7 @@
 use std::collections::HashSet;
 
 use super::{server_message, PhoneClient, Reply, SyncError};
+use crate::http::HttpMethod;
 use crate::protocol::Question;
 use crate::store::Store;
 
@@ -19,7 +20,7 @@ pub struct SyncReport {
 
 pub async fn sync(store: &Store, client: &PhoneClient) -> Result<SyncReport, SyncError> {
     let listed = match client
-        .send(reqwest::Method::GET, "/api/questions/pending", None, None)
+        .send(HttpMethod::Get, "/api/questions/pending", None, None)
         .await?
     {
         Reply::Status(200, bytes) => {
@@ -81,12 +82,7 @@ pub async fn refresh(
     id: &str,
 ) -> Result<Refreshed, SyncError> {
     let reply = client
-        .send(
-            reqwest::Method::GET,
-            &format!("/api/questions/{id}"),
-            None,
-            None,
-        )
+        .send(HttpMethod::Get, &format!("/api/questions/{id}"), None, None)
         .await?;
     Ok(match reply {
         Reply::Status(200, bytes) => match serde_json::from_slice::<Question>(&bytes) {

@@ -471,6 +471,22 @@ private let UNIFFI_CALLBACK_UNEXPECTED_ERROR: Int32 = 2
 #if swift(>=5.8)
 @_documentation(visibility: private)
 #endif
+fileprivate struct FfiConverterUInt16: FfiConverterPrimitive {
+    typealias FfiType = UInt16
+    typealias SwiftType = UInt16
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> UInt16 {
+        return try lift(readInt(&buf))
+    }
+
+    public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
+        writeInt(&buf, lower(value))
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
 fileprivate struct FfiConverterUInt32: FfiConverterPrimitive {
     typealias FfiType = UInt32
     typealias SwiftType = UInt32
@@ -1247,6 +1263,244 @@ public func FfiConverterTypeFeedSubscription_lower(_ value: FeedSubscription) ->
 
 
 
+/**
+ * Executes the core's requests with the platform's network stack.
+ */
+public protocol HttpTransport: AnyObject, Sendable {
+    
+    /**
+     * Sends `request` (within its `timeout_ms`) and returns the response,
+     * whatever its status; throws only when no response came.
+     */
+    func send(request: HttpRequest) async throws  -> HttpResponse
+    
+}
+/**
+ * Executes the core's requests with the platform's network stack.
+ */
+open class HttpTransportImpl: HttpTransport, @unchecked Sendable {
+    fileprivate let handle: UInt64
+
+    /// Used to instantiate a [FFIObject] without an actual handle, for fakes in tests, mostly.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public struct NoHandle {
+        public init() {}
+    }
+
+    // TODO: We'd like this to be `private` but for Swifty reasons,
+    // we can't implement `FfiConverter` without making this `required` and we can't
+    // make it `required` without making it `public`.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    required public init(unsafeFromHandle handle: UInt64) {
+        self.handle = handle
+    }
+
+    // This constructor can be used to instantiate a fake object.
+    // - Parameter noHandle: Placeholder value so we can have a constructor separate from the default empty one that may be implemented for classes extending [FFIObject].
+    //
+    // - Warning:
+    //     Any object instantiated with this constructor cannot be passed to an actual Rust-backed object. Since there isn't a backing handle the FFI lower functions will crash.
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public init(noHandle: NoHandle) {
+        self.handle = 0
+    }
+
+#if swift(>=5.8)
+    @_documentation(visibility: private)
+#endif
+    public func uniffiCloneHandle() -> UInt64 {
+        return try! rustCall { uniffi_qp_ffi_fn_clone_httptransport(self.handle, $0) }
+    }
+    // No primary constructor declared for this class.
+
+    deinit {
+        if handle == 0 {
+            // Mock objects have handle=0 don't try to free them
+            return
+        }
+
+        try! rustCall { uniffi_qp_ffi_fn_free_httptransport(handle, $0) }
+    }
+
+    
+
+    
+    /**
+     * Sends `request` (within its `timeout_ms`) and returns the response,
+     * whatever its status; throws only when no response came.
+     */
+open func send(request: HttpRequest)async throws  -> HttpResponse  {
+    return
+        try  await uniffiRustCallAsync(
+            rustFutureFunc: {
+                uniffi_qp_ffi_fn_method_httptransport_send(
+                        self.uniffiCloneHandle(),FfiConverterTypeHttpRequest_lower(request)
+                )
+            },
+            pollFunc: ffi_qp_ffi_rust_future_poll_rust_buffer,
+            completeFunc: ffi_qp_ffi_rust_future_complete_rust_buffer,
+            freeFunc: ffi_qp_ffi_rust_future_free_rust_buffer,
+            liftFunc: FfiConverterTypeHttpResponse_lift,
+            errorHandler: FfiConverterTypeHttpError_lift
+        )
+}
+    
+
+    
+}
+
+
+
+// Put the implementation in a struct so we don't pollute the top-level namespace
+fileprivate struct UniffiCallbackInterfaceHttpTransport {
+
+    // Create the VTable using a series of closures.
+    // Swift automatically converts these into C callback functions.
+    //
+    // Store the vtable directly.
+    static let vtable: UniffiVTableCallbackInterfaceHttpTransport = UniffiVTableCallbackInterfaceHttpTransport(
+        uniffiFree: { (uniffiHandle: UInt64) -> () in
+            do {
+                try FfiConverterTypeHttpTransport.handleMap.remove(handle: uniffiHandle)
+            } catch {
+                print("Uniffi callback interface HttpTransport: handle missing in uniffiFree")
+            }
+        },
+        uniffiClone: { (uniffiHandle: UInt64) -> UInt64 in
+            do {
+                return try FfiConverterTypeHttpTransport.handleMap.clone(handle: uniffiHandle)
+            } catch {
+                fatalError("Uniffi callback interface HttpTransport: handle missing in uniffiClone")
+            }
+        },
+        send: { (
+            uniffiHandle: UInt64,
+            request: RustBuffer,
+            uniffiFutureCallback: @escaping UniffiForeignFutureCompleteRustBuffer,
+            uniffiCallbackData: UInt64,
+            uniffiOutDroppedCallback: UnsafeMutablePointer<UniffiForeignFutureDroppedCallbackStruct>
+        ) in
+            let makeCall = {
+                () async throws -> HttpResponse in
+                guard let uniffiObj = try? FfiConverterTypeHttpTransport.handleMap.get(handle: uniffiHandle) else {
+                    throw UniffiInternalError.unexpectedStaleHandle
+                }
+                return try await uniffiObj.send(
+                     request: try FfiConverterTypeHttpRequest_lift(request)
+                )
+            }
+
+            let uniffiHandleSuccess = { (returnValue: HttpResponse) in
+                uniffiFutureCallback(
+                    uniffiCallbackData,
+                    UniffiForeignFutureResultRustBuffer(
+                        returnValue: FfiConverterTypeHttpResponse_lower(returnValue),
+                        callStatus: RustCallStatus()
+                    )
+                )
+            }
+            let uniffiHandleError = { (statusCode, errorBuf) in
+                uniffiFutureCallback(
+                    uniffiCallbackData,
+                    UniffiForeignFutureResultRustBuffer(
+                        returnValue: RustBuffer.empty(),
+                        callStatus: RustCallStatus(code: statusCode, errorBuf: errorBuf)
+                    )
+                )
+            }
+            uniffiTraitInterfaceCallAsyncWithError(
+                makeCall: makeCall,
+                handleSuccess: uniffiHandleSuccess,
+                handleError: uniffiHandleError,
+                lowerError: FfiConverterTypeHttpError_lower,
+                droppedCallback: uniffiOutDroppedCallback
+            )
+        }
+    )
+
+    // Rust stores this pointer for future callback invocations, so it must live
+    // for the process lifetime (not just for the init function call).
+    //
+    // `nonisolated(unsafe)` is needed under Swift 6 strict concurrency.
+    // This is safe because the pointee is initialized once during static init
+    // and never mutated by either side of the FFI.  Its fields are C function pointers.
+    nonisolated(unsafe) static let vtablePtr: UnsafePointer<UniffiVTableCallbackInterfaceHttpTransport> = {
+        let ptr = UnsafeMutablePointer<UniffiVTableCallbackInterfaceHttpTransport>.allocate(capacity: 1)
+        ptr.initialize(to: vtable)
+        return UnsafePointer(ptr)
+    }()
+}
+
+private func uniffiCallbackInitHttpTransport() {
+    uniffi_qp_ffi_fn_init_callback_vtable_httptransport(UniffiCallbackInterfaceHttpTransport.vtablePtr)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeHttpTransport: FfiConverter {
+    fileprivate static let handleMap = UniffiHandleMap<HttpTransport>()
+
+    typealias FfiType = UInt64
+    typealias SwiftType = HttpTransport
+
+    public static func lift(_ handle: UInt64) throws -> HttpTransport {
+        if ((handle & 1) == 0) {
+            // Rust-generated handle, construct a new class that uses the handle to implement the
+            // interface
+            return HttpTransportImpl(unsafeFromHandle: handle)
+        } else {
+            // Swift-generated handle, get the object from the handle map
+            return try handleMap.remove(handle: handle)
+        }
+    }
+
+    public static func lower(_ value: HttpTransport) -> UInt64 {
+         if let rustImpl = value as? HttpTransportImpl {
+             // Rust-implemented object.  Clone the handle and return it
+            return rustImpl.uniffiCloneHandle()
+         } else {
+            // Swift object, generate a new vtable handle and return that.
+            return handleMap.insert(obj: value)
+         }
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> HttpTransport {
+        let handle: UInt64 = try readInt(&buf)
+        return try lift(handle)
+    }
+
+    public static func write(_ value: HttpTransport, into buf: inout [UInt8]) {
+        writeInt(&buf, lower(value))
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeHttpTransport_lift(_ handle: UInt64) throws -> HttpTransport {
+    return try FfiConverterTypeHttpTransport.lift(handle)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeHttpTransport_lower(_ value: HttpTransport) -> UInt64 {
+    return FfiConverterTypeHttpTransport.lower(value)
+}
+
+
+
+
+
+
 public protocol PhoneCoreProtocol: AnyObject, Sendable {
     
     /**
@@ -1368,6 +1622,21 @@ public protocol PhoneCoreProtocol: AnyObject, Sendable {
     func flush() async throws  -> FlushReport
     
     /**
+     * Hands every due answer to the system for a background upload (iOS,
+     * an answer from a notification action): give each request to the
+     * background session tagged with its `id`, and report what the session
+     * says with `handedOverOutcome`. The flush leaves them alone meanwhile.
+     */
+    func handOverAnswers() throws  -> [Handover]
+    
+    /**
+     * The background session reported on the hand-over `id` (in this
+     * process or after a relaunch): recorded as a flush's outcome would
+     * be. A second report of the same answer changes nothing.
+     */
+    func handedOverOutcome(id: String, result: HandoverResult) throws  -> FlushReport
+    
+    /**
      * The iOS notification content and its category, in the person's language.
      */
     func iosNotification(question: PushQuestion, requireUnlockForDanger: Bool)  -> IosNotification
@@ -1443,6 +1712,13 @@ public protocol PhoneCoreProtocol: AnyObject, Sendable {
      * At app launch: sends cut short by a crash are queued again.
      */
     func requeueInterrupted() throws  -> UInt32
+    
+    /**
+     * At launch, with the ids of the uploads the background session still
+     * holds: answers it no longer has and never reported on are queued
+     * again for the next flush. Returns how many.
+     */
+    func requeueLostHandOvers(inFlight: [String]) throws  -> UInt32
     
     /**
      * "Approve, by you", "no answer, expired"…; none while pending.
@@ -1615,15 +1891,15 @@ open class PhoneCore: PhoneCoreProtocol, @unchecked Sendable {
     }
     /**
      * Opens the store shared by the app and its extension. `mode` is
-     * `Extension` inside the notification extension. HTTPS trusts the
-     * platform's roots (iOS: the Security framework, MDM roots included)
-     * plus `extra_ca_pem` when given (a team's private CA, in PEM).
+     * `Extension` inside the notification extension. Requests go through
+     * the transport registered with `setHttpTransport` (the platform's
+     * network stack: its proxies, trust store and VPN).
      *
      * End-to-end encrypted pushes: give `device_keys` (the app's key
      * storage; the key is made on first use) and, once registered,
      * `device_id` (a sealed push must name this device).
      */
-public convenience init(storePath: String, mode: StoreMode, serverUrl: String, userId: String, tokens: TokenProvider, languages: [String], extraCaPem: String? = nil, deviceKeys: DeviceKeyStore? = nil, deviceId: String? = nil)throws  {
+public convenience init(storePath: String, mode: StoreMode, serverUrl: String, userId: String, tokens: TokenProvider, languages: [String], deviceKeys: DeviceKeyStore? = nil, deviceId: String? = nil)throws  {
     let handle =
         try rustCallWithError(FfiConverterTypeQpError_lift) {
         uniffiCallStatus in
@@ -1634,7 +1910,6 @@ public convenience init(storePath: String, mode: StoreMode, serverUrl: String, u
         FfiConverterString.lower(userId),
         FfiConverterTypeTokenProvider_lower(tokens),
         FfiConverterSequenceString.lower(languages),
-        FfiConverterOptionString.lower(extraCaPem),
         FfiConverterOptionTypeDeviceKeyStore.lower(deviceKeys),
         FfiConverterOptionString.lower(deviceId),uniffiCallStatus
     )
@@ -1657,7 +1932,7 @@ public convenience init(storePath: String, mode: StoreMode, serverUrl: String, u
      * in as whoever the store says (the token read from `vault`), or
      * signed out until `signIn`. Other arguments as for the constructor.
      */
-public static func openSession(storePath: String, mode: StoreMode, vault: TokenVault, languages: [String], extraCaPem: String? = nil, deviceKeys: DeviceKeyStore? = nil)throws  -> PhoneCore  {
+public static func openSession(storePath: String, mode: StoreMode, vault: TokenVault, languages: [String], deviceKeys: DeviceKeyStore? = nil)throws  -> PhoneCore  {
     return try  FfiConverterTypePhoneCore_lift(try rustCallWithError(FfiConverterTypeQpError_lift) {
         uniffiCallStatus in
     uniffi_qp_ffi_fn_constructor_phonecore_open_session(
@@ -1665,7 +1940,6 @@ public static func openSession(storePath: String, mode: StoreMode, vault: TokenV
         FfiConverterTypeStoreMode_lower(mode),
         FfiConverterTypeTokenVault_lower(vault),
         FfiConverterSequenceString.lower(languages),
-        FfiConverterOptionString.lower(extraCaPem),
         FfiConverterOptionTypeDeviceKeyStore.lower(deviceKeys),uniffiCallStatus
     )
 })
@@ -1997,6 +2271,37 @@ open func flush()async throws  -> FlushReport  {
 }
     
     /**
+     * Hands every due answer to the system for a background upload (iOS,
+     * an answer from a notification action): give each request to the
+     * background session tagged with its `id`, and report what the session
+     * says with `handedOverOutcome`. The flush leaves them alone meanwhile.
+     */
+open func handOverAnswers()throws  -> [Handover]  {
+    return try  FfiConverterSequenceTypeHandover.lift(try rustCallWithError(FfiConverterTypeQpError_lift) {
+        uniffiCallStatus in
+    uniffi_qp_ffi_fn_method_phonecore_hand_over_answers(
+            self.uniffiCloneHandle(),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * The background session reported on the hand-over `id` (in this
+     * process or after a relaunch): recorded as a flush's outcome would
+     * be. A second report of the same answer changes nothing.
+     */
+open func handedOverOutcome(id: String, result: HandoverResult)throws  -> FlushReport  {
+    return try  FfiConverterTypeFlushReport_lift(try rustCallWithError(FfiConverterTypeQpError_lift) {
+        uniffiCallStatus in
+    uniffi_qp_ffi_fn_method_phonecore_handed_over_outcome(
+            self.uniffiCloneHandle(),
+        FfiConverterString.lower(id),
+        FfiConverterTypeHandoverResult_lower(result),uniffiCallStatus
+    )
+})
+}
+    
+    /**
      * The iOS notification content and its category, in the person's language.
      */
 open func iosNotification(question: PushQuestion, requireUnlockForDanger: Bool) -> IosNotification  {
@@ -2185,6 +2490,21 @@ open func requeueInterrupted()throws  -> UInt32  {
         uniffiCallStatus in
     uniffi_qp_ffi_fn_method_phonecore_requeue_interrupted(
             self.uniffiCloneHandle(),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * At launch, with the ids of the uploads the background session still
+     * holds: answers it no longer has and never reported on are queued
+     * again for the next flush. Returns how many.
+     */
+open func requeueLostHandOvers(inFlight: [String])throws  -> UInt32  {
+    return try  FfiConverterUInt32.lift(try rustCallWithError(FfiConverterTypeQpError_lift) {
+        uniffiCallStatus in
+    uniffi_qp_ffi_fn_method_phonecore_requeue_lost_hand_overs(
+            self.uniffiCloneHandle(),
+        FfiConverterSequenceString.lower(inFlight),uniffiCallStatus
     )
 })
 }
@@ -4419,6 +4739,238 @@ public func FfiConverterTypeForegroundReport_lower(_ value: ForegroundReport) ->
 }
 
 
+public struct Handover: Equatable, Hashable {
+    public var id: String
+    public var questionId: String
+    public var request: HttpRequest
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(id: String, questionId: String, request: HttpRequest) {
+        self.id = id
+        self.questionId = questionId
+        self.request = request
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension Handover: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeHandover: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> Handover {
+        return
+            try Handover(
+                id: FfiConverterString.read(from: &buf), 
+                questionId: FfiConverterString.read(from: &buf), 
+                request: FfiConverterTypeHttpRequest.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: Handover, into buf: inout [UInt8]) {
+        FfiConverterString.write(value.id, into: &buf)
+        FfiConverterString.write(value.questionId, into: &buf)
+        FfiConverterTypeHttpRequest.write(value.request, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeHandover_lift(_ buf: RustBuffer) throws -> Handover {
+    return try FfiConverterTypeHandover.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeHandover_lower(_ value: Handover) -> RustBuffer {
+    return FfiConverterTypeHandover.lower(value)
+}
+
+
+public struct HttpHeader: Equatable, Hashable {
+    public var name: String
+    public var value: String
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(name: String, value: String) {
+        self.name = name
+        self.value = value
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension HttpHeader: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeHttpHeader: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> HttpHeader {
+        return
+            try HttpHeader(
+                name: FfiConverterString.read(from: &buf), 
+                value: FfiConverterString.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: HttpHeader, into buf: inout [UInt8]) {
+        FfiConverterString.write(value.name, into: &buf)
+        FfiConverterString.write(value.value, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeHttpHeader_lift(_ buf: RustBuffer) throws -> HttpHeader {
+    return try FfiConverterTypeHttpHeader.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeHttpHeader_lower(_ value: HttpHeader) -> RustBuffer {
+    return FfiConverterTypeHttpHeader.lower(value)
+}
+
+
+public struct HttpRequest: Equatable, Hashable {
+    public var method: HttpMethod
+    public var url: String
+    public var headers: [HttpHeader]
+    public var body: Data?
+    public var timeoutMs: UInt32
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(method: HttpMethod, url: String, headers: [HttpHeader], body: Data?, timeoutMs: UInt32) {
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.body = body
+        self.timeoutMs = timeoutMs
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension HttpRequest: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeHttpRequest: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> HttpRequest {
+        return
+            try HttpRequest(
+                method: FfiConverterTypeHttpMethod.read(from: &buf), 
+                url: FfiConverterString.read(from: &buf), 
+                headers: FfiConverterSequenceTypeHttpHeader.read(from: &buf), 
+                body: FfiConverterOptionData.read(from: &buf), 
+                timeoutMs: FfiConverterUInt32.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: HttpRequest, into buf: inout [UInt8]) {
+        FfiConverterTypeHttpMethod.write(value.method, into: &buf)
+        FfiConverterString.write(value.url, into: &buf)
+        FfiConverterSequenceTypeHttpHeader.write(value.headers, into: &buf)
+        FfiConverterOptionData.write(value.body, into: &buf)
+        FfiConverterUInt32.write(value.timeoutMs, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeHttpRequest_lift(_ buf: RustBuffer) throws -> HttpRequest {
+    return try FfiConverterTypeHttpRequest.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeHttpRequest_lower(_ value: HttpRequest) -> RustBuffer {
+    return FfiConverterTypeHttpRequest.lower(value)
+}
+
+
+public struct HttpResponse: Equatable, Hashable {
+    public var status: UInt16
+    public var body: Data
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(status: UInt16, body: Data) {
+        self.status = status
+        self.body = body
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension HttpResponse: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeHttpResponse: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> HttpResponse {
+        return
+            try HttpResponse(
+                status: FfiConverterUInt16.read(from: &buf), 
+                body: FfiConverterData.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: HttpResponse, into buf: inout [UInt8]) {
+        FfiConverterUInt16.write(value.status, into: &buf)
+        FfiConverterData.write(value.body, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeHttpResponse_lift(_ buf: RustBuffer) throws -> HttpResponse {
+    return try FfiConverterTypeHttpResponse.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeHttpResponse_lower(_ value: HttpResponse) -> RustBuffer {
+    return FfiConverterTypeHttpResponse.lower(value)
+}
+
+
 public struct IosAction: Equatable, Hashable {
     public var identifier: String
     public var title: String
@@ -6069,6 +6621,7 @@ public enum AnswerState: Equatable, Hashable {
     
     case queued
     case sending
+    case handedOver
     case answered
     case alreadyResolved
     case rejected
@@ -6097,11 +6650,13 @@ public struct FfiConverterTypeAnswerState: FfiConverterRustBuffer {
         
         case 2: return .sending
         
-        case 3: return .answered
+        case 3: return .handedOver
         
-        case 4: return .alreadyResolved
+        case 4: return .answered
         
-        case 5: return .rejected
+        case 5: return .alreadyResolved
+        
+        case 6: return .rejected
         
         default: throw UniffiInternalError.unexpectedEnumCase
         }
@@ -6119,16 +6674,20 @@ public struct FfiConverterTypeAnswerState: FfiConverterRustBuffer {
             writeInt(&buf, Int32(2))
         
         
-        case .answered:
+        case .handedOver:
             writeInt(&buf, Int32(3))
         
         
-        case .alreadyResolved:
+        case .answered:
             writeInt(&buf, Int32(4))
         
         
-        case .rejected:
+        case .alreadyResolved:
             writeInt(&buf, Int32(5))
+        
+        
+        case .rejected:
+            writeInt(&buf, Int32(6))
         
         }
     }
@@ -6470,6 +7029,348 @@ public func FfiConverterTypeForegroundStep_lift(_ buf: RustBuffer) throws -> For
 #endif
 public func FfiConverterTypeForegroundStep_lower(_ value: ForegroundStep) -> RustBuffer {
     return FfiConverterTypeForegroundStep.lower(value)
+}
+
+
+
+/**
+ * What the system reported of a hand-over ([`Handover`]).
+ */
+
+public enum HandoverResult: Equatable, Hashable {
+    
+    /**
+     * The server's response (any status).
+     */
+    case response(response: HttpResponse
+    )
+    /**
+     * No response came: why.
+     */
+    case failed(failure: HttpFailure, reason: String
+    )
+
+
+
+
+
+}
+
+#if compiler(>=6)
+extension HandoverResult: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeHandoverResult: FfiConverterRustBuffer {
+    typealias SwiftType = HandoverResult
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> HandoverResult {
+        let variant: Int32 = try readInt(&buf)
+        switch variant {
+        
+        case 1: return .response(response: try FfiConverterTypeHttpResponse.read(from: &buf)
+        )
+        
+        case 2: return .failed(failure: try FfiConverterTypeHttpFailure.read(from: &buf), reason: try FfiConverterString.read(from: &buf)
+        )
+        
+        default: throw UniffiInternalError.unexpectedEnumCase
+        }
+    }
+
+    public static func write(_ value: HandoverResult, into buf: inout [UInt8]) {
+        switch value {
+        
+        
+        case let .response(response):
+            writeInt(&buf, Int32(1))
+            FfiConverterTypeHttpResponse.write(response, into: &buf)
+            
+        
+        case let .failed(failure,reason):
+            writeInt(&buf, Int32(2))
+            FfiConverterTypeHttpFailure.write(failure, into: &buf)
+            FfiConverterString.write(reason, into: &buf)
+            
+        }
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeHandoverResult_lift(_ buf: RustBuffer) throws -> HandoverResult {
+    return try FfiConverterTypeHandoverResult.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeHandoverResult_lower(_ value: HandoverResult) -> RustBuffer {
+    return FfiConverterTypeHandoverResult.lower(value)
+}
+
+
+
+/**
+ * No response came (any status, 4xx and 5xx included, is a response).
+ */
+public 
+enum HttpError: Swift.Error, Equatable, Hashable, Foundation.LocalizedError {
+
+    
+    
+    /**
+     * The device has no network.
+     */
+    case Offline(reason: String
+    )
+    /**
+     * The request took longer than its `timeout_ms`.
+     */
+    case TimedOut(reason: String
+    )
+    /**
+     * Anything else (no such host, refused, TLS: an untrusted certificate).
+     */
+    case Unreachable(reason: String
+    )
+
+    
+
+    
+
+    
+    public var errorDescription: String? {
+        String(reflecting: self)
+    }
+    
+}
+
+#if compiler(>=6)
+extension HttpError: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeHttpError: FfiConverterRustBuffer {
+    typealias SwiftType = HttpError
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> HttpError {
+        let variant: Int32 = try readInt(&buf)
+        switch variant {
+
+        
+
+        
+        case 1: return .Offline(
+            reason: try FfiConverterString.read(from: &buf)
+            )
+        case 2: return .TimedOut(
+            reason: try FfiConverterString.read(from: &buf)
+            )
+        case 3: return .Unreachable(
+            reason: try FfiConverterString.read(from: &buf)
+            )
+
+         default: throw UniffiInternalError.unexpectedEnumCase
+        }
+    }
+
+    public static func write(_ value: HttpError, into buf: inout [UInt8]) {
+        switch value {
+
+        
+
+        
+        
+        case let .Offline(reason):
+            writeInt(&buf, Int32(1))
+            FfiConverterString.write(reason, into: &buf)
+            
+        
+        case let .TimedOut(reason):
+            writeInt(&buf, Int32(2))
+            FfiConverterString.write(reason, into: &buf)
+            
+        
+        case let .Unreachable(reason):
+            writeInt(&buf, Int32(3))
+            FfiConverterString.write(reason, into: &buf)
+            
+        }
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeHttpError_lift(_ buf: RustBuffer) throws -> HttpError {
+    return try FfiConverterTypeHttpError.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeHttpError_lower(_ value: HttpError) -> RustBuffer {
+    return FfiConverterTypeHttpError.lower(value)
+}
+
+
+
+public enum HttpFailure: Equatable, Hashable {
+    
+    case offline
+    case timedOut
+    case unreachable
+
+
+
+
+
+}
+
+#if compiler(>=6)
+extension HttpFailure: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeHttpFailure: FfiConverterRustBuffer {
+    typealias SwiftType = HttpFailure
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> HttpFailure {
+        let variant: Int32 = try readInt(&buf)
+        switch variant {
+        
+        case 1: return .offline
+        
+        case 2: return .timedOut
+        
+        case 3: return .unreachable
+        
+        default: throw UniffiInternalError.unexpectedEnumCase
+        }
+    }
+
+    public static func write(_ value: HttpFailure, into buf: inout [UInt8]) {
+        switch value {
+        
+        
+        case .offline:
+            writeInt(&buf, Int32(1))
+        
+        
+        case .timedOut:
+            writeInt(&buf, Int32(2))
+        
+        
+        case .unreachable:
+            writeInt(&buf, Int32(3))
+        
+        }
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeHttpFailure_lift(_ buf: RustBuffer) throws -> HttpFailure {
+    return try FfiConverterTypeHttpFailure.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeHttpFailure_lower(_ value: HttpFailure) -> RustBuffer {
+    return FfiConverterTypeHttpFailure.lower(value)
+}
+
+
+
+
+public enum HttpMethod: Equatable, Hashable {
+    
+    case get
+    case post
+    case put
+    case delete
+
+
+
+
+
+}
+
+#if compiler(>=6)
+extension HttpMethod: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeHttpMethod: FfiConverterRustBuffer {
+    typealias SwiftType = HttpMethod
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> HttpMethod {
+        let variant: Int32 = try readInt(&buf)
+        switch variant {
+        
+        case 1: return .get
+        
+        case 2: return .post
+        
+        case 3: return .put
+        
+        case 4: return .delete
+        
+        default: throw UniffiInternalError.unexpectedEnumCase
+        }
+    }
+
+    public static func write(_ value: HttpMethod, into buf: inout [UInt8]) {
+        switch value {
+        
+        
+        case .get:
+            writeInt(&buf, Int32(1))
+        
+        
+        case .post:
+            writeInt(&buf, Int32(2))
+        
+        
+        case .put:
+            writeInt(&buf, Int32(3))
+        
+        
+        case .delete:
+            writeInt(&buf, Int32(4))
+        
+        }
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeHttpMethod_lift(_ buf: RustBuffer) throws -> HttpMethod {
+    return try FfiConverterTypeHttpMethod.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeHttpMethod_lower(_ value: HttpMethod) -> RustBuffer {
+    return FfiConverterTypeHttpMethod.lower(value)
 }
 
 
@@ -8552,6 +9453,56 @@ fileprivate struct FfiConverterSequenceTypeFeedCell: FfiConverterRustBuffer {
 #if swift(>=5.8)
 @_documentation(visibility: private)
 #endif
+fileprivate struct FfiConverterSequenceTypeHandover: FfiConverterRustBuffer {
+    typealias SwiftType = [Handover]
+
+    public static func write(_ value: [Handover], into buf: inout [UInt8]) {
+        let len = Int32(value.count)
+        writeInt(&buf, len)
+        for item in value {
+            FfiConverterTypeHandover.write(item, into: &buf)
+        }
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> [Handover] {
+        let len: Int32 = try readInt(&buf)
+        var seq = [Handover]()
+        seq.reserveCapacity(Int(len))
+        for _ in 0 ..< len {
+            seq.append(try FfiConverterTypeHandover.read(from: &buf))
+        }
+        return seq
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+fileprivate struct FfiConverterSequenceTypeHttpHeader: FfiConverterRustBuffer {
+    typealias SwiftType = [HttpHeader]
+
+    public static func write(_ value: [HttpHeader], into buf: inout [UInt8]) {
+        let len = Int32(value.count)
+        writeInt(&buf, len)
+        for item in value {
+            FfiConverterTypeHttpHeader.write(item, into: &buf)
+        }
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> [HttpHeader] {
+        let len: Int32 = try readInt(&buf)
+        var seq = [HttpHeader]()
+        seq.reserveCapacity(Int(len))
+        for _ in 0 ..< len {
+            seq.append(try FfiConverterTypeHttpHeader.read(from: &buf))
+        }
+        return seq
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
 fileprivate struct FfiConverterSequenceTypeIosAction: FfiConverterRustBuffer {
     typealias SwiftType = [IosAction]
 
@@ -8837,6 +9788,108 @@ fileprivate func uniffiFutureContinuationCallback(handle: UInt64, pollResult: In
         print("uniffiFutureContinuationCallback invalid handle")
     }
 }
+private func uniffiTraitInterfaceCallAsync<T>(
+    makeCall: @escaping () async throws -> T,
+    handleSuccess: @escaping (T) -> (),
+    handleError: @escaping (Int8, RustBuffer) -> (),
+    droppedCallback: UnsafeMutablePointer<UniffiForeignFutureDroppedCallbackStruct>
+) {
+    let task = Task {
+        // Note: it's important we call either `handleSuccess` or `handleError` exactly once.  Each
+        // call consumes an Arc reference, which means there should be no possibility of a double
+        // call.  The following code is structured so that will will never call both `handleSuccess`
+        // and `handleError`, even in the face of weird errors.
+        //
+        // On platforms that need extra machinery to make C-ABI calls, like JNA or ctypes, it's
+        // possible that we fail to make either call.  However, it doesn't seem like this is
+        // possible on Swift since swift can just make the C call directly.
+        var callResult: T
+        do {
+            callResult = try await makeCall()
+        } catch {
+            handleError(CALL_UNEXPECTED_ERROR, FfiConverterString.lower(String(describing: error)))
+            return
+        }
+        handleSuccess(callResult)
+    }
+    let handle = UNIFFI_FOREIGN_FUTURE_HANDLE_MAP.insert(obj: task)
+    droppedCallback.pointee = UniffiForeignFutureDroppedCallbackStruct(
+        handle: handle,
+        free: uniffiForeignFutureDroppedCallback
+    )
+}
+
+private func uniffiTraitInterfaceCallAsyncWithError<T, E>(
+    makeCall: @escaping () async throws -> T,
+    handleSuccess: @escaping (T) -> (),
+    handleError: @escaping (Int8, RustBuffer) -> (),
+    lowerError: @escaping (E) -> RustBuffer,
+    droppedCallback: UnsafeMutablePointer<UniffiForeignFutureDroppedCallbackStruct>
+) {
+    let task = Task {
+        // See the note in uniffiTraitInterfaceCallAsync for details on `handleSuccess` and
+        // `handleError`.
+        var callResult: T
+        do {
+            callResult = try await makeCall()
+        } catch let error as E {
+            handleError(CALL_ERROR, lowerError(error))
+            return
+        } catch {
+            handleError(CALL_UNEXPECTED_ERROR, FfiConverterString.lower(String(describing: error)))
+            return
+        }
+        handleSuccess(callResult)
+    }
+    let handle = UNIFFI_FOREIGN_FUTURE_HANDLE_MAP.insert(obj: task)
+    droppedCallback.pointee = UniffiForeignFutureDroppedCallbackStruct(
+        handle: handle,
+        free: uniffiForeignFutureDroppedCallback
+    )
+}
+
+// Borrow the callback handle map implementation to store foreign future handles
+// TODO: consolidate the handle-map code (https://github.com/mozilla/uniffi-rs/pull/1823)
+fileprivate let UNIFFI_FOREIGN_FUTURE_HANDLE_MAP = UniffiHandleMap<UniffiForeignFutureTask>()
+
+// Protocol for tasks that handle foreign futures.
+//
+// Defining a protocol allows all tasks to be stored in the same handle map.  This can't be done
+// with the task object itself, since has generic parameters.
+fileprivate protocol UniffiForeignFutureTask {
+    func cancel()
+}
+
+extension Task: UniffiForeignFutureTask {}
+
+private func uniffiForeignFutureDroppedCallback(handle: UInt64) {
+    do {
+        let task = try UNIFFI_FOREIGN_FUTURE_HANDLE_MAP.remove(handle: handle)
+        // Set the cancellation flag on the task.  If it's still running, the code can check the
+        // cancellation flag or call `Task.checkCancellation()`.  If the task has completed, this is
+        // a no-op.
+        task.cancel()
+    } catch {
+        print("uniffiForeignFutureDroppedCallback: handle missing from handlemap")
+    }
+}
+
+// For testing
+public func uniffiForeignFutureHandleCountQuestionProtocol() -> Int {
+    UNIFFI_FOREIGN_FUTURE_HANDLE_MAP.count
+}
+/**
+ * Registers the transport every phone of this process sends through
+ * (replacing an earlier one). Call it at launch, in the app and in the
+ * notification extension, before the first network call.
+ */
+public func setHttpTransport(transport: HttpTransport)  {try! rustCall() {
+        uniffiCallStatus in
+    uniffi_qp_ffi_fn_func_set_http_transport(
+        FfiConverterTypeHttpTransport_lower(transport),uniffiCallStatus
+    )
+}
+}
 /**
  * The device's public key (base64) from `keys`, made and saved on first
  * use: put it in the `DeviceRegistration` (`publicKey`) sent with pairing
@@ -8896,13 +9949,13 @@ public func planIosCategoriesWithoutStore(registered: [String], newCategory: Str
  * bare code (with `server_url`) for the user's token, saved in `store`.
  * With `device`, the push registration is made in the same call. Then
  * construct `PhoneCore` with the returned server and user.
- * `extra_ca_pem`: as for `PhoneCore`, a CA trusted besides the platform's.
+ * The request goes through the transport registered with `setHttpTransport`.
  */
-public func pairDevice(linkOrCode: String, serverUrl: String?, deviceLabel: String, device: DeviceRegistration?, store: SecureStore, extraCaPem: String? = nil)async throws  -> PairedAccount  {
+public func pairDevice(linkOrCode: String, serverUrl: String?, deviceLabel: String, device: DeviceRegistration?, store: SecureStore)async throws  -> PairedAccount  {
     return
         try  await uniffiRustCallAsync(
             rustFutureFunc: {
-                uniffi_qp_ffi_fn_func_pair_device(FfiConverterString.lower(linkOrCode),FfiConverterOptionString.lower(serverUrl),FfiConverterString.lower(deviceLabel),FfiConverterOptionTypeDeviceRegistration.lower(device),FfiConverterTypeSecureStore_lower(store),FfiConverterOptionString.lower(extraCaPem)
+                uniffi_qp_ffi_fn_func_pair_device(FfiConverterString.lower(linkOrCode),FfiConverterOptionString.lower(serverUrl),FfiConverterString.lower(deviceLabel),FfiConverterOptionTypeDeviceRegistration.lower(device),FfiConverterTypeSecureStore_lower(store)
                 )
             },
             pollFunc: ffi_qp_ffi_rust_future_poll_rust_buffer,
@@ -9220,6 +10273,9 @@ private let initializationResult: InitializationResult = {
     if bindings_contract_version != scaffolding_contract_version {
         return InitializationResult.contractVersionMismatch
     }
+    if (uniffi_qp_ffi_checksum_func_set_http_transport() != 11746) {
+        return InitializationResult.apiChecksumMismatch
+    }
     if (uniffi_qp_ffi_checksum_func_device_public_key() != 25276) {
         return InitializationResult.apiChecksumMismatch
     }
@@ -9232,7 +10288,7 @@ private let initializationResult: InitializationResult = {
     if (uniffi_qp_ffi_checksum_func_plan_ios_categories_without_store() != 48250) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_qp_ffi_checksum_func_pair_device() != 1956) {
+    if (uniffi_qp_ffi_checksum_func_pair_device() != 60402) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_qp_ffi_checksum_func_android_channel() != 6391) {
@@ -9305,6 +10361,9 @@ private let initializationResult: InitializationResult = {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_qp_ffi_checksum_func_ios_presentation() != 26919) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_qp_ffi_checksum_method_httptransport_send() != 28772) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_qp_ffi_checksum_method_devicekeystore_load_device_key() != 60312) {
@@ -9382,6 +10441,12 @@ private let initializationResult: InitializationResult = {
     if (uniffi_qp_ffi_checksum_method_phonecore_flush() != 28410) {
         return InitializationResult.apiChecksumMismatch
     }
+    if (uniffi_qp_ffi_checksum_method_phonecore_hand_over_answers() != 57253) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_qp_ffi_checksum_method_phonecore_handed_over_outcome() != 44861) {
+        return InitializationResult.apiChecksumMismatch
+    }
     if (uniffi_qp_ffi_checksum_method_phonecore_ios_notification() != 55122) {
         return InitializationResult.apiChecksumMismatch
     }
@@ -9419,6 +10484,9 @@ private let initializationResult: InitializationResult = {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_qp_ffi_checksum_method_phonecore_requeue_interrupted() != 35505) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_qp_ffi_checksum_method_phonecore_requeue_lost_hand_overs() != 46405) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_qp_ffi_checksum_method_phonecore_resolution() != 8741) {
@@ -9496,15 +10564,16 @@ private let initializationResult: InitializationResult = {
     if (uniffi_qp_ffi_checksum_method_tokenvault_forget_token() != 17407) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_qp_ffi_checksum_constructor_phonecore_new() != 43074) {
+    if (uniffi_qp_ffi_checksum_constructor_phonecore_new() != 57629) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_qp_ffi_checksum_constructor_phonecore_open_session() != 11114) {
+    if (uniffi_qp_ffi_checksum_constructor_phonecore_open_session() != 37898) {
         return InitializationResult.apiChecksumMismatch
     }
 
     uniffiCallbackInitDeviceKeyStore()
     uniffiCallbackInitFeedListener()
+    uniffiCallbackInitHttpTransport()
     uniffiCallbackInitSecureStore()
     uniffiCallbackInitTokenProvider()
     uniffiCallbackInitTokenVault()

@@ -22,10 +22,16 @@ public enum QPNotificationResponseHandler {
     /// `.notAnAnswer` with the question it names (the core reads it from the
     /// notification): the deep link. Not ours (another category, no
     /// question named): completes at once, nil.
+    /// With `uploads`, the answer goes to the system as a background upload
+    /// (finished after suspension, reported to `uploads`, see
+    /// `QPBackgroundAnswers`) and completion follows the hand-over; an answer
+    /// that cannot be handed over (one to check against the server first)
+    /// takes the usual path.
     /// Returns the work, for callers that want to await it.
     @discardableResult
     public static func handle(_ response: UNNotificationResponse, core: PhoneCore,
                               flushWithin: TimeInterval = QPBudgets.answerDelivery,
+                              uploads: QPBackgroundAnswers? = nil,
                               completionHandler: @escaping () -> Void) -> Task<QPAnswerOutcome?, Never> {
         let category = response.notification.request.content.categoryIdentifier
         guard let questionId = QPAnswerFlow.questionId(fromCategory: category) else {
@@ -60,6 +66,20 @@ public enum QPNotificationResponseHandler {
                 end()
                 #endif
                 return .needsApp(message: core.openAppToFinish(), questionId: questionId)
+            }
+            if let uploads = uploads {
+                let outcome = QPAnswerFlow.commit(core: core, questionId: questionId,
+                                                  actionIdentifier: response.actionIdentifier, typedText: text)
+                if case .committed = outcome, !uploads.handOver().isEmpty {
+                    #if canImport(UIKit)
+                    if inBackground { try? core.suspend() }
+                    #endif
+                    completionHandler()
+                    #if canImport(UIKit)
+                    end()
+                    #endif
+                    return outcome
+                }
             }
             let outcome = await QPAnswerFlow.answer(core: core, questionId: questionId,
                                                     actionIdentifier: response.actionIdentifier,

@@ -159,6 +159,8 @@ func requireServer() throws {
     if env("QP_E2E_URL").isEmpty {
         throw XCTSkip("no qp server: run ios/run-tests, which starts one and exports QP_E2E_*")
     }
+    // The phone's requests go through URLSession, as in an app.
+    URLSessionTransport.install()
 }
 
 /// One HTTP exchange with the e2e server: status and JSON body.

@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use clap::Args;
 use qp_core::answer::ActionError;
+use qp_core::http::HttpTransport;
 use qp_core::payload::{CompactQuestion, Push};
 use qp_core::phone::{DeviceKeyStore, DeviceRegistration, Phone, PhoneError, TokenStore};
 use qp_core::present::android::{choice_labels, CHOOSE_ACTION_ID};
@@ -20,7 +21,7 @@ use qp_core::present::ios::{option_action_id, TEXT_ACTION_ID};
 use qp_core::present::PresentOptions;
 use qp_core::protocol::OptionStyle;
 use qp_core::store::{AnswerState, StoreMode};
-use qp_core::sync::{TokenProvider, Trust};
+use qp_core::sync::TokenProvider;
 use serde_json::Value;
 use tokio::io::AsyncBufReadExt;
 
@@ -67,8 +68,9 @@ pub struct DeviceArgs {
     /// Exit after this many questions were answered here or withdrawn.
     #[arg(long, value_name = "N")]
     exit_after: Option<u32>,
-    /// A CA certificate (PEM) the phone trusts besides the platform's, as an
-    /// app passes a private CA to the library.
+    /// A CA certificate (PEM) the terminal phone trusts besides the web's
+    /// roots (a phone trusts what its platform's store holds: an MDM or
+    /// user CA, the app's network security config).
     #[arg(long, env = "QP_CA_CERT")]
     ca_cert: Option<PathBuf>,
     /// Plain pushes: register no device key. By default the terminal makes
@@ -369,7 +371,7 @@ impl Terminal {
     fn still_queued(&self) {
         for q in &self.shown {
             if let Ok(Some(a)) = self.phone.answer_status(&q.id) {
-                if matches!(a.state, AnswerState::Queued | AnswerState::Sending) {
+                if a.state.is_open() {
                     println!("{}", safe(&a.status));
                 }
             }
@@ -589,9 +591,14 @@ pub async fn run(mut args: DeviceArgs) -> i32 {
             return EXIT_USAGE;
         }
     };
-    let trust = match ca.pem() {
-        Some(pem) => Trust::with_extra_ca(String::from_utf8_lossy(pem)),
-        None => Trust::platform(),
+    // The phone's requests, executed as the platforms' stacks would: here
+    // by reqwest, trusting the web's roots and --ca-cert.
+    let transport: Arc<dyn HttpTransport> = match qp_client::ReqwestTransport::new(&ca) {
+        Ok(t) => Arc::new(t),
+        Err(e) => {
+            eprintln!("qp device: {e}");
+            return EXIT_USAGE;
+        }
     };
     if let Some(link) = args.pair.clone() {
         let registration = DeviceRegistration {
@@ -608,7 +615,7 @@ pub async fn run(mut args: DeviceArgs) -> i32 {
             "qp device",
             Some(&registration),
             &token_file,
-            &trust,
+            &*transport,
         )
         .await
         {
@@ -668,7 +675,7 @@ pub async fn run(mut args: DeviceArgs) -> i32 {
         &user_id,
         Arc::new(Token(token.clone())),
         &languages,
-        &trust,
+        transport,
     ) {
         // With a key, only sealed pushes are trusted; --no-e2e registers
         // none, so a key file left by an earlier run must not be used.

@@ -685,3 +685,9 @@ pub fn answer_blocking(base: &str, token: &str, id: &str, body: Value) {
     let a = http_blocking(base, "POST", &path, token, Some(body));
     assert_eq!(a["state"], "answered", "{a}");
 }
+
+/// The phone core's network for tests: reqwest (qp-client's transport),
+/// trusting the web's roots, as `qp device` runs it.
+pub fn phone_net() -> std::sync::Arc<dyn qp_core::http::HttpTransport> {
+    std::sync::Arc::new(qp_client::ReqwestTransport::new(&qp_client::ExtraCa::none()).unwrap())
+}

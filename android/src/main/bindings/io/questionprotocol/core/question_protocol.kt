@@ -657,6 +657,9 @@ internal open class UniffiForeignFutureResultVoid(
 internal interface UniffiForeignFutureCompleteVoid : com.sun.jna.Callback {
     fun callback(`callbackData`: Long,`result`: UniffiForeignFutureResultVoid.UniffiByValue,)
 }
+internal interface UniffiCallbackInterfaceHttpTransportMethod0 : com.sun.jna.Callback {
+    fun callback(`uniffiHandle`: Long,`request`: RustBuffer.ByValue,`uniffiFutureCallback`: UniffiForeignFutureCompleteRustBuffer,`uniffiCallbackData`: Long,`uniffiOutDroppedCallback`: UniffiForeignFutureDroppedCallbackStruct,)
+}
 internal interface UniffiCallbackInterfaceDeviceKeyStoreMethod0 : com.sun.jna.Callback {
     fun callback(`uniffiHandle`: Long,`uniffiOutReturn`: RustBuffer,uniffiCallStatus: UniffiRustCallStatus,)
 }
@@ -680,6 +683,25 @@ internal interface UniffiCallbackInterfaceTokenVaultMethod1 : com.sun.jna.Callba
 }
 internal interface UniffiCallbackInterfaceTokenVaultMethod2 : com.sun.jna.Callback {
     fun callback(`uniffiHandle`: Long,`userId`: RustBuffer.ByValue,`uniffiOutReturn`: Pointer,uniffiCallStatus: UniffiRustCallStatus,)
+}
+@Structure.FieldOrder("uniffiFree", "uniffiClone", "send")
+internal open class UniffiVTableCallbackInterfaceHttpTransport(
+    @JvmField internal var `uniffiFree`: UniffiCallbackInterfaceFree? = null,
+    @JvmField internal var `uniffiClone`: UniffiCallbackInterfaceClone? = null,
+    @JvmField internal var `send`: UniffiCallbackInterfaceHttpTransportMethod0? = null,
+) : Structure() {
+    class UniffiByValue(
+        `uniffiFree`: UniffiCallbackInterfaceFree? = null,
+        `uniffiClone`: UniffiCallbackInterfaceClone? = null,
+        `send`: UniffiCallbackInterfaceHttpTransportMethod0? = null,
+    ): UniffiVTableCallbackInterfaceHttpTransport(`uniffiFree`,`uniffiClone`,`send`,), Structure.ByValue
+
+   internal fun uniffiSetValue(other: UniffiVTableCallbackInterfaceHttpTransport) {
+        `uniffiFree` = other.`uniffiFree`
+        `uniffiClone` = other.`uniffiClone`
+        `send` = other.`send`
+    }
+
 }
 @Structure.FieldOrder("uniffiFree", "uniffiClone", "loadDeviceKey", "saveDeviceKey")
 internal open class UniffiVTableCallbackInterfaceDeviceKeyStore(
@@ -810,6 +832,8 @@ internal object IntegrityCheckingUniffiLib {
     }
 
     internal fun ensureInitialized() = Unit
+    external fun uniffi_qp_ffi_checksum_func_set_http_transport(
+    ): Int
     external fun uniffi_qp_ffi_checksum_func_device_public_key(
     ): Int
     external fun uniffi_qp_ffi_checksum_func_apns_alert(
@@ -868,6 +892,8 @@ internal object IntegrityCheckingUniffiLib {
     ): Int
     external fun uniffi_qp_ffi_checksum_func_ios_presentation(
     ): Int
+    external fun uniffi_qp_ffi_checksum_method_httptransport_send(
+    ): Int
     external fun uniffi_qp_ffi_checksum_method_devicekeystore_load_device_key(
     ): Int
     external fun uniffi_qp_ffi_checksum_method_devicekeystore_save_device_key(
@@ -918,6 +944,10 @@ internal object IntegrityCheckingUniffiLib {
     ): Int
     external fun uniffi_qp_ffi_checksum_method_phonecore_flush(
     ): Int
+    external fun uniffi_qp_ffi_checksum_method_phonecore_hand_over_answers(
+    ): Int
+    external fun uniffi_qp_ffi_checksum_method_phonecore_handed_over_outcome(
+    ): Int
     external fun uniffi_qp_ffi_checksum_method_phonecore_ios_notification(
     ): Int
     external fun uniffi_qp_ffi_checksum_method_phonecore_ios_resolved_notification(
@@ -943,6 +973,8 @@ internal object IntegrityCheckingUniffiLib {
     external fun uniffi_qp_ffi_checksum_method_phonecore_register_device(
     ): Int
     external fun uniffi_qp_ffi_checksum_method_phonecore_requeue_interrupted(
+    ): Int
+    external fun uniffi_qp_ffi_checksum_method_phonecore_requeue_lost_hand_overs(
     ): Int
     external fun uniffi_qp_ffi_checksum_method_phonecore_resolution(
     ): Int
@@ -1016,6 +1048,7 @@ internal object UniffiLib {
         Native.register(UniffiLib::class.java, findLibraryName(componentName = "question_protocol"))
         uniffiCallbackInterfaceDeviceKeyStore.register(this)
         uniffiCallbackInterfaceFeedListener.register(this)
+        uniffiCallbackInterfaceHttpTransport.register(this)
         uniffiCallbackInterfaceSecureStore.register(this)
         uniffiCallbackInterfaceTokenProvider.register(this)
         uniffiCallbackInterfaceTokenVault.register(this)
@@ -1023,6 +1056,14 @@ internal object UniffiLib {
     }
 
     internal fun ensureInitialized() = Unit
+    external fun uniffi_qp_ffi_fn_clone_httptransport(`handle`: Long,uniffi_out_err: UniffiRustCallStatus, 
+    ): Long
+    external fun uniffi_qp_ffi_fn_free_httptransport(`handle`: Long,uniffi_out_err: UniffiRustCallStatus, 
+    ): Unit
+    external fun uniffi_qp_ffi_fn_init_callback_vtable_httptransport(`vtable`: UniffiVTableCallbackInterfaceHttpTransport,
+    ): Unit
+    external fun uniffi_qp_ffi_fn_method_httptransport_send(`ptr`: Long,`request`: RustBuffer.ByValue,
+    ): Long
     external fun uniffi_qp_ffi_fn_clone_devicekeystore(`handle`: Long,uniffi_out_err: UniffiRustCallStatus, 
     ): Long
     external fun uniffi_qp_ffi_fn_free_devicekeystore(`handle`: Long,uniffi_out_err: UniffiRustCallStatus, 
@@ -1059,9 +1100,9 @@ internal object UniffiLib {
     ): Long
     external fun uniffi_qp_ffi_fn_free_phonecore(`handle`: Long,uniffi_out_err: UniffiRustCallStatus, 
     ): Unit
-    external fun uniffi_qp_ffi_fn_constructor_phonecore_new(`storePath`: RustBuffer.ByValue,`mode`: RustBuffer.ByValue,`serverUrl`: RustBuffer.ByValue,`userId`: RustBuffer.ByValue,`tokens`: Long,`languages`: RustBuffer.ByValue,`extraCaPem`: RustBuffer.ByValue,`deviceKeys`: RustBuffer.ByValue,`deviceId`: RustBuffer.ByValue,uniffi_out_err: UniffiRustCallStatus, 
+    external fun uniffi_qp_ffi_fn_constructor_phonecore_new(`storePath`: RustBuffer.ByValue,`mode`: RustBuffer.ByValue,`serverUrl`: RustBuffer.ByValue,`userId`: RustBuffer.ByValue,`tokens`: Long,`languages`: RustBuffer.ByValue,`deviceKeys`: RustBuffer.ByValue,`deviceId`: RustBuffer.ByValue,uniffi_out_err: UniffiRustCallStatus, 
     ): Long
-    external fun uniffi_qp_ffi_fn_constructor_phonecore_open_session(`storePath`: RustBuffer.ByValue,`mode`: RustBuffer.ByValue,`vault`: Long,`languages`: RustBuffer.ByValue,`extraCaPem`: RustBuffer.ByValue,`deviceKeys`: RustBuffer.ByValue,uniffi_out_err: UniffiRustCallStatus, 
+    external fun uniffi_qp_ffi_fn_constructor_phonecore_open_session(`storePath`: RustBuffer.ByValue,`mode`: RustBuffer.ByValue,`vault`: Long,`languages`: RustBuffer.ByValue,`deviceKeys`: RustBuffer.ByValue,uniffi_out_err: UniffiRustCallStatus, 
     ): Long
     external fun uniffi_qp_ffi_fn_method_phonecore_answered_line(`ptr`: Long,`questionId`: RustBuffer.ByValue,uniffi_out_err: UniffiRustCallStatus, 
     ): RustBuffer.ByValue
@@ -1103,6 +1144,10 @@ internal object UniffiLib {
     ): Long
     external fun uniffi_qp_ffi_fn_method_phonecore_flush(`ptr`: Long,
     ): Long
+    external fun uniffi_qp_ffi_fn_method_phonecore_hand_over_answers(`ptr`: Long,uniffi_out_err: UniffiRustCallStatus, 
+    ): RustBuffer.ByValue
+    external fun uniffi_qp_ffi_fn_method_phonecore_handed_over_outcome(`ptr`: Long,`id`: RustBuffer.ByValue,`result`: RustBuffer.ByValue,uniffi_out_err: UniffiRustCallStatus, 
+    ): RustBuffer.ByValue
     external fun uniffi_qp_ffi_fn_method_phonecore_ios_notification(`ptr`: Long,`question`: RustBuffer.ByValue,`requireUnlockForDanger`: Byte,uniffi_out_err: UniffiRustCallStatus, 
     ): RustBuffer.ByValue
     external fun uniffi_qp_ffi_fn_method_phonecore_ios_resolved_notification(`ptr`: Long,`questionId`: RustBuffer.ByValue,uniffi_out_err: UniffiRustCallStatus, 
@@ -1128,6 +1173,8 @@ internal object UniffiLib {
     external fun uniffi_qp_ffi_fn_method_phonecore_register_device(`ptr`: Long,`device`: RustBuffer.ByValue,
     ): Long
     external fun uniffi_qp_ffi_fn_method_phonecore_requeue_interrupted(`ptr`: Long,uniffi_out_err: UniffiRustCallStatus, 
+    ): Int
+    external fun uniffi_qp_ffi_fn_method_phonecore_requeue_lost_hand_overs(`ptr`: Long,`inFlight`: RustBuffer.ByValue,uniffi_out_err: UniffiRustCallStatus, 
     ): Int
     external fun uniffi_qp_ffi_fn_method_phonecore_resolution(`ptr`: Long,`questionId`: RustBuffer.ByValue,uniffi_out_err: UniffiRustCallStatus, 
     ): RustBuffer.ByValue
@@ -1191,6 +1238,8 @@ internal object UniffiLib {
     ): RustBuffer.ByValue
     external fun uniffi_qp_ffi_fn_method_tokenvault_forget_token(`ptr`: Long,`userId`: RustBuffer.ByValue,uniffi_out_err: UniffiRustCallStatus, 
     ): Unit
+    external fun uniffi_qp_ffi_fn_func_set_http_transport(`transport`: Long,uniffi_out_err: UniffiRustCallStatus, 
+    ): Unit
     external fun uniffi_qp_ffi_fn_func_device_public_key(`keys`: Long,uniffi_out_err: UniffiRustCallStatus, 
     ): RustBuffer.ByValue
     external fun uniffi_qp_ffi_fn_func_apns_alert(`userInfoJson`: RustBuffer.ByValue,uniffi_out_err: UniffiRustCallStatus, 
@@ -1199,7 +1248,7 @@ internal object UniffiLib {
     ): RustBuffer.ByValue
     external fun uniffi_qp_ffi_fn_func_plan_ios_categories_without_store(`registered`: RustBuffer.ByValue,`newCategory`: RustBuffer.ByValue,`now`: RustBuffer.ByValue,`max`: Int,uniffi_out_err: UniffiRustCallStatus, 
     ): RustBuffer.ByValue
-    external fun uniffi_qp_ffi_fn_func_pair_device(`linkOrCode`: RustBuffer.ByValue,`serverUrl`: RustBuffer.ByValue,`deviceLabel`: RustBuffer.ByValue,`device`: RustBuffer.ByValue,`store`: Long,`extraCaPem`: RustBuffer.ByValue,
+    external fun uniffi_qp_ffi_fn_func_pair_device(`linkOrCode`: RustBuffer.ByValue,`serverUrl`: RustBuffer.ByValue,`deviceLabel`: RustBuffer.ByValue,`device`: RustBuffer.ByValue,`store`: Long,
     ): Long
     external fun uniffi_qp_ffi_fn_func_android_channel(`languages`: RustBuffer.ByValue,uniffi_out_err: UniffiRustCallStatus, 
     ): RustBuffer.ByValue
@@ -1368,6 +1417,9 @@ private fun uniffiCheckContractApiVersion(lib: IntegrityCheckingUniffiLib) {
 }
 @Suppress("UNUSED_PARAMETER")
 private fun uniffiCheckApiChecksums(lib: IntegrityCheckingUniffiLib) {
+    if ((lib.uniffi_qp_ffi_checksum_func_set_http_transport() and 0xFFFF) != 11746) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
     if ((lib.uniffi_qp_ffi_checksum_func_device_public_key() and 0xFFFF) != 25276) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
@@ -1380,7 +1432,7 @@ private fun uniffiCheckApiChecksums(lib: IntegrityCheckingUniffiLib) {
     if ((lib.uniffi_qp_ffi_checksum_func_plan_ios_categories_without_store() and 0xFFFF) != 48250) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
-    if ((lib.uniffi_qp_ffi_checksum_func_pair_device() and 0xFFFF) != 1956) {
+    if ((lib.uniffi_qp_ffi_checksum_func_pair_device() and 0xFFFF) != 60402) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
     if ((lib.uniffi_qp_ffi_checksum_func_android_channel() and 0xFFFF) != 6391) {
@@ -1453,6 +1505,9 @@ private fun uniffiCheckApiChecksums(lib: IntegrityCheckingUniffiLib) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
     if ((lib.uniffi_qp_ffi_checksum_func_ios_presentation() and 0xFFFF) != 26919) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_qp_ffi_checksum_method_httptransport_send() and 0xFFFF) != 28772) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
     if ((lib.uniffi_qp_ffi_checksum_method_devicekeystore_load_device_key() and 0xFFFF) != 60312) {
@@ -1530,6 +1585,12 @@ private fun uniffiCheckApiChecksums(lib: IntegrityCheckingUniffiLib) {
     if ((lib.uniffi_qp_ffi_checksum_method_phonecore_flush() and 0xFFFF) != 28410) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
+    if ((lib.uniffi_qp_ffi_checksum_method_phonecore_hand_over_answers() and 0xFFFF) != 57253) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_qp_ffi_checksum_method_phonecore_handed_over_outcome() and 0xFFFF) != 44861) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
     if ((lib.uniffi_qp_ffi_checksum_method_phonecore_ios_notification() and 0xFFFF) != 55122) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
@@ -1567,6 +1628,9 @@ private fun uniffiCheckApiChecksums(lib: IntegrityCheckingUniffiLib) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
     if ((lib.uniffi_qp_ffi_checksum_method_phonecore_requeue_interrupted() and 0xFFFF) != 35505) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_qp_ffi_checksum_method_phonecore_requeue_lost_hand_overs() and 0xFFFF) != 46405) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
     if ((lib.uniffi_qp_ffi_checksum_method_phonecore_resolution() and 0xFFFF) != 8741) {
@@ -1644,10 +1708,10 @@ private fun uniffiCheckApiChecksums(lib: IntegrityCheckingUniffiLib) {
     if ((lib.uniffi_qp_ffi_checksum_method_tokenvault_forget_token() and 0xFFFF) != 17407) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
-    if ((lib.uniffi_qp_ffi_checksum_constructor_phonecore_new() and 0xFFFF) != 43074) {
+    if ((lib.uniffi_qp_ffi_checksum_constructor_phonecore_new() and 0xFFFF) != 57629) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
-    if ((lib.uniffi_qp_ffi_checksum_constructor_phonecore_open_session() and 0xFFFF) != 11114) {
+    if ((lib.uniffi_qp_ffi_checksum_constructor_phonecore_open_session() and 0xFFFF) != 37898) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
 }
@@ -1703,6 +1767,95 @@ internal suspend fun<T, F, E: kotlin.Exception> uniffiRustCallAsync(
         freeFunc(rustFuture)
     }
 }
+internal inline fun<T> uniffiTraitInterfaceCallAsync(
+    crossinline makeCall: suspend () -> T,
+    crossinline handleSuccess: (T) -> Unit,
+    crossinline handleError: (UniffiRustCallStatus.ByValue) -> Unit,
+    uniffiOutDroppedCallback: UniffiForeignFutureDroppedCallbackStruct,
+) {
+    // Using `GlobalScope` is labeled as a "delicate API" and generally discouraged in Kotlin programs, since it breaks structured concurrency.
+    // However, our parent task is a Rust future, so we're going to need to break structure concurrency in any case.
+    //
+    // Uniffi does its best to support structured concurrency across the FFI.
+    // If the Rust future is dropped, `uniffiForeignFutureDroppedCallbackImpl` is called, which will cancel the Kotlin coroutine if it's still running.
+    @OptIn(DelicateCoroutinesApi::class)
+    val job = GlobalScope.launch coroutineBlock@ {
+        // Note: it's important we call either `handleSuccess` or `handleError` exactly once.  Each
+        // call consumes an Arc reference, which means there should be no possibility of a double
+        // call.  The following code is structured so that will will never call both `handleSuccess`
+        // and `handleError`, even in the face of weird exceptions.
+        //
+        // In extreme circumstances we may not call either, for example if we fail to make the JNA
+        // call to `handleSuccess`.  This means we will leak the Arc reference, which is better than
+        // double-freeing it.
+        val callResult = try {
+            makeCall()
+        } catch(e: kotlin.Exception) {
+            handleError(
+                UniffiRustCallStatus.create(
+                    UNIFFI_CALL_UNEXPECTED_ERROR,
+                    FfiConverterString.lower(e.toString()),
+                )
+            )
+            return@coroutineBlock
+        }
+        handleSuccess(callResult)
+    }
+    val handle = uniffiForeignFutureHandleMap.insert(job)
+    uniffiOutDroppedCallback.uniffiSetValue(UniffiForeignFutureDroppedCallbackStruct(handle, uniffiForeignFutureDroppedCallbackImpl))
+}
+
+internal inline fun<T, reified E: Throwable> uniffiTraitInterfaceCallAsyncWithError(
+    crossinline makeCall: suspend () -> T,
+    crossinline handleSuccess: (T) -> Unit,
+    crossinline handleError: (UniffiRustCallStatus.ByValue) -> Unit,
+    crossinline lowerError: (E) -> RustBuffer.ByValue,
+    uniffiOutDroppedCallback: UniffiForeignFutureDroppedCallbackStruct,
+) {
+    // See uniffiTraitInterfaceCallAsync for details on `DelicateCoroutinesApi`
+    @OptIn(DelicateCoroutinesApi::class)
+    val job = GlobalScope.launch coroutineBlock@ {
+        // See the note in uniffiTraitInterfaceCallAsync for details on `handleSuccess` and
+        // `handleError`.
+        val callResult = try {
+            makeCall()
+        } catch(e: kotlin.Exception) {
+            if (e is E) {
+                handleError(
+                    UniffiRustCallStatus.create(
+                        UNIFFI_CALL_ERROR,
+                        lowerError(e),
+                    )
+                )
+            } else {
+                handleError(
+                    UniffiRustCallStatus.create(
+                        UNIFFI_CALL_UNEXPECTED_ERROR,
+                        FfiConverterString.lower(e.toString()),
+                    )
+                )
+            }
+            return@coroutineBlock
+        }
+        handleSuccess(callResult)
+    }
+    val handle = uniffiForeignFutureHandleMap.insert(job)
+    uniffiOutDroppedCallback.uniffiSetValue(UniffiForeignFutureDroppedCallbackStruct(handle, uniffiForeignFutureDroppedCallbackImpl))
+}
+
+internal val uniffiForeignFutureHandleMap = UniffiHandleMap<Job>()
+
+internal object uniffiForeignFutureDroppedCallbackImpl: UniffiForeignFutureDroppedCallback {
+    override fun callback(handle: Long) {
+        val job = uniffiForeignFutureHandleMap.remove(handle)
+        if (!job.isCompleted) {
+            job.cancel()
+        }
+    }
+}
+
+// For testing
+public fun uniffiForeignFutureHandleCount() = uniffiForeignFutureHandleMap.size
 
 // Public interface members begin here.
 
@@ -1876,6 +2029,33 @@ private class JavaLangRefCleanable(
     val cleanable: java.lang.ref.Cleaner.Cleanable
 ) : UniffiCleaner.Cleanable {
     override fun clean() = cleanable.clean()
+}
+
+/**
+ * @suppress
+ */
+public object FfiConverterUShort: FfiConverter<UShort, Short> {
+    override fun lift(value: Short): UShort {
+        return value.toUShort()
+    }
+
+    fun lift(value: Int): UShort {
+        return value.toUShort()
+    }
+
+    override fun read(buf: ByteBuffer): UShort {
+        return lift(buf.getShort())
+    }
+
+    override fun lower(value: UShort): Short {
+        return value.toShort()
+    }
+
+    override fun allocationSize(value: UShort) = 2UL
+
+    override fun write(value: UShort, buf: ByteBuffer) {
+        buf.putShort(value.toShort())
+    }
 }
 
 /**
@@ -3148,6 +3328,362 @@ public object FfiConverterTypeFeedSubscription: FfiConverter<FeedSubscription, L
 //
 
 
+/**
+ * Executes the core's requests with the platform's network stack.
+ */
+public interface HttpTransport {
+    
+    /**
+     * Sends `request` (within its `timeout_ms`) and returns the response,
+     * whatever its status; throws only when no response came.
+     */
+    suspend fun `send`(`request`: HttpRequest): HttpResponse
+    
+    companion object
+}
+
+/**
+ * Executes the core's requests with the platform's network stack.
+ */
+open class HttpTransportImpl: Disposable, AutoCloseable, HttpTransport
+{
+
+    @Suppress("UNUSED_PARAMETER")
+    /**
+     * @suppress
+     */
+    constructor(withHandle: UniffiWithHandle, handle: Long) {
+        this.handle = handle
+        this.cleanable = UniffiLib.CLEANER.register(this, UniffiCleanAction(handle))
+    }
+
+    /**
+     * @suppress
+     *
+     * This constructor can be used to instantiate a fake object. Only used for tests. Any
+     * attempt to actually use an object constructed this way will fail as there is no
+     * connected Rust object.
+     */
+    @Suppress("UNUSED_PARAMETER")
+    constructor(noHandle: NoHandle) {
+        this.handle = 0
+        this.cleanable = null
+    }
+
+    protected val handle: Long
+    protected val cleanable: UniffiCleaner.Cleanable?
+
+    private val wasDestroyed = AtomicBoolean(false)
+    private val callCounter = AtomicLong(1)
+
+    /**
+     * Whether the current object has been destroyed and its reference is gone in the Rust side.
+     */
+    val uniffiIsDestroyed: Boolean get() = wasDestroyed.get()
+
+    override fun destroy() {
+        // Only allow a single call to this method.
+        // TODO: maybe we should log a warning if called more than once?
+        if (this.wasDestroyed.compareAndSet(false, true)) {
+            // This decrement always matches the initial count of 1 given at creation time.
+            if (this.callCounter.decrementAndGet() == 0L) {
+                cleanable?.clean()
+            }
+        }
+    }
+
+    @Synchronized
+    override fun close() {
+        this.destroy()
+    }
+
+    internal inline fun <R> callWithHandle(block: (handle: Long) -> R): R {
+        // Check and increment the call counter, to keep the object alive.
+        // This needs a compare-and-set retry loop in case of concurrent updates.
+        do {
+            val c = this.callCounter.get()
+            if (c == 0L) {
+                throw IllegalStateException("${this.javaClass.simpleName} object has already been destroyed")
+            }
+            if (c == Long.MAX_VALUE) {
+                throw IllegalStateException("${this.javaClass.simpleName} call counter would overflow")
+            }
+        } while (! this.callCounter.compareAndSet(c, c + 1L))
+        // Now we can safely do the method call without the handle being freed concurrently.
+        try {
+            return block(this.uniffiCloneHandle())
+        } finally {
+            // This decrement always matches the increment we performed above.
+            if (this.callCounter.decrementAndGet() == 0L) {
+                cleanable?.clean()
+            }
+        }
+    }
+
+    // Use a static inner class instead of a closure so as not to accidentally
+    // capture `this` as part of the cleanable's action.
+    private class UniffiCleanAction(private val handle: Long) : Runnable {
+        override fun run() {
+            if (handle == 0.toLong()) {
+                // Fake object created with `NoHandle`, don't try to free.
+                return;
+            }
+            uniffiRustCall { status ->
+                UniffiLib.uniffi_qp_ffi_fn_free_httptransport(handle, status)
+            }
+        }
+    }
+
+    /**
+     * @suppress
+     */
+    fun uniffiCloneHandle(): Long {
+        if (handle == 0.toLong()) {
+            throw InternalException("uniffiCloneHandle() called on NoHandle object");
+        }
+        return uniffiRustCall() { status ->
+            UniffiLib.uniffi_qp_ffi_fn_clone_httptransport(handle, status)
+        }
+    }
+
+    
+    /**
+     * Sends `request` (within its `timeout_ms`) and returns the response,
+     * whatever its status; throws only when no response came.
+     */
+    @Throws(HttpException::class)
+    @Suppress("ASSIGNED_BUT_NEVER_ACCESSED_VARIABLE")
+    override suspend fun `send`(`request`: HttpRequest) : HttpResponse {
+        return uniffiRustCallAsync(
+        callWithHandle { uniffiHandle ->
+            UniffiLib.uniffi_qp_ffi_fn_method_httptransport_send(
+                uniffiHandle,
+                
+        FfiConverterTypeHttpRequest.lower(`request`),
+            )
+        },
+        { future, callback, continuation -> UniffiLib.ffi_qp_ffi_rust_future_poll_rust_buffer(future, callback, continuation) },
+        { future, continuation -> UniffiLib.ffi_qp_ffi_rust_future_complete_rust_buffer(future, continuation) },
+        { future -> UniffiLib.ffi_qp_ffi_rust_future_free_rust_buffer(future) },
+        // lift function
+        { FfiConverterTypeHttpResponse.lift(it) },
+        // Error FFI converter
+        HttpException.ErrorHandler,
+    )
+    }
+
+    
+
+    
+
+
+    
+    
+    /**
+     * @suppress
+     */
+    companion object
+    
+}
+
+
+
+// Put the implementation in an object so we don't pollute the top-level namespace
+internal object uniffiCallbackInterfaceHttpTransport {
+    internal object `send`: UniffiCallbackInterfaceHttpTransportMethod0 {
+        override fun callback(`uniffiHandle`: Long,`request`: RustBuffer.ByValue,`uniffiFutureCallback`: UniffiForeignFutureCompleteRustBuffer,`uniffiCallbackData`: Long,`uniffiOutDroppedCallback`: UniffiForeignFutureDroppedCallbackStruct,) {
+            val uniffiObj = FfiConverterTypeHttpTransport.handleMap.get(uniffiHandle)
+            val makeCall = suspend { ->
+                uniffiObj.`send`(
+                    FfiConverterTypeHttpRequest.lift(`request`),
+                )
+            }
+            val uniffiHandleSuccess = { returnValue: HttpResponse ->
+                val uniffiResult = UniffiForeignFutureResultRustBuffer.UniffiByValue(
+                    FfiConverterTypeHttpResponse.lower(returnValue),
+                    UniffiRustCallStatus.ByValue()
+                )
+                uniffiResult.write()
+                uniffiFutureCallback.callback(uniffiCallbackData, uniffiResult)
+            }
+            val uniffiHandleError = { callStatus: UniffiRustCallStatus.ByValue ->
+                uniffiFutureCallback.callback(
+                    uniffiCallbackData,
+                    UniffiForeignFutureResultRustBuffer.UniffiByValue(
+                        RustBuffer.ByValue(),
+                        callStatus,
+                    ),
+                )
+            }
+            uniffiTraitInterfaceCallAsyncWithError(
+                makeCall,
+                uniffiHandleSuccess,
+                uniffiHandleError,
+                { e: HttpException -> FfiConverterTypeHttpError.lower(e) },
+                uniffiOutDroppedCallback
+            )
+        }
+    }
+
+    internal object uniffiFree: UniffiCallbackInterfaceFree {
+        override fun callback(handle: Long) {
+            FfiConverterTypeHttpTransport.handleMap.remove(handle)
+        }
+    }
+
+    internal object uniffiClone: UniffiCallbackInterfaceClone {
+        override fun callback(handle: Long): Long {
+            return FfiConverterTypeHttpTransport.handleMap.clone(handle)
+        }
+    }
+
+    internal var vtable = UniffiVTableCallbackInterfaceHttpTransport.UniffiByValue(
+        uniffiFree,
+        uniffiClone,
+        `send`,
+    )
+
+    // Registers the foreign callback with the Rust side.
+    // This method is generated for each callback interface.
+    internal fun register(lib: UniffiLib) {
+        lib.uniffi_qp_ffi_fn_init_callback_vtable_httptransport(vtable)
+    }
+}
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypeHttpTransport: FfiConverter<HttpTransport, Long> {
+    internal val handleMap = UniffiHandleMap<HttpTransport>()
+
+    override fun lower(value: HttpTransport): Long {
+        if (value is HttpTransportImpl) {
+             // Rust-implemented object.  Clone the handle and return it
+            return value.uniffiCloneHandle()
+         } else {
+            // Kotlin object, generate a new vtable handle and return that.
+            return handleMap.insert(value)
+         }
+    }
+
+    override fun lift(value: Long): HttpTransport {
+        if ((value and 1.toLong()) == 0.toLong()) {
+            // Rust-generated handle, construct a new class that uses the handle to implement the
+            // interface
+            return HttpTransportImpl(UniffiWithHandle, value)
+        } else {
+            // Kotlin-generated handle, get the object from the handle map
+            return handleMap.remove(value)
+        }
+    }
+
+    override fun read(buf: ByteBuffer): HttpTransport {
+        return lift(buf.getLong())
+    }
+
+    override fun allocationSize(value: HttpTransport) = 8UL
+
+    override fun write(value: HttpTransport, buf: ByteBuffer) {
+        buf.putLong(lower(value))
+    }
+}
+
+
+// This template implements a class for working with a Rust struct via a handle
+// to the live Rust struct on the other side of the FFI.
+//
+// There's some subtlety here, because we have to be careful not to operate on a Rust
+// struct after it has been dropped, and because we must expose a public API for freeing
+// theq Kotlin wrapper object in lieu of reliable finalizers. The core requirements are:
+//
+//   * Each instance holds an opaque handle to the underlying Rust struct.
+//     Method calls need to read this handle from the object's state and pass it in to
+//     the Rust FFI.
+//
+//   * When an instance is no longer needed, its handle should be passed to a
+//     special destructor function provided by the Rust FFI, which will drop the
+//     underlying Rust struct.
+//
+//   * Given an instance, calling code is expected to call the special
+//     `destroy` method in order to free it after use, either by calling it explicitly
+//     or by using a higher-level helper like the `use` method. Failing to do so risks
+//     leaking the underlying Rust struct.
+//
+//   * We can't assume that calling code will do the right thing, and must be prepared
+//     to handle Kotlin method calls executing concurrently with or even after a call to
+//     `destroy`, and to handle multiple (possibly concurrent!) calls to `destroy`.
+//
+//   * We must never allow Rust code to operate on the underlying Rust struct after
+//     the destructor has been called, and must never call the destructor more than once.
+//     Doing so may trigger memory unsafety.
+//
+//   * To mitigate many of the risks of leaking memory and use-after-free unsafety, a `Cleaner`
+//     is implemented to call the destructor when the Kotlin object becomes unreachable.
+//     This is done in a background thread. This is not a panacea, and client code should be aware that
+//      1. the thread may starve if some there are objects that have poorly performing
+//     `drop` methods or do significant work in their `drop` methods.
+//      2. the thread is shared across the whole library. This can be tuned by using `android_cleaner = true`,
+//         or `android = true` in the [`kotlin` section of the `uniffi.toml` file](https://mozilla.github.io/uniffi-rs/kotlin/configuration.html).
+//
+// If we try to implement this with mutual exclusion on access to the handle, there is the
+// possibility of a race between a method call and a concurrent call to `destroy`:
+//
+//    * Thread A starts a method call, reads the value of the handle, but is interrupted
+//      before it can pass the handle over the FFI to Rust.
+//    * Thread B calls `destroy` and frees the underlying Rust struct.
+//    * Thread A resumes, passing the already-read handle value to Rust and triggering
+//      a use-after-free.
+//
+// One possible solution would be to use a `ReadWriteLock`, with each method call taking
+// a read lock (and thus allowed to run concurrently) and the special `destroy` method
+// taking a write lock (and thus blocking on live method calls). However, we aim not to
+// generate methods with any hidden blocking semantics, and a `destroy` method that might
+// block if called incorrectly seems to meet that bar.
+//
+// So, we achieve our goals by giving each instance an associated `AtomicLong` counter to track
+// the number of in-flight method calls, and an `AtomicBoolean` flag to indicate whether `destroy`
+// has been called. These are updated according to the following rules:
+//
+//    * The initial value of the counter is 1, indicating a live object with no in-flight calls.
+//      The initial value for the flag is false.
+//
+//    * At the start of each method call, we atomically check the counter.
+//      If it is 0 then the underlying Rust struct has already been destroyed and the call is aborted.
+//      If it is nonzero them we atomically increment it by 1 and proceed with the method call.
+//
+//    * At the end of each method call, we atomically decrement and check the counter.
+//      If it has reached zero then we destroy the underlying Rust struct.
+//
+//    * When `destroy` is called, we atomically flip the flag from false to true.
+//      If the flag was already true we silently fail.
+//      Otherwise we atomically decrement and check the counter.
+//      If it has reached zero then we destroy the underlying Rust struct.
+//
+// Astute readers may observe that this all sounds very similar to the way that Rust's `Arc<T>` works,
+// and indeed it is, with the addition of a flag to guard against multiple calls to `destroy`.
+//
+// The overall effect is that the underlying Rust struct is destroyed only when `destroy` has been
+// called *and* all in-flight method calls have completed, avoiding violating any of the expectations
+// of the underlying Rust code.
+//
+// This makes a cleaner a better alternative to _not_ calling `destroy()` as
+// and when the object is finished with, but the abstraction is not perfect: if the Rust object's `drop`
+// method is slow, and/or there are many objects to cleanup, and it's on a low end Android device, then the cleaner
+// thread may be starved, and the app will leak memory.
+//
+// In this case, `destroy`ing manually may be a better solution.
+//
+// The cleaner can live side by side with the manual calling of `destroy`. In the order of responsiveness, uniffi objects
+// with Rust peers are reclaimed:
+//
+// 1. By calling the `destroy` method of the object, which calls `rustObject.free()`. If that doesn't happen:
+// 2. When the object becomes unreachable, AND the Cleaner thread gets to call `rustObject.free()`. If the thread is starved then:
+// 3. The memory is reclaimed when the process terminates.
+//
+// [1] https://stackoverflow.com/questions/24376768/can-java-finalize-an-object-when-it-is-still-in-scope/24380219
+//
+
+
 public interface PhoneCoreInterface {
     
     /**
@@ -3269,6 +3805,21 @@ public interface PhoneCoreInterface {
     suspend fun `flush`(): FlushReport
     
     /**
+     * Hands every due answer to the system for a background upload (iOS,
+     * an answer from a notification action): give each request to the
+     * background session tagged with its `id`, and report what the session
+     * says with `handedOverOutcome`. The flush leaves them alone meanwhile.
+     */
+    fun `handOverAnswers`(): List<Handover>
+    
+    /**
+     * The background session reported on the hand-over `id` (in this
+     * process or after a relaunch): recorded as a flush's outcome would
+     * be. A second report of the same answer changes nothing.
+     */
+    fun `handedOverOutcome`(`id`: kotlin.String, `result`: HandoverResult): FlushReport
+    
+    /**
      * The iOS notification content and its category, in the person's language.
      */
     fun `iosNotification`(`question`: PushQuestion, `requireUnlockForDanger`: kotlin.Boolean): IosNotification
@@ -3344,6 +3895,13 @@ public interface PhoneCoreInterface {
      * At app launch: sends cut short by a crash are queued again.
      */
     fun `requeueInterrupted`(): kotlin.UInt
+    
+    /**
+     * At launch, with the ids of the uploads the background session still
+     * holds: answers it no longer has and never reported on are queued
+     * again for the next flush. Returns how many.
+     */
+    fun `requeueLostHandOvers`(`inFlight`: List<kotlin.String>): kotlin.UInt
     
     /**
      * "Approve, by you", "no answer, expired"…; none while pending.
@@ -3503,15 +4061,15 @@ open class PhoneCore: Disposable, AutoCloseable, PhoneCoreInterface
     }
     /**
      * Opens the store shared by the app and its extension. `mode` is
-     * `Extension` inside the notification extension. HTTPS trusts the
-     * platform's roots (iOS: the Security framework, MDM roots included)
-     * plus `extra_ca_pem` when given (a team's private CA, in PEM).
+     * `Extension` inside the notification extension. Requests go through
+     * the transport registered with `setHttpTransport` (the platform's
+     * network stack: its proxies, trust store and VPN).
      *
      * End-to-end encrypted pushes: give `device_keys` (the app's key
      * storage; the key is made on first use) and, once registered,
      * `device_id` (a sealed push must name this device).
      */
-    constructor(`storePath`: kotlin.String, `mode`: StoreMode, `serverUrl`: kotlin.String, `userId`: kotlin.String, `tokens`: TokenProvider, `languages`: List<kotlin.String>, `extraCaPem`: kotlin.String? = null, `deviceKeys`: DeviceKeyStore? = null, `deviceId`: kotlin.String? = null) :
+    constructor(`storePath`: kotlin.String, `mode`: StoreMode, `serverUrl`: kotlin.String, `userId`: kotlin.String, `tokens`: TokenProvider, `languages`: List<kotlin.String>, `deviceKeys`: DeviceKeyStore? = null, `deviceId`: kotlin.String? = null) :
         this(UniffiWithHandle, 
     uniffiRustCallWithError(QpException) { _status ->
     UniffiLib.uniffi_qp_ffi_fn_constructor_phonecore_new(
@@ -3523,7 +4081,6 @@ open class PhoneCore: Disposable, AutoCloseable, PhoneCoreInterface
         FfiConverterString.lower(`userId`),
         FfiConverterTypeTokenProvider.lower(`tokens`),
         FfiConverterSequenceString.lower(`languages`),
-        FfiConverterOptionalString.lower(`extraCaPem`),
         FfiConverterOptionalTypeDeviceKeyStore.lower(`deviceKeys`),
         FfiConverterOptionalString.lower(`deviceId`),_status)
 }
@@ -4032,6 +4589,47 @@ open class PhoneCore: Disposable, AutoCloseable, PhoneCoreInterface
 
     
     /**
+     * Hands every due answer to the system for a background upload (iOS,
+     * an answer from a notification action): give each request to the
+     * background session tagged with its `id`, and report what the session
+     * says with `handedOverOutcome`. The flush leaves them alone meanwhile.
+     */
+    @Throws(QpException::class)override fun `handOverAnswers`(): List<Handover> {
+            return FfiConverterSequenceTypeHandover.lift(
+    callWithHandle {
+    uniffiRustCallWithError(QpException) { _status ->
+    UniffiLib.uniffi_qp_ffi_fn_method_phonecore_hand_over_answers(
+        it,
+        _status)
+}
+    }
+    )
+    }
+    
+
+    
+    /**
+     * The background session reported on the hand-over `id` (in this
+     * process or after a relaunch): recorded as a flush's outcome would
+     * be. A second report of the same answer changes nothing.
+     */
+    @Throws(QpException::class)override fun `handedOverOutcome`(`id`: kotlin.String, `result`: HandoverResult): FlushReport {
+            return FfiConverterTypeFlushReport.lift(
+    callWithHandle {
+    uniffiRustCallWithError(QpException) { _status ->
+    UniffiLib.uniffi_qp_ffi_fn_method_phonecore_handed_over_outcome(
+        it,
+        
+        FfiConverterString.lower(`id`),
+        FfiConverterTypeHandoverResult.lower(`result`),_status)
+}
+    }
+    )
+    }
+    
+
+    
+    /**
      * The iOS notification content and its category, in the person's language.
      */override fun `iosNotification`(`question`: PushQuestion, `requireUnlockForDanger`: kotlin.Boolean): IosNotification {
             return FfiConverterTypeIosNotification.lift(
@@ -4279,6 +4877,26 @@ open class PhoneCore: Disposable, AutoCloseable, PhoneCoreInterface
     UniffiLib.uniffi_qp_ffi_fn_method_phonecore_requeue_interrupted(
         it,
         _status)
+}
+    }
+    )
+    }
+    
+
+    
+    /**
+     * At launch, with the ids of the uploads the background session still
+     * holds: answers it no longer has and never reported on are queued
+     * again for the next flush. Returns how many.
+     */
+    @Throws(QpException::class)override fun `requeueLostHandOvers`(`inFlight`: List<kotlin.String>): kotlin.UInt {
+            return FfiConverterUInt.lift(
+    callWithHandle {
+    uniffiRustCallWithError(QpException) { _status ->
+    UniffiLib.uniffi_qp_ffi_fn_method_phonecore_requeue_lost_hand_overs(
+        it,
+        
+        FfiConverterSequenceString.lower(`inFlight`),_status)
 }
     }
     )
@@ -4724,7 +5342,7 @@ open class PhoneCore: Disposable, AutoCloseable, PhoneCoreInterface
      * in as whoever the store says (the token read from `vault`), or
      * signed out until `signIn`. Other arguments as for the constructor.
      */
-    @Throws(QpException::class) fun `openSession`(`storePath`: kotlin.String, `mode`: StoreMode, `vault`: TokenVault, `languages`: List<kotlin.String>, `extraCaPem`: kotlin.String? = null, `deviceKeys`: DeviceKeyStore? = null): PhoneCore {
+    @Throws(QpException::class) fun `openSession`(`storePath`: kotlin.String, `mode`: StoreMode, `vault`: TokenVault, `languages`: List<kotlin.String>, `deviceKeys`: DeviceKeyStore? = null): PhoneCore {
             return FfiConverterTypePhoneCore.lift(
     uniffiRustCallWithError(QpException) { _status ->
     UniffiLib.uniffi_qp_ffi_fn_constructor_phonecore_open_session(
@@ -4734,7 +5352,6 @@ open class PhoneCore: Disposable, AutoCloseable, PhoneCoreInterface
         FfiConverterTypeStoreMode.lower(`mode`),
         FfiConverterTypeTokenVault.lower(`vault`),
         FfiConverterSequenceString.lower(`languages`),
-        FfiConverterOptionalString.lower(`extraCaPem`),
         FfiConverterOptionalTypeDeviceKeyStore.lower(`deviceKeys`),_status)
 }
     )
@@ -6752,6 +7369,178 @@ public object FfiConverterTypeForegroundReport: FfiConverterRustBuffer<Foregroun
 
 
 
+data class Handover (
+    var `id`: kotlin.String
+    , 
+    var `questionId`: kotlin.String
+    , 
+    var `request`: HttpRequest
+    
+){
+    
+
+    
+
+    
+    companion object
+}
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypeHandover: FfiConverterRustBuffer<Handover> {
+    override fun read(buf: ByteBuffer): Handover {
+        return Handover(
+            FfiConverterString.read(buf),
+            FfiConverterString.read(buf),
+            FfiConverterTypeHttpRequest.read(buf),
+        )
+    }
+
+    override fun allocationSize(value: Handover) = (
+            FfiConverterString.allocationSize(value.`id`) +
+            FfiConverterString.allocationSize(value.`questionId`) +
+            FfiConverterTypeHttpRequest.allocationSize(value.`request`)
+    )
+
+    override fun write(value: Handover, buf: ByteBuffer) {
+            FfiConverterString.write(value.`id`, buf)
+            FfiConverterString.write(value.`questionId`, buf)
+            FfiConverterTypeHttpRequest.write(value.`request`, buf)
+    }
+}
+
+
+
+data class HttpHeader (
+    var `name`: kotlin.String
+    , 
+    var `value`: kotlin.String
+    
+){
+    
+
+    
+
+    
+    companion object
+}
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypeHttpHeader: FfiConverterRustBuffer<HttpHeader> {
+    override fun read(buf: ByteBuffer): HttpHeader {
+        return HttpHeader(
+            FfiConverterString.read(buf),
+            FfiConverterString.read(buf),
+        )
+    }
+
+    override fun allocationSize(value: HttpHeader) = (
+            FfiConverterString.allocationSize(value.`name`) +
+            FfiConverterString.allocationSize(value.`value`)
+    )
+
+    override fun write(value: HttpHeader, buf: ByteBuffer) {
+            FfiConverterString.write(value.`name`, buf)
+            FfiConverterString.write(value.`value`, buf)
+    }
+}
+
+
+
+data class HttpRequest (
+    var `method`: HttpMethod
+    , 
+    var `url`: kotlin.String
+    , 
+    var `headers`: List<HttpHeader>
+    , 
+    var `body`: kotlin.ByteArray?
+    , 
+    var `timeoutMs`: kotlin.UInt
+    
+){
+    
+
+    
+
+    
+    companion object
+}
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypeHttpRequest: FfiConverterRustBuffer<HttpRequest> {
+    override fun read(buf: ByteBuffer): HttpRequest {
+        return HttpRequest(
+            FfiConverterTypeHttpMethod.read(buf),
+            FfiConverterString.read(buf),
+            FfiConverterSequenceTypeHttpHeader.read(buf),
+            FfiConverterOptionalByteArray.read(buf),
+            FfiConverterUInt.read(buf),
+        )
+    }
+
+    override fun allocationSize(value: HttpRequest) = (
+            FfiConverterTypeHttpMethod.allocationSize(value.`method`) +
+            FfiConverterString.allocationSize(value.`url`) +
+            FfiConverterSequenceTypeHttpHeader.allocationSize(value.`headers`) +
+            FfiConverterOptionalByteArray.allocationSize(value.`body`) +
+            FfiConverterUInt.allocationSize(value.`timeoutMs`)
+    )
+
+    override fun write(value: HttpRequest, buf: ByteBuffer) {
+            FfiConverterTypeHttpMethod.write(value.`method`, buf)
+            FfiConverterString.write(value.`url`, buf)
+            FfiConverterSequenceTypeHttpHeader.write(value.`headers`, buf)
+            FfiConverterOptionalByteArray.write(value.`body`, buf)
+            FfiConverterUInt.write(value.`timeoutMs`, buf)
+    }
+}
+
+
+
+data class HttpResponse (
+    var `status`: kotlin.UShort
+    , 
+    var `body`: kotlin.ByteArray
+    
+){
+    
+
+    
+
+    
+    companion object
+}
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypeHttpResponse: FfiConverterRustBuffer<HttpResponse> {
+    override fun read(buf: ByteBuffer): HttpResponse {
+        return HttpResponse(
+            FfiConverterUShort.read(buf),
+            FfiConverterByteArray.read(buf),
+        )
+    }
+
+    override fun allocationSize(value: HttpResponse) = (
+            FfiConverterUShort.allocationSize(value.`status`) +
+            FfiConverterByteArray.allocationSize(value.`body`)
+    )
+
+    override fun write(value: HttpResponse, buf: ByteBuffer) {
+            FfiConverterUShort.write(value.`status`, buf)
+            FfiConverterByteArray.write(value.`body`, buf)
+    }
+}
+
+
+
 data class IosAction (
     var `identifier`: kotlin.String
     , 
@@ -7991,6 +8780,7 @@ enum class AnswerState {
     
     QUEUED,
     SENDING,
+    HANDED_OVER,
     ANSWERED,
     ALREADY_RESOLVED,
     REJECTED;
@@ -8211,6 +9001,289 @@ public object FfiConverterTypeForegroundStep: FfiConverterRustBuffer<ForegroundS
     override fun allocationSize(value: ForegroundStep) = 4UL
 
     override fun write(value: ForegroundStep, buf: ByteBuffer) {
+        buf.putInt(value.ordinal + 1)
+    }
+}
+
+
+
+
+
+/**
+ * What the system reported of a hand-over ([`Handover`]).
+ */
+sealed class HandoverResult {
+    
+    /**
+     * The server's response (any status).
+     */
+    data class Response(
+        val `response`: io.questionprotocol.core.HttpResponse) : HandoverResult()
+        
+    {
+        
+
+        companion object
+    }
+    
+    /**
+     * No response came: why.
+     */
+    data class Failed(
+        val `failure`: io.questionprotocol.core.HttpFailure, 
+        val `reason`: kotlin.String) : HandoverResult()
+        
+    {
+        
+
+        companion object
+    }
+    
+
+    
+
+    
+    
+
+
+    companion object
+}
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypeHandoverResult : FfiConverterRustBuffer<HandoverResult>{
+    override fun read(buf: ByteBuffer): HandoverResult {
+        return when(buf.getInt()) {
+            1 -> HandoverResult.Response(
+                FfiConverterTypeHttpResponse.read(buf),
+                )
+            2 -> HandoverResult.Failed(
+                FfiConverterTypeHttpFailure.read(buf),
+                FfiConverterString.read(buf),
+                )
+            else -> throw RuntimeException("invalid enum value, something is very wrong!!")
+        }
+    }
+
+    override fun allocationSize(value: HandoverResult): ULong = when(value) {
+        is HandoverResult.Response -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+                + FfiConverterTypeHttpResponse.allocationSize(value.`response`)
+            )
+        }
+        is HandoverResult.Failed -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+                + FfiConverterTypeHttpFailure.allocationSize(value.`failure`)
+                + FfiConverterString.allocationSize(value.`reason`)
+            )
+        }
+    }
+
+    override fun write(value: HandoverResult, buf: ByteBuffer) {
+        when(value) {
+            is HandoverResult.Response -> {
+                buf.putInt(1)
+                FfiConverterTypeHttpResponse.write(value.`response`, buf)
+                Unit
+            }
+            is HandoverResult.Failed -> {
+                buf.putInt(2)
+                FfiConverterTypeHttpFailure.write(value.`failure`, buf)
+                FfiConverterString.write(value.`reason`, buf)
+                Unit
+            }
+        }.let { /* this makes the `when` an expression, which ensures it is exhaustive */ }
+    }
+}
+
+
+
+
+
+
+
+/**
+ * No response came (any status, 4xx and 5xx included, is a response).
+ */
+sealed class HttpException: kotlin.Exception() {
+    
+    /**
+     * The device has no network.
+     */
+    class Offline(
+        
+        val `reason`: kotlin.String
+        ) : HttpException() {
+        override val message
+            get() = "reason=${ `reason` }"
+    }
+    
+    /**
+     * The request took longer than its `timeout_ms`.
+     */
+    class TimedOut(
+        
+        val `reason`: kotlin.String
+        ) : HttpException() {
+        override val message
+            get() = "reason=${ `reason` }"
+    }
+    
+    /**
+     * Anything else (no such host, refused, TLS: an untrusted certificate).
+     */
+    class Unreachable(
+        
+        val `reason`: kotlin.String
+        ) : HttpException() {
+        override val message
+            get() = "reason=${ `reason` }"
+    }
+    
+
+    
+
+
+    companion object ErrorHandler : UniffiRustCallStatusErrorHandler<HttpException> {
+        override fun lift(error_buf: RustBuffer.ByValue): HttpException = FfiConverterTypeHttpError.lift(error_buf)
+    }
+
+    
+}
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypeHttpError : FfiConverterRustBuffer<HttpException> {
+    override fun read(buf: ByteBuffer): HttpException {
+        
+
+        return when(buf.getInt()) {
+            1 -> HttpException.Offline(
+                FfiConverterString.read(buf),
+                )
+            2 -> HttpException.TimedOut(
+                FfiConverterString.read(buf),
+                )
+            3 -> HttpException.Unreachable(
+                FfiConverterString.read(buf),
+                )
+            else -> throw RuntimeException("invalid error enum value, something is very wrong!!")
+        }
+    }
+
+    override fun allocationSize(value: HttpException): ULong {
+        return when(value) {
+            is HttpException.Offline -> (
+                // Add the size for the Int that specifies the variant plus the size needed for all fields
+                4UL
+                + FfiConverterString.allocationSize(value.`reason`)
+            )
+            is HttpException.TimedOut -> (
+                // Add the size for the Int that specifies the variant plus the size needed for all fields
+                4UL
+                + FfiConverterString.allocationSize(value.`reason`)
+            )
+            is HttpException.Unreachable -> (
+                // Add the size for the Int that specifies the variant plus the size needed for all fields
+                4UL
+                + FfiConverterString.allocationSize(value.`reason`)
+            )
+        }
+    }
+
+    override fun write(value: HttpException, buf: ByteBuffer) {
+        when(value) {
+            is HttpException.Offline -> {
+                buf.putInt(1)
+                FfiConverterString.write(value.`reason`, buf)
+                Unit
+            }
+            is HttpException.TimedOut -> {
+                buf.putInt(2)
+                FfiConverterString.write(value.`reason`, buf)
+                Unit
+            }
+            is HttpException.Unreachable -> {
+                buf.putInt(3)
+                FfiConverterString.write(value.`reason`, buf)
+                Unit
+            }
+        }.let { /* this makes the `when` an expression, which ensures it is exhaustive */ }
+    }
+
+}
+
+
+
+
+enum class HttpFailure {
+    
+    OFFLINE,
+    TIMED_OUT,
+    UNREACHABLE;
+
+    
+
+
+    companion object
+}
+
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypeHttpFailure: FfiConverterRustBuffer<HttpFailure> {
+    override fun read(buf: ByteBuffer) = try {
+        HttpFailure.values()[buf.getInt() - 1]
+    } catch (e: IndexOutOfBoundsException) {
+        throw RuntimeException("invalid enum value, something is very wrong!!", e)
+    }
+
+    override fun allocationSize(value: HttpFailure) = 4UL
+
+    override fun write(value: HttpFailure, buf: ByteBuffer) {
+        buf.putInt(value.ordinal + 1)
+    }
+}
+
+
+
+
+
+
+enum class HttpMethod {
+    
+    GET,
+    POST,
+    PUT,
+    DELETE;
+
+    
+
+
+    companion object
+}
+
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypeHttpMethod: FfiConverterRustBuffer<HttpMethod> {
+    override fun read(buf: ByteBuffer) = try {
+        HttpMethod.values()[buf.getInt() - 1]
+    } catch (e: IndexOutOfBoundsException) {
+        throw RuntimeException("invalid enum value, something is very wrong!!", e)
+    }
+
+    override fun allocationSize(value: HttpMethod) = 4UL
+
+    override fun write(value: HttpMethod, buf: ByteBuffer) {
         buf.putInt(value.ordinal + 1)
     }
 }
@@ -10019,6 +11092,62 @@ public object FfiConverterSequenceTypeFeedCell: FfiConverterRustBuffer<List<Feed
 /**
  * @suppress
  */
+public object FfiConverterSequenceTypeHandover: FfiConverterRustBuffer<List<Handover>> {
+    override fun read(buf: ByteBuffer): List<Handover> {
+        val len = buf.getInt()
+        return List<Handover>(len) {
+            FfiConverterTypeHandover.read(buf)
+        }
+    }
+
+    override fun allocationSize(value: List<Handover>): ULong {
+        val sizeForLength = 4UL
+        val sizeForItems = value.map { FfiConverterTypeHandover.allocationSize(it) }.sum()
+        return sizeForLength + sizeForItems
+    }
+
+    override fun write(value: List<Handover>, buf: ByteBuffer) {
+        buf.putInt(value.size)
+        value.iterator().forEach {
+            FfiConverterTypeHandover.write(it, buf)
+        }
+    }
+}
+
+
+
+
+/**
+ * @suppress
+ */
+public object FfiConverterSequenceTypeHttpHeader: FfiConverterRustBuffer<List<HttpHeader>> {
+    override fun read(buf: ByteBuffer): List<HttpHeader> {
+        val len = buf.getInt()
+        return List<HttpHeader>(len) {
+            FfiConverterTypeHttpHeader.read(buf)
+        }
+    }
+
+    override fun allocationSize(value: List<HttpHeader>): ULong {
+        val sizeForLength = 4UL
+        val sizeForItems = value.map { FfiConverterTypeHttpHeader.allocationSize(it) }.sum()
+        return sizeForLength + sizeForItems
+    }
+
+    override fun write(value: List<HttpHeader>, buf: ByteBuffer) {
+        buf.putInt(value.size)
+        value.iterator().forEach {
+            FfiConverterTypeHttpHeader.write(it, buf)
+        }
+    }
+}
+
+
+
+
+/**
+ * @suppress
+ */
 public object FfiConverterSequenceTypeIosAction: FfiConverterRustBuffer<List<IosAction>> {
     override fun read(buf: ByteBuffer): List<IosAction> {
         val len = buf.getInt()
@@ -10261,6 +11390,21 @@ public typealias FfiConverterTypeTimestamp = FfiConverterTimestamp
 
 
         /**
+         * Registers the transport every phone of this process sends through
+         * (replacing an earlier one). Call it at launch, in the app and in the
+         * notification extension, before the first network call.
+         */ fun `setHttpTransport`(`transport`: HttpTransport)
+        = 
+    uniffiRustCall() { _status ->
+    UniffiLib.uniffi_qp_ffi_fn_func_set_http_transport(
+    
+        
+        FfiConverterTypeHttpTransport.lower(`transport`),_status)
+}
+    
+    
+
+        /**
          * The device's public key (base64) from `keys`, made and saved on first
          * use: put it in the `DeviceRegistration` (`publicKey`) sent with pairing
          * or `POST /api/devices`, so pushes are end-to-end encrypted to it.
@@ -10332,19 +11476,18 @@ public typealias FfiConverterTypeTimestamp = FfiConverterTimestamp
          * bare code (with `server_url`) for the user's token, saved in `store`.
          * With `device`, the push registration is made in the same call. Then
          * construct `PhoneCore` with the returned server and user.
-         * `extra_ca_pem`: as for `PhoneCore`, a CA trusted besides the platform's.
+         * The request goes through the transport registered with `setHttpTransport`.
          */
     @Throws(QpException::class)
     @Suppress("ASSIGNED_BUT_NEVER_ACCESSED_VARIABLE")
-     suspend fun `pairDevice`(`linkOrCode`: kotlin.String, `serverUrl`: kotlin.String?, `deviceLabel`: kotlin.String, `device`: DeviceRegistration?, `store`: SecureStore, `extraCaPem`: kotlin.String? = null) : PairedAccount {
+     suspend fun `pairDevice`(`linkOrCode`: kotlin.String, `serverUrl`: kotlin.String?, `deviceLabel`: kotlin.String, `device`: DeviceRegistration?, `store`: SecureStore) : PairedAccount {
         return uniffiRustCallAsync(
         UniffiLib.uniffi_qp_ffi_fn_func_pair_device(
         FfiConverterString.lower(`linkOrCode`),
         FfiConverterOptionalString.lower(`serverUrl`),
         FfiConverterString.lower(`deviceLabel`),
         FfiConverterOptionalTypeDeviceRegistration.lower(`device`),
-        FfiConverterTypeSecureStore.lower(`store`),
-        FfiConverterOptionalString.lower(`extraCaPem`),),
+        FfiConverterTypeSecureStore.lower(`store`),),
         { future, callback, continuation -> UniffiLib.ffi_qp_ffi_rust_future_poll_rust_buffer(future, callback, continuation) },
         { future, continuation -> UniffiLib.ffi_qp_ffi_rust_future_complete_rust_buffer(future, continuation) },
         { future -> UniffiLib.ffi_qp_ffi_rust_future_free_rust_buffer(future) },

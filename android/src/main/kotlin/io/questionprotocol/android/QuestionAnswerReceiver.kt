@@ -22,9 +22,9 @@ import kotlinx.coroutines.runBlocking
 import kotlinx.coroutines.withTimeoutOrNull
 
 /**
- * Subclass it, return the shared core from [core], register it in the
- * manifest (not exported), and schedule a flush in [scheduleFlush] (WorkManager
- * with a network constraint is the usual choice).
+ * Subclass it, return the shared core from [core] and register it in the
+ * manifest (not exported). An answer that could not be delivered at once is
+ * left to [QuestionFlushJob], which the library schedules ([scheduleFlush]).
  */
 abstract class QuestionAnswerReceiver : BroadcastReceiver() {
     companion object {
@@ -35,9 +35,11 @@ abstract class QuestionAnswerReceiver : BroadcastReceiver() {
 
     abstract fun core(context: Context): PhoneCore
 
-    /** The hook for background flushing: `core.flush()` off the receiver,
-     *  called when the answer could not be delivered at once. */
-    abstract fun scheduleFlush(context: Context)
+    /** Background flushing, called when the answer could not be delivered
+     *  at once: the library's [QuestionFlushJob] by default. */
+    open fun scheduleFlush(context: Context) {
+        QuestionFlushJob.schedule(context)
+    }
 
     /** Runs the delivery attempt off the main thread (tests run it inline). */
     open fun runInBackground(work: () -> Unit) {

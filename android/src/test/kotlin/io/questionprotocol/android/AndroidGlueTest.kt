@@ -47,6 +47,9 @@ class StaticToken(private val value: String?) : TokenProvider {
 // The SDK levels come from robolectric.properties (26, 29, 31, 33, 35).
 @RunWith(RobolectricTestRunner::class)
 class AndroidGlueTest {
+    // The phone's requests go through HttpURLConnection, as in an app.
+    init { HttpUrlConnectionTransport.install() }
+
     private lateinit var context: Context
     private lateinit var dir: File
     private lateinit var core: PhoneCore
@@ -364,7 +367,7 @@ class AndroidGlueTest {
         val data = sealed["payload"] as Map<String, String>
         val key = java.util.Base64.getDecoder().decode(sealed["device_secret"] as String)
         val keyed = PhoneCore(File(dir, "sealed.sqlite").path, StoreMode.APP, "http://127.0.0.1:9", "u_federica",
-            StaticToken(null), listOf("en"), null, MemoryKeyStore(key), "dev_vector")
+            StaticToken(null), listOf("en"), MemoryKeyStore(key), "dev_vector")
         val n = QuestionNotifier(context, keyed, TestReceiver::class.java, android.R.drawable.ic_dialog_info)
         assertEquals(QuestionNotifier.Result.Posted("q_e2e_vector", androidNotificationId("q_e2e_vector")), n.onDataMessage(data))
         val shown = posted("q_e2e_vector")
@@ -373,7 +376,7 @@ class AndroidGlueTest {
         keyed.close()
 
         val wrong = PhoneCore(File(dir, "wrong.sqlite").path, StoreMode.APP, "http://127.0.0.1:9", "u_federica",
-            StaticToken(null), listOf("en"), null, MemoryKeyStore(ByteArray(32) { 0x52 }), "dev_vector")
+            StaticToken(null), listOf("en"), MemoryKeyStore(ByteArray(32) { 0x52 }), "dev_vector")
         val result = QuestionNotifier(context, wrong, TestReceiver::class.java, android.R.drawable.ic_dialog_info).onDataMessage(data)
         assertTrue("$result", result is QuestionNotifier.Result.Fallback)
         val fallback = checkNotNull(shadowOf(manager).getNotification(QuestionIntents.FALLBACK_TAG, 0))
@@ -385,7 +388,7 @@ class AndroidGlueTest {
         // the real id and another prompt) is not trusted: the generic words,
         // never its own, and the real question stays as it was.
         val again = PhoneCore(File(dir, "sealed.sqlite").path, StoreMode.APP, "http://127.0.0.1:9", "u_federica",
-            StaticToken(null), listOf("en"), null, MemoryKeyStore(key), "dev_vector")
+            StaticToken(null), listOf("en"), MemoryKeyStore(key), "dev_vector")
         val forged = encodeFcmPayload(toJson(question("q_e2e_vector", listOf(opt("allow", "Allow"), opt("deny", "Deny")), false)
             + mapOf("prompt" to "Allow Bash: git status"))).data + mapOf("title" to "Release Bot asks you", "body" to "Allow Bash: git status")
         val refused = QuestionNotifier(context, again, TestReceiver::class.java, android.R.drawable.ic_dialog_info).onDataMessage(forged)

@@ -11,6 +11,9 @@ import org.junit.Test
 import java.io.File
 
 class EndToEndTest {
+    // The phone's requests go through HttpURLConnection, as in an app.
+    init { HttpUrlConnectionTransport.install() }
+
     private fun env(k: String): String = System.getenv(k)!!
 
     @Test

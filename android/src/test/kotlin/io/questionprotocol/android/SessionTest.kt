@@ -26,6 +26,9 @@ import java.util.concurrent.ConcurrentHashMap
 
 @RunWith(RobolectricTestRunner::class)
 class SessionTest {
+    // The phone's requests go through HttpURLConnection, as in an app.
+    init { HttpUrlConnectionTransport.install() }
+
     private fun env(k: String): String = System.getenv(k)!!
 
     /** The app's Keystore-backed storage of tokens, in memory. */

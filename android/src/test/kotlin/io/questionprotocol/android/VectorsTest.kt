@@ -227,7 +227,7 @@ class VectorsTest {
         runAll("e2e", 8) { v ->
             val key = (v["device_secret"] as String?)?.let { java.util.Base64.getDecoder().decode(it) }
             val phone = PhoneCore(java.io.File(dir, "${v["name"]}.sqlite").path, StoreMode.EXTENSION, "http://127.0.0.1:9",
-                "u_federica", StaticToken(null), listOf("en"), null, MemoryKeyStore(key), v["device_id"] as String?)
+                "u_federica", StaticToken(null), listOf("en"), MemoryKeyStore(key), v["device_id"] as String?)
             val got: Map<String, Any?> = try {
                 @Suppress("UNCHECKED_CAST")
                 when (val push = if (v["format"] == "fcm") phone.receiveFcm(v["payload"] as Map<String, String>)

@@ -18,7 +18,9 @@ import androidx.security.crypto.MasterKey
 import com.google.firebase.messaging.FirebaseMessaging
 import com.google.firebase.messaging.FirebaseMessagingService
 import com.google.firebase.messaging.RemoteMessage
+import io.questionprotocol.android.HttpUrlConnectionTransport
 import io.questionprotocol.android.QuestionAnswerReceiver
+import io.questionprotocol.android.QuestionFlushJob
 import io.questionprotocol.android.QuestionIntents
 import io.questionprotocol.android.QuestionLifecycle
 import io.questionprotocol.android.QuestionNotifier
@@ -95,6 +97,10 @@ object AccountScreen {   // the app's account screen: sign in with the scanned p
 object App {   // one core per process, from launch (signed in or not): the service, receiver and activities share it
     @Volatile var opened: PhoneCore? = null
     fun core(ctx: Context): PhoneCore = opened ?: synchronized(this) {
+        // The core's requests go through the platform's HttpURLConnection: the network security config (user
+        // and MDM CAs, pinning), the system proxy and a VPN apply. OkHttp or Ktor: register your own HttpTransport.
+        HttpUrlConnectionTransport.install()
+        QuestionFlushJob.phone = { core(it) }   // the library's retry job finds the phone here (any process)
         opened ?: PhoneCore.openSession(File(ctx.noBackupFilesDir, "qp.sqlite").path, StoreMode.APP, Keystore(ctx),
             deviceLanguages(), deviceKeys = KeystoreDeviceKey(ctx)).also { opened = it }
     }
@@ -114,10 +120,11 @@ class QpMessagingService : FirebaseMessagingService() {          // Firebase sta
 }
 class AnswerReceiver : QuestionAnswerReceiver() {                 // <receiver android:exported="false"/>
     override fun core(context: Context) = App.core(context)
-    override fun scheduleFlush(context: Context) = FlushWorker.enqueue(context)  // WorkManager: runBlocking { core.flush() }
     // The receiver commits the answer, then tries to send it at once within its
     // allowance (goAsync, 8 s) and updates the notification ("You answered: Approve");
-    // scheduleFlush is called only for what could not be sent.
+    // what could not be sent is left to the library's QuestionFlushJob (a JobScheduler job
+    // with a network constraint: <service android:name="io.questionprotocol.android.QuestionFlushJob"
+    // android:permission="android.permission.BIND_JOB_SERVICE" android:exported="false"/>).
     override val smallIcon = R.drawable.ic_question
 }
 // end snippet
@@ -125,7 +132,7 @@ class AnswerReceiver : QuestionAnswerReceiver() {                 // <receiver a
 // snippet: android-foreground
 object Foreground {   // MainActivity: onStart (at launch and at every return to the foreground) and onStop
     private val scope = CoroutineScope(SupervisorJob() + Dispatchers.IO)   // or the activity's lifecycleScope
-    private fun lifecycle(ctx: Context) = QuestionLifecycle(scope, scheduleFlush = { FlushWorker.enqueue(ctx) }) {
+    private fun lifecycle(ctx: Context) = QuestionLifecycle(scope, scheduleFlush = { QuestionFlushJob.schedule(ctx) }) {
         QuestionNotifier(ctx, App.core(ctx), AnswerReceiver::class.java, R.drawable.ic_question)   // opens SQLite: off the main thread
     }
     fun refresh(activity: Context): Job {
@@ -140,7 +147,7 @@ object Foreground {   // MainActivity: onStart (at launch and at every return to
             r.statusLine?.let { Router.showStatus(it) }   // e.g. "pair this phone again", in the person's language
         }
     }
-    fun stop(activity: Context): Job = lifecycle(activity.applicationContext).onStop()   // unsent answers: FlushWorker
+    fun stop(activity: Context): Job = lifecycle(activity.applicationContext).onStop()   // unsent answers: QuestionFlushJob
 }
 // end snippet
 

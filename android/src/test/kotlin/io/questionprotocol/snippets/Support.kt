@@ -1,14 +1,8 @@
 // What the README's Kotlin takes from the app itself (not shown there): the
-// WorkManager job, the app's resources and navigation. Minimal versions so
+// app's resources and navigation. Minimal versions so
 // the snippets compile and the tests can drive them.
 package io.questionprotocol.snippets
 
-import android.content.Context
-
-object FlushWorker {
-    var enqueued = 0
-    fun enqueue(context: Context) { enqueued++ }
-}
 
 /** The app's generated R (its own resources). */
 object R {

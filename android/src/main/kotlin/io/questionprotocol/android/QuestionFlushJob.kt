@@ -1,0 +1,79 @@
+package io.questionprotocol.android
+
+import android.app.job.JobInfo
+import android.app.job.JobParameters
+import android.app.job.JobScheduler
+import android.app.job.JobService
+import android.content.ComponentName
+import android.content.Context
+import io.questionprotocol.core.PhoneCore
+import io.questionprotocol.core.QpException
+import kotlinx.coroutines.CoroutineScope
+import kotlinx.coroutines.Dispatchers
+import kotlinx.coroutines.Job
+import kotlinx.coroutines.SupervisorJob
+import kotlinx.coroutines.cancelChildren
+import kotlinx.coroutines.launch
+
+/**
+ * Sends the answers still in the outbox once the device has a network: a
+ * `JobScheduler` job (framework API, no extra dependency) that the library
+ * schedules itself when an answer could not be delivered at once. It runs
+ * the core's flush; when an answer is left to retry (the server still
+ * unreachable, a 5xx), it asks the system to run it again with its backoff.
+ * What is retried and when an answer is final stay the core's rules.
+ *
+ * The app declares the service in its manifest
+ * (`android:permission="android.permission.BIND_JOB_SERVICE"`, not exported)
+ * and tells the job where its phone is, once per process (in
+ * `Application.onCreate`, which runs before the job in a fresh process):
+ * `QuestionFlushJob.phone = { context -> MyApp.core(context) }`.
+ */
+open class QuestionFlushJob : JobService() {
+    private val scope = CoroutineScope(SupervisorJob() + Dispatchers.IO)
+    /** The flush in progress, for tests to await. */
+    @Volatile var running: Job? = null
+        private set
+
+    override fun onStartJob(params: JobParameters?): Boolean {
+        val core = phone?.invoke(applicationContext) ?: return false
+        running = scope.launch {
+            val again = try {
+                val report = core.flush()
+                // A 401 waits for the person to sign in again, not for the network.
+                report.willRetry > 0u && !report.unauthorized
+            } catch (e: QpException) {
+                e !is QpException.NotSignedIn
+            }
+            jobFinished(params, again)
+        }
+        return true
+    }
+
+    override fun onStopJob(params: JobParameters?): Boolean {
+        scope.coroutineContext.cancelChildren()
+        return true // the answers are still queued: run again
+    }
+
+    companion object {
+        /** The job's id in the app's JobScheduler namespace. */
+        const val JOB_ID = 0x51_50_0001
+        /** The first retry's delay; the system doubles it each time. */
+        const val BACKOFF_MS = 30_000L
+
+        /** Where the job finds the app's phone (set at process start). */
+        @Volatile @JvmStatic var phone: ((Context) -> PhoneCore)? = null
+
+        /** Schedules the flush for when a network is available (replacing a
+         *  pending one). True when the system took it. */
+        @JvmStatic
+        fun schedule(context: Context): Boolean {
+            val scheduler = context.getSystemService(JobScheduler::class.java) ?: return false
+            val job = JobInfo.Builder(JOB_ID, ComponentName(context, QuestionFlushJob::class.java))
+                .setRequiredNetworkType(JobInfo.NETWORK_TYPE_ANY)
+                .setBackoffCriteria(BACKOFF_MS, JobInfo.BACKOFF_POLICY_EXPONENTIAL)
+                .build()
+            return scheduler.schedule(job) == JobScheduler.RESULT_SUCCESS
+        }
+    }
+}

@@ -1,0 +1,104 @@
+// The phone's requests over the platform's own network stack: the core
+// describes each request (method, URL, headers, body, its time limit) and
+// URLSession executes it, so the system's proxies (PAC files included),
+// trust store (roots an MDM profile installed), per-app VPN and cellular
+// policy apply, and pinning is the app's `NSPinnedDomains`. Retries,
+// idempotency keys and what a status means stay in the Rust core.
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// Executes the core's requests with an ephemeral `URLSession` (no cookies,
+/// no cache, no credentials kept on disk). Register one per process, in the
+/// app and in the notification extension, before the first network call:
+/// `URLSessionTransport.install()`.
+public final class URLSessionTransport: HttpTransport, @unchecked Sendable {
+    private let session: URLSession
+
+    /// `session`: an ephemeral session by default; an app that configures
+    /// its own (a proxy dictionary, extra headers) passes it.
+    public init(session: URLSession = URLSession(configuration: .ephemeral)) {
+        self.session = session
+    }
+
+    /// Registers a transport for every phone of this process.
+    public static func install(session: URLSession = URLSession(configuration: .ephemeral)) {
+        setHttpTransport(transport: URLSessionTransport(session: session))
+    }
+
+    public func send(request: HttpRequest) async throws -> HttpResponse {
+        let urlRequest = try Self.urlRequest(request)
+        return try await withCheckedThrowingContinuation { continuation in
+            session.dataTask(with: urlRequest) { data, response, error in
+                if let error = error {
+                    continuation.resume(throwing: Self.failure(error))
+                } else if let http = response as? HTTPURLResponse {
+                    continuation.resume(returning: HttpResponse(status: UInt16(clamping: http.statusCode),
+                                                                body: data ?? Data()))
+                } else {
+                    continuation.resume(throwing: HttpError.Unreachable(reason: "not an HTTP response"))
+                }
+            }.resume()
+        }
+    }
+
+    /// The core's request as URLSession takes it (also the background
+    /// upload's request, whose body goes in a file).
+    public static func urlRequest(_ request: HttpRequest) throws -> URLRequest {
+        guard let url = URL(string: request.url) else {
+            throw HttpError.Unreachable(reason: "not a URL")
+        }
+        var r = URLRequest(url: url)
+        r.httpMethod = method(request.method)
+        r.timeoutInterval = TimeInterval(request.timeoutMs) / 1000
+        for header in request.headers {
+            r.setValue(header.value, forHTTPHeaderField: header.name)
+        }
+        r.httpBody = request.body
+        return r
+    }
+
+    static func method(_ m: HttpMethod) -> String {
+        switch m {
+        case .get: return "GET"
+        case .post: return "POST"
+        case .put: return "PUT"
+        case .delete: return "DELETE"
+        }
+    }
+
+    /// A URLSession error as the core reads it: offline, timed out, or the
+    /// server unreachable (TLS failures included).
+    public static func failure(_ error: Error) -> HttpError {
+        let reason = error.localizedDescription
+        guard let e = error as? URLError else { return .Unreachable(reason: reason) }
+        switch e.code {
+        case .notConnectedToInternet, .networkConnectionLost, .dataNotAllowed,
+             .internationalRoamingOff:
+            return .Offline(reason: reason)
+        case .timedOut:
+            return .TimedOut(reason: reason)
+        default:
+            return .Unreachable(reason: reason)
+        }
+    }
+
+    /// What a background session reported for a hand-over, for
+    /// `PhoneCore.handedOverOutcome`: the response and its body, or why
+    /// none came.
+    public static func handoverResult(response: URLResponse?, body: Data?, error: Error?) -> HandoverResult {
+        if let error = error {
+            let failed = failure(error)
+            switch failed {
+            case .Offline(let reason): return .failed(failure: .offline, reason: reason)
+            case .TimedOut(let reason): return .failed(failure: .timedOut, reason: reason)
+            case .Unreachable(let reason): return .failed(failure: .unreachable, reason: reason)
+            }
+        }
+        guard let http = response as? HTTPURLResponse else {
+            return .failed(failure: .unreachable, reason: "not an HTTP response")
+        }
+        return .response(response: HttpResponse(status: UInt16(clamping: http.statusCode), body: body ?? Data()))
+    }
+}

@@ -1,0 +1,155 @@
+// Apple glue, app only: answers given from a notification action go as
+// background uploads, which the system finishes after the app is
+// suspended or killed and reports on later, to this process or to the one
+// it relaunches (`application(_:handleEventsForBackgroundURLSession:
+// completionHandler:)`). The Rust core builds each request and keeps the
+// answer "handed over" in its outbox until the report; the report is read
+// by the core's one set of rules for a reply, so each answer reaches
+// exactly one final state.
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import QuestionProtocol
+
+/// Where background uploads live: the system's background `URLSession`
+/// (`QPSystemUploads`), or a stand-in in tests.
+public protocol QPUploadSystem: AnyObject {
+    /// Starts the upload of the file at `body` with `request`, tagged `id`.
+    func upload(_ request: URLRequest, fromFile body: URL, id: String)
+    /// The ids of the uploads the system still holds.
+    func inFlight(_ completion: @escaping ([String]) -> Void)
+}
+
+@available(iOSApplicationExtension, unavailable)
+public final class QPBackgroundAnswers {
+    private let core: PhoneCore
+    private let system: QPUploadSystem
+    private let bodies: URL
+
+    /// `bodies`: a folder of the app's own for the uploads' bodies (the
+    /// system uploads from a file); each is removed once reported.
+    public init(core: PhoneCore, system: QPUploadSystem, bodies: URL) {
+        self.core = core
+        self.system = system
+        self.bodies = bodies
+    }
+
+    /// Hands every due answer to the system (call it once the answer is
+    /// committed, before the action's completion handler); returns the ids
+    /// handed over. What cannot be handed over stays in the outbox for the
+    /// next flush.
+    @discardableResult
+    public func handOver() -> [String] {
+        guard let handed = try? core.handOverAnswers() else { return [] }
+        try? FileManager.default.createDirectory(at: bodies, withIntermediateDirectories: true)
+        var ids: [String] = []
+        for h in handed {
+            let file = bodyFile(h.id)
+            do {
+                var request = try URLSessionTransport.urlRequest(h.request)
+                try (request.httpBody ?? Data()).write(to: file, options: .atomic)
+                request.httpBody = nil
+                system.upload(request, fromFile: file, id: h.id)
+                ids.append(h.id)
+            } catch {
+                // Never started: the system reports nothing, so it goes
+                // back to the outbox now.
+                _ = try? core.handedOverOutcome(id: h.id, result: .failed(failure: .unreachable,
+                                                                          reason: "\(error)"))
+            }
+        }
+        return ids
+    }
+
+    /// The system reported on the upload `id` (the session delegate's
+    /// `didCompleteWithError`, with the data received): the outcome goes to
+    /// the outbox. A report of an answer no longer handed over changes
+    /// nothing.
+    @discardableResult
+    public func completed(id: String?, response: URLResponse?, body: Data?, error: Error?) -> FlushReport? {
+        guard let id = id else { return nil }
+        try? FileManager.default.removeItem(at: bodyFile(id))
+        let result = URLSessionTransport.handoverResult(response: response, body: body, error: error)
+        return try? core.handedOverOutcome(id: id, result: result)
+    }
+
+    /// At launch: answers handed over that the system no longer holds and
+    /// never reported on go back to the outbox, for the next flush.
+    public func reconcile(_ done: @escaping (UInt32) -> Void = { _ in }) {
+        system.inFlight { [core] ids in
+            done((try? core.requeueLostHandOvers(inFlight: ids)) ?? 0)
+        }
+    }
+
+    private func bodyFile(_ id: String) -> URL {
+        bodies.appendingPathComponent("\(id).json")
+    }
+}
+
+/// The system's background session for answers. Create one at launch with
+/// the app's `QPBackgroundAnswers` (set `answers` once both exist), and
+/// hand it the completion handler of
+/// `application(_:handleEventsForBackgroundURLSession:completionHandler:)`.
+/// (Linux has no background sessions: there it is an ephemeral session,
+/// so the code that uses it compiles; the tests use a stand-in system.)
+@available(iOSApplicationExtension, unavailable)
+public final class QPSystemUploads: NSObject, QPUploadSystem, URLSessionDataDelegate {
+    public static let identifier = "io.questionprotocol.answers"
+    public weak var answers: QPBackgroundAnswers?
+    private var session: URLSession!
+    private var received: [Int: Data] = [:]
+    private var eventsDone: (() -> Void)?
+    private let lock = NSLock()
+
+    public override init() {
+        super.init()
+        #if canImport(Darwin)
+        let config = URLSessionConfiguration.background(withIdentifier: Self.identifier)
+        config.sessionSendsLaunchEvents = true
+        config.isDiscretionary = false
+        #else
+        let config = URLSessionConfiguration.ephemeral
+        #endif
+        session = URLSession(configuration: config, delegate: self, delegateQueue: nil)
+    }
+
+    public func upload(_ request: URLRequest, fromFile body: URL, id: String) {
+        let task = session.uploadTask(with: request, fromFile: body)
+        task.taskDescription = id
+        task.resume()
+    }
+
+    public func inFlight(_ completion: @escaping ([String]) -> Void) {
+        session.getAllTasks { tasks in completion(tasks.compactMap(\.taskDescription)) }
+    }
+
+    /// From `handleEventsForBackgroundURLSession`: called once the session
+    /// has delivered every event.
+    public func handleEvents(completionHandler: @escaping () -> Void) {
+        locked { eventsDone = completionHandler }
+    }
+
+    public func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        locked { received[dataTask.taskIdentifier, default: Data()].append(data) }
+    }
+
+    public func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: Error?) {
+        let body = locked { received.removeValue(forKey: task.taskIdentifier) }
+        answers?.completed(id: task.taskDescription, response: task.response, body: body, error: error)
+    }
+
+    public func urlSessionDidFinishEvents(forBackgroundURLSession session: URLSession) {
+        let done = locked { () -> (() -> Void)? in
+            defer { eventsDone = nil }
+            return eventsDone
+        }
+        DispatchQueue.main.async { done?() }
+    }
+
+    private func locked<T>(_ body: () -> T) -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return body()
+    }
+}
