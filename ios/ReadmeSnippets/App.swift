@@ -25,6 +25,8 @@ final class AppDelegate: UIResponder, UIApplicationDelegate, UNUserNotificationC
 
     func application(_ app: UIApplication, didFinishLaunchingWithOptions o: [UIApplication.LaunchOptionsKey: Any]?) -> Bool {
         UNUserNotificationCenter.current().delegate = self
+        // The app's own categories, if it has any: beside the questions', never setNotificationCategories (it drops their buttons)
+        QPUserNotificationCenter().setAppCategories(AppCategories.all)
         lifecycle?.start()   // registers the background refresh, observes background/foreground, refreshes now
         UNUserNotificationCenter.current().requestAuthorization(options: [.alert, .sound, .badge]) { granted, _ in
             if granted { DispatchQueue.main.async { app.registerForRemoteNotifications() } }   // at every launch
@@ -44,6 +46,11 @@ final class AppDelegate: UIResponder, UIApplicationDelegate, UNUserNotificationC
         Task { @MainActor in
             if let questionId = await work.value?.questionToOpen { Router.open(question: questionId) }
         }
+    }
+    // In the foreground too: questions show as they would on the lock screen; the app's other notifications, its own rule
+    func userNotificationCenter(_ c: UNUserNotificationCenter, willPresent n: UNNotification,
+                                withCompletionHandler done: @escaping (UNNotificationPresentationOptions) -> Void) {
+        QPForegroundPresentation.willPresent(n, others: { _, show in show([.banner, .list]) }, completionHandler: done)
     }
     // Optional: silent pushes, if the app also sends its own
     func application(_ app: UIApplication, didReceiveRemoteNotification info: [AnyHashable: Any],
