@@ -205,7 +205,7 @@ final class PresentationTests: XCTestCase {
                                   threadIdentifier: nil, questionId: id, passive: true,
                                   presentation: iosPresentation(options: PresentOptions(), resolved: true)), base: shown)
         XCTAssertEqual(center.standInArriveInForeground(UNNotificationRequest(identifier: id, content: resolved, trigger: nil)),
-                       [.list], "a resolution is quiet: in the list, no banner, no sound")
+                       [.list, .badge], "a resolution is quiet: in the list (the badge kept), no banner, no sound")
 
         let own = UNMutableNotificationContent()
         own.title = "Your reminder"
