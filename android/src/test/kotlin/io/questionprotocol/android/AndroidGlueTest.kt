@@ -54,6 +54,8 @@ class ThreadedReceiver : QuestionAnswerReceiver() {
     }
     override fun scheduleFlush(context: Context) {}
     override val smallIcon: Int = android.R.drawable.ic_dialog_info
+    override fun openApp(context: Context, questionId: String): Intent =
+        Intent(Intent.ACTION_VIEW).putExtra("question", questionId)
     override fun reportFailure(site: String, error: Throwable) {
         reported += "$site: ${error.javaClass.simpleName}"
         super.reportFailure(site, error)
