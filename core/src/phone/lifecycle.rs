@@ -66,6 +66,9 @@ pub const BUDGETS: PhoneBudgets = PhoneBudgets {
 
 /// What becomes of a question's notification after a resolution push, on
 /// both platforms ([`Phone::resolution_push`]).
+// Made once per push and handed straight to the bindings (which mirror
+// this enum as it is): a box would save nothing worth the indirection.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum ResolutionPushAction {
     /// Resolved (the server says so, or this device already knew), or not a
