@@ -30,6 +30,15 @@ pub fn init_logging() {
     });
 }
 
+/// A failure the platform glue caught where the system called it (a
+/// notification service, a receiver, a background job) and could not
+/// throw: logged (oslog, logcat) so it is seen, never lost in silence.
+/// `site` names the entry point; `error` is what the glue may log (its
+/// type and the core's message: never a token, never typed text).
+pub fn report_glue_failure(site: &str, error: &str) {
+    log::warn!(target: "qp.glue", "{site}: {error}");
+}
+
 /// An error and its causes on one line, so "error sending request" says
 /// why ("invalid peer certificate: UnknownIssuer", "connection refused").
 pub fn error_chain(e: &(dyn std::error::Error + 'static)) -> String {

@@ -264,3 +264,58 @@ fn suspend_waits_for_the_store_work_in_flight() {
         "the last landed write is the one kept"
     );
 }
+
+/// Holds the store's write lock from another process (the extension in the
+/// middle of a transaction) until its stdin closes.
+const WRITER: &str = r#"
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1], timeout=0, isolation_level=None)
+c.execute("BEGIN IMMEDIATE")
+print("held", flush=True)
+sys.stdin.read()
+c.execute("ROLLBACK")
+c.close()
+"#;
+
+#[test]
+fn suspend_returns_within_its_bound_while_another_process_holds_the_write_lock() {
+    use std::io::BufRead;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("shared.sqlite");
+    let p = phone(&db, "http://127.0.0.1:9");
+    p.receive_apns(APNS).unwrap();
+    p.answer_action("q_1", "qp.v.approve", None).unwrap();
+
+    let mut writer = Command::new("python3")
+        .arg("-c")
+        .arg(WRITER)
+        .arg(&db)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("python3 runs (the other process)");
+    let mut line = String::new();
+    std::io::BufReader::new(writer.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    assert_eq!(line.trim(), "held");
+
+    // The open connection would wait 5 s for the writer: suspend must not
+    // (iOS runs it in a background task of a few seconds).
+    let started = std::time::Instant::now();
+    p.suspend().unwrap();
+    let took = started.elapsed();
+    assert!(
+        took < Duration::from_secs(1),
+        "suspend took {took:?} while another process held the write lock"
+    );
+    assert!(p.store().is_suspended());
+
+    drop(writer.stdin.take()); // the other process rolls back and exits
+    assert!(writer.wait().unwrap().success());
+    assert_no_lock(&db);
+    p.resume().unwrap();
+    let kept = p.store().answer_for("q_1").unwrap().unwrap();
+    assert_eq!(kept.state, AnswerState::Queued, "nothing committed is lost");
+    assert!(p.store().is_intact().unwrap());
+}

@@ -35,6 +35,8 @@ final class AppDelegate: UIResponder, UIApplicationDelegate, UNUserNotificationC
 
     func application(_ app: UIApplication, didFinishLaunchingWithOptions o: [UIApplication.LaunchOptionsKey: Any]?) -> Bool {
         UNUserNotificationCenter.current().delegate = self
+        // The app's own categories, if it has any: beside the questions', never setNotificationCategories (it drops their buttons)
+        QPUserNotificationCenter().setAppCategories(AppCategories.all)
         lifecycle?.start()   // registers the background refresh, observes background/foreground, refreshes now
         uploads?.reconcile()   // uploads the system no longer holds go back to the outbox
         UNUserNotificationCenter.current().requestAuthorization(options: [.alert, .sound, .badge]) { granted, _ in
@@ -61,6 +63,11 @@ final class AppDelegate: UIResponder, UIApplicationDelegate, UNUserNotificationC
                      completionHandler: @escaping () -> Void) {
         _ = uploads   // the session and its delegate, made again in this process
         uploadSystem.handleEvents(completionHandler: completionHandler)
+    }
+    // In the foreground too: questions show as they would on the lock screen; the app's other notifications, its own rule
+    func userNotificationCenter(_ c: UNUserNotificationCenter, willPresent n: UNNotification,
+                                withCompletionHandler done: @escaping (UNNotificationPresentationOptions) -> Void) {
+        QPForegroundPresentation.willPresent(n, others: { _, show in show([.banner, .list]) }, completionHandler: done)
     }
     // Optional: silent pushes, if the app also sends its own
     func application(_ app: UIApplication, didReceiveRemoteNotification info: [AnyHashable: Any],

@@ -3,6 +3,17 @@
 // written.
 import Foundation
 import QuestionProtocol
+#if canImport(UserNotifications)
+import UserNotifications
+
+/// The app's own notification categories (its reminders, say).
+enum AppCategories {
+    static let all: Set<UNNotificationCategory> = [
+        UNNotificationCategory(identifier: "com.example.reminder",
+                               actions: [UNNotificationAction(identifier: "snooze", title: "Snooze")], intentIdentifiers: []),
+    ]
+}
+#endif
 
 enum AppGroup {
     // containerURL(forSecurityApplicationGroupIdentifier:) in an app; a folder the tests set here.

@@ -10,7 +10,8 @@ use qp_core::phone;
 use crate::error::QpError;
 use crate::phone::PhoneCore;
 use crate::types::{
-    FlushReport, Platform, ReconcilePlan, RegistryPlan, SessionStatus, SyncReport, Timestamp,
+    FlushReport, Platform, PushQuestion, ReconcilePlan, RegistryPlan, SessionStatus, SyncReport,
+    Timestamp,
 };
 
 pub type PhoneBudgets = qp_core::phone::PhoneBudgets;
@@ -18,6 +19,14 @@ pub type PhoneBudgets = qp_core::phone::PhoneBudgets;
 pub struct PhoneBudgets {
     pub extension_network_ms: u64,
     pub answer_delivery_ms: u64,
+    pub refresh_interval_ms: u64,
+}
+
+pub type ResolutionPushAction = qp_core::phone::ResolutionPushAction;
+#[uniffi::remote(Enum)]
+pub enum ResolutionPushAction {
+    Withdraw,
+    KeepQuestion { question: PushQuestion },
 }
 
 pub type ForegroundStep = qp_core::phone::ForegroundStep;
@@ -120,6 +129,23 @@ impl PhoneCore {
         Ok(self.phone().entering_background(platform)?)
     }
 
+    /// A resolution push arrived: asks the server for at most `within_ms`
+    /// (never more than the core's `extensionNetworkMs`) and says what the
+    /// notification becomes, the same on iOS and Android: `withdraw`
+    /// (iOS: the resolved copy in its place; Android: cancel it) or
+    /// `keepQuestion` (not confirmed, still pending here: iOS shows the
+    /// question again, Android leaves it).
+    pub async fn resolution_push(
+        &self,
+        question_id: String,
+        within_ms: u64,
+    ) -> Result<ResolutionPushAction, QpError> {
+        Ok(self
+            .phone()
+            .resolution_push(&question_id, std::time::Duration::from_millis(within_ms))
+            .await?)
+    }
+
     /// The line of a question's notification once answered here: "You
     /// answered: Approve" when resolved, else where this device's answer
     /// stands ("Approve: queued, sends when online"); the feed cell's
@@ -132,8 +158,9 @@ impl PhoneCore {
 }
 
 /// The platform time budgets (milliseconds): the notification extension's
-/// network time per push, and the time a lock-screen answer has to reach
-/// the server before the handler completes.
+/// network time per push, the time a lock-screen answer has to reach the
+/// server before the handler completes, and how soon the next background
+/// refresh may run.
 #[uniffi::export]
 pub fn phone_budgets() -> PhoneBudgets {
     phone::BUDGETS

@@ -28,6 +28,14 @@ pub fn init_logging() {
     qp_core::logging::init_logging();
 }
 
+/// Reports a failure the glue caught at an entry point the system calls
+/// (it could not be thrown there): logged through the core's logger.
+/// `error`: the error's type and the core's message, never a token.
+#[uniffi::export]
+pub fn report_glue_failure(site: String, error: String) {
+    qp_core::logging::report_glue_failure(&site, &error);
+}
+
 /// Decodes an APNs `userInfo` serialized as JSON (without a store).
 #[uniffi::export]
 pub fn decode_apns_payload(json: String) -> Result<DecodedPush, QpError> {

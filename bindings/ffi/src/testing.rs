@@ -409,3 +409,32 @@ pub fn localized_copy(
         other => return Err(invalid(format!("unknown kind {other}"))),
     })
 }
+
+/// Another process's transaction on the store at `path` (the extension in
+/// the middle of a write): holds the write lock (`BEGIN IMMEDIATE`) until
+/// [`release`](Self::release).
+#[derive(uniffi::Object)]
+pub struct StoreWriteLock {
+    conn: std::sync::Mutex<Option<rusqlite::Connection>>,
+}
+
+#[uniffi::export]
+impl StoreWriteLock {
+    #[uniffi::constructor]
+    pub fn new(path: String) -> Result<std::sync::Arc<Self>, QpError> {
+        let conn = rusqlite::Connection::open(&path).map_err(|e| invalid(e.to_string()))?;
+        conn.execute_batch("BEGIN IMMEDIATE")
+            .map_err(|e| invalid(e.to_string()))?;
+        Ok(std::sync::Arc::new(Self {
+            conn: std::sync::Mutex::new(Some(conn)),
+        }))
+    }
+
+    /// Rolls back and closes (harmless twice).
+    pub fn release(&self) {
+        let taken = self.conn.lock().unwrap_or_else(|p| p.into_inner()).take();
+        if let Some(conn) = taken {
+            let _ = conn.execute_batch("ROLLBACK");
+        }
+    }
+}

@@ -24,6 +24,7 @@ use chrono::{DateTime, Utc};
 use super::reconcile::ReconcilePlan;
 use super::{Phone, PhoneError, SessionStatus};
 use crate::feed;
+use crate::payload::CompactQuestion;
 use crate::protocol::device::Platform;
 use crate::sync::{FlushReport, SyncReport};
 
@@ -39,20 +40,47 @@ pub const EXTENSION_NETWORK_BUDGET: Duration = Duration::from_secs(5);
 /// stays queued for background work, the next push or the next launch.
 pub const ANSWER_DELIVERY_BUDGET: Duration = Duration::from_secs(8);
 
+/// How soon the system may run the next background refresh (iOS
+/// `BGAppRefreshTaskRequest.earliestBeginDate`): pushes are lossy, so a
+/// refresh pulls what was missed; the system decides when it really runs.
+pub const REFRESH_INTERVAL: Duration = Duration::from_secs(15 * 60);
+
 /// The platform time budgets, in milliseconds, as the glue reads them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PhoneBudgets {
-    /// [`EXTENSION_NETWORK_BUDGET`].
+    /// [`EXTENSION_NETWORK_BUDGET`]; also the bound of a resolution push's
+    /// confirmation on Android (`onMessageReceived` has about 10 s).
     pub extension_network_ms: u64,
     /// [`ANSWER_DELIVERY_BUDGET`].
     pub answer_delivery_ms: u64,
+    /// [`REFRESH_INTERVAL`].
+    pub refresh_interval_ms: u64,
 }
 
 /// The budgets the glue uses (see [`PhoneBudgets`]).
 pub const BUDGETS: PhoneBudgets = PhoneBudgets {
     extension_network_ms: EXTENSION_NETWORK_BUDGET.as_millis() as u64,
     answer_delivery_ms: ANSWER_DELIVERY_BUDGET.as_millis() as u64,
+    refresh_interval_ms: REFRESH_INTERVAL.as_millis() as u64,
 };
+
+/// What becomes of a question's notification after a resolution push, on
+/// both platforms ([`Phone::resolution_push`]).
+// Made once per push and handed straight to the bindings (which mirror
+// this enum as it is): a box would save nothing worth the indirection.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone, PartialEq)]
+pub enum ResolutionPushAction {
+    /// Resolved (the server says so, or this device already knew), or not a
+    /// question pending here: iOS shows the resolved copy in its place,
+    /// Android cancels it.
+    Withdraw,
+    /// Not confirmed in time and still pending here: the question stays,
+    /// with its buttons (iOS shows it again, since the push replaced it;
+    /// Android leaves its notification as it is). A push's resolution is
+    /// only a claim: a forged one must not hide a pending question.
+    KeepQuestion { question: CompactQuestion },
+}
 
 /// One step of [`Phone::came_to_foreground`], in the order they run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -207,6 +235,34 @@ impl Phone {
         Ok(BackgroundReport {
             unsent_answers,
             store_closed,
+        })
+    }
+
+    /// A resolution push arrived for `question_id`: asks the server
+    /// ([`confirm_resolution`](Self::confirm_resolution)) for at most
+    /// `within`, never longer than [`EXTENSION_NETWORK_BUDGET`] (the iOS
+    /// extension's network time; Android's `onMessageReceived` has about
+    /// 10 s), and decides what the notification becomes. Offline, signed
+    /// out or out of time, the store decides: a question pending here is
+    /// kept. An error only when the store cannot be read.
+    pub async fn resolution_push(
+        &self,
+        question_id: &str,
+        within: Duration,
+    ) -> Result<ResolutionPushAction, PhoneError> {
+        let within = within.min(EXTENSION_NETWORK_BUDGET);
+        let confirmed = matches!(
+            tokio::time::timeout(within, self.confirm_resolution(question_id)).await,
+            Ok(Ok(true))
+        );
+        if confirmed {
+            return Ok(ResolutionPushAction::Withdraw);
+        }
+        Ok(match self.store.question(question_id)? {
+            Some(held) if !held.state.is_terminal() => ResolutionPushAction::KeepQuestion {
+                question: held.question,
+            },
+            _ => ResolutionPushAction::Withdraw,
         })
     }
 

@@ -232,6 +232,7 @@ fn the_background_closes_the_store_on_ios_only_and_the_foreground_opens_it() {
 fn the_budgets_are_the_platforms() {
     assert_eq!(BUDGETS.extension_network_ms, 5_000);
     assert_eq!(BUDGETS.answer_delivery_ms, 8_000);
+    assert_eq!(BUDGETS.refresh_interval_ms, 15 * 60 * 1000);
     assert_eq!(
         std::time::Duration::from_millis(BUDGETS.answer_delivery_ms),
         ANSWER_DELIVERY_BUDGET
@@ -239,5 +240,63 @@ fn the_budgets_are_the_platforms() {
     assert_eq!(
         std::time::Duration::from_millis(BUDGETS.extension_network_ms),
         EXTENSION_NETWORK_BUDGET
+    );
+}
+
+#[test]
+fn a_resolution_push_withdraws_what_the_server_confirms_and_keeps_a_pending_question_otherwise() {
+    use std::sync::atomic::Ordering;
+    use std::time::{Duration, Instant};
+    let dir = tempfile::tempdir().unwrap();
+    let fake = Fake::start();
+    let phone = signed_in(&dir, &fake);
+    let budget = Duration::from_millis(BUDGETS.extension_network_ms);
+    let keep = |p: &Phone| ResolutionPushAction::KeepQuestion {
+        question: p.question("q_1").unwrap().unwrap(),
+    };
+
+    // Still pending on the server: a forged claim, the question stays.
+    let still = block_on(phone.resolution_push("q_1", budget)).unwrap();
+    assert_eq!(still, keep(&phone));
+
+    // The server takes the connection and never answers: decided within
+    // the bound, from the store (pending here: kept).
+    fake.hang.store(true, Ordering::SeqCst);
+    let started = Instant::now();
+    let hung = block_on(phone.resolution_push("q_1", Duration::from_millis(300))).unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(hung, keep(&phone));
+    // Never longer than the core's budget, whatever the glue asks.
+    let started = Instant::now();
+    let capped = block_on(phone.resolution_push("q_1", Duration::from_secs(60))).unwrap();
+    assert!(
+        started.elapsed() < budget + Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(capped, keep(&phone));
+    fake.hang.store(false, Ordering::SeqCst);
+
+    // A question this device does not hold: nothing to keep.
+    assert_eq!(
+        block_on(phone.resolution_push("q_unknown", budget)).unwrap(),
+        ResolutionPushAction::Withdraw
+    );
+
+    // Answered on another phone: confirmed, withdrawn.
+    fake.state.lock().unwrap().answered_elsewhere = true;
+    assert_eq!(
+        block_on(phone.resolution_push("q_1", budget)).unwrap(),
+        ResolutionPushAction::Withdraw
+    );
+    // Known resolved here, the server out of reach: still withdrawn.
+    fake.set_offline(true);
+    assert_eq!(
+        block_on(phone.resolution_push("q_1", budget)).unwrap(),
+        ResolutionPushAction::Withdraw
     );
 }

@@ -29,8 +29,8 @@ pub use deeplink::{
 pub use error::PhoneError;
 pub use keys::{device_public_key, DeviceKeyStore};
 pub use lifecycle::{
-    BackgroundReport, ForegroundReport, ForegroundStep, PhoneBudgets, StepFailure,
-    ANSWER_DELIVERY_BUDGET, BUDGETS, EXTENSION_NETWORK_BUDGET,
+    BackgroundReport, ForegroundReport, ForegroundStep, PhoneBudgets, ResolutionPushAction,
+    StepFailure, ANSWER_DELIVERY_BUDGET, BUDGETS, EXTENSION_NETWORK_BUDGET, REFRESH_INTERVAL,
 };
 pub use observe::{off_thread, FeedListener};
 pub use pair::{DeviceRegistration, PairError, PairErrorKind, PairedAccount, TokenStore};

@@ -63,7 +63,7 @@ pub(super) struct Fake {
     offline: Arc<AtomicBool>,
     /// Accepts connections and never answers (a captive portal, a dead
     /// proxy): each request costs the client its full timeout.
-    hang: Arc<AtomicBool>,
+    pub(super) hang: Arc<AtomicBool>,
     connections: Arc<std::sync::atomic::AtomicUsize>,
 }
 

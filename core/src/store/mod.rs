@@ -132,6 +132,10 @@ impl DerefMut for ConnGuard<'_> {
     }
 }
 
+/// How long [`Store::suspend`] waits for another process's lock before it
+/// closes anyway.
+pub const SUSPEND_BUSY_TIMEOUT: Duration = Duration::from_millis(100);
+
 impl Store {
     /// Opens (creating if needed) and migrates the store at `path`.
     pub fn open(path: &Path, mode: StoreMode) -> Result<Store, StoreError> {
@@ -172,10 +176,21 @@ impl Store {
     /// fails with [`StoreError::Suspended`] (a flush in flight stops there;
     /// its answer stays in the outbox and is sent by the next flush).
     /// Calling it twice is harmless.
+    ///
+    /// Bounded: the checkpoint waits at most [`SUSPEND_BUSY_TIMEOUT`] for
+    /// another process (the extension writing, the app reading); then it
+    /// writes back what it can without waiting and leaves the rest of the
+    /// WAL to the next writer. iOS gives a background task a few seconds
+    /// and kills an app whose main thread stalls.
     pub fn suspend(&self) -> Result<(), StoreError> {
         let mut slot = self.slot();
         self.suspended.close();
         if let Some(conn) = slot.take() {
+            // Closed right after, so the open connection's 5 s is not restored.
+            conn.busy_timeout(SUSPEND_BUSY_TIMEOUT)?;
+            // TRUNCATE that cannot get its locks in time does what PASSIVE
+            // would (SQLite's documented fallback) and reports busy in its
+            // row, not as an error.
             let checkpointed = conn.pragma_update(None, "wal_checkpoint", "TRUNCATE");
             // Closed either way: a failed checkpoint (another process
             // reading) leaves the WAL for the next writer, not a lock.

@@ -163,9 +163,34 @@ public struct UNAuthorizationOptions: OptionSet, Sendable {
     public static let criticalAlert = UNAuthorizationOptions(rawValue: 1 << 4)
 }
 
+/// How a notification arriving while the app is in the foreground shows
+/// (iOS 14+ members).
+public struct UNNotificationPresentationOptions: OptionSet, Sendable {
+    public let rawValue: UInt
+    public init(rawValue: UInt) { self.rawValue = rawValue }
+    public static let badge = UNNotificationPresentationOptions(rawValue: 1 << 0)
+    public static let sound = UNNotificationPresentationOptions(rawValue: 1 << 1)
+    public static let list = UNNotificationPresentationOptions(rawValue: 1 << 3)
+    public static let banner = UNNotificationPresentationOptions(rawValue: 1 << 4)
+}
+
+/// Both methods are optional in Apple's (Objective-C) protocol; here, the
+/// defaults below do what iOS does when the delegate lacks one.
 public protocol UNUserNotificationCenterDelegate: AnyObject {
     func userNotificationCenter(_ center: UNUserNotificationCenter, didReceive response: UNNotificationResponse,
                                 withCompletionHandler completionHandler: @escaping () -> Void)
+    func userNotificationCenter(_ center: UNUserNotificationCenter, willPresent notification: UNNotification,
+                                withCompletionHandler completionHandler: @escaping (UNNotificationPresentationOptions) -> Void)
+}
+
+public extension UNUserNotificationCenterDelegate {
+    func userNotificationCenter(_ center: UNUserNotificationCenter, didReceive response: UNNotificationResponse,
+                                withCompletionHandler completionHandler: @escaping () -> Void) { completionHandler() }
+    /// Without the method, iOS shows nothing while the app is in the foreground.
+    func userNotificationCenter(_ center: UNUserNotificationCenter, willPresent notification: UNNotification,
+                                withCompletionHandler completionHandler: @escaping (UNNotificationPresentationOptions) -> Void) {
+        completionHandler([])
+    }
 }
 
 /// The system's notification center: categories and the notifications on
@@ -222,6 +247,26 @@ open class UNUserNotificationCenter: NSObject {
 
     open func removeAllDeliveredNotifications() {
         lock.withLock { delivered.removeAll() }
+    }
+
+    /// Stand-in only: a notification arriving while the app is in the
+    /// foreground, as iOS handles it: the delegate's `willPresent` decides;
+    /// shown (kept on screen) when it asks for a banner or the list, not
+    /// at all without a delegate. Returns the options it was given.
+    @discardableResult
+    public func standInArriveInForeground(_ request: UNNotificationRequest) -> UNNotificationPresentationOptions {
+        let asked = NSLock()
+        var options: UNNotificationPresentationOptions = []
+        let done = DispatchSemaphore(value: 0)
+        guard let delegate else { return [] }
+        delegate.userNotificationCenter(self, willPresent: UNNotification(request: request, date: Date())) { o in
+            asked.withLock { options = o }
+            done.signal()
+        }
+        _ = done.wait(timeout: .now() + 5)
+        let shown = asked.withLock { options }
+        if !shown.isDisjoint(with: [.banner, .list]) { add(request) }
+        return shown
     }
 
     open func add(_ request: UNNotificationRequest, withCompletionHandler completionHandler: ((Error?) -> Void)? = nil) {

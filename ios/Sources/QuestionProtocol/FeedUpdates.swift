@@ -40,6 +40,7 @@ extension PhoneCore {
             let read: () -> Void = { [weak self] in
                 guard let self else { return continuation.finish() }
                 guard first.changed() else { return }
+                // Handled: a failed read (the store suspended) is skipped; the core signals again on resume.
                 if let cells = try? self.feed() { continuation.yield(cells) }
             }
             // Subscribed before the first read, so no change falls between.

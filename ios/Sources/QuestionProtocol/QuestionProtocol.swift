@@ -1530,6 +1530,16 @@ public protocol PhoneCoreProtocol: AnyObject, Sendable {
     func enteringBackground(platform: Platform) throws  -> BackgroundReport
     
     /**
+     * A resolution push arrived: asks the server for at most `within_ms`
+     * (never more than the core's `extensionNetworkMs`) and says what the
+     * notification becomes, the same on iOS and Android: `withdraw`
+     * (iOS: the resolved copy in its place; Android: cancel it) or
+     * `keepQuestion` (not confirmed, still pending here: iOS shows the
+     * question again, Android leaves it).
+     */
+    func resolutionPush(questionId: String, withinMs: UInt64) async throws  -> ResolutionPushAction
+    
+    /**
      * Android: the questions channel, named in the person's language.
      */
     func androidChannel()  -> AndroidChannel
@@ -2002,6 +2012,30 @@ open func enteringBackground(platform: Platform)throws  -> BackgroundReport  {
         FfiConverterTypePlatform_lower(platform),uniffiCallStatus
     )
 })
+}
+    
+    /**
+     * A resolution push arrived: asks the server for at most `within_ms`
+     * (never more than the core's `extensionNetworkMs`) and says what the
+     * notification becomes, the same on iOS and Android: `withdraw`
+     * (iOS: the resolved copy in its place; Android: cancel it) or
+     * `keepQuestion` (not confirmed, still pending here: iOS shows the
+     * question again, Android leaves it).
+     */
+open func resolutionPush(questionId: String, withinMs: UInt64)async throws  -> ResolutionPushAction  {
+    return
+        try  await uniffiRustCallAsync(
+            rustFutureFunc: {
+                uniffi_qp_ffi_fn_method_phonecore_resolution_push(
+                        self.uniffiCloneHandle(),FfiConverterString.lower(questionId),FfiConverterUInt64.lower(withinMs)
+                )
+            },
+            pollFunc: ffi_qp_ffi_rust_future_poll_rust_buffer,
+            completeFunc: ffi_qp_ffi_rust_future_complete_rust_buffer,
+            freeFunc: ffi_qp_ffi_rust_future_free_rust_buffer,
+            liftFunc: FfiConverterTypeResolutionPushAction_lift,
+            errorHandler: FfiConverterTypeQpError_lift
+        )
 }
     
     /**
@@ -5536,12 +5570,14 @@ public func FfiConverterTypePairedAccount_lower(_ value: PairedAccount) -> RustB
 public struct PhoneBudgets: Equatable, Hashable {
     public var extensionNetworkMs: UInt64
     public var answerDeliveryMs: UInt64
+    public var refreshIntervalMs: UInt64
 
     // Default memberwise initializers are never public by default, so we
     // declare one manually.
-    public init(extensionNetworkMs: UInt64, answerDeliveryMs: UInt64) {
+    public init(extensionNetworkMs: UInt64, answerDeliveryMs: UInt64, refreshIntervalMs: UInt64) {
         self.extensionNetworkMs = extensionNetworkMs
         self.answerDeliveryMs = answerDeliveryMs
+        self.refreshIntervalMs = refreshIntervalMs
     }
 
     
@@ -5561,13 +5597,15 @@ public struct FfiConverterTypePhoneBudgets: FfiConverterRustBuffer {
         return
             try PhoneBudgets(
                 extensionNetworkMs: FfiConverterUInt64.read(from: &buf), 
-                answerDeliveryMs: FfiConverterUInt64.read(from: &buf)
+                answerDeliveryMs: FfiConverterUInt64.read(from: &buf), 
+                refreshIntervalMs: FfiConverterUInt64.read(from: &buf)
         )
     }
 
     public static func write(_ value: PhoneBudgets, into buf: inout [UInt8]) {
         FfiConverterUInt64.write(value.extensionNetworkMs, into: &buf)
         FfiConverterUInt64.write(value.answerDeliveryMs, into: &buf)
+        FfiConverterUInt64.write(value.refreshIntervalMs, into: &buf)
     }
 }
 
@@ -8190,6 +8228,75 @@ public func FfiConverterTypeQuestionState_lower(_ value: QuestionState) -> RustB
 
 
 
+public enum ResolutionPushAction: Equatable, Hashable {
+    
+    case withdraw
+    case keepQuestion(question: PushQuestion
+    )
+
+
+
+
+
+}
+
+#if compiler(>=6)
+extension ResolutionPushAction: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeResolutionPushAction: FfiConverterRustBuffer {
+    typealias SwiftType = ResolutionPushAction
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> ResolutionPushAction {
+        let variant: Int32 = try readInt(&buf)
+        switch variant {
+        
+        case 1: return .withdraw
+        
+        case 2: return .keepQuestion(question: try FfiConverterTypePushQuestion.read(from: &buf)
+        )
+        
+        default: throw UniffiInternalError.unexpectedEnumCase
+        }
+    }
+
+    public static func write(_ value: ResolutionPushAction, into buf: inout [UInt8]) {
+        switch value {
+        
+        
+        case .withdraw:
+            writeInt(&buf, Int32(1))
+        
+        
+        case let .keepQuestion(question):
+            writeInt(&buf, Int32(2))
+            FfiConverterTypePushQuestion.write(question, into: &buf)
+            
+        }
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeResolutionPushAction_lift(_ buf: RustBuffer) throws -> ResolutionPushAction {
+    return try FfiConverterTypeResolutionPushAction.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeResolutionPushAction_lower(_ value: ResolutionPushAction) -> RustBuffer {
+    return FfiConverterTypeResolutionPushAction.lower(value)
+}
+
+
+
+
 public enum ResponderScope: Equatable, Hashable {
     
     case direct
@@ -9919,8 +10026,9 @@ public func apnsAlert(userInfoJson: String) -> ApnsAlert  {
 }
 /**
  * The platform time budgets (milliseconds): the notification extension's
- * network time per push, and the time a lock-screen answer has to reach
- * the server before the handler completes.
+ * network time per push, the time a lock-screen answer has to reach the
+ * server before the handler completes, and how soon the next background
+ * refresh may run.
  */
 public func phoneBudgets() -> PhoneBudgets  {
     return try!  FfiConverterTypePhoneBudgets_lift(try! rustCall() {
@@ -10207,6 +10315,19 @@ public func questionIdOfNotification(userInfoJson: String) -> String?  {
 })
 }
 /**
+ * Reports a failure the glue caught at an entry point the system calls
+ * (it could not be thrown there): logged through the core's logger.
+ * `error`: the error's type and the core's message, never a token.
+ */
+public func reportGlueFailure(site: String, error: String)  {try! rustCall() {
+        uniffiCallStatus in
+    uniffi_qp_ffi_fn_func_report_glue_failure(
+        FfiConverterString.lower(site),
+        FfiConverterString.lower(error),uniffiCallStatus
+    )
+}
+}
+/**
  * Whether a notification on screen (its `userInfo` as JSON) is this
  * library's, and whether a question or a resolution. Nil: not ours.
  */
@@ -10282,7 +10403,7 @@ private let initializationResult: InitializationResult = {
     if (uniffi_qp_ffi_checksum_func_apns_alert() != 28712) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_qp_ffi_checksum_func_phone_budgets() != 27914) {
+    if (uniffi_qp_ffi_checksum_func_phone_budgets() != 60987) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_qp_ffi_checksum_func_plan_ios_categories_without_store() != 48250) {
@@ -10351,6 +10472,9 @@ private let initializationResult: InitializationResult = {
     if (uniffi_qp_ffi_checksum_func_question_id_of_notification() != 22017) {
         return InitializationResult.apiChecksumMismatch
     }
+    if (uniffi_qp_ffi_checksum_func_report_glue_failure() != 23618) {
+        return InitializationResult.apiChecksumMismatch
+    }
     if (uniffi_qp_ffi_checksum_func_shown_notification() != 51685) {
         return InitializationResult.apiChecksumMismatch
     }
@@ -10388,6 +10512,9 @@ private let initializationResult: InitializationResult = {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_qp_ffi_checksum_method_phonecore_entering_background() != 46099) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_qp_ffi_checksum_method_phonecore_resolution_push() != 34668) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_qp_ffi_checksum_method_phonecore_android_channel() != 12831) {

@@ -131,6 +131,26 @@ public enum QPBudgets {
     public static var answerDelivery: TimeInterval { TimeInterval(phoneBudgets().answerDeliveryMs) / 1000 }
 }
 
+/// `op`'s value, or nil with its error reported (the core's log: oslog)
+/// instead of dropped: for calls the glue cannot throw from (the system
+/// called it) and whose failure changes what it does next only by nil.
+@discardableResult
+package func reported<T>(_ site: String, _ op: () throws -> T) -> T? {
+    do { return try op() } catch {
+        reportGlueFailure(site: site, error: "\(error)")
+        return nil
+    }
+}
+
+/// `reported`, for async calls.
+@discardableResult
+package func reported<T>(_ site: String, _ op: () async throws -> T) async -> T? {
+    do { return try await op() } catch {
+        reportGlueFailure(site: site, error: "\(error)")
+        return nil
+    }
+}
+
 /// Runs a closure at most once, from any thread (completion handlers).
 /// `package`: the app product (QuestionProtocolApp) uses it too.
 package final class Once: @unchecked Sendable {
@@ -225,13 +245,20 @@ public enum QPServiceFlow {
                 return
             }
             Task.detached {
-                let confirmed = await withDeadline(budget) {
-                    (try? await core.confirmResolution(questionId: notice.id)) ?? false
-                } ?? false
-                if !confirmed, let held = pendingHere(notice.id, core: core) {
-                    present(held)
-                } else {
-                    deliver(resolvedContent(notice: notice, userInfoJSON: userInfoJSON, core: core))
+                // The core decides (the same on Android), asking the server
+                // within the budget: a question it does not confirm and
+                // still pending here is shown again with its buttons.
+                let within = UInt64(max(0, budget) * 1000)
+                let action: ResolutionPushAction
+                do {
+                    action = try await core.resolutionPush(questionId: notice.id, withinMs: within)
+                } catch {
+                    reportGlueFailure(site: "resolution push", error: "\(error)")
+                    action = .withdraw
+                }
+                switch action {
+                case let .keepQuestion(held): present(held)
+                case .withdraw: deliver(resolvedContent(notice: notice, userInfoJSON: userInfoJSON, core: core))
                 }
             }
         case let .question(question):
@@ -239,16 +266,9 @@ public enum QPServiceFlow {
         }
     }
 
-    /// The question if this device holds it and it is pending here.
-    static func pendingHere(_ id: String, core: PhoneCore) -> PushQuestion? {
-        guard let held = (try? core.question(questionId: id)) ?? nil,
-              ((try? core.resolution(questionId: id)) ?? nil) == nil else { return nil }
-        return held
-    }
-
     static func resolvedContent(notice: ResolvedPush, userInfoJSON: String, core: PhoneCore?) -> QPNotificationContent {
         let quiet = presentation(PresentOptions(), core: core, resolved: true)
-        if let n = (try? core?.iosResolvedNotification(questionId: notice.id)) ?? nil {
+        if let n = reported("resolved copy", { try core?.iosResolvedNotification(questionId: notice.id) }) ?? nil {
             return QPNotificationContent(resolved: n, presentation: quiet)
         }
         let alert = apnsAlert(userInfoJson: userInfoJSON) // the core reads the payload
@@ -291,15 +311,15 @@ public enum QPServiceFlow {
                            languages: [String] = Locale.preferredLanguages,
                            presented: ((QPNotificationContent) -> Void)? = nil,
                            deliver: @escaping (QPNotificationContent) -> Void) {
-        try? core?.resume()
+        reported("extension resume") { try core?.resume() }
         process(userInfoJSON: userInfoJSON, core: core, center: center, options: options,
                 requireUnlockForDanger: requireUnlockForDanger, languages: languages, budget: budget) { content in
             presented?(content)
             guard let core else { deliver(content); return }
             Task.detached {
-                _ = await withDeadline(budget) { try? await core.flush() }
+                _ = await withDeadline(budget) { await reported("extension flush") { try await core.flush() } }
                 await QPReconciler.reconcile(core: core, center: center, except: content.questionId, options: options)
-                try? core.suspend()
+                reported("extension suspend") { try core.suspend() }
                 deliver(content)
             }
         }
@@ -316,9 +336,9 @@ public enum QPReconciler {
                                  options: PresentOptions = PresentOptions(),
                                  requireUnlockForDanger: Bool = false) async {
         let onScreen = await questionsOnScreen(center)
-        guard let plan = try? core.reconcile(onScreen: onScreen.filter { $0 != except }) else { return }
+        guard let plan = reported("reconcile", { try core.reconcile(onScreen: onScreen.filter { $0 != except }) }) else { return }
         await apply(plan, core: core, center: center, options: options.requiringUnlock(requireUnlockForDanger))
-        if let pending = try? core.badgeCount() { center.setBadgeCount(Int(pending)) }
+        if let pending = reported("badge", { try core.badgeCount() }) { center.setBadgeCount(Int(pending)) }
     }
 
     /// The identifiers of this library's notifications on screen.
@@ -429,10 +449,10 @@ public enum QPAnswerFlow {
     public static func answer(core: PhoneCore, questionId: String, actionIdentifier: String, typedText: String?,
                               flushWithin: TimeInterval = QPBudgets.answerDelivery,
                               completion: @escaping () -> Void) async -> QPAnswerOutcome {
-        try? core.resume()
+        reported("answer resume") { try core.resume() }
         let outcome = commit(core: core, questionId: questionId, actionIdentifier: actionIdentifier, typedText: typedText)
         if case .committed = outcome {
-            _ = await withDeadline(flushWithin) { try? await core.flush() }
+            _ = await withDeadline(flushWithin) { await reported("answer flush") { try await core.flush() } }
         }
         completion()
         return outcome

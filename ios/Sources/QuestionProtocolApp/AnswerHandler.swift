@@ -54,12 +54,13 @@ public enum QPNotificationResponseHandler {
             // the buttons of whatever category it names: an action counts
             // only from a notification showing the question this phone holds
             // (issue 32, finding 1); otherwise the app opens to show it.
-            try? core.resume()
-            let shown = (try? core.showsHeldQuestion(questionId: questionId, subtitle: content.subtitle,
-                                                     body: content.body)) ?? false
+            reported("answer resume") { try core.resume() }
+            let shown = reported("answer check") {
+                try core.showsHeldQuestion(questionId: questionId, subtitle: content.subtitle, body: content.body)
+            } ?? false
             if !shown {
                 #if canImport(UIKit)
-                if inBackground { try? core.suspend() }
+                if inBackground { reported("answer suspend") { try core.suspend() } }
                 #endif
                 completionHandler()
                 #if canImport(UIKit)
@@ -85,7 +86,7 @@ public enum QPNotificationResponseHandler {
                                                     actionIdentifier: response.actionIdentifier,
                                                     typedText: text, flushWithin: flushWithin) {
                 #if canImport(UIKit)
-                if inBackground { try? core.suspend() }
+                if inBackground { reported("answer suspend") { try core.suspend() } }
                 #endif
                 completionHandler()
             }

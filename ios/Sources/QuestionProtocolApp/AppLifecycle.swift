@@ -22,8 +22,9 @@ public final class QPAppLifecycle {
     /// The BGTaskScheduler identifier (also listed in Info.plist under
     /// `BGTaskSchedulerPermittedIdentifiers`).
     public let refreshIdentifier: String
-    /// How soon the system may run the next refresh.
-    public var refreshInterval: TimeInterval = 15 * 60
+    /// How soon the system may run the next refresh: the core's
+    /// (`phoneBudgets().refreshIntervalMs`), the same on both platforms.
+    public var refreshInterval: TimeInterval = TimeInterval(phoneBudgets().refreshIntervalMs) / 1000
     /// How loud the questions it posts are (the extension's `presentOptions`).
     public var presentOptions = PresentOptions()
     private var observers: [NSObjectProtocol] = []
@@ -64,47 +65,86 @@ public final class QPAppLifecycle {
         observers.forEach { NotificationCenter.default.removeObserver($0) }
     }
 
-    /// The core's `enteringBackground` inside a background task (it waits
-    /// for the store work in flight, then closes the store), and the next
-    /// refresh scheduled.
-    public func didEnterBackground() {
+    /// The store calls the system's callbacks ask for (close, open), off
+    /// the main thread and in the order they were asked: a quick return to
+    /// the foreground must not find its open overtaken by the close before it.
+    private let storeQueue = DispatchQueue(label: "io.questionprotocol.lifecycle", qos: .utility)
+
+    /// `work` on the store queue, after what was queued before it.
+    private func onStoreQueue<T>(_ work: @escaping () -> T) -> Task<T, Never> {
+        let result = QueuedResult<T>()
+        storeQueue.async { result.set(work()) }
+        return Task { await result.value() }
+    }
+
+    /// Waits until the store calls asked for so far are done (tests, or an
+    /// app that reads the store right after a lifecycle callback).
+    public func idle() async {
+        await onStoreQueue {}.value
+    }
+
+    /// The core's `enteringBackground` (it waits for the store work in
+    /// flight, then closes the store, waiting at most a moment for the
+    /// extension's lock) off the calling thread, inside a background task:
+    /// iOS calls this on the main thread, which must not wait on a file
+    /// lock. The next refresh is scheduled. The task's value: the core's
+    /// report (nil when it failed; the failure is reported).
+    @discardableResult
+    public func didEnterBackground() -> Task<BackgroundReport?, Never> {
         let app = UIApplication.shared
         let ended = Once()
         var task = UIBackgroundTaskIdentifier.invalid
         let end = { if ended.claim() { app.endBackgroundTask(task) } }
         task = app.beginBackgroundTask(withName: "qp.suspend", expirationHandler: { end() })
-        _ = try? core.enteringBackground(platform: .ios)
         scheduleRefresh()
-        end()
+        let core = self.core
+        return onStoreQueue {
+            defer { end() }
+            return reported("didEnterBackground") { try core.enteringBackground(platform: .ios) }
+        }
     }
 
     /// The core's `cameToForeground` (resume, send, sync, reconcile), its
-    /// plan applied. The store is opened at once too, so what the app reads
-    /// while the rest runs finds it open. The task's report: as `start`'s.
+    /// plan applied. The store is opened first, off the main thread, after
+    /// any close still in progress. The task's report: as `start`'s.
     @discardableResult
     public func willEnterForeground() -> Task<ForegroundReport, Never> {
-        try? core.resume()
         let (core, center, options) = (self.core, self.center, presentOptions)
-        return Task { await QPReconciler.cameToForeground(core: core, center: center, options: options) }
+        let opened = onStoreQueue {
+            reported("willEnterForeground") { try core.resume() }
+        }
+        return Task {
+            await opened.value
+            return await QPReconciler.cameToForeground(core: core, center: center, options: options)
+        }
     }
 
     /// A silent (`content-available`) push, when one arrives: a resolution
-    /// the server confirms replaces the notification on screen.
+    /// the server confirms replaces the notification on screen. The store
+    /// is read off the calling thread.
     public func didReceiveRemoteNotification(_ userInfo: [AnyHashable: Any],
                                              fetchCompletionHandler completion: @escaping (UIBackgroundFetchResult) -> Void) {
-        try? core.resume()
-        guard case let .resolved(notice)? = try? core.receiveApns(json: userInfoJSON(userInfo)) else {
-            completion(.noData)
-            return
-        }
         let (core, center, options) = (self.core, self.center, presentOptions)
+        let json = userInfoJSON(userInfo)
         let inBackground = UIApplication.shared.applicationState == .background
+        let opened = onStoreQueue { () -> ResolvedPush? in
+            reported("didReceiveRemoteNotification") { () throws -> ResolvedPush? in
+                try core.resume()
+                guard case let .resolved(notice) = try core.receiveApns(json: json) else { return nil }
+                return notice
+            } ?? nil
+        }
         Task {
+            guard let notice = await opened.value else {
+                completion(.noData)
+                return
+            }
             // A push's resolution is a claim: the server's answer is recorded
             // first, and reconciliation replaces only what it made terminal.
-            _ = try? await core.confirmResolution(questionId: notice.id)
+            // Not confirmed (offline), the next sync decides.
+            _ = await reported("silent push confirm") { try await core.confirmResolution(questionId: notice.id) }
             await QPReconciler.reconcile(core: core, center: center, options: options)
-            if inBackground { try? core.suspend() }
+            if inBackground { reported("silent push suspend") { try core.suspend() } }
             completion(.newData)
         }
     }
@@ -127,7 +167,7 @@ public final class QPAppLifecycle {
         #if canImport(BackgroundTasks)
         let request = BGAppRefreshTaskRequest(identifier: refreshIdentifier)
         request.earliestBeginDate = Date(timeIntervalSinceNow: refreshInterval)
-        try? BGTaskScheduler.shared.submit(request)
+        reported("schedule refresh") { try BGTaskScheduler.shared.submit(request) }
         #endif
     }
 
@@ -139,7 +179,7 @@ public final class QPAppLifecycle {
         let core = self.core
         let complete = { (ok: Bool) in
             if completed.claim() {
-                try? core.suspend()
+                reported("refresh suspend") { try core.suspend() }
                 task.setTaskCompleted(success: ok)
             }
         }
@@ -152,5 +192,31 @@ public final class QPAppLifecycle {
         }
     }
     #endif
+}
+/// A value computed on a queue, awaited from a task.
+private final class QueuedResult<T>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var result: T?
+    private var waiter: CheckedContinuation<T, Never>?
+
+    func set(_ value: T) {
+        let w: CheckedContinuation<T, Never>? = lock.withLock {
+            if let w = waiter { waiter = nil; return w }
+            result = value
+            return nil
+        }
+        w?.resume(returning: value)
+    }
+
+    func value() async -> T {
+        await withCheckedContinuation { (c: CheckedContinuation<T, Never>) in
+            let ready: T? = lock.withLock {
+                if let r = result { return r }
+                waiter = c
+                return nil
+            }
+            if let ready { c.resume(returning: ready) }
+        }
+    }
 }
 #endif

@@ -198,11 +198,16 @@ final class GlueTests: XCTestCase {
 
         let service = TestService(url: hangingServerURL(), store: store, budget: 2)
         let handed = Handed()
-        service.didReceive(request(try encodeApnsPayload(questionJson: q.json).json, id: q.id)) { handed.take($0) }
+        var suspendedAtHandOver: Bool?
+        service.didReceive(request(try encodeApnsPayload(questionJson: q.json).json, id: q.id)) {
+            suspendedAtHandOver = isSuspended(service.made)
+            handed.take($0)
+        }
         try await Task.sleep(nanoseconds: 500_000_000) // presented; the flush hangs
         XCTAssertTrue(handed.all.isEmpty, "not yet: still sending")
         service.serviceExtensionTimeWillExpire()
         XCTAssertEqual(handed.all.count, 1)
+        XCTAssertEqual(suspendedAtHandOver, false, "handed over first (iOS may end the extension then), closed after")
         XCTAssertEqual(handed.all.first?.categoryIdentifier, "qp.q.\(q.id)", "the question with its buttons")
         XCTAssertTrue(isSuspended(service.made))
         try await Task.sleep(nanoseconds: 2_500_000_000) // the flow's own end, after its budget
@@ -336,10 +341,12 @@ final class GlueTests: XCTestCase {
         let events = NotificationCenter()
         _ = await lifecycle.start(notificationCenter: events).value
         events.post(name: UIApplication.didEnterBackgroundNotification, object: nil)
+        await lifecycle.idle() // off the posting thread
         XCTAssertTrue(isSuspended(app))
         XCTAssertEqual(UIApplication.shared.runningBackgroundTasks, [], "every background task begun is ended")
         XCTAssertNotNil(BGTaskScheduler.shared.pendingRequest(lifecycle.refreshIdentifier), "a refresh is scheduled")
         events.post(name: UIApplication.willEnterForegroundNotification, object: nil)
+        await lifecycle.idle()
         XCTAssertFalse(isSuspended(app))
     }
 

@@ -179,6 +179,111 @@ final class PresentationTests: XCTestCase {
         XCTAssertEqual(fetched, .noData)
     }
 
+    // Issue 48 (1): a question arriving while the app is open shows, as it
+    // would on the lock screen (banner, list, its sound, the badge); a
+    // resolution only in the list; the app's other notifications follow the
+    // app's own rule. The README's app delegate, as written.
+    @MainActor
+    func testTheReadmesAppDelegatePresentsAQuestionArrivingInTheForeground() async throws {
+        AppGroup.container = URL(fileURLWithPath: dir)
+        let center = UNUserNotificationCenter.current()
+        let id = "q_fore"
+        let handed = await hand(PresentingService(store: dir + "/ext.sqlite", options: PresentOptions()),
+                                try encodeApnsPayload(questionJson: localQuestion(id, prompt: "Ship it?")).json, id: id)
+        let shown = try XCTUnwrap(handed)
+        let delegate = AppDelegate()
+        center.delegate = delegate
+        defer { center.delegate = nil }
+        let options = center.standInArriveInForeground(UNNotificationRequest(identifier: id, content: shown, trigger: nil))
+        XCTAssertEqual(options, [.banner, .list, .sound, .badge])
+        var onScreen: [String] = []
+        center.getDeliveredNotifications { onScreen = $0.map(\.request.identifier) }
+        XCTAssertEqual(onScreen, [id], "shown while the app is open")
+
+        let resolved = QPUserNotificationCenter.content(
+            QPNotificationContent(title: "Release Bot asks you", subtitle: nil, body: "Cancelled", categoryIdentifier: nil,
+                                  threadIdentifier: nil, questionId: id, passive: true,
+                                  presentation: iosPresentation(options: PresentOptions(), resolved: true)), base: shown)
+        XCTAssertEqual(center.standInArriveInForeground(UNNotificationRequest(identifier: id, content: resolved, trigger: nil)),
+                       [.list, .badge], "a resolution is quiet: in the list (the badge kept), no banner, no sound")
+
+        let own = UNMutableNotificationContent()
+        own.title = "Your reminder"
+        own.userInfo = ["reminder": "r1"]
+        XCTAssertEqual(center.standInArriveInForeground(UNNotificationRequest(identifier: "r1", content: own, trigger: nil)),
+                       [.banner, .list], "the app's own rule for its notifications")
+        XCTAssertNil(QPForegroundPresentation.options(for: UNNotification(
+            request: UNNotificationRequest(identifier: "r1", content: own, trigger: nil), date: Date())))
+    }
+
+    // Issue 48 (2): the app registering its static categories at launch (the
+    // README's delegate) keeps the buttons of a question already on screen;
+    // setNotificationCategories would have dropped them. A question arriving
+    // afterwards keeps the app's.
+    @MainActor
+    func testTheAppsCategoriesSetAtLaunchKeepTheButtonsOfAQuestionOnScreen() async throws {
+        AppGroup.container = URL(fileURLWithPath: dir)
+        let center = UNUserNotificationCenter.current()
+        center.setNotificationCategories([])
+        func registered() -> Set<String> {
+            var ids: Set<String> = []
+            center.getNotificationCategories { ids = Set($0.map(\.identifier)) }
+            return ids
+        }
+        let store = dir + "/ext.sqlite"
+        let handed = await hand(PresentingService(store: store, options: PresentOptions()),
+                                try encodeApnsPayload(questionJson: localQuestion("q_c1", prompt: "Deploy?")).json, id: "q_c1")
+        let first = try XCTUnwrap(handed)
+        XCTAssertEqual(first.categoryIdentifier, "qp.q.q_c1")
+        XCTAssertEqual(registered(), ["qp.q.q_c1"])
+
+        let delegate = AppDelegate()
+        XCTAssertTrue(delegate.application(UIApplication.shared, didFinishLaunchingWithOptions: nil))
+        XCTAssertEqual(registered(), ["qp.q.q_c1", "com.example.reminder"], "the question keeps its buttons")
+
+        _ = await hand(PresentingService(store: store, options: PresentOptions()),
+                       try encodeApnsPayload(questionJson: localQuestion("q_c2", prompt: "Merge?")).json, id: "q_c2")
+        XCTAssertEqual(registered(), ["qp.q.q_c1", "qp.q.q_c2", "com.example.reminder"])
+
+        // What the library's call replaces: the app's own set, wholesale.
+        QPUserNotificationCenter().setAppCategories([UNNotificationCategory(identifier: "com.example.other", actions: [],
+                                                                            intentIdentifiers: [])])
+        XCTAssertEqual(registered(), ["qp.q.q_c1", "qp.q.q_c2", "com.example.other"])
+    }
+
+    // Issue 48 (3): going to the background returns at once on the calling
+    // (main) thread and closes the store within its bound while another
+    // connection (the extension) holds the write lock; the background task
+    // ends. A quick return to the foreground opens it again after the close.
+    func testBackgroundReturnsAtOnceAndSuspendsWithinItsBoundWhileTheWriteLockIsHeld() async throws {
+        let store = dir + "/shared.sqlite"
+        let app = try PhoneCore(storePath: store, mode: .app, serverUrl: "http://127.0.0.1:9", userId: "u_me",
+                                tokens: StaticToken("qpu_x"), languages: ["en"])
+        _ = try app.receiveApns(json: try encodeApnsPayload(questionJson: localQuestion("q_b1", prompt: "Deploy?")).json)
+        let lifecycle = QPAppLifecycle(core: app, refreshIdentifier: "test.refresh.\(UUID().uuidString)")
+        let held = try StoreWriteLock(path: store)
+        defer { held.release() }
+
+        let started = Date()
+        let closing = lifecycle.didEnterBackground()
+        let returned = Date().timeIntervalSince(started)
+        XCTAssertLessThan(returned, 0.05, "the caller (iOS's main thread) waits for nothing")
+        let report = await closing.value
+        let closed = Date().timeIntervalSince(started)
+        XCTAssertLessThan(closed, 1.0, "closed within its bound, the lock still held")
+        XCTAssertEqual(report?.storeClosed, true)
+        XCTAssertTrue(isSuspended(app))
+        XCTAssertEqual(UIApplication.shared.runningBackgroundTasks, [], "the background task ended")
+
+        held.release()
+        // Background then straight back: the open comes after the close.
+        lifecycle.didEnterBackground()
+        _ = lifecycle.willEnterForeground()
+        await lifecycle.idle()
+        XCTAssertFalse(isSuspended(app), "open after a quick return")
+        XCTAssertNotNil(try app.question(questionId: "q_b1"), "nothing lost")
+    }
+
     // The privacy manifest ships in the package and declares SQLite's
     // file-timestamp reads (a required-reason API) with reason C617.1, and
     // its statfs/fstatfs on Apple (disk space) with E174.1.

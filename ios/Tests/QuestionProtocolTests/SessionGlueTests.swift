@@ -230,8 +230,10 @@ final class SessionGlueTests: XCTestCase {
         XCTAssertNotNil(BGTaskScheduler.shared.pendingRequest(lifecycle.refreshIdentifier), "the next one scheduled")
         // Background and foreground still suspend and resume the store.
         events.post(name: UIApplication.didEnterBackgroundNotification, object: nil)
+        await lifecycle.idle() // off the posting thread
         XCTAssertTrue(isSuspended(app))
         events.post(name: UIApplication.willEnterForegroundNotification, object: nil)
+        await lifecycle.idle()
         XCTAssertFalse(isSuspended(app))
         XCTAssertEqual(UIApplication.shared.runningBackgroundTasks, [])
         XCTAssertEqual(try app.sessionStatus().state, .signedOut)

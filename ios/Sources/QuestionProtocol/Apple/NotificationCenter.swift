@@ -24,6 +24,21 @@ public final class QPUserNotificationCenter: QPNotificationCenter {
         }
     }
 
+    /// The app's own categories, registered beside this library's: call it
+    /// instead of `setNotificationCategories`, which replaces the whole set,
+    /// and with it the buttons of the questions on screen. The app's set
+    /// replaces what the app registered before; the questions' categories
+    /// (the core knows them by identifier) stay. Call it at launch, before
+    /// questions arrive where possible: it reads and writes the set as the
+    /// extension does, and iOS offers no way to do both at once.
+    public func setAppCategories(_ categories: Set<UNNotificationCategory>, completion: (() -> Void)? = nil) {
+        center.getNotificationCategories { existing in
+            let questions = existing.filter { questionIdOfCategory(category: $0.identifier) != nil }
+            self.center.setNotificationCategories(questions.union(categories))
+            completion?()
+        }
+    }
+
     /// Questions on screen, by identifier: the core says which
     /// notifications are this library's questions (a push as it came, a
     /// sealed one the extension showed, one the glue posted).
@@ -130,10 +145,41 @@ public final class QPUserNotificationCenter: QPNotificationCenter {
     }
 }
 
+/// A notification arriving while the app is in the foreground: iOS shows it
+/// only as the notification center's delegate says (`willPresent`), and
+/// nothing when the delegate has no such method.
+public enum QPForegroundPresentation {
+    /// How a notification of this library shows in the foreground: as it
+    /// would in the background, with the presentation the core gave it (a
+    /// banner and the list, its sound, the badge; a quiet one, such as a
+    /// resolution, in the list only). Nil for another's notification: the
+    /// app decides.
+    public static func options(for notification: UNNotification) -> UNNotificationPresentationOptions? {
+        let content = notification.request.content
+        guard isLibraryNotification(userInfoKeys: content.userInfo.keys.compactMap { $0 as? String }) else { return nil }
+        var options: UNNotificationPresentationOptions = content.interruptionLevel == .passive ? [.list] : [.banner, .list]
+        if content.sound != nil { options.insert(.sound) }
+        if content.badge != nil { options.insert(.badge) }
+        return options
+    }
+
+    /// For the app delegate's `userNotificationCenter(_:willPresent:withCompletionHandler:)`:
+    /// this library's notifications shown as `options(for:)` says; every
+    /// other one handed to `others` (the app's own rule), or, without it,
+    /// not shown (what iOS does without the method).
+    public static func willPresent(_ notification: UNNotification,
+                                   others: ((UNNotification, @escaping (UNNotificationPresentationOptions) -> Void) -> Void)? = nil,
+                                   completionHandler: @escaping (UNNotificationPresentationOptions) -> Void) {
+        if let ours = options(for: notification) { return completionHandler(ours) }
+        if let others { others(notification, completionHandler) } else { completionHandler([]) }
+    }
+}
+
 /// A notification's userInfo as JSON text, for the core's decoder.
 package func userInfoJSON(_ userInfo: [AnyHashable: Any]) -> String {
     let strings = Dictionary(userInfo.compactMap { k, v in (k as? String).map { ($0, v) } },
                              uniquingKeysWith: { a, _ in a })
+    // Handled: a userInfo that is not JSON is no payload of ours ("{}": the core's fallback).
     guard JSONSerialization.isValidJSONObject(strings),
           let data = try? JSONSerialization.data(withJSONObject: strings) else { return "{}" }
     return String(data: data, encoding: .utf8) ?? "{}"

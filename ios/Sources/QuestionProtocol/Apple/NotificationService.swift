@@ -46,10 +46,12 @@ open class QPNotificationService: UNNotificationServiceExtension {
                           })
     }
 
+    /// Out of time: the best content is handed over first (iOS may end
+    /// the extension soon after this returns), then the store is closed.
     open override func serviceExtensionTimeWillExpire() {
         let (best, core) = lock.withLock { (self.best, self.core) }
-        try? core?.suspend()
         if let best { deliver(best) }
+        reported("serviceExtensionTimeWillExpire") { try core?.suspend() }
     }
 
     /// Exactly once, whichever comes first: the flow or the deadline.

@@ -884,6 +884,8 @@ internal object IntegrityCheckingUniffiLib {
     ): Int
     external fun uniffi_qp_ffi_checksum_func_question_id_of_notification(
     ): Int
+    external fun uniffi_qp_ffi_checksum_func_report_glue_failure(
+    ): Int
     external fun uniffi_qp_ffi_checksum_func_shown_notification(
     ): Int
     external fun uniffi_qp_ffi_checksum_func_android_channel_with(
@@ -909,6 +911,8 @@ internal object IntegrityCheckingUniffiLib {
     external fun uniffi_qp_ffi_checksum_method_phonecore_came_to_foreground(
     ): Int
     external fun uniffi_qp_ffi_checksum_method_phonecore_entering_background(
+    ): Int
+    external fun uniffi_qp_ffi_checksum_method_phonecore_resolution_push(
     ): Int
     external fun uniffi_qp_ffi_checksum_method_phonecore_android_channel(
     ): Int
@@ -1110,6 +1114,8 @@ internal object UniffiLib {
     ): Long
     external fun uniffi_qp_ffi_fn_method_phonecore_entering_background(`ptr`: Long,`platform`: RustBuffer.ByValue,uniffi_out_err: UniffiRustCallStatus, 
     ): RustBuffer.ByValue
+    external fun uniffi_qp_ffi_fn_method_phonecore_resolution_push(`ptr`: Long,`questionId`: RustBuffer.ByValue,`withinMs`: Long,
+    ): Long
     external fun uniffi_qp_ffi_fn_method_phonecore_android_channel(`ptr`: Long,uniffi_out_err: UniffiRustCallStatus, 
     ): RustBuffer.ByValue
     external fun uniffi_qp_ffi_fn_method_phonecore_android_notification(`ptr`: Long,`question`: RustBuffer.ByValue,`now`: RustBuffer.ByValue,`requireUnlockForDanger`: Byte,uniffi_out_err: UniffiRustCallStatus, 
@@ -1290,6 +1296,8 @@ internal object UniffiLib {
     ): RustBuffer.ByValue
     external fun uniffi_qp_ffi_fn_func_question_id_of_notification(`userInfoJson`: RustBuffer.ByValue,uniffi_out_err: UniffiRustCallStatus, 
     ): RustBuffer.ByValue
+    external fun uniffi_qp_ffi_fn_func_report_glue_failure(`site`: RustBuffer.ByValue,`error`: RustBuffer.ByValue,uniffi_out_err: UniffiRustCallStatus, 
+    ): Unit
     external fun uniffi_qp_ffi_fn_func_shown_notification(`userInfoJson`: RustBuffer.ByValue,uniffi_out_err: UniffiRustCallStatus, 
     ): RustBuffer.ByValue
     external fun uniffi_qp_ffi_fn_func_android_channel_with(`options`: RustBuffer.ByValue,`languages`: RustBuffer.ByValue,uniffi_out_err: UniffiRustCallStatus, 
@@ -1426,7 +1434,7 @@ private fun uniffiCheckApiChecksums(lib: IntegrityCheckingUniffiLib) {
     if ((lib.uniffi_qp_ffi_checksum_func_apns_alert() and 0xFFFF) != 28712) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
-    if ((lib.uniffi_qp_ffi_checksum_func_phone_budgets() and 0xFFFF) != 27914) {
+    if ((lib.uniffi_qp_ffi_checksum_func_phone_budgets() and 0xFFFF) != 60987) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
     if ((lib.uniffi_qp_ffi_checksum_func_plan_ios_categories_without_store() and 0xFFFF) != 48250) {
@@ -1495,6 +1503,9 @@ private fun uniffiCheckApiChecksums(lib: IntegrityCheckingUniffiLib) {
     if ((lib.uniffi_qp_ffi_checksum_func_question_id_of_notification() and 0xFFFF) != 22017) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
+    if ((lib.uniffi_qp_ffi_checksum_func_report_glue_failure() and 0xFFFF) != 23618) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
     if ((lib.uniffi_qp_ffi_checksum_func_shown_notification() and 0xFFFF) != 51685) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
@@ -1532,6 +1543,9 @@ private fun uniffiCheckApiChecksums(lib: IntegrityCheckingUniffiLib) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
     if ((lib.uniffi_qp_ffi_checksum_method_phonecore_entering_background() and 0xFFFF) != 46099) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_qp_ffi_checksum_method_phonecore_resolution_push() and 0xFFFF) != 34668) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
     if ((lib.uniffi_qp_ffi_checksum_method_phonecore_android_channel() and 0xFFFF) != 12831) {
@@ -3713,6 +3727,16 @@ public interface PhoneCoreInterface {
     fun `enteringBackground`(`platform`: Platform): BackgroundReport
     
     /**
+     * A resolution push arrived: asks the server for at most `within_ms`
+     * (never more than the core's `extensionNetworkMs`) and says what the
+     * notification becomes, the same on iOS and Android: `withdraw`
+     * (iOS: the resolved copy in its place; Android: cancel it) or
+     * `keepQuestion` (not confirmed, still pending here: iOS shows the
+     * question again, Android leaves it).
+     */
+    suspend fun `resolutionPush`(`questionId`: kotlin.String, `withinMs`: kotlin.ULong): ResolutionPushAction
+    
+    /**
      * Android: the questions channel, named in the person's language.
      */
     fun `androidChannel`(): AndroidChannel
@@ -4232,6 +4256,37 @@ open class PhoneCore: Disposable, AutoCloseable, PhoneCoreInterface
     )
     }
     
+
+    
+    /**
+     * A resolution push arrived: asks the server for at most `within_ms`
+     * (never more than the core's `extensionNetworkMs`) and says what the
+     * notification becomes, the same on iOS and Android: `withdraw`
+     * (iOS: the resolved copy in its place; Android: cancel it) or
+     * `keepQuestion` (not confirmed, still pending here: iOS shows the
+     * question again, Android leaves it).
+     */
+    @Throws(QpException::class)
+    @Suppress("ASSIGNED_BUT_NEVER_ACCESSED_VARIABLE")
+    override suspend fun `resolutionPush`(`questionId`: kotlin.String, `withinMs`: kotlin.ULong) : ResolutionPushAction {
+        return uniffiRustCallAsync(
+        callWithHandle { uniffiHandle ->
+            UniffiLib.uniffi_qp_ffi_fn_method_phonecore_resolution_push(
+                uniffiHandle,
+                
+        FfiConverterString.lower(`questionId`),
+        FfiConverterULong.lower(`withinMs`),
+            )
+        },
+        { future, callback, continuation -> UniffiLib.ffi_qp_ffi_rust_future_poll_rust_buffer(future, callback, continuation) },
+        { future, continuation -> UniffiLib.ffi_qp_ffi_rust_future_complete_rust_buffer(future, continuation) },
+        { future -> UniffiLib.ffi_qp_ffi_rust_future_free_rust_buffer(future) },
+        // lift function
+        { FfiConverterTypeResolutionPushAction.lift(it) },
+        // Error FFI converter
+        QpException.ErrorHandler,
+    )
+    }
 
     
     /**
@@ -7982,6 +8037,8 @@ data class PhoneBudgets (
     var `extensionNetworkMs`: kotlin.ULong
     , 
     var `answerDeliveryMs`: kotlin.ULong
+    , 
+    var `refreshIntervalMs`: kotlin.ULong
     
 ){
     
@@ -8000,17 +8057,20 @@ public object FfiConverterTypePhoneBudgets: FfiConverterRustBuffer<PhoneBudgets>
         return PhoneBudgets(
             FfiConverterULong.read(buf),
             FfiConverterULong.read(buf),
+            FfiConverterULong.read(buf),
         )
     }
 
     override fun allocationSize(value: PhoneBudgets) = (
             FfiConverterULong.allocationSize(value.`extensionNetworkMs`) +
-            FfiConverterULong.allocationSize(value.`answerDeliveryMs`)
+            FfiConverterULong.allocationSize(value.`answerDeliveryMs`) +
+            FfiConverterULong.allocationSize(value.`refreshIntervalMs`)
     )
 
     override fun write(value: PhoneBudgets, buf: ByteBuffer) {
             FfiConverterULong.write(value.`extensionNetworkMs`, buf)
             FfiConverterULong.write(value.`answerDeliveryMs`, buf)
+            FfiConverterULong.write(value.`refreshIntervalMs`, buf)
     }
 }
 
@@ -9919,6 +9979,79 @@ public object FfiConverterTypeQuestionState: FfiConverterRustBuffer<QuestionStat
 
 
 
+sealed class ResolutionPushAction {
+    
+    object Withdraw : ResolutionPushAction()
+    
+    
+    data class KeepQuestion(
+        val `question`: io.questionprotocol.core.PushQuestion) : ResolutionPushAction()
+        
+    {
+        
+
+        companion object
+    }
+    
+
+    
+
+    
+    
+
+
+    companion object
+}
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypeResolutionPushAction : FfiConverterRustBuffer<ResolutionPushAction>{
+    override fun read(buf: ByteBuffer): ResolutionPushAction {
+        return when(buf.getInt()) {
+            1 -> ResolutionPushAction.Withdraw
+            2 -> ResolutionPushAction.KeepQuestion(
+                FfiConverterTypePushQuestion.read(buf),
+                )
+            else -> throw RuntimeException("invalid enum value, something is very wrong!!")
+        }
+    }
+
+    override fun allocationSize(value: ResolutionPushAction): ULong = when(value) {
+        is ResolutionPushAction.Withdraw -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+            )
+        }
+        is ResolutionPushAction.KeepQuestion -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+                + FfiConverterTypePushQuestion.allocationSize(value.`question`)
+            )
+        }
+    }
+
+    override fun write(value: ResolutionPushAction, buf: ByteBuffer) {
+        when(value) {
+            is ResolutionPushAction.Withdraw -> {
+                buf.putInt(1)
+                Unit
+            }
+            is ResolutionPushAction.KeepQuestion -> {
+                buf.putInt(2)
+                FfiConverterTypePushQuestion.write(value.`question`, buf)
+                Unit
+            }
+        }.let { /* this makes the `when` an expression, which ensures it is exhaustive */ }
+    }
+}
+
+
+
+
+
 
 enum class ResponderScope {
     
@@ -11440,8 +11573,9 @@ public typealias FfiConverterTypeTimestamp = FfiConverterTimestamp
 
         /**
          * The platform time budgets (milliseconds): the notification extension's
-         * network time per push, and the time a lock-screen answer has to reach
-         * the server before the handler completes.
+         * network time per push, the time a lock-screen answer has to reach the
+         * server before the handler completes, and how soon the next background
+         * refresh may run.
          */ fun `phoneBudgets`(): PhoneBudgets {
             return FfiConverterTypePhoneBudgets.lift(
     uniffiRustCall() { _status ->
@@ -11799,6 +11933,22 @@ public typealias FfiConverterTypeTimestamp = FfiConverterTimestamp
 }
     )
     }
+    
+
+        /**
+         * Reports a failure the glue caught at an entry point the system calls
+         * (it could not be thrown there): logged through the core's logger.
+         * `error`: the error's type and the core's message, never a token.
+         */ fun `reportGlueFailure`(`site`: kotlin.String, `error`: kotlin.String)
+        = 
+    uniffiRustCall() { _status ->
+    UniffiLib.uniffi_qp_ffi_fn_func_report_glue_failure(
+    
+        
+        FfiConverterString.lower(`site`),
+        FfiConverterString.lower(`error`),_status)
+}
+    
     
 
         /**

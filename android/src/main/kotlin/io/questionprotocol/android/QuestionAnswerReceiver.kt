@@ -2,6 +2,8 @@
 // notification at once (no endless spinner), then tries to deliver it within
 // the receiver's allowance (goAsync) and shows the outcome in the core's
 // words ("Approve, by you"); what could not be sent goes to background work.
+// All of it after goAsync, off the main thread; nothing it meets crashes the
+// process (a failure is reported and the generic notification shown).
 package io.questionprotocol.android
 
 import android.app.Notification
@@ -41,7 +43,8 @@ abstract class QuestionAnswerReceiver : BroadcastReceiver() {
         QuestionFlushJob.schedule(context)
     }
 
-    /** Runs the delivery attempt off the main thread (tests run it inline). */
+    /** Runs everything after `goAsync` off the main thread: the store,
+     *  the Keystore, the delivery attempt (tests may run it inline). */
     open fun runInBackground(work: () -> Unit) {
         Thread(work, "qp-deliver").start()
     }
@@ -56,6 +59,7 @@ abstract class QuestionAnswerReceiver : BroadcastReceiver() {
         QuestionIntents.openQuestion(context, questionId)
 
     /** What happened to the last intent (for tests and logging). */
+    @Volatile
     var lastOutcome: Outcome? = null
         private set
 
@@ -67,13 +71,37 @@ abstract class QuestionAnswerReceiver : BroadcastReceiver() {
 
     override fun onReceive(context: Context, intent: Intent) {
         if (intent.action != QuestionIntents.ACTION_ANSWER) return
-        // The receiver may run in a fresh process: logcat first (once).
-        io.questionprotocol.core.initLogging()
         val questionId = intent.getStringExtra(QuestionIntents.EXTRA_QUESTION_ID) ?: return
         val actionId = intent.getStringExtra(QuestionIntents.EXTRA_ACTION_ID) ?: return
         val key = intent.getStringExtra(QuestionIntents.EXTRA_RESULT_KEY)
         val typed = key?.let { RemoteInput.getResultsFromIntent(intent)?.getCharSequence(it)?.toString() }
-        // Commit locally first: the receiver has ~10 s and no network guarantee.
+        // goAsync first: onReceive runs on the main thread, and everything
+        // after this (loading the library, opening SQLite, the Keystore in a
+        // cold process, committing) is disk work. Null when called outside a
+        // real broadcast (tests call onReceive).
+        val pending: PendingResult? = goAsync()
+        runInBackground {
+            try {
+                answer(context, questionId, actionId, typed)
+            } catch (e: Exception) {
+                // Anything, the app's vault or key store included (uniffi
+                // turns their exceptions into InternalException): reported,
+                // and the person told to finish in the app, never a crash.
+                reportFailure("answer receiver", e)
+                runCatching { notifyGeneric(context, questionId) }
+                    .onFailure { reportFailure("answer receiver: generic notification", it) }
+                lastOutcome = Outcome.NeedsApp(e.javaClass.name)
+            } finally {
+                pending?.finish()
+            }
+        }
+    }
+
+    /** Off the main thread: commit locally first (the receiver has ~10 s and
+     *  no network guarantee), update the notification, then try to deliver. */
+    private fun answer(context: Context, questionId: String, actionId: String, typed: String?) {
+        // The receiver may run in a fresh process: logcat first (once).
+        io.questionprotocol.core.initLogging()
         val outcome = try {
             Outcome.Committed(core(context).answerAction(questionId, actionId, typed))
         } catch (e: QpException.Action) {
@@ -84,15 +112,21 @@ abstract class QuestionAnswerReceiver : BroadcastReceiver() {
         lastOutcome = outcome
         update(context, questionId, outcome)
         if (outcome !is Outcome.Committed) return
-        // Null when called outside a real broadcast (tests call onReceive).
-        val pending: PendingResult? = goAsync()
-        runInBackground {
-            try {
-                if (!deliverNow(context, questionId)) scheduleFlush(context)
-            } finally {
-                pending?.finish()
-            }
-        }
+        if (!deliverNow(context, questionId)) scheduleFlush(context)
+    }
+
+    /** Where a failure the system's callback cannot throw goes: the core's
+     *  log (logcat) by default; override to send it to the app's crash
+     *  reporting too. */
+    open fun reportFailure(site: String, error: Throwable) {
+        reportGlueFailureSafely(site, error)
+    }
+
+    /** The generic words in place of the question's notification (no core
+     *  at hand, or none that works), a tap opening the app at the question. */
+    private fun notifyGeneric(context: Context, questionId: String) {
+        QuestionNotifier(context, null, javaClass, smallIcon, openApp = { id -> openApp(context, id ?: questionId) })
+            .postGeneric(questionId)
     }
 
     /** Sends what is queued within [DELIVERY_BUDGET_MS] and shows where the

@@ -6,11 +6,14 @@
 package io.questionprotocol.android
 
 import io.questionprotocol.core.BackgroundReport
+import io.questionprotocol.core.PhoneCore
+import kotlinx.coroutines.CancellationException
 import kotlinx.coroutines.CoroutineScope
 import kotlinx.coroutines.Deferred
 import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.SupervisorJob
 import kotlinx.coroutines.async
+import kotlinx.coroutines.withContext
 
 /**
  * Call [onStart] from the activity's `onStart` (at launch and at every
@@ -42,5 +45,26 @@ class QuestionLifecycle(
      *  app's background work is scheduled ([scheduleFlush]). */
     fun onStop(): Deferred<BackgroundReport?> = scope.async {
         notifier().enteringBackground()?.also { if (it.unsentAnswers > 0u) scheduleFlush() }
+    }
+
+    companion object {
+        /**
+         * The body of the app's background job (WorkManager's `doWork`, which
+         * [scheduleFlush] enqueues): sends what the outbox holds, on
+         * `Dispatchers.IO`. Never throws (except a cancellation): a core that
+         * cannot be opened (the app's vault or key store throwing) or a failed
+         * send is reported. True when nothing is left to send (the job's
+         * success), false to have it retried.
+         */
+        suspend fun backgroundFlush(core: () -> PhoneCore): Boolean = withContext(Dispatchers.IO) {
+            try {
+                core().flush().willRetry == 0u
+            } catch (e: CancellationException) {
+                throw e
+            } catch (e: Exception) {
+                reportGlueFailureSafely("background flush", e)
+                false
+            }
+        }
     }
 }

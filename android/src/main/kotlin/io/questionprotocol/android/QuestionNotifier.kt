@@ -38,6 +38,10 @@ import io.questionprotocol.core.androidNotificationId
 import io.questionprotocol.core.decodeFcmPayload
 import io.questionprotocol.core.fcmFallbackNotification
 import io.questionprotocol.core.questionIdOfFcm
+import io.questionprotocol.core.ResolutionPushAction
+import io.questionprotocol.core.androidRequestCode
+import io.questionprotocol.core.fallbackNotification
+import io.questionprotocol.core.phoneBudgets
 import java.time.Instant
 import kotlinx.coroutines.CancellationException
 import kotlinx.coroutines.Dispatchers
@@ -68,9 +72,11 @@ object QuestionIntents {
 }
 
 /**
- * Call [onDataMessage] from `FirebaseMessagingService.onMessageReceived`
- * with `remoteMessage.data`. It decodes and posts synchronously and never
- * touches the network (Android gives about 10 seconds).
+ * Call [onMessageReceived] (or [onDataMessage]) from
+ * `FirebaseMessagingService.onMessageReceived` with `remoteMessage.data`. It
+ * decodes and posts synchronously from the message itself; only a resolution
+ * asks the server, within the core's budget (Android gives about 10
+ * seconds). It never throws.
  *
  * @param core the shared core, or null when the store cannot be opened: the
  *   notification still shows, and the app syncs later.
@@ -222,9 +228,42 @@ class QuestionNotifier(
         }
     }
 
-    private companion object {
+    companion object {
         /** The core's channel id (`androidChannel().id`), when no core can say. */
-        const val QUESTIONS_CHANNEL = "qp.questions"
+        private const val QUESTIONS_CHANNEL = "qp.questions"
+
+        /**
+         * The whole of `FirebaseMessagingService.onMessageReceived`: opens the
+         * core with [core] and shows the message ([onDataMessage]). Never
+         * throws (except a cancellation): a core that cannot be opened (a
+         * Keystore that cannot decrypt after a restore, a store that cannot be
+         * read) is reported and the generic notification shown, since the
+         * message's own words cannot be checked without it.
+         */
+        fun onMessageReceived(
+            context: Context,
+            data: Map<String, String>,
+            receiver: Class<out QuestionAnswerReceiver>,
+            smallIcon: Int,
+            options: PresentOptions = PresentOptions(),
+            core: () -> PhoneCore?,
+        ): Result {
+            val opened = try {
+                core()
+            } catch (e: CancellationException) {
+                throw e
+            } catch (e: Exception) {
+                reportGlueFailureSafely("onMessageReceived: opening the core", e)
+                val notifier = QuestionNotifier(context, null, receiver, smallIcon, options = options)
+                return try {
+                    notifier.postGeneric(null, notifier.questionIdOfFcmSafely(data))
+                } catch (e: Exception) {
+                    reportGlueFailureSafely("onMessageReceived: generic notification", e)
+                    Result.Fallback("failed")
+                }
+            }
+            return QuestionNotifier(context, opened, receiver, smallIcon, options = options).onDataMessage(data)
+        }
     }
 
     /** Whether a question can reach the lock screen at all (false when the
@@ -232,7 +271,33 @@ class QuestionNotifier(
      *  POST_NOTIFICATIONS). Never throws. */
     fun canNotify(): Boolean = manager.areNotificationsEnabled()
 
-    fun onDataMessage(data: Map<String, String>): Result {
+    /**
+     * Decodes an FCM data message and shows it. Never throws (except a
+     * cancellation): whatever fails, the core, the app's vault or key store
+     * (their exceptions arrive as uniffi's `InternalException`), the
+     * platform, is reported and the generic notification shown instead.
+     */
+    fun onDataMessage(data: Map<String, String>): Result = try {
+        show(data)
+    } catch (e: CancellationException) {
+        throw e
+    } catch (e: Exception) {
+        reportGlueFailureSafely("onMessageReceived", e)
+        try {
+            postGeneric(null, questionIdOfFcmSafely(data))
+        } catch (e: Exception) {
+            reportGlueFailureSafely("onMessageReceived: generic notification", e)
+            Result.Fallback("failed")
+        }
+    }
+
+    internal fun questionIdOfFcmSafely(data: Map<String, String>): String? = try {
+        questionIdOfFcm(data)
+    } catch (e: Exception) {
+        null
+    }
+
+    private fun show(data: Map<String, String>): Result {
         val push = try {
             core?.receiveFcm(data) ?: decodeFcmPayload(data)
         } catch (e: QpException) {
@@ -251,28 +316,32 @@ class QuestionNotifier(
             }
             is DecodedPush.Resolved -> {
                 // A resolution by push is only a claim (whoever can inject
-                // pushes could send one to hide a question): withdraw only
-                // what the server confirms.
+                // pushes could send one to hide a question): the core asks
+                // the server within its budget and decides, as on iOS.
                 val id = push.notice.id
-                if (confirmed(id)) {
-                    withdraw(id)
-                    Result.Withdrawn(id)
-                } else {
-                    Result.Kept(id)
+                when (resolutionPush(id)) {
+                    is ResolutionPushAction.Withdraw -> {
+                        withdraw(id)
+                        Result.Withdrawn(id)
+                    }
+                    is ResolutionPushAction.KeepQuestion, null -> Result.Kept(id)
                 }
             }
         }
     }
 
-    /** Whether the server says `questionId` is resolved (false offline or
-     *  without a core: the next sync decides). Blocks: FCM's
-     *  `onMessageReceived` runs on a worker thread. */
-    private fun confirmed(questionId: String): Boolean {
-        val core = core ?: return false
+    /** The core's decision on a resolution push, the server asked within
+     *  the core's budget (`phoneBudgets().extensionNetworkMs`, inside the
+     *  ~10 s FCM gives `onMessageReceived`). Null without a core or a
+     *  readable store: kept, the next sync decides. Blocks: `onMessageReceived` runs on a worker thread. */
+    private fun resolutionPush(questionId: String): ResolutionPushAction? {
+        val core = core ?: return null
         return try {
-            runBlocking { core.confirmResolution(questionId) }
+            runBlocking { core.resolutionPush(questionId, phoneBudgets().extensionNetworkMs) }
         } catch (e: QpException) {
-            false
+            // The store cannot be read now: the notification stays as it is.
+            reportGlueFailureSafely("resolution push", e)
+            null
         }
     }
 
@@ -430,6 +499,29 @@ class QuestionNotifier(
         for (a in spec.actions) builder.addAction(action(spec, a))
         manager.notify(spec.tag, spec.notificationId, builder.build())
         updateSummary(spec.group, roomName)
+    }
+
+    /** The generic words ("New question", "Open the app to answer."),
+     *  needing no core: in place of [tag]'s question notification when given,
+     *  else in the fallback's slot; a tap opens the app at [questionId]. */
+    internal fun postGeneric(tag: String?, questionId: String? = tag): Result.Fallback {
+        val languages = deviceLanguages()
+        val f = fallbackNotification(null, null, languages)
+        val spec = androidChannelWith(options, languages)
+        if (manager.getNotificationChannel(spec.id) == null) manager.createNotificationChannel(channel(spec))
+        val builder = Notification.Builder(context, spec.id)
+            .setSmallIcon(smallIcon)
+            .setContentTitle(f.title)
+            .setContentText(f.body)
+            .setAutoCancel(true)
+        val code = questionId?.let { androidRequestCode(it, 0u) } ?: 0
+        contentIntent(questionId, code)?.let { builder.setContentIntent(it) }
+        if (tag != null) {
+            manager.notify(tag, androidNotificationId(tag), builder.build())
+        } else {
+            manager.notify(QuestionIntents.FALLBACK_TAG, 0, builder.build())
+        }
+        return Result.Fallback("failed")
     }
 
     private fun postFallback(data: Map<String, String>, reason: String): Result {

@@ -40,6 +40,34 @@ class TestReceiver : QuestionAnswerReceiver() {
         Intent(Intent.ACTION_VIEW).putExtra("question", questionId)
 }
 
+/** A receiver as an app writes it, its work on the library's own thread;
+ *  it records whether the core was asked for on the main thread. */
+class ThreadedReceiver : QuestionAnswerReceiver() {
+    companion object {
+        @Volatile var core: () -> PhoneCore = { error("no core") }
+        val onMainThread = java.util.Collections.synchronizedList(mutableListOf<Boolean>())
+        val reported = java.util.Collections.synchronizedList(mutableListOf<String>())
+    }
+    override fun core(context: Context): PhoneCore {
+        onMainThread += android.os.Looper.myLooper() == android.os.Looper.getMainLooper()
+        return core()
+    }
+    override fun scheduleFlush(context: Context) {}
+    override val smallIcon: Int = android.R.drawable.ic_dialog_info
+    override fun openApp(context: Context, questionId: String): Intent =
+        Intent(Intent.ACTION_VIEW).putExtra("question", questionId)
+    override fun reportFailure(site: String, error: Throwable) {
+        reported += "$site: ${error.javaClass.simpleName}"
+        super.reportFailure(site, error)
+    }
+}
+
+/** An app's key store whose Keystore cannot decrypt (a phone restored from a backup). */
+class ThrowingKeyStore : DeviceKeyStore {
+    override fun loadDeviceKey(): ByteArray? = throw java.security.GeneralSecurityException("cannot decrypt")
+    override fun saveDeviceKey(key: ByteArray): Boolean = throw java.security.GeneralSecurityException("cannot encrypt")
+}
+
 class StaticToken(private val value: String?) : TokenProvider {
     override fun token(): String? = value
 }
@@ -397,5 +425,110 @@ class AndroidGlueTest {
         assertEquals("Open the app to answer.", generic.extras.getCharSequence(Notification.EXTRA_TEXT).toString())
         assertEquals("Rotate the production database password?", again.question("q_e2e_vector")!!.prompt)
         again.close()
+    }
+
+    /** Issue 48 (3): the receiver does no disk or Keystore work on the main
+     *  thread: goAsync first, then the core (SQLite, the vault) is asked for
+     *  on another thread only; the answer is committed there. */
+    @Test
+    fun theReceiverDoesNoStoreWorkOnTheMainThread() {
+        notifier.onDataMessage(encodeFcmPayload(toJson(question("q_main", listOf(opt("approve", "Approve"), opt("deny", "Deny")), false))).data)
+        val intent = Intent(shadowOf(posted("q_main").actions[0].actionIntent).savedIntent)
+        ThreadedReceiver.core = { core }
+        ThreadedReceiver.onMainThread.clear()
+        val receiver = ThreadedReceiver()
+        assertEquals("the test runs on the main thread", android.os.Looper.getMainLooper(), android.os.Looper.myLooper())
+        receiver.onReceive(context, intent)
+        val until = System.currentTimeMillis() + 10_000
+        while (receiver.lastOutcome == null && System.currentTimeMillis() < until) Thread.sleep(20)
+        assertTrue("${receiver.lastOutcome}", receiver.lastOutcome is QuestionAnswerReceiver.Outcome.Committed)
+        assertTrue("the core was asked for", ThreadedReceiver.onMainThread.isNotEmpty())
+        assertEquals("never on the main thread", listOf<Boolean>(), ThreadedReceiver.onMainThread.filter { it })
+        assertEquals("qp.v.approve".removePrefix("qp.v."), core.answerStatus("q_main")?.let { "approve" })
+    }
+
+    /** Issue 48 (4): the app's vault or key store throwing (a Keystore that
+     *  cannot decrypt after a restore) never crashes the receiver: reported,
+     *  and the generic notification replaces the question's. */
+    @Test
+    fun aThrowingVaultInTheReceiverShowsTheGenericNotification() {
+        notifier.onDataMessage(encodeFcmPayload(toJson(question("q_vault", listOf(opt("approve", "Approve"), opt("deny", "Deny")), false))).data)
+        val intent = Intent(shadowOf(posted("q_vault").actions[0].actionIntent).savedIntent)
+        ThreadedReceiver.core = { throw java.security.GeneralSecurityException("the Keystore cannot decrypt") }
+        ThreadedReceiver.reported.clear()
+        val receiver = ThreadedReceiver()
+        receiver.onReceive(context, intent)
+        val until = System.currentTimeMillis() + 10_000
+        while (receiver.lastOutcome == null && System.currentTimeMillis() < until) Thread.sleep(20)
+        assertTrue("${receiver.lastOutcome}", receiver.lastOutcome is QuestionAnswerReceiver.Outcome.NeedsApp)
+        assertEquals(listOf("answer receiver: GeneralSecurityException"), ThreadedReceiver.reported.toList())
+        val shown = posted("q_vault")
+        assertEquals("New question", shown.extras.getCharSequence(Notification.EXTRA_TITLE).toString())
+        assertEquals("no buttons: the app finishes it", 0, shown.actions?.size ?: 0)
+        assertNotNull("a tap opens the app", shown.contentIntent)
+    }
+
+    /** Issue 48 (4): a key store that throws while a sealed message is opened
+     *  (uniffi makes it an InternalException), and a core that cannot be
+     *  opened at all: the messaging service shows the generic notification. */
+    @Test
+    fun aThrowingKeyStoreOrCoreInTheMessagingServiceShowsTheGenericNotification() {
+        @Suppress("UNCHECKED_CAST")
+        val sealed = vectors("e2e").first { it.second["name"] == "question_fcm" }.second
+        @Suppress("UNCHECKED_CAST")
+        val data = sealed["payload"] as Map<String, String>
+        val keyed = PhoneCore(File(dir, "throwing.sqlite").path, StoreMode.APP, "http://127.0.0.1:9", "u_federica",
+            StaticToken(null), listOf("en"), null, ThrowingKeyStore(), "dev_vector")
+        val result = QuestionNotifier(context, keyed, TestReceiver::class.java, android.R.drawable.ic_dialog_info).onDataMessage(data)
+        assertTrue("$result", result is QuestionNotifier.Result.Fallback)
+        val generic = checkNotNull(shadowOf(manager).getNotification(QuestionIntents.FALLBACK_TAG, 0))
+        assertEquals("New question", generic.extras.getCharSequence(Notification.EXTRA_TITLE).toString())
+        keyed.close()
+
+        manager.cancelAll()
+        val none = QuestionNotifier.onMessageReceived(context, data, TestReceiver::class.java, android.R.drawable.ic_dialog_info) {
+            throw IllegalStateException("the store cannot be opened")
+        }
+        assertTrue("$none", none is QuestionNotifier.Result.Fallback)
+        assertEquals("Open the app to answer.", checkNotNull(shadowOf(manager).getNotification(QuestionIntents.FALLBACK_TAG, 0))
+            .extras.getCharSequence(Notification.EXTRA_TEXT).toString())
+    }
+
+    /** Issue 48 (4): the background job's body never throws: a core that
+     *  cannot be opened is reported and the job retried; an empty outbox is done. */
+    @Test
+    fun theBackgroundFlushReportsInsteadOfThrowing() = kotlinx.coroutines.runBlocking {
+        assertEquals(false, QuestionLifecycle.backgroundFlush { throw java.security.GeneralSecurityException("cannot decrypt") })
+        assertEquals(true, QuestionLifecycle.backgroundFlush { core })
+    }
+
+    /** Issue 48 (3): a resolution message with the server unreachable (it
+     *  takes the connection and never answers) returns within the core's
+     *  budget, the question kept: FCM gives onMessageReceived about 10 s. */
+    @Test
+    fun aResolutionMessageReturnsWithinTheBudgetWithTheServerUnreachable() {
+        val silent = java.net.ServerSocket(0, 50, java.net.InetAddress.getByName("127.0.0.1"))
+        val held = java.util.Collections.synchronizedList(mutableListOf<java.net.Socket>())
+        val acceptor = Thread { try { while (true) held += silent.accept() } catch (e: java.io.IOException) {} }.apply { isDaemon = true; start() }
+        val hanging = PhoneCore(File(dir, "hanging.sqlite").path, StoreMode.APP, "http://127.0.0.1:${silent.localPort}", "u_me",
+            StaticToken("qpu_x"), listOf("en"))
+        try {
+            val n = QuestionNotifier(context, hanging, TestReceiver::class.java, android.R.drawable.ic_dialog_info)
+            val q = question("q_hang", listOf(opt("approve", "Approve"), opt("deny", "Deny")), false)
+            assertTrue(n.onDataMessage(encodeFcmPayload(toJson(q)).data) is QuestionNotifier.Result.Posted)
+            val claim = encodeFcmResolvedPayload(toJson(q + mapOf("state" to "cancelled", "resolved_at" to "2026-06-27T10:40:00Z"))).data
+            val started = System.nanoTime()
+            val result = n.onDataMessage(claim)
+            val tookMs = (System.nanoTime() - started) / 1_000_000
+            assertEquals(QuestionNotifier.Result.Kept("q_hang"), result)
+            val budget = phoneBudgets().extensionNetworkMs.toLong()
+            assertTrue("took $tookMs ms (budget $budget ms, FCM ~10 s)", tookMs < budget + 2_000)
+            assertNotNull("kept on screen", shadowOf(manager).getNotification("q_hang", androidNotificationId("q_hang")))
+        } finally {
+            hanging.close()
+            silent.close()
+            held.forEach { it.close() }
+            acceptor.join(1_000)
+        }
     }
 }

@@ -11,10 +11,10 @@ import android.content.Context
 import android.content.pm.PackageManager
 import android.os.Build
 import android.os.Bundle
+import android.security.keystore.KeyGenParameterSpec
+import android.security.keystore.KeyProperties
 import android.util.Base64
 import android.util.Log
-import androidx.security.crypto.EncryptedSharedPreferences
-import androidx.security.crypto.MasterKey
 import com.google.firebase.messaging.FirebaseMessaging
 import com.google.firebase.messaging.FirebaseMessagingService
 import com.google.firebase.messaging.RemoteMessage
@@ -34,6 +34,11 @@ import io.questionprotocol.core.StoreMode
 import io.questionprotocol.core.TokenVault
 import java.io.File
 import java.security.GeneralSecurityException
+import java.security.KeyStore
+import javax.crypto.Cipher
+import javax.crypto.KeyGenerator
+import javax.crypto.SecretKey
+import javax.crypto.spec.GCMParameterSpec
 import kotlinx.coroutines.CoroutineScope
 import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.Job
@@ -42,24 +47,38 @@ import kotlinx.coroutines.launch
 import kotlinx.coroutines.runBlocking
 
 // snippet: android-keystore
-class Keystore(ctx: Context) : TokenVault {   // the core's tokens, in EncryptedSharedPreferences over the Android Keystore
-    private val prefs = try { open(ctx) } catch (first: GeneralSecurityException) {
-        // A passing Keystore error succeeds on a second try. A file restored from a backup (or moved to a new phone)
-        // never does: its key stayed in the old phone's Keystore. Only then start empty (the person pairs again);
-        // exclude "qp.xml" from backups (manifest below).
-        try { open(ctx) } catch (again: GeneralSecurityException) {
-            Log.w("qp", "the token store cannot be decrypted (restored from a backup?): starting empty", again)
-            ctx.deleteSharedPreferences("qp")
-            open(ctx)
+class Keystore(ctx: Context) : TokenVault {   // the core's tokens, sealed with an AES-GCM key kept in the Android Keystore
+    private val prefs = ctx.getSharedPreferences("qp", Context.MODE_PRIVATE)   // no backups: "qp.xml" (manifest below)
+    private val key: SecretKey = synchronized(Keystore::class.java) { existingKey() ?: newKey() }
+    override fun saveToken(userId: String, token: String) {
+        val cipher = Cipher.getInstance("AES/GCM/NoPadding").apply { init(Cipher.ENCRYPT_MODE, key) }   // the Keystore picks the IV
+        cipher.updateAAD(userId.toByteArray())   // bound to its slot: a value moved to another slot does not open
+        val sealed = cipher.iv + cipher.doFinal(token.toByteArray())
+        prefs.edit().putString(userId, Base64.encodeToString(sealed, Base64.NO_WRAP)).commit()
+    }
+    override fun token(userId: String): String? {
+        val sealed = prefs.getString(userId, null)?.let { Base64.decode(it, Base64.NO_WRAP) } ?: return null
+        return try {
+            val cipher = Cipher.getInstance("AES/GCM/NoPadding")
+            cipher.init(Cipher.DECRYPT_MODE, key, GCMParameterSpec(128, sealed, 0, IV_BYTES))
+            cipher.updateAAD(userId.toByteArray())
+            String(cipher.doFinal(sealed, IV_BYTES, sealed.size - IV_BYTES))
+        } catch (e: GeneralSecurityException) {
+            // Sealed by a key this phone does not have (the file restored from a backup, or moved to a new phone: the
+            // key never leaves the old phone's Keystore): forgotten, the person pairs again.
+            Log.w("qp", "a token sealed by another key (restored from a backup?): forgotten", e)
+            forgetToken(userId)
+            null
         }
     }
-    private fun open(ctx: Context) = EncryptedSharedPreferences.create(ctx, "qp", MasterKey.Builder(ctx)
-        .setKeyScheme(MasterKey.KeyScheme.AES256_GCM).build(),
-        EncryptedSharedPreferences.PrefKeyEncryptionScheme.AES256_SIV,
-        EncryptedSharedPreferences.PrefValueEncryptionScheme.AES256_GCM)
-    override fun saveToken(userId: String, token: String) { prefs.edit().putString(userId, token).commit() }
-    override fun token(userId: String): String? = prefs.getString(userId, null)
     override fun forgetToken(userId: String) { prefs.edit().remove(userId).commit() }
+    private fun existingKey() = KeyStore.getInstance("AndroidKeyStore").apply { load(null) }.getKey(ALIAS, null) as SecretKey?
+    private fun newKey(): SecretKey = KeyGenerator.getInstance(KeyProperties.KEY_ALGORITHM_AES, "AndroidKeyStore").apply {
+        init(KeyGenParameterSpec.Builder(ALIAS, KeyProperties.PURPOSE_ENCRYPT or KeyProperties.PURPOSE_DECRYPT)
+            .setBlockModes(KeyProperties.BLOCK_MODE_GCM).setEncryptionPaddings(KeyProperties.ENCRYPTION_PADDING_NONE)
+            .setKeySize(256).build())
+    }.generateKey()
+    private companion object { const val ALIAS = "qp.tokens"; const val IV_BYTES = 12 }
 }
 // end snippet
 
@@ -110,9 +129,9 @@ object App {   // one core per process, from launch (signed in or not): the serv
 // snippet: android-service
 class QpMessagingService : FirebaseMessagingService() {          // Firebase stays these few lines
     override fun onMessageReceived(m: RemoteMessage) {
-        // A tap opens the app's launch activity at the question (QuestionIntents.questionToOpen).
-        QuestionNotifier(this, App.core(this), AnswerReceiver::class.java, R.drawable.ic_question)
-            .onDataMessage(m.data)
+        // A tap opens the app's launch activity at the question (QuestionIntents.questionToOpen). Never throws: a core
+        // that cannot open (a Keystore that cannot decrypt after a restore) shows the generic notification instead.
+        QuestionNotifier.onMessageReceived(this, m.data, AnswerReceiver::class.java, R.drawable.ic_question) { App.core(this) }
     }
     override fun onNewToken(token: String) {   // before pairing too: kept, registered at sign-in and when it changes
         runBlocking { runCatching { App.core(this@QpMessagingService).updatePushToken(token) } }
@@ -120,11 +139,11 @@ class QpMessagingService : FirebaseMessagingService() {          // Firebase sta
 }
 class AnswerReceiver : QuestionAnswerReceiver() {                 // <receiver android:exported="false"/>
     override fun core(context: Context) = App.core(context)
-    // The receiver commits the answer, then tries to send it at once within its
-    // allowance (goAsync, 8 s) and updates the notification ("You answered: Approve");
-    // what could not be sent is left to the library's QuestionFlushJob (a JobScheduler job
-    // with a network constraint: <service android:name="io.questionprotocol.android.QuestionFlushJob"
-    // android:permission="android.permission.BIND_JOB_SERVICE" android:exported="false"/>).
+    // The receiver calls goAsync first, then, off the main thread, commits the answer, tries to send it at once within
+    // its allowance (8 s) and updates the notification ("You answered: Approve"); what could not be sent is left to the
+    // library's QuestionFlushJob (a JobScheduler job with a network constraint: <service android:name="io.questionprotocol.android.QuestionFlushJob"
+    // android:permission="android.permission.BIND_JOB_SERVICE" android:exported="false"/>). A failure (the Keystore, the store) is
+    // reported and the generic notification shown.
     override val smallIcon = R.drawable.ic_question
 }
 // end snippet
