@@ -4305,6 +4305,72 @@ public func FfiConverterTypeCommittedAnswer_lower(_ value: CommittedAnswer) -> R
 }
 
 
+public struct ConsentRequest: Equatable, Hashable {
+    public var client: String
+    public var name: String
+    public var host: String?
+    public var returnsTo: String?
+    public var code: String
+
+    // Default memberwise initializers are never public by default, so we
+    // declare one manually.
+    public init(client: String, name: String, host: String?, returnsTo: String?, code: String) {
+        self.client = client
+        self.name = name
+        self.host = host
+        self.returnsTo = returnsTo
+        self.code = code
+    }
+
+    
+
+    
+}
+
+#if compiler(>=6)
+extension ConsentRequest: Sendable {}
+#endif
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public struct FfiConverterTypeConsentRequest: FfiConverterRustBuffer {
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> ConsentRequest {
+        return
+            try ConsentRequest(
+                client: FfiConverterString.read(from: &buf), 
+                name: FfiConverterString.read(from: &buf), 
+                host: FfiConverterOptionString.read(from: &buf), 
+                returnsTo: FfiConverterOptionString.read(from: &buf), 
+                code: FfiConverterString.read(from: &buf)
+        )
+    }
+
+    public static func write(_ value: ConsentRequest, into buf: inout [UInt8]) {
+        FfiConverterString.write(value.client, into: &buf)
+        FfiConverterString.write(value.name, into: &buf)
+        FfiConverterOptionString.write(value.host, into: &buf)
+        FfiConverterOptionString.write(value.returnsTo, into: &buf)
+        FfiConverterString.write(value.code, into: &buf)
+    }
+}
+
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeConsentRequest_lift(_ buf: RustBuffer) throws -> ConsentRequest {
+    return try FfiConverterTypeConsentRequest.lift(buf)
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+public func FfiConverterTypeConsentRequest_lower(_ value: ConsentRequest) -> RustBuffer {
+    return FfiConverterTypeConsentRequest.lower(value)
+}
+
+
 public struct DeviceRegistration: Equatable, Hashable {
     public var platform: Platform
     public var pushToken: String
@@ -5758,10 +5824,11 @@ public struct PushQuestion: Equatable, Hashable {
     public var targetUserId: String?
     public var expiresAt: Timestamp
     public var createdAt: Timestamp
+    public var consent: ConsentRequest?
 
     // Default memberwise initializers are never public by default, so we
     // declare one manually.
-    public init(v: Int64, id: String, room: PushRoom, asker: String, prompt: String, context: String?, options: [PushOption], textInput: TextInput?, responderScope: ResponderScope, targetUserId: String?, expiresAt: Timestamp, createdAt: Timestamp) {
+    public init(v: Int64, id: String, room: PushRoom, asker: String, prompt: String, context: String?, options: [PushOption], textInput: TextInput?, responderScope: ResponderScope, targetUserId: String?, expiresAt: Timestamp, createdAt: Timestamp, consent: ConsentRequest? = nil) {
         self.v = v
         self.id = id
         self.room = room
@@ -5774,6 +5841,7 @@ public struct PushQuestion: Equatable, Hashable {
         self.targetUserId = targetUserId
         self.expiresAt = expiresAt
         self.createdAt = createdAt
+        self.consent = consent
     }
 
     
@@ -5803,7 +5871,8 @@ public struct FfiConverterTypePushQuestion: FfiConverterRustBuffer {
                 responderScope: FfiConverterTypeResponderScope.read(from: &buf), 
                 targetUserId: FfiConverterOptionString.read(from: &buf), 
                 expiresAt: FfiConverterTypeTimestamp.read(from: &buf), 
-                createdAt: FfiConverterTypeTimestamp.read(from: &buf)
+                createdAt: FfiConverterTypeTimestamp.read(from: &buf), 
+                consent: FfiConverterOptionTypeConsentRequest.read(from: &buf)
         )
     }
 
@@ -5820,6 +5889,7 @@ public struct FfiConverterTypePushQuestion: FfiConverterRustBuffer {
         FfiConverterOptionString.write(value.targetUserId, into: &buf)
         FfiConverterTypeTimestamp.write(value.expiresAt, into: &buf)
         FfiConverterTypeTimestamp.write(value.createdAt, into: &buf)
+        FfiConverterOptionTypeConsentRequest.write(value.consent, into: &buf)
     }
 }
 
@@ -9044,6 +9114,30 @@ fileprivate struct FfiConverterOptionTypeChooseEntry: FfiConverterRustBuffer {
         switch try readInt(&buf) as Int8 {
         case 0: return nil
         case 1: return try FfiConverterTypeChooseEntry.read(from: &buf)
+        default: throw UniffiInternalError.unexpectedOptionalTag
+        }
+    }
+}
+
+#if swift(>=5.8)
+@_documentation(visibility: private)
+#endif
+fileprivate struct FfiConverterOptionTypeConsentRequest: FfiConverterRustBuffer {
+    typealias SwiftType = ConsentRequest?
+
+    public static func write(_ value: SwiftType, into buf: inout [UInt8]) {
+        guard let value = value else {
+            writeInt(&buf, Int8(0))
+            return
+        }
+        writeInt(&buf, Int8(1))
+        FfiConverterTypeConsentRequest.write(value, into: &buf)
+    }
+
+    public static func read(from buf: inout (data: Data, offset: Data.Index)) throws -> SwiftType {
+        switch try readInt(&buf) as Int8 {
+        case 0: return nil
+        case 1: return try FfiConverterTypeConsentRequest.read(from: &buf)
         default: throw UniffiInternalError.unexpectedOptionalTag
         }
     }

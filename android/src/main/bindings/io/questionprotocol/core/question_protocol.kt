@@ -7041,6 +7041,59 @@ public object FfiConverterTypeCommittedAnswer: FfiConverterRustBuffer<CommittedA
 
 
 
+data class ConsentRequest (
+    var `client`: kotlin.String
+    , 
+    var `name`: kotlin.String
+    , 
+    var `host`: kotlin.String?
+    , 
+    var `returnsTo`: kotlin.String?
+    , 
+    var `code`: kotlin.String
+    
+){
+    
+
+    
+
+    
+    companion object
+}
+
+/**
+ * @suppress
+ */
+public object FfiConverterTypeConsentRequest: FfiConverterRustBuffer<ConsentRequest> {
+    override fun read(buf: ByteBuffer): ConsentRequest {
+        return ConsentRequest(
+            FfiConverterString.read(buf),
+            FfiConverterString.read(buf),
+            FfiConverterOptionalString.read(buf),
+            FfiConverterOptionalString.read(buf),
+            FfiConverterString.read(buf),
+        )
+    }
+
+    override fun allocationSize(value: ConsentRequest) = (
+            FfiConverterString.allocationSize(value.`client`) +
+            FfiConverterString.allocationSize(value.`name`) +
+            FfiConverterOptionalString.allocationSize(value.`host`) +
+            FfiConverterOptionalString.allocationSize(value.`returnsTo`) +
+            FfiConverterString.allocationSize(value.`code`)
+    )
+
+    override fun write(value: ConsentRequest, buf: ByteBuffer) {
+            FfiConverterString.write(value.`client`, buf)
+            FfiConverterString.write(value.`name`, buf)
+            FfiConverterOptionalString.write(value.`host`, buf)
+            FfiConverterOptionalString.write(value.`returnsTo`, buf)
+            FfiConverterString.write(value.`code`, buf)
+    }
+}
+
+
+
 data class DeviceRegistration (
     var `platform`: Platform
     , 
@@ -8191,6 +8244,8 @@ data class PushQuestion (
     var `expiresAt`: Timestamp
     , 
     var `createdAt`: Timestamp
+    , 
+    var `consent`: ConsentRequest? = null 
     
 ){
     
@@ -8219,6 +8274,7 @@ public object FfiConverterTypePushQuestion: FfiConverterRustBuffer<PushQuestion>
             FfiConverterOptionalString.read(buf),
             FfiConverterTypeTimestamp.read(buf),
             FfiConverterTypeTimestamp.read(buf),
+            FfiConverterOptionalTypeConsentRequest.read(buf),
         )
     }
 
@@ -8234,7 +8290,8 @@ public object FfiConverterTypePushQuestion: FfiConverterRustBuffer<PushQuestion>
             FfiConverterTypeResponderScope.allocationSize(value.`responderScope`) +
             FfiConverterOptionalString.allocationSize(value.`targetUserId`) +
             FfiConverterTypeTimestamp.allocationSize(value.`expiresAt`) +
-            FfiConverterTypeTimestamp.allocationSize(value.`createdAt`)
+            FfiConverterTypeTimestamp.allocationSize(value.`createdAt`) +
+            FfiConverterOptionalTypeConsentRequest.allocationSize(value.`consent`)
     )
 
     override fun write(value: PushQuestion, buf: ByteBuffer) {
@@ -8250,6 +8307,7 @@ public object FfiConverterTypePushQuestion: FfiConverterRustBuffer<PushQuestion>
             FfiConverterOptionalString.write(value.`targetUserId`, buf)
             FfiConverterTypeTimestamp.write(value.`expiresAt`, buf)
             FfiConverterTypeTimestamp.write(value.`createdAt`, buf)
+            FfiConverterOptionalTypeConsentRequest.write(value.`consent`, buf)
     }
 }
 
@@ -10559,6 +10617,38 @@ public object FfiConverterOptionalTypeChooseEntry: FfiConverterRustBuffer<Choose
         } else {
             buf.put(1)
             FfiConverterTypeChooseEntry.write(value, buf)
+        }
+    }
+}
+
+
+
+
+/**
+ * @suppress
+ */
+public object FfiConverterOptionalTypeConsentRequest: FfiConverterRustBuffer<ConsentRequest?> {
+    override fun read(buf: ByteBuffer): ConsentRequest? {
+        if (buf.get().toInt() == 0) {
+            return null
+        }
+        return FfiConverterTypeConsentRequest.read(buf)
+    }
+
+    override fun allocationSize(value: ConsentRequest?): ULong {
+        if (value == null) {
+            return 1UL
+        } else {
+            return 1UL + FfiConverterTypeConsentRequest.allocationSize(value)
+        }
+    }
+
+    override fun write(value: ConsentRequest?, buf: ByteBuffer) {
+        if (value == null) {
+            buf.put(0)
+        } else {
+            buf.put(1)
+            FfiConverterTypeConsentRequest.write(value, buf)
         }
     }
 }
