@@ -146,8 +146,28 @@ let wasm_bindgen = (function(exports) {
             return this;
         }
         /**
+         * Why pairing failed, in the person's language (the phone's words):
+         * `status` is what `POST /api/pair` (or its preview) answered, 0 when
+         * the server could not be reached.
+         * @param {number} status
+         * @returns {string}
+         */
+        pairFailure(status) {
+            let deferred1_0;
+            let deferred1_1;
+            try {
+                const ret = wasm.responder_pairFailure(this.__wbg_ptr, status);
+                deferred1_0 = ret[0];
+                deferred1_1 = ret[1];
+                return getStringFromWasm0(ret[0], ret[1]);
+            } finally {
+                wasm.__wbindgen_free(deferred1_0, deferred1_1, 1);
+            }
+        }
+        /**
          * A Web Push's decrypted payload: `{"kind":"question","notification":…,
-         * "question":…}` or `{"kind":"resolved","notice":…}` (then
+         * "question":…,"pending":…}` (`pending`: the question as a pending
+         * Question, for the feed) or `{"kind":"resolved","notice":…}` (then
          * [`Responder::resolved`] with the question shown). `max_actions` is
          * the browser's `Notification.maxActions`.
          * @param {string} payload
@@ -199,6 +219,44 @@ let wasm_bindgen = (function(exports) {
                     throw e;
                 }
                 const ret = wasm.responder_queued(this.__wbg_ptr, ptr0, len0, ptr1, len1);
+                var ptr3 = ret[0];
+                var len3 = ret[1];
+                if (ret[3]) {
+                    ptr3 = 0; len3 = 0;
+                    throw takeFromExternrefTable0(ret[2]);
+                }
+                deferred4_0 = ptr3;
+                deferred4_1 = len3;
+                return getStringFromWasm0(ptr3, len3);
+            } finally {
+                wasm.__wbindgen_free(deferred4_0, deferred4_1, 1);
+            }
+        }
+        /**
+         * What a reply field shows as the person types `text`:
+         * `{"left": n, "text": "…"}`, `left` counted as the protocol counts
+         * (negative when over the limit), `text` saying it in the person's
+         * language. An error when the question takes no typed answer.
+         * @param {string} question
+         * @param {string} text
+         * @returns {string}
+         */
+        replyLeft(question, text) {
+            let deferred4_0;
+            let deferred4_1;
+            try {
+                let ptr0, len0, ptr1, len1;
+                try {
+                    ptr0 = passStringToWasm0(question, wasm.__wbindgen_malloc, wasm.__wbindgen_realloc);
+                    len0 = WASM_VECTOR_LEN;
+                    ptr1 = passStringToWasm0(text, wasm.__wbindgen_malloc, wasm.__wbindgen_realloc);
+                    len1 = WASM_VECTOR_LEN;
+                } catch (e) {
+                    if (ptr1) { wasm.__wbindgen_free(ptr1, len1 * 1, 1); }
+                    if (ptr0) { wasm.__wbindgen_free(ptr0, len0 * 1, 1); }
+                    throw e;
+                }
+                const ret = wasm.responder_replyLeft(this.__wbg_ptr, ptr0, len0, ptr1, len1);
                 var ptr3 = ret[0];
                 var len3 = ret[1];
                 if (ret[3]) {
