@@ -282,7 +282,7 @@ fn suspend_returns_within_its_bound_while_another_process_holds_the_write_lock()
     use std::io::BufRead;
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("shared.sqlite");
-    let p = phone(&db, "http://127.0.0.1:9");
+    let p = phone(&db, Arc::new(ScriptedTransport::offline()));
     p.receive_apns(APNS).unwrap();
     p.answer_action("q_1", "qp.v.approve", None).unwrap();
 

@@ -374,7 +374,7 @@ pub struct PartialSettings {
     /// FCM base URL [default: https://fcm.googleapis.com].
     #[arg(long, env = "QP_FCM_BASE_URL")]
     pub fcm_base_url: Option<String>,
-    /// How long a server's claim on a push lasts, in ms: pushes an instance claimed and did not finish (it crashed, or stalled) go again this long after the claim, from any instance. Below the default, a send still running at three quarters of it is cut off and sent again later (the gateway may have it: counted in qp_push_resent_maybe_delivered_total) [default: 60000].
+    /// How long a server's claim on a push lasts, in ms: pushes an instance claimed and did not finish (it crashed, or stalled) go again this long after the claim, from any instance. Below the default, a send still running at three quarters of it is cut off and sent again later (the gateway may have it: counted in qp_push_resent_maybe_delivered_total). 1000 to 3600000 [default: 60000].
     #[arg(long, env = "QP_PUSH_LEASE_MS")]
     pub push_lease_ms: Option<u64>,
     /// How long a client may take to send a request body, in ms (408 after) [default: 10000].
@@ -709,8 +709,11 @@ fn check(s: &Settings) -> Result<(), String> {
     if s.sweep_interval.is_zero() {
         return Err("sweep_interval_ms must be at least 1".into());
     }
-    if s.push_lease < Duration::from_secs(1) {
-        return Err("push_lease_ms must be at least 1000".into());
+    // A lease past an hour leaves a crashed instance's claimed pushes
+    // undelivered for that long, and one near the integer limits would
+    // overflow the claim's deadline.
+    if s.push_lease < Duration::from_secs(1) || s.push_lease > Duration::from_secs(3600) {
+        return Err("push_lease_ms must be 1000 to 3600000 (one second to one hour)".into());
     }
     if s.webhook_max_attempts == 0 {
         return Err("webhook_max_attempts must be at least 1".into());
@@ -1101,6 +1104,27 @@ mod tests {
             ..Default::default()
         };
         assert!(flags.resolve(PartialSettings::default()).is_err());
+    }
+
+    #[test]
+    fn a_push_lease_outside_one_second_to_one_hour_is_refused_by_name() {
+        let lease = |ms| {
+            PartialSettings {
+                push_lease_ms: Some(ms),
+                ..Default::default()
+            }
+            .resolve(PartialSettings::default())
+            .map(|s| s.push_lease)
+        };
+        assert_eq!(lease(2_000), Ok(Duration::from_secs(2)));
+        assert_eq!(lease(3_600_000), Ok(Duration::from_secs(3600)));
+        for ms in [0, 999, 3_600_001, u64::MAX] {
+            let err = lease(ms).unwrap_err();
+            assert!(
+                err.contains("push_lease_ms must be 1000 to 3600000"),
+                "{ms}: {err}"
+            );
+        }
     }
 
     #[test]
