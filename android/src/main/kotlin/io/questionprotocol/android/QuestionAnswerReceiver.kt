@@ -135,14 +135,20 @@ abstract class QuestionAnswerReceiver : BroadcastReceiver() {
      *  nothing is left to send. */
     private fun deliverNow(context: Context, questionId: String): Boolean {
         val core = core(context)
+        // The answer is committed: whatever fails now (the app's vault read
+        // for the send included) leaves it queued for the retry job, and
+        // the notification keeps saying where it stands.
         val report = try {
             runBlocking { withTimeoutOrNull(DELIVERY_BUDGET_MS) { core.flush() } }
-        } catch (e: QpException) {
+        } catch (e: kotlinx.coroutines.CancellationException) {
+            throw e
+        } catch (e: Exception) {
+            if (e !is QpException) reportGlueFailureSafely("answer receiver: sending", e)
             null
         }
         val text = try {
             core.answeredLine(questionId)
-        } catch (e: QpException) {
+        } catch (e: Exception) {
             null
         }
         if (text != null) notifyQuiet(context, questionId, text)

@@ -8,6 +8,7 @@ import android.content.ComponentName
 import android.content.Context
 import io.questionprotocol.core.PhoneCore
 import io.questionprotocol.core.QpException
+import kotlinx.coroutines.CancellationException
 import kotlinx.coroutines.CoroutineScope
 import kotlinx.coroutines.Dispatchers
 import kotlinx.coroutines.Job
@@ -36,14 +37,24 @@ open class QuestionFlushJob : JobService() {
         private set
 
     override fun onStartJob(params: JobParameters?): Boolean {
-        val core = phone?.invoke(applicationContext) ?: return false
+        // The core opens SQLite and the app's vault: never on the main
+        // thread, where the system calls this, and never a crash: a phone
+        // that cannot be opened (a vault that cannot decrypt, the phone not
+        // set yet in this process) is reported and the job runs again later.
         running = scope.launch {
             val again = try {
+                val core = phone?.invoke(applicationContext)
+                    ?: throw IllegalStateException("QuestionFlushJob.phone is not set in this process (set it in Application.onCreate)")
                 val report = core.flush()
-                // A 401 waits for the person to sign in again, not for the network.
+                // A 401 waits for the person to pair again, not for the network.
                 report.willRetry > 0u && !report.unauthorized
-            } catch (e: QpException) {
-                e !is QpException.NotSignedIn
+            } catch (e: CancellationException) {
+                throw e
+            } catch (e: QpException.NotSignedIn) {
+                false
+            } catch (e: Exception) {
+                reportGlueFailureSafely("QuestionFlushJob", e)
+                true
             }
             jobFinished(params, again)
         }

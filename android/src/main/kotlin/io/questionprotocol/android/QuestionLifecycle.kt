@@ -20,7 +20,7 @@ import kotlinx.coroutines.withContext
  * return to the foreground) and [onStop] from its `onStop`; apps no longer
  * send, sync or reconcile themselves.
  *
- *     val lifecycle = QuestionLifecycle(scheduleFlush = { FlushWorker.enqueue(ctx) }) {
+ *     val lifecycle = QuestionLifecycle(scheduleFlush = { QuestionFlushJob.schedule(ctx) }) {
  *         QuestionNotifier(ctx, App.core(ctx), AnswerReceiver::class.java, R.drawable.ic_question)
  *     }
  *

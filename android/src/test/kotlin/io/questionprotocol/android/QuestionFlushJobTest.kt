@@ -12,6 +12,7 @@ import kotlinx.coroutines.runBlocking
 import org.json.JSONObject
 import org.junit.Assert.assertEquals
 import org.junit.Assert.assertFalse
+import org.junit.Assert.assertNotEquals
 import org.junit.Assert.assertNotNull
 import org.junit.Assert.assertTrue
 import org.junit.Assume.assumeTrue
@@ -70,9 +71,18 @@ class QuestionFlushJobTest {
     }
 
     @Test
-    fun withNoPhoneTheJobDoesNothing() {
+    fun withNoPhoneTheJobRunsAgainLater() {
         QuestionFlushJob.phone = null
-        assertFalse(Robolectric.setupService(QuestionFlushJob::class.java).onStartJob(null))
+        assertEquals(true to true, runJob())
+    }
+
+    @Test
+    fun aPhoneThatCannotBeOpenedIsReportedAndTheJobRunsAgainInsteadOfCrashing() {
+        // A Keystore that cannot decrypt after a restore: the app's callback throws.
+        var calledOn: Thread? = null
+        QuestionFlushJob.phone = { calledOn = Thread.currentThread(); throw java.security.GeneralSecurityException("cannot decrypt") }
+        assertEquals(true to true, runJob())
+        assertNotEquals("the phone is opened off the main thread", android.os.Looper.getMainLooper().thread, calledOn)
     }
 
     @Test

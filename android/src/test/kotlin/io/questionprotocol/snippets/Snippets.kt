@@ -7,6 +7,7 @@ package io.questionprotocol.snippets
 
 import android.Manifest
 import android.app.Activity
+import android.app.Application
 import android.content.Context
 import android.content.pm.PackageManager
 import android.os.Build
@@ -119,9 +120,14 @@ object App {   // one core per process, from launch (signed in or not): the serv
         // The core's requests go through the platform's HttpURLConnection: the network security config (user
         // and MDM CAs, pinning), the system proxy and a VPN apply. OkHttp or Ktor: register your own HttpTransport.
         HttpUrlConnectionTransport.install()
-        QuestionFlushJob.phone = { core(it) }   // the library's retry job finds the phone here (any process)
         opened ?: PhoneCore.openSession(File(ctx.noBackupFilesDir, "qp.sqlite").path, StoreMode.APP, Keystore(ctx),
             deviceLanguages(), deviceKeys = KeystoreDeviceKey(ctx)).also { opened = it }
+    }
+}
+class QpApplication : Application() {   // <application android:name=".QpApplication">: first in every process
+    override fun onCreate() {
+        super.onCreate()
+        QuestionFlushJob.phone = { App.core(it) }   // the library's retry job, alone in a fresh process, finds the phone
     }
 }
 // end snippet
