@@ -73,7 +73,7 @@ public enum QPNotificationResponseHandler {
                                                   actionIdentifier: response.actionIdentifier, typedText: text)
                 if case .committed = outcome, !uploads.handOver().isEmpty {
                     #if canImport(UIKit)
-                    if inBackground { try? core.suspend() }
+                    if inBackground { reported("answer handler: suspend after the hand-over") { try core.suspend() } }
                     #endif
                     completionHandler()
                     #if canImport(UIKit)

@@ -41,8 +41,10 @@ public final class QPBackgroundAnswers {
     /// next flush.
     @discardableResult
     public func handOver() -> [String] {
-        guard let handed = try? core.handOverAnswers() else { return [] }
-        try? FileManager.default.createDirectory(at: bodies, withIntermediateDirectories: true)
+        guard let handed = reported("background answers: hand-over", { try core.handOverAnswers() }) else { return [] }
+        _ = reported("background answers: the bodies' folder") {
+            try FileManager.default.createDirectory(at: bodies, withIntermediateDirectories: true)
+        }
         var ids: [String] = []
         for h in handed {
             let file = bodyFile(h.id)
@@ -55,8 +57,9 @@ public final class QPBackgroundAnswers {
             } catch {
                 // Never started: the system reports nothing, so it goes
                 // back to the outbox now.
-                _ = try? core.handedOverOutcome(id: h.id, result: .failed(failure: .unreachable,
-                                                                          reason: "\(error)"))
+                _ = reported("background answers: an upload never started") {
+                    try core.handedOverOutcome(id: h.id, result: .failed(failure: .unreachable, reason: "\(error)"))
+                }
             }
         }
         return ids
@@ -69,16 +72,38 @@ public final class QPBackgroundAnswers {
     @discardableResult
     public func completed(id: String?, response: URLResponse?, body: Data?, error: Error?) -> FlushReport? {
         guard let id = id else { return nil }
-        try? FileManager.default.removeItem(at: bodyFile(id))
         let result = URLSessionTransport.handoverResult(response: response, body: body, error: error)
-        return try? core.handedOverOutcome(id: id, result: result)
+        let report: FlushReport?
+        do {
+            report = try core.handedOverOutcome(id: id, result: result)
+        } catch QpError.Storage(kind: .suspended, _) {
+            // The system woke the app in the background, where the store
+            // was suspended (an answer's hand-over, didEnterBackground): it
+            // opens for this report and is suspended again, so the outcome
+            // is not left for the next launch.
+            report = reported("background answers: the report while suspended") { () throws -> FlushReport in
+                try core.resume()
+                defer { _ = reported("background answers: suspend again") { try core.suspend() } }
+                return try core.handedOverOutcome(id: id, result: result)
+            }
+        } catch {
+            reportGlueFailure(site: "background answers: the report", error: "\(error)")
+            report = nil
+        }
+        // The body goes once the outcome is recorded: if recording failed,
+        // the launch's reconcile sends the answer again from the outbox.
+        let file = bodyFile(id)
+        if FileManager.default.fileExists(atPath: file.path) {
+            _ = reported("background answers: removing the body") { try FileManager.default.removeItem(at: file) }
+        }
+        return report
     }
 
     /// At launch: answers handed over that the system no longer holds and
     /// never reported on go back to the outbox, for the next flush.
     public func reconcile(_ done: @escaping (UInt32) -> Void = { _ in }) {
         system.inFlight { [core] ids in
-            done((try? core.requeueLostHandOvers(inFlight: ids)) ?? 0)
+            done(reported("background answers: reconcile") { try core.requeueLostHandOvers(inFlight: ids) } ?? 0)
         }
     }
 

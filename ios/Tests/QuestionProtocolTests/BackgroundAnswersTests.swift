@@ -115,6 +115,21 @@ final class BackgroundAnswersTests: XCTestCase {
         XCTAssertTrue(FileManager.default.enumerator(atPath: dir + "/uploads")?.allObjects.isEmpty ?? true)
     }
 
+    func testAReportArrivingWhileTheStoreIsSuspendedIsRecordedAndTheStoreSuspendedAgain() async throws {
+        try requireServer()
+        let system = StandInUploadSystem()
+        let (core, app) = try launch(system)
+        let id = try await answered("Background: while suspended?", core)
+        XCTAssertEqual(app.handOver().count, 1)
+        try core.suspend() // the app went to the background; the system wakes it for the report
+        await system.deliver(to: app)
+        XCTAssertThrowsError(try core.answerStatus(questionId: id), "suspended again after the report")
+        try core.resume()
+        XCTAssertEqual(state(core, id), .answered)
+        let server = try await serverQuestion(id)
+        XCTAssertEqual(server.state, "answered", server.json)
+    }
+
     func testAFailedUploadIsRetriedByTheFlushOnce() async throws {
         try requireServer()
         let system = StandInUploadSystem()
