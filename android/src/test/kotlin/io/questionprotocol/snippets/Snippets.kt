@@ -34,7 +34,6 @@ import io.questionprotocol.core.Platform
 import io.questionprotocol.core.StoreMode
 import io.questionprotocol.core.TokenVault
 import java.io.File
-import java.security.GeneralSecurityException
 import java.security.KeyStore
 import javax.crypto.Cipher
 import javax.crypto.KeyGenerator
@@ -64,9 +63,10 @@ class Keystore(ctx: Context) : TokenVault {   // the core's tokens, sealed with 
             cipher.init(Cipher.DECRYPT_MODE, key, GCMParameterSpec(128, sealed, 0, IV_BYTES))
             cipher.updateAAD(userId.toByteArray())
             String(cipher.doFinal(sealed, IV_BYTES, sealed.size - IV_BYTES))
-        } catch (e: GeneralSecurityException) {
+        } catch (e: AEADBadTagException) {
             // Sealed by a key this phone does not have (the file restored from a backup, or moved to a new phone: the
-            // key never leaves the old phone's Keystore): forgotten, the person pairs again.
+            // key never leaves the old phone's Keystore): forgotten, the person pairs again. Any other failure (the
+            // Keystore busy or locked now) throws on: the library reports it and keeps the token for the next try.
             Log.w("qp", "a token sealed by another key (restored from a backup?): forgotten", e)
             forgetToken(userId)
             null
