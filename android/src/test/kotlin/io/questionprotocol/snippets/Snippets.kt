@@ -146,7 +146,7 @@ class QpMessagingService : FirebaseMessagingService() {          // Firebase sta
 class AnswerReceiver : QuestionAnswerReceiver() {                 // <receiver android:exported="false"/>
     override fun core(context: Context) = App.core(context)
     // The receiver calls goAsync first, then, off the main thread, commits the answer, tries to send it at once within
-    // its allowance (8 s) and updates the notification ("You answered: Approve"); what could not be sent is left to the
+    // its allowance (goAsync, 8 s) and updates the notification ("You answered: Approve"); what could not be sent is left to the
     // library's QuestionFlushJob (a JobScheduler job with a network constraint: <service android:name="io.questionprotocol.android.QuestionFlushJob"
     // android:permission="android.permission.BIND_JOB_SERVICE" android:exported="false"/>). A failure (the Keystore, the store) is
     // reported and the generic notification shown.
