@@ -294,7 +294,12 @@ impl dyn Sql {
             // `PgConn::connect`, but behind a pooler in transaction mode a
             // session setting may not follow the client; this always does.)
             Backend::Postgres => "BEGIN ISOLATION LEVEL READ COMMITTED",
-            Backend::Sqlite => "BEGIN",
+            // IMMEDIATE: the write lock at BEGIN, waited for under the busy
+            // timeout. A deferred transaction that reads, then writes, fails
+            // at once with "database is locked" when another process (a
+            // `qp admin` beside `qp serve`) committed in between: SQLite
+            // cannot upgrade its stale read snapshot, so it does not wait.
+            Backend::Sqlite => "BEGIN IMMEDIATE",
         })?;
         Ok(Transaction {
             conn: self,
@@ -393,7 +398,7 @@ impl Sql for rusqlite::Connection {
 
     fn batch(&self, sql: &str) -> DbResult<()> {
         super::round_trips::sent_one();
-        if matches!(sql, "BEGIN" | "COMMIT" | "ROLLBACK") {
+        if matches!(sql, "BEGIN IMMEDIATE" | "COMMIT" | "ROLLBACK") {
             // Every transaction's: prepared once, not parsed each time.
             self.prepare_cached(sql)?.execute([])?;
             return Ok(());
