@@ -478,7 +478,7 @@ class AndroidGlueTest {
         @Suppress("UNCHECKED_CAST")
         val data = sealed["payload"] as Map<String, String>
         val keyed = PhoneCore(File(dir, "throwing.sqlite").path, StoreMode.APP, "http://127.0.0.1:9", "u_federica",
-            StaticToken(null), listOf("en"), null, ThrowingKeyStore(), "dev_vector")
+            StaticToken(null), listOf("en"), ThrowingKeyStore(), "dev_vector")
         val result = QuestionNotifier(context, keyed, TestReceiver::class.java, android.R.drawable.ic_dialog_info).onDataMessage(data)
         assertTrue("$result", result is QuestionNotifier.Result.Fallback)
         val generic = checkNotNull(shadowOf(manager).getNotification(QuestionIntents.FALLBACK_TAG, 0))

@@ -35,6 +35,7 @@ import io.questionprotocol.core.StoreMode
 import io.questionprotocol.core.TokenVault
 import java.io.File
 import java.security.KeyStore
+import javax.crypto.AEADBadTagException
 import javax.crypto.Cipher
 import javax.crypto.KeyGenerator
 import javax.crypto.SecretKey
