@@ -54,11 +54,14 @@ const link = env.LINK.replace(env.QP_URL, origin);
 const kb = (n) => (n / 1024).toFixed(1);
 
 // The page is settled: nothing sent for a while (the feed's wait is held).
+// Two quiet seconds, not one: on a loaded machine the worker's caching of
+// the shell can pause longer than that, and its bytes would then be
+// counted as the reload's.
 async function settled() {
   let last = -1;
   while (last !== received) {
     last = received;
-    await sleep(700);
+    await sleep(2000);
   }
   return received;
 }
