@@ -40,7 +40,9 @@ use unic_langid::{CharacterDirection, LanguageIdentifier};
 use crate::actions::ActionError;
 use crate::protocol::{Question, QuestionState, ResponderScope};
 
+mod catalog;
 mod consent;
+pub use catalog::{accept_language, Catalog, Locales};
 pub use consent::{tail, ConsentText, CONSENT_ALLOW, CONSENT_DENY};
 
 // `LOCALES: &[(&str, &str)]`: (language tag, Fluent source), one per file

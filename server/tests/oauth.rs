@@ -1338,3 +1338,188 @@ async fn the_sign_in_pages_run_only_their_own_scripts() {
     let q = consent_question(&f, &f.alice_token).await;
     assert_eq!(started["question"], q["id"], "{started}");
 }
+
+/// The sign-in pages' words, by language, from `server/locales/`.
+fn page_words() -> Vec<(String, std::collections::HashMap<String, String>)> {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/locales");
+    let mut out: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "ftl"))
+        .map(|p| {
+            let tag = p.file_stem().unwrap().to_string_lossy().to_string();
+            let msgs = std::fs::read_to_string(&p)
+                .unwrap()
+                .lines()
+                .filter(|l| !l.starts_with('#'))
+                .filter_map(|l| l.split_once(" = "))
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+            (tag, msgs)
+        })
+        .collect();
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(out.len(), 10);
+    out
+}
+
+/// The English words a page in another language must not hold: each
+/// message's literal runs of three words or more (names and codes, the
+/// placeables, left out).
+fn english_runs(en: &std::collections::HashMap<String, String>) -> Vec<String> {
+    en.values()
+        .flat_map(|v| {
+            v.split('{')
+                .map(|part| part.split_once('}').map_or(part, |(_, rest)| rest))
+                .map(|t| t.trim_matches(|c: char| !c.is_alphanumeric()).to_string())
+                .collect::<Vec<_>>()
+        })
+        .filter(|t| t.split_whitespace().count() >= 3)
+        .collect()
+}
+
+async fn page_in(
+    f: &Fixture,
+    method: &str,
+    path: &str,
+    lang: &str,
+    body: Option<String>,
+) -> (u16, String) {
+    let mut r = f
+        .http
+        .request(method.parse().unwrap(), format!("{}{path}", f.base))
+        .header("Accept", "text/html,application/xhtml+xml")
+        .header("Accept-Language", format!("{lang};q=0.9, en;q=0.5"));
+    if let Some(b) = body {
+        r = r
+            .header("Content-Type", "application/x-www-form-urlencoded")
+            .body(b);
+    }
+    let r = r.send().await.unwrap();
+    (r.status().as_u16(), r.text().await.unwrap())
+}
+
+/// Every sign-in page, and a refusal on the form, in each of the ten
+/// languages a browser can ask for: `lang` and `dir` set, the title and
+/// the words of that language, no English sentence left; the status lines
+/// the waiting page shows in the language of its calls.
+#[tokio::test]
+async fn the_sign_in_pages_speak_the_browsers_language() {
+    let f = Fixture::new().await;
+    let client = register(&f, "Release Bot").await;
+    let c = challenge(VERIFIER);
+    let request = form(&[
+        ("response_type", "code"),
+        ("client_id", client.as_str()),
+        ("redirect_uri", REDIRECT),
+        ("code_challenge", c.as_str()),
+        ("code_challenge_method", "S256"),
+    ]);
+    let words = page_words();
+    let en = &words.iter().find(|(t, _)| t == "en").unwrap().1;
+    let english = english_runs(en);
+    assert!(english.len() >= 25, "{english:?}");
+    for (tag, msgs) in &words {
+        let dir = if matches!(tag.as_str(), "ar" | "he") {
+            "rtl"
+        } else {
+            "ltr"
+        };
+        let head = format!("<html lang=\"{tag}\" dir=\"{dir}\">");
+        let title = |id: &str| format!("<title>{}</title>", msgs[id].replace('\'', "&#39;"));
+        let (s, authorize) =
+            page_in(&f, "GET", &format!("/oauth/authorize?{request}"), tag, None).await;
+        assert_eq!(s, 200, "{tag}: {authorize}");
+        let (s, device) = page_in(&f, "GET", "/oauth/device", tag, None).await;
+        assert_eq!(s, 200, "{tag}");
+        // Naming nobody is refused without using up anyone's quota.
+        let nobody = format!(
+            "{request}&{}",
+            form(&[("user", "nobody"), ("room", &f.room_code)])
+        );
+        let (s, refused) = page_in(&f, "POST", "/oauth/authorize", tag, Some(nobody)).await;
+        assert_eq!(s, 400, "{tag}: {refused}");
+        for (page, html, title_id) in [
+            ("authorize", &authorize, "signin-connect-title"),
+            ("device", &device, "signin-device-title"),
+            ("refusal", &refused, "signin-error-title"),
+        ] {
+            assert!(
+                html.contains(&head),
+                "{tag} {page}: {}",
+                &html[..200.min(html.len())]
+            );
+            assert!(html.contains(&title(title_id)), "{tag} {page}: {html}");
+            if tag != "en" {
+                // The refusal's details for the client's developer are
+                // English, marked so; nothing else is.
+                let shown = html.split("<details>").next().unwrap();
+                for e in &english {
+                    assert!(
+                        !shown.contains(e.as_str()),
+                        "{tag} {page}: English {e:?} in {shown}"
+                    );
+                }
+            }
+        }
+        let not_found = msgs["signin-error-not-found"].replace('\'', "&#39;");
+        assert!(refused.contains(&not_found), "{tag}: {refused}");
+        assert!(
+            refused.contains("<details>") && refused.contains("lang=en"),
+            "{tag}"
+        );
+    }
+
+    // The waiting page in Arabic: its words, the consent's question and
+    // buttons as the phone words them in Arabic, right to left.
+    let asking = format!(
+        "{request}&{}",
+        form(&[("user", &f.alice), ("room", &f.room_code)])
+    );
+    let (s, waiting) = page_in(&f, "POST", "/oauth/authorize", "ar", Some(asking)).await;
+    assert_eq!(s, 200, "{waiting}");
+    assert!(waiting.contains("<html lang=\"ar\" dir=\"rtl\">"));
+    assert!(
+        waiting.contains("<title>تحقّق من هاتفك</title>"),
+        "{waiting}"
+    );
+    let allow_ar = "سماح";
+    assert!(
+        waiting.contains(&format!(
+            "<button id=allow type=button aria-disabled=true>{allow_ar}</button>"
+        )),
+        "{waiting}"
+    );
+    for e in &english {
+        assert!(!waiting.contains(e.as_str()), "English {e:?} in {waiting}");
+    }
+    let handle = waiting
+        .split("\"request\":\"")
+        .nth(1)
+        .and_then(|r| r.split('"').next())
+        .expect("the page's consent handle")
+        .to_string();
+
+    // Denied on the phone: the page's status call, in German, says so.
+    let q = consent_question(&f, &f.alice_token).await;
+    let (s, body) = f
+        .answer(
+            &f.alice_token,
+            q["id"].as_str().unwrap(),
+            json!({"value": "deny"}),
+        )
+        .await;
+    assert!(s == 200 || s == 201, "{body}");
+    let r = f
+        .http
+        .post(format!("{}/oauth/authorize/status", f.base))
+        .header("Accept-Language", "de-DE,de;q=0.9")
+        .json(&json!({"request": handle, "wait": 5}))
+        .send()
+        .await
+        .unwrap();
+    let said: Value = r.json().await.unwrap();
+    assert_eq!(said["state"], "denied", "{said}");
+    let de = &words.iter().find(|(t, _)| t == "de").unwrap().1;
+    assert_eq!(said["message"], de["signin-denied"].as_str(), "{said}");
+}

@@ -330,10 +330,17 @@ pub(crate) fn over_limits(req: &Request) -> Option<Response> {
     None
 }
 
-/// Whether a response is an error the framework wrote itself (not JSON).
+/// Whether a response is an error the framework wrote itself: neither
+/// JSON nor a page of the server's own (a sign-in refusal shown to a
+/// person, in their language); the framework's are plain text or empty.
 pub(crate) fn needs_shape(resp: &Response) -> bool {
     let status = resp.status();
-    (status.is_client_error() || status.is_server_error()) && !is_json(resp)
+    let page = resp
+        .headers()
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/html"));
+    (status.is_client_error() || status.is_server_error()) && !is_json(resp) && !page
 }
 
 /// `resp`, in the error shape when [`needs_shape`].

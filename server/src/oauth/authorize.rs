@@ -22,7 +22,8 @@ use serde_json::{json, Value};
 
 use super::consent::{self, Decision};
 use super::metadata::SCOPES;
-use super::{escape, html_page, issuer, no_store, OAuthError, CODE_TTL_SECS};
+use super::words::Words;
+use super::{escape, html_page, issuer, no_store, wants_html, OAuthError, CODE_TTL_SECS};
 use crate::app::App;
 use crate::store::oauth::{self as store, Client};
 
@@ -221,26 +222,44 @@ pub async fn check(app: &Arc<App>, p: &HashMap<String, String>) -> Result<Checke
 #[utoipa::path(get, path = "/oauth/authorize", operation_id = "oauth_authorize_page", tag = "oauth",
     params(("client_id" = String, Query, description = "A registered id, or the https URL of a Client ID Metadata Document"), ("redirect_uri" = Option<String>, Query, description = "One of the client's, exactly (an http loopback one on any port)"), ("response_type" = String, Query, description = "`code`"), ("code_challenge" = String, Query, description = "PKCE: base64url SHA-256 of the verifier"), ("code_challenge_method" = String, Query, description = "`S256`"), ("state" = Option<String>, Query, description = "Returned as given"), ("resource" = Option<String>, Query, description = "RFC 8707: this server's `/mcp`"), ("scope" = Option<String>, Query, description = "`ask read`, or left out")),
     responses((status = 200, description = "The page asking who the person is and which room", content_type = "text/html"), (status = 303, description = "An error sent back to a verified or loopback redirect URI"), (status = 400, description = "A field breaks a rule: `error_description` names it", body = crate::http::openapi::OAuthErrorBody), (status = 429, description = "Over a rate limit; see Retry-After", body = crate::http::openapi::OAuthErrorBody)))]
-pub async fn page(State(app): State<Arc<App>>, RawQuery(query): RawQuery) -> Response {
+pub async fn page(
+    State(app): State<Arc<App>>,
+    headers: HeaderMap,
+    RawQuery(query): RawQuery,
+) -> Response {
+    let words = Words::of(&headers);
+    let shown = |e: OAuthError| {
+        if wants_html(&headers) {
+            e.into_page(&words)
+        } else {
+            e.into_response()
+        }
+    };
     // Each parameter at most once (RFC 6749 §3.1), as in the form post.
     let p = match super::form(query.unwrap_or_default().as_bytes()) {
         Ok(p) => p,
-        Err(e) => return e.into_response(),
+        Err(e) => return shown(e),
     };
     let c = match check(&app, &p).await {
         Ok(c) => c,
+        Err(Refusal::Shown(e)) => return shown(e),
         Err(r) => return r.into_response(),
     };
     // The server's words first; the client's name after them, quoted and
     // isolated (`<bdi>`), as on the consent question.
-    let claim = format!("<b>\"<bdi>{}</bdi>\"</b>", escape(&c.client.name));
+    let name = format!("<b><bdi>{}</bdi></b>", escape(&c.client.name));
     let who = match c.client.kind.as_str() {
-        "cimd" => format!(
-            "A client verified at <b>{}</b> wants to ask you questions. It calls itself {claim}.",
-            escape(&c.client.host)
+        "cimd" => words.html(
+            "signin-verified-client",
+            &[
+                ("host", &format!("<b>{}</b>", escape(&c.client.host))),
+                ("name", &name),
+            ],
         ),
         _ => format!(
-            "An unverified client wants to ask you questions. It calls itself {claim} <span class=muted>(it named itself)</span>."
+            "{} <span class=muted>{}</span>",
+            words.html("signin-unverified-client", &[("name", &name)]),
+            words.html("signin-self-named", &[])
         ),
     };
     let hidden = [
@@ -255,19 +274,46 @@ pub async fn page(State(app): State<Arc<App>>, RawQuery(query): RawQuery) -> Res
     .iter()
     .map(|(k, v)| format!("<input type=hidden name=\"{k}\" value=\"{}\">", escape(v)))
     .collect::<String>();
+    // The script's words, with the name it fills in as `%NAME%`.
+    let script_words = script_json(&json!({
+        "change": words.text("signin-change-account", &[("name", "%NAME%")]),
+        "askNamed": words.text("signin-ask-named", &[("name", "%NAME%")]),
+        "askMe": words.text("signin-ask-me", &[]),
+    }));
+    let title = words.text("signin-connect-title", &[]);
     let body = format!(
-        "<h1>Connect to qp</h1><p>{who}</p>\
+        "<h1>{}</h1><p>{who}</p>\
          <form method=post action=\"/oauth/authorize\">{hidden}\
          <div id=account hidden style=\"border:2px solid #1d5bbf;border-radius:.5rem;padding:.25rem 1rem;margin-top:1rem\">\
-         <p>This browser is signed in to qp as <b id=account-name></b>: the question goes to <b id=account-phone></b>’s phone.</p>\
+         <p>{}</p>\
          <p><button type=button id=change-account></button></p></div>\
-         <label id=user-label>Your user id or name<input id=user name=user required autocomplete=username></label>\
-         <label>The room it may ask in (its code)<input name=room autocapitalize=characters></label>\
-         <button type=submit id=ask>Ask me on my phone</button></form>\
-         <p class=muted>You will get a question on your phone; tap Allow to connect, Deny to refuse.</p>\
-         {WEB_SESSION_SCRIPTS}{PREFILL}"
+         <label id=user-label>{}<input id=user name=user required autocomplete=username></label>\
+         <label>{}<input name=room autocapitalize=characters></label>\
+         <button type=submit id=ask>{}</button></form>\
+         <p class=muted>{}</p>\
+         {WEB_SESSION_SCRIPTS}<script>const words={script_words};{PREFILL}</script>",
+        escape(&title),
+        words.html("signin-account", &[("name", "<b id=account-name></b>")]),
+        words.html("signin-user-label", &[]),
+        words.html("signin-room-label", &[]),
+        words.html("signin-ask-me", &[]),
+        words.html(
+            "signin-phone-hint",
+            &[
+                ("allow", &format!("<b>{}</b>", escape(&words.allow()))),
+                ("deny", &format!("<b>{}</b>", escape(&words.deny()))),
+            ]
+        ),
     );
-    html_page("Connect to qp", &body)
+    html_page(&words, &title, &body)
+}
+
+/// A value for a `<script>` element: JSON, with no `</script>` that could
+/// close it early.
+fn script_json(v: &Value) -> String {
+    serde_json::to_string(v)
+        .unwrap_or_default()
+        .replace('<', "\\u003c")
 }
 
 /// The web responder's storage (`/app/store.js`: the session a person
@@ -281,7 +327,7 @@ const WEB_SESSION_SCRIPTS: &str = "<script src=\"/app/store.js\"></script>";
 /// box above the fields, and the button itself), not left as an opaque id
 /// in a field, and one click asks another account instead. A browser
 /// switched to someone else's account shows that someone's name here.
-const PREFILL: &str = r#"<script>
+const PREFILL: &str = r#"
 (async () => {
   if (typeof qpStore === 'undefined') return;
   const s = await qpStore.session().catch(() => null);
@@ -292,20 +338,19 @@ const PREFILL: &str = r#"<script>
   const name = s.user.display_name;
   input.value = s.user.id;
   $('account-name').textContent = name;
-  $('account-phone').textContent = name;
-  $('change-account').textContent = `Not ${name}? Ask another account`;
-  $('ask').textContent = `Ask ${name} on their phone`;
+  $('change-account').textContent = words.change.replace('%NAME%', name);
+  $('ask').textContent = words.askNamed.replace('%NAME%', name);
   $('user-label').hidden = true;
   $('account').hidden = false;
   $('change-account').addEventListener('click', () => {
     $('account').hidden = true;
     $('user-label').hidden = false;
-    $('ask').textContent = 'Ask me on my phone';
+    $('ask').textContent = words.askMe;
     input.value = '';
     input.focus();
   });
 })();
-</script>"#;
+"#;
 
 /// The waiting page: follows the consent (long-polls of
 /// `/oauth/authorize/status`, backing off on 429 and 5xx) and goes where
@@ -328,7 +373,7 @@ const pause = () => new Promise((r) => setTimeout(r, Math.min(10000, 1000 * 2 **
     backoff = 0;
     if (s.state === 'pending') continue;
     document.getElementById('here').hidden = true;
-    if (s.message) msg.textContent = s.message; else if (s.error_description) msg.textContent = s.error_description;
+    msg.textContent = s.message || words.error;
     if (s.redirect) setTimeout(() => window.location.replace(s.redirect), s.state === 'approved' ? 0 : 3000);
     return;
   }
@@ -366,7 +411,7 @@ const pause = () => new Promise((r) => setTimeout(r, Math.min(10000, 1000 * 2 **
     const entry = { question_id: consent.question, key: qpNewKey(), body: JSON.stringify({ value }) };
     const out = await qpSend(session.token, entry).catch(() => ({ error: 'offline' }));
     if (out.error) {
-      msg.textContent = out.error === 401 ? 'This browser is no longer signed in to qp: answer on your phone.' : 'That answer did not go through: answer on your phone, or try again.';
+      msg.textContent = out.error === 401 ? words.signedOut : words.failed;
       answering = false; show();
     }
   };
@@ -421,19 +466,30 @@ fn cross_site(app: &App, headers: &HeaderMap) -> Option<String> {
     request_body(content_type = "application/x-www-form-urlencoded", description = "The page's form: the authorization request's parameters, `user` (an id or a name) and `room` (a code)"),
     responses((status = 200, description = "The consent question was sent to the person: the waiting page (or, with `Accept: application/json`, the request handle)", content_type = "text/html"), (status = 403, description = "Posted from another site", body = crate::http::openapi::OAuthErrorBody), (status = 400, description = "A field breaks a rule: `error_description` names it", body = crate::http::openapi::OAuthErrorBody), (status = 429, description = "Over a rate limit; see Retry-After", body = crate::http::openapi::OAuthErrorBody)))]
 pub async fn start(State(app): State<Arc<App>>, headers: HeaderMap, body: Bytes) -> Response {
+    let words = Words::of(&headers);
+    let refused = |e: OAuthError| {
+        if wants_html(&headers) {
+            e.into_page(&words)
+        } else {
+            e.into_response()
+        }
+    };
     // Only this page's own form: another site auto-posting it (naming its
     // visitor, for its client) would land the person on qp's real "check
     // your phone" page, a more convincing consent phish.
     if let Some(why) = cross_site(&app, &headers) {
-        return OAuthError::new(axum::http::StatusCode::FORBIDDEN, "access_denied", why)
-            .into_response();
+        return refused(
+            OAuthError::new(axum::http::StatusCode::FORBIDDEN, "access_denied", why)
+                .told_as("signin-error-cross-site"),
+        );
     }
     let p = match super::form(&body) {
         Ok(p) => p,
-        Err(e) => return e.into_response(),
+        Err(e) => return refused(e),
     };
     let c = match check(&app, &p).await {
         Ok(c) => c,
+        Err(Refusal::Shown(e)) => return refused(e),
         Err(r) => return r.into_response(),
     };
     let asked = consent::ask(
@@ -454,7 +510,7 @@ pub async fn start(State(app): State<Arc<App>>, headers: HeaderMap, body: Bytes)
     .await;
     let asked = match asked {
         Ok(a) => a,
-        Err(e) => return e.into_response(),
+        Err(e) => return refused(e),
     };
     let wants_json = headers
         .get(header::ACCEPT)
@@ -473,36 +529,56 @@ pub async fn start(State(app): State<Arc<App>>, headers: HeaderMap, body: Bytes)
         no_store(&mut r);
         return r;
     }
-    let here = serde_json::to_string(&json!({
+    let here = script_json(&json!({
         "request": asked.handle,
         "question": asked.question_id,
         "user": asked.user.id,
         "allow": consent::ALLOW,
         "deny": consent::DENY,
-    }))
-    .unwrap_or_default()
-    // Inside a <script> element: no `</script>` can close it early.
-    .replace('<', "\\u003c");
+    }));
+    let script_words = script_json(&json!({
+        "signedOut": words.text("signin-no-longer-signed-in", &[]),
+        "failed": words.text("signin-answer-failed", &[]),
+        "error": words.text("signin-error-request", &[]),
+    }));
+    // The question as the phone words it in this page's language.
+    let question = words.consent().consent(&asked.consent, &asked.room.name);
+    let b = |text: &str| format!("<b>{}</b>", escape(text));
     // The code ties this page to the question: anyone may start a sign-in
     // naming anyone, and the person taps Allow only for the one whose code
     // is on their own screen.
+    let title = words.text("signin-check-title", &[]);
     let body = format!(
-        "<h1>Check your phone</h1><p id=msg>We asked <b>{}</b> on their phone whether to allow this in <b>{}</b>. \
-         This page continues the moment you answer (within {} minutes).</p>\
-         <p>The question shows the code <b id=code>{}</b>: tap Allow only if it is the one on this page, a page of this server you opened yourself from the app you are connecting. Someone else's page showing you a code is not a reason to allow.</p>\
-         <div id=here hidden><p>You are signed in to qp on this browser as <b id=here-name></b>: you may answer here instead.</p>\
+        "<h1>{}</h1><p id=msg>{}</p><p>{}</p>\
+         <div id=here hidden><p>{}</p>\
          <blockquote><p id=here-prompt>{}</p><p class=muted id=here-context>{}</p></blockquote>\
-         <p id=here-hint class=muted>The buttons work a moment after this page is in front of you.</p>\
-         <button id=allow type=button aria-disabled=true>Allow</button> <button id=deny type=button aria-disabled=true>Deny</button></div>\
-         {WEB_SESSION_SCRIPTS}<script>const consent={here};{WAIT_AND_ANSWER}</script>",
-        escape(&asked.user.display_name),
-        escape(&asked.room.name),
-        asked.expires_in / 60,
-        escape(&asked.code),
-        escape(&asked.prompt),
-        escape(&asked.context),
+         <p id=here-hint class=muted>{}</p>\
+         <button id=allow type=button aria-disabled=true>{}</button> <button id=deny type=button aria-disabled=true>{}</button></div>\
+         {WEB_SESSION_SCRIPTS}<script>const consent={here};const words={script_words};{WAIT_AND_ANSWER}</script>",
+        escape(&title),
+        words.html(
+            "signin-asked",
+            &[
+                ("name", &b(&asked.user.display_name)),
+                ("room", &b(&asked.room.name)),
+                ("minutes", &(asked.expires_in / 60).to_string()),
+            ]
+        ),
+        words.html(
+            "signin-code",
+            &[
+                ("code", &format!("<b id=code>{}</b>", escape(&asked.code))),
+                ("allow", &b(&words.allow())),
+            ]
+        ),
+        words.html("signin-answer-here", &[("name", "<b id=here-name></b>")]),
+        escape(&question.prompt),
+        escape(&question.context),
+        words.html("signin-buttons-hint", &[]),
+        escape(&question.allow),
+        escape(&question.deny),
     );
-    html_page("Check your phone", &body)
+    html_page(&words, &title, &body)
 }
 
 /// The longest a sign-in page's status call holds (below the browsers'
@@ -514,8 +590,8 @@ pub const STATUS_WAIT_MAX_SECS: u64 = 25;
 #[utoipa::path(post, path = "/oauth/authorize/status", operation_id = "oauth_authorize_status", tag = "oauth",
     request_body = crate::http::openapi::OAuthStatusRequest,
     responses((status = 200, description = "Where the consent stands", body = crate::http::openapi::OAuthConsentStatus), (status = 400, description = "A field breaks a rule: `error_description` names it", body = crate::http::openapi::OAuthErrorBody), (status = 429, description = "Over a rate limit; see Retry-After", body = crate::http::openapi::OAuthErrorBody)))]
-pub async fn status(State(app): State<Arc<App>>, body: Bytes) -> Response {
-    match status_inner(&app, &body).await {
+pub async fn status(State(app): State<Arc<App>>, headers: HeaderMap, body: Bytes) -> Response {
+    match status_inner(&app, &Words::of(&headers), &body).await {
         Ok(v) => {
             let mut r = Json(v).into_response();
             no_store(&mut r);
@@ -525,7 +601,7 @@ pub async fn status(State(app): State<Arc<App>>, body: Bytes) -> Response {
     }
 }
 
-async fn status_inner(app: &Arc<App>, body: &[u8]) -> Result<Value, OAuthError> {
+async fn status_inner(app: &Arc<App>, words: &Words, body: &[u8]) -> Result<Value, OAuthError> {
     let v: Value = serde_json::from_slice(body)
         .map_err(|e| OAuthError::invalid_request(format!("the body is not JSON: {e}")))?;
     let handle = v
@@ -558,16 +634,16 @@ async fn status_inner(app: &Arc<App>, body: &[u8]) -> Result<Value, OAuthError> 
         Decision::Pending => json!({"state": "pending"}),
         Decision::Denied => json!({
             "state": "denied",
-            "message": "Denied on the phone. Returning to the app.",
+            "message": words.text("signin-denied", &[]),
             "redirect": back(&[("error", "access_denied"), ("error_description", "the person denied the request")]),
         }),
         Decision::Expired => json!({
             "state": "expired",
-            "message": "The question expired before it was answered. Start again from the app.",
+            "message": words.text("signin-expired", &[]),
             "redirect": back(&[("error", "access_denied"), ("error_description", "the consent expired unanswered")]),
         }),
         Decision::Used => {
-            json!({"state": "used", "message": "This request was already completed."})
+            json!({"state": "used", "message": words.text("signin-used", &[])})
         }
         Decision::Approved => {
             let cid = c.client_id.clone();
@@ -578,9 +654,7 @@ async fn status_inner(app: &Arc<App>, body: &[u8]) -> Result<Value, OAuthError> 
                 .map(|cl| cl.name)
                 .unwrap_or_else(|| "OAuth client".into());
             let Some((agent, grant_token)) = consent::redeem(app, &c, &name).await? else {
-                return Ok(
-                    json!({"state": "used", "message": "This request was already completed."}),
-                );
+                return Ok(json!({"state": "used", "message": words.text("signin-used", &[])}));
             };
             let code = store::Code {
                 client_id: c.client_id.clone(),
@@ -606,7 +680,7 @@ async fn status_inner(app: &Arc<App>, body: &[u8]) -> Result<Value, OAuthError> 
                 .await?;
             json!({
                 "state": "approved",
-                "message": "Allowed. Returning to the app.",
+                "message": words.text("signin-allowed", &[]),
                 "redirect": back(&[("code", code.as_str())]),
             })
         }

@@ -65,10 +65,10 @@ pub struct Asked {
     pub expires_in: i64,
     /// The code on the phone's question, to show where the sign-in started.
     pub code: String,
-    /// The question's prompt and context line, for a page that offers the
-    /// answer itself (it must say what it asks, as the phone does).
-    pub prompt: String,
-    pub context: String,
+    /// What the consent question says, for a page that offers the answer
+    /// itself (it must say what it asks, as the phone does), worded there
+    /// in the page's language.
+    pub consent: ConsentRequest,
 }
 
 /// A short code shown where the sign-in started (the authorization page,
@@ -215,7 +215,7 @@ pub async fn ask(app: &Arc<App>, req: Request) -> Result<Asked, OAuthError> {
                 code: room.code.clone(),
                 name: room.name.clone(),
             });
-            q.consent = Some(parts);
+            q.consent = Some(parts.clone());
             q.asker = Some(Asker {
                 handle: Some(asker.handle.clone()),
                 kind: "agent".into(),
@@ -256,8 +256,7 @@ pub async fn ask(app: &Arc<App>, req: Request) -> Result<Asked, OAuthError> {
                     room,
                     expires_in: CONSENT_TTL_SECS,
                     code,
-                    prompt: question_prompt,
-                    context,
+                    consent: parts,
                 },
                 pushes,
             ))
@@ -277,14 +276,16 @@ fn not_found() -> OAuthError {
         "user: nobody of that id or name is in that room; give your user id (or your \
          name exactly) and the room's code",
     )
+    .told_as("signin-error-not-found")
 }
 
 fn find_user(conn: &crate::store::Conn, given: &str) -> Result<User, OAuthError> {
     let given = given.trim();
     if given.is_empty() {
-        return Err(OAuthError::invalid_request(
-            "user: is required (your user id, or your name)",
-        ));
+        return Err(
+            OAuthError::invalid_request("user: is required (your user id, or your name)")
+                .told_as("signin-error-user-required"),
+        );
     }
     if let Some(u) = identity::user(conn, given)? {
         return Ok(u);
@@ -535,7 +536,7 @@ pub async fn redeem(
 
 /// A refusal under the operator's rule on who may approve sign-ins.
 fn not_allowed(why: &str) -> OAuthError {
-    OAuthError::new(StatusCode::FORBIDDEN, "access_denied", why)
+    OAuthError::new(StatusCode::FORBIDDEN, "access_denied", why).told_as("signin-error-not-allowed")
 }
 
 /// The refusal for a consent that is not there (unknown or a wrong handle).

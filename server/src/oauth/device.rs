@@ -14,14 +14,15 @@ use std::time::Duration;
 
 use axum::body::Bytes;
 use axum::extract::State;
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use qp_core::protocol::client_text::check_client_text;
 use serde_json::{json, Value};
 
 use super::consent::{self, Decision};
-use super::{html_page, no_store, OAuthError};
+use super::words::Words;
+use super::{escape, html_page, no_store, OAuthError};
 use crate::app::App;
 use crate::store::identity;
 use crate::store::oauth::{self as store, Client};
@@ -224,10 +225,19 @@ pub async fn poll(app: &Arc<App>, p: &HashMap<String, String>) -> Result<Value, 
 /// the phone.
 #[utoipa::path(get, path = "/oauth/device", operation_id = "oauth_device_page", tag = "oauth",
     responses((status = 200, description = "What `verification_uri` shows: the person answers on their phone", content_type = "text/html")))]
-pub async fn page() -> Response {
-    html_page(
-        "Approve on your phone",
-        "<h1>Approve on your phone</h1><p>The person named by <code>qp login</code> got a question on their phone \
-         with the same code the terminal shows. Tap <b>Allow</b> there to sign the terminal in.</p>",
-    )
+pub async fn page(headers: HeaderMap) -> Response {
+    let words = Words::of(&headers);
+    let title = words.text("signin-device-title", &[]);
+    let body = format!(
+        "<h1>{}</h1><p>{}</p>",
+        escape(&title),
+        words.html(
+            "signin-device-body",
+            &[
+                ("command", "<code>qp login</code>"),
+                ("allow", &format!("<b>{}</b>", escape(&words.allow()))),
+            ]
+        )
+    );
+    html_page(&words, &title, &body)
 }

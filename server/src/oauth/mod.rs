@@ -28,12 +28,13 @@ pub mod fetch;
 pub mod metadata;
 pub mod policy;
 pub mod token;
+pub mod words;
 
 use std::net::IpAddr;
 use std::num::NonZeroU32;
 use std::sync::Arc;
 
-use axum::http::{header, HeaderValue, StatusCode};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
@@ -241,6 +242,10 @@ pub struct OAuthError {
     pub error: &'static str,
     pub description: String,
     pub retry_after: Option<u64>,
+    /// What a person reads on the sign-in pages (a message of
+    /// `server/locales/`); `None` is the general refusal, with
+    /// `description` as the details for the client's developer.
+    pub reason: Option<&'static str>,
 }
 
 impl OAuthError {
@@ -250,6 +255,7 @@ impl OAuthError {
             error,
             description: description.into(),
             retry_after: None,
+            reason: None,
         }
     }
     pub fn invalid_request(description: impl Into<String>) -> Self {
@@ -268,7 +274,37 @@ impl OAuthError {
             description,
         );
         e.retry_after = Some(retry_after.max(1));
+        e.reason = Some("signin-error-too-many");
         e
+    }
+    /// The same refusal, told on a page as the message `reason`.
+    pub fn told_as(mut self, reason: &'static str) -> Self {
+        self.reason = Some(reason);
+        self
+    }
+
+    /// The refusal as a page, for a browser (a person at the sign-in
+    /// pages): the reason in their language, and the field-naming
+    /// description (English, for the client's developer) under it, marked
+    /// as English; the status and Retry-After as in the JSON answer.
+    pub fn into_page(self, words: &words::Words) -> Response {
+        let reason = self.reason.unwrap_or("signin-error-request");
+        let body = format!(
+            "<h1>{}</h1><p>{}</p><details><summary>{}</summary><p lang=en dir=ltr><code>{}: {}</code></p></details>",
+            words.html("signin-error-title", &[]),
+            words.html(reason, &[]),
+            words.html("signin-error-details", &[]),
+            escape(self.error),
+            escape(&self.description),
+        );
+        let mut resp = html_page(words, &words.text("signin-error-title", &[]), &body);
+        *resp.status_mut() = self.status;
+        if let Some(s) = self.retry_after {
+            if let Ok(v) = HeaderValue::from_str(&s.to_string()) {
+                resp.headers_mut().insert(header::RETRY_AFTER, v);
+            }
+        }
+        resp
     }
     pub fn server(e: impl std::fmt::Display) -> Self {
         tracing::error!(error = %e, "oauth: internal error");
@@ -328,6 +364,16 @@ impl IntoResponse for OAuthError {
     }
 }
 
+/// Whether the caller is a browser showing a page to a person (its
+/// `Accept` names HTML): refusals then come as a page in their language,
+/// to anyone else as JSON.
+pub fn wants_html(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|a| a.contains("text/html"))
+}
+
 /// Responses that carry tokens or codes are never cached.
 pub fn no_store(resp: &mut Response) {
     resp.headers_mut()
@@ -358,17 +404,19 @@ pub fn escape(s: &str) -> String {
 /// client's name, and the browser's session token is within a script's
 /// reach on this origin, so nothing inline that the server did not write
 /// may run.
-pub fn html_page(title: &str, body: &str) -> Response {
+pub fn html_page(words: &words::Words, title: &str, body: &str) -> Response {
     let nonce = crate::ids::random_hex(16);
     // Every `<script` in `body` is the server's own: text from a client
     // or a person reaches it escaped (`<` as `&lt;`).
     let body = body.replace("<script", &format!("<script nonce=\"{nonce}\""));
     let page = format!(
-        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
+        "<!doctype html><html lang=\"{}\" dir=\"{}\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
          <title>{}</title><style>body{{font-family:system-ui,sans-serif;max-width:32rem;margin:3rem auto;padding:0 1rem;line-height:1.5}}\
          label{{display:block;margin-top:1rem}}input{{font-size:1rem;padding:.4rem;width:100%;box-sizing:border-box}}\
          button{{margin-top:1.2rem;font-size:1rem;padding:.5rem 1rem}}.muted{{color:#666}}</style></head><body>{}</body></html>",
+        words.language(),
+        words.dir(),
         escape(title),
         body
     );

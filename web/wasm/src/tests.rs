@@ -380,12 +380,17 @@ fn bad_input_is_an_error_naming_it_never_a_panic() {
     assert!(r.resolved("{}", "{}").is_err());
 }
 
-/// The web app's own message files, by tag, each message's text (comments
-/// and ids left out).
+/// The web app's own message files and the server's sign-in pages' (what
+/// a person meets in a browser besides the feed), by tag, each message's
+/// text (comments and ids left out).
 fn web_messages() -> Vec<(String, Vec<(String, String)>)> {
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/locales");
+    let web = concat!(env!("CARGO_MANIFEST_DIR"), "/locales");
+    let sign_in = concat!(env!("CARGO_MANIFEST_DIR"), "/../../server/locales");
     let mut out = Vec::new();
-    for e in std::fs::read_dir(dir).unwrap() {
+    let files = std::fs::read_dir(web)
+        .unwrap()
+        .chain(std::fs::read_dir(sign_in).unwrap());
+    for e in files {
         let p = e.unwrap().path();
         let tag = p.file_stem().unwrap().to_string_lossy().to_string();
         let text = std::fs::read_to_string(&p).unwrap();
@@ -397,7 +402,7 @@ fn web_messages() -> Vec<(String, Vec<(String, String)>)> {
             .collect();
         out.push((tag, msgs));
     }
-    assert!(out.len() >= 10);
+    assert!(out.len() >= 20);
     out
 }
 
