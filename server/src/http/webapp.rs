@@ -17,6 +17,7 @@ use axum::{Json, Router};
 use serde_json::{json, Value};
 
 use super::auth::UserAuth;
+use super::conditional::matches_validator;
 use super::error::ApiError;
 use crate::app::App;
 use crate::pairing::DeviceFields;
@@ -193,17 +194,6 @@ fn accepts(request: &HeaderMap, coding: &str) -> bool {
                 .unwrap_or(1.0);
             (name.eq_ignore_ascii_case(coding) || name == "*") && q > 0.0
         })
-}
-
-/// Whether `If-None-Match` names `etag` (or `*`): the browser has these bytes.
-fn matches_validator(request: &HeaderMap, etag: &str) -> bool {
-    request
-        .get_all(header::IF_NONE_MATCH)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .map(|t| t.trim())
-        .any(|t| t == "*" || t.strip_prefix("W/").unwrap_or(t) == etag)
 }
 
 /// The server's VAPID public key, for `pushManager.subscribe`.
