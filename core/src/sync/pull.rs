@@ -2,8 +2,9 @@
 //! newest page of the person's history (so a new phone's feed shows what
 //! was answered, by whom, what expired); then the pending list, then a
 //! refresh of every question held here that is no longer pending there (to
-//! learn who answered, or that it expired or was cancelled). Pushes are merged the same way:
-//! terminal states never revert; the server is the truth.
+//! learn who answered, or that it expired or was cancelled). Pushes are
+//! merged the same way: terminal states never revert; the server is the
+//! truth.
 
 use std::collections::HashSet;
 
