@@ -147,3 +147,61 @@ async fn history_pages_newest_first_without_gaps_or_repeats() {
         assert_eq!((s, err_field(&body)), (422, field), "{query}: {body}");
     }
 }
+
+/// A reloaded page keeps the history page it read and sends its `ETag`
+/// back: while the page is the same the server sends no body (the web
+/// responder's reload stays within its bytes), and any change to what it
+/// holds (an answer, a new question) is a new page with a new `ETag`.
+#[tokio::test(flavor = "multi_thread")]
+async fn history_revalidates_to_a_bodiless_304_until_it_changes() {
+    let f = Fixture::new().await;
+    f.ask(json!({"prompt": "For Bob", "target_user_id": f.bob}))
+        .await;
+    let q = f
+        .ask(json!({"prompt": "Kept", "responder_scope": "room"}))
+        .await;
+    let get = |etag: Option<String>| {
+        let mut req = f
+            .http
+            .get(format!("{}/api/questions/history", f.base))
+            .bearer_auth(&f.bob_token);
+        if let Some(etag) = etag {
+            req = req.header("if-none-match", etag);
+        }
+        req.send()
+    };
+    let first = get(None).await.unwrap();
+    assert_eq!(first.status(), 200);
+    assert_eq!(first.headers()["cache-control"], "private, no-cache");
+    let etag = first.headers()["etag"].to_str().unwrap().to_string();
+    assert!(etag.starts_with('"') && etag.len() > 10, "{etag}");
+    assert_eq!(
+        prompts(&first.json::<Value>().await.unwrap()),
+        ["Kept", "For Bob"]
+    );
+
+    let again = get(Some(etag.clone())).await.unwrap();
+    assert_eq!(again.status(), 304);
+    assert_eq!(again.headers()["etag"], etag.as_str());
+    assert!(again.bytes().await.unwrap().is_empty());
+    // Another person's page (without Bob's own question) is not this one.
+    let alice = f
+        .http
+        .get(format!("{}/api/questions/history", f.base))
+        .bearer_auth(&f.alice_token)
+        .header("if-none-match", &etag)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(alice.status(), 200);
+
+    let (s, _) = f
+        .answer(&f.alice_token, &id(&q), json!({"value": "approve"}))
+        .await;
+    assert_eq!(s, 200);
+    let changed = get(Some(etag.clone())).await.unwrap();
+    assert_eq!(changed.status(), 200);
+    assert_ne!(changed.headers()["etag"], etag.as_str());
+    let body: Value = changed.json().await.unwrap();
+    assert_eq!(body["questions"][0]["state"], "answered");
+}

@@ -519,3 +519,47 @@ async fn a_device_with_a_key_gets_sealed_pushes_through_the_server() {
         "public_key: must be a 32-byte X25519 public key, not 3 bytes"
     );
 }
+
+/// A new phone's first sync shows the person's history, not only what is
+/// pending: what was answered (and by whom), what was cancelled, from the
+/// server's `GET /api/questions/history`.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_new_phones_first_sync_shows_the_resolved_history() {
+    let f = Fixture::new().await;
+    let answered = f
+        .ask(json!({"prompt": "Answered before", "responder_scope": "room"}))
+        .await;
+    let (s, _) = f
+        .answer(
+            &f.alice_token,
+            answered["id"].as_str().unwrap(),
+            json!({"value": "approve"}),
+        )
+        .await;
+    assert_eq!(s, 200);
+    let cancelled = f
+        .ask(json!({"prompt": "Cancelled before", "responder_scope": "room"}))
+        .await;
+    assert_eq!(f.cancel(cancelled["id"].as_str().unwrap()).await.0, 200);
+    f.ask(json!({"prompt": "Pending now", "responder_scope": "room"}))
+        .await;
+
+    let phone = open_phone(&f, "bob-new", &f.base, &f.bob, &f.bob_token);
+    phone.sync().await.unwrap();
+    let feed = phone.feed(chrono::Utc::now()).unwrap();
+    let cell = |p: &str| {
+        feed.iter()
+            .find(|c| c.prompt == p)
+            .unwrap_or_else(|| panic!("no cell for {p:?} in {feed:#?}"))
+    };
+    assert!(cell("Pending now").answerable);
+    let a = cell("Answered before");
+    assert_eq!(a.state, qp_core::protocol::QuestionState::Answered);
+    let said = a.resolution.clone().unwrap_or_default();
+    assert!(said.contains("Approve"), "{said}");
+    assert!(said.contains("Alice"), "who answered: {said}");
+    assert_eq!(
+        cell("Cancelled before").state,
+        qp_core::protocol::QuestionState::Cancelled
+    );
+}

@@ -252,3 +252,77 @@ async fn in_chromium() {
     println!("{stdout}");
     assert!(service.state.refused.lock().unwrap().is_empty());
 }
+
+/// A restore onto a new host keeps every browser reachable: `qp admin
+/// backup` carries the VAPID key made beside the database, and a server
+/// started on the restored files (a fresh data dir) serves the same key
+/// and still pushes to a subscription made before the backup.
+#[tokio::test]
+async fn a_backup_restored_onto_a_fresh_data_dir_still_pushes_to_browsers() {
+    let service = webpush().await;
+    let host = service.host();
+    let allow = host.clone();
+    let mut f = Fixture::with(move |s| s.web_push_allow = vec![allow]).await;
+    if f.on_postgres() {
+        return; // pg_dump's way: the key lives in a file named by --vapid-key
+    }
+    let (_, subscription) = service.subscribe("alice-kept");
+    let (status, body) = register(&f, &f.alice_token, &subscription).await;
+    assert_eq!(status, 201, "{body}");
+    let key_before: Value = f
+        .http
+        .get(format!("{}/api/webpush/key", f.base))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+
+    let backups = tempfile::tempdir().unwrap();
+    let file = backups.path().join("qp-backup.sqlite");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_qp"))
+        .args(["admin", "backup"])
+        .arg(&file)
+        .env("QP_DB", f.database.to_string())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let said: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let key_copy = backups.path().join("qp-backup.sqlite.vapid-key");
+    assert_eq!(said["vapid_key"], key_copy.to_str().unwrap());
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&key_copy).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600, "the key copy is owner-only");
+
+    // The new host: the two files, put in place as the backup chapter says.
+    let fresh = tempfile::tempdir().unwrap();
+    let db = fresh.path().join("qp.sqlite");
+    std::fs::copy(&file, &db).unwrap();
+    std::fs::copy(&key_copy, fresh.path().join("qp.sqlite.vapid-key")).unwrap();
+    f.stop().await;
+    f.restart(move |s| {
+        s.db = qp_server::store::Database::Sqlite(db);
+        s.web_push_allow = vec![host];
+    })
+    .await;
+
+    let key_after: Value = f
+        .http
+        .get(format!("{}/api/webpush/key", f.base))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(key_after, key_before, "the restored server's key");
+    f.ask(json!({"prompt": "Still reaches the browser?"})).await;
+    let got = service.wait_for(1).await;
+    assert_eq!(got[0].subscription, "alice-kept");
+    assert_eq!(got[0].vapid_key, key_before["public_key"].as_str().unwrap());
+    let Ok(Push::Question(q)) = decode_apns(&got[0].plaintext) else {
+        panic!("not a question: {}", got[0].plaintext)
+    };
+    assert_eq!(q.prompt, "Still reaches the browser?");
+}

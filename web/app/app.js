@@ -293,11 +293,21 @@ async function refresh() {
 
 // What the person's feed held before this page opened (answered, expired,
 // cancelled, with who answered): the newest page of their history, read
-// once per session; the waits keep it current from there.
+// once per session; the waits keep it current from there. The page is kept
+// with its ETag, so a reload downloads it again only when it changed.
 async function readHistory() {
-  const resp = await api('/api/questions/history');
-  if (!resp.ok) throw new Error(`server ${resp.status}`);
-  const { questions: past } = await resp.json();
+  const kept = await qpStore.history().catch(() => null);
+  const headers = kept && kept.etag ? { 'If-None-Match': kept.etag } : {};
+  const resp = await api('/api/questions/history', { headers });
+  let past;
+  if (resp.status === 304 && kept) {
+    past = kept.questions;
+  } else {
+    if (!resp.ok) throw new Error(`server ${resp.status}`);
+    past = (await resp.json()).questions;
+    const etag = resp.headers.get('etag');
+    if (etag) await qpStore.saveHistory({ etag, questions: past }).catch(() => {});
+  }
   for (const q of past) if (!questions.has(q.id)) questions.set(q.id, q);
   historyRead = true;
 }

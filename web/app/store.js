@@ -36,6 +36,10 @@ const qpStore = {
   // it knew. Beside the session, and cleared with it.
   feed: () => qpTx('session', 'readonly', (s) => s.get('feed')),
   saveFeed: (list) => qpTx('session', 'readwrite', (s) => s.put(list, 'feed')),
+  // The newest page of the person's history and its ETag: a reload asks
+  // with it and gets a bodiless 304 while the page is the same.
+  history: () => qpTx('session', 'readonly', (s) => s.get('history')),
+  saveHistory: (page) => qpTx('session', 'readwrite', (s) => s.put(page, 'history')),
   clear: () => Promise.all([
     qpTx('session', 'readwrite', (s) => s.clear()),
     qpTx('outbox', 'readwrite', (s) => s.clear()),

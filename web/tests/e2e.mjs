@@ -98,13 +98,17 @@ async function newPage(browser, { languages, dark, width } = {}) {
   page.on('console', (m) => { if (m.type() === 'error') problems.push(m.text()); });
   page.on('pageerror', (e) => problems.push(String(e)));
   page.on('requestfailed', (r) => {
-    // Sign-out's DELETE is reported aborted once its 204 has been read (the
-    // token is checked revoked below), and the feed's wait when the page
-    // ends it to read again at once (AbortController); any other failure
+    // Chromium reports a bodiless response aborted once it has been read:
+    // sign-out's 204 (the token is checked revoked below) and the kept
+    // history's 304 revalidation. The feed's wait is aborted when the page
+    // ends it to read again at once (AbortController). Any other failure
     // is a problem.
     const why = r.failure()?.errorText;
     const path = new URL(r.url()).pathname;
-    const aborted = why === 'net::ERR_ABORTED' && (path === '/api/me/token' || path === '/api/questions/pending/wait');
+    const status = r.response() ? r.response().status() : 0;
+    const bodiless = status === 204 || status === 304;
+    const aborted = why === 'net::ERR_ABORTED'
+      && (bodiless || path === '/api/me/token' || path === '/api/questions/pending/wait');
     if (!aborted) problems.push(`failed: ${r.url()} ${why}`);
   });
   page.on('request', (r) => {

@@ -362,6 +362,15 @@ impl Store {
         Ok(rows.collect::<Result<_, _>>()?)
     }
 
+    /// Whether any question is held here (none: a new device, or one
+    /// signed out and in again).
+    pub fn holds_questions(&self) -> Result<bool, StoreError> {
+        let n: i64 = self
+            .conn()?
+            .query_row("SELECT count(*) FROM questions", [], |r| r.get(0))?;
+        Ok(n > 0)
+    }
+
     /// Drops a question the server no longer shows this user.
     pub fn forget_question(&self, id: &str) -> Result<(), StoreError> {
         self.conn()?

@@ -1,7 +1,10 @@
-//! Pulling from the server: the pending list, then a refresh of every
-//! question held here that is no longer pending there (to learn who answered,
-//! or that it expired or was cancelled). Pushes are merged the same way:
-//! terminal states never revert; the server is the truth.
+//! Pulling from the server: on a device that holds no question yet, the
+//! newest page of the person's history (so a new phone's feed shows what
+//! was answered, by whom, what expired); then the pending list, then a
+//! refresh of every question held here that is no longer pending there (to
+//! learn who answered, or that it expired or was cancelled). Pushes are
+//! merged the same way: terminal states never revert; the server is the
+//! truth.
 
 use std::collections::HashSet;
 
@@ -19,6 +22,9 @@ pub struct SyncReport {
 }
 
 pub async fn sync(store: &Store, client: &PhoneClient) -> Result<SyncReport, SyncError> {
+    if !store.holds_questions()? {
+        history(store, client).await?;
+    }
     let listed = match client
         .send(HttpMethod::Get, "/api/questions/pending", None, None)
         .await?
@@ -59,6 +65,33 @@ pub async fn sync(store: &Store, client: &PhoneClient) -> Result<SyncReport, Syn
         }
     }
     Ok(report)
+}
+
+/// The newest page of the person's history (`GET /api/questions/history`),
+/// recorded as the server has it: resolved cells with the answer and who
+/// gave it. Best effort: a server without the endpoint (older) or failing
+/// now leaves the feed to the pending list, as before; only a revoked
+/// token stops the sync.
+async fn history(store: &Store, client: &PhoneClient) -> Result<(), SyncError> {
+    #[derive(serde::Deserialize)]
+    struct Page {
+        questions: Vec<Question>,
+    }
+    match client
+        .send(HttpMethod::Get, "/api/questions/history", None, None)
+        .await?
+    {
+        Reply::Status(200, bytes) => {
+            if let Ok(page) = serde_json::from_slice::<Page>(&bytes) {
+                for q in &page.questions {
+                    store.record_server(q)?;
+                }
+            }
+        }
+        Reply::Status(401, bytes) => return Err(SyncError::Unauthorized(server_message(&bytes))),
+        _ => {}
+    }
+    Ok(())
 }
 
 /// What the server said of one question.

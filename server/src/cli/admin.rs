@@ -65,8 +65,10 @@ enum What {
         url: String,
     },
     /// An online, consistent copy of the SQLite database into FILE while
-    /// `qp serve` runs (restore: stop the server, put FILE in place of the
-    /// database, start it). On PostgreSQL: use pg_dump (the message says how).
+    /// `qp serve` runs, and of its Web Push key into FILE.vapid-key
+    /// (restore: stop the server, put FILE in place of the database and
+    /// FILE.vapid-key beside it as DB.vapid-key, start it). On PostgreSQL:
+    /// use pg_dump (the message says how).
     Backup {
         /// The copy to write; must not exist.
         file: PathBuf,

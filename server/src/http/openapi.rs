@@ -43,6 +43,14 @@ pub struct PendingFeed {
     pub version: String,
 }
 
+/// The server's VAPID public key (`/api/webpush/key`).
+#[derive(Serialize, ToSchema)]
+pub struct VapidKey {
+    /// Base64url, an uncompressed P-256 point: the `applicationServerKey`
+    /// of `pushManager.subscribe`.
+    pub public_key: String,
+}
+
 /// The error object, nested under `error` (qp's clients read it there).
 pub use crate::app::error::{ErrorBody, ErrorDetail};
 pub use crate::pairing::{AgentLoggedIn, AgentRef, Device, PairPreview, Paired, UserRef};
@@ -57,11 +65,15 @@ pub struct AnswerBody {
 /// A push registration.
 #[derive(Serialize, ToSchema)]
 pub struct DeviceRegistration {
-    /// `ios`, `android` or `dev` (the terminal device).
+    /// `ios`, `android`, `web` (a browser, by Web Push) or `dev` (the
+    /// terminal device).
     pub platform: String,
-    /// The APNs device token (`ios`: 64 to 200 hex digits) or FCM
+    /// The APNs device token (`ios`: 64 to 200 hex digits), FCM
     /// registration token (`android`: 1 to 4096 letters, digits, `-`, `_`,
-    /// `:`). One held by another user's device is refused (409).
+    /// `:`) or, for `web`, the browser's `PushSubscription.toJSON()` as a
+    /// JSON string (an https endpoint on port 443 of an allowed push
+    /// service, with its `p256dh` and `auth` keys; else 422 naming
+    /// `push_token`). One held by another user's device is refused (409).
     pub push_token: String,
     /// The app's bundle id or package name.
     pub app_id: String,
@@ -272,6 +284,7 @@ impl Modify for BearerAuth {
         super::pairing::invite_user, super::pairing::invite_agent,
         super::observe::healthz, super::ready::readyz, super::observe::metrics, openapi_json,
         super::my_agents::list, super::my_agents::remove,
+        super::webapp::vapid_key, super::webapp::sign_out,
         crate::oauth::metadata::protected_resource, crate::oauth::metadata::server_resource,
         crate::oauth::metadata::authorization_server,
         crate::oauth::clients::register, crate::oauth::authorize::page,
@@ -283,7 +296,7 @@ impl Modify for BearerAuth {
         Question, AskedQuestion, QuestionOption, OptionStyle, TextInput, ResponderScope, ResolutionPolicy,
         QuestionState, Answer, Responder, RoomRef, Asker, WebhookEvent,
         AskRequest, AskOption, AskTextInput,
-        QuestionList, PendingFeed, QuestionHistory, ErrorBody, ErrorDetail, AnswerBody, DeviceRegistration, Device, UserRef,
+        QuestionList, PendingFeed, QuestionHistory, VapidKey, ErrorBody, ErrorDetail, AnswerBody, DeviceRegistration, Device, UserRef,
         AgentRef, PairRequest, Paired, PairPreviewRequest, PairPreview, AgentLoginRequest, AgentLoggedIn, InviteRequest, Invite,
         DevInbox, DevPush, MyAgents, MyAgent, OAuthErrorBody, OAuthTokens, OAuthAgent, OAuthTokenRequest,
         OAuthClientMetadata, OAuthDeviceAuthorization, OAuthConsentStatus, OAuthStatusRequest,

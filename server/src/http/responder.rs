@@ -55,17 +55,22 @@ pub(crate) async fn pending_wait(
 
 /// Additive: the questions this person could see, resolved included (with
 /// the answer and who gave it), newest first, a page at a time: what a
-/// new device or a reloaded page shows as the feed's history.
+/// new device or a reloaded page shows as the feed's history. With an
+/// `ETag`: a client that kept the page sends it back (`If-None-Match`) and
+/// gets a bodiless 304 while the page is the same.
 #[utoipa::path(get, path = "/api/questions/history", tag = "responder",
     params(("before" = Option<String>, Query, description = "The `next` of the previous page; omitted, the newest questions"),
-           ("limit" = Option<usize>, Query, description = "Questions per page, 1 to 200 (default 50)")),
-    responses((status = 200, description = "One page of the questions this person could see, newest first", body = openapi::QuestionHistory), (status = 401, description = "Missing, unknown or revoked token", body = openapi::ErrorBody), (status = 403, description = "The token is of the wrong kind, lacks the scope, or the room is not the agent's", body = openapi::ErrorBody), (status = 422, description = "A field breaks a rule: `field` names it, `message` says the rule", body = openapi::ErrorBody)),
+           ("limit" = Option<usize>, Query, description = "Questions per page, 1 to 200 (default 50)"),
+           ("If-None-Match" = Option<String>, Header, description = "The `ETag` of the page the client kept: a 304 without a body while the page is still that one")),
+    responses((status = 200, description = "One page of the questions this person could see, newest first, with its `ETag`", body = openapi::QuestionHistory),
+              (status = 304, description = "The page is the one `If-None-Match` names: use the kept copy"), (status = 401, description = "Missing, unknown or revoked token", body = openapi::ErrorBody), (status = 403, description = "The token is of the wrong kind, lacks the scope, or the room is not the agent's", body = openapi::ErrorBody), (status = 422, description = "A field breaks a rule: `field` names it, `message` says the rule", body = openapi::ErrorBody)),
     security(("bearer" = [])))]
 pub(crate) async fn history(
     State(app): State<Arc<App>>,
     UserAuth(user): UserAuth,
     Query(query): Query<HashMap<String, String>>,
-) -> Result<Json<openapi::QuestionHistory>, ApiError> {
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
     let limit = match query.get("limit") {
         None => app::HISTORY_DEFAULT_LIMIT,
         Some(l) => l
@@ -94,10 +99,11 @@ pub(crate) async fn history(
         })?),
     };
     let (questions, next) = app.history(&user, before, limit).await?;
-    Ok(Json(openapi::QuestionHistory {
+    let page = openapi::QuestionHistory {
         questions,
         next: next.map(|n| n.to_string()),
-    }))
+    };
+    Ok(super::conditional::json_with_etag(&headers, &page))
 }
 
 #[utoipa::path(get, path = "/api/questions/{id}", tag = "responder",

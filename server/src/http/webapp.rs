@@ -14,9 +14,9 @@ use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::routing::{delete, get};
 use axum::{Json, Router};
-use serde_json::{json, Value};
 
 use super::auth::UserAuth;
+use super::conditional::matches_validator;
 use super::error::ApiError;
 use crate::app::App;
 use crate::pairing::DeviceFields;
@@ -195,19 +195,13 @@ fn accepts(request: &HeaderMap, coding: &str) -> bool {
         })
 }
 
-/// Whether `If-None-Match` names `etag` (or `*`): the browser has these bytes.
-fn matches_validator(request: &HeaderMap, etag: &str) -> bool {
-    request
-        .get_all(header::IF_NONE_MATCH)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .map(|t| t.trim())
-        .any(|t| t == "*" || t.strip_prefix("W/").unwrap_or(t) == etag)
-}
-
-/// The server's VAPID public key, for `pushManager.subscribe`.
-async fn vapid_key(State(app): State<Arc<App>>) -> Result<Json<Value>, ApiError> {
+/// Additive, for the web responder: the server's VAPID public key, for
+/// `pushManager.subscribe`. No token: it is public.
+#[utoipa::path(get, path = "/api/webpush/key", tag = "responder",
+    responses((status = 200, description = "The server's VAPID public key", body = super::openapi::VapidKey), (status = 404, description = "Web Push is not configured", body = super::openapi::ErrorBody)))]
+pub(crate) async fn vapid_key(
+    State(app): State<Arc<App>>,
+) -> Result<Json<super::openapi::VapidKey>, ApiError> {
     let path = webpush::key_path(app.settings.vapid_key.as_deref(), &app.settings.db)
         .ok_or_else(|| ApiError::not_found("Web Push is not configured (--vapid-key)"))?;
     let key = tokio::task::spawn_blocking(move || webpush::VapidKey::load_or_create(&path))
@@ -217,7 +211,9 @@ async fn vapid_key(State(app): State<Arc<App>>) -> Result<Json<Value>, ApiError>
             tracing::error!("web push key: {e}");
             ApiError::internal()
         })?;
-    Ok(Json(json!({ "public_key": key.public_key() })))
+    Ok(Json(super::openapi::VapidKey {
+        public_key: key.public_key(),
+    }))
 }
 
 /// A `web` device's subscription must point at an allowed push service:
@@ -237,7 +233,10 @@ pub fn check_web_device(app: &App, fields: &DeviceFields, prefix: &str) -> Resul
 /// Sign out: the presented user token is revoked (with the devices it
 /// registered, so this browser gets no more pushes), in the audit log with
 /// the person as its actor.
-async fn sign_out(
+#[utoipa::path(delete, path = "/api/me/token", operation_id = "sign_out", tag = "responder",
+    responses((status = 204, description = "The presented token is revoked, with the devices it registered"), (status = 401, description = "Missing, unknown or revoked token", body = super::openapi::ErrorBody), (status = 403, description = "The token is of the wrong kind, lacks the scope, or the room is not the agent's", body = super::openapi::ErrorBody)),
+    security(("bearer" = [])))]
+pub(crate) async fn sign_out(
     State(app): State<Arc<App>>,
     UserAuth(user): UserAuth,
     headers: HeaderMap,

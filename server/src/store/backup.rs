@@ -9,6 +9,12 @@
 //! written to `FILE.partial` (owner-only: it holds webhook secrets) and
 //! renamed into place once its integrity check passes, so `FILE` is never
 //! half a backup. On PostgreSQL the documented way is `pg_dump`.
+//!
+//! The Web Push (VAPID) key made beside the database at first start is
+//! copied too, to `FILE.vapid-key` (owner-only): every browser's
+//! subscription is bound to it, so a restore without it would leave them
+//! all silently unreachable. Restored beside the database under the same
+//! name (`DB.vapid-key`), the server uses it again.
 
 use std::path::{Path, PathBuf};
 
@@ -25,6 +31,9 @@ pub struct Backup {
     pub bytes: u64,
     pub schema_version: usize,
     pub questions: i64,
+    /// The copy of the database's Web Push key (`FILE.vapid-key`), when
+    /// the database has one.
+    pub vapid_key: Option<PathBuf>,
 }
 
 /// What `qp admin backup` says on PostgreSQL.
@@ -60,11 +69,13 @@ pub fn backup(db: &Database, to: &Path) -> Result<Backup, String> {
         Ok((schema_version, questions)) => {
             std::fs::rename(&partial, to).map_err(|e| format!("{}: {e}", to.display()))?;
             let bytes = std::fs::metadata(to).map(|m| m.len()).unwrap_or(0);
+            let vapid_key = copy_vapid_key(db, to)?;
             Ok(Backup {
                 file: to.to_path_buf(),
                 bytes,
                 schema_version,
                 questions,
+                vapid_key,
             })
         }
         Err(e) => {
@@ -72,6 +83,28 @@ pub fn backup(db: &Database, to: &Path) -> Result<Backup, String> {
             Err(e)
         }
     }
+}
+
+/// Copies the database's VAPID key (`DB.vapid-key`), if it has one, to
+/// `FILE.vapid-key`, owner-only: the name the server looks for beside a
+/// database restored from `FILE`.
+fn copy_vapid_key(db: &Database, to: &Path) -> Result<Option<PathBuf>, String> {
+    let (Some(key), Some(copy)) = (
+        crate::push::webpush::key_path(None, db),
+        crate::push::webpush::key_path(None, &Database::Sqlite(to.to_path_buf())),
+    ) else {
+        return Ok(None);
+    };
+    let text = match std::fs::read(&key) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("{}: {e}", key.display())),
+    };
+    let _ = std::fs::remove_file(&copy);
+    crate::secret_files::create_private_file(&copy)
+        .and_then(|()| std::fs::write(&copy, text))
+        .map_err(|e| format!("{}: {e}", copy.display()))?;
+    Ok(Some(copy))
 }
 
 fn copy_into(from: &Path, partial: &Path) -> Result<(), String> {

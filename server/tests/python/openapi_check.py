@@ -104,6 +104,7 @@ def run_in(work):
     agent = admin(db, "agent", "add", "Release Bot", "--owner", user["id"], "--room", "OPS123")
     user_token = admin(db, "token", "add", user["id"], "--label", "phone")["token"]
     admin_token = admin(db, "token", "add-admin", "--label", "ops")["token"]
+    browser_token = admin(db, "token", "add", user["id"], "--label", "browser")["token"]
 
     with serve(db) as base:
         with urllib.request.urlopen(base + "/openapi.json", timeout=10) as r:
@@ -117,6 +118,7 @@ def run_in(work):
         bad = checker.validate("/components/schemas/Question", {"id": "q_1", "prompt": "Deploy?", "state": "maybe"})
         check("the checker itself rejects a question that breaks the schema", len(bad) >= 3, bad)
         exercise(checker, agent["token"], agent["id"], user_token, admin_token, other["id"])
+        exercise_web(checker, browser_token)
     return summary()
 
 
@@ -249,6 +251,22 @@ def exercise(c, agent, agent_id, user, admin_token, other_user):
     c.call("get", "/metrics")
     c.call("get", "/openapi.json")
     exercise_oauth(c, user)
+
+
+def exercise_web(c, browser):
+    """What only the web responder uses: the VAPID key, a `web` device, a
+    kept history page revalidated, signing out."""
+    c.call("get", "/api/webpush/key")
+    sub = json.dumps({"endpoint": "http://127.0.0.1:9/push/1",
+                      "keys": {"p256dh": "BAAA", "auth": "AAAA"}})
+    c.call("post", "/api/devices", None, browser, {"platform": "web", "push_token": sub, "app_id": "qp.web"},
+           expect=422)  # plain http, no allow-list entry: refused, naming push_token
+    h = urllib.request.Request(c.base + "/api/questions/history", headers={"Authorization": "Bearer " + browser})
+    with urllib.request.urlopen(h, timeout=10) as r:
+        etag = r.headers["ETag"]
+    c.call("get", "/api/questions/history", None, browser, headers={"If-None-Match": etag}, expect=304)
+    c.call("delete", "/api/me/token", None, browser, expect=204)
+    c.call("delete", "/api/me/token", None, browser, expect=401)  # revoked
 
     undocumented_calls = {(p, m) for p, ops in c.doc["paths"].items() for m in ops} - c.seen
     check("every documented operation was exercised against the server",
