@@ -218,6 +218,44 @@ async fn provider_token_trouble_mid_fan_out_loses_and_doubles_nothing() {
     assert!(metric(&f, expired).await >= 1.0, "{expired}");
 }
 
+/// Issue 54: the database refuses the batch of outcomes (SQLite locked by
+/// another writer past its 5 s busy timeout) after APNs accepted the
+/// pushes: the batch is written again once the lock goes, every push
+/// recorded sent with one attempt, none sent twice. (Before, the outcomes
+/// were dropped and every push went again when its 60 s lease ended.)
+/// SQLite only: PostgreSQL waits on a lock instead of refusing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_outcome_write_is_tried_again_not_dropped() {
+    let apns = gateways::apns(Duration::from_millis(500), 500).await;
+    let f = common::Fixture::with(|s| s.apns = Some(apns_config(&apns.url, 2))).await;
+    let qp_server::store::Database::Sqlite(path) = f.database.clone() else {
+        return;
+    };
+    let tokens = seed_devices(&f, 100, 2, 0);
+    let id = room_question(&f).await;
+    until("the pushes at APNs", Duration::from_secs(30), || {
+        apns.state.open_streams() >= tokens.len()
+    })
+    .await;
+    // Another writer holds the database past the busy timeout.
+    let lock = rusqlite::Connection::open(&path).unwrap();
+    lock.execute_batch("BEGIN EXCLUSIVE").unwrap();
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    lock.execute_batch("COMMIT").unwrap();
+    until("every push recorded sent", Duration::from_secs(20), || {
+        sent(&f.db(), &id) == tokens.len()
+    })
+    .await;
+    let spent = attempts(&f.db(), &id);
+    assert!(spent.iter().all(|a| *a == 1), "{spent:?}");
+    let per = accepted_per_device(Some(&apns), None, &id);
+    assert_eq!(per.len(), tokens.len(), "lost");
+    assert_eq!(doubled(&per), 0, "sent twice");
+    let write_failed =
+        r#"qp_push_outcomes_unrecorded_total{gateway="apns",outcome="sent",why="write_failed"}"#;
+    assert_eq!(metric(&f, write_failed).await, 0.0);
+}
+
 /// Issue 54: `qp serve` killed (-9) in the middle of a 1,000-device
 /// fan-out, then started again on the same database: every push accepted,
 /// none lost; pushes accepted twice only among those the killed server had
