@@ -129,9 +129,10 @@ async fn goaway_in_the_middle_of_a_fan_out_every_push_accepted_once() {
     let apns = gateways::apns(Duration::from_millis(50), 100).await;
     apns.state.goaway_after(150);
     let f = common::Fixture::with(|s| s.apns = Some(apns_config(&apns.url, 2))).await;
-    let tokens = seed_devices(&f, 300, 2, 0);
+    // 1,000 iPhones (issue 54's fan-out).
+    let tokens = seed_devices(&f, 500, 2, 0);
     let id = room_question(&f).await;
-    until("600 pushes accepted", Duration::from_secs(30), || {
+    until("1,000 pushes accepted", Duration::from_secs(60), || {
         apns.state.accepted_count() >= tokens.len()
     })
     .await;

@@ -213,12 +213,54 @@ async fn provider_token_trouble_mid_fan_out_loses_and_doubles_nothing() {
     assert!(metric(&f, throttled).await >= 1.0, "{throttled}");
     let refused = r#"qp_push_auth_failures_total{gateway="apns"}"#;
     assert!(metric(&f, refused).await >= 1.0, "{refused}");
+    // A credential refusal is a gateway error too, by its reason.
+    let expired = r#"qp_push_gateway_errors_total{gateway="apns",reason="ExpiredProviderToken"}"#;
+    assert!(metric(&f, expired).await >= 1.0, "{expired}");
+}
+
+/// Issue 54: the database refuses the batch of outcomes (SQLite locked by
+/// another writer past its 5 s busy timeout) after APNs accepted the
+/// pushes: the batch is written again once the lock goes, every push
+/// recorded sent with one attempt, none sent twice. (Before, the outcomes
+/// were dropped and every push went again when its 60 s lease ended.)
+/// SQLite only: PostgreSQL waits on a lock instead of refusing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_outcome_write_is_tried_again_not_dropped() {
+    let apns = gateways::apns(Duration::from_millis(500), 500).await;
+    let f = common::Fixture::with(|s| s.apns = Some(apns_config(&apns.url, 2))).await;
+    let qp_server::store::Database::Sqlite(path) = f.database.clone() else {
+        return;
+    };
+    let tokens = seed_devices(&f, 100, 2, 0);
+    let id = room_question(&f).await;
+    until("the pushes at APNs", Duration::from_secs(30), || {
+        apns.state.open_streams() >= tokens.len()
+    })
+    .await;
+    // Another writer holds the database past the busy timeout.
+    let lock = rusqlite::Connection::open(&path).unwrap();
+    lock.execute_batch("BEGIN EXCLUSIVE").unwrap();
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    lock.execute_batch("COMMIT").unwrap();
+    until("every push recorded sent", Duration::from_secs(20), || {
+        sent(&f.db(), &id) == tokens.len()
+    })
+    .await;
+    let spent = attempts(&f.db(), &id);
+    assert!(spent.iter().all(|a| *a == 1), "{spent:?}");
+    let per = accepted_per_device(Some(&apns), None, &id);
+    assert_eq!(per.len(), tokens.len(), "lost");
+    assert_eq!(doubled(&per), 0, "sent twice");
+    let write_failed =
+        r#"qp_push_outcomes_unrecorded_total{gateway="apns",outcome="sent",why="write_failed"}"#;
+    assert_eq!(metric(&f, write_failed).await, 0.0);
 }
 
 /// Issue 54: `qp serve` killed (-9) in the middle of a 1,000-device
 /// fan-out, then started again on the same database: every push accepted,
 /// none lost; pushes accepted twice only among those the killed server had
-/// in flight (at most its in-flight bound), under the same collapse id.
+/// not recorded sent when it died (none it had recorded goes again), under
+/// the same collapse id.
 /// The lease is 2 s here (`--push-lease-ms`), so the claimed jobs of the
 /// killed server are due again within seconds.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -258,8 +300,12 @@ async fn a_server_killed_mid_fan_out_and_restarted_loses_nothing() {
     first.kill();
     let killed_at = Instant::now();
     let before = accepted_per_device(Some(&apns), None, &id).len();
-    let _second = fanout::instance(&db, dir.path(), &apns.url, &fcm.url, &lease);
+    // What the killed server had recorded sent: the restart must not send
+    // these again; only the others (claimed, maybe written, not recorded)
+    // may go twice.
     let conn = common::connect(&db);
+    let recorded_at_kill = sent_tokens(&*conn, &id);
+    let _second = fanout::instance(&db, dir.path(), &apns.url, &fcm.url, &lease);
     until("every push recorded sent", Duration::from_secs(120), || {
         sent(&conn, &id) == seeded.ios.len()
     })
@@ -270,7 +316,8 @@ async fn a_server_killed_mid_fan_out_and_restarted_loses_nothing() {
     let per = accepted_per_device(Some(&apns), None, &id);
     let twice = doubled(&per);
     println!(
-        "kill -9 mid fan-out: {before} accepted before the kill, every push recorded {recovered:?} after it (restart and lease included), {} lost, {twice} sent twice",
+        "kill -9 mid fan-out: {before} accepted before the kill, {} recorded sent, every push recorded {recovered:?} after it (restart and lease included), {} lost, {twice} sent twice",
+        recorded_at_kill.len(),
         seeded.ios.len() - per.len()
     );
     assert_eq!(per.len(), seeded.ios.len(), "lost");
@@ -279,18 +326,51 @@ async fn a_server_killed_mid_fan_out_and_restarted_loses_nothing() {
     let accepted = apns.state.accepted.lock().unwrap().len();
     assert_eq!(accepted, per.values().sum::<usize>(), "another collapse id");
     assert!(per.values().all(|n| *n <= 2), "{per:?}");
+    let resent_recorded: Vec<&String> = per
+        .iter()
+        .filter(|(t, n)| **n > 1 && recorded_at_kill.contains(*t))
+        .map(|(t, _)| t)
+        .collect();
     assert!(
-        twice <= 2048,
-        "{twice}: more than the killed server's in-flight bound"
+        resent_recorded.is_empty(),
+        "{} pushes recorded sent before the kill went again: {resent_recorded:?}",
+        resent_recorded.len()
+    );
+    let unrecorded = seeded.ios.len() - recorded_at_kill.len();
+    assert!(
+        twice <= unrecorded,
+        "{twice} sent twice: more than the {unrecorded} the killed server had not recorded"
     );
 }
 
-/// Issue 54: two instances on PostgreSQL share the queue; one is stalled
-/// (SIGSTOP) with pushes in flight past its lease (2 s here), the other
-/// takes its jobs over and sends them; the stalled one then wakes up. No
-/// push is lost, and the one that woke does not undo what the other
-/// recorded: each device's push accepted once by the instance that took
-/// over.
+/// The device tokens whose push of question `id` is recorded sent.
+fn sent_tokens(conn: &qp_server::store::Conn, id: &str) -> std::collections::HashSet<String> {
+    conn.query_map(
+        "SELECT d.push_token FROM push_jobs p JOIN devices d ON d.id = p.device_id \
+         WHERE p.question_id = ?1 AND p.state = 'sent'",
+        qp_server::params![id],
+        |r| r.get(0),
+    )
+    .unwrap()
+    .into_iter()
+    .collect()
+}
+
+/// Issue 54: two instances on PostgreSQL share the queue; one (A) is
+/// stalled past its lease (2 s here), the other (B) takes its jobs over
+/// and sends them; A then wakes up.
+///
+/// 1. A stalled (SIGSTOP) with pushes in flight that its APNs never
+///    answers: no push is lost, and A, woken, does not undo what B
+///    recorded: each device's push accepted once, by B.
+/// 2. A's APNs accepts its pushes, but A stalls before recording them
+///    (its database calls held, then SIGSTOP) past its lease: B sends
+///    them too, and A, woken while B's sends are in flight, records what
+///    its gateway accepted (the jobs are still queued, under B's claim).
+///    Whatever the order: every push recorded sent once
+///    (`qp_push_outcomes_total` of both instances adds up to the
+///    devices, each answer recorded or counted unrecorded), and every push
+///    accepted twice counted as maybe delivered (`taken_over`).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs PostgreSQL: set QP_TEST_POSTGRES (scripts/test postgres does)"]
 async fn an_instance_stalled_past_its_lease_is_taken_over_on_postgres() {
@@ -316,18 +396,30 @@ async fn an_instance_stalled_past_its_lease_is_taken_over_on_postgres() {
         gateways::fcm(Duration::ZERO).await,
     );
     let lease = ["--push-lease-ms", "2000"];
-    let a = fanout::instance(&db, dir.path(), &apns_a.url, &fcm_a.url, &lease);
-    let _b = fanout::instance(&db, dir.path(), &apns_b.url, &fcm_b.url, &lease);
+    // A reaches PostgreSQL through a relay the test can hold.
+    let qp_server::store::Database::Postgres(url) = &db else {
+        unreachable!()
+    };
+    let relay = DbRelay::start(url).await;
+    let db_a = qp_server::store::Database::Postgres(relay.url.clone());
+    let a = fanout::instance(&db_a, dir.path(), &apns_a.url, &fcm_a.url, &lease);
+    let b = fanout::instance(&db, dir.path(), &apns_b.url, &fcm_b.url, &lease);
     let http = reqwest::Client::new();
-    let (s, q) = common::ask_at(
-        &http,
-        &a.base,
-        &agent,
-        &json!({"prompt": "Deploy?", "responder_scope": "room"}),
-    )
-    .await;
-    assert_eq!(s, 201, "{q}");
-    let id = q["id"].as_str().unwrap().to_string();
+    let ask = |prompt: &'static str| {
+        let (http, base, agent) = (&http, &a.base, &agent);
+        async move {
+            let (s, q) = common::ask_at(
+                http,
+                base,
+                agent,
+                &json!({"prompt": prompt, "responder_scope": "room"}),
+            )
+            .await;
+            assert_eq!(s, 201, "{q}");
+            q["id"].as_str().unwrap().to_string()
+        }
+    };
+    let id = ask("Deploy?").await;
     until("A has pushes in flight", Duration::from_secs(30), || {
         apns_a.state.peak_total.load(SeqCst) >= 50
     })
@@ -352,6 +444,184 @@ async fn an_instance_stalled_past_its_lease_is_taken_over_on_postgres() {
     assert_eq!(sent(&conn, &id), seeded.ios.len(), "A undid B's record");
     assert_eq!(per_b.len(), seeded.ios.len(), "lost");
     assert!(per_b.values().all(|n| *n == 1), "sent twice by B");
+
+    // 2. A's APNs answers after 300 ms (well inside A's cut-off), B's
+    // after a second: B's sends are still in flight when A wakes.
+    apns_a.state.set_delay(Duration::from_millis(300));
+    apns_b.state.set_delay(Duration::from_millis(1000));
+    let before = [
+        counters(&http, &a.base).await,
+        counters(&http, &b.base).await,
+    ];
+    let asked_ms = chrono::Utc::now().timestamp_millis();
+    let id = ask("Roll back?").await;
+    until("A's pushes at its APNs", Duration::from_secs(30), || {
+        apns_a.state.open_streams() >= 250
+    })
+    .await;
+    // A's answers arrive 300 ms later; its record of them waits on the
+    // database, then A stops.
+    relay.hold(true);
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    a.signal("STOP");
+    let by_a = accepted_per_device(Some(&apns_a), None, &id);
+    // Claimed again once A's lease (2 s from the ask) ran out.
+    let reclaimed = || -> i64 {
+        conn.query_row(
+            "SELECT COUNT(*) FROM push_jobs WHERE question_id = ?1 AND state = 'queued' \
+             AND next_attempt_ms > ?2",
+            qp_server::params![id, asked_ms + 3000],
+            |r| r.get(0),
+        )
+        .unwrap()
+    };
+    until("B took A's jobs over", Duration::from_secs(30), || {
+        reclaimed() > 0 && apns_b.state.open_streams() > 0
+    })
+    .await;
+    relay.hold(false);
+    a.signal("CONT");
+    until("every push recorded sent", Duration::from_secs(60), || {
+        sent(&conn, &id) == seeded.ios.len()
+    })
+    .await;
+    // B's answers, a second after its sends, and their record.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let after = [
+        counters(&http, &a.base).await,
+        counters(&http, &b.base).await,
+    ];
+    let d = |i: usize, k: usize| after[i][k] - before[i][k];
+    let per = {
+        let mut per = accepted_per_device(Some(&apns_a), None, &id);
+        for (t, n) in accepted_per_device(Some(&apns_b), None, &id) {
+            *per.entry(t).or_insert(0) += n;
+        }
+        per
+    };
+    let twice = doubled(&per);
+    let (recorded, counted_twice) = (d(0, 0) + d(1, 0), d(0, 2) + d(1, 2));
+    println!(
+        "stalled after its gateway accepted: A's APNs accepted {}, then B sent {}; {} lost, {twice} sent twice, {counted_twice} counted as maybe delivered; recorded sent by A {}, by B {}; unrecorded (sent) A {}, B {}",
+        by_a.len(),
+        accepted_per_device(Some(&apns_b), None, &id).len(),
+        seeded.ios.len() - per.len(),
+        d(0, 0),
+        d(1, 0),
+        d(0, 1),
+        d(1, 1),
+    );
+    assert_eq!(per.len(), seeded.ios.len(), "lost");
+    assert!(
+        twice >= 1,
+        "the scenario did not happen: B sent none of A's accepted pushes"
+    );
+    assert_eq!(
+        recorded,
+        seeded.ios.len() as f64,
+        "qp_push_outcomes_total sent over both instances"
+    );
+    assert!(
+        twice as f64 <= counted_twice,
+        "{twice} sent twice, {counted_twice} counted"
+    );
+    // Every answer A had is recorded or counted unrecorded.
+    assert_eq!(d(0, 0) + d(0, 1), by_a.len() as f64, "A's answers");
+    drop(b);
+}
+
+/// An instance's push counters: outcomes recorded sent, sent outcomes not
+/// recorded (any why), pushes counted as maybe delivered twice (any cause).
+async fn counters(http: &reqwest::Client, base: &str) -> [f64; 3] {
+    let text = http
+        .get(format!("{base}/metrics"))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let m = |series: &str| fanout::metric_in(&text, series);
+    let sent = m(r#"qp_push_outcomes_total{gateway="apns",outcome="sent",reason="ok"}"#);
+    let unrecorded = ["claim_lost", "write_failed"]
+        .iter()
+        .map(|why| {
+            m(&format!(
+                r#"qp_push_outcomes_unrecorded_total{{gateway="apns",outcome="sent",why="{why}"}}"#
+            ))
+        })
+        .sum();
+    let twice = [
+        "dead_connection",
+        "connection_lost",
+        "timeout",
+        "taken_over",
+        "unrecorded",
+    ]
+    .iter()
+    .map(|cause| m(&resent(cause)))
+    .sum();
+    [sent, unrecorded, twice]
+}
+
+/// A TCP relay between an instance and PostgreSQL that the test can hold:
+/// while held, nothing goes either way (the instance's database calls
+/// wait, as on a stalled network), and nothing is lost.
+struct DbRelay {
+    /// The database's URL through the relay.
+    url: String,
+    held: tokio::sync::watch::Sender<bool>,
+}
+
+impl DbRelay {
+    async fn start(url: &str) -> DbRelay {
+        // postgres://user@host:port/name
+        let (head, rest) = url.split_once('@').unwrap();
+        let (authority, path) = rest.split_once('/').unwrap();
+        let target = authority.to_string();
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let (held, watch) = tokio::sync::watch::channel(false);
+        tokio::spawn(async move {
+            while let Ok((client, _)) = listener.accept().await {
+                let server = tokio::net::TcpStream::connect(&target).await.unwrap();
+                let (c_rd, c_wr) = client.into_split();
+                let (s_rd, s_wr) = server.into_split();
+                tokio::spawn(relay(c_rd, s_wr, watch.clone()));
+                tokio::spawn(relay(s_rd, c_wr, watch.clone()));
+            }
+        });
+        DbRelay {
+            url: format!("{head}@127.0.0.1:{port}/{path}"),
+            held,
+        }
+    }
+
+    fn hold(&self, on: bool) {
+        self.held.send_replace(on);
+    }
+}
+
+async fn relay(
+    mut from: tokio::net::tcp::OwnedReadHalf,
+    mut to: tokio::net::tcp::OwnedWriteHalf,
+    mut held: tokio::sync::watch::Receiver<bool>,
+) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let n = match from.read(&mut buf).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => n,
+        };
+        if held.wait_for(|h| !*h).await.is_err() {
+            break;
+        }
+        if to.write_all(&buf[..n]).await.is_err() {
+            break;
+        }
+    }
+    let _ = to.shutdown().await;
 }
 
 /// Issue 54: FCM faults in a 400-device fan-out: `429 QUOTA_EXCEEDED`

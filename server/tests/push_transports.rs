@@ -295,7 +295,11 @@ async fn apns_refreshes_its_token_and_maps_every_outcome() {
         async move { apns.send(&m).await }
     };
     assert_eq!(send("gone").await, PushOutcome::DeviceGone);
-    assert_eq!(send("bad").await, PushOutcome::DeviceGone);
+    // Also Apple's answer for a token of the other environment: the push
+    // fails, the device stays.
+    assert!(
+        matches!(send("bad").await, PushOutcome::Failed(r) if r.starts_with("APNs 400 BadDeviceToken"))
+    );
     assert_eq!(
         send("busy").await,
         PushOutcome::Retry {
@@ -322,10 +326,17 @@ async fn apns_refreshes_its_token_and_maps_every_outcome() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn through_the_server_410_removes_the_device_and_429_is_retried() {
+async fn through_the_server_410_removes_the_device_bad_device_token_keeps_it_and_429_is_retried() {
     let (url, log) = fake_apns().await;
     // APNs device tokens are hex (the server refuses anything else).
-    let (retry_me, dead) = ("a0".repeat(32), "de".repeat(32));
+    let (retry_me, dead, bad) = ("a0".repeat(32), "de".repeat(32), "bd".repeat(32));
+    // BadDeviceToken is also what a token of the other APNs environment
+    // gets (a sandbox token sent to production): a server set wrong would
+    // remove every iPhone if it meant "gone".
+    log.lock()
+        .unwrap()
+        .script
+        .insert(bad.clone(), vec![(400, "BadDeviceToken", None)]);
     log.lock().unwrap().script.insert(
         retry_me.clone(),
         vec![
@@ -339,7 +350,7 @@ async fn through_the_server_410_removes_the_device_and_429_is_retried() {
         .insert(dead.clone(), vec![(410, "Unregistered", None)]);
     let f = common::Fixture::with(|s| s.apns = Some(apns_config(&url, Duration::from_secs(3000))))
         .await;
-    for token in [&retry_me, &dead] {
+    for token in [&retry_me, &dead, &bad] {
         let (s, _) = f
             .call(
                 "POST",
@@ -357,21 +368,23 @@ async fn through_the_server_410_removes_the_device_and_429_is_retried() {
     let t = Instant::now();
     loop {
         let jobs = qp_server::store::deliveries::push_jobs_of(&f.db(), &id).unwrap();
-        if jobs.iter().any(|j| j.state == "sent") && jobs.len() == 1 {
-            assert_eq!(jobs[0].attempts, 3, "429, 500, then sent");
+        let sent: Vec<_> = jobs.iter().filter(|j| j.state == "sent").collect();
+        let failed: Vec<_> = jobs.iter().filter(|j| j.state == "failed").collect();
+        if sent.len() == 1 && failed.len() == 1 && jobs.len() == 2 {
+            assert_eq!(sent[0].attempts, 3, "429, 500, then sent");
+            assert_eq!(failed[0].attempts, 1, "BadDeviceToken: failed, not retried");
             break;
         }
         assert!(t.elapsed() < Duration::from_secs(20), "{jobs:?}");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let devices = qp_server::store::identity::devices_of(&f.db(), &f.bob).unwrap();
+    let mut kept: Vec<&str> = devices.iter().map(|d| d.push_token.as_str()).collect();
+    kept.sort();
     assert_eq!(
-        devices
-            .iter()
-            .map(|d| d.push_token.as_str())
-            .collect::<Vec<_>>(),
-        vec![retry_me.as_str()],
-        "410 removed the device"
+        kept,
+        vec![retry_me.as_str(), bad.as_str()],
+        "410 removed its device, BadDeviceToken kept its own"
     );
 }
 
@@ -974,8 +987,9 @@ async fn fcm_errors_take_their_documented_action() {
         matches!(denied, PushOutcome::Retry { ref reason, after: Some(_) } if reason.contains("credential refused")),
         "{denied:?}"
     );
-    // Held: the next push waits out the step without a request.
+    // Held: the next push waits out the step without a request, and
+    // without spending an attempt (deferred, not retried).
     let before = log.lock().unwrap().sends.len();
-    assert!(matches!(send("ok").await, PushOutcome::Retry { .. }));
+    assert!(matches!(send("ok").await, PushOutcome::Deferred { .. }));
     assert_eq!(log.lock().unwrap().sends.len(), before);
 }

@@ -19,6 +19,7 @@ use super::credentials::CredentialGate;
 use super::gateway_errors::{classify, Action, Gateway, TOKEN_REFRESH_HOLD};
 use super::h2pool::{H2Pool, SendError};
 use super::key_file::{Reloading, WatchedFile};
+use super::provider_token::ProviderTokens;
 use super::{PushFuture, PushMessage, PushOutcome, PushTransport};
 use crate::store::deliveries::PushKind;
 
@@ -65,11 +66,9 @@ pub struct ApnsTransport {
     sandbox: H2Pool,
     config: ApnsConfig,
     key: Reloading<EncodingKey>,
-    token: Mutex<Option<(String, Instant)>>,
-    /// After `TooManyProviderTokenUpdates`: no new provider token is signed
-    /// before then (the current one is kept, even past `token_ttl`, and
-    /// not dropped on a refusal), since signing again is what APNs refused.
-    refresh_hold: Mutex<Option<Instant>>,
+    /// The provider token, and the hold on signing a new one after
+    /// `TooManyProviderTokenUpdates` ([`super::provider_token`]).
+    tokens: Mutex<ProviderTokens>,
     /// A refused provider token holds every push for a backoff step (a
     /// wrong key, key id or team refuses them all alike), then one push
     /// tries a fresh token.
@@ -91,14 +90,14 @@ impl ApnsTransport {
         let pool = H2Pool::new(&config.base_url, config.max_connections)?;
         let production = H2Pool::new(APNS_PRODUCTION, config.max_connections)?;
         let sandbox = H2Pool::new(APNS_SANDBOX, config.max_connections)?;
+        let tokens = ProviderTokens::new(config.token_ttl);
         Ok(ApnsTransport {
             pool,
             production,
             sandbox,
             config,
             key,
-            token: Mutex::new(None),
-            refresh_hold: Mutex::new(None),
+            tokens: Mutex::new(tokens),
             gate: CredentialGate::new("apns"),
         })
     }
@@ -122,41 +121,35 @@ impl ApnsTransport {
     fn refresh_key(&self) -> std::sync::Arc<EncodingKey> {
         let (key, reloaded) = self.key.get(signing_key);
         if reloaded {
-            *self.token.lock().unwrap_or_else(|p| p.into_inner()) = None;
+            self.tokens().clear();
             self.gate.retry_now();
         }
         key
     }
 
-    /// Whether signing a new provider token is on hold
-    /// (`TooManyProviderTokenUpdates`).
-    fn refresh_held(&self) -> bool {
-        let hold = self.refresh_hold.lock().unwrap_or_else(|p| p.into_inner());
-        hold.is_some_and(|until| Instant::now() < until)
+    fn tokens(&self) -> std::sync::MutexGuard<'_, ProviderTokens> {
+        self.tokens.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// APNs said the token was refreshed too often: keep the current one
-    /// for [`TOKEN_REFRESH_HOLD`].
+    /// for [`TOKEN_REFRESH_HOLD`] (not extended by the same answer to the
+    /// other pushes in flight, never past the token's 55th minute).
     fn hold_token_refresh(&self) {
-        let mut hold = self.refresh_hold.lock().unwrap_or_else(|p| p.into_inner());
-        if !hold.is_some_and(|until| Instant::now() < until) {
+        if self.tokens().hold(Instant::now()) {
             tracing::warn!(
                 hold_s = TOKEN_REFRESH_HOLD.as_secs(),
                 "APNs: provider token refreshed too often (TooManyProviderTokenUpdates); keeping the current one"
             );
         }
-        *hold = Some(Instant::now() + TOKEN_REFRESH_HOLD);
     }
 
     /// The current provider token, signing a new one with `key` when the
     /// old is too old (unless signing is on hold).
     fn provider_token(&self, key: &EncodingKey) -> Result<String, String> {
-        let held = self.refresh_held();
-        let mut slot = self.token.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some((t, at)) = slot.as_ref() {
-            if held || at.elapsed() < self.config.token_ttl {
-                return Ok(t.clone());
-            }
+        let now = Instant::now();
+        let mut tokens = self.tokens();
+        if let Some(t) = tokens.current(now) {
+            return Ok(t);
         }
         let mut header = Header::new(Algorithm::ES256);
         header.kid = Some(self.config.key_id.clone());
@@ -165,7 +158,7 @@ impl ApnsTransport {
             iat: chrono::Utc::now().timestamp(),
         };
         let token = jsonwebtoken::encode(&header, &claims, key).map_err(|e| e.to_string())?;
-        *slot = Some((token.clone(), Instant::now()));
+        tokens.signed(token.clone(), now);
         Ok(token)
     }
 
@@ -173,13 +166,7 @@ impl ApnsTransport {
     /// replaced it (many pushes in flight see the same refusal: the token
     /// is signed again once, not once per push).
     fn forget_token(&self, refused: &str) {
-        if self.refresh_held() {
-            return;
-        }
-        let mut slot = self.token.lock().unwrap_or_else(|p| p.into_inner());
-        if slot.as_ref().is_some_and(|(t, _)| t == refused) {
-            *slot = None;
-        }
+        self.tokens().refused(refused, Instant::now());
     }
 
     /// Where devices that name their APNs environment are sent instead of
@@ -276,6 +263,11 @@ impl ApnsTransport {
         let said = format!("APNs {status} {reason}");
         match classify(Gateway::Apns, status, &reason).action {
             Action::ForgetDevice => PushOutcome::DeviceGone,
+            Action::FailPush if reason == "BadDeviceToken" => PushOutcome::Failed(format!(
+                "{said}: the token is malformed or from the other APNs environment \
+                 (a development build's token sent to production, or apns_sandbox set wrong); \
+                 the device is kept"
+            )),
             Action::FailPush => PushOutcome::Failed(said),
             Action::CredentialRefused => {
                 self.forget_token(&token);

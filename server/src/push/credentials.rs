@@ -136,20 +136,21 @@ impl CredentialGate {
         self.board.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
-    /// While a backoff step runs: the push's outcome without trying (a
-    /// retry when the step ends). None: go ahead.
+    /// While a backoff step runs: the push's outcome without trying
+    /// (deferred to the step's end, no attempt spent: the push did nothing
+    /// wrong). None: go ahead.
     pub fn blocked(&self) -> Option<PushOutcome> {
         let state = self.state.lock().unwrap_or_else(|p| p.into_inner());
         let f = state.as_ref()?;
         let left = f.retry_at.saturating_duration_since(Instant::now());
-        (!left.is_zero()).then(|| PushOutcome::Retry {
+        (!left.is_zero()).then(|| PushOutcome::Deferred {
             reason: format!(
                 "{} credential refused, next try in {} ms: {}",
                 self.gateway,
                 left.as_millis(),
                 f.report.error
             ),
-            after: Some(left),
+            after: left,
         })
     }
 
@@ -244,7 +245,7 @@ mod tests {
             panic!()
         };
         assert!(after.unwrap() <= Duration::from_secs(1));
-        assert!(matches!(gate.blocked(), Some(PushOutcome::Retry { .. })));
+        assert!(matches!(gate.blocked(), Some(PushOutcome::Deferred { .. })));
         let failing = board.failing();
         assert_eq!(failing["fcm"].failures, 1);
         assert!(failing["fcm"].error.contains("400"));

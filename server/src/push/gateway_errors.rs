@@ -4,10 +4,19 @@
 //!
 //! Each documented reason has a scope (who it is about) and an action:
 //!
-//! - **device**: the token is dead (APNs `410 Unregistered`, `400
-//!   BadDeviceToken`; FCM `UNREGISTERED`): the device is removed, no retry;
+//! - **device**: the token is dead (APNs `410 Unregistered`, `410
+//!   ExpiredToken`, `400 DeviceTokenNotForTopic`; FCM `UNREGISTERED`): the
+//!   device is removed, no retry;
 //! - **request**: this push as sent can never succeed (a bad header, a
-//!   payload too large): failed for good, the device kept;
+//!   payload too large): failed for good, the device kept. APNs `400
+//!   BadDeviceToken` is one: Apple answers it for a malformed token, but
+//!   also for a good token sent to the other environment (a development
+//!   build's token to production, or the server's `apns_sandbox` set
+//!   wrong), and then it would say so for every iPhone: removing the device
+//!   would wipe them all. The push fails for good, loudly (the warn line,
+//!   `qp_push_gateway_errors_total{reason="BadDeviceToken"}`), and the
+//!   device stays; a real bad token is replaced when the app registers
+//!   again;
 //! - **credential**: the provider token or access token was refused: the
 //!   token is dropped and the gateway's [`CredentialGate`] holds every push
 //!   for a backoff step, then one probes;
@@ -98,7 +107,9 @@ use Scope::{Credential, Device, Request, Throttle};
 /// from APNs") and every FCM HTTP v1 `ErrorCode`, with its action.
 pub const ERRORS: &[ErrorRow] = &[
     // APNs: the device token.
-    row(Apns, 400, "BadDeviceToken", Device),
+    // Not `Device`: also the answer to a token of the other environment,
+    // for every device alike when the server's is set wrong (see above).
+    row(Apns, 400, "BadDeviceToken", Request),
     row(Apns, 400, "DeviceTokenNotForTopic", Device),
     row(Apns, 410, "Unregistered", Device),
     row(Apns, 410, "ExpiredToken", Device),
@@ -209,7 +220,7 @@ mod tests {
     }
 
     rows! {
-        apns_bad_device_token: Apns 400 "BadDeviceToken" => ForgetDevice;
+        apns_bad_device_token: Apns 400 "BadDeviceToken" => FailPush;
         apns_device_token_not_for_topic: Apns 400 "DeviceTokenNotForTopic" => ForgetDevice;
         apns_unregistered: Apns 410 "Unregistered" => ForgetDevice;
         apns_expired_token: Apns 410 "ExpiredToken" => ForgetDevice;

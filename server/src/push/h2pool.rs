@@ -33,9 +33,11 @@
 //!   timeout. (Such a stream may have reached the gateway: the resend
 //!   carries the same collapse id, so the phone shows one notification.);
 //! - on a `GOAWAY` with an error code, closes the connection and sends its
-//!   failed streams again at once on a new one; repeated error `GOAWAY`s
-//!   in a row hold new connections back ([`GOAWAY_BACKOFF`]) until a
-//!   response arrives.
+//!   failed streams again at once on a new one: those above the
+//!   last-stream-id without counting (never processed), those at or below
+//!   it counted as maybe delivered (the gateway may have processed them);
+//!   repeated error `GOAWAY`s in a row hold new connections back
+//!   ([`GOAWAY_BACKOFF`]) until a response arrives.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -73,7 +75,7 @@ pub const GOAWAY_BACKOFF: qp_core::retry::RetryPolicy = qp_core::retry::RetryPol
 /// With the caller's response timeout after it, that is the most one
 /// [`H2Pool::send`] takes, resends included ([`H2Pool::worst_case`]): the
 /// worker's lease is checked against it (`push::budget`).
-const STREAM_WAIT: Duration = Duration::from_secs(20);
+const STREAM_WAIT: Duration = Duration::from_secs(15);
 
 /// A gateway's answer.
 #[derive(Debug)]
@@ -339,24 +341,29 @@ impl H2Pool {
             if e.is_go_away() || e.is_io() {
                 conn.closed.store(true, Ordering::Release);
             }
-            let refused = e.is_remote()
-                && ((e.is_reset() && e.reason() == Some(Reason::REFUSED_STREAM))
-                    || (e.is_go_away() && e.reason() == Some(Reason::NO_ERROR)));
-            if refused {
+            if e.is_remote() && e.is_go_away() {
+                // h2 fails a stream with the peer's GOAWAY itself only if
+                // its id is above the last-stream-id (or it was never
+                // sent): the gateway did not process it (RFC 9113 §6.8),
+                // so it goes again without counting, whatever the code.
+                // The streams at or below it, which it may have processed,
+                // fail only when the connection ends, with an I/O error
+                // (below). `goaway_frames_fail_...` pins this.
+                if e.reason() != Some(Reason::NO_ERROR)
+                    && !conn.goaway_counted.swap(true, Ordering::AcqRel)
+                {
+                    self.goaway_error();
+                }
+                return Failure::Refused(e.to_string());
+            }
+            if e.is_remote() && e.is_reset() && e.reason() == Some(Reason::REFUSED_STREAM) {
                 Failure::Refused(e.to_string())
             } else if *conn.dead.borrow() {
                 // Closed for not answering PINGs under the stream.
                 Failure::Lost(e.to_string(), ResendCause::DeadConnection)
             } else if e.is_io() {
-                // The connection itself broke under the stream.
-                Failure::Lost(e.to_string(), ResendCause::ConnectionLost)
-            } else if e.is_go_away() && e.reason() != Some(Reason::NO_ERROR) {
-                // An error GOAWAY: h2 does not say which side of the
-                // last-stream-id this stream was, so it goes again (same
-                // collapse id), and the pool backs off new connections.
-                if !conn.goaway_counted.swap(true, Ordering::AcqRel) {
-                    self.goaway_error();
-                }
+                // The connection broke (or ended after a GOAWAY) under the
+                // stream: the gateway may have taken it.
                 Failure::Lost(e.to_string(), ResendCause::ConnectionLost)
             } else {
                 Failure::Other(e.to_string())
@@ -772,5 +779,78 @@ mod tests {
             2,
             "the second request never tried to connect"
         );
+    }
+
+    /// Pins what the classification relies on in `h2`: after a GOAWAY
+    /// with an error code (INTERNAL_ERROR, last-stream-id 3, then the
+    /// connection closes), the streams above 3 fail with the GOAWAY's own
+    /// error and go again without counting (never processed), the two at
+    /// or below it fail with an I/O error and are counted as maybe
+    /// delivered; all six are answered on a new connection.
+    #[tokio::test]
+    async fn goaway_frames_fail_only_the_streams_at_or_below_the_last_stream_id_as_maybe_delivered()
+    {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        fn frame(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
+            let mut f = (payload.len() as u32).to_be_bytes()[1..].to_vec();
+            f.extend([kind, flags]);
+            f.extend(stream.to_be_bytes());
+            f.extend(payload);
+            f
+        }
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        tokio::spawn(async move {
+            // The first connection, frame by frame: six requests taken,
+            // then GOAWAY(last-stream-id = the second, INTERNAL_ERROR).
+            let (mut tcp, _) = listener.accept().await.unwrap();
+            let mut preface = [0u8; 24];
+            tcp.read_exact(&mut preface).await.unwrap();
+            tcp.write_all(&frame(0x4, 0, 0, &[])).await.unwrap();
+            let mut streams = Vec::new();
+            while streams.len() < 6 {
+                let mut head = [0u8; 9];
+                tcp.read_exact(&mut head).await.unwrap();
+                let len = u32::from_be_bytes([0, head[0], head[1], head[2]]) as usize;
+                let mut payload = vec![0u8; len];
+                tcp.read_exact(&mut payload).await.unwrap();
+                let stream = u32::from_be_bytes([head[5], head[6], head[7], head[8]]) & 0x7fff_ffff;
+                match head[3] {
+                    0x4 if head[4] & 1 == 0 => tcp.write_all(&frame(0x4, 1, 0, &[])).await.unwrap(),
+                    0x1 => streams.push(stream),
+                    _ => {}
+                }
+            }
+            let mut goaway = streams[1].to_be_bytes().to_vec();
+            goaway.extend(2u32.to_be_bytes()); // INTERNAL_ERROR
+            tcp.write_all(&frame(0x7, 0, 0, &goaway)).await.unwrap();
+            let _ = tcp.shutdown().await;
+            let mut sink = Vec::new();
+            let _ = tcp.read_to_end(&mut sink).await;
+            drop(tcp);
+            // Then an h2 server answering 200 to everything.
+            while let Ok((tcp, _)) = listener.accept().await {
+                tokio::spawn(async move {
+                    let mut conn = h2::server::handshake(tcp).await.unwrap();
+                    while let Some(Ok((_, mut respond))) = conn.accept().await {
+                        let _ = respond.send_response(http::Response::new(()), true);
+                    }
+                });
+            }
+        });
+        let resends = crate::push::metrics::Resends::default();
+        let pool = H2Pool::new(&format!("http://127.0.0.1:{port}"), 1).unwrap();
+        pool.report_resends_to(resends.for_gateway("apns"));
+        let send = || {
+            let req = Request::post(pool.uri("/3/device/x")).body(()).unwrap();
+            pool.send(req, Bytes::new(), Duration::from_secs(5))
+        };
+        let (a, b, c, d, e, f) = tokio::join!(send(), send(), send(), send(), send(), send());
+        for r in [a, b, c, d, e, f].iter() {
+            assert_eq!(r.as_ref().map(|r| r.status).ok(), Some(200), "{r:?}");
+        }
+        assert_eq!(resends.get("apns", ResendCause::ConnectionLost), 2);
+        assert_eq!(pool.stats.resent_after_refusal.load(Ordering::SeqCst), 4);
+        assert_eq!(pool.stats.goaway_errors.load(Ordering::SeqCst), 1);
     }
 }

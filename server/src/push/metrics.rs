@@ -4,10 +4,18 @@
 //! - `qp_push_latency_seconds{gateway}`: from the job being queued to the
 //!   gateway accepting it (a histogram; retries included);
 //! - `qp_push_in_flight{gateway}`: pushes sent and not yet answered;
-//! - `qp_push_outcomes_total{gateway,outcome,reason}`: every answer;
+//! - `qp_push_outcomes_total{gateway,outcome,reason}`: every outcome
+//!   recorded in the queue (counted once written, so a job's outcome is
+//!   counted once whichever instance records it);
+//! - `qp_push_outcomes_unrecorded_total{gateway,outcome,why}`: outcomes
+//!   that were not written: `why="claim_lost"` (the job had moved on: its
+//!   lease ran out and another instance claimed it, or recorded it) or
+//!   `why="write_failed"` (the database refused the batch, retries
+//!   included). With `qp_push_outcomes_total`, every answer is in one or
+//!   the other;
 //! - `qp_push_gateway_errors_total{gateway,reason}`: every error answer of
 //!   APNs and FCM by its documented reason (`other` for one not in
-//!   [`super::gateway_errors::ERRORS`]);
+//!   [`super::gateway_errors::ERRORS`]), credential refusals included;
 //! - `qp_push_auth_failures_total{gateway}`, `qp_push_credential_failing{gateway}`:
 //!   credential refusals ([`super::credentials`]);
 //! - `qp_push_resent_maybe_delivered_total{gateway,cause}`: pushes sent
@@ -15,8 +23,12 @@
 //!   may get them twice, under the same collapse id: one notification).
 //!   `cause` is `dead_connection` (a PING went unanswered under the
 //!   stream), `connection_lost` (the connection broke, or went away with
-//!   an error, after the request was written) or `timeout` (no answer in
-//!   time after the request was written: the queue sends it again).
+//!   an error, after the request was written: a `GOAWAY`'s streams at or
+//!   below its last-stream-id), `timeout` (no answer in time after the
+//!   request was written: the queue sends it again), `taken_over` (the
+//!   gateway accepted a push whose job another claim had sent too: an
+//!   instance stalled past its lease) or `unrecorded` (the gateway accepted
+//!   it but the outcome could not be written: the queue sends it again).
 //!   Pushes a gateway refused unprocessed (a `GOAWAY`'s streams above its
 //!   last-stream-id, `REFUSED_STREAM`) are sent again without counting:
 //!   they cannot arrive twice.
@@ -28,7 +40,8 @@
 //!
 //! Every label takes a fixed set of values, named here: `gateway` is
 //! `apns`, `fcm`, `dev` or `none` (no device or question left); `outcome`
-//! is `sent`, `retry`, `device_gone` or `failed`; `reason` is one of
+//! is `sent`, `retry`, `deferred` (held back by a credential backoff, no
+//! attempt spent), `device_gone` or `failed`; `reason` is one of
 //! [`REASONS`], classified from the outcome, never a gateway's own text.
 
 use prometheus_client::encoding::EncodeLabelSet;
@@ -57,6 +70,32 @@ struct OutcomeLabels {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct UnrecordedLabels {
+    gateway: &'static str,
+    outcome: &'static str,
+    why: &'static str,
+}
+
+/// Why an outcome was not written (the `why` label of
+/// `qp_push_outcomes_unrecorded_total`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unrecorded {
+    /// The job had moved on: another claim holds it or recorded it.
+    ClaimLost,
+    /// The database refused the batch (after its retries).
+    WriteFailed,
+}
+
+impl Unrecorded {
+    pub fn label(self) -> &'static str {
+        match self {
+            Unrecorded::ClaimLost => "claim_lost",
+            Unrecorded::WriteFailed => "write_failed",
+        }
+    }
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct ResendLabels {
     gateway: &'static str,
     cause: &'static str,
@@ -72,6 +111,12 @@ pub enum ResendCause {
     ConnectionLost,
     /// No answer within the timeout once the request was written.
     Timeout,
+    /// Accepted by the gateway after another claim had sent it too (an
+    /// instance stalled past its lease): delivered twice for sure.
+    TakenOver,
+    /// Accepted by the gateway, but the outcome could not be written: the
+    /// job is due again when its lease ends.
+    Unrecorded,
 }
 
 impl ResendCause {
@@ -80,6 +125,8 @@ impl ResendCause {
             ResendCause::DeadConnection => "dead_connection",
             ResendCause::ConnectionLost => "connection_lost",
             ResendCause::Timeout => "timeout",
+            ResendCause::TakenOver => "taken_over",
+            ResendCause::Unrecorded => "unrecorded",
         }
     }
 }
@@ -141,22 +188,29 @@ struct GatewayErrorLabels {
 }
 
 /// The gateway's documented reason in a transport's message (`APNs 429
-/// TooManyRequests`, `FCM 503 UNAVAILABLE`), as a fixed label.
+/// TooManyRequests`, `FCM 503 UNAVAILABLE`, also inside a credential
+/// refusal: `apns credential refused: APNs 403 InvalidProviderToken`), as
+/// a fixed label.
 pub fn gateway_reason(text: &str) -> Option<(&'static str, &'static str)> {
     use super::gateway_errors::{label, Gateway};
-    let mut words = text.split_whitespace();
-    let gateway = match words.next()? {
-        "APNs" => Gateway::Apns,
-        "FCM" => Gateway::Fcm,
-        _ => return None,
-    };
-    words.next()?.trim_end_matches(':').parse::<u16>().ok()?;
-    let reason = words.next().unwrap_or("").trim_end_matches(':');
-    let name = match gateway {
-        Gateway::Apns => "apns",
-        Gateway::Fcm => "fcm",
-    };
-    Some((name, label(gateway, reason)))
+    let words: Vec<&str> = text.split_whitespace().collect();
+    (0..words.len()).find_map(|i| {
+        let gateway = match words[i] {
+            "APNs" => Gateway::Apns,
+            "FCM" => Gateway::Fcm,
+            _ => return None,
+        };
+        let status = words.get(i + 1)?.trim_end_matches(':');
+        if status.len() != 3 || status.parse::<u16>().is_err() {
+            return None;
+        }
+        let reason = words.get(i + 2).map_or("", |r| r.trim_end_matches(':'));
+        let name = match gateway {
+            Gateway::Apns => "apns",
+            Gateway::Fcm => "fcm",
+        };
+        Some((name, label(gateway, reason)))
+    })
 }
 
 /// Every value the `reason` label takes.
@@ -179,6 +233,7 @@ pub struct PushMetrics {
     latency: Family<GatewayLabels, Histogram>,
     in_flight: Family<GatewayLabels, Gauge>,
     outcomes: Family<OutcomeLabels, Counter>,
+    unrecorded: Family<UnrecordedLabels, Counter>,
     gateway_errors: Family<GatewayErrorLabels, Counter>,
     /// Pushes sent again that the gateway may have accepted.
     pub resends: Resends,
@@ -204,6 +259,7 @@ impl Default for PushMetrics {
             }),
             in_flight: Default::default(),
             outcomes: Default::default(),
+            unrecorded: Default::default(),
             gateway_errors: Default::default(),
             resends: Default::default(),
             credentials: Default::default(),
@@ -228,6 +284,7 @@ pub fn labels_of(outcome: &PushOutcome) -> (&'static str, &'static str) {
         PushOutcome::Sent => ("sent", "ok"),
         PushOutcome::DeviceGone => ("device_gone", "unregistered"),
         PushOutcome::Retry { reason, .. } => ("retry", classify(reason)),
+        PushOutcome::Deferred { reason, .. } => ("deferred", classify(reason)),
         PushOutcome::Failed(reason) => ("failed", classify(reason)),
     }
 }
@@ -286,8 +343,13 @@ impl PushMetrics {
         );
         r.register(
             "push_outcomes",
-            "Push answers by gateway, outcome and reason",
+            "Push outcomes recorded in the queue, by gateway, outcome and reason",
             self.outcomes.clone(),
+        );
+        r.register(
+            "push_outcomes_unrecorded",
+            "Push outcomes not written to the queue, by gateway, outcome and why (claim_lost: the job's lease ran out and another claim took it; write_failed: the database refused the batch)",
+            self.unrecorded.clone(),
         );
         r.register(
             "push_gateway_errors",
@@ -296,7 +358,7 @@ impl PushMetrics {
         );
         r.register(
             "push_resent_maybe_delivered",
-            "Pushes sent again although the gateway may have accepted them (a dead or broken connection, or no answer in time, after the request was written), per gateway and cause",
+            "Pushes sent again although the gateway may have accepted them (a dead or broken connection, or no answer in time, after the request was written; a job another claim sent too; an accepted push whose outcome could not be written), per gateway and cause",
             self.resends.family.clone(),
         );
         self.credentials.register(r);
@@ -311,8 +373,25 @@ impl PushMetrics {
         InFlight(g)
     }
 
-    /// Records one answer; `queued_for_ms` since the job was queued.
-    pub fn outcome(&self, gateway: &'static str, outcome: &PushOutcome, queued_for_ms: i64) {
+    /// One answer from a transport, as it arrives: a gateway's error
+    /// answer counted by its reason (a deferred push reached no gateway),
+    /// a failure logged.
+    pub fn answered(&self, gateway: &'static str, outcome: &PushOutcome) {
+        if let PushOutcome::Failed(text) | PushOutcome::Retry { reason: text, .. } = outcome {
+            if let Some((gateway, reason)) = gateway_reason(text) {
+                self.gateway_errors
+                    .get_or_create(&GatewayErrorLabels { gateway, reason })
+                    .inc();
+            }
+        }
+        if let PushOutcome::Failed(text) = outcome {
+            self.log_failure(gateway, labels_of(outcome).1, text);
+        }
+    }
+
+    /// One outcome written to the queue; `queued_for_ms` since the job was
+    /// queued.
+    pub fn recorded(&self, gateway: &'static str, outcome: &PushOutcome, queued_for_ms: i64) {
         let (outcome_label, reason) = labels_of(outcome);
         self.outcomes
             .get_or_create(&OutcomeLabels {
@@ -326,16 +405,17 @@ impl PushMetrics {
                 .get_or_create(&GatewayLabels { gateway })
                 .observe(queued_for_ms.max(0) as f64 / 1000.0);
         }
-        if let PushOutcome::Failed(text) | PushOutcome::Retry { reason: text, .. } = outcome {
-            if let Some((gateway, reason)) = gateway_reason(text) {
-                self.gateway_errors
-                    .get_or_create(&GatewayErrorLabels { gateway, reason })
-                    .inc();
-            }
-        }
-        if let PushOutcome::Failed(text) = outcome {
-            self.log_failure(gateway, reason, text);
-        }
+    }
+
+    /// One outcome not written, and why.
+    pub fn unrecorded(&self, gateway: &'static str, outcome: &PushOutcome, why: Unrecorded) {
+        self.unrecorded
+            .get_or_create(&UnrecordedLabels {
+                gateway,
+                outcome: labels_of(outcome).0,
+                why: why.label(),
+            })
+            .inc();
     }
 
     /// A push failed for good: one warn line per gateway and reason per
@@ -409,5 +489,15 @@ mod tests {
             gateway_reason("APNs unreachable: no response in time"),
             None
         );
+        // A credential refusal carries the gateway's answer.
+        assert_eq!(
+            gateway_reason("apns credential refused: APNs 403 InvalidProviderToken"),
+            Some(("apns", "InvalidProviderToken"))
+        );
+        assert_eq!(
+            gateway_reason("fcm credential refused: FCM 401 UNAUTHENTICATED: access token refused"),
+            Some(("fcm", "UNAUTHENTICATED"))
+        );
+        assert_eq!(gateway_reason("OAuth token refused: 400 Bad Request"), None);
     }
 }

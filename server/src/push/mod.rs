@@ -27,6 +27,7 @@ pub mod gateway_errors;
 pub mod h2pool;
 pub mod key_file;
 pub mod metrics;
+pub mod provider_token;
 pub mod router;
 pub mod webpush;
 
@@ -151,6 +152,14 @@ pub enum PushOutcome {
     Retry {
         reason: String,
         after: Option<Duration>,
+    },
+    /// Not tried: held back before it reached the gateway (the gateway's
+    /// credential is backing off, [`credentials::CredentialGate`]): queued
+    /// again after `after` without spending an attempt, so a credential
+    /// outage longer than the push backoff fails no push for good.
+    Deferred {
+        reason: String,
+        after: Duration,
     },
     /// The gateway says the token is dead (APNs 410, FCM UNREGISTERED): the
     /// device is removed.
@@ -290,6 +299,10 @@ pub async fn run_worker_with(
         };
         let free = slots.available_permits() + 1;
         let lease_ms = limits.lease_ms;
+        // The lease runs from the claim, so the cut-off does too: however
+        // long loading the batch or starting a send takes, the job is
+        // given back (or recorded) before another instance may claim it.
+        let cut_off = tokio::time::Instant::now() + cap;
         let batch = app
             .db
             .run(
@@ -348,7 +361,7 @@ pub async fn run_worker_with(
                     .map_or("none", |m| metrics::gateway_of(&m.device.platform));
                 let _flight = metrics.metrics.push.in_flight(gateway);
                 let outcome = match &msg {
-                    Some(m) => match within_lease(cap, transport.send(m)).await {
+                    Some(m) => match within_lease(cut_off, cap, transport.send(m)).await {
                         Ok(outcome) => outcome,
                         // Cut off mid-send: the gateway may have it.
                         Err(cut) => {
@@ -359,6 +372,7 @@ pub async fn run_worker_with(
                     },
                     None => PushOutcome::Failed("device or question no longer exists".into()),
                 };
+                metrics.metrics.push.answered(gateway, &outcome);
                 let _ = done.send(Finished {
                     job,
                     gateway,
@@ -370,16 +384,20 @@ pub async fn run_worker_with(
     }
 }
 
-/// A send cut off at `cap` (what the lease leaves once the outcome is
-/// recorded) comes back as a retry, so the job is given back before its
-/// lease ends, never claimed by another instance while still in flight
-/// (`Err`: cut off).
-async fn within_lease(cap: Duration, send: PushFuture<'_>) -> Result<PushOutcome, PushOutcome> {
-    tokio::time::timeout(cap, send)
+/// A send cut off at `cut_off` (the claim's time plus `cap`: what the
+/// lease leaves once the outcome is recorded) comes back as a retry, so the
+/// job is given back before its lease ends, never claimed by another
+/// instance while still in flight (`Err`: cut off).
+async fn within_lease(
+    cut_off: tokio::time::Instant,
+    cap: Duration,
+    send: PushFuture<'_>,
+) -> Result<PushOutcome, PushOutcome> {
+    tokio::time::timeout_at(cut_off, send)
         .await
         .map_err(|_| PushOutcome::Retry {
             reason: format!(
-                "no answer within {} ms (the lease's budget)",
+                "no answer within {} ms of the claim (the lease's budget)",
                 cap.as_millis()
             ),
             after: None,
@@ -423,9 +441,16 @@ fn load_messages(
         .collect())
 }
 
+/// A failed outcome batch is written again this many times (0.5 s, 1 s,
+/// 2 s apart: within `budget::RECORD_MARGIN`) before its outcomes are
+/// counted as unrecorded.
+const WRITE_RETRIES: u32 = 3;
+
 /// Records answered pushes, as many per transaction as have arrived (up
 /// to [`WRITE_BATCH`]), then tells the claimer (a recorded question push
-/// may have made its device's resolution claimable).
+/// may have made its device's resolution claimable). Each outcome is
+/// counted once: recorded (`qp_push_outcomes_total`) or not
+/// (`qp_push_outcomes_unrecorded_total`).
 async fn record_outcomes(
     app: Arc<App>,
     mut done: tokio::sync::mpsc::UnboundedReceiver<Finished>,
@@ -439,72 +464,173 @@ async fn record_outcomes(
                 Err(_) => break,
             }
         }
-        let now = now_ms();
         let mut slots = Vec::with_capacity(batch.len());
+        let mut answers = Vec::with_capacity(batch.len());
         for f in &mut batch {
-            app.metrics
-                .push
-                .outcome(f.gateway, &f.outcome, now - f.job.created_ms);
             slots.extend(f.slot.take());
+            answers.push((f.job.clone(), f.outcome.clone()));
         }
-        let written = app
-            .db
-            .run(move |conn| -> crate::store::DbResult<()> {
-                let tx = conn.transaction()?;
-                for f in batch {
-                    record_one(&*tx, f)?;
+        let written = write_outcomes(&app, answers).await;
+        let push = &app.metrics.push;
+        let now = now_ms();
+        for (i, f) in batch.iter().enumerate() {
+            let queued_for = now - f.job.created_ms;
+            match written.as_ref().map(|w| w[i]) {
+                Some(Written::Recorded) => push.recorded(f.gateway, &f.outcome, queued_for),
+                Some(Written::ClaimLost { already_sent }) => {
+                    push.unrecorded(f.gateway, &f.outcome, metrics::Unrecorded::ClaimLost);
+                    if already_sent && f.outcome == PushOutcome::Sent {
+                        // Accepted here and by the claim that recorded it.
+                        push.resends
+                            .count(f.gateway, metrics::ResendCause::TakenOver);
+                    }
                 }
-                tx.commit()
-            })
-            .await;
-        if let Err(e) = written {
-            // The jobs stay claimed until their lease ends, then go again.
-            tracing::error!(error = %e, "recording push outcomes");
+                None => {
+                    push.unrecorded(f.gateway, &f.outcome, metrics::Unrecorded::WriteFailed);
+                    if f.outcome == PushOutcome::Sent {
+                        // Still queued: it goes again when the lease ends.
+                        push.resends
+                            .count(f.gateway, metrics::ResendCause::Unrecorded);
+                    }
+                }
+            }
         }
         drop(slots);
         recorded.notify_one();
     }
 }
 
-fn record_one(conn: &crate::store::Conn, f: Finished) -> crate::store::DbResult<()> {
-    let now = now_ms();
-    let job = f.job;
-    let attempts = job.attempts + 1;
-    let (state, next_ms, error) = match &f.outcome {
-        PushOutcome::Sent => (PushJobState::Sent, now, None),
-        PushOutcome::DeviceGone => (PushJobState::Failed, now, Some("device unregistered")),
+/// Writes a batch of outcomes in one transaction, again after a pause if
+/// the database refused it (a lost connection, a lock): what each became,
+/// or None when every try failed (the jobs stay claimed until their lease
+/// ends, then go again).
+async fn write_outcomes(
+    app: &App,
+    answers: Vec<(deliveries::DuePush, PushOutcome)>,
+) -> Option<Vec<Written>> {
+    let answers = Arc::new(answers);
+    let mut tries = 0;
+    loop {
+        let batch = answers.clone();
+        let written = app
+            .db
+            .run(move |conn| -> crate::store::DbResult<Vec<Written>> {
+                let tx = conn.transaction()?;
+                let mut out = Vec::with_capacity(batch.len());
+                for (job, outcome) in batch.iter() {
+                    out.push(record_one(&*tx, job, outcome)?);
+                }
+                tx.commit()?;
+                Ok(out)
+            })
+            .await;
+        match written {
+            Ok(w) => return Some(w),
+            Err(e) if tries < WRITE_RETRIES => {
+                tries += 1;
+                tracing::warn!(error = %e, try_ = tries, "recording push outcomes: trying again");
+                tokio::time::sleep(Duration::from_millis(250 << tries)).await;
+            }
+            Err(e) => {
+                tracing::error!(
+                    error = %e,
+                    outcomes = answers.len(),
+                    "recording push outcomes failed: these jobs go again when their lease ends"
+                );
+                return None;
+            }
+        }
+    }
+}
+
+/// What writing one outcome did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Written {
+    Recorded,
+    /// The job had moved on (this instance stalled past its lease, and
+    /// another claimed it); `already_sent`: it is recorded sent.
+    ClaimLost {
+        already_sent: bool,
+    },
+}
+
+/// The job's next state for an outcome: state, attempts spent, when it is
+/// due next, the error to keep. A deferred push spends no attempt.
+fn next_state(
+    attempts_before: u32,
+    outcome: &PushOutcome,
+    now: i64,
+) -> (PushJobState, u32, i64, Option<&str>) {
+    let attempts = attempts_before + 1;
+    match outcome {
+        PushOutcome::Sent => (PushJobState::Sent, attempts, now, None),
+        PushOutcome::DeviceGone => (
+            PushJobState::Failed,
+            attempts,
+            now,
+            Some("device unregistered"),
+        ),
+        PushOutcome::Deferred { reason, after } => (
+            PushJobState::Queued,
+            attempts_before,
+            now + after.as_millis() as i64,
+            Some(reason.as_str()),
+        ),
         PushOutcome::Retry { reason, after } if attempts < PUSH_MAX_ATTEMPTS => {
             let delay = after.unwrap_or_else(|| RetryPolicy::PUSH.delay(attempts));
             (
                 PushJobState::Queued,
+                attempts,
                 now + delay.as_millis() as i64,
                 Some(reason.as_str()),
             )
         }
         // Failed for good, or out of attempts.
         PushOutcome::Failed(reason) | PushOutcome::Retry { reason, .. } => {
-            (PushJobState::Failed, now, Some(reason.as_str()))
+            (PushJobState::Failed, attempts, now, Some(reason.as_str()))
         }
-    };
-    let held = deliveries::mark_push(
-        conn,
-        job.id,
-        job.claimed_until_ms,
-        state,
-        attempts,
-        next_ms,
-        error,
-    )?;
-    if !held {
-        // This instance stalled past its lease: another claimed the job
-        // and owns its outcome.
-        tracing::debug!(job = job.id, "push outcome of a lost claim: not recorded");
-        return Ok(());
     }
-    if f.outcome == PushOutcome::DeviceGone {
+}
+
+/// Writes one outcome. A push the gateway accepted is recorded sent
+/// whenever its job is still queued, whoever holds the claim now: the
+/// gateway has it, so sending it again (the other claim's send, or the
+/// next one's) would only double it. Any other outcome only while this
+/// claim still holds the job: an instance that stalled past its lease
+/// must not undo what the claim after it recorded.
+fn record_one(
+    conn: &crate::store::Conn,
+    job: &deliveries::DuePush,
+    outcome: &PushOutcome,
+) -> crate::store::DbResult<Written> {
+    let now = now_ms();
+    let (state, attempts, next_ms, error) = next_state(job.attempts, outcome, now);
+    let held = if *outcome == PushOutcome::Sent {
+        deliveries::mark_push_sent(conn, job.id, attempts, now)?
+    } else {
+        deliveries::mark_push(
+            conn,
+            job.id,
+            job.claimed_until_ms,
+            state,
+            attempts,
+            next_ms,
+            error,
+        )?
+    };
+    if !held {
+        let already_sent = deliveries::push_state(conn, job.id)?.as_deref() == Some("sent");
+        tracing::debug!(
+            job = job.id,
+            already_sent,
+            "push outcome of a lost claim: not recorded"
+        );
+        return Ok(Written::ClaimLost { already_sent });
+    }
+    if *outcome == PushOutcome::DeviceGone {
         crate::store::identity::forget_device(conn, &job.device_id)?;
     }
-    Ok(())
+    Ok(Written::Recorded)
 }
 
 #[cfg(test)]
@@ -536,16 +662,46 @@ mod tests {
     }
 
     /// A send that never answers is given back as a retry at the cap,
-    /// inside the lease.
+    /// counted from the claim: a send that started late (a slow load of
+    /// the batch, a busy runtime) gets only what is left, so the job is
+    /// back inside its lease however late it started.
     #[tokio::test]
-    async fn a_send_that_never_answers_is_given_back_at_the_cap() {
+    async fn a_send_that_never_answers_is_given_back_at_the_cap_from_the_claim() {
         assert!(budget::send_cap(budget::LEASE) < budget::LEASE);
-        let cap = Duration::from_millis(200);
-        let t = std::time::Instant::now();
-        let outcome = within_lease(cap, Box::pin(std::future::pending()))
+        let cap = Duration::from_millis(600);
+        let claimed = tokio::time::Instant::now();
+        // The send starts 400 ms after the claim.
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        let started = tokio::time::Instant::now();
+        let outcome = within_lease(claimed + cap, cap, Box::pin(std::future::pending()))
             .await
             .unwrap_err();
         assert!(matches!(outcome, PushOutcome::Retry { .. }), "{outcome:?}");
-        assert!(t.elapsed() >= cap && t.elapsed() < Duration::from_secs(5));
+        assert!(claimed.elapsed() >= cap);
+        assert!(
+            started.elapsed() < cap - Duration::from_millis(100),
+            "cut off {:?} after the send started: timed from the send, not the claim",
+            started.elapsed()
+        );
+    }
+
+    /// A push held back by a credential backoff spends no attempt; a
+    /// retry does, and the last one fails the job.
+    #[test]
+    fn a_deferred_push_spends_no_attempt() {
+        let deferred = PushOutcome::Deferred {
+            reason: "apns credential refused".into(),
+            after: Duration::from_secs(300),
+        };
+        let (state, attempts, next, _) = next_state(PUSH_MAX_ATTEMPTS - 1, &deferred, 1000);
+        assert_eq!(state, PushJobState::Queued);
+        assert_eq!(attempts, PUSH_MAX_ATTEMPTS - 1);
+        assert_eq!(next, 1000 + 300_000);
+        let retry = PushOutcome::Retry {
+            reason: "APNs 503 ServiceUnavailable".into(),
+            after: None,
+        };
+        let (state, attempts, _, _) = next_state(PUSH_MAX_ATTEMPTS - 1, &retry, 1000);
+        assert_eq!((state, attempts), (PushJobState::Failed, PUSH_MAX_ATTEMPTS));
     }
 }

@@ -343,6 +343,27 @@ pub fn mark_push(
     Ok(n > 0)
 }
 
+/// Records a push the gateway accepted as sent while the job is still
+/// queued, whoever claims it now (see `push::record_one`). False: it was
+/// already recorded (sent, or failed), nothing written.
+pub fn mark_push_sent(conn: &Conn, id: i64, attempts: u32, now_ms: i64) -> DbResult<bool> {
+    let n = conn.execute(
+        "UPDATE push_jobs SET state = 'sent', attempts = ?2, next_attempt_ms = ?3, last_error = NULL \
+         WHERE id = ?1 AND state = 'queued'",
+        params![id, attempts, now_ms],
+    )?;
+    Ok(n > 0)
+}
+
+/// A push job's state (`queued`, `sent`, `failed`), if it still exists.
+pub fn push_state(conn: &Conn, id: i64) -> DbResult<Option<String>> {
+    conn.query_opt(
+        "SELECT state FROM push_jobs WHERE id = ?1",
+        params![id],
+        |r| r.get(0),
+    )
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PushJobRow {
     pub device_id: String,

@@ -138,6 +138,10 @@ impl ApnsState {
     pub fn set_delay(&self, d: Duration) {
         self.delay_ms.store(d.as_millis() as u64, Ordering::SeqCst);
     }
+    /// Streams open now, over all connections.
+    pub fn open_streams(&self) -> usize {
+        self.open_total.load(Ordering::SeqCst)
+    }
     /// Every notification accepted from now on, as it is accepted.
     pub fn subscribe(&self) -> mpsc::UnboundedReceiver<Accepted> {
         let (tx, rx) = mpsc::unbounded_channel();
