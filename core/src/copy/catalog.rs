@@ -128,7 +128,7 @@ pub fn accept_language(header: &str) -> Vec<String> {
             (weight > 0).then(|| (weight, tag.to_string()))
         })
         .collect();
-    weighted.sort_by(|a, b| b.0.cmp(&a.0)); // stable: ties keep the header's order
+    weighted.sort_by_key(|w| std::cmp::Reverse(w.0)); // stable: ties keep the header's order
     weighted.into_iter().map(|(_, tag)| tag).collect()
 }
 
