@@ -299,12 +299,16 @@ impl OAuthError {
         );
         let mut resp = html_page(words, &words.text("signin-error-title", &[]), &body);
         *resp.status_mut() = self.status;
+        self.add_retry_after(&mut resp);
+        resp
+    }
+
+    fn add_retry_after(&self, resp: &mut Response) {
         if let Some(s) = self.retry_after {
             if let Ok(v) = HeaderValue::from_str(&s.to_string()) {
                 resp.headers_mut().insert(header::RETRY_AFTER, v);
             }
         }
-        resp
     }
     pub fn server(e: impl std::fmt::Display) -> Self {
         tracing::error!(error = %e, "oauth: internal error");
@@ -355,11 +359,7 @@ impl IntoResponse for OAuthError {
         )
             .into_response();
         no_store(&mut resp);
-        if let Some(s) = self.retry_after {
-            if let Ok(v) = HeaderValue::from_str(&s.to_string()) {
-                resp.headers_mut().insert(header::RETRY_AFTER, v);
-            }
-        }
+        self.add_retry_after(&mut resp);
         resp
     }
 }

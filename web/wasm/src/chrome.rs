@@ -5,11 +5,10 @@
 //! negotiated for the copy, so a page never mixes two; a message missing
 //! in it falls back to English.
 
-use fluent_bundle::{FluentArgs, FluentBundle, FluentResource};
-use unic_langid::LanguageIdentifier;
+use qp_core::copy::{Catalog, Locales};
 
 /// (language tag, Fluent source), one per language qp-core ships.
-static LOCALES: &[(&str, &str)] = &[
+static LOCALES: &Locales = &[
     ("ar", include_str!("../locales/ar.ftl")),
     ("de", include_str!("../locales/de.ftl")),
     ("en", include_str!("../locales/en.ftl")),
@@ -57,48 +56,28 @@ pub const CHROME_IDS: &[&str] = &[
     "web-notifications-unreachable",
 ];
 
-fn bundle(tag: &str) -> Option<FluentBundle<FluentResource>> {
-    let source = LOCALES.iter().find(|(t, _)| *t == tag)?.1;
-    let lang: LanguageIdentifier = tag.parse().ok()?;
-    let mut b = FluentBundle::new(vec![lang]);
-    // Names (a person's, the server's) are isolated (U+2068 … U+2069): a
-    // name in one direction does not reorder the sentence around it.
-    b.set_use_isolating(true);
-    b.add_resource(FluentResource::try_new(source.to_string()).ok()?)
-        .ok()?;
-    Some(b)
-}
-
 pub struct Chrome {
-    chain: Vec<FluentBundle<FluentResource>>,
+    catalog: Catalog,
 }
 
 impl Chrome {
     /// The words in `language` (as qp-core negotiated it), then English.
     pub fn new(language: &str) -> Chrome {
-        let chain = [language, "en"].iter().filter_map(|t| bundle(t)).collect();
-        Chrome { chain }
+        Chrome {
+            catalog: Catalog::new(LOCALES, &[language]),
+        }
     }
 
     /// The message `id`, or the id itself when no language has it.
     pub fn text(&self, id: &str) -> String {
-        self.text_with(id, &[])
+        self.catalog.text(id)
     }
 
-    /// The message `id` with its placeables (`("name", "Federica")`).
+    /// The message `id` with its placeables (`("name", "Federica")`):
+    /// names are isolated (U+2068 … U+2069), so a name in one direction
+    /// does not reorder the sentence around it.
     pub fn text_with(&self, id: &str, args: &[(&str, &str)]) -> String {
-        let mut fluent_args = FluentArgs::new();
-        for (k, v) in args {
-            fluent_args.set(*k, *v);
-        }
-        let args = (!args.is_empty()).then_some(&fluent_args);
-        for b in &self.chain {
-            if let Some(p) = b.get_message(id).and_then(|m| m.value()) {
-                let mut errors = Vec::new();
-                return b.format_pattern(p, args, &mut errors).into_owned();
-            }
-        }
-        id.to_string()
+        self.catalog.text_with(id, args)
     }
 
     /// Every message as a JSON object.
