@@ -50,6 +50,15 @@ impl RetryPolicy {
         factor: 2.0,
         jitter: true,
     };
+    /// The server writing a batch of push outcomes again after the
+    /// database refused it: 0.5 s, 1 s, 2 s, no jitter (the three must fit
+    /// the lease's record margin, which the push budget counts exactly).
+    pub const OUTCOME_WRITE: RetryPolicy = RetryPolicy {
+        min: Duration::from_millis(500),
+        max: Duration::from_secs(2),
+        factor: 2.0,
+        jitter: false,
+    };
     /// The asker's long-poll loop riding out a restarting server: 0.5 s to 10 s.
     pub const CLIENT_WAIT: RetryPolicy = RetryPolicy {
         min: Duration::from_millis(500),

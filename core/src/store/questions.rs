@@ -365,10 +365,12 @@ impl Store {
     /// Whether any question is held here (none: a new device, or one
     /// signed out and in again).
     pub fn holds_questions(&self) -> Result<bool, StoreError> {
-        let n: i64 = self
-            .conn()?
-            .query_row("SELECT count(*) FROM questions", [], |r| r.get(0))?;
-        Ok(n > 0)
+        // EXISTS stops at the first row; count(*) would read them all on
+        // every sync.
+        let held: bool =
+            self.conn()?
+                .query_row("SELECT EXISTS(SELECT 1 FROM questions)", [], |r| r.get(0))?;
+        Ok(held)
     }
 
     /// Drops a question the server no longer shows this user.

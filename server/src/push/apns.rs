@@ -261,14 +261,13 @@ impl ApnsTransport {
             return PushOutcome::Sent;
         }
         let said = format!("APNs {status} {reason}");
-        match classify(Gateway::Apns, status, &reason).action {
+        let row = classify(Gateway::Apns, status, &reason);
+        match row.action {
             Action::ForgetDevice => PushOutcome::DeviceGone,
-            Action::FailPush if reason == "BadDeviceToken" => PushOutcome::Failed(format!(
-                "{said}: the token is malformed or from the other APNs environment \
-                 (a development build's token sent to production, or apns_sandbox set wrong); \
-                 the device is kept"
-            )),
-            Action::FailPush => PushOutcome::Failed(said),
+            Action::FailPush => PushOutcome::Failed(match row.hint {
+                Some(hint) => format!("{said}: {hint}"),
+                None => said,
+            }),
             Action::CredentialRefused => {
                 self.forget_token(&token);
                 self.gate.refused(&said)

@@ -289,9 +289,13 @@ impl FcmTransport {
             .unwrap_or_default()
             .to_string();
         let said = format!("FCM {status} {reason}");
-        match classify(Gateway::Fcm, status, &reason).action {
+        let row = classify(Gateway::Fcm, status, &reason);
+        match row.action {
             Action::ForgetDevice => PushOutcome::DeviceGone,
-            Action::FailPush => PushOutcome::Failed(format!("{said} {}", err["error"]["message"])),
+            Action::FailPush => PushOutcome::Failed(match row.hint {
+                Some(hint) => format!("{said} {}: {hint}", err["error"]["message"]),
+                None => format!("{said} {}", err["error"]["message"]),
+            }),
             Action::CredentialRefused => {
                 // Forget the refused token, unless a newer one replaced it.
                 let mut slot = self.token.lock().unwrap_or_else(|p| p.into_inner());

@@ -77,6 +77,10 @@ pub struct ErrorRow {
     pub reason: &'static str,
     pub scope: Scope,
     pub action: Action,
+    /// What the operator should check, for a reason that usually means a
+    /// setting of the server's rather than one device (said in the push's
+    /// failure and its warn line).
+    pub hint: Option<&'static str>,
 }
 
 /// How long no new APNs provider token is signed after
@@ -97,6 +101,15 @@ const fn row(gateway: Gateway, status: u16, reason: &'static str, scope: Scope) 
         reason,
         scope,
         action,
+        hint: None,
+    }
+}
+
+/// `row` with the operator's hint.
+const fn hinted(row: ErrorRow, hint: &'static str) -> ErrorRow {
+    ErrorRow {
+        hint: Some(hint),
+        ..row
     }
 }
 
@@ -109,7 +122,11 @@ pub const ERRORS: &[ErrorRow] = &[
     // APNs: the device token.
     // Not `Device`: also the answer to a token of the other environment,
     // for every device alike when the server's is set wrong (see above).
-    row(Apns, 400, "BadDeviceToken", Request),
+    hinted(
+        row(Apns, 400, "BadDeviceToken", Request),
+        "the token is malformed or from the other APNs environment (a development build's \
+         token sent to production, or apns_sandbox set wrong); the device is kept",
+    ),
     row(Apns, 400, "DeviceTokenNotForTopic", Device),
     row(Apns, 410, "Unregistered", Device),
     row(Apns, 410, "ExpiredToken", Device),
@@ -145,6 +162,7 @@ pub const ERRORS: &[ErrorRow] = &[
         reason: "TooManyProviderTokenUpdates",
         scope: Throttle,
         action: Action::SlowTokenRefresh,
+        hint: None,
     },
     // APNs: the service.
     row(Apns, 500, "InternalServerError", Scope::Gateway),
@@ -156,7 +174,11 @@ pub const ERRORS: &[ErrorRow] = &[
     // The token belongs to another Firebase project: this server can never
     // reach it, but a misconfigured project would say so for every device,
     // so the device is kept.
-    row(Fcm, 403, "SENDER_ID_MISMATCH", Request),
+    hinted(
+        row(Fcm, 403, "SENDER_ID_MISMATCH", Request),
+        "the token belongs to another Firebase project (check the server's FCM project and \
+         the app's google-services.json); the device is kept",
+    ),
     row(Fcm, 401, "UNAUTHENTICATED", Credential),
     row(Fcm, 403, "PERMISSION_DENIED", Credential),
     // The APNs or Web Push credential stored in the Firebase project.

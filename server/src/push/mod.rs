@@ -529,7 +529,7 @@ async fn write_outcomes(
             Err(e) if tries < WRITE_RETRIES => {
                 tries += 1;
                 tracing::warn!(error = %e, try_ = tries, "recording push outcomes: trying again");
-                tokio::time::sleep(Duration::from_millis(250 << tries)).await;
+                tokio::time::sleep(RetryPolicy::OUTCOME_WRITE.delay(tries)).await;
             }
             Err(e) => {
                 tracing::error!(
@@ -638,6 +638,18 @@ mod tests {
     use super::*;
     use crate::config::Settings;
     use crate::store::Database;
+
+    /// Writing a refused outcome batch again must end inside the margin the
+    /// lease keeps for recording: raising the retries or the pauses without
+    /// the margin fails here.
+    #[test]
+    fn the_outcome_write_retries_fit_the_record_margin() {
+        let pauses: Duration = (1..=WRITE_RETRIES)
+            .map(|t| RetryPolicy::OUTCOME_WRITE.delay(t))
+            .sum();
+        assert_eq!(pauses, Duration::from_millis(3_500));
+        assert!(pauses < budget::RECORD_MARGIN / 2, "{pauses:?}");
+    }
 
     /// Which push routes there are, as the start log and `/readyz` say
     /// them: Web Push needs a place for its key (beside a SQLite database,
