@@ -92,10 +92,13 @@ async function ask(page, verifier, state, { expectSignedIn }) {
 async function expectAccount(page, user) {
   await page.waitForSelector('#account:not([hidden])', { timeout: 10000 });
   assert.equal(await page.$eval('#user', (e) => e.value), user.id, 'the person\'s id is filled in');
+  // The page's words isolate the name (U+2068 … U+2069): a name in the
+  // other direction keeps the sentence in order.
+  const name = `\u2068${user.display_name}\u2069`;
   assert.equal(await page.$eval('#account', (e) => e.innerText.split('\n')[0]),
-    `This browser is signed in to qp as ${user.display_name}: the question goes to ${user.display_name}’s phone.`);
-  assert.equal(await page.$eval('#ask', (e) => e.textContent), `Ask ${user.display_name} on their phone`);
-  assert.equal(await page.$eval('#change-account', (e) => e.textContent), `Not ${user.display_name}? Ask another account`);
+    `This browser is signed in to qp as ${name}: the question goes to their phone.`);
+  assert.equal(await page.$eval('#ask', (e) => e.textContent), `Ask ${name} on their phone`);
+  assert.equal(await page.$eval('#change-account', (e) => e.textContent), `Not ${name}? Ask another account`);
   assert.equal(await page.$eval('#user-label', (e) => e.hidden), true, 'the id is not what the person reads');
 }
 
@@ -215,7 +218,7 @@ try {
   await a.page.type('#user', env.QP_OTHER_USER);
   await a.page.type('input[name=room]', env.QP_ROOM);
   await Promise.all([a.page.waitForNavigation({ waitUntil: 'load' }), a.page.click('button[type=submit]')]);
-  assert.match(await a.page.$eval('#msg', (e) => e.textContent), new RegExp(`^We asked ${env.QP_OTHER_NAME} on their phone`));
+  assert.match(await a.page.$eval('#msg', (e) => e.textContent), new RegExp(`^We asked \u2068${env.QP_OTHER_NAME}\u2069 on their phone`));
   log('another account asked instead of the one signed in');
 
   for (const c of [a, b]) assert.deepEqual(c.problems, [], 'no script errors, nothing refused by the CSP');
