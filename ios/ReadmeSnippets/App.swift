@@ -44,7 +44,7 @@ final class AppDelegate: UIResponder, UIApplicationDelegate, UNUserNotificationC
     func application(_ app: UIApplication, didRegisterForRemoteNotificationsWithDeviceToken deviceToken: Data) {
         let hex = deviceToken.map { String(format: "%02x", $0) }.joined()
         Task { [session] in
-            do { try await session.core()?.updatePushToken(pushToken: hex) } catch {   // kept for the next launch's try
+            do { _ = try await session.core()?.updatePushToken(pushToken: hex) } catch {   // the next launch tries again
                 reportGlueFailure(site: "push token", error: "\(error)")
             }
         }

@@ -60,10 +60,18 @@ public enum QPDataProtection {
     /// again (a deleted WAL created anew) is seen without one.
     enum LinuxStandIn {
         static let attribute = "user.qp.file-protection"
+        // Glibc's module map leaves out <sys/xattr.h>: the two calls by name.
+        private typealias SetXattr = @convention(c) (UnsafePointer<CChar>, UnsafePointer<CChar>,
+                                                     UnsafeRawPointer?, Int, Int32) -> Int32
+        private typealias GetXattr = @convention(c) (UnsafePointer<CChar>, UnsafePointer<CChar>,
+                                                     UnsafeMutableRawPointer?, Int) -> Int
+        private static let libc = dlopen(nil, RTLD_NOW)
+        private static let setxattr = dlsym(libc, "setxattr").map { unsafeBitCast($0, to: SetXattr.self) }
+        private static let getxattr = dlsym(libc, "getxattr").map { unsafeBitCast($0, to: GetXattr.self) }
 
         static func set(_ type: FileProtectionType, _ path: String) throws {
             let value = Array(type.rawValue.utf8)
-            guard setxattr(path, attribute, value, value.count, 0) == 0 else {
+            guard let setxattr, setxattr(path, attribute, value, value.count, 0) == 0 else {
                 throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: path,
                                                                "errno": String(cString: strerror(errno))])
             }
@@ -71,6 +79,7 @@ public enum QPDataProtection {
 
         static func get(_ path: String) -> FileProtectionType? {
             var buffer = [UInt8](repeating: 0, count: 128)
+            guard let getxattr else { return nil }
             let n = getxattr(path, attribute, &buffer, buffer.count)
             guard n > 0 else { return nil }
             return FileProtectionType(rawValue: String(decoding: buffer[0..<n], as: UTF8.self))

@@ -7,7 +7,7 @@ import Foundation
 import XCTest
 @testable import QuestionProtocol
 import QuestionProtocolApp
-import QuestionProtocolSnippets
+@testable import QuestionProtocolSnippets
 import UserNotifications
 import UIKit
 
@@ -43,7 +43,8 @@ final class PlatformEdgesTests: XCTestCase {
 
     private func unprotected(in folder: String) -> [String] {
         files(in: folder).filter {
-            QPDataProtection.protection(of: folder + "/" + $0) != .completeUntilFirstUserAuthentication
+            QPDataProtection.protection(of: folder + "/" + $0)?.rawValue
+                != FileProtectionType.completeUntilFirstUserAuthentication.rawValue
         }
     }
 
@@ -75,30 +76,34 @@ final class PlatformEdgesTests: XCTestCase {
         XCTAssertEqual(unprotected(in: dir + "/store"), [])
 
         // A background upload's body, created when an answer is handed over.
-        let phone = try PhoneCore(storePath: store, mode: .app, serverUrl: "http://127.0.0.1:9", userId: "u_me",
-                                  tokens: StaticToken("qpu_x"), languages: ["en"])
-        _ = try phone.receiveApns(json: try encodeApnsPayload(questionJson: localQuestion("q_dp", prompt: "Ship?")).json)
-        _ = try phone.answerAction(questionId: "q_dp", actionId: "qp.v.approve", text: nil)
+        try requireServer()
+        let phone = try PhoneCore(storePath: store, mode: .app, serverUrl: env("QP_E2E_URL"), userId: env("QP_E2E_USER"),
+                                  tokens: StaticToken(env("QP_E2E_USER_TOKEN")), languages: ["en"])
+        let q = try await askQuestion("Data protection: ship it?")
+        _ = try await phone.sync()
+        _ = try phone.answerAction(questionId: q.id, actionId: "qp.v.approve", text: nil)
         let system = StandInUploadSystem()
         let uploads = dir + "/uploads"
         let handed = QPBackgroundAnswers(core: phone, system: system, bodies: URL(fileURLWithPath: uploads)).handOver()
         XCTAssertEqual(handed.count, 1)
         XCTAssertEqual(files(in: uploads).count, 1, "the body, in a file")
         XCTAssertEqual(unprotected(in: uploads), [])
-        XCTAssertEqual(QPDataProtection.protection(of: uploads), .completeUntilFirstUserAuthentication, "the folder")
+        XCTAssertEqual(QPDataProtection.protection(of: uploads)?.rawValue,
+                       FileProtectionType.completeUntilFirstUserAuthentication.rawValue, "the folder")
     }
 
     // Issue 48 (3): the README's app delegate launches without waiting on
-    // the store: with the extension holding the write lock, launch returns
-    // at once on the main thread and the session opens once the lock is
-    // released. Fails with the session opened in the delegate's
-    // initializer (PhoneCore.openSession on the main thread): launch waits
-    // for the lock, then finds no store.
+    // the store: with the extension holding the write lock while it
+    // creates the store (a push arriving at the first launch; an update's
+    // migration waits the same way), launch returns at once on the main
+    // thread and the session opens once the lock is released. Fails with the
+    // session opened in the delegate's initializer (PhoneCore.openSession on
+    // the main thread): launch waits out SQLite's 5 s busy timeout, then
+    // has no store.
     @MainActor
     func testTheReadmesLaunchReturnsAtOnceWhileTheExtensionHoldsTheStore() async throws {
         AppGroup.container = URL(fileURLWithPath: dir)
         let store = AppGroup.storePath
-        do { _ = try PhoneCore.openSession(storePath: store, mode: .extension, vault: FakeVault(), languages: []) }
         let held = try StoreWriteLock(path: store)
         defer { held.release() }
 
@@ -114,7 +119,8 @@ final class PlatformEdgesTests: XCTestCase {
         XCTAssertNotNil(core, "open once the lock is released")
         XCTAssertNil(delegate.session.failure)
         XCTAssertEqual(try core?.sessionStatus().state, .signedOut)
-        XCTAssertEqual(QPDataProtection.protection(of: store), .completeUntilFirstUserAuthentication)
+        XCTAssertEqual(QPDataProtection.protection(of: store)?.rawValue,
+                       FileProtectionType.completeUntilFirstUserAuthentication.rawValue)
     }
 
     // Issue 48 (2): category changes made at once in one process (the
