@@ -104,15 +104,30 @@ public final class QPSession: @unchecked Sendable {
                 deviceKeys: DeviceKeyStore? = nil) {
         opened.enter()
         DispatchQueue.global(qos: .userInitiated).async { [self] in
-            let r = Result {
-                try Self.openHere(storePath: storePath, mode: mode, vault: vault, languages: languages,
-                                  deviceKeys: deviceKeys)
-            }
+            // The extension may hold the store while it creates or migrates it
+            // (a push arriving at the first launch): SQLite then refuses the
+            // open at once, without its busy wait. Tried again for a while,
+            // here off the main thread, rather than no session for the
+            // process's life.
+            let deadline = Date().addingTimeInterval(Self.lockedRetryWindow)
+            var r: Result<PhoneCore, Error>
+            repeat {
+                r = Result {
+                    try Self.openHere(storePath: storePath, mode: mode, vault: vault, languages: languages,
+                                      deviceKeys: deviceKeys)
+                }
+                guard case let .failure(error) = r, case .Storage(kind: .locked, _)? = error as? QpError,
+                      Date() < deadline else { break }
+                Thread.sleep(forTimeInterval: 0.1)
+            } while true
             if case let .failure(error) = r { reportGlueFailure(site: "open the session", error: "\(error)") }
             lock.withLock { result = r }
             opened.leave()
         }
     }
+
+    /// How long a store another process holds is tried again at launch.
+    static let lockedRetryWindow: TimeInterval = 10
 
     /// A session already open (tests, or an app that opened it itself).
     public init(core: PhoneCore) {

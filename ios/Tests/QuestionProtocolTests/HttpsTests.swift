@@ -10,6 +10,7 @@ import XCTest
 import QuestionProtocol
 
 final class HttpsTests: XCTestCase {
+    private static var kept: [URLSessionTransport] = []
     private var dir = ""
 
     override func setUp() {
@@ -52,8 +53,10 @@ final class HttpsTests: XCTestCase {
     func testAServerWhoseCATheSystemDoesNotTrustFailsAtOnceNamingTheCertificate() async throws {
         try requireTls()
         let started = Date()
+        let transport = URLSessionTransport()
+        Self.kept.append(transport) // never deallocated: see requireServer
         do {
-            _ = try await URLSessionTransport().send(request: HttpRequest(
+            _ = try await transport.send(request: HttpRequest(
                 method: .get, url: env("QP_E2E_TLS_UNTRUSTED_URL") + "/healthz", headers: [], body: nil,
                 timeoutMs: 10000))
             XCTFail("an untrusted server answered")
@@ -65,6 +68,9 @@ final class HttpsTests: XCTestCase {
 
         let phone = try PhoneCore.openSession(storePath: dir + "/untrusted.sqlite", mode: .app, vault: FakeVault(),
                                               languages: ["en"], deviceKeys: MemoryKeyStore(nil))
+        // Its own transport for the failed handshake, kept (see requireServer).
+        setHttpTransport(transport: transport)
+        defer { setHttpTransport(transport: installedTransport) }
         do {
             _ = try await phone.signIn(linkOrCode: env("QP_E2E_TLS_UNTRUSTED_PAIR_LINK"), deviceLabel: "iPhone",
                                        device: try device(phone))

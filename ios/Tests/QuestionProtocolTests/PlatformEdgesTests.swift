@@ -94,12 +94,12 @@ final class PlatformEdgesTests: XCTestCase {
 
     // Issue 48 (3): the README's app delegate launches without waiting on
     // the store: with the extension holding the write lock while it
-    // creates the store (a push arriving at the first launch; an update's
-    // migration waits the same way), launch returns at once on the main
-    // thread and the session opens once the lock is released. Fails with the
-    // session opened in the delegate's initializer (PhoneCore.openSession on
-    // the main thread): launch waits out SQLite's 5 s busy timeout, then
-    // has no store.
+    // creates the store (a push arriving at the first launch), launch
+    // returns at once on the main thread, and the session opens once the
+    // lock is released (SQLite refuses that open at once, without its busy
+    // wait: QPSession tries again, off the main thread). Fails with the
+    // session opened in the delegate's initializer (PhoneCore.openSession
+    // on the main thread): no session for the process's life.
     @MainActor
     func testTheReadmesLaunchReturnsAtOnceWhileTheExtensionHoldsTheStore() async throws {
         AppGroup.container = URL(fileURLWithPath: dir)
