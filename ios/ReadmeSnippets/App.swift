@@ -10,35 +10,31 @@ import UserNotifications
 // The app target links QuestionProtocol and QuestionProtocolApp.
 final class AppDelegate: UIResponder, UIApplicationDelegate, UNUserNotificationCenterDelegate {
     // One per process, from launch (signed in or not); the store in the App Group container is shared with the extension.
-    // nil only when the store cannot be opened (the App Group missing from the entitlements, the disk full): the app
-    // shows that instead of crashing at launch, and every entry point below does nothing.
-    let core: PhoneCore? = {
+    // It opens off the main thread (SQLite may wait for the extension's write lock; iOS ends an app whose launch stalls),
+    // and every entry point below waits for it off the main thread. Its core is nil only when the store cannot be opened
+    // (the App Group missing from the entitlements, the disk full): session.failure says why; the entry points do nothing.
+    lazy var session: QPSession = {
         // The core's requests go through URLSession: the system's proxies, trust store (MDM roots), VPN apply.
         URLSessionTransport.install()
-        do {
-            return try PhoneCore.openSession(storePath: AppGroup.storePath, mode: .app, vault: Keychain.shared,
-                                             languages: Locale.preferredLanguages, deviceKeys: KeychainDeviceKey())
-        } catch {
-            NSLog("question store not opened: %@", "\(error)")
-            return nil
-        }
+        return QPSession(storePath: AppGroup.storePath, mode: .app, vault: Keychain.shared,
+                         languages: Locale.preferredLanguages, deviceKeys: KeychainDeviceKey())
     }()
-    lazy var lifecycle = core.map { QPAppLifecycle(core: $0, refreshIdentifier: "com.example.app.qp-refresh") }
+    lazy var lifecycle = QPAppLifecycle(session: session, refreshIdentifier: "com.example.app.qp-refresh")
     // Answers from notification actions go as background uploads: the system finishes them after suspension
     // and reports to this process or to the one it relaunches; the outbox learns each outcome once.
     let uploadSystem = QPSystemUploads()
-    lazy var uploads: QPBackgroundAnswers? = core.map {
-        let answers = QPBackgroundAnswers(core: $0, system: uploadSystem, bodies: AppGroup.uploadsFolder)
+    lazy var uploads: QPBackgroundAnswers = {
+        let answers = QPBackgroundAnswers(session: session, system: uploadSystem, bodies: AppGroup.uploadsFolder)
         uploadSystem.answers = answers
         return answers
-    }
+    }()
 
     func application(_ app: UIApplication, didFinishLaunchingWithOptions o: [UIApplication.LaunchOptionsKey: Any]?) -> Bool {
         UNUserNotificationCenter.current().delegate = self
         // The app's own categories, if it has any: beside the questions', never setNotificationCategories (it drops their buttons)
         QPUserNotificationCenter().setAppCategories(AppCategories.all)
-        lifecycle?.start()   // registers the background refresh, observes background/foreground, refreshes now
-        uploads?.reconcile()   // uploads the system no longer holds go back to the outbox
+        lifecycle.start()   // registers the background refresh, observes background/foreground, refreshes once open
+        uploads.reconcile()   // uploads the system no longer holds go back to the outbox
         UNUserNotificationCenter.current().requestAuthorization(options: [.alert, .sound, .badge]) { granted, _ in
             if granted { DispatchQueue.main.async { app.registerForRemoteNotifications() } }   // at every launch
         }
@@ -47,14 +43,18 @@ final class AppDelegate: UIResponder, UIApplicationDelegate, UNUserNotificationC
     // The APNs token, at every launch, before pairing too: kept by the core, registered at sign-in and when it changes
     func application(_ app: UIApplication, didRegisterForRemoteNotificationsWithDeviceToken deviceToken: Data) {
         let hex = deviceToken.map { String(format: "%02x", $0) }.joined()
-        Task { [core] in _ = try? await core?.updatePushToken(pushToken: hex) }
+        Task { [session] in
+            do { _ = try await session.core()?.updatePushToken(pushToken: hex) } catch {   // the next launch tries again
+                reportGlueFailure(site: "push token", error: "\(error)")
+            }
+        }
     }
     // Answers from the lock screen, in the background; a tap opens the question
     func userNotificationCenter(_ c: UNUserNotificationCenter, didReceive r: UNNotificationResponse,
                                 withCompletionHandler done: @escaping () -> Void) {
-        guard let core else { return done() }
-        let work = QPNotificationResponseHandler.handle(r, core: core, uploads: uploads, completionHandler: done)
-        Task { @MainActor in
+        Task { @MainActor [session, uploads] in
+            guard let core = await session.core() else { return done() }
+            let work = QPNotificationResponseHandler.handle(r, core: core, uploads: uploads, completionHandler: done)
             if let questionId = await work.value?.questionToOpen { Router.open(question: questionId) }
         }
     }
@@ -72,8 +72,7 @@ final class AppDelegate: UIResponder, UIApplicationDelegate, UNUserNotificationC
     // Optional: silent pushes, if the app also sends its own
     func application(_ app: UIApplication, didReceiveRemoteNotification info: [AnyHashable: Any],
                      fetchCompletionHandler done: @escaping (UIBackgroundFetchResult) -> Void) {
-        guard let lifecycle else { return done(.noData) }
-        lifecycle.didReceiveRemoteNotification(info, fetchCompletionHandler: done)
+        lifecycle.didReceiveRemoteNotification(info, fetchCompletionHandler: done)   // .noData without a store
     }
 }
 // end snippet

@@ -220,8 +220,20 @@ open class UNUserNotificationCenter: NSObject {
     private var categories = Set<UNNotificationCategory>()
     private var delivered: [UNNotification] = []
 
+    /// Stand-in only: when above zero, `getNotificationCategories` answers
+    /// this long after it is asked, on another thread, with the set as it
+    /// was when asked (iOS answers on a queue of its own: the window in
+    /// which two read-then-write changes race).
+    public var standInCategoryReadDelay: TimeInterval {
+        get { lock.withLock { categoryReadDelay } }
+        set { lock.withLock { categoryReadDelay = newValue } }
+    }
+    private var categoryReadDelay: TimeInterval = 0
+
     open func getNotificationCategories(completionHandler: @escaping (Set<UNNotificationCategory>) -> Void) {
-        completionHandler(lock.withLock { categories })
+        let (now, delay) = lock.withLock { (categories, categoryReadDelay) }
+        guard delay > 0 else { return completionHandler(now) }
+        DispatchQueue.global().asyncAfter(deadline: .now() + delay) { completionHandler(now) }
     }
 
     open func setNotificationCategories(_ categories: Set<UNNotificationCategory>) {

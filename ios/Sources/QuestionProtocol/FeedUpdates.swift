@@ -40,20 +40,39 @@ extension PhoneCore {
             let read: () -> Void = { [weak self] in
                 guard let self else { return continuation.finish() }
                 guard first.changed() else { return }
-                // Handled: a failed read (the store suspended) is skipped; the core signals again on resume.
-                if let cells = try? self.feed() { continuation.yield(cells) }
+                if let cells = feedRead("feed updates", { try self.feed() }) { continuation.yield(cells) }
             }
             // Subscribed before the first read, so no change falls between.
             let subscription = self.subscribeFeed(listener: FeedUpdatesListener(read))
             let start = Task { [weak self] in
                 guard let self else { return continuation.finish() }
                 do { continuation.yield(try await self.feedAsync()) } catch { return continuation.finish(throwing: error) }
-                if first.handedOver(), let cells = try? await self.feedAsync() { continuation.yield(cells) }
+                if first.handedOver(), let cells = await feedRead("feed updates", { try await self.feedAsync() }) {
+                    continuation.yield(cells)
+                }
             }
             continuation.onTermination = { _ in
                 start.cancel()
                 subscription.cancel()
             }
         }
+    }
+}
+
+/// A later read of the feed: nil when it failed. A store suspended in the
+/// background is expected (the core signals again on resume); any other
+/// failure is reported, not dropped: the person would miss a question in
+/// the feed without a trace.
+private func feedRead(_ site: String, _ read: () throws -> [FeedCell]) -> [FeedCell]? {
+    do { return try read() } catch QpError.Storage(kind: .suspended, _) { return nil } catch {
+        reportGlueFailure(site: site, error: "\(error)")
+        return nil
+    }
+}
+
+private func feedRead(_ site: String, _ read: () async throws -> [FeedCell]) async -> [FeedCell]? {
+    do { return try await read() } catch QpError.Storage(kind: .suspended, _) { return nil } catch {
+        reportGlueFailure(site: site, error: "\(error)")
+        return nil
     }
 }

@@ -282,6 +282,15 @@ public enum QPServiceFlow {
     /// set in the extension is not active yet when the content is handed over.
     static func register(_ category: IosCategory, core: PhoneCore?, center: QPCategoryCenter,
                          maxCategories: UInt32 = maxIosCategories(), _ done: @escaping () -> Void) {
+        // One change to the set at a time in this process (CategoryUpdates):
+        // the read, the plan and the write are one step.
+        CategoryUpdates.enqueue { written in
+            registerNow(category, core: core, center: center, maxCategories: maxCategories) { written(); done() }
+        }
+    }
+
+    private static func registerNow(_ category: IosCategory, core: PhoneCore?, center: QPCategoryCenter,
+                                    maxCategories: UInt32, _ done: @escaping () -> Void) {
         center.categoryIdentifiers { registered in
             // The core plans, from what its store knows (or, with no store
             // at hand, without it).

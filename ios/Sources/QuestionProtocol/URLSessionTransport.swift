@@ -69,10 +69,15 @@ public final class URLSessionTransport: HttpTransport, @unchecked Sendable {
     }
 
     /// A URLSession error as the core reads it: offline, timed out, or the
-    /// server unreachable (TLS failures included).
+    /// server unreachable (TLS failures included, their reason naming the
+    /// certificate: the person or the admin can tell a company CA missing
+    /// from this phone from a server that is down).
     public static func failure(_ error: Error) -> HttpError {
         let reason = error.localizedDescription
         guard let e = error as? URLError else { return .Unreachable(reason: reason) }
+        if tlsFailures.contains(e.code) {
+            return .Unreachable(reason: "TLS: the server's certificate is not trusted by this device, or no secure connection (\(reason))")
+        }
         switch e.code {
         case .notConnectedToInternet, .networkConnectionLost, .dataNotAllowed,
              .internationalRoamingOff:
@@ -83,6 +88,15 @@ public final class URLSessionTransport: HttpTransport, @unchecked Sendable {
             return .Unreachable(reason: reason)
         }
     }
+
+    /// The TLS failures: a certificate the system's trust store (with the
+    /// CAs an MDM profile installed) does not accept, or no secure
+    /// connection at all.
+    static let tlsFailures: Set<URLError.Code> = [
+        .secureConnectionFailed, .serverCertificateUntrusted, .serverCertificateHasUnknownRoot,
+        .serverCertificateHasBadDate, .serverCertificateNotYetValid, .clientCertificateRejected,
+        .clientCertificateRequired,
+    ]
 
     /// What a background session reported for a hand-over, for
     /// `PhoneCore.handedOverOutcome`: the response and its body, or why

@@ -17,7 +17,11 @@ import BackgroundTasks
 
 @available(iOSApplicationExtension, unavailable)
 public final class QPAppLifecycle {
-    public let core: PhoneCore
+    /// The session, opened off the main thread; every store call below
+    /// waits for it on the store queue, never on the caller's thread.
+    public let session: QPSession
+    /// The session if open now (nil while opening, or when it could not be opened).
+    public var core: PhoneCore? { session.openedCore }
     public let center: QPNotificationCenter
     /// The BGTaskScheduler identifier (also listed in Info.plist under
     /// `BGTaskSchedulerPermittedIdentifiers`).
@@ -29,23 +33,33 @@ public final class QPAppLifecycle {
     public var presentOptions = PresentOptions()
     private var observers: [NSObjectProtocol] = []
 
-    public init(core: PhoneCore, center: QPNotificationCenter = QPUserNotificationCenter(),
+    /// At launch: `session` may still be opening (`QPSession(storePath:…)`
+    /// opens off the main thread); the refresh is registered at once, as iOS
+    /// requires before launch ends, and the store calls wait for the open.
+    public init(session: QPSession, center: QPNotificationCenter = QPUserNotificationCenter(),
                 refreshIdentifier: String = "io.questionprotocol.refresh") {
         initLogging() // once per process (oslog)
-        self.core = core
+        self.session = session
         self.center = center
         self.refreshIdentifier = refreshIdentifier
+    }
+
+    /// Over a session already open.
+    public convenience init(core: PhoneCore, center: QPNotificationCenter = QPUserNotificationCenter(),
+                            refreshIdentifier: String = "io.questionprotocol.refresh") {
+        self.init(session: QPSession(core: core), center: center, refreshIdentifier: refreshIdentifier)
     }
 
     /// From `application(_:didFinishLaunchingWithOptions:)`: registers the
     /// background refresh (it must be registered before launch ends),
     /// observes background/foreground, and comes to the foreground once
     /// (the core's first call in the process is the launch's: it also
-    /// queues again what a crash cut short). The task's report says what
-    /// each step did: `session?.line` is the line to show when the person
-    /// must sign in again, `failures` what went wrong.
+    /// queues again what a crash cut short), once the session is open. The
+    /// task's report says what each step did: `session?.line` is the line
+    /// to show when the person must sign in again, `failures` what went
+    /// wrong; nil when the session could not be opened.
     @discardableResult
-    public func start(notificationCenter: NotificationCenter = .default) -> Task<ForegroundReport, Never> {
+    public func start(notificationCenter: NotificationCenter = .default) -> Task<ForegroundReport?, Never> {
         registerRefresh()
         // iOS 15's badge: only the app can set it (see legacyBadgeSetter).
         QPUserNotificationCenter.legacyBadgeSetter = { UIApplication.shared.applicationIconBadgeNumber = $0 }
@@ -57,8 +71,11 @@ public final class QPAppLifecycle {
                                                         object: nil, queue: nil) { [weak self] _ in
             self?.willEnterForeground()
         })
-        let (core, center, options) = (self.core, self.center, presentOptions)
-        return Task { await QPReconciler.cameToForeground(core: core, center: center, options: options) }
+        let (session, center, options) = (self.session, self.center, presentOptions)
+        return Task {
+            guard let core = await session.core() else { return nil }
+            return await QPReconciler.cameToForeground(core: core, center: center, options: options)
+        }
     }
 
     deinit {
@@ -70,17 +87,24 @@ public final class QPAppLifecycle {
     /// the foreground must not find its open overtaken by the close before it.
     private let storeQueue = DispatchQueue(label: "io.questionprotocol.lifecycle", qos: .utility)
 
-    /// `work` on the store queue, after what was queued before it.
-    private func onStoreQueue<T>(_ work: @escaping () -> T) -> Task<T, Never> {
-        let result = QueuedResult<T>()
-        storeQueue.async { result.set(work()) }
+    /// `work` on the store queue, after what was queued before it and
+    /// after the session's open (nil when it could not be opened).
+    /// `finally` runs on the queue after it, with or without a session.
+    private func onStoreQueue<T>(_ work: @escaping (PhoneCore) -> T?,
+                                 finally: @escaping () -> Void = {}) -> Task<T?, Never> {
+        let result = QueuedResult<T?>()
+        let session = self.session
+        storeQueue.async {
+            defer { finally() }
+            result.set(session.waitForCore().flatMap(work))
+        }
         return Task { await result.value() }
     }
 
     /// Waits until the store calls asked for so far are done (tests, or an
     /// app that reads the store right after a lifecycle callback).
     public func idle() async {
-        await onStoreQueue {}.value
+        _ = await onStoreQueue { _ in () }.value
     }
 
     /// The core's `enteringBackground` (it waits for the store work in
@@ -97,24 +121,23 @@ public final class QPAppLifecycle {
         let end = { if ended.claim() { app.endBackgroundTask(task) } }
         task = app.beginBackgroundTask(withName: "qp.suspend", expirationHandler: { end() })
         scheduleRefresh()
-        let core = self.core
-        return onStoreQueue {
-            defer { end() }
-            return reported("didEnterBackground") { try core.enteringBackground(platform: .ios) }
-        }
+        return onStoreQueue({ core in
+            reported("didEnterBackground") { try core.enteringBackground(platform: .ios) }
+        }, finally: end)
     }
 
     /// The core's `cameToForeground` (resume, send, sync, reconcile), its
     /// plan applied. The store is opened first, off the main thread, after
     /// any close still in progress. The task's report: as `start`'s.
     @discardableResult
-    public func willEnterForeground() -> Task<ForegroundReport, Never> {
-        let (core, center, options) = (self.core, self.center, presentOptions)
-        let opened = onStoreQueue {
+    public func willEnterForeground() -> Task<ForegroundReport?, Never> {
+        let (center, options) = (self.center, presentOptions)
+        let opened = onStoreQueue { core -> PhoneCore? in
             reported("willEnterForeground") { try core.resume() }
+            return core
         }
         return Task {
-            await opened.value
+            guard let core = await opened.value else { return nil }
             return await QPReconciler.cameToForeground(core: core, center: center, options: options)
         }
     }
@@ -124,21 +147,22 @@ public final class QPAppLifecycle {
     /// is read off the calling thread.
     public func didReceiveRemoteNotification(_ userInfo: [AnyHashable: Any],
                                              fetchCompletionHandler completion: @escaping (UIBackgroundFetchResult) -> Void) {
-        let (core, center, options) = (self.core, self.center, presentOptions)
+        let (center, options) = (self.center, presentOptions)
         let json = userInfoJSON(userInfo)
         let inBackground = UIApplication.shared.applicationState == .background
-        let opened = onStoreQueue { () -> ResolvedPush? in
-            reported("didReceiveRemoteNotification") { () throws -> ResolvedPush? in
+        let opened = onStoreQueue { core -> (PhoneCore, ResolvedPush)? in
+            reported("didReceiveRemoteNotification") { () throws -> (PhoneCore, ResolvedPush)? in
                 try core.resume()
                 guard case let .resolved(notice) = try core.receiveApns(json: json) else { return nil }
-                return notice
+                return (core, notice)
             } ?? nil
         }
         Task {
-            guard let notice = await opened.value else {
+            guard let got = await opened.value else {
                 completion(.noData)
                 return
             }
+            let (core, notice) = got
             // A push's resolution is a claim: the server's answer is recorded
             // first, and reconciliation replaces only what it made terminal.
             // Not confirmed (offline), the next sync decides.
@@ -176,10 +200,10 @@ public final class QPAppLifecycle {
     /// completes the task exactly once (also when the system expires it).
     func runRefresh(_ task: BGTask) {
         let completed = Once()
-        let core = self.core
+        let session = self.session
         let complete = { (ok: Bool) in
             if completed.claim() {
-                reported("refresh suspend") { try core.suspend() }
+                reported("refresh suspend") { try session.openedCore?.suspend() }
                 task.setTaskCompleted(success: ok)
             }
         }
@@ -187,6 +211,7 @@ public final class QPAppLifecycle {
         scheduleRefresh()
         let (center, options) = (self.center, presentOptions)
         Task {
+            guard let core = await session.core() else { return complete(false) }
             let report = await QPReconciler.refresh(core: core, center: center, options: options)
             complete(report != nil)
         }

@@ -23,16 +23,24 @@ public protocol QPUploadSystem: AnyObject {
 
 @available(iOSApplicationExtension, unavailable)
 public final class QPBackgroundAnswers {
-    private let core: PhoneCore
+    private let session: QPSession
     private let system: QPUploadSystem
     private let bodies: URL
 
     /// `bodies`: a folder of the app's own for the uploads' bodies (the
     /// system uploads from a file); each is removed once reported.
-    public init(core: PhoneCore, system: QPUploadSystem, bodies: URL) {
-        self.core = core
+    /// `session` may still be opening (at launch, where the system may
+    /// report at once): each call waits for it on the caller's queue, the
+    /// system's or the answer handler's, never the main thread's.
+    public init(session: QPSession, system: QPUploadSystem, bodies: URL) {
+        self.session = session
         self.system = system
         self.bodies = bodies
+    }
+
+    /// Over a session already open.
+    public convenience init(core: PhoneCore, system: QPUploadSystem, bodies: URL) {
+        self.init(session: QPSession(core: core), system: system, bodies: bodies)
     }
 
     /// Hands every due answer to the system (call it once the answer is
@@ -41,9 +49,11 @@ public final class QPBackgroundAnswers {
     /// next flush.
     @discardableResult
     public func handOver() -> [String] {
+        guard let core = session.waitForCore() else { return [] }
         guard let handed = reported("background answers: hand-over", { try core.handOverAnswers() }) else { return [] }
         _ = reported("background answers: the bodies' folder") {
             try FileManager.default.createDirectory(at: bodies, withIntermediateDirectories: true)
+            try QPDataProtection.protect(bodies.path)
         }
         var ids: [String] = []
         for h in handed {
@@ -51,6 +61,9 @@ public final class QPBackgroundAnswers {
             do {
                 var request = try URLSessionTransport.urlRequest(h.request)
                 try (request.httpBody ?? Data()).write(to: file, options: .atomic)
+                // The system uploads it from the file, on the lock screen too: a
+                // body it cannot read there would fail the answer until unlock.
+                reported("background answers: the body's protection") { try QPDataProtection.protect(file.path) }
                 request.httpBody = nil
                 system.upload(request, fromFile: file, id: h.id)
                 ids.append(h.id)
@@ -72,6 +85,11 @@ public final class QPBackgroundAnswers {
     @discardableResult
     public func completed(id: String?, response: URLResponse?, body: Data?, error: Error?) -> FlushReport? {
         guard let id = id else { return nil }
+        guard let core = session.waitForCore() else {
+            // Not recorded: the launch's reconcile queues the answer again.
+            reportGlueFailure(site: "background answers: the report", error: "no session")
+            return nil
+        }
         let result = URLSessionTransport.handoverResult(response: response, body: body, error: error)
         let report: FlushReport?
         do {
@@ -102,7 +120,8 @@ public final class QPBackgroundAnswers {
     /// At launch: answers handed over that the system no longer holds and
     /// never reported on go back to the outbox, for the next flush.
     public func reconcile(_ done: @escaping (UInt32) -> Void = { _ in }) {
-        system.inFlight { [core] ids in
+        system.inFlight { [session] ids in
+            guard let core = session.waitForCore() else { return done(0) }
             done(reported("background answers: reconcile") { try core.requeueLostHandOvers(inFlight: ids) } ?? 0)
         }
     }

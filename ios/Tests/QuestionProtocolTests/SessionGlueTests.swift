@@ -218,7 +218,8 @@ final class SessionGlueTests: XCTestCase {
         XCTAssertEqual(try app.sessionStatus().state, .signedOut)
         let lifecycle = QPAppLifecycle(core: app, refreshIdentifier: "test.refresh.\(UUID().uuidString)")
         let events = NotificationCenter()
-        let report = await lifecycle.start(notificationCenter: events).value
+        let started = await lifecycle.start(notificationCenter: events).value
+        let report = try XCTUnwrap(started)
         XCTAssertNil(report.synced, "nothing to sync while signed out")
         XCTAssertEqual(report.session?.state, .signedOut, "the report says why")
         XCTAssertTrue(delivered().isEmpty, "nothing posted")

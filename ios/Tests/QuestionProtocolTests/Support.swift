@@ -159,9 +159,16 @@ func requireServer() throws {
     if env("QP_E2E_URL").isEmpty {
         throw XCTSkip("no qp server: run ios/run-tests, which starts one and exports QP_E2E_*")
     }
-    // The phone's requests go through URLSession, as in an app.
-    URLSessionTransport.install()
+    // The phone's requests go through URLSession, as in an app: installed
+    // once per process, as an app does (FoundationNetworking aborts when a
+    // session that saw a failed TLS handshake is deallocated: _MultiHandle
+    // "deallocated with non-zero retain count").
+    _ = transportInstalled
 }
+
+/// The process's transport, kept alive here as well.
+let installedTransport = URLSessionTransport()
+private let transportInstalled: Void = setHttpTransport(transport: installedTransport)
 
 /// One HTTP exchange with the e2e server: status and JSON body.
 func http(_ method: String, _ path: String, token: String, body: Any? = nil) async throws -> (Int, [String: Any]) {

@@ -30,12 +30,18 @@ public final class QPUserNotificationCenter: QPNotificationCenter {
     /// replaces what the app registered before; the questions' categories
     /// (the core knows them by identifier) stay. Call it at launch, before
     /// questions arrive where possible: it reads and writes the set as the
-    /// extension does, and iOS offers no way to do both at once.
+    /// extension does, and iOS offers no way to do both at once. In this
+    /// process it waits for the library's own changes (a question shown, the
+    /// launch's reconcile), never racing them.
     public func setAppCategories(_ categories: Set<UNNotificationCategory>, completion: (() -> Void)? = nil) {
-        center.getNotificationCategories { existing in
-            let questions = existing.filter { questionIdOfCategory(category: $0.identifier) != nil }
-            self.center.setNotificationCategories(questions.union(categories))
-            completion?()
+        let center = self.center
+        CategoryUpdates.enqueue { written in
+            center.getNotificationCategories { existing in
+                let questions = existing.filter { questionIdOfCategory(category: $0.identifier) != nil }
+                center.setNotificationCategories(questions.union(categories))
+                written()
+                completion?()
+            }
         }
     }
 
