@@ -39,7 +39,7 @@ android {
     }
 
     sourceSets["main"].apply {
-        kotlin.srcDirs("src/main/kotlin", "src/main/bindings")
+        kotlin.srcDirs("src/main/kotlin", "src/main/generated", "src/main/bindings")
         jniLibs.srcDirs("src/main/jniLibs")
     }
 

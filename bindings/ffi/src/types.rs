@@ -528,6 +528,7 @@ pub struct SignOutReport {
     pub token_revoked: bool,
     pub server_pending: bool,
     pub unsent_answers_dropped: u32,
+    pub answers_with_the_system: u32,
 }
 
 pub type PairedAccount = qp_core::phone::PairedAccount;

@@ -345,3 +345,42 @@ fn two_processes_hand_over_an_answer_once() {
     });
     assert_eq!(*handed.lock().unwrap(), 1);
 }
+
+/// Signing out with one answer in the system's background upload and one
+/// this process could not send: only the second is dropped; the first is
+/// reported apart (the system may still deliver it), and the sign-out's
+/// last try does not send it a second time.
+#[test]
+fn signing_out_counts_a_handed_over_answer_apart_from_the_dropped_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    // The server takes nothing now: q_2's last try fails.
+    let http = Arc::new(ScriptedTransport::new(|_: &HttpRequest| {
+        Scripted::Fail(HttpError {
+            failure: HttpFailure::Offline,
+            reason: "offline".into(),
+        })
+    }));
+    let p = process(&dir, &http);
+    answer_from_the_lock_screen(&p);
+    assert_eq!(p.hand_over_answers().unwrap().len(), 1);
+    let mut second = server_question("Roll back?");
+    second.id = "q_2".into();
+    p.store().record_server(&second).unwrap();
+    p.answer_action("q_2", &option_action_id("approve"), None)
+        .unwrap();
+    assert_eq!(p.unsent_answers(), Ok(2));
+
+    let report = block_on(p.sign_out()).unwrap();
+    assert_eq!(report.unsent_answers_dropped, 1, "{report:?}");
+    assert_eq!(report.answers_with_the_system, 1, "{report:?}");
+    assert_eq!(
+        answers_sent(&http),
+        0,
+        "the handed-over answer is the system's to send"
+    );
+    assert_eq!(
+        http.count(HttpMethod::Post, "/api/questions/q_2/answer"),
+        1,
+        "the unsent one had its last try"
+    );
+}

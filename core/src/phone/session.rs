@@ -37,6 +37,7 @@ use super::{Phone, PhoneError};
 use crate::copy::Copy;
 use crate::http::{HttpMethod, HttpTransport};
 use crate::retry::RetryPolicy;
+use crate::store::AnswerState;
 use crate::store::{Store, StoreMode};
 use crate::sync::{server_message, FlushReport, PhoneClient, Reply, SyncError, TokenProvider};
 
@@ -128,6 +129,14 @@ pub struct SignOutReport {
     /// are now dropped with the rest of the store. Ask first with
     /// [`Phone::unsent_answers`].
     pub unsent_answers_dropped: u32,
+    /// Answers the system held for a background upload (iOS: tapped on a
+    /// notification, [`AnswerState::HandedOver`]): not dropped, as the
+    /// system may still deliver them after the sign-out (the server takes
+    /// each once, by its idempotency key); only their outcome is no longer
+    /// recorded on this phone. Not counted in `unsent_answers_dropped`.
+    ///
+    /// [`AnswerState::HandedOver`]: crate::store::AnswerState::HandedOver
+    pub answers_with_the_system: u32,
 }
 
 /// The store's record of the session (no secrets).
@@ -539,6 +548,23 @@ impl Phone {
             .count() as u32)
     }
 
+    /// The open answers as (held by the system's background upload, still
+    /// this process's to send).
+    fn open_answers_by_holder(&self) -> Result<(u32, u32), PhoneError> {
+        let open: Vec<AnswerState> = self
+            .store
+            .outbox()?
+            .iter()
+            .map(|e| e.state)
+            .filter(|s| s.is_open())
+            .collect();
+        let with_the_system = open
+            .iter()
+            .filter(|s| **s == AnswerState::HandedOver)
+            .count() as u32;
+        Ok((with_the_system, open.len() as u32 - with_the_system))
+    }
+
     /// Signs out: tries once more to send the unsent answers, erases the
     /// store, forgets the token, and tells the server (this device removed,
     /// `DELETE /api/devices/{id}`; the token revoked, `DELETE
@@ -559,6 +585,7 @@ impl Phone {
                 token_revoked: done,
                 server_pending: !done,
                 unsent_answers_dropped: 0,
+                answers_with_the_system: 0,
             });
         };
         // One last try to deliver what the person answered.
@@ -568,9 +595,13 @@ impl Phone {
                 log::warn!("signing out: the unsent answers could not be sent: {e}");
             }
         }
-        let dropped = self.unsent_answers()?;
+        // The system's uploads are not this process's to drop: told apart.
+        let (with_the_system, dropped) = self.open_answers_by_holder()?;
         if dropped > 0 {
             log::warn!("signing out drops {dropped} unsent answer(s)");
+        }
+        if with_the_system > 0 {
+            log::info!("signing out: {with_the_system} answer(s) still with the system's background upload");
         }
         let device_id = self.my_device_id();
         // The server told now, with the account's own token.
@@ -614,6 +645,7 @@ impl Phone {
             token_revoked: told.token_revoked,
             server_pending: pending,
             unsent_answers_dropped: dropped,
+            answers_with_the_system: with_the_system,
         })
     }
 

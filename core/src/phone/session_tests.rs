@@ -511,6 +511,7 @@ fn signing_out_offline_reports_the_dropped_answers_and_tells_the_server_later() 
                 token_revoked: false,
                 server_pending: true,
                 unsent_answers_dropped: 1,
+                answers_with_the_system: 0,
             }
         );
         let status = phone.session_status().unwrap();
@@ -584,6 +585,7 @@ fn signing_out_online_sends_the_unsent_answer_first_and_revokes_the_token() {
                 token_revoked: true,
                 server_pending: false,
                 unsent_answers_dropped: 0,
+                answers_with_the_system: 0,
             }
         );
         let answers = fake.state.lock().unwrap().answers.clone();

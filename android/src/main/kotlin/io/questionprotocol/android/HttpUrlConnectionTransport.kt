@@ -13,6 +13,8 @@ import java.net.HttpURLConnection
 import java.net.SocketTimeoutException
 import java.net.URL
 import java.net.UnknownHostException
+import javax.net.ssl.SSLException
+import javax.net.ssl.SSLHandshakeException
 
 /**
  * Executes the phone core's requests with the framework's `HttpURLConnection`,
@@ -73,13 +75,19 @@ class HttpUrlConnectionTransport : HttpTransport {
             HttpMethod.DELETE -> "DELETE"
         }
 
-        /** An I/O failure as the core reads it: timed out, offline, or unreachable. */
+        /** An I/O failure as the core reads it: timed out, offline, or
+         *  unreachable. A TLS failure says so first (for the logs): the
+         *  platform's own words ("PKIX path building failed") do not name
+         *  the likely cause, a CA this device does not trust. */
         internal fun failure(e: IOException): HttpException {
             val reason = e.message ?: e.javaClass.simpleName
             return when (e) {
                 is SocketTimeoutException -> HttpException.TimedOut(reason)
                 // No name resolution: on a phone, almost always no network.
                 is UnknownHostException -> HttpException.Offline(reason)
+                is SSLHandshakeException -> HttpException.Unreachable(
+                    "TLS handshake failed (is the server's certificate issued by a CA this device trusts?): $reason")
+                is SSLException -> HttpException.Unreachable("TLS failed: $reason")
                 else -> HttpException.Unreachable(reason)
             }
         }

@@ -83,10 +83,12 @@ abstract class QuestionAnswerReceiver : BroadcastReceiver() {
         runInBackground {
             try {
                 answer(context, questionId, actionId, typed)
-            } catch (e: Exception) {
+            } catch (e: Throwable) {
                 // Anything, the app's vault or key store included (uniffi
-                // turns their exceptions into InternalException): reported,
-                // and the person told to finish in the app, never a crash.
+                // turns their exceptions into InternalException), an Error
+                // too (the native library failing to load, an app callback's):
+                // uncaught on this thread it would kill the process. Reported,
+                // and the person told to finish in the app.
                 reportFailure("answer receiver", e)
                 runCatching { notifyGeneric(context, questionId) }
                     .onFailure { reportFailure("answer receiver: generic notification", it) }
@@ -142,13 +144,13 @@ abstract class QuestionAnswerReceiver : BroadcastReceiver() {
             runBlocking { withTimeoutOrNull(DELIVERY_BUDGET_MS) { core.flush() } }
         } catch (e: kotlinx.coroutines.CancellationException) {
             throw e
-        } catch (e: Exception) {
+        } catch (e: Throwable) {
             if (e !is QpException) reportGlueFailureSafely("answer receiver: sending", e)
             null
         }
         val text = try {
             core.answeredLine(questionId)
-        } catch (e: Exception) {
+        } catch (e: Throwable) {
             null
         }
         if (text != null) notifyQuiet(context, questionId, text)

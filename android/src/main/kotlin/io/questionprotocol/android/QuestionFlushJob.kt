@@ -40,7 +40,9 @@ open class QuestionFlushJob : JobService() {
         // The core opens SQLite and the app's vault: never on the main
         // thread, where the system calls this, and never a crash: a phone
         // that cannot be opened (a vault that cannot decrypt, the phone not
-        // set yet in this process) is reported and the job runs again later.
+        // set yet in this process, an Error from the app's callback or the
+        // native library failing to load) is reported and the job runs
+        // again later.
         running = scope.launch {
             val again = try {
                 val core = phone?.invoke(applicationContext)
@@ -52,7 +54,7 @@ open class QuestionFlushJob : JobService() {
                 throw e
             } catch (e: QpException.NotSignedIn) {
                 false
-            } catch (e: Exception) {
+            } catch (e: Throwable) {
                 reportGlueFailureSafely("QuestionFlushJob", e)
                 true
             }
@@ -76,15 +78,29 @@ open class QuestionFlushJob : JobService() {
         @Volatile @JvmStatic var phone: ((Context) -> PhoneCore)? = null
 
         /** Schedules the flush for when a network is available (replacing a
-         *  pending one). True when the system took it. */
+         *  pending one), kept across a reboot: an answer queued before the
+         *  phone restarts is still sent. True when the system took it; never
+         *  throws (the system refuses a job past its limit with an exception). */
         @JvmStatic
-        fun schedule(context: Context): Boolean {
-            val scheduler = context.getSystemService(JobScheduler::class.java) ?: return false
+        fun schedule(context: Context): Boolean = try {
+            val scheduler = context.getSystemService(JobScheduler::class.java)
             val job = JobInfo.Builder(JOB_ID, ComponentName(context, QuestionFlushJob::class.java))
                 .setRequiredNetworkType(JobInfo.NETWORK_TYPE_ANY)
                 .setBackoffCriteria(BACKOFF_MS, JobInfo.BACKOFF_POLICY_EXPONENTIAL)
+                // Persisting needs RECEIVE_BOOT_COMPLETED (the library's
+                // manifest declares it; the system throws without it): an app
+                // that removed it from its merged manifest still gets the job,
+                // until the next reboot.
+                .setPersisted(holdsBootPermission(context))
                 .build()
-            return scheduler.schedule(job) == JobScheduler.RESULT_SUCCESS
+            scheduler != null && scheduler.schedule(job) == JobScheduler.RESULT_SUCCESS
+        } catch (e: Exception) {
+            reportGlueFailureSafely("QuestionFlushJob.schedule", e)
+            false
         }
+
+        private fun holdsBootPermission(context: Context): Boolean =
+            context.checkSelfPermission(android.Manifest.permission.RECEIVE_BOOT_COMPLETED) ==
+                android.content.pm.PackageManager.PERMISSION_GRANTED
     }
 }

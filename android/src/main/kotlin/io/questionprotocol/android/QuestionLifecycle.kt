@@ -61,7 +61,7 @@ class QuestionLifecycle(
                 core().flush().willRetry == 0u
             } catch (e: CancellationException) {
                 throw e
-            } catch (e: Exception) {
+            } catch (e: Throwable) { // an Error too: the native library, an app callback
                 reportGlueFailureSafely("background flush", e)
                 false
             }

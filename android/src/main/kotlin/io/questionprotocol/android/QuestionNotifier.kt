@@ -104,8 +104,13 @@ class QuestionNotifier(
 
     init {
         // The core's log lines go to logcat (tag QuestionProtocol); once per
-        // process, later calls do nothing.
-        io.questionprotocol.core.initLogging()
+        // process, later calls do nothing. Never a crash: without the native
+        // library the notifier still shows the generic notification.
+        try {
+            io.questionprotocol.core.initLogging()
+        } catch (e: LinkageError) {
+            reportGlueFailureSafely("notifier: the native library", e)
+        }
     }
 
     /** What was done with a message. */
@@ -237,7 +242,8 @@ class QuestionNotifier(
          * core with [core] and shows the message ([onDataMessage]). Never
          * throws (except a cancellation): a core that cannot be opened (a
          * Keystore that cannot decrypt after a restore, a store that cannot be
-         * read) is reported and the generic notification shown, since the
+         * read, an `Error` from the app's callback, the native library failing
+         * to load) is reported and the generic notification shown, since the
          * message's own words cannot be checked without it.
          */
         fun onMessageReceived(
@@ -248,21 +254,30 @@ class QuestionNotifier(
             options: PresentOptions = PresentOptions(),
             core: () -> PhoneCore?,
         ): Result {
+            // Everything but a cancellation: an Error too (the native library
+            // failing to load is an UnsatisfiedLinkError; an app's callback
+            // may throw one), as it would crash the service.
             val opened = try {
                 core()
             } catch (e: CancellationException) {
                 throw e
-            } catch (e: Exception) {
+            } catch (e: Throwable) {
                 reportGlueFailureSafely("onMessageReceived: opening the core", e)
-                val notifier = QuestionNotifier(context, null, receiver, smallIcon, options = options)
                 return try {
+                    val notifier = QuestionNotifier(context, null, receiver, smallIcon, options = options)
                     notifier.postGeneric(null, notifier.questionIdOfFcmSafely(data))
-                } catch (e: Exception) {
+                } catch (e: Throwable) {
                     reportGlueFailureSafely("onMessageReceived: generic notification", e)
                     Result.Fallback("failed")
                 }
             }
-            return QuestionNotifier(context, opened, receiver, smallIcon, options = options).onDataMessage(data)
+            return try {
+                QuestionNotifier(context, opened, receiver, smallIcon, options = options).onDataMessage(data)
+            } catch (e: Throwable) {
+                // onDataMessage never throws; only making the notifier can.
+                reportGlueFailureSafely("onMessageReceived", e)
+                Result.Fallback("failed")
+            }
         }
     }
 
@@ -275,17 +290,18 @@ class QuestionNotifier(
      * Decodes an FCM data message and shows it. Never throws (except a
      * cancellation): whatever fails, the core, the app's vault or key store
      * (their exceptions arrive as uniffi's `InternalException`), the
-     * platform, is reported and the generic notification shown instead.
+     * platform, an `Error` (the native library failing to load), is reported
+     * and the generic notification shown instead.
      */
     fun onDataMessage(data: Map<String, String>): Result = try {
         show(data)
     } catch (e: CancellationException) {
         throw e
-    } catch (e: Exception) {
+    } catch (e: Throwable) {
         reportGlueFailureSafely("onMessageReceived", e)
         try {
             postGeneric(null, questionIdOfFcmSafely(data))
-        } catch (e: Exception) {
+        } catch (e: Throwable) {
             reportGlueFailureSafely("onMessageReceived: generic notification", e)
             Result.Fallback("failed")
         }
@@ -295,6 +311,8 @@ class QuestionNotifier(
         questionIdOfFcm(data)
     } catch (e: Exception) {
         null
+    } catch (e: LinkageError) {
+        null // no native library: the tap opens the app at its feed
     }
 
     private fun show(data: Map<String, String>): Result {
@@ -503,25 +521,46 @@ class QuestionNotifier(
 
     /** The generic words ("New question", "Open the app to answer."),
      *  needing no core: in place of [tag]'s question notification when given,
-     *  else in the fallback's slot; a tap opens the app at [questionId]. */
+     *  else in the fallback's slot; a tap opens the app at [questionId].
+     *  Without the native library, the same words from the copy generated at
+     *  build time ([GenericWithoutNative]), in the fallback's slot. */
     internal fun postGeneric(tag: String?, questionId: String? = tag): Result.Fallback {
         val languages = deviceLanguages()
-        val f = fallbackNotification(null, null, languages)
-        val spec = androidChannelWith(options, languages)
-        if (manager.getNotificationChannel(spec.id) == null) manager.createNotificationChannel(channel(spec))
-        val builder = Notification.Builder(context, spec.id)
-            .setSmallIcon(smallIcon)
-            .setContentTitle(f.title)
-            .setContentText(f.body)
-            .setAutoCancel(true)
-        val code = questionId?.let { androidRequestCode(it, 0u) } ?: 0
-        contentIntent(questionId, code)?.let { builder.setContentIntent(it) }
-        if (tag != null) {
-            manager.notify(tag, androidNotificationId(tag), builder.build())
-        } else {
-            manager.notify(QuestionIntents.FALLBACK_TAG, 0, builder.build())
+        try {
+            val f = fallbackNotification(null, null, languages)
+            val spec = androidChannelWith(options, languages)
+            if (manager.getNotificationChannel(spec.id) == null) manager.createNotificationChannel(channel(spec))
+            val code = questionId?.let { androidRequestCode(it, 0u) } ?: 0
+            val id = tag?.let { androidNotificationId(it) } ?: 0
+            notifyGeneric(spec.id, f.title, f.body, tag ?: QuestionIntents.FALLBACK_TAG, id, questionId, code)
+        } catch (e: LinkageError) {
+            // The ids are the core's to derive: in place of [tag]'s
+            // notification when it is on screen (its id read back), else in
+            // the fallback's slot; a tap opens the app.
+            val onScreen = tag?.let { t -> manager.activeNotifications.firstOrNull { it.tag == t } }
+            val lines = GenericWithoutNative.lines(languages)
+            val channelId = GenericNotificationCopy.CHANNEL_ID
+            if (manager.getNotificationChannel(channelId) == null) {
+                manager.createNotificationChannel(
+                    NotificationChannel(channelId, lines.channelName, GenericNotificationCopy.CHANNEL_IMPORTANCE)
+                        .apply { description = lines.channelDescription },
+                )
+            }
+            notifyGeneric(channelId, lines.title, lines.body, onScreen?.tag ?: QuestionIntents.FALLBACK_TAG,
+                onScreen?.id ?: 0, questionId, 0)
         }
         return Result.Fallback("failed")
+    }
+
+    private fun notifyGeneric(channelId: String, title: String, body: String, tag: String, id: Int,
+                              questionId: String?, requestCode: Int) {
+        val builder = Notification.Builder(context, channelId)
+            .setSmallIcon(smallIcon)
+            .setContentTitle(title)
+            .setContentText(body)
+            .setAutoCancel(true)
+        contentIntent(questionId, requestCode)?.let { builder.setContentIntent(it) }
+        manager.notify(tag, id, builder.build())
     }
 
     private fun postFallback(data: Map<String, String>, reason: String): Result {

@@ -494,11 +494,37 @@ class AndroidGlueTest {
             .extras.getCharSequence(Notification.EXTRA_TEXT).toString())
     }
 
+    /** Issue 48 (4): an Error, not an Exception, from the app's callbacks
+     *  (a class its vault needs failing to initialize) never crashes the
+     *  messaging service or the receiver: reported, the generic notification. */
+    @Test
+    fun anErrorFromTheAppsCallbackShowsTheGenericNotification() {
+        val appError = { throw ExceptionInInitializerError("the app's vault class failed to initialize") }
+        val shown = QuestionNotifier.onMessageReceived(context, mapOf("qp" to "{}"), TestReceiver::class.java,
+            android.R.drawable.ic_dialog_info) { appError() }
+        assertTrue("$shown", shown is QuestionNotifier.Result.Fallback)
+        assertEquals("New question", checkNotNull(shadowOf(manager).getNotification(QuestionIntents.FALLBACK_TAG, 0))
+            .extras.getCharSequence(Notification.EXTRA_TITLE).toString())
+
+        notifier.onDataMessage(encodeFcmPayload(toJson(question("q_error", listOf(opt("approve", "Approve"), opt("deny", "Deny")), false))).data)
+        val intent = Intent(shadowOf(posted("q_error").actions[0].actionIntent).savedIntent)
+        ThreadedReceiver.core = { appError() }
+        ThreadedReceiver.reported.clear()
+        val receiver = ThreadedReceiver()
+        receiver.onReceive(context, intent)
+        val until = System.currentTimeMillis() + 10_000
+        while (receiver.lastOutcome == null && System.currentTimeMillis() < until) Thread.sleep(20)
+        assertTrue("${receiver.lastOutcome}", receiver.lastOutcome is QuestionAnswerReceiver.Outcome.NeedsApp)
+        assertEquals(listOf("answer receiver: ExceptionInInitializerError"), ThreadedReceiver.reported.toList())
+        assertEquals("New question", posted("q_error").extras.getCharSequence(Notification.EXTRA_TITLE).toString())
+    }
+
     /** Issue 48 (4): the background job's body never throws: a core that
      *  cannot be opened is reported and the job retried; an empty outbox is done. */
     @Test
     fun theBackgroundFlushReportsInsteadOfThrowing() = kotlinx.coroutines.runBlocking {
         assertEquals(false, QuestionLifecycle.backgroundFlush { throw java.security.GeneralSecurityException("cannot decrypt") })
+        assertEquals(false, QuestionLifecycle.backgroundFlush { throw NoClassDefFoundError("io/questionprotocol/core/UniffiLib") })
         assertEquals(true, QuestionLifecycle.backgroundFlush { core })
     }
 

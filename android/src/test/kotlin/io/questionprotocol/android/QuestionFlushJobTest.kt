@@ -50,7 +50,10 @@ class QuestionFlushJobTest {
     }
 
     @Test
-    fun theJobIsScheduledForWhenANetworkIsAvailable() {
+    fun theJobIsScheduledForWhenANetworkIsAvailableAndKeptAcrossAReboot() {
+        // An app holds RECEIVE_BOOT_COMPLETED through the library's manifest
+        // (merged into its own; see theLibrarysManifestDeclaresTheBootPermission).
+        shadowOf(RuntimeEnvironment.getApplication()).grantPermissions(android.Manifest.permission.RECEIVE_BOOT_COMPLETED)
         assertTrue(QuestionFlushJob.schedule(context))
         val job = context.getSystemService(JobScheduler::class.java)!!.getPendingJob(QuestionFlushJob.JOB_ID)
         assertNotNull(job)
@@ -58,6 +61,44 @@ class QuestionFlushJobTest {
         assertEquals(JobInfo.NETWORK_TYPE_ANY, job!!.networkType)
         assertEquals(QuestionFlushJob::class.java.name, job.service.className)
         assertEquals(JobInfo.BACKOFF_POLICY_EXPONENTIAL, job.backoffPolicy)
+        assertTrue("persisted: queued answers are retried after a reboot", job.isPersisted)
+    }
+
+    /** An app that removed the permission from its merged manifest: the
+     *  system would refuse a persisted job (an exception); it gets one that
+     *  lasts until the next reboot. */
+    @Test
+    fun withoutTheBootPermissionTheJobIsStillScheduled() {
+        shadowOf(RuntimeEnvironment.getApplication()).denyPermissions(android.Manifest.permission.RECEIVE_BOOT_COMPLETED)
+        assertTrue(QuestionFlushJob.schedule(context))
+        val job = context.getSystemService(JobScheduler::class.java)!!.getPendingJob(QuestionFlushJob.JOB_ID)
+        assertEquals(false, job!!.isPersisted)
+        @Suppress("DEPRECATION")
+        assertEquals(JobInfo.NETWORK_TYPE_ANY, job.networkType)
+    }
+
+    /** The manifest an AAR build merges into the app's declares the
+     *  permission a persisted job needs (AGP's merger cannot run here: the
+     *  library's manifest is read as the merge takes it). */
+    @Test
+    fun theLibrarysManifestDeclaresTheBootPermission() {
+        val manifest = File("src/main/AndroidManifest.xml")
+        val doc = javax.xml.parsers.DocumentBuilderFactory.newInstance().apply { isNamespaceAware = true }
+            .newDocumentBuilder().parse(manifest)
+        val android = "http://schemas.android.com/apk/res/android"
+        val permissions = doc.documentElement.getElementsByTagName("uses-permission")
+        val names = (0 until permissions.length).map {
+            (permissions.item(it) as org.w3c.dom.Element).getAttributeNS(android, "name")
+        }
+        assertTrue("$names", "android.permission.RECEIVE_BOOT_COMPLETED" in names)
+    }
+
+    /** Issue 48 (4): an Error from the app's callback (not an Exception)
+     *  is reported and the job runs again; uncaught it would kill the process. */
+    @Test
+    fun anErrorFromTheAppsCallbackIsReportedAndTheJobRunsAgain() {
+        QuestionFlushJob.phone = { throw StackOverflowError("the app's phone factory") }
+        assertEquals(true to true, runJob())
     }
 
     @Test

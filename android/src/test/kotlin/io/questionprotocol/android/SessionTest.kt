@@ -204,7 +204,7 @@ class SessionTest {
         val token = vault.tokens[account.userId]!!
         val out = app.signOut()
         assertEquals(SignOutReport(deviceRemoved = true, tokenRevoked = true, serverPending = false,
-            unsentAnswersDropped = 0u), out)
+            unsentAnswersDropped = 0u, answersWithTheSystem = 0u), out)
         val (_, seen) = http("GET", "/api/agent/questions/${q.getString("id")}", env("QP_E2E_AGENT_TOKEN"))
         assertEquals("yes", seen.getJSONObject("answer").getString("value"))
         assertEquals("the sign-in is revoked", 401, http("DELETE", "/api/devices/$second", token).first)
