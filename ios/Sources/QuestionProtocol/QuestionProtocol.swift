@@ -6414,14 +6414,16 @@ public struct SignOutReport: Equatable, Hashable {
     public var tokenRevoked: Bool
     public var serverPending: Bool
     public var unsentAnswersDropped: UInt32
+    public var answersWithTheSystem: UInt32
 
     // Default memberwise initializers are never public by default, so we
     // declare one manually.
-    public init(deviceRemoved: Bool, tokenRevoked: Bool, serverPending: Bool, unsentAnswersDropped: UInt32) {
+    public init(deviceRemoved: Bool, tokenRevoked: Bool, serverPending: Bool, unsentAnswersDropped: UInt32, answersWithTheSystem: UInt32) {
         self.deviceRemoved = deviceRemoved
         self.tokenRevoked = tokenRevoked
         self.serverPending = serverPending
         self.unsentAnswersDropped = unsentAnswersDropped
+        self.answersWithTheSystem = answersWithTheSystem
     }
 
     
@@ -6443,7 +6445,8 @@ public struct FfiConverterTypeSignOutReport: FfiConverterRustBuffer {
                 deviceRemoved: FfiConverterBool.read(from: &buf), 
                 tokenRevoked: FfiConverterBool.read(from: &buf), 
                 serverPending: FfiConverterBool.read(from: &buf), 
-                unsentAnswersDropped: FfiConverterUInt32.read(from: &buf)
+                unsentAnswersDropped: FfiConverterUInt32.read(from: &buf), 
+                answersWithTheSystem: FfiConverterUInt32.read(from: &buf)
         )
     }
 
@@ -6452,6 +6455,7 @@ public struct FfiConverterTypeSignOutReport: FfiConverterRustBuffer {
         FfiConverterBool.write(value.tokenRevoked, into: &buf)
         FfiConverterBool.write(value.serverPending, into: &buf)
         FfiConverterUInt32.write(value.unsentAnswersDropped, into: &buf)
+        FfiConverterUInt32.write(value.answersWithTheSystem, into: &buf)
     }
 }
 

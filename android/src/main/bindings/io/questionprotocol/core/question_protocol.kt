@@ -8698,6 +8698,8 @@ data class SignOutReport (
     var `serverPending`: kotlin.Boolean
     , 
     var `unsentAnswersDropped`: kotlin.UInt
+    , 
+    var `answersWithTheSystem`: kotlin.UInt
     
 ){
     
@@ -8718,6 +8720,7 @@ public object FfiConverterTypeSignOutReport: FfiConverterRustBuffer<SignOutRepor
             FfiConverterBoolean.read(buf),
             FfiConverterBoolean.read(buf),
             FfiConverterUInt.read(buf),
+            FfiConverterUInt.read(buf),
         )
     }
 
@@ -8725,7 +8728,8 @@ public object FfiConverterTypeSignOutReport: FfiConverterRustBuffer<SignOutRepor
             FfiConverterBoolean.allocationSize(value.`deviceRemoved`) +
             FfiConverterBoolean.allocationSize(value.`tokenRevoked`) +
             FfiConverterBoolean.allocationSize(value.`serverPending`) +
-            FfiConverterUInt.allocationSize(value.`unsentAnswersDropped`)
+            FfiConverterUInt.allocationSize(value.`unsentAnswersDropped`) +
+            FfiConverterUInt.allocationSize(value.`answersWithTheSystem`)
     )
 
     override fun write(value: SignOutReport, buf: ByteBuffer) {
@@ -8733,6 +8737,7 @@ public object FfiConverterTypeSignOutReport: FfiConverterRustBuffer<SignOutRepor
             FfiConverterBoolean.write(value.`tokenRevoked`, buf)
             FfiConverterBoolean.write(value.`serverPending`, buf)
             FfiConverterUInt.write(value.`unsentAnswersDropped`, buf)
+            FfiConverterUInt.write(value.`answersWithTheSystem`, buf)
     }
 }
 
