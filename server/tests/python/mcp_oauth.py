@@ -401,7 +401,7 @@ def run_in(work):
               storage.client is not None and storage.client.client_id == url, storage.client)
         check("[cimd] the server fetched the document", "/client.json" in Documents.hits, Documents.hits)
         check("[cimd] the page and the question show the verified host",
-              "Metadata Client" in (browser.page or "") and "verified at <b>127.0.0.1</b>" in (browser.page or "")
+              "Metadata Client" in (browser.page or "") and "verified at \u2068<b>127.0.0.1</b>\u2069" in (browser.page or "")
               and (browser.question or {}).get("context") == f"code {browser.code} · 127.0.0.1", browser.question)
         check("[cimd] tools/call ask_question works with the access token",
               results and not results[0][0] and results[0][1].get("value") == "approve", results)

@@ -27,7 +27,7 @@ import kotlinx.coroutines.withContext
  * @param scope where the calls run (`Dispatchers.IO` by default, or the
  *   activity's `lifecycleScope`); the core's calls never block its thread.
  * @param scheduleFlush background work for answers still unsent when the
- *   app goes to the background (WorkManager with a network constraint).
+ *   app goes to the background ([QuestionFlushJob.schedule]).
  * @param notifier makes the notifier (and opens the core) inside [scope],
  *   off the main thread.
  */
@@ -39,18 +39,35 @@ class QuestionLifecycle(
     /** The core's `cameToForeground`, its plan applied to the notifications
      *  on screen ([QuestionNotifier.refresh]). Never fails: what each step
      *  did (its `statusLine` to show, when the session needs the person). */
-    fun onStart(): Deferred<QuestionNotifier.Refreshed> = scope.async { notifier().refresh() }
+    fun onStart(): Deferred<QuestionNotifier.Refreshed> = scope.async {
+        try {
+            notifier().refresh()
+        } catch (e: CancellationException) {
+            throw e
+        } catch (e: Throwable) { // the app's core factory (vault, key store, store) or the native library
+            reportGlueFailureSafely("coming to the foreground", e)
+            val failure = e as? Exception ?: RuntimeException(e.javaClass.name)
+            QuestionNotifier.Refreshed(null, null, null, listOf(failure), null, null)
+        }
+    }
 
     /** The core's `enteringBackground`; with answers still unsent, the
-     *  app's background work is scheduled ([scheduleFlush]). */
+     *  app's background work is scheduled ([scheduleFlush]). Null when the
+     *  core could not be opened (reported, never thrown). */
     fun onStop(): Deferred<BackgroundReport?> = scope.async {
-        notifier().enteringBackground()?.also { if (it.unsentAnswers > 0u) scheduleFlush() }
+        try {
+            notifier().enteringBackground()?.also { if (it.unsentAnswers > 0u) scheduleFlush() }
+        } catch (e: CancellationException) {
+            throw e
+        } catch (e: Throwable) {
+            reportGlueFailureSafely("going to the background", e)
+            null
+        }
     }
 
     companion object {
         /**
-         * The body of the app's background job (WorkManager's `doWork`, which
-         * [scheduleFlush] enqueues): sends what the outbox holds, on
+         * The body of a background job ([QuestionFlushJob] runs it): sends what the outbox holds, on
          * `Dispatchers.IO`. Never throws (except a cancellation): a core that
          * cannot be opened (the app's vault or key store throwing) or a failed
          * send is reported. True when nothing is left to send (the job's

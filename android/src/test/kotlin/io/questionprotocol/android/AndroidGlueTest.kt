@@ -528,6 +528,22 @@ class AndroidGlueTest {
         assertEquals(true, QuestionLifecycle.backgroundFlush { core })
     }
 
+    /** The app's onStart/onStop never crash the activity: a core that
+     *  cannot be opened (the Keystore after a restore, the native library
+     *  missing) is a failure in the result, reported. */
+    @Test
+    fun theLifecycleCallsReportACoreThatCannotBeOpenedInsteadOfThrowing() = kotlinx.coroutines.runBlocking {
+        for (thrown in listOf<Throwable>(java.security.GeneralSecurityException("cannot decrypt"), UnsatisfiedLinkError("libqp_ffi.so"))) {
+            var scheduled = 0
+            val lifecycle = QuestionLifecycle(scheduleFlush = { scheduled++ }) { throw thrown }
+            val started = lifecycle.onStart().await()
+            assertEquals("$thrown", 1, started.failures.size)
+            assertNull(started.flushed)
+            assertNull(lifecycle.onStop().await())
+            assertEquals(0, scheduled)
+        }
+    }
+
     /** Issue 48 (3): a resolution message with the server unreachable (it
      *  takes the connection and never answers) returns within the core's
      *  budget, the question kept: FCM gives onMessageReceived about 10 s. */
