@@ -139,7 +139,11 @@ def test_tokens_never_in_reprs_logs_or_exceptions(
 
 WAITER = textwrap.dedent(
     """
-    import sys, questionprotocol as qp
+    import signal, sys, questionprotocol as qp
+    # A shell without job control starts background commands with SIGINT
+    # ignored, and Python then raises no KeyboardInterrupt: the waiter takes
+    # Ctrl-C as a terminal gives it, whatever started the tests.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     c = qp.Client(sys.argv[1], sys.argv[2], poll_seconds=2)
     h = c.ask("OPS123", "Interrupt me?")
     print(h.id, flush=True)
