@@ -22,6 +22,7 @@ final class AppDelegate: UIResponder, UIApplicationDelegate, UNUserNotificationC
     lazy var lifecycle = QPAppLifecycle(session: session, refreshIdentifier: "com.example.app.qp-refresh")
     // Answers from notification actions go as background uploads: the system finishes them after suspension
     // and reports to this process or to the one it relaunches; the outbox learns each outcome once.
+    // Made with the delegate (the system may report at once); reports before `answers` is set are held for it.
     let uploadSystem = QPSystemUploads()
     lazy var uploads: QPBackgroundAnswers = {
         let answers = QPBackgroundAnswers(session: session, system: uploadSystem, bodies: AppGroup.uploadsFolder)
@@ -58,11 +59,14 @@ final class AppDelegate: UIResponder, UIApplicationDelegate, UNUserNotificationC
             if let questionId = await work.value?.questionToOpen { Router.open(question: questionId) }
         }
     }
-    // The system relaunched the app to report background uploads
+    // The system relaunched the app to report background uploads: the library's session, or one of the app's own
     func application(_ app: UIApplication, handleEventsForBackgroundURLSession identifier: String,
                      completionHandler: @escaping () -> Void) {
-        _ = uploads   // the session and its delegate, made again in this process
-        uploadSystem.handleEvents(completionHandler: completionHandler)
+        guard identifier == QPSystemUploads.identifier else {
+            return AppDownloads.handleEvents(identifier: identifier, completionHandler: completionHandler)
+        }
+        _ = uploads   // the reports' destination, made in this process
+        uploadSystem.handleEvents(completionHandler: completionHandler)   // called once every report is recorded
     }
     // In the foreground too: questions show as they would on the lock screen; the app's other notifications, its own rule
     func userNotificationCenter(_ c: UNUserNotificationCenter, willPresent n: UNNotification,

@@ -98,11 +98,35 @@ public final class QPSession: @unchecked Sendable {
     private let opened = DispatchGroup()
     private let lock = NSLock()
     private var result: Result<PhoneCore, Error>?
+    /// Opens the store (nil: a session made open).
+    private let openStore: (() throws -> PhoneCore)?
+    private var opening = false
+    private let storeChanges = NSLock()
 
-    /// Starts opening the store at `storePath` on a background queue.
+    /// Starts opening the store at `storePath` on a background queue. If
+    /// it cannot be opened, the next entry point that asks for the core
+    /// (a return to the foreground, a push, a notification action) tries
+    /// again: a store that failed once (the disk full, the file protected
+    /// before the first unlock) is not a session lost until relaunch.
     public init(storePath: String, mode: StoreMode, vault: TokenVault, languages: [String],
                 deviceKeys: DeviceKeyStore? = nil) {
-        opened.enter()
+        openStore = {
+            try Self.openHere(storePath: storePath, mode: mode, vault: vault, languages: languages,
+                              deviceKeys: deviceKeys)
+        }
+        startOpening()
+    }
+
+    /// Opens on a background queue, unless open or opening.
+    private func startOpening() {
+        let start = lock.withLock { () -> Bool in
+            if opening { return false }
+            if case .success? = result { return false }
+            opening = true
+            opened.enter()
+            return true
+        }
+        guard start, let open = openStore else { return }
         DispatchQueue.global(qos: .userInitiated).async { [self] in
             // The extension may hold the store while it creates or migrates it
             // (a push arriving at the first launch): SQLite then refuses the
@@ -112,18 +136,34 @@ public final class QPSession: @unchecked Sendable {
             let deadline = Date().addingTimeInterval(Self.lockedRetryWindow)
             var r: Result<PhoneCore, Error>
             repeat {
-                r = Result {
-                    try Self.openHere(storePath: storePath, mode: mode, vault: vault, languages: languages,
-                                      deviceKeys: deviceKeys)
-                }
+                r = Result { try open() }
                 guard case let .failure(error) = r, case .Storage(kind: .locked, _)? = error as? QpError,
                       Date() < deadline else { break }
                 Thread.sleep(forTimeInterval: 0.1)
             } while true
             if case let .failure(error) = r { reportGlueFailure(site: "open the session", error: "\(error)") }
-            lock.withLock { result = r }
+            lock.withLock {
+                result = r
+                opening = false
+            }
             opened.leave()
         }
+    }
+
+    /// A failed open is tried again by the next caller.
+    private func retryIfFailed() {
+        if failure != nil { startOpening() }
+    }
+
+    /// Store changes that open or close the store (resume, suspend,
+    /// `enteringBackground`) in this process, one at a time: a background
+    /// report that reopens the suspended store and suspends it again is
+    /// not interleaved with the app's return to the foreground. Never on
+    /// the main thread (it may wait for the other).
+    package func usingStore<T>(_ body: () throws -> T) rethrows -> T {
+        storeChanges.lock()
+        defer { storeChanges.unlock() }
+        return try body()
     }
 
     /// How long a store another process holds is tried again at launch.
@@ -132,12 +172,14 @@ public final class QPSession: @unchecked Sendable {
     /// A session already open (tests, or an app that opened it itself).
     public init(core: PhoneCore) {
         result = .success(core)
+        openStore = nil
     }
 
     /// The session once open; nil when it could not be opened (`failure`
     /// says why). Waits for the open without blocking a thread.
     public func core() async -> PhoneCore? {
-        await withCheckedContinuation { (c: CheckedContinuation<PhoneCore?, Never>) in
+        retryIfFailed()
+        return await withCheckedContinuation { (c: CheckedContinuation<PhoneCore?, Never>) in
             opened.notify(queue: .global(qos: .userInitiated)) { c.resume(returning: self.openedCore) }
         }
     }
@@ -145,6 +187,7 @@ public final class QPSession: @unchecked Sendable {
     /// The same, blocking: for the library's own serial queues, never the
     /// main thread.
     package func waitForCore() -> PhoneCore? {
+        retryIfFailed()
         opened.wait()
         return openedCore
     }

@@ -121,8 +121,8 @@ public final class QPAppLifecycle {
         let end = { if ended.claim() { app.endBackgroundTask(task) } }
         task = app.beginBackgroundTask(withName: "qp.suspend", expirationHandler: { end() })
         scheduleRefresh()
-        return onStoreQueue({ core in
-            reported("didEnterBackground") { try core.enteringBackground(platform: .ios) }
+        return onStoreQueue({ [session] core in
+            session.usingStore { reported("didEnterBackground") { try core.enteringBackground(platform: .ios) } }
         }, finally: end)
     }
 
@@ -132,8 +132,10 @@ public final class QPAppLifecycle {
     @discardableResult
     public func willEnterForeground() -> Task<ForegroundReport?, Never> {
         let (center, options) = (self.center, presentOptions)
+        let session = self.session
         let opened = onStoreQueue { core -> PhoneCore? in
-            reported("willEnterForeground") { try core.resume() }
+            // After a background report's reopen-and-suspend, never inside it.
+            session.usingStore { reported("willEnterForeground") { try core.resume() } }
             return core
         }
         return Task {
