@@ -30,10 +30,6 @@ extension Never: View, Scene {
     public static func buildBlock<Content: View>(_ content: Content) -> Content { content }
 }
 
-@resultBuilder public enum SceneBuilder {
-    public static func buildBlock<Content: Scene>(_ content: Content) -> Content { content }
-}
-
 public struct WindowGroup<Content: View>: Scene {
     public typealias Body = Never
     public var body: Never { fatalError("a primitive scene has no body") }

@@ -245,7 +245,11 @@ public final class QPSystemUploads: NSObject, QPUploadSystem, URLSessionDataDele
     }
 
     /// Redirects are not followed: the core reads the 3xx (the rule of
-    /// every platform transport, `URLSessionTransport`).
+    /// every platform transport, `URLSessionTransport`). Apple calls this
+    /// only for default and ephemeral sessions: an iOS background session
+    /// follows redirects by itself, so there the rule holds for the
+    /// ordinary requests only (the answer's URL is the one every other
+    /// request of the core reached without a redirect).
     public func urlSession(_ session: URLSession, task: URLSessionTask,
                            willPerformHTTPRedirection response: HTTPURLResponse, newRequest request: URLRequest,
                            completionHandler: @escaping (URLRequest?) -> Void) {
