@@ -490,6 +490,7 @@ fn the_web_words_keep_the_rules_of_the_phone_copy() {
                     );
                     // The phone pairs with "associer".
                     assert!(!words.contains("appair"), "{tag}: {id}: {text}");
+                    assert!(!words.contains('\''), "{tag}: {id}: an ASCII apostrophe: {text}");
                 }
                 "he" => {
                     let chars: Vec<char> = words.chars().collect();
@@ -533,6 +534,8 @@ fn the_web_words_keep_the_rules_of_the_phone_copy() {
                     for bad in ["abbinament", "Resta connesso", "viene disconness"] {
                         assert!(!words.contains(bad), "{tag}: {id}: {text}");
                     }
+                    // The typographic apostrophe (l’app), as the phone.
+                    assert!(!words.contains('\''), "{tag}: {id}: an ASCII apostrophe: {text}");
                 }
                 _ => {}
             }
