@@ -574,7 +574,7 @@ async function answer(id, action, text) {
 
 // ---- notifications (Web Push: push.js) -----------------------------------
 
-// `result`: what enabling just said ({ok, error}); without it, the
+// `result`: what enabling just said ({ok, reason | status}); without it, the
 // subscription this browser has is registered again with the current token.
 // "Notifications are on" only when the server took the registration; else
 // why not, in the person's words (never the server's English).

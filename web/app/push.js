@@ -19,7 +19,8 @@ self.qpWebPush = {
   // registered again with the current token (a new pairing of the same
   // person revoked the old one, and the device with it; a pairing of
   // another person ended the subscription before it signed in). Returns
-  // {ok, reason | status} as enable does, or null when there is nothing to register.
+  // {ok, reason | status} as enable does, or null when there is nothing to
+  // register.
   async refresh(token) {
     if (Notification.permission !== 'granted') return null;
     const reg = await navigator.serviceWorker.ready;

@@ -14,7 +14,7 @@
 // (pairing links of Federica), HEB_ROOM (the code of a room with a Hebrew
 // name she is in) and HEB_NAME (its name), the asker's QP_CONFIG_DIR.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import assert from 'node:assert/strict';
@@ -86,12 +86,22 @@ async function noEnglish(page, where) {
 
 function run(args, extraEnv = {}) {
   const child = spawn(env.QP, args, { env: { ...env, ...extraEnv }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (d) => { out += d; });
-  child.stderr.on('data', (d) => { err += d; });
-  const done = new Promise((resolve) => child.on('exit', (code) => resolve({ out: out.trim(), code, err })));
-  return { child, done };
+  const said = { out: '', err: '' };
+  child.stdout.on('data', (d) => { said.out += d; });
+  child.stderr.on('data', (d) => { said.err += d; });
+  const done = new Promise((resolve) => child.on('exit', (code) => resolve({ out: said.out.trim(), code, err: said.err })));
+  return { child, done, said };
+}
+
+// The cell of `part`, or a failure that says what the page and `proc`
+// (the qp process that should have asked it) showed.
+async function cellFor(page, part, proc) {
+  try {
+    return await cellWhere(page, part, 20000);
+  } catch (e) {
+    const feed = await page.evaluate(() => [...document.querySelectorAll('li.cell')].map((li) => li.innerText).join(' | '));
+    throw new Error(`no cell with "${part}"; qp said: ${proc.said.out} ${proc.said.err}; the feed: ${feed}`);
+  }
 }
 
 // `qp login --url` without a code, from a machine of its own: the server
@@ -163,13 +173,27 @@ try {
   await page.keyboard.type('Hallo');
   await noEnglish(page, 'the feed with a question of four options and a reply field');
   const choose = await cell.$('button.choose');
-  if (choose) {
-    await choose.click();
-    await page.waitForSelector('#sheet[open]');
-    await noEnglish(page, 'the sheet of choices');
-    await page.click('#sheet-close');
-  }
+  assert.ok(choose, 'four options open a sheet');
+  await choose.click();
+  await page.waitForSelector('#sheet[open]');
+  await noEnglish(page, 'the sheet of choices');
+  await page.click('#sheet-close');
   log('a pairing link, the feed, the reply field and the sheet: German');
+
+  // --- the sign-in consent question (qp login --url) ---------------------------
+  const login = loginAsking(env.QP_ROOM);
+  asked.push(login.child);
+  const consent = await cellFor(page, 'Build Agent', login);
+  await noEnglish(page, 'the sign-in consent question');
+  const buttons = await consent.$$('.buttons button.answer');
+  assert.equal(buttons.length, 2, 'Allow and Deny');
+  await buttons[1].click();
+  await page.waitForFunction(() => [...document.querySelectorAll('li.cell')]
+    .some((li) => li.innerText.includes('Build Agent') && li.querySelector('.resolution')), { timeout: 10000 });
+  await noEnglish(page, 'the consent question answered');
+  const denied = await login.done;
+  assert.notEqual(denied.code, 0, 'qp login denied');
+  log('the consent question and its answer: German');
 
   // --- offline --------------------------------------------------------------------
   await page.setOfflineMode(true);
@@ -182,7 +206,7 @@ try {
   // a device registration refused with 400): answered here, because a real
   // server refuses neither for the answer and subscription a page makes.
   await page.setRequestInterception(true);
-  page.on('request', (r) => {
+  const refuse = (r) => {
     if (r.isInterceptResolutionHandled()) return;
     const path = new URL(r.url()).pathname;
     if (r.method() === 'POST' && /^\/api\/questions\/[^/]+\/answer$/.test(path)) {
@@ -194,7 +218,8 @@ try {
     } else {
       r.continue();
     }
-  });
+  };
+  page.on('request', refuse);
   const sheetOrButtons = await cellWhere(page, prompt);
   const chooser = await sheetOrButtons.$('button.choose');
   if (chooser) {
@@ -234,23 +259,9 @@ try {
   assert.ok(whyText.includes('400'), whyText);
   assert.ok(!whyText.includes('push_token'), `the server's English: ${whyText}`);
   await noEnglish(page, 'notifications the server refused');
+  page.off('request', refuse);
   await page.setRequestInterception(false);
   log('notifications the server refused: German, never its English');
-
-  // --- the sign-in consent question (qp login --url) ---------------------------
-  const login = loginAsking(env.QP_ROOM);
-  asked.push(login.child);
-  const consent = await cellWhere(page, 'Build Agent', 20000);
-  await noEnglish(page, 'the sign-in consent question');
-  const buttons = await consent.$$('.buttons button.answer');
-  assert.equal(buttons.length, 2, 'Allow and Deny');
-  await buttons[1].click();
-  await page.waitForFunction(() => [...document.querySelectorAll('li.cell')]
-    .some((li) => li.innerText.includes('Build Agent') && li.querySelector('.resolution')), { timeout: 10000 });
-  await noEnglish(page, 'the consent question answered');
-  const denied = await login.done;
-  assert.notEqual(denied.code, 0, 'qp login denied');
-  log('the consent question and its answer: German');
 
   // --- the OAuth sign-in page ----------------------------------------------------
   const reg = await fetch(`${env.QP_URL}/oauth/register`, {
@@ -281,7 +292,7 @@ try {
   await ar.page.waitForSelector('#feed-section:not([hidden])', { timeout: 10000 });
   const heb = loginAsking(env.HEB_ROOM);
   asked.push(heb.child);
-  const arCell = await cellWhere(ar.page, env.HEB_NAME, 20000);
+  const arCell = await cellFor(ar.page, env.HEB_NAME, heb);
   assert.equal(await ar.page.evaluate(() => document.documentElement.dir), 'rtl');
   assert.equal(await ar.page.evaluate(() => document.documentElement.lang), 'ar');
   const arPrompt = await arCell.$eval('.prompt', (e) => e.textContent);
@@ -295,6 +306,7 @@ try {
   const dirOf = await arCell.$eval('.prompt', (e) => getComputedStyle(e).direction);
   assert.equal(dirOf, 'rtl');
   await noEnglish(ar.page, 'the consent question in Arabic');
+  mkdirSync(env.SHOTS || '/tmp', { recursive: true });
   await ar.page.screenshot({ path: `${env.SHOTS || '/tmp'}/consent-arabic-hebrew-room.png` });
   const arButtons = await arCell.$$('.buttons button.answer');
   await arButtons[1].click();
