@@ -156,8 +156,10 @@ impl Responder {
     /// in the person's language, never the server's English.
     #[wasm_bindgen(js_name = notificationsRefused)]
     pub fn notifications_refused(&self, status: u16) -> String {
-        self.chrome
-            .text_with("web-notifications-refused", &[("code", &status.to_string())])
+        self.chrome.text_with(
+            "web-notifications-refused",
+            &[("code", &status.to_string())],
+        )
     }
 
     /// The feed: `questions` is a JSON array of the server's Question

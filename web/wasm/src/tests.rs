@@ -398,8 +398,7 @@ fn messages_in(dir: &str) -> Vec<(String, Vec<(String, String)>)> {
             if let Some((id, v)) = l.split_once(" = ") {
                 current = id.trim().to_string();
                 msgs.push((current.clone(), v.to_string()));
-            } else if let Some((key, v)) = l.trim_start().trim_start_matches('*').split_once("] ")
-            {
+            } else if let Some((key, v)) = l.trim_start().trim_start_matches('*').split_once("] ") {
                 msgs.push((format!("{current}{key}]"), v.to_string()));
             }
         }
@@ -490,7 +489,10 @@ fn the_web_words_keep_the_rules_of_the_phone_copy() {
                     );
                     // The phone pairs with "associer".
                     assert!(!words.contains("appair"), "{tag}: {id}: {text}");
-                    assert!(!words.contains('\''), "{tag}: {id}: an ASCII apostrophe: {text}");
+                    assert!(
+                        !words.contains('\''),
+                        "{tag}: {id}: an ASCII apostrophe: {text}"
+                    );
                 }
                 "he" => {
                     let chars: Vec<char> = words.chars().collect();
@@ -535,7 +537,10 @@ fn the_web_words_keep_the_rules_of_the_phone_copy() {
                         assert!(!words.contains(bad), "{tag}: {id}: {text}");
                     }
                     // The typographic apostrophe (l’app), as the phone.
-                    assert!(!words.contains('\''), "{tag}: {id}: an ASCII apostrophe: {text}");
+                    assert!(
+                        !words.contains('\''),
+                        "{tag}: {id}: an ASCII apostrophe: {text}"
+                    );
                 }
                 _ => {}
             }
@@ -610,7 +615,11 @@ fn the_web_never_repeats_a_phone_message() {
 /// a failure that may pass says it will be retried.
 #[test]
 fn an_answer_refused_for_good_is_not_told_to_try_again() {
-    let q = question("q_1", json!({"prompt": "Ship?", "options": ["Approve", "Deny"]}), now());
+    let q = question(
+        "q_1",
+        json!({"prompt": "Ship?", "options": ["Approve", "Deny"]}),
+        now(),
+    );
     let q = serde_json::to_string(&q).unwrap();
     let r = Responder::new(vec!["de".into()], "u_me".into());
     let body = r.answer(&q, "qp.v.Approve", None).unwrap();
@@ -638,7 +647,10 @@ fn notifications_refused_by_the_server_say_so_in_the_persons_language() {
         let t = r.notifications_refused(400);
         assert!(t.contains("400") && !t.contains('{'), "{lang}: {t}");
         if lang != "en" {
-            assert_ne!(t, Responder::new(vec![], String::new()).notifications_refused(400));
+            assert_ne!(
+                t,
+                Responder::new(vec![], String::new()).notifications_refused(400)
+            );
         }
     }
 }
