@@ -26,6 +26,8 @@ const puppeteer = require('puppeteer-core');
 const env = process.env;
 const log = (...a) => console.log('words.mjs:', ...a);
 const FSI = '\u2068';
+// What this test asks (its cells are read whole, buttons included).
+const OURS = ['Welche Version soll ausgerollt werden?', 'Build Agent', env.HEB_NAME];
 const PDI = '\u2069';
 
 // ---- the English files' sentences --------------------------------------------
@@ -55,20 +57,32 @@ const runs = english.flatMap((e) => [...e.runs]);
 const oneWord = new Set(english.flatMap((e) => [...e.words]));
 assert.ok(runs.length > 80, `English sentences read: ${runs.length}`);
 
-// What the page shows: its title, the visible text, labels and
-// placeholders, and every leaf element's own text (a button's word).
+// What the page shows: its title, its visible text (node by node: a
+// button's word alone is one), labels and placeholders. The askers' own
+// text (prompt, context, labels) of cells other tests asked, in English,
+// is theirs and left out; the cells `ours` names are read whole.
 async function shown(page) {
-  return page.evaluate(() => {
+  return page.evaluate((ours) => {
     const visible = (e) => !!(e.offsetWidth || e.offsetHeight || e.getClientRects().length);
-    const leaves = [...document.body.querySelectorAll('*')]
-      .filter((e) => e.children.length === 0 && visible(e))
-      .map((e) => e.textContent.trim());
+    const theirs = (e) => {
+      const li = e.closest('li.cell');
+      if (!li || !e.closest('.prompt, .context, button.answer, .resolution')) return false;
+      const prompt = li.querySelector('.prompt')?.textContent || '';
+      return !ours.some((m) => prompt.includes(m));
+    };
+    const texts = [];
+    const walk = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+    for (let n = walk.nextNode(); n; n = walk.nextNode()) {
+      const e = n.parentElement;
+      const t = n.textContent.trim();
+      if (t && e && visible(e) && !theirs(e)) texts.push(t);
+    }
     const attrs = [...document.querySelectorAll('[placeholder], [aria-label], [title]')]
       .filter(visible)
       .flatMap((e) => [e.getAttribute('placeholder'), e.getAttribute('aria-label'), e.getAttribute('title')])
       .filter(Boolean);
-    return { all: [document.title, document.body.innerText, ...attrs].join('\n'), leaves: [...leaves, ...attrs] };
-  });
+    return { all: [document.title, ...texts, ...attrs].join('\n'), leaves: [...texts, ...attrs] };
+  }, OURS);
 }
 
 // No English sentence on the page (`where` names the surface).
@@ -140,6 +154,13 @@ const browser = await puppeteer.launch({
 });
 const asked = [];
 try {
+  // --- the check itself: an English page fails it -----------------------------
+  const en = await newPage(browser, ['en']);
+  await en.page.goto(`${env.QP_URL}/app/`, { waitUntil: 'load' });
+  await en.page.waitForSelector('#pair:not([hidden])');
+  await assert.rejects(noEnglish(en.page, 'English'), /English on the page/);
+  await en.context.close();
+
   // --- German: the pairing screen and a code that does not work ------------
   const de = await newPage(browser, ['de-DE', 'de']);
   const { page } = de;
