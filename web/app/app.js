@@ -356,7 +356,7 @@ async function pushed(q) {
 
 function announce(fresh) {
   const cells = JSON.parse(responder.feed(JSON.stringify(fresh), Date.now()));
-  $('announce').textContent = cells.map((c) => `${t('web-new-question')}: ${c.title}. ${c.prompt}`).join(' ');
+  $('announce').textContent = cells.map((c) => responder.announce(c.title, c.prompt)).join(' ');
 }
 
 function el(tag, cls, text) {
@@ -560,7 +560,7 @@ async function answer(id, action, text) {
       questions.set(id, outcome.question);
       drafts.delete(id);
     }
-    else notes.set(id, t('web-answer-failed'));
+    else notes.set(id, responder.notSent(JSON.stringify(q), body, outcome.error));
   } catch (e) {
     // Unreachable: it stays queued and is sent once, when back online.
   }
@@ -574,15 +574,15 @@ async function answer(id, action, text) {
 
 // ---- notifications (Web Push: push.js) -----------------------------------
 
-// `result`: what enabling just said ({ok, error}); without it, the
+// `result`: what enabling just said ({ok, reason | status}); without it, the
 // subscription this browser has is registered again with the current token.
 // "Notifications are on" only when the server took the registration; else
-// the server's message.
+// why not, in the person's words (never the server's English).
 async function offerNotifications(result) {
   const btn = $('notify');
   if (!self.qpWebPush || !self.qpWebPush.supported()) return;
   btn.hidden = false;
-  if (!result) result = await self.qpWebPush.refresh(session.token).catch((e) => ({ ok: false, error: String(e) }));
+  if (!result) result = await self.qpWebPush.refresh(session.token).catch(() => ({ ok: false, reason: 'unreachable' }));
   const on = !!(result && result.ok) && await self.qpWebPush.state().catch(() => false);
   btn.textContent = t(on ? 'web-notifications-on' : 'web-notifications');
   btn.disabled = on;
@@ -592,7 +592,7 @@ async function offerNotifications(result) {
   if (result && !result.ok) {
     if (result.reason === 'blocked') why = t('web-notifications-blocked');
     else if (result.reason === 'unreachable') why = t('web-notifications-unreachable');
-    else why = result.error || '';
+    else if (result.status) why = responder.notificationsRefused(result.status);
   }
   $('notify-status').textContent = why;
 }

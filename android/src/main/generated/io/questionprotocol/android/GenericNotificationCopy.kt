@@ -75,7 +75,7 @@ internal object GenericNotificationCopy {
         "zh-Hans" to GenericLines(
             "新问题",
             "打开应用即可回答。",
-            "问题",
+            "待答问题",
             "可以直接在通知中回答的问题",
         ),
     )
