@@ -593,9 +593,12 @@ class AndroidGlueTest {
             assertNotNull("kept on screen", shadowOf(manager).getNotification("q_hang", androidNotificationId("q_hang")))
         } finally {
             hanging.close()
+            // The acceptor stopped before the list is read: it added to the
+            // list while the loop below iterated it once (SDK 31:
+            // ConcurrentModificationException).
             silent.close()
-            held.forEach { it.close() }
             acceptor.join(1_000)
+            synchronized(held) { held.toList() }.forEach { it.close() }
         }
     }
 }
