@@ -31,6 +31,7 @@ pub use keys::{device_public_key, DeviceKeyStore};
 pub use lifecycle::{
     BackgroundReport, ForegroundReport, ForegroundStep, PhoneBudgets, ResolutionPushAction,
     StepFailure, ANSWER_DELIVERY_BUDGET, BUDGETS, EXTENSION_NETWORK_BUDGET, REFRESH_INTERVAL,
+    RESOLUTION_PUSH_WITHOUT_STORE,
 };
 pub use observe::{off_thread, FeedListener};
 pub use pair::{DeviceRegistration, PairError, PairErrorKind, PairedAccount, TokenStore};

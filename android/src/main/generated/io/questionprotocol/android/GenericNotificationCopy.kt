@@ -15,6 +15,9 @@ internal object GenericNotificationCopy {
     const val CHANNEL_IMPORTANCE = android.app.NotificationManager.IMPORTANCE_HIGH
     /** The language every chain ends with. */
     const val FALLBACK_LANGUAGE = "en"
+    /** Where Chinese without a script is written in Traditional (the
+     *  core's negotiation: none is bundled). */
+    val TRADITIONAL_CHINESE_REGIONS: Set<String> = setOf("TW", "HK", "MO")
     /** By bundled language tag: the generic notification's title and
      *  body, the channel's name and description. */
     val LINES: Map<String, GenericLines> = mapOf(
