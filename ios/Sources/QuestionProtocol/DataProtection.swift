@@ -166,6 +166,65 @@ public final class QPSession: @unchecked Sendable {
         return try body()
     }
 
+    /// Background work using the store now (under `storeChanges`): while
+    /// any runs, none of them closes the store.
+    private var backgroundUses = 0
+    /// Returns to the foreground so far (under `storeChanges`): a
+    /// background path that began before one leaves the store open.
+    private var foregrounds = 0
+
+    /// The lifecycle's return to the foreground: `resume` under
+    /// `usingStore`, and background work in progress no longer closes the
+    /// store when it ends (the app now uses it).
+    package func comingToForeground(_ resume: () throws -> Void) rethrows {
+        try usingStore {
+            foregrounds += 1
+            try resume()
+        }
+    }
+
+    /// Work the system runs while the app may be in the background (a
+    /// notification action, a silent push, a background refresh, an
+    /// upload's report) over a store the app may have suspended: opens the
+    /// store, runs `body` (the lock is not held meanwhile: it may send),
+    /// then, with `suspendAfter` (the app was in the background), closes
+    /// it again, unless other such work still uses it or the app came to
+    /// the foreground meanwhile. Without this, one path's suspend closed
+    /// the store under another that had just opened it.
+    package func withStoreOpen<T>(_ core: PhoneCore, suspendAfter: Bool, site: String,
+                                  _ body: () async throws -> T) async rethrows -> T {
+        let use = openForBackgroundWork(core, suspendAfter: suspendAfter, site: site)
+        defer { use.end() }
+        return try await body()
+    }
+
+    /// The same, for work that does not wait (on the caller's queue, never
+    /// the main thread).
+    package func withStoreOpenNow<T>(_ core: PhoneCore, suspendAfter: Bool, site: String,
+                                     _ body: () throws -> T) rethrows -> T {
+        let use = openForBackgroundWork(core, suspendAfter: suspendAfter, site: site)
+        defer { use.end() }
+        return try body()
+    }
+
+    /// `withStoreOpen` for work that must close the store at a moment of
+    /// its own (before a completion handler, after which iOS may suspend
+    /// the app): `end()` it then (once; later calls do nothing).
+    package func openForBackgroundWork(_ core: PhoneCore, suspendAfter: Bool, site: String) -> BackgroundStoreUse {
+        let since = usingStore { () -> Int in
+            backgroundUses += 1
+            reported("\(site): resume") { try core.resume() }
+            return foregrounds
+        }
+        return BackgroundStoreUse { [self] in
+            usingStore {
+                backgroundUses -= 1
+                guard suspendAfter, backgroundUses == 0, foregrounds == since else { return }
+                reported("\(site): suspend") { try core.suspend() }
+            }
+        }
+    }
+
     /// How long a store another process holds is tried again at launch.
     static let lockedRetryWindow: TimeInterval = 10
 
@@ -229,4 +288,14 @@ public final class QPSession: @unchecked Sendable {
         reported("data protection: the store's files") { try QPDataProtection.protectStore(at: storePath) }
         return core
     }
+}
+
+/// One background path's use of the store (`QPSession.openForBackgroundWork`).
+package final class BackgroundStoreUse: @unchecked Sendable {
+    private let once = Once()
+    private let close: () -> Void
+    init(close: @escaping () -> Void) { self.close = close }
+    /// Done with the store: closes it if this was the last use and the app
+    /// is still in the background. Once.
+    package func end() { if once.claim() { close() } }
 }

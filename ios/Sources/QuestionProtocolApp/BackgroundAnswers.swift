@@ -23,7 +23,9 @@ public protocol QPUploadSystem: AnyObject {
 
 @available(iOSApplicationExtension, unavailable)
 public final class QPBackgroundAnswers {
-    private let session: QPSession
+    /// The session the answers are recorded in (the app's, shared with
+    /// its lifecycle and answer handler).
+    public let session: QPSession
     private let system: QPUploadSystem
     private let bodies: URL
 
@@ -98,19 +100,14 @@ public final class QPBackgroundAnswers {
             // The system woke the app in the background, where the store
             // was suspended (an answer's hand-over, didEnterBackground): it
             // opens for this report and is suspended again, so the outcome
-            // is not left for the next launch. One store change at a time
-            // (`usingStore`): the app's return to the foreground waits for
-            // this, so its resume is not undone by this path's suspend; and
-            // only what this path resumed is suspended again.
-            report = session.usingStore { () -> FlushReport? in
-                if let recorded = try? core.handedOverOutcome(id: id, result: result) {
-                    return recorded // opened meanwhile (the app came to the foreground)
-                }
-                return reported("background answers: the report while suspended") { () throws -> FlushReport in
-                    try core.resume()
-                    afterReopening?()
-                    defer { _ = reported("background answers: suspend again") { try core.suspend() } }
-                    return try core.handedOverOutcome(id: id, result: result)
+            // is not left for the next launch. Through the session
+            // (`withStoreOpenNow`): the app coming to the foreground
+            // meanwhile keeps its store open, and so does other background
+            // work using it (an answer being sent).
+            report = session.withStoreOpenNow(core, suspendAfter: true, site: "background answers: the report") {
+                afterReopening?()
+                return reported("background answers: the report while suspended") {
+                    try core.handedOverOutcome(id: id, result: result)
                 }
             }
         } catch {
@@ -132,8 +129,9 @@ public final class QPBackgroundAnswers {
     /// (the moment the app may come to the foreground).
     package var afterReopening: (() -> Void)?
 
-    /// At launch (and, from `QPSystemUploads`, once the system has
-    /// delivered its reports): answers handed over that the system no
+    /// At launch, at each return to the foreground (`QPAppLifecycle` with
+    /// `uploads:`) and, from `QPSystemUploads`, once the system has
+    /// delivered its reports: answers handed over that the system no
     /// longer holds and never reported on go back to the outbox, for the
     /// next flush. The core decides when a missing one counts as lost (one
     /// the system delivered may miss from the list while its report is on
@@ -141,7 +139,24 @@ public final class QPBackgroundAnswers {
     public func reconcile(_ done: @escaping (UInt32) -> Void = { _ in }) {
         system.inFlight { [session] ids in
             guard let core = session.waitForCore() else { return done(0) }
-            done(reported("background answers: reconcile") { try core.requeueLostHandOvers(inFlight: ids) } ?? 0)
+            do {
+                done(try core.requeueLostHandOvers(inFlight: ids))
+            } catch QpError.Storage(kind: .suspended, _) {
+                // After the system's events in the background, the store suspended: opened for this, as for a report.
+                done(session.withStoreOpenNow(core, suspendAfter: true, site: "background answers: reconcile") {
+                    reported("background answers: reconcile") { try core.requeueLostHandOvers(inFlight: ids) }
+                } ?? 0)
+            } catch {
+                reportGlueFailure(site: "background answers: reconcile", error: "\(error)")
+                done(0)
+            }
+        }
+    }
+
+    /// `reconcile`, awaited: the number of answers queued again.
+    public func reconciled() async -> UInt32 {
+        await withCheckedContinuation { (c: CheckedContinuation<UInt32, Never>) in
+            reconcile { c.resume(returning: $0) }
         }
     }
 
@@ -159,8 +174,11 @@ public final class QPBackgroundAnswers {
 /// when the identifier is `QPSystemUploads.identifier`.
 /// (Linux has no background sessions: there it is an ephemeral session
 /// with the same delegate, which is how the tests drive it.)
+/// Sendable by hand: `session` is set once, in `init`, and every other
+/// stored property is read and written under `lock` (the delegate's
+/// callbacks come on the session's queue, `answers` from the app's).
 @available(iOSApplicationExtension, unavailable)
-public final class QPSystemUploads: NSObject, QPUploadSystem, URLSessionDataDelegate {
+public final class QPSystemUploads: NSObject, QPUploadSystem, URLSessionDataDelegate, @unchecked Sendable {
     public static let identifier = "io.questionprotocol.answers"
     private var session: URLSession!
     private var received: [Int: Data] = [:]
