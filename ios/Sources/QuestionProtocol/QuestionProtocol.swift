@@ -1726,9 +1726,13 @@ public protocol PhoneCoreProtocol: AnyObject, Sendable {
     func requeueInterrupted() throws  -> UInt32
     
     /**
-     * At launch, with the ids of the uploads the background session still
-     * holds: answers it no longer has and never reported on are queued
-     * again for the next flush. Returns how many.
+     * At launch, at each return to the foreground and once the background
+     * session has delivered its events, with the ids of the uploads it
+     * still holds: an answer it no longer has and never reported on is
+     * queued again for the next flush once still missing the core's grace
+     * (`LOST_HAND_OVER_GRACE_MS`, 10 s) or more after the first call that
+     * found it missing: its report may be on the way meanwhile, and is
+     * taken then. Returns how many were queued.
      */
     func requeueLostHandOvers(inFlight: [String]) throws  -> UInt32
     
@@ -2534,9 +2538,13 @@ open func requeueInterrupted()throws  -> UInt32  {
 }
     
     /**
-     * At launch, with the ids of the uploads the background session still
-     * holds: answers it no longer has and never reported on are queued
-     * again for the next flush. Returns how many.
+     * At launch, at each return to the foreground and once the background
+     * session has delivered its events, with the ids of the uploads it
+     * still holds: an answer it no longer has and never reported on is
+     * queued again for the next flush once still missing the core's grace
+     * (`LOST_HAND_OVER_GRACE_MS`, 10 s) or more after the first call that
+     * found it missing: its report may be on the way meanwhile, and is
+     * taken then. Returns how many were queued.
      */
 open func requeueLostHandOvers(inFlight: [String])throws  -> UInt32  {
     return try  FfiConverterUInt32.lift(try rustCallWithError(FfiConverterTypeQpError_lift) {
@@ -10738,7 +10746,7 @@ private let initializationResult: InitializationResult = {
     if (uniffi_qp_ffi_checksum_method_phonecore_requeue_interrupted() != 35505) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_qp_ffi_checksum_method_phonecore_requeue_lost_hand_overs() != 46405) {
+    if (uniffi_qp_ffi_checksum_method_phonecore_requeue_lost_hand_overs() != 10727) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_qp_ffi_checksum_method_phonecore_resolution() != 8741) {

@@ -1651,7 +1651,7 @@ private fun uniffiCheckApiChecksums(lib: IntegrityCheckingUniffiLib) {
     if ((lib.uniffi_qp_ffi_checksum_method_phonecore_requeue_interrupted() and 0xFFFF) != 35505) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
-    if ((lib.uniffi_qp_ffi_checksum_method_phonecore_requeue_lost_hand_overs() and 0xFFFF) != 46405) {
+    if ((lib.uniffi_qp_ffi_checksum_method_phonecore_requeue_lost_hand_overs() and 0xFFFF) != 10727) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
     if ((lib.uniffi_qp_ffi_checksum_method_phonecore_resolution() and 0xFFFF) != 8741) {
@@ -3930,9 +3930,13 @@ public interface PhoneCoreInterface {
     fun `requeueInterrupted`(): kotlin.UInt
     
     /**
-     * At launch, with the ids of the uploads the background session still
-     * holds: answers it no longer has and never reported on are queued
-     * again for the next flush. Returns how many.
+     * At launch, at each return to the foreground and once the background
+     * session has delivered its events, with the ids of the uploads it
+     * still holds: an answer it no longer has and never reported on is
+     * queued again for the next flush once still missing the core's grace
+     * (`LOST_HAND_OVER_GRACE_MS`, 10 s) or more after the first call that
+     * found it missing: its report may be on the way meanwhile, and is
+     * taken then. Returns how many were queued.
      */
     fun `requeueLostHandOvers`(`inFlight`: List<kotlin.String>): kotlin.UInt
     
@@ -4950,9 +4954,13 @@ open class PhoneCore: Disposable, AutoCloseable, PhoneCoreInterface
 
     
     /**
-     * At launch, with the ids of the uploads the background session still
-     * holds: answers it no longer has and never reported on are queued
-     * again for the next flush. Returns how many.
+     * At launch, at each return to the foreground and once the background
+     * session has delivered its events, with the ids of the uploads it
+     * still holds: an answer it no longer has and never reported on is
+     * queued again for the next flush once still missing the core's grace
+     * (`LOST_HAND_OVER_GRACE_MS`, 10 s) or more after the first call that
+     * found it missing: its report may be on the way meanwhile, and is
+     * taken then. Returns how many were queued.
      */
     @Throws(QpException::class)override fun `requeueLostHandOvers`(`inFlight`: List<kotlin.String>): kotlin.UInt {
             return FfiConverterUInt.lift(
