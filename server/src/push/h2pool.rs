@@ -589,9 +589,7 @@ impl H2Pool {
         let changed = self.changed.clone();
         let stats_dead = self.dead_counter();
         tokio::spawn(async move {
-            let mut idle = Some(ping);
-            // A PING still unanswered (h2 allows one at a time).
-            let mut outstanding: Option<Pinging> = None;
+            let mut ping = Some(ping);
             let mut last_ping = tokio::time::Instant::now();
             loop {
                 // Looked at every PING_BUSY_EVERY, busy or not: a
@@ -605,50 +603,59 @@ impl H2Pool {
                     }
                     _ => return,
                 };
-                if !busy && outstanding.is_none() && last_ping.elapsed() < PING_IDLE_EVERY {
+                if !busy && last_ping.elapsed() < PING_IDLE_EVERY {
                     continue;
                 }
                 last_ping = tokio::time::Instant::now();
-                let mut pinging = match (outstanding.take(), idle.take()) {
-                    (Some(p), _) => p,
-                    (None, Some(mut pp)) => Box::pin(async move {
-                        let pong = pp.ping(h2::Ping::opaque()).await;
-                        (pp, pong)
-                    }),
-                    (None, None) => return,
-                };
-                match tokio::time::timeout(PING_TIMEOUT, &mut pinging).await {
-                    Ok((pp, Ok(_))) => idle = Some(pp),
-                    // The connection ended on its own: nothing to do.
-                    Ok((_, Err(_))) => return,
-                    // Late, but responses still arrive: a loaded peer, not
-                    // a dead connection; keep waiting for this PING.
-                    Err(_)
-                        if weak.upgrade().is_some_and(|c| {
-                            c.last_response
-                                .lock()
-                                .unwrap_or_else(|p| p.into_inner())
-                                .elapsed()
-                                < PING_TIMEOUT
-                        }) =>
-                    {
-                        outstanding = Some(pinging)
-                    }
-                    Err(_) => {
-                        if let Some(c) = weak.upgrade() {
-                            c.closed.store(true, Ordering::Release);
-                            let _ = c.dead.send(true);
+                let Some(mut pp) = ping.take() else { return };
+                let mut pinging: Pinging = Box::pin(async move {
+                    let pong = pp.ping(h2::Ping::opaque()).await;
+                    (pp, pong)
+                });
+                // Dead once neither the PING's answer nor any response
+                // came for PING_TIMEOUT: a late PING on a connection still
+                // answering streams is a loaded peer, and is waited for
+                // only until PING_TIMEOUT after the last response (not
+                // another round of the loop: that made a dead connection
+                // cost up to 5 s instead of 3).
+                let mut wait = PING_TIMEOUT;
+                let alive = loop {
+                    match tokio::time::timeout(wait, &mut pinging).await {
+                        Ok((pp, Ok(_))) => {
+                            ping = Some(pp);
+                            break true;
                         }
-                        stats_dead.fetch_add(1, Ordering::Relaxed);
-                        tracing::warn!(
-                            timeout_ms = PING_TIMEOUT.as_millis() as u64,
-                            "push gateway connection stopped answering PINGs: closed, its pushes go again on a new one"
-                        );
-                        io.abort();
-                        changed.notify_waiters();
-                        return;
+                        // The connection ended on its own: nothing to do.
+                        Ok((_, Err(_))) => return,
+                        Err(_) => {
+                            let since = weak.upgrade().map(|c| {
+                                c.last_response
+                                    .lock()
+                                    .unwrap_or_else(|p| p.into_inner())
+                                    .elapsed()
+                            });
+                            match since {
+                                Some(s) if s < PING_TIMEOUT => wait = PING_TIMEOUT - s,
+                                _ => break false,
+                            }
+                        }
                     }
+                };
+                if alive {
+                    continue;
                 }
+                if let Some(c) = weak.upgrade() {
+                    c.closed.store(true, Ordering::Release);
+                    let _ = c.dead.send(true);
+                }
+                stats_dead.fetch_add(1, Ordering::Relaxed);
+                tracing::warn!(
+                    timeout_ms = PING_TIMEOUT.as_millis() as u64,
+                    "push gateway connection stopped answering PINGs: closed, its pushes go again on a new one"
+                );
+                io.abort();
+                changed.notify_waiters();
+                return;
             }
         });
     }
