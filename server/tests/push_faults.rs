@@ -181,6 +181,10 @@ async fn a_503_and_429_storm_loses_and_doubles_nothing() {
     let per = accepted_per_device(Some(&apns), None, &id);
     assert_eq!(per.len(), tokens.len(), "lost");
     assert!(per.values().all(|n| *n == 1), "doubled: {per:?}");
+    // At most one attempt per refusal (3 at most) and the one accepted;
+    // fewer when refusals in a row made an outage.
+    let spent = attempts(&f.db(), &id);
+    assert!(spent.iter().all(|a| (1..=4).contains(a)), "{spent:?}");
 }
 
 /// Issue 54: APNs answers every push `503 ServiceUnavailable` with

@@ -403,10 +403,14 @@ pub async fn run_worker_with(
                     (Some(_), Some(held)) => held,
                     (Some(m), None) => match within_lease(cut_off, cap, transport.send(m)).await {
                         Ok(outcome) => outcome,
-                        // Cut off mid-send: the gateway may have it.
+                        // Cut off mid-send: the gateway may have it. APNs
+                        // and FCM's pool counts it itself, only if the
+                        // request was written (`h2pool::Written`).
                         Err(cut) => {
-                            let resends = &metrics.metrics.push.resends;
-                            resends.count(gateway, metrics::ResendCause::Timeout);
+                            if !matches!(gateway, "apns" | "fcm") {
+                                let resends = &metrics.metrics.push.resends;
+                                resends.count(gateway, metrics::ResendCause::Timeout);
+                            }
                             cut
                         }
                     },
