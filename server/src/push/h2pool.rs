@@ -36,8 +36,10 @@
 //!   failed streams again at once on a new one: those above the
 //!   last-stream-id without counting (never processed), those at or below
 //!   it counted as maybe delivered (the gateway may have processed them);
-//!   repeated error `GOAWAY`s in a row hold new connections back
-//!   ([`GOAWAY_BACKOFF`]) until a response arrives.
+//!   connections ending with an error in a row (an error `GOAWAY`, whether
+//!   or not it refused a stream, or a connection breaking under its
+//!   streams) hold new connections back ([`GOAWAY_BACKOFF`]) until a
+//!   response arrives.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};

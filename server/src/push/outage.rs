@@ -122,12 +122,19 @@ impl Outages {
                 },
                 None => PushOutcome::Retry { reason, after },
             },
-            // Held before reaching the gateway: says nothing about it.
-            PushOutcome::Deferred { .. } => outcome,
-            other => {
+            // The gateway answered: it works.
+            PushOutcome::Sent | PushOutcome::DeviceGone => {
                 self.answered(gateway);
-                other
+                outcome
             }
+            PushOutcome::Failed(ref text) if super::metrics::answer_in(text).is_some() => {
+                self.answered(gateway);
+                outcome
+            }
+            // Never reached the gateway (held, not pending any more, a
+            // payload that cannot be encoded), or not from APNs or FCM:
+            // says nothing about it.
+            other => other,
         }
     }
 
@@ -244,6 +251,23 @@ mod tests {
             o.judge("apns", down(None)),
             PushOutcome::Retry { .. }
         ));
+    }
+
+    /// A push failed before it reached the gateway (its question resolved,
+    /// a payload that cannot be encoded) does not end an outage; a
+    /// gateway's refusal of one push does.
+    #[test]
+    fn only_an_answer_of_the_gateway_ends_an_outage() {
+        let o = Outages::default();
+        for _ in 0..OUTAGE_AFTER {
+            o.judge("apns", down(None));
+        }
+        assert!(o.held("apns").is_some());
+        let not_sent = "question no longer pending (answered): not sent";
+        o.judge("apns", PushOutcome::Failed(not_sent.into()));
+        assert!(o.held("apns").is_some());
+        o.judge("apns", PushOutcome::Failed("APNs 400 BadTopic".into()));
+        assert!(o.held("apns").is_none());
     }
 
     #[test]
