@@ -374,7 +374,7 @@ pub struct PartialSettings {
     /// FCM base URL [default: https://fcm.googleapis.com].
     #[arg(long, env = "QP_FCM_BASE_URL")]
     pub fcm_base_url: Option<String>,
-    /// How long a server's claim on a push lasts, in ms: pushes an instance claimed and did not finish (it crashed, or stalled) go again this long after the claim, from any instance. Below the default, a send still running at three quarters of it is cut off and sent again later (the gateway may have it: counted in qp_push_resent_maybe_delivered_total). 1000 to 3600000 [default: 60000].
+    /// How long a server's claim on a push lasts, in ms: pushes an instance claimed and did not finish (it crashed, or stalled) go again this long after the claim, from any instance. Below the default, a send still running at three quarters of it is cut off and sent again later (the gateway may have it: counted in qp_push_resent_maybe_delivered_total), and the server warns at start. 2000 to 3600000 (below 2000 the quarter of the lease kept for recording an outcome cannot hold one write's 500 ms lock wait: refused, naming the field) [default: 60000].
     #[arg(long, env = "QP_PUSH_LEASE_MS")]
     pub push_lease_ms: Option<u64>,
     /// How long a client may take to send a request body, in ms (408 after) [default: 10000].
@@ -709,11 +709,20 @@ fn check(s: &Settings) -> Result<(), String> {
     if s.sweep_interval.is_zero() {
         return Err("sweep_interval_ms must be at least 1".into());
     }
-    // A lease past an hour leaves a crashed instance's claimed pushes
-    // undelivered for that long, and one near the integer limits would
-    // overflow the claim's deadline.
-    if s.push_lease < Duration::from_secs(1) || s.push_lease > Duration::from_secs(3600) {
-        return Err("push_lease_ms must be 1000 to 3600000 (one second to one hour)".into());
+    // The lease drives the push budget (a send is cut off to fit it), but
+    // below its minimum not even one outcome write fits what the cut-off
+    // leaves (`push::budget::MIN_LEASE`). A lease past an hour leaves a
+    // crashed instance's claimed pushes undelivered for that long, and one
+    // near the integer limits would overflow the claim's deadline.
+    let min = crate::push::budget::MIN_LEASE.as_millis();
+    if s.push_lease < crate::push::budget::MIN_LEASE || s.push_lease > Duration::from_secs(3600) {
+        return Err(format!(
+            "push_lease_ms must be {min} to 3600000: below {min} ms the time the worker keeps \
+             for recording a push's outcome (a quarter of the lease) cannot hold one write \
+             (its {} ms lock wait); the default, {}, fits every gateway's worst case",
+            crate::push::WRITE_TRY_WAIT.as_millis(),
+            crate::push::budget::LEASE.as_millis()
+        ));
     }
     if s.webhook_max_attempts == 0 {
         return Err("webhook_max_attempts must be at least 1".into());
@@ -1107,7 +1116,7 @@ mod tests {
     }
 
     #[test]
-    fn a_push_lease_outside_one_second_to_one_hour_is_refused_by_name() {
+    fn a_push_lease_below_its_budget_minimum_or_past_an_hour_is_refused_by_name() {
         let lease = |ms| {
             PartialSettings {
                 push_lease_ms: Some(ms),
@@ -1118,10 +1127,11 @@ mod tests {
         };
         assert_eq!(lease(2_000), Ok(Duration::from_secs(2)));
         assert_eq!(lease(3_600_000), Ok(Duration::from_secs(3600)));
-        for ms in [0, 999, 3_600_001, u64::MAX] {
+        assert_eq!(crate::push::budget::MIN_LEASE, Duration::from_secs(2));
+        for ms in [0, 1_000, 1_999, 3_600_001, u64::MAX] {
             let err = lease(ms).unwrap_err();
             assert!(
-                err.contains("push_lease_ms must be 1000 to 3600000"),
+                err.contains("push_lease_ms must be 2000 to 3600000"),
                 "{ms}: {err}"
             );
         }

@@ -161,6 +161,7 @@ pub async fn start(
                     let t = ApnsTransport::new(c)?;
                     t.gate().report_to(&app.metrics.push.credentials);
                     t.report_resends_to(&app.metrics.push.resends);
+                    t.report_errors_to(&app.metrics.push.gateway_errors);
                     Some(Arc::new(t))
                 }
                 None => None,
@@ -170,6 +171,7 @@ pub async fn start(
                     let t = FcmTransport::new(c)?;
                     t.gate().report_to(&app.metrics.push.credentials);
                     t.report_resends_to(&app.metrics.push.resends);
+                    t.report_errors_to(&app.metrics.push.gateway_errors);
                     Some(Arc::new(t))
                 }
                 None => None,

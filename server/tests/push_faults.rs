@@ -91,6 +91,18 @@ async fn a_connection_that_stops_answering_mid_fan_out_is_replaced_without_a_tim
         apns.state.connections.load(SeqCst)
     );
     assert_eq!(per.len(), tokens.len(), "lost");
+    // The goal: noticed and re-sent within 5 s. Noticing takes at most a
+    // PING interval and its timeout (1 s + 2 s) after the last sign of
+    // life; the rest is resending and recording the outcomes. Asserted
+    // with 2.5 s to spare: on the project's 2-core machine, shared with
+    // builds, this process (the server, the worker, the stand-in) is at
+    // times starved for a second or more, and the figure here runs to the
+    // last of 1,000 outcomes recorded (measured 2.8–3.6 s with both cores
+    // kept busy). A detection by the 15 s response timeout fails it.
+    assert!(
+        recovered < Duration::from_millis(7_500),
+        "recovered in {recovered:?}: the goal is 5 s"
+    );
     assert!(dead >= 1.0, "no push went again for a dead connection");
     assert_eq!(timeouts, 0.0, "a push waited out the response timeout");
     // Resent by the pool at once, not retried by the worker after a
@@ -169,6 +181,61 @@ async fn a_503_and_429_storm_loses_and_doubles_nothing() {
     let per = accepted_per_device(Some(&apns), None, &id);
     assert_eq!(per.len(), tokens.len(), "lost");
     assert!(per.values().all(|n| *n == 1), "doubled: {per:?}");
+    // At most one attempt per refusal (3 at most) and the one accepted;
+    // fewer when refusals in a row made an outage.
+    let spent = attempts(&f.db(), &id);
+    assert!(spent.iter().all(|a| (1..=4).contains(a)), "{spent:?}");
+}
+
+/// Issue 54: APNs answers every push `503 ServiceUnavailable` with
+/// Retry-After 1 s for 12 s from the ask: longer than the whole attempt
+/// schedule under those answers (8 attempts, 1 s apart: about 7 s; the
+/// same as a one- to two-minute outage without Retry-After, whose
+/// schedule is 63–127 s). A gateway fault is not the push's: once the
+/// gateway is in an outage (3 faults in a row) its pushes wait without
+/// spending attempts, and when it answers again every push is accepted
+/// once. Before, every push spent its 8 attempts and failed for good.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gateway_outage_longer_than_the_attempt_schedule_fails_no_push() {
+    let apns = gateways::apns(Duration::from_millis(5), 500).await;
+    let f = common::Fixture::with(|s| s.apns = Some(apns_config(&apns.url, 2))).await;
+    let tokens = seed_devices(&f, 100, 2, 0);
+    let outage = Duration::from_secs(12);
+    apns.state
+        .outage(outage, (503, "ServiceUnavailable", Some(1)));
+    let t0 = Instant::now();
+    let id = room_question(&f).await;
+    // Until every job is over (sent, or failed for good).
+    until("every push done", Duration::from_secs(120), || {
+        let s = fanout::states(&f, &id);
+        s.get("sent").copied().unwrap_or(0) + s.get("failed").copied().unwrap_or(0) == tokens.len()
+    })
+    .await;
+    let took = t0.elapsed();
+    let states = fanout::states(&f, &id);
+    let per = accepted_per_device(Some(&apns), None, &id);
+    let spent = attempts(&f.db(), &id);
+    println!(
+        "APNs outage of {outage:?}: {} devices done {took:?} after the ask, {} lost, {} sent twice, attempts at most {:?}",
+        tokens.len(),
+        tokens.len() - per.len(),
+        doubled(&per),
+        spent.iter().max()
+    );
+    assert_eq!(states.get("failed"), None, "failed for good: {states:?}");
+    assert_eq!(per.len(), tokens.len(), "lost");
+    assert!(per.values().all(|n| *n == 1), "doubled: {per:?}");
+    assert!(took >= outage, "accepted during the outage? {took:?}");
+    // The attempts went to the pushes, not the outage: only the faults
+    // before it was called one (fewer than 3 in a row) spent any.
+    let extra: u32 = spent.iter().map(|a| a - 1).sum();
+    assert!(extra < 3, "attempts spent on the outage: {spent:?}");
+    let outages = r#"qp_push_gateway_outages_total{gateway="apns"}"#;
+    assert!(metric(&f, outages).await >= 1.0, "{outages}");
+    let held = r#"qp_push_outcomes_total{gateway="apns",outcome="deferred",reason="outage"}"#;
+    assert!(metric(&f, held).await >= 1.0, "{held}");
+    let open = r#"qp_push_gateway_outage{gateway="apns"}"#;
+    assert_eq!(metric(&f, open).await, 0.0, "{open} after it answered");
 }
 
 /// Issue 54: during a 1,000-device fan-out APNs refuses a tenth of the
@@ -219,11 +286,12 @@ async fn provider_token_trouble_mid_fan_out_loses_and_doubles_nothing() {
 }
 
 /// Issue 54: the database refuses the batch of outcomes (SQLite locked by
-/// another writer past its 5 s busy timeout) after APNs accepted the
-/// pushes: the batch is written again once the lock goes, every push
-/// recorded sent with one attempt, none sent twice. (Before, the outcomes
-/// were dropped and every push went again when its 60 s lease ended.)
-/// SQLite only: PostgreSQL waits on a lock instead of refusing.
+/// another writer for 2 s, past an outcome write's 0.5 s lock wait, so
+/// the first tries fail) after APNs accepted the pushes: the batch is
+/// written again once the lock goes, every push recorded sent with one
+/// attempt, none sent twice. (Before, the outcomes were dropped and every
+/// push went again when its 60 s lease ended.) SQLite only here: the
+/// PostgreSQL bound (`lock_timeout`) is set by the same code.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_refused_outcome_write_is_tried_again_not_dropped() {
     let apns = gateways::apns(Duration::from_millis(500), 500).await;
@@ -237,10 +305,11 @@ async fn a_refused_outcome_write_is_tried_again_not_dropped() {
         apns.state.open_streams() >= tokens.len()
     })
     .await;
-    // Another writer holds the database past the busy timeout.
+    // Another writer holds the database past an outcome write's wait
+    // (within the record margin: the third try gets through).
     let lock = rusqlite::Connection::open(&path).unwrap();
     lock.execute_batch("BEGIN EXCLUSIVE").unwrap();
-    tokio::time::sleep(Duration::from_secs(6)).await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
     lock.execute_batch("COMMIT").unwrap();
     until("every push recorded sent", Duration::from_secs(20), || {
         sent(&f.db(), &id) == tokens.len()

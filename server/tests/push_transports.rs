@@ -275,6 +275,8 @@ async fn apns_sends_signed_http2_requests_with_the_right_headers() {
 async fn apns_refreshes_its_token_and_maps_every_outcome() {
     let (url, log) = fake_apns().await;
     let apns = ApnsTransport::new(apns_config(&url, Duration::from_millis(1200))).unwrap();
+    let errors = qp_server::push::metrics::GatewayErrors::default();
+    apns.report_errors_to(&errors);
     let q = question("Deploy?", 600);
     {
         let mut l = log.lock().unwrap();
@@ -295,6 +297,8 @@ async fn apns_refreshes_its_token_and_maps_every_outcome() {
         async move { apns.send(&m).await }
     };
     assert_eq!(send("gone").await, PushOutcome::DeviceGone);
+    // Every error answer is counted by its row, a dead device's too.
+    assert_eq!(errors.get("apns", "Unregistered"), 1);
     // Also Apple's answer for a token of the other environment: the push
     // fails, the device stays.
     assert!(
@@ -302,14 +306,14 @@ async fn apns_refreshes_its_token_and_maps_every_outcome() {
     );
     assert_eq!(
         send("busy").await,
-        PushOutcome::Retry {
+        PushOutcome::Unavailable {
             reason: "APNs 429 TooManyRequests".into(),
             after: Some(Duration::from_secs(7))
         }
     );
     assert!(matches!(
         send("down").await,
-        PushOutcome::Retry { after: None, .. }
+        PushOutcome::Unavailable { after: None, .. }
     ));
     assert!(matches!(send("topic").await, PushOutcome::Failed(r) if r.contains("BadTopic")));
     tokio::time::sleep(Duration::from_millis(1300)).await;
@@ -627,8 +631,14 @@ async fn fcm_refreshes_near_expiry_and_maps_every_outcome() {
         async move { t.send(&m).await }
     };
     assert_eq!(send("gone").await, PushOutcome::DeviceGone);
-    assert!(matches!(send("busy").await, PushOutcome::Retry { .. }));
-    assert!(matches!(send("down").await, PushOutcome::Retry { .. }));
+    assert!(matches!(
+        send("busy").await,
+        PushOutcome::Unavailable { .. }
+    ));
+    assert!(matches!(
+        send("down").await,
+        PushOutcome::Unavailable { .. }
+    ));
     assert!(matches!(send("bad").await, PushOutcome::Failed(r) if r.contains("400")));
     assert_eq!(log.lock().unwrap().token_requests, 1);
     tokio::time::sleep(Duration::from_millis(1100)).await;
@@ -927,7 +937,7 @@ async fn apns_too_many_token_updates_retries_and_holds_the_token() {
     );
     let m = message("ios", "slow", PushKind::Question, &q);
     assert!(
-        matches!(apns.send(&m).await, PushOutcome::Retry { ref reason, .. } if reason.contains("TooManyProviderTokenUpdates")),
+        matches!(apns.send(&m).await, PushOutcome::Unavailable { ref reason, .. } if reason.contains("TooManyProviderTokenUpdates")),
     );
     tokio::time::sleep(Duration::from_millis(400)).await;
     let m = message("ios", "ok", PushKind::Question, &q);
@@ -977,14 +987,14 @@ async fn fcm_errors_take_their_documented_action() {
         async move { t.send(&m).await }
     };
     assert!(
-        matches!(send("quota").await, PushOutcome::Retry { ref reason, .. } if reason.contains("QUOTA_EXCEEDED"))
+        matches!(send("quota").await, PushOutcome::Unavailable { ref reason, .. } if reason.contains("QUOTA_EXCEEDED"))
     );
     assert!(
-        matches!(send("down").await, PushOutcome::Retry { ref reason, .. } if reason.contains("UNAVAILABLE"))
+        matches!(send("down").await, PushOutcome::Unavailable { ref reason, .. } if reason.contains("UNAVAILABLE"))
     );
     let denied = send("denied").await;
     assert!(
-        matches!(denied, PushOutcome::Retry { ref reason, after: Some(_) } if reason.contains("credential refused")),
+        matches!(denied, PushOutcome::Deferred { ref reason, .. } if reason.contains("credential refused")),
         "{denied:?}"
     );
     // Held: the next push waits out the step without a request, and

@@ -26,7 +26,7 @@ use crate::store::deliveries::PushKind;
 pub const APNS_PRODUCTION: &str = "https://api.push.apple.com";
 pub const APNS_SANDBOX: &str = "https://api.sandbox.push.apple.com";
 /// How long APNs keeps a resolution for a phone that is off.
-const RESOLVED_KEPT_SECS: i64 = 24 * 3600;
+pub(crate) const RESOLVED_KEPT_SECS: i64 = 24 * 3600;
 /// How long a provider token is reused.
 pub const TOKEN_TTL: Duration = Duration::from_secs(50 * 60);
 /// HTTP/2 connections to APNs at most: each carries up to the streams APNs
@@ -73,6 +73,8 @@ pub struct ApnsTransport {
     /// wrong key, key id or team refuses them all alike), then one push
     /// tries a fresh token.
     gate: CredentialGate,
+    /// Where its error answers are counted (the server's metrics).
+    errors: Mutex<super::metrics::GatewayErrors>,
 }
 
 #[derive(serde::Serialize)]
@@ -98,8 +100,14 @@ impl ApnsTransport {
             config,
             key,
             tokens: Mutex::new(tokens),
+            errors: Mutex::default(),
             gate: CredentialGate::new("apns"),
         })
+    }
+
+    /// Counts its error answers into `errors` (the server's metrics).
+    pub fn report_errors_to(&self, errors: &super::metrics::GatewayErrors) {
+        *self.errors.lock().unwrap_or_else(|p| p.into_inner()) = errors.clone();
     }
 
     /// This transport's credential state (the server reports it on /readyz).
@@ -244,7 +252,7 @@ impl ApnsTransport {
         let resp = match pool.send(req, payload.into(), RESPONSE_TIMEOUT).await {
             Ok(r) => r,
             Err(e @ (SendError::Connect(_) | SendError::Timeout | SendError::Stream(_))) => {
-                return PushOutcome::Retry {
+                return PushOutcome::Unavailable {
                     reason: format!("APNs unreachable: {e}"),
                     after: None,
                 }
@@ -262,6 +270,10 @@ impl ApnsTransport {
         }
         let said = format!("APNs {status} {reason}");
         let row = classify(Gateway::Apns, status, &reason);
+        self.errors
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .count(&row);
         match row.action {
             Action::ForgetDevice => PushOutcome::DeviceGone,
             Action::FailPush => PushOutcome::Failed(match row.hint {
@@ -272,13 +284,14 @@ impl ApnsTransport {
                 self.forget_token(&token);
                 self.gate.refused(&said)
             }
-            Action::Retry => PushOutcome::Retry {
+            // Throttling and the service: the gateway, not this push.
+            Action::Retry => PushOutcome::Unavailable {
                 reason: said,
                 after: retry_after,
             },
             Action::SlowTokenRefresh => {
                 self.hold_token_refresh();
-                PushOutcome::Retry {
+                PushOutcome::Unavailable {
                     reason: said,
                     after: retry_after,
                 }

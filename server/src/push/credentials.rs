@@ -155,17 +155,18 @@ impl CredentialGate {
     }
 
     /// The credential was refused (`error` says how): backs off one step
-    /// more, logs it, and returns the push's outcome (a retry after the
-    /// step).
+    /// more, logs it, and returns the push's outcome: deferred to the
+    /// step's end without spending an attempt (the push did nothing wrong;
+    /// the same for the pushes in flight that hear the same refusal).
     pub fn refused(&self, error: &str) -> PushOutcome {
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
         let now = Instant::now();
         if let Some(f) = state.as_ref().filter(|f| f.retry_at > now) {
             // Another push in flight saw the same refusal: one step each.
             let left = f.retry_at - now;
-            return PushOutcome::Retry {
+            return PushOutcome::Deferred {
                 reason: format!("{} credential refused: {error}", self.gateway),
-                after: Some(left),
+                after: left,
             };
         }
         let report = match state.take() {
@@ -194,9 +195,9 @@ impl CredentialGate {
             report,
             retry_at: now + step,
         });
-        PushOutcome::Retry {
+        PushOutcome::Deferred {
             reason: format!("{} credential refused: {error}", self.gateway),
-            after: Some(step),
+            after: step,
         }
     }
 
@@ -235,16 +236,16 @@ mod tests {
         let gate = CredentialGate::new("fcm");
         gate.report_to(&board);
         assert!(gate.blocked().is_none());
-        let PushOutcome::Retry { after, .. } = gate.refused("OAuth token refused: 400") else {
+        let PushOutcome::Deferred { after, .. } = gate.refused("OAuth token refused: 400") else {
             panic!()
         };
-        assert_eq!(after, Some(Duration::from_secs(1)));
+        assert_eq!(after, Duration::from_secs(1));
         // A second refusal within the step (a push already in flight) does
         // not add a step.
-        let PushOutcome::Retry { after, .. } = gate.refused("again") else {
+        let PushOutcome::Deferred { after, .. } = gate.refused("again") else {
             panic!()
         };
-        assert!(after.unwrap() <= Duration::from_secs(1));
+        assert!(after <= Duration::from_secs(1));
         assert!(matches!(gate.blocked(), Some(PushOutcome::Deferred { .. })));
         let failing = board.failing();
         assert_eq!(failing["fcm"].failures, 1);

@@ -84,6 +84,8 @@ pub struct FcmTransport {
     /// fetch waits for the step's end (with thousands in flight and the
     /// token endpoint refusing, one fetch per push was 1,300 a second).
     gate: CredentialGate,
+    /// Where its error answers are counted (the server's metrics).
+    errors: Mutex<super::metrics::GatewayErrors>,
 }
 
 #[derive(serde::Serialize)]
@@ -113,6 +115,7 @@ impl FcmTransport {
             credential,
             token: Mutex::new(None),
             refreshing: tokio::sync::Mutex::new(()),
+            errors: Mutex::default(),
             gate: CredentialGate::new("fcm"),
         })
     }
@@ -160,6 +163,11 @@ impl FcmTransport {
         self.fetch_token()
             .await
             .map_err(|reason| self.gate.refused(&reason))
+    }
+
+    /// Counts its error answers into `errors` (the server's metrics).
+    pub fn report_errors_to(&self, errors: &super::metrics::GatewayErrors) {
+        *self.errors.lock().unwrap_or_else(|p| p.into_inner()) = errors.clone();
     }
 
     /// This transport's credential state (the server reports it on /readyz).
@@ -268,7 +276,7 @@ impl FcmTransport {
         let resp = match self.pool.send(req, body, RESPONSE_TIMEOUT).await {
             Ok(r) => r,
             Err(e) => {
-                return PushOutcome::Retry {
+                return PushOutcome::Unavailable {
                     reason: format!("FCM unreachable: {e}"),
                     after: None,
                 }
@@ -290,6 +298,10 @@ impl FcmTransport {
             .to_string();
         let said = format!("FCM {status} {reason}");
         let row = classify(Gateway::Fcm, status, &reason);
+        self.errors
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .count(&row);
         match row.action {
             Action::ForgetDevice => PushOutcome::DeviceGone,
             Action::FailPush => PushOutcome::Failed(match row.hint {
@@ -305,7 +317,8 @@ impl FcmTransport {
                 drop(slot);
                 self.gate.refused(&format!("{said}: access token refused"))
             }
-            Action::Retry | Action::SlowTokenRefresh => PushOutcome::Retry {
+            // Throttling and the service: the gateway, not this push.
+            Action::Retry | Action::SlowTokenRefresh => PushOutcome::Unavailable {
                 reason: said,
                 after: retry_after,
             },
@@ -375,7 +388,7 @@ mod tests {
         for w in waits {
             assert!(matches!(
                 w.await.unwrap(),
-                Err(PushOutcome::Retry { .. } | PushOutcome::Deferred { .. })
+                Err(PushOutcome::Deferred { .. })
             ));
         }
         assert_eq!(calls.load(Ordering::SeqCst), 1, "fetches");

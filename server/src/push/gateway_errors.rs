@@ -21,7 +21,8 @@
 //!   token is dropped and the gateway's [`CredentialGate`] holds every push
 //!   for a backoff step, then one probes;
 //! - **throttle**: slow down (APNs `TooManyRequests`, FCM `QUOTA_EXCEEDED`):
-//!   retried after the gateway's `Retry-After`, else the push backoff;
+//!   retried after the gateway's `Retry-After`, else the push backoff (in
+//!   an outage, [`super::outage`], without spending attempts);
 //! - **token refresh throttled** (APNs `429 TooManyProviderTokenUpdates`):
 //!   the provider token was signed again too often. Nothing is wrong with
 //!   the device or the push: retried later, and no new token is signed for
@@ -55,7 +56,9 @@ pub enum Action {
     FailPush,
     /// Drop the token and back the credential off (`CredentialGate::refused`).
     CredentialRefused,
-    /// Try again after `Retry-After`, else the push backoff (`PushOutcome::Retry`).
+    /// Try again after `Retry-After`, else the push backoff
+    /// (`PushOutcome::Unavailable`: a fault of the gateway, which spends no
+    /// attempt during an outage, `super::outage`).
     Retry,
     /// Try again later, and sign no new provider token for
     /// [`TOKEN_REFRESH_HOLD`].

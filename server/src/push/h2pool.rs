@@ -36,8 +36,10 @@
 //!   failed streams again at once on a new one: those above the
 //!   last-stream-id without counting (never processed), those at or below
 //!   it counted as maybe delivered (the gateway may have processed them);
-//!   repeated error `GOAWAY`s in a row hold new connections back
-//!   ([`GOAWAY_BACKOFF`]) until a response arrives.
+//!   connections ending with an error in a row (an error `GOAWAY`, whether
+//!   or not it refused a stream, or a connection breaking under its
+//!   streams) hold new connections back ([`GOAWAY_BACKOFF`]) until a
+//!   response arrives.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -363,7 +365,14 @@ impl H2Pool {
                 Failure::Lost(e.to_string(), ResendCause::DeadConnection)
             } else if e.is_io() {
                 // The connection broke (or ended after a GOAWAY) under the
-                // stream: the gateway may have taken it.
+                // stream: the gateway may have taken it. A connection
+                // failing counts toward the reconnect backoff once, as an
+                // error GOAWAY does: one whose last-stream-id refused no
+                // stream fails its streams this way only, and must back
+                // off too.
+                if !conn.goaway_counted.swap(true, Ordering::AcqRel) {
+                    self.goaway_error();
+                }
                 Failure::Lost(e.to_string(), ResendCause::ConnectionLost)
             } else {
                 Failure::Other(e.to_string())
@@ -389,6 +398,14 @@ impl H2Pool {
                 .send_data(body, true)
                 .map_err(|e| classify(e, conn))?;
         }
+        // From here the gateway may have the request: a caller that drops
+        // this send before it ends (the worker's cut-off under the lease)
+        // leaves a push that may be delivered, counted as a timeout. One
+        // dropped before it was written is not.
+        let mut written = Written {
+            pool: self,
+            armed: true,
+        };
         let read = async {
             let resp = response.await.map_err(|e| classify(e, conn))?;
             *conn.last_response.lock().unwrap_or_else(|p| p.into_inner()) =
@@ -409,7 +426,7 @@ impl H2Pool {
                 body: Bytes::from(buf),
             })
         };
-        tokio::select! {
+        let ended = tokio::select! {
             biased;
             _ = &mut lost => Err(Failure::Lost(
                 "the connection stopped answering PINGs".into(),
@@ -420,7 +437,10 @@ impl H2Pool {
                 // Dropping the stream resets it (RST_STREAM CANCEL).
                 Err(_) => Err(Failure::Timeout),
             },
-        }
+        };
+        // Ended here: `send` counts what needs counting.
+        written.armed = false;
+        ended
     }
 
     /// A connection with a free stream: an open one below its limit, a new
@@ -589,9 +609,7 @@ impl H2Pool {
         let changed = self.changed.clone();
         let stats_dead = self.dead_counter();
         tokio::spawn(async move {
-            let mut idle = Some(ping);
-            // A PING still unanswered (h2 allows one at a time).
-            let mut outstanding: Option<Pinging> = None;
+            let mut ping = Some(ping);
             let mut last_ping = tokio::time::Instant::now();
             loop {
                 // Looked at every PING_BUSY_EVERY, busy or not: a
@@ -605,50 +623,59 @@ impl H2Pool {
                     }
                     _ => return,
                 };
-                if !busy && outstanding.is_none() && last_ping.elapsed() < PING_IDLE_EVERY {
+                if !busy && last_ping.elapsed() < PING_IDLE_EVERY {
                     continue;
                 }
                 last_ping = tokio::time::Instant::now();
-                let mut pinging = match (outstanding.take(), idle.take()) {
-                    (Some(p), _) => p,
-                    (None, Some(mut pp)) => Box::pin(async move {
-                        let pong = pp.ping(h2::Ping::opaque()).await;
-                        (pp, pong)
-                    }),
-                    (None, None) => return,
-                };
-                match tokio::time::timeout(PING_TIMEOUT, &mut pinging).await {
-                    Ok((pp, Ok(_))) => idle = Some(pp),
-                    // The connection ended on its own: nothing to do.
-                    Ok((_, Err(_))) => return,
-                    // Late, but responses still arrive: a loaded peer, not
-                    // a dead connection; keep waiting for this PING.
-                    Err(_)
-                        if weak.upgrade().is_some_and(|c| {
-                            c.last_response
-                                .lock()
-                                .unwrap_or_else(|p| p.into_inner())
-                                .elapsed()
-                                < PING_TIMEOUT
-                        }) =>
-                    {
-                        outstanding = Some(pinging)
-                    }
-                    Err(_) => {
-                        if let Some(c) = weak.upgrade() {
-                            c.closed.store(true, Ordering::Release);
-                            let _ = c.dead.send(true);
+                let Some(mut pp) = ping.take() else { return };
+                let mut pinging: Pinging = Box::pin(async move {
+                    let pong = pp.ping(h2::Ping::opaque()).await;
+                    (pp, pong)
+                });
+                // Dead once neither the PING's answer nor any response
+                // came for PING_TIMEOUT: a late PING on a connection still
+                // answering streams is a loaded peer, and is waited for
+                // only until PING_TIMEOUT after the last response (not
+                // another round of the loop: that made a dead connection
+                // cost up to 5 s instead of 3).
+                let mut wait = PING_TIMEOUT;
+                let alive = loop {
+                    match tokio::time::timeout(wait, &mut pinging).await {
+                        Ok((pp, Ok(_))) => {
+                            ping = Some(pp);
+                            break true;
                         }
-                        stats_dead.fetch_add(1, Ordering::Relaxed);
-                        tracing::warn!(
-                            timeout_ms = PING_TIMEOUT.as_millis() as u64,
-                            "push gateway connection stopped answering PINGs: closed, its pushes go again on a new one"
-                        );
-                        io.abort();
-                        changed.notify_waiters();
-                        return;
+                        // The connection ended on its own: nothing to do.
+                        Ok((_, Err(_))) => return,
+                        Err(_) => {
+                            let since = weak.upgrade().map(|c| {
+                                c.last_response
+                                    .lock()
+                                    .unwrap_or_else(|p| p.into_inner())
+                                    .elapsed()
+                            });
+                            match since {
+                                Some(s) if s < PING_TIMEOUT => wait = PING_TIMEOUT - s,
+                                _ => break false,
+                            }
+                        }
                     }
+                };
+                if alive {
+                    continue;
                 }
+                if let Some(c) = weak.upgrade() {
+                    c.closed.store(true, Ordering::Release);
+                    let _ = c.dead.send(true);
+                }
+                stats_dead.fetch_add(1, Ordering::Relaxed);
+                tracing::warn!(
+                    timeout_ms = PING_TIMEOUT.as_millis() as u64,
+                    "push gateway connection stopped answering PINGs: closed, its pushes go again on a new one"
+                );
+                io.abort();
+                changed.notify_waiters();
+                return;
             }
         });
     }
@@ -677,6 +704,21 @@ impl H2Pool {
         // The first only closes; the pool backs off from the second on.
         if st.goaway_errors > 1 {
             st.reconnect_at = Some(tokio::time::Instant::now() + step);
+        }
+    }
+}
+
+/// A request written to a connection and not yet ended: dropped while
+/// armed (its caller gave up on it), it counts as maybe delivered.
+struct Written<'a> {
+    pool: &'a H2Pool,
+    armed: bool,
+}
+
+impl Drop for Written<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            self.pool.count_resend(ResendCause::Timeout);
         }
     }
 }
@@ -852,5 +894,125 @@ mod tests {
         assert_eq!(resends.get("apns", ResendCause::ConnectionLost), 2);
         assert_eq!(pool.stats.resent_after_refusal.load(Ordering::SeqCst), 4);
         assert_eq!(pool.stats.goaway_errors.load(Ordering::SeqCst), 1);
+    }
+
+    /// An error GOAWAY whose last-stream-id keeps every stream refuses
+    /// none: its streams fail only as the connection ends. Two such
+    /// connections in a row still hold the next one back (before, only a
+    /// GOAWAY that refused a stream counted, and these reconnected at once
+    /// forever).
+    #[tokio::test]
+    async fn error_goaways_that_refuse_no_stream_still_back_off() {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        fn frame(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
+            let mut f = (payload.len() as u32).to_be_bytes()[1..].to_vec();
+            f.extend([kind, flags]);
+            f.extend(stream.to_be_bytes());
+            f.extend(payload);
+            f
+        }
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let accepted = Arc::new(Mutex::new(Vec::new()));
+        let at = accepted.clone();
+        tokio::spawn(async move {
+            // Two connections take the request, then GOAWAY(last-stream-id
+            // = that request, INTERNAL_ERROR) and close.
+            for _ in 0..2 {
+                let (mut tcp, _) = listener.accept().await.unwrap();
+                at.lock().unwrap().push(tokio::time::Instant::now());
+                let mut preface = [0u8; 24];
+                tcp.read_exact(&mut preface).await.unwrap();
+                tcp.write_all(&frame(0x4, 0, 0, &[])).await.unwrap();
+                let stream = loop {
+                    let mut head = [0u8; 9];
+                    tcp.read_exact(&mut head).await.unwrap();
+                    let len = u32::from_be_bytes([0, head[0], head[1], head[2]]) as usize;
+                    let mut payload = vec![0u8; len];
+                    tcp.read_exact(&mut payload).await.unwrap();
+                    let stream =
+                        u32::from_be_bytes([head[5], head[6], head[7], head[8]]) & 0x7fff_ffff;
+                    match head[3] {
+                        0x4 if head[4] & 1 == 0 => {
+                            tcp.write_all(&frame(0x4, 1, 0, &[])).await.unwrap()
+                        }
+                        0x1 => break stream,
+                        _ => {}
+                    }
+                };
+                let mut goaway = stream.to_be_bytes().to_vec();
+                goaway.extend(2u32.to_be_bytes()); // INTERNAL_ERROR
+                tcp.write_all(&frame(0x7, 0, 0, &goaway)).await.unwrap();
+                let _ = tcp.shutdown().await;
+                drop(tcp);
+            }
+            while let Ok((tcp, _)) = listener.accept().await {
+                at.lock().unwrap().push(tokio::time::Instant::now());
+                tokio::spawn(async move {
+                    let mut conn = h2::server::handshake(tcp).await.unwrap();
+                    while let Some(Ok((_, mut respond))) = conn.accept().await {
+                        let _ = respond.send_response(http::Response::new(()), true);
+                    }
+                });
+            }
+        });
+        let pool = H2Pool::new(&format!("http://127.0.0.1:{port}"), 1).unwrap();
+        let req = Request::post(pool.uri("/3/device/x")).body(()).unwrap();
+        let reply = pool.send(req, Bytes::new(), Duration::from_secs(5)).await;
+        assert_eq!(reply.map(|r| r.status).ok(), Some(200));
+        assert_eq!(pool.stats.goaway_errors.load(Ordering::SeqCst), 2);
+        let at = accepted.lock().unwrap().clone();
+        assert_eq!(at.len(), 3, "{at:?}");
+        // The second failure in a row holds the third connection back.
+        assert!(
+            at[2] - at[1] >= GOAWAY_BACKOFF.delay(2) - Duration::from_millis(50),
+            "reconnected after {:?}",
+            at[2] - at[1]
+        );
+    }
+
+    /// A send dropped after its request was written counts as maybe
+    /// delivered; one dropped while waiting for a stream does not.
+    #[tokio::test]
+    async fn only_a_written_request_given_up_counts_as_maybe_delivered() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        tokio::spawn(async move {
+            // Takes requests, never answers.
+            while let Ok((tcp, _)) = listener.accept().await {
+                tokio::spawn(async move {
+                    let mut conn = h2::server::handshake(tcp).await.unwrap();
+                    let mut held = Vec::new();
+                    while let Some(Ok(r)) = conn.accept().await {
+                        held.push(r);
+                    }
+                });
+            }
+        });
+        let resends = crate::push::metrics::Resends::default();
+        let pool = H2Pool::new(&format!("http://127.0.0.1:{port}"), 1).unwrap();
+        pool.report_resends_to(resends.for_gateway("apns"));
+        let req = Request::post(pool.uri("/3/device/x")).body(()).unwrap();
+        let cut = tokio::time::timeout(
+            Duration::from_millis(300),
+            pool.send(req, Bytes::new(), Duration::from_secs(5)),
+        )
+        .await;
+        assert!(cut.is_err());
+        assert_eq!(resends.get("apns", ResendCause::Timeout), 1);
+        // Never written: a pool that cannot connect.
+        let closed = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let nowhere = closed.local_addr().unwrap().port();
+        drop(closed);
+        let pool = H2Pool::new(&format!("http://127.0.0.1:{nowhere}"), 1).unwrap();
+        let resends = crate::push::metrics::Resends::default();
+        pool.report_resends_to(resends.for_gateway("apns"));
+        let req = Request::post(pool.uri("/3/device/x")).body(()).unwrap();
+        let _ = tokio::time::timeout(
+            Duration::from_millis(300),
+            pool.send(req, Bytes::new(), Duration::from_secs(5)),
+        )
+        .await;
+        assert_eq!(resends.get("apns", ResendCause::Timeout), 0);
     }
 }

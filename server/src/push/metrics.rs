@@ -40,8 +40,8 @@
 //!
 //! Every label takes a fixed set of values, named here: `gateway` is
 //! `apns`, `fcm`, `dev` or `none` (no device or question left); `outcome`
-//! is `sent`, `retry`, `deferred` (held back by a credential backoff, no
-//! attempt spent), `device_gone` or `failed`; `reason` is one of
+//! is `sent`, `retry`, `deferred` (held back by a credential backoff or a
+//! gateway outage, [`super::outage`], no attempt spent), `device_gone` or `failed`; `reason` is one of
 //! [`REASONS`], classified from the outcome, never a gateway's own text.
 
 use prometheus_client::encoding::EncodeLabelSet;
@@ -187,12 +187,59 @@ struct GatewayErrorLabels {
     reason: &'static str,
 }
 
-/// The gateway's documented reason in a transport's message (`APNs 429
+/// `qp_push_gateway_errors_total{gateway,reason}`: every error answer of
+/// APNs and FCM, counted by the transport where it reads the answer, by
+/// its row of the one error table ([`super::gateway_errors::ERRORS`]):
+/// the documented reason, or `other`. Device, request, credential,
+/// throttling and service answers alike. A clone counts into the same
+/// series.
+#[derive(Clone, Default)]
+pub struct GatewayErrors {
+    family: Family<GatewayErrorLabels, Counter>,
+}
+
+impl GatewayErrors {
+    /// One error answer, classified (`classify`).
+    pub fn count(&self, row: &super::gateway_errors::ErrorRow) {
+        self.family
+            .get_or_create(&GatewayErrorLabels {
+                gateway: gateway_name(row.gateway),
+                reason: error_label(row),
+            })
+            .inc();
+    }
+
+    /// The count so far (tests).
+    pub fn get(&self, gateway: &'static str, reason: &'static str) -> u64 {
+        self.family
+            .get_or_create(&GatewayErrorLabels { gateway, reason })
+            .get()
+    }
+}
+
+fn gateway_name(g: super::gateway_errors::Gateway) -> &'static str {
+    match g {
+        super::gateway_errors::Gateway::Apns => "apns",
+        super::gateway_errors::Gateway::Fcm => "fcm",
+    }
+}
+
+/// The `reason` label of an error row: its documented reason, or `other`
+/// (a status fallback: never the gateway's own text).
+fn error_label(row: &super::gateway_errors::ErrorRow) -> &'static str {
+    if row.reason.is_empty() {
+        "other"
+    } else {
+        row.reason
+    }
+}
+
+/// The gateway's answer in a transport's message (`APNs 429
 /// TooManyRequests`, `FCM 503 UNAVAILABLE`, also inside a credential
 /// refusal: `apns credential refused: APNs 403 InvalidProviderToken`), as
-/// a fixed label.
-pub fn gateway_reason(text: &str) -> Option<(&'static str, &'static str)> {
-    use super::gateway_errors::{label, Gateway};
+/// its row of the error table.
+pub fn answer_in(text: &str) -> Option<super::gateway_errors::ErrorRow> {
+    use super::gateway_errors::{classify, Gateway};
     let words: Vec<&str> = text.split_whitespace().collect();
     (0..words.len()).find_map(|i| {
         let gateway = match words[i] {
@@ -201,21 +248,16 @@ pub fn gateway_reason(text: &str) -> Option<(&'static str, &'static str)> {
             _ => return None,
         };
         let status = words.get(i + 1)?.trim_end_matches(':');
-        if status.len() != 3 || status.parse::<u16>().is_err() {
-            return None;
-        }
+        let status = status.parse::<u16>().ok().filter(|_| status.len() == 3)?;
         let reason = words.get(i + 2).map_or("", |r| r.trim_end_matches(':'));
-        let name = match gateway {
-            Gateway::Apns => "apns",
-            Gateway::Fcm => "fcm",
-        };
-        Some((name, label(gateway, reason)))
+        Some(classify(gateway, status, reason))
     })
 }
 
 /// Every value the `reason` label takes.
-pub const REASONS: [&str; 11] = [
+pub const REASONS: [&str; 12] = [
     "ok",
+    "outage",
     "rate_limited",
     "server_error",
     "unreachable",
@@ -234,11 +276,14 @@ pub struct PushMetrics {
     in_flight: Family<GatewayLabels, Gauge>,
     outcomes: Family<OutcomeLabels, Counter>,
     unrecorded: Family<UnrecordedLabels, Counter>,
-    gateway_errors: Family<GatewayErrorLabels, Counter>,
+    /// The gateways' error answers (the transports count into it).
+    pub gateway_errors: GatewayErrors,
     /// Pushes sent again that the gateway may have accepted.
     pub resends: Resends,
     /// The gateways' credential state (the transports report to it).
     pub credentials: super::credentials::CredentialBoard,
+    /// The gateways' outages (the worker holds pushes through them).
+    pub outages: super::outage::Outages,
     /// Per gateway and reason: when a failure was last logged, and how
     /// many have not been since.
     failure_log: Mutex<HashMap<(&'static str, &'static str), LogState>>,
@@ -263,6 +308,7 @@ impl Default for PushMetrics {
             gateway_errors: Default::default(),
             resends: Default::default(),
             credentials: Default::default(),
+            outages: Default::default(),
             failure_log: Default::default(),
         }
     }
@@ -283,7 +329,9 @@ pub fn labels_of(outcome: &PushOutcome) -> (&'static str, &'static str) {
     match outcome {
         PushOutcome::Sent => ("sent", "ok"),
         PushOutcome::DeviceGone => ("device_gone", "unregistered"),
-        PushOutcome::Retry { reason, .. } => ("retry", classify(reason)),
+        PushOutcome::Retry { reason, .. } | PushOutcome::Unavailable { reason, .. } => {
+            ("retry", classify(reason))
+        }
         PushOutcome::Deferred { reason, .. } => ("deferred", classify(reason)),
         PushOutcome::Failed(reason) => ("failed", classify(reason)),
     }
@@ -292,17 +340,30 @@ pub fn labels_of(outcome: &PushOutcome) -> (&'static str, &'static str) {
 /// The fixed reason of a transport's message (see apns.rs, fcm.rs, the
 /// router and the worker for the texts).
 fn classify(reason: &str) -> &'static str {
+    use super::gateway_errors::Scope;
     let status = reason
         .split_whitespace()
         .nth(1)
         .and_then(|s| s.trim_end_matches(':').parse::<u16>().ok());
-    if reason.contains("credential refused") {
+    if reason.starts_with(super::outage::HELD) {
+        "outage"
+    } else if let Some(row) = answer_in(reason) {
+        // An APNs or FCM answer: by its row of the one error table, not
+        // its status (FCM 403 SENDER_ID_MISMATCH is about the request).
+        match row.scope {
+            Scope::Device => "unregistered",
+            Scope::Request => "rejected",
+            Scope::Credential => "auth",
+            Scope::Throttle => "rate_limited",
+            Scope::Gateway => "server_error",
+        }
+    } else if reason.contains("credential refused") {
         "auth"
     } else if reason.contains("unreachable") {
         "unreachable"
     } else if reason.starts_with("no ") && reason.ends_with("transport configured") {
         "no_transport"
-    } else if reason.contains("no longer exists") {
+    } else if reason.contains("no longer exists") || reason.contains("no longer pending") {
         "gone"
     } else if reason.contains("OAuth") || matches!(status, Some(401 | 403)) {
         "auth"
@@ -354,7 +415,7 @@ impl PushMetrics {
         r.register(
             "push_gateway_errors",
             "APNs and FCM error answers by gateway and documented reason (other: not documented)",
-            self.gateway_errors.clone(),
+            self.gateway_errors.family.clone(),
         );
         r.register(
             "push_resent_maybe_delivered",
@@ -362,6 +423,7 @@ impl PushMetrics {
             self.resends.family.clone(),
         );
         self.credentials.register(r);
+        self.outages.register(r);
     }
 
     pub fn in_flight(&self, gateway: &'static str) -> InFlight {
@@ -373,17 +435,10 @@ impl PushMetrics {
         InFlight(g)
     }
 
-    /// One answer from a transport, as it arrives: a gateway's error
-    /// answer counted by its reason (a deferred push reached no gateway),
-    /// a failure logged.
+    /// One answer from a transport, as it arrives: a failure logged. (Its
+    /// gateway's error answers are counted by the transport, which reads
+    /// them: [`GatewayErrors`].)
     pub fn answered(&self, gateway: &'static str, outcome: &PushOutcome) {
-        if let PushOutcome::Failed(text) | PushOutcome::Retry { reason: text, .. } = outcome {
-            if let Some((gateway, reason)) = gateway_reason(text) {
-                self.gateway_errors
-                    .get_or_create(&GatewayErrorLabels { gateway, reason })
-                    .inc();
-            }
-        }
         if let PushOutcome::Failed(text) = outcome {
             self.log_failure(gateway, labels_of(outcome).1, text);
         }
@@ -460,10 +515,12 @@ mod tests {
             ("OAuth token refused: 400 Bad Request \"x\"", "auth"),
             ("no ios transport configured", "no_transport"),
             ("device or question no longer exists", "gone"),
+            ("question no longer pending (answered): not sent", "gone"),
             ("payload of 5000 bytes", "payload"),
             ("APNs 400 BadTopic", "rejected"),
             ("FCM 400 \"bad\"", "rejected"),
             ("database locked", "other"),
+            ("gateway outage: APNs 503 ServiceUnavailable", "outage"),
         ];
         for (text, want) in cases {
             assert_eq!(classify(text), want, "{text}");
@@ -472,32 +529,69 @@ mod tests {
     }
 
     #[test]
-    fn gateway_errors_are_labelled_by_their_documented_reason() {
+    fn gateway_answers_are_read_by_their_row_of_the_error_table() {
+        let reason =
+            |text: &str| answer_in(text).map(|r| (gateway_name(r.gateway), error_label(&r)));
         assert_eq!(
-            gateway_reason("APNs 429 TooManyProviderTokenUpdates"),
+            reason("APNs 429 TooManyProviderTokenUpdates"),
             Some(("apns", "TooManyProviderTokenUpdates"))
         );
         assert_eq!(
-            gateway_reason("FCM 401 UNAUTHENTICATED: access token refused"),
+            reason("FCM 401 UNAUTHENTICATED: access token refused"),
             Some(("fcm", "UNAUTHENTICATED"))
         );
-        assert_eq!(
-            gateway_reason("APNs 400 SomethingNew"),
-            Some(("apns", "other"))
-        );
-        assert_eq!(
-            gateway_reason("APNs unreachable: no response in time"),
-            None
-        );
+        assert_eq!(reason("APNs 400 SomethingNew"), Some(("apns", "other")));
+        assert_eq!(reason("APNs unreachable: no response in time"), None);
         // A credential refusal carries the gateway's answer.
         assert_eq!(
-            gateway_reason("apns credential refused: APNs 403 InvalidProviderToken"),
+            reason("apns credential refused: APNs 403 InvalidProviderToken"),
             Some(("apns", "InvalidProviderToken"))
         );
         assert_eq!(
-            gateway_reason("fcm credential refused: FCM 401 UNAUTHENTICATED: access token refused"),
+            reason("fcm credential refused: FCM 401 UNAUTHENTICATED: access token refused"),
             Some(("fcm", "UNAUTHENTICATED"))
         );
-        assert_eq!(gateway_reason("OAuth token refused: 400 Bad Request"), None);
+        assert_eq!(reason("OAuth token refused: 400 Bad Request"), None);
+    }
+
+    /// The outcome's `reason` label follows the table's scope, not the
+    /// HTTP status: SENDER_ID_MISMATCH is a 403 about the request (the
+    /// device is kept), IdleTimeout a 400 about the connection.
+    #[test]
+    fn outcome_reasons_follow_the_error_table() {
+        use crate::push::gateway_errors::{Scope, ERRORS};
+        assert_eq!(
+            classify("FCM 403 SENDER_ID_MISMATCH \"x\": hint"),
+            "rejected"
+        );
+        assert_eq!(classify("APNs 400 IdleTimeout"), "server_error");
+        assert_eq!(classify("APNs 400 BadDeviceToken: hint"), "rejected");
+        for row in ERRORS {
+            let gw = match row.gateway {
+                crate::push::gateway_errors::Gateway::Apns => "APNs",
+                crate::push::gateway_errors::Gateway::Fcm => "FCM",
+            };
+            let label = classify(&format!("{gw} {} {}", row.status, row.reason));
+            let want = match row.scope {
+                Scope::Device => "unregistered",
+                Scope::Request => "rejected",
+                Scope::Credential => "auth",
+                Scope::Throttle => "rate_limited",
+                Scope::Gateway => "server_error",
+            };
+            assert_eq!(label, want, "{:?}", row.reason);
+        }
+    }
+
+    #[test]
+    fn every_error_answer_is_counted_by_its_row() {
+        use crate::push::gateway_errors::{classify, Gateway};
+        let e = GatewayErrors::default();
+        e.count(&classify(Gateway::Apns, 410, "Unregistered"));
+        e.count(&classify(Gateway::Fcm, 404, "UNREGISTERED"));
+        e.count(&classify(Gateway::Apns, 400, "New"));
+        assert_eq!(e.get("apns", "Unregistered"), 1);
+        assert_eq!(e.get("fcm", "UNREGISTERED"), 1);
+        assert_eq!(e.get("apns", "other"), 1);
     }
 }

@@ -27,6 +27,7 @@ pub mod gateway_errors;
 pub mod h2pool;
 pub mod key_file;
 pub mod metrics;
+pub mod outage;
 pub mod provider_token;
 pub mod router;
 pub mod webpush;
@@ -153,10 +154,20 @@ pub enum PushOutcome {
         reason: String,
         after: Option<Duration>,
     },
-    /// Not tried: held back before it reached the gateway (the gateway's
-    /// credential is backing off, [`credentials::CredentialGate`]): queued
-    /// again after `after` without spending an attempt, so a credential
-    /// outage longer than the push backoff fails no push for good.
+    /// The gateway failed, not this push (5xx, throttling, unreachable,
+    /// no answer in time): the worker's [`outage::Outages`] makes it a
+    /// [`PushOutcome::Retry`] when isolated, a [`PushOutcome::Deferred`]
+    /// (no attempt spent) during an outage. Never recorded as such.
+    Unavailable {
+        reason: String,
+        after: Option<Duration>,
+    },
+    /// Not tried, or tried while its gateway could not take it: held back
+    /// (the gateway's credential is backing off,
+    /// [`credentials::CredentialGate`], or the gateway is in an outage,
+    /// [`outage::Outages`]): queued again after `after` without spending an
+    /// attempt, so an outage longer than the push backoff fails no push
+    /// for good; never past the push's deadline (its question's expiry).
     Deferred {
         reason: String,
         after: Duration,
@@ -256,6 +267,8 @@ struct Finished {
     job: deliveries::DuePush,
     gateway: &'static str,
     outcome: PushOutcome,
+    /// See [`deadline_ms`].
+    deadline_ms: i64,
     /// The push's in-flight slot, given back only once its outcome is
     /// written: so answered-but-unrecorded outcomes count against the
     /// bound too (a slow database cannot pile them up, nor let their
@@ -280,7 +293,19 @@ pub async fn run_worker_with(
     limits: WorkerLimits,
 ) {
     let encrypt = app.settings.push_encryption;
-    let cap = budget::send_cap(Duration::from_millis(limits.lease_ms.max(0) as u64));
+    let lease = Duration::from_millis(limits.lease_ms.max(0) as u64);
+    let cap = budget::send_cap(lease);
+    if lease < budget::LEASE {
+        // Chosen by the operator (a faster take-over after a crash): said,
+        // since it trades away slow sends.
+        tracing::warn!(
+            lease_ms = lease.as_millis() as u64,
+            cut_off_ms = cap.as_millis() as u64,
+            budget_ms = budget::LEASE.as_millis() as u64,
+            "push_lease_ms is below the push budget: a send still running at the cut-off is \
+             given back and sent again later (counted as maybe delivered)"
+        );
+    }
     // Idle, a worker looks for due jobs this often (and at once when this
     // instance queues some); on PostgreSQL other instances queue too.
     let idle_ms = match app.settings.db {
@@ -360,23 +385,44 @@ pub async fn run_worker_with(
                     .as_ref()
                     .map_or("none", |m| metrics::gateway_of(&m.device.platform));
                 let _flight = metrics.metrics.push.in_flight(gateway);
-                let outcome = match &msg {
-                    Some(m) => match within_lease(cut_off, cap, transport.send(m)).await {
+                let outages = &metrics.metrics.push.outages;
+                let deadline_ms = msg.as_ref().map_or(i64::MAX, |m| deadline_ms(&job, m));
+                // The gateway is in an outage: held without sending.
+                let held = msg.as_ref().and_then(|_| outages.held(gateway));
+                let outcome = match (&msg, held) {
+                    // Resolved or expired since it was queued (a take-over
+                    // of an expired lease, a retry): a question push would
+                    // only show a question no one can answer any more.
+                    (Some(m), _) if !worth_sending(&job, m) => PushOutcome::Failed(format!(
+                        "question no longer pending ({}): not sent",
+                        match m.question.state {
+                            qp_core::protocol::QuestionState::Pending => "expired",
+                            s => s.as_str(),
+                        }
+                    )),
+                    (Some(_), Some(held)) => held,
+                    (Some(m), None) => match within_lease(cut_off, cap, transport.send(m)).await {
                         Ok(outcome) => outcome,
-                        // Cut off mid-send: the gateway may have it.
+                        // Cut off mid-send: the gateway may have it. APNs
+                        // and FCM's pool counts it itself, only if the
+                        // request was written (`h2pool::Written`).
                         Err(cut) => {
-                            let resends = &metrics.metrics.push.resends;
-                            resends.count(gateway, metrics::ResendCause::Timeout);
+                            if !matches!(gateway, "apns" | "fcm") {
+                                let resends = &metrics.metrics.push.resends;
+                                resends.count(gateway, metrics::ResendCause::Timeout);
+                            }
                             cut
                         }
                     },
-                    None => PushOutcome::Failed("device or question no longer exists".into()),
+                    (None, _) => PushOutcome::Failed("device or question no longer exists".into()),
                 };
                 metrics.metrics.push.answered(gateway, &outcome);
+                let outcome = outages.judge(gateway, outcome);
                 let _ = done.send(Finished {
                     job,
                     gateway,
                     outcome,
+                    deadline_ms,
                     slot: Some(permit),
                 });
             });
@@ -395,13 +441,32 @@ async fn within_lease(
 ) -> Result<PushOutcome, PushOutcome> {
     tokio::time::timeout_at(cut_off, send)
         .await
-        .map_err(|_| PushOutcome::Retry {
+        .map_err(|_| PushOutcome::Unavailable {
             reason: format!(
                 "no answer within {} ms of the claim (the lease's budget)",
                 cap.as_millis()
             ),
             after: None,
         })
+}
+
+/// A question push is worth sending only while its question is pending,
+/// as loaded with the claim (a resolution push always is).
+fn worth_sending(job: &deliveries::DuePush, m: &PushMessage) -> bool {
+    job.kind == PushKind::Resolved
+        || (m.question.state == qp_core::protocol::QuestionState::Pending
+            && chrono::Utc::now() < m.question.expires_at)
+}
+
+/// The last moment a push is worth sending: its question's expiry (a
+/// question push), or a day after the resolution was queued (what APNs is
+/// asked to keep it for). A push held by an outage or a credential backoff
+/// fails once it would be held past it.
+fn deadline_ms(job: &deliveries::DuePush, m: &PushMessage) -> i64 {
+    match job.kind {
+        PushKind::Question => m.question.expires_at.timestamp_millis(),
+        PushKind::Resolved => job.created_ms + apns::RESOLVED_KEPT_SECS * 1000,
+    }
 }
 
 /// The devices and questions of a claimed batch: one query per 500
@@ -446,6 +511,56 @@ fn load_messages(
 /// counted as unrecorded.
 const WRITE_RETRIES: u32 = 3;
 
+/// How long one outcome write waits for another writer's lock: SQLite's
+/// busy timeout for it (the server's is 5 s), PostgreSQL's `lock_timeout`
+/// in its transaction (unbounded by default). With the retries and their
+/// pauses, the record margin holds it ([`budget::RECORD_MARGIN`]).
+pub const WRITE_TRY_WAIT: Duration = Duration::from_millis(500);
+
+/// The longest one statement of an outcome write may run on PostgreSQL
+/// (`statement_timeout`): a write that is slow, not blocked, fails and is
+/// tried again instead of holding the batch past the lease.
+pub const WRITE_STATEMENT_LIMIT: Duration = Duration::from_secs(2);
+
+/// Writes one batch of outcomes in one transaction whose lock waits are
+/// bounded by [`WRITE_TRY_WAIT`] (and, on PostgreSQL, each statement by
+/// [`WRITE_STATEMENT_LIMIT`]).
+fn write_batch(
+    conn: &crate::store::Conn,
+    batch: &[(deliveries::DuePush, PushOutcome, i64)],
+) -> crate::store::DbResult<Vec<Written>> {
+    use crate::store::Backend;
+    let write = || -> crate::store::DbResult<Vec<Written>> {
+        let tx = conn.transaction()?;
+        if tx.backend() == Backend::Postgres {
+            tx.batch(&format!(
+                "SET LOCAL lock_timeout = '{}ms'; SET LOCAL statement_timeout = '{}ms'",
+                WRITE_TRY_WAIT.as_millis(),
+                WRITE_STATEMENT_LIMIT.as_millis()
+            ))?;
+        }
+        let mut out = Vec::with_capacity(batch.len());
+        for (job, outcome, deadline_ms) in batch {
+            out.push(record_one(&*tx, job, outcome, *deadline_ms)?);
+        }
+        tx.commit()?;
+        Ok(out)
+    };
+    if conn.backend() != Backend::Sqlite {
+        return write();
+    }
+    // SQLite waits for the write lock at BEGIN IMMEDIATE (held to the
+    // commit): the busy timeout is the whole wait.
+    let busy = |t: Duration| {
+        conn.query(&format!("PRAGMA busy_timeout = {}", t.as_millis()), &[])
+            .map(|_| ())
+    };
+    busy(WRITE_TRY_WAIT)?;
+    let written = write();
+    busy(crate::store::BUSY_TIMEOUT)?;
+    written
+}
+
 /// Records answered pushes, as many per transaction as have arrived (up
 /// to [`WRITE_BATCH`]), then tells the claimer (a recorded question push
 /// may have made its device's resolution claimable). Each outcome is
@@ -468,7 +583,7 @@ async fn record_outcomes(
         let mut answers = Vec::with_capacity(batch.len());
         for f in &mut batch {
             slots.extend(f.slot.take());
-            answers.push((f.job.clone(), f.outcome.clone()));
+            answers.push((f.job.clone(), f.outcome.clone(), f.deadline_ms));
         }
         let written = write_outcomes(&app, answers).await;
         let push = &app.metrics.push;
@@ -506,24 +621,13 @@ async fn record_outcomes(
 /// ends, then go again).
 async fn write_outcomes(
     app: &App,
-    answers: Vec<(deliveries::DuePush, PushOutcome)>,
+    answers: Vec<(deliveries::DuePush, PushOutcome, i64)>,
 ) -> Option<Vec<Written>> {
     let answers = Arc::new(answers);
     let mut tries = 0;
     loop {
         let batch = answers.clone();
-        let written = app
-            .db
-            .run(move |conn| -> crate::store::DbResult<Vec<Written>> {
-                let tx = conn.transaction()?;
-                let mut out = Vec::with_capacity(batch.len());
-                for (job, outcome) in batch.iter() {
-                    out.push(record_one(&*tx, job, outcome)?);
-                }
-                tx.commit()?;
-                Ok(out)
-            })
-            .await;
+        let written = app.db.run(move |conn| write_batch(conn, &batch)).await;
         match written {
             Ok(w) => return Some(w),
             Err(e) if tries < WRITE_RETRIES => {
@@ -555,14 +659,26 @@ enum Written {
 }
 
 /// The job's next state for an outcome: state, attempts spent, when it is
-/// due next, the error to keep. A deferred push spends no attempt.
+/// due next, the error to keep. A deferred push spends no attempt, but is
+/// never held past its `deadline_ms`: then it fails, with the reason.
 fn next_state(
     attempts_before: u32,
     outcome: &PushOutcome,
     now: i64,
+    deadline_ms: i64,
 ) -> (PushJobState, u32, i64, Option<&str>) {
     let attempts = attempts_before + 1;
     match outcome {
+        PushOutcome::Deferred { reason, after }
+            if now.saturating_add(after.as_millis() as i64) >= deadline_ms =>
+        {
+            (
+                PushJobState::Failed,
+                attempts_before,
+                now,
+                Some(reason.as_str()),
+            )
+        }
         PushOutcome::Sent => (PushJobState::Sent, attempts, now, None),
         PushOutcome::DeviceGone => (
             PushJobState::Failed,
@@ -576,7 +692,10 @@ fn next_state(
             now + after.as_millis() as i64,
             Some(reason.as_str()),
         ),
-        PushOutcome::Retry { reason, after } if attempts < PUSH_MAX_ATTEMPTS => {
+        // Judged by the worker's `Outages` before it gets here; a retry if not.
+        PushOutcome::Retry { reason, after } | PushOutcome::Unavailable { reason, after }
+            if attempts < PUSH_MAX_ATTEMPTS =>
+        {
             let delay = after.unwrap_or_else(|| RetryPolicy::PUSH.delay(attempts));
             (
                 PushJobState::Queued,
@@ -586,7 +705,9 @@ fn next_state(
             )
         }
         // Failed for good, or out of attempts.
-        PushOutcome::Failed(reason) | PushOutcome::Retry { reason, .. } => {
+        PushOutcome::Failed(reason)
+        | PushOutcome::Retry { reason, .. }
+        | PushOutcome::Unavailable { reason, .. } => {
             (PushJobState::Failed, attempts, now, Some(reason.as_str()))
         }
     }
@@ -602,9 +723,10 @@ fn record_one(
     conn: &crate::store::Conn,
     job: &deliveries::DuePush,
     outcome: &PushOutcome,
+    deadline_ms: i64,
 ) -> crate::store::DbResult<Written> {
     let now = now_ms();
-    let (state, attempts, next_ms, error) = next_state(job.attempts, outcome, now);
+    let (state, attempts, next_ms, error) = next_state(job.attempts, outcome, now, deadline_ms);
     let held = if *outcome == PushOutcome::Sent {
         deliveries::mark_push_sent(conn, job.id, attempts, now)?
     } else {
@@ -642,13 +764,50 @@ mod tests {
     /// Writing a refused outcome batch again must end inside the margin the
     /// lease keeps for recording: raising the retries or the pauses without
     /// the margin fails here.
+    /// Each try waits for a lock at most `WRITE_TRY_WAIT` (not SQLite's
+    /// 5 s busy timeout, nor PostgreSQL's unbounded lock wait), so every
+    /// try's wait, the pauses between them and the writing itself fit
+    /// the margin.
     #[test]
     fn the_outcome_write_retries_fit_the_record_margin() {
         let pauses: Duration = (1..=WRITE_RETRIES)
             .map(|t| RetryPolicy::OUTCOME_WRITE.delay(t))
             .sum();
         assert_eq!(pauses, Duration::from_millis(3_500));
-        assert!(pauses < budget::RECORD_MARGIN / 2, "{pauses:?}");
+        let waits = WRITE_TRY_WAIT * (1 + WRITE_RETRIES);
+        assert!(
+            waits + pauses + budget::RECORD_WORK <= budget::RECORD_MARGIN,
+            "{waits:?} waiting + {pauses:?} pauses + {:?} writing > {:?}",
+            budget::RECORD_WORK,
+            budget::RECORD_MARGIN
+        );
+        // The server's own busy timeout would not fit even once per try.
+        assert!(crate::store::BUSY_TIMEOUT * (1 + WRITE_RETRIES) + pauses > budget::RECORD_MARGIN);
+    }
+
+    /// The bound is set on the connection for the write and given back
+    /// after it: an outcome write behind a lock held longer fails at
+    /// `WRITE_TRY_WAIT`, and the connection's other users keep the 5 s.
+    #[test]
+    fn an_outcome_write_waits_for_a_lock_no_longer_than_its_bound() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("qp.sqlite");
+        let conn = crate::store::open(&path).unwrap();
+        let lock = rusqlite::Connection::open(&path).unwrap();
+        lock.execute_batch("BEGIN EXCLUSIVE").unwrap();
+        let t = std::time::Instant::now();
+        assert!(write_batch(&conn, &[]).is_err(), "written under the lock");
+        let waited = t.elapsed();
+        assert!(
+            waited >= WRITE_TRY_WAIT && waited < crate::store::BUSY_TIMEOUT / 2,
+            "{waited:?}"
+        );
+        let busy: i64 = conn
+            .query_row("PRAGMA busy_timeout", [], |r| r.get(0))
+            .unwrap();
+        assert_eq!(busy, crate::store::BUSY_TIMEOUT.as_millis() as i64);
+        lock.execute_batch("COMMIT").unwrap();
+        assert!(write_batch(&conn, &[]).unwrap().is_empty());
     }
 
     /// Which push routes there are, as the start log and `/readyz` say
@@ -688,7 +847,10 @@ mod tests {
         let outcome = within_lease(claimed + cap, cap, Box::pin(std::future::pending()))
             .await
             .unwrap_err();
-        assert!(matches!(outcome, PushOutcome::Retry { .. }), "{outcome:?}");
+        assert!(
+            matches!(outcome, PushOutcome::Unavailable { .. }),
+            "{outcome:?}"
+        );
         assert!(claimed.elapsed() >= cap);
         assert!(
             started.elapsed() < cap - Duration::from_millis(100),
@@ -705,15 +867,19 @@ mod tests {
             reason: "apns credential refused".into(),
             after: Duration::from_secs(300),
         };
-        let (state, attempts, next, _) = next_state(PUSH_MAX_ATTEMPTS - 1, &deferred, 1000);
+        let (state, attempts, next, _) =
+            next_state(PUSH_MAX_ATTEMPTS - 1, &deferred, 1000, i64::MAX);
         assert_eq!(state, PushJobState::Queued);
         assert_eq!(attempts, PUSH_MAX_ATTEMPTS - 1);
         assert_eq!(next, 1000 + 300_000);
+        // Not past the question's expiry: held that long, it fails.
+        let (state, attempts, _, _) = next_state(0, &deferred, 1000, 200_000);
+        assert_eq!((state, attempts), (PushJobState::Failed, 0));
         let retry = PushOutcome::Retry {
             reason: "APNs 503 ServiceUnavailable".into(),
             after: None,
         };
-        let (state, attempts, _, _) = next_state(PUSH_MAX_ATTEMPTS - 1, &retry, 1000);
+        let (state, attempts, _, _) = next_state(PUSH_MAX_ATTEMPTS - 1, &retry, 1000, i64::MAX);
         assert_eq!((state, attempts), (PushJobState::Failed, PUSH_MAX_ATTEMPTS));
     }
 }

@@ -162,7 +162,7 @@ pub fn open_with(path: &Path, migration: Migration) -> DbResult<rusqlite::Connec
         .map_err(|e| DbError::Other(format!("{}: {e}", path.display())))?;
     warn_if_open(path);
     let mut conn = rusqlite::Connection::open(path)?;
-    conn.busy_timeout(Duration::from_secs(5))?;
+    conn.busy_timeout(BUSY_TIMEOUT)?;
     // Every statement the server runs stays prepared (rusqlite keeps 16 by
     // default, fewer than one ask-wait-answer cycle and the workers use, so
     // they were parsed again and again).
@@ -182,6 +182,11 @@ pub fn open_with(path: &Path, migration: Migration) -> DbResult<rusqlite::Connec
 /// Prepared statements an SQLite connection keeps (the store has about
 /// 170 distinct statements; the loop uses a few dozen).
 const STATEMENT_CACHE: usize = 256;
+
+/// How long a SQLite statement waits for another writer's lock before
+/// failing (`database is locked`). The push worker's outcome writes wait
+/// less (`push::WRITE_TRY_WAIT`) and set it back to this.
+pub const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Warns about the database file, its -wal and -shm, when others may read them.
 fn warn_if_open(path: &Path) {

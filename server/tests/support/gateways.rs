@@ -109,6 +109,9 @@ pub struct ApnsState {
     pub goaway_connection: AtomicUsize,
     pub goaways: AtomicUsize,
     verified: Mutex<HashSet<String>>,
+    /// Until then every request gets this answer (an outage of the whole
+    /// gateway), whatever its device.
+    outage: Mutex<Option<(Instant, ApnsReply)>>,
     delay_ms: AtomicU64,
     max_streams: AtomicUsize,
     taps: Mutex<Vec<mpsc::UnboundedSender<Accepted>>>,
@@ -137,6 +140,10 @@ impl ApnsState {
     }
     pub fn set_delay(&self, d: Duration) {
         self.delay_ms.store(d.as_millis() as u64, Ordering::SeqCst);
+    }
+    /// Every request answered `reply` for `lasting`, from now.
+    pub fn outage(&self, lasting: Duration, reply: ApnsReply) {
+        *self.outage.lock().unwrap() = Some((Instant::now() + lasting, reply));
     }
     /// Streams open now, over all connections.
     pub fn open_streams(&self) -> usize {
@@ -576,12 +583,16 @@ async fn answer_apns(
             if delay > 0 {
                 tokio::time::sleep(Duration::from_millis(delay)).await;
             }
-            let scripted = state
-                .script
-                .lock()
-                .unwrap()
-                .get_mut(&token)
-                .and_then(|s| s.pop_front());
+            let outage = *state.outage.lock().unwrap();
+            let scripted = match outage {
+                Some((until, reply)) if Instant::now() < until => Some(reply),
+                _ => state
+                    .script
+                    .lock()
+                    .unwrap()
+                    .get_mut(&token)
+                    .and_then(|s| s.pop_front()),
+            };
             match scripted {
                 Some((status, reason, retry)) if status != 200 => {
                     let mut resp = http::Response::builder()

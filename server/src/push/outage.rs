@@ -1,0 +1,285 @@
+//! A gateway down for a while (APNs or FCM answering 5xx or throttling,
+//! unreachable, going away), told apart from a push that fails: the
+//! attempt budget ([`super::PUSH_MAX_ATTEMPTS`]) is for faults of the push
+//! itself, and a one- or two-minute outage must not spend it.
+//!
+//! Each gateway has a circuit. A transport reports a gateway fault as
+//! [`PushOutcome::Unavailable`]. An isolated one (a hanging answer for one
+//! device, a single 503) is a retry that spends an attempt, as before:
+//! without that, a push that always makes the gateway fail would be tried
+//! until its question expires. After [`OUTAGE_AFTER`] gateway faults in a
+//! row with no other answer between them, the gateway is in an outage:
+//! every push through it is held back without spending an attempt (the
+//! worker does not even send it) for a backoff step ([`OUTAGE_BACKOFF`],
+//! at least the gateway's `Retry-After`), after which pushes go again; the
+//! first answer that is not a gateway fault ends the outage. A push held
+//! this way is never held past its deadline (the question's expiry; a
+//! resolution's day): then it fails, saying why.
+//!
+//! Shown as `qp_push_gateway_outage{gateway}` (1 during one),
+//! `qp_push_gateway_outages_total{gateway}`, the held pushes as
+//! `qp_push_outcomes_total{outcome="deferred",reason="outage"}`, and a warn
+//! line when an outage starts, at each longer step, and when it ends.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::registry::Registry;
+use qp_core::retry::RetryPolicy;
+
+use super::PushOutcome;
+
+/// Gateway faults in a row (no other answer between) that make an outage.
+pub const OUTAGE_AFTER: u32 = 3;
+
+/// How long pushes are held at each step of an outage: 1 s doubling to
+/// 30 s. Not jittered: the step bounds how long after the gateway is back
+/// its pushes still wait (at most one step), and a jitter would double
+/// that. The gateway's own `Retry-After`, when longer, wins.
+pub const OUTAGE_BACKOFF: RetryPolicy = RetryPolicy {
+    min: Duration::from_secs(1),
+    max: Duration::from_secs(30),
+    factor: 2.0,
+    jitter: false,
+};
+
+/// What the reason of a held push starts with (the metrics' `outage`).
+pub const HELD: &str = "gateway outage";
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct GatewayLabel {
+    gateway: &'static str,
+}
+
+#[derive(Default)]
+struct Circuit {
+    /// Gateway faults since the last other answer.
+    faults_in_a_row: u32,
+    /// Steps of the current outage (0: none).
+    steps: u32,
+    /// Pushes are held until then.
+    held_until: Option<Instant>,
+    since: Option<Instant>,
+}
+
+/// Every gateway's circuit, shared by the worker's sends.
+#[derive(Default)]
+pub struct Outages {
+    circuits: Mutex<HashMap<&'static str, Circuit>>,
+    open: Family<GatewayLabel, Gauge>,
+    started: Family<GatewayLabel, Counter>,
+}
+
+impl Outages {
+    /// Adds `qp_push_gateway_outage` and `qp_push_gateway_outages_total`.
+    pub fn register(&self, r: &mut Registry) {
+        r.register(
+            "push_gateway_outage",
+            "1 while a push gateway is in an outage (its pushes held without spending attempts), per gateway",
+            self.open.clone(),
+        );
+        r.register(
+            "push_gateway_outages",
+            "Push gateway outages started (gateway faults in a row), per gateway",
+            self.started.clone(),
+        );
+    }
+
+    fn circuits(&self) -> std::sync::MutexGuard<'_, HashMap<&'static str, Circuit>> {
+        self.circuits.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Before a send: while an outage step runs, the push's outcome without
+    /// sending it (held to the step's end, no attempt spent).
+    pub fn held(&self, gateway: &'static str) -> Option<PushOutcome> {
+        let circuits = self.circuits();
+        let until = circuits.get(gateway)?.held_until?;
+        let left = until.saturating_duration_since(Instant::now());
+        (!left.is_zero()).then(|| PushOutcome::Deferred {
+            reason: format!(
+                "{HELD}: {gateway} unavailable, next try in {} ms",
+                left.as_millis()
+            ),
+            after: left,
+        })
+    }
+
+    /// After a send: a gateway fault counts toward an outage (and, in one,
+    /// holds the push without spending an attempt); any other answer ends
+    /// the outage. Returns the outcome to record.
+    pub fn judge(&self, gateway: &'static str, outcome: PushOutcome) -> PushOutcome {
+        match outcome {
+            PushOutcome::Unavailable { reason, after } => match self.fault(gateway, &reason, after)
+            {
+                Some(hold) => PushOutcome::Deferred {
+                    reason: format!("{HELD}: {reason}"),
+                    after: hold,
+                },
+                None => PushOutcome::Retry { reason, after },
+            },
+            // The gateway answered: it works.
+            PushOutcome::Sent | PushOutcome::DeviceGone => {
+                self.answered(gateway);
+                outcome
+            }
+            PushOutcome::Failed(ref text) if super::metrics::answer_in(text).is_some() => {
+                self.answered(gateway);
+                outcome
+            }
+            // Never reached the gateway (held, not pending any more, a
+            // payload that cannot be encoded), or not from APNs or FCM:
+            // says nothing about it.
+            other => other,
+        }
+    }
+
+    /// One gateway fault: the hold, if the gateway is in an outage now.
+    fn fault(
+        &self,
+        gateway: &'static str,
+        reason: &str,
+        after: Option<Duration>,
+    ) -> Option<Duration> {
+        let mut circuits = self.circuits();
+        let c = circuits.entry(gateway).or_default();
+        c.faults_in_a_row += 1;
+        if c.faults_in_a_row < OUTAGE_AFTER {
+            return None;
+        }
+        let now = Instant::now();
+        if let Some(until) = c.held_until.filter(|u| *u > now) {
+            // Another push of the same moment: one step each.
+            return Some(until - now);
+        }
+        c.steps += 1;
+        let step = OUTAGE_BACKOFF.delay(c.steps).max(after.unwrap_or_default());
+        c.held_until = Some(now + step);
+        let since = *c.since.get_or_insert(now);
+        if c.steps == 1 {
+            self.started.get_or_create(&GatewayLabel { gateway }).inc();
+            self.open.get_or_create(&GatewayLabel { gateway }).set(1);
+        }
+        tracing::warn!(
+            gateway,
+            error = reason,
+            faults_in_a_row = c.faults_in_a_row,
+            step = c.steps,
+            down_for_ms = now.duration_since(since).as_millis() as u64,
+            hold_ms = step.as_millis() as u64,
+            "push gateway unavailable: its pushes wait without spending attempts"
+        );
+        Some(step)
+    }
+
+    /// An answer that is not a gateway fault: the gateway works.
+    fn answered(&self, gateway: &'static str) {
+        let mut circuits = self.circuits();
+        let Some(c) = circuits.get_mut(gateway) else {
+            return;
+        };
+        c.faults_in_a_row = 0;
+        if let Some(since) = c.since.take() {
+            tracing::warn!(
+                gateway,
+                steps = c.steps,
+                down_for_ms = since.elapsed().as_millis() as u64,
+                "push gateway answering again: held pushes go now"
+            );
+            self.open.get_or_create(&GatewayLabel { gateway }).set(0);
+        }
+        c.steps = 0;
+        c.held_until = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn down(after: Option<Duration>) -> PushOutcome {
+        PushOutcome::Unavailable {
+            reason: "APNs 503 ServiceUnavailable".into(),
+            after,
+        }
+    }
+
+    #[test]
+    fn faults_in_a_row_hold_pushes_without_attempts_until_an_answer() {
+        let o = Outages::default();
+        // Isolated faults are retries: they spend an attempt.
+        for _ in 1..OUTAGE_AFTER {
+            assert!(matches!(
+                o.judge("apns", down(None)),
+                PushOutcome::Retry { .. }
+            ));
+        }
+        assert!(o.held("apns").is_none());
+        // The next one makes an outage: held, and so is every push now.
+        let PushOutcome::Deferred { after, reason } =
+            o.judge("apns", down(Some(Duration::from_secs(3))))
+        else {
+            panic!()
+        };
+        assert!(reason.starts_with(HELD), "{reason}");
+        assert!(
+            after >= Duration::from_secs(3),
+            "Retry-After wins when longer"
+        );
+        assert!(matches!(o.held("apns"), Some(PushOutcome::Deferred { .. })));
+        assert!(o.held("fcm").is_none(), "per gateway");
+        assert_eq!(
+            o.open
+                .get_or_create(&GatewayLabel { gateway: "apns" })
+                .get(),
+            1
+        );
+        // An answer ends it.
+        assert_eq!(o.judge("apns", PushOutcome::Sent), PushOutcome::Sent);
+        assert!(o.held("apns").is_none());
+        assert_eq!(
+            o.open
+                .get_or_create(&GatewayLabel { gateway: "apns" })
+                .get(),
+            0
+        );
+        assert!(matches!(
+            o.judge("apns", down(None)),
+            PushOutcome::Retry { .. }
+        ));
+    }
+
+    /// A push failed before it reached the gateway (its question resolved,
+    /// a payload that cannot be encoded) does not end an outage; a
+    /// gateway's refusal of one push does.
+    #[test]
+    fn only_an_answer_of_the_gateway_ends_an_outage() {
+        let o = Outages::default();
+        for _ in 0..OUTAGE_AFTER {
+            o.judge("apns", down(None));
+        }
+        assert!(o.held("apns").is_some());
+        let not_sent = "question no longer pending (answered): not sent";
+        o.judge("apns", PushOutcome::Failed(not_sent.into()));
+        assert!(o.held("apns").is_some());
+        o.judge("apns", PushOutcome::Failed("APNs 400 BadTopic".into()));
+        assert!(o.held("apns").is_none());
+    }
+
+    #[test]
+    fn a_device_failure_between_faults_is_an_answer() {
+        let o = Outages::default();
+        for _ in 0..10 {
+            assert!(matches!(
+                o.judge("fcm", down(None)),
+                PushOutcome::Retry { .. }
+            ));
+            o.judge("fcm", PushOutcome::DeviceGone);
+        }
+        assert!(o.held("fcm").is_none());
+    }
+}
