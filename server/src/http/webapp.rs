@@ -126,7 +126,9 @@ fn file(path: &str, request: &HeaderMap) -> Response {
     };
     let coding = [("br", found.br), ("gzip", found.gzip)]
         .into_iter()
-        .find_map(|(name, bytes)| Some((name, bytes?)).filter(|_| accepts(request, name)));
+        .find_map(|(name, bytes)| {
+            Some((name, bytes?)).filter(|_| super::compress::accepts(request, name))
+        });
     let (etag, body) = match coding {
         Some((name, bytes)) => (format!("\"{}-{name}\"", found.tag), bytes),
         None => (format!("\"{}\"", found.tag), found.raw),
@@ -174,25 +176,6 @@ fn security_headers(ctype: &'static str) -> HeaderMap {
         HeaderValue::from_static("same-origin"),
     );
     headers
-}
-
-/// Whether `Accept-Encoding` allows `coding` (named or `*`, with a q above 0).
-fn accepts(request: &HeaderMap, coding: &str) -> bool {
-    request
-        .get_all(header::ACCEPT_ENCODING)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .any(|offered| {
-            let mut parts = offered.split(';');
-            let name = parts.next().unwrap_or("").trim();
-            let q = parts
-                .filter_map(|p| p.trim().strip_prefix("q="))
-                .filter_map(|q| q.trim().parse::<f32>().ok())
-                .next()
-                .unwrap_or(1.0);
-            (name.eq_ignore_ascii_case(coding) || name == "*") && q > 0.0
-        })
 }
 
 /// Additive, for the web responder: the server's VAPID public key, for
