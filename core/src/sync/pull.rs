@@ -24,10 +24,11 @@ pub struct SyncReport {
 pub async fn sync(store: &Store, client: &PhoneClient) -> Result<SyncReport, SyncError> {
     // Once per empty store: a person with nothing asked yet keeps an empty
     // store, and would otherwise have the history read on every sync.
-    if !store.holds_questions()? && store.state(HISTORY_READ)?.is_none() {
-        if history(store, client).await? {
-            store.set_state(HISTORY_READ, "true")?;
-        }
+    if !store.holds_questions()?
+        && store.state(HISTORY_READ)?.is_none()
+        && history(store, client).await?
+    {
+        store.set_state(HISTORY_READ, "true")?;
     }
     let listed = match client
         .send(HttpMethod::Get, "/api/questions/pending", None, None)
