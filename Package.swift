@@ -40,10 +40,10 @@ let released: (url: String, checksum: String)? = nil
 let ffi: Target = .systemLibrary(name: "QuestionProtocolFFI", path: "ios/Linux/QuestionProtocolFFI")
 let standIns: [Target] = ["UserNotifications", "UIKit", "BackgroundTasks", "Security"].map {
     .target(name: $0, path: "ios/AppleStandIns/\($0)")
-}
+} + [.target(name: "SwiftUI", dependencies: ["UIKit"], path: "ios/AppleStandIns/SwiftUI")]
 let extensionDependencies: [Target.Dependency] = ["QuestionProtocolFFI", "UserNotifications"]
 let appDependencies: [Target.Dependency] = ["QuestionProtocol", "UserNotifications", "UIKit", "BackgroundTasks"]
-let snippetDependencies: [Target.Dependency] = ["QuestionProtocol", "QuestionProtocolApp", "UIKit", "Security"]
+let snippetDependencies: [Target.Dependency] = ["QuestionProtocol", "QuestionProtocolApp", "UIKit", "Security", "SwiftUI"]
 #else
 let environment = Context.environment
 let remote = environment["QP_XCFRAMEWORK_URL"].map { (url: $0, checksum: environment["QP_XCFRAMEWORK_CHECKSUM"] ?? "") }

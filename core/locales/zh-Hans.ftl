@@ -160,7 +160,7 @@ sign-in-again = 登录已失效。请重新配对这部手机以发送你的回�
 
 # Where: Android's notification settings: the name of this app's channel.
 # Subject: the questions (a plural noun). Max 24 characters.
-channel-name = 问题
+channel-name = 待答问题
 
 # Where: Android's notification settings: the channel's description. Subject:
 # the questions. Max 70 characters.

@@ -98,7 +98,11 @@ pub fn available_languages() -> Vec<&'static str> {
 pub fn negotiate(preferred: &[impl AsRef<str>]) -> Vec<String> {
     let requested: Vec<LanguageIdentifier> = preferred
         .iter()
-        .filter_map(|p| p.as_ref().replace('_', "-").parse().ok())
+        .filter_map(|p| {
+            without_extensions(&p.as_ref().replace('_', "-"))
+                .parse()
+                .ok()
+        })
         .map(with_chinese_script)
         .collect();
     let available: Vec<LanguageIdentifier> =
@@ -122,6 +126,26 @@ pub fn negotiate(preferred: &[impl AsRef<str>]) -> Vec<String> {
     chain
 }
 
+/// The tag up to its first extension or private use (a one-letter subtag):
+/// Android 14's regional preferences send `de-DE-u-fw-mon`, which is German
+/// (a language identifier has no extensions, so the whole tag would not
+/// parse and the person would read English).
+fn without_extensions(tag: &str) -> &str {
+    let mut end = 0;
+    for (i, part) in tag.split('-').enumerate() {
+        if i > 0 && part.len() == 1 {
+            return &tag[..end];
+        }
+        end += part.len() + usize::from(i > 0);
+    }
+    tag
+}
+
+/// The regions whose Chinese is written in Traditional script
+/// ([`with_chinese_script`]); the Android glue's copy for a phone without
+/// the library is generated from it.
+pub const TRADITIONAL_CHINESE_REGIONS: [&str; 3] = ["TW", "HK", "MO"];
+
 /// Chinese tags without a script get the one their region writes (`zh-CN`
 /// -> `zh-Hans-CN`, `zh-TW` -> `zh-Hant-TW`), as Android reports `zh-CN`
 /// where iOS says `zh-Hans-CN`. The general "likely subtags" table would do
@@ -131,7 +155,7 @@ fn with_chinese_script(mut l: LanguageIdentifier) -> LanguageIdentifier {
     if l.language.as_str() == "zh" && l.script.is_none() {
         let traditional = l
             .region
-            .is_some_and(|r| matches!(r.as_str(), "TW" | "HK" | "MO"));
+            .is_some_and(|r| TRADITIONAL_CHINESE_REGIONS.contains(&r.as_str()));
         let script = if traditional { "Hant" } else { "Hans" };
         l.script = script.parse().ok();
     }
@@ -625,6 +649,16 @@ mod tests {
         assert_eq!(negotiate(&["zh-TW"]), vec!["en"]);
         assert_eq!(negotiate(&["en-GB", "de"]), vec!["en", "de"]);
         assert_eq!(negotiate(&["not a tag!", "he-IL"]), vec!["he", "en"]);
+        // Android 14's regional preferences (first day, units) and private use.
+        assert_eq!(negotiate(&["de-DE-u-fw-mon-mu-celsius"]), vec!["de", "en"]);
+        assert_eq!(
+            negotiate(&["ja-JP-u-ca-japanese-x-lvariant-JP"]),
+            vec!["ja", "en"]
+        );
+        assert_eq!(
+            negotiate(&["zh-Hant-TW-u-nu-hanidec", "fr"]),
+            vec!["fr", "en"]
+        );
         let none: [&str; 0] = [];
         assert_eq!(negotiate(&none), vec!["en"]);
         assert_eq!(Copy::for_languages(&["pt-PT"]).language(), "pt-BR");

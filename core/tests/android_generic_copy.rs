@@ -10,7 +10,7 @@
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use qp_core::copy::{available_languages, Copy};
+use qp_core::copy::{available_languages, Copy, TRADITIONAL_CHINESE_REGIONS};
 use qp_core::present::android::CHANNEL_ID;
 use qp_core::present::options::DEFAULT_CHANNEL_IMPORTANCE;
 use qp_core::present::ChannelImportance;
@@ -80,6 +80,19 @@ fn render() -> String {
         out,
         "    const val FALLBACK_LANGUAGE = {}",
         kotlin_string(qp_core::copy::FALLBACK_LANGUAGE)
+    );
+    let _ = writeln!(
+        out,
+        "    /** Where Chinese without a script is written in Traditional (the\n     *  core's negotiation: none is bundled). */"
+    );
+    let regions: Vec<String> = TRADITIONAL_CHINESE_REGIONS
+        .iter()
+        .map(|r| kotlin_string(r))
+        .collect();
+    let _ = writeln!(
+        out,
+        "    val TRADITIONAL_CHINESE_REGIONS: Set<String> = setOf({})",
+        regions.join(", ")
     );
     let _ = writeln!(
         out,

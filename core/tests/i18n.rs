@@ -639,10 +639,47 @@ fn no_translated_lock_screen_or_feed_string_shows_english_or_a_raw_error() {
         "Federica",
         "ship it",
         "Deploy?",
+        "Claude Code",
+        "qp login",
     ];
     for lang in available_languages() {
         let copy = Copy::for_languages(&[lang]);
         let mut strings = lock_screen_strings(&copy);
+        // Every pairing failure, and the sign-in consent question in each
+        // of its three forms with its buttons, as the phone and the web
+        // show them.
+        use qp_core::pairing::PairErrorKind as Pair;
+        for kind in [
+            Pair::NotACode,
+            Pair::NoServer,
+            Pair::InvalidCode,
+            Pair::TooManyAttempts,
+            Pair::Unreachable,
+            Pair::Refused,
+            Pair::StorageFailed,
+        ] {
+            strings.push(copy.pair_failure(kind));
+        }
+        for client in ["verified", "unverified", "terminal"] {
+            let parts = qp_core::protocol::ConsentRequest {
+                client: client.into(),
+                name: "Claude Code".into(),
+                host: (client == "verified").then(|| "claude.ai".into()),
+                returns_to: Some("localhost".into()),
+                code: "WDJB-MJHT".into(),
+            };
+            let words = copy.consent(&parts, "Ops");
+            strings.extend([
+                words.asker,
+                words.prompt,
+                words.context,
+                words.allow,
+                words.deny,
+            ]);
+        }
+        let (consent, _) = consent_push(&copy, "Ops");
+        let shown = consent.localized(&copy);
+        strings.push(copy.title(shown.responder_scope, &shown.asker));
         #[cfg(feature = "phone")]
         {
             let feed = feed_strings(&copy);

@@ -19,9 +19,11 @@ final class AppDelegate: UIResponder, UIApplicationDelegate, UNUserNotificationC
         return QPSession(storePath: AppGroup.storePath, mode: .app, vault: Keychain.shared,
                          languages: Locale.preferredLanguages, deviceKeys: KeychainDeviceKey())
     }()
-    lazy var lifecycle = QPAppLifecycle(session: session, refreshIdentifier: "com.example.app.qp-refresh")
+    // At launch and each return to the foreground, answers the system lost go back to the outbox before it is sent.
+    lazy var lifecycle = QPAppLifecycle(session: session, uploads: uploads, refreshIdentifier: "com.example.app.qp-refresh")
     // Answers from notification actions go as background uploads: the system finishes them after suspension
     // and reports to this process or to the one it relaunches; the outbox learns each outcome once.
+    // Made with the delegate (the system may report at once); reports before `answers` is set are held for it.
     let uploadSystem = QPSystemUploads()
     lazy var uploads: QPBackgroundAnswers = {
         let answers = QPBackgroundAnswers(session: session, system: uploadSystem, bodies: AppGroup.uploadsFolder)
@@ -34,7 +36,6 @@ final class AppDelegate: UIResponder, UIApplicationDelegate, UNUserNotificationC
         // The app's own categories, if it has any: beside the questions', never setNotificationCategories (it drops their buttons)
         QPUserNotificationCenter().setAppCategories(AppCategories.all)
         lifecycle.start()   // registers the background refresh, observes background/foreground, refreshes once open
-        uploads.reconcile()   // uploads the system no longer holds go back to the outbox
         UNUserNotificationCenter.current().requestAuthorization(options: [.alert, .sound, .badge]) { granted, _ in
             if granted { DispatchQueue.main.async { app.registerForRemoteNotifications() } }   // at every launch
         }
@@ -52,17 +53,20 @@ final class AppDelegate: UIResponder, UIApplicationDelegate, UNUserNotificationC
     // Answers from the lock screen, in the background; a tap opens the question
     func userNotificationCenter(_ c: UNUserNotificationCenter, didReceive r: UNNotificationResponse,
                                 withCompletionHandler done: @escaping () -> Void) {
-        Task { @MainActor [session, uploads] in
-            guard let core = await session.core() else { return done() }
-            let work = QPNotificationResponseHandler.handle(r, core: core, uploads: uploads, completionHandler: done)
+        // Through the session: its store opened and closed in step with the lifecycle (done at once without a store)
+        let work = QPNotificationResponseHandler.handle(r, session: session, uploads: uploads, completionHandler: done)
+        Task { @MainActor in
             if let questionId = await work.value?.questionToOpen { Router.open(question: questionId) }
         }
     }
-    // The system relaunched the app to report background uploads
+    // The system relaunched the app to report background uploads: the library's session, or one of the app's own
     func application(_ app: UIApplication, handleEventsForBackgroundURLSession identifier: String,
                      completionHandler: @escaping () -> Void) {
-        _ = uploads   // the session and its delegate, made again in this process
-        uploadSystem.handleEvents(completionHandler: completionHandler)
+        guard identifier == QPSystemUploads.identifier else {
+            return AppDownloads.handleEvents(identifier: identifier, completionHandler: completionHandler)
+        }
+        _ = uploads   // the reports' destination, made in this process
+        uploadSystem.handleEvents(completionHandler: completionHandler)   // called once every report is recorded
     }
     // In the foreground too: questions show as they would on the lock screen; the app's other notifications, its own rule
     func userNotificationCenter(_ c: UNUserNotificationCenter, willPresent n: UNNotification,

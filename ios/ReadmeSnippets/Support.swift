@@ -23,3 +23,13 @@ enum AppGroup {
     static var uploadsFolder: URL { container.appendingPathComponent("qp-uploads") }
 }
 
+
+/// The app's own background sessions, if it has any (downloads, say): their
+/// events go to the app's code, never to the library's.
+enum AppDownloads {
+    static var handled: [String] = []
+    static func handleEvents(identifier: String, completionHandler: @escaping () -> Void) {
+        handled.append(identifier)
+        completionHandler()
+    }
+}

@@ -11,7 +11,7 @@ signin-ask-named = اسأل { $name } على الهاتف
 signin-user-label = معرّف المستخدم أو الاسم
 signin-room-label = الغرفة التي يُسمح له بالسؤال فيها (رمزها)
 signin-ask-me = اسألني على هاتفي
-signin-phone-hint = سيصل سؤال إلى هاتفك: اضغط { $allow } للاتصال، أو { $deny } للرفض.
+signin-phone-hint = سيصل سؤال إلى هاتفك: اضغط { $allow } للسماح بالاتصال، أو { $deny } لرفضه.
 
 signin-check-title = تحقّق من هاتفك
 signin-asked = سألنا { $name } على الهاتف: هل يُسمح بهذا في { $room }؟ تتابع هذه الصفحة فور الإجابة (خلال { $minutes } دقيقة).

@@ -10,13 +10,13 @@ signin-ask-named = { $name } auf dem Telefon fragen
 signin-user-label = Deine Benutzer-ID oder dein Name
 signin-room-label = Der Raum, in dem er fragen darf (sein Code)
 signin-ask-me = Auf meinem Telefon fragen
-signin-phone-hint = Du bekommst eine Frage auf dein Telefon: Tippe auf { $allow }, um zu verbinden, oder auf { $deny }, um abzulehnen.
+signin-phone-hint = Du bekommst eine Frage auf dein Telefon: Tippe auf { $allow }, um die Verbindung zu erlauben, oder auf { $deny }, um sie abzulehnen.
 
 signin-check-title = Schau auf dein Telefon
 signin-asked = Wir haben { $name } auf dem Telefon gefragt, ob das in { $room } erlaubt werden soll. Diese Seite geht weiter, sobald du antwortest (innerhalb von { $minutes } Min.).
 signin-code = Die Frage zeigt den Code { $code }: Tippe nur dann auf { $allow }, wenn es der Code auf dieser Seite ist, einer Seite dieses Servers, die du selbst aus der App geöffnet hast, die du verbindest. Zeigt dir jemand anderes eine Seite mit einem Code, ist das kein Grund zu erlauben.
 signin-answer-here = Du bist in diesem Browser bei qp als { $name } angemeldet: Du kannst auch hier antworten.
-signin-buttons-hint = Die Schaltflächen funktionieren, sobald diese Seite einen Moment lang vor dir ist.
+signin-buttons-hint = Die Schaltflächen werden einen Moment nach dem Anzeigen dieser Seite aktiv.
 signin-no-longer-signed-in = Dieser Browser ist nicht mehr bei qp angemeldet: Antworte auf deinem Telefon.
 signin-answer-failed = Diese Antwort ist nicht angekommen: Antworte auf deinem Telefon oder versuche es noch einmal.
 
@@ -26,7 +26,7 @@ signin-used = Diese Anfrage ist schon abgeschlossen.
 signin-allowed = Erlaubt. Zurück zur App.
 
 signin-device-title = Auf dem Telefon bestätigen
-signin-device-body = Die Person, die bei { $command } angegeben wurde, hat auf ihrem Telefon eine Frage mit demselben Code bekommen, den das Terminal zeigt. Tippe dort auf { $allow }, um das Terminal anzumelden.
+signin-device-body = Die in { $command } angegebene Person hat auf ihrem Telefon eine Frage mit demselben Code bekommen, den das Terminal zeigt. Tippe dort auf { $allow }, um das Terminal anzumelden.
 
 signin-error-title = Diese Anmeldung kann nicht weitergehen
 signin-error-not-found = In diesem Raum ist niemand mit dieser ID oder diesem Namen. Gib deine Benutzer-ID (oder deinen Namen genau so, wie er geschrieben wird) und den Code des Raums an.

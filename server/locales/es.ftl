@@ -10,13 +10,13 @@ signin-ask-named = Preguntar a { $name } en su teléfono
 signin-user-label = Tu id de usuario o tu nombre
 signin-room-label = La sala en la que puede preguntar (su código)
 signin-ask-me = Preguntarme en mi teléfono
-signin-phone-hint = Recibirás una pregunta en tu teléfono: toca { $allow } para conectar o { $deny } para rechazar.
+signin-phone-hint = Recibirás una pregunta en tu teléfono: toca { $allow } para permitir la conexión o { $deny } para rechazarla.
 
 signin-check-title = Mira tu teléfono
-signin-asked = Preguntamos a { $name } en su teléfono si permite esto en { $room }. Esta página sigue en cuanto respondas (dentro de { $minutes } min).
+signin-asked = Preguntamos a { $name } en su teléfono si permite esto en { $room }. Esta página continuará en cuanto respondas (dentro de { $minutes } min).
 signin-code = La pregunta muestra el código { $code }: toca { $allow } solo si es el de esta página, una página de este servidor que abriste tú desde la app que estás conectando. Que la página de otra persona te muestre un código no es motivo para permitir.
 signin-answer-here = Tienes una sesión de qp en este navegador como { $name }: también puedes responder aquí.
-signin-buttons-hint = Los botones funcionan un momento después de que esta página esté delante de ti.
+signin-buttons-hint = Los botones se activan un momento después de que se muestre esta página.
 signin-no-longer-signed-in = Este navegador ya no tiene una sesión de qp: responde en tu teléfono.
 signin-answer-failed = Esa respuesta no se envió: responde en tu teléfono o inténtalo de nuevo.
 

@@ -12,13 +12,13 @@ signin-ask-named = Demander à { $name } sur son téléphone
 signin-user-label = Votre identifiant ou votre nom
 signin-room-label = Le salon où il pourra poser des questions (son code)
 signin-ask-me = Me demander sur mon téléphone
-signin-phone-hint = Vous recevrez une question sur votre téléphone : touchez { $allow } pour connecter, { $deny } pour refuser.
+signin-phone-hint = Vous recevrez une question sur votre téléphone : touchez { $allow } pour autoriser la connexion, { $deny } pour la refuser.
 
 signin-check-title = Regardez votre téléphone
-signin-asked = Nous avons demandé à { $name } sur son téléphone s’il faut autoriser ceci dans { $room }. Cette page continue dès que vous répondez (sous { $minutes } min).
+signin-asked = Nous avons demandé à { $name } sur son téléphone s’il faut autoriser ceci dans { $room }. Cette page passera à la suite dès votre réponse (sous { $minutes } min).
 signin-code = La question affiche le code { $code } : touchez { $allow } seulement si c’est celui de cette page, une page de ce serveur que vous avez ouverte vous-même depuis l’app que vous connectez. La page de quelqu’un d’autre qui vous montre un code n’est pas une raison d’autoriser.
 signin-answer-here = Ce navigateur est connecté à qp en tant que { $name } : vous pouvez aussi répondre ici.
-signin-buttons-hint = Les boutons fonctionnent un instant après que cette page est devant vous.
+signin-buttons-hint = Les boutons s’activent un instant après l’affichage de cette page.
 signin-no-longer-signed-in = Ce navigateur n’est plus connecté à qp : répondez sur votre téléphone.
 signin-answer-failed = Cette réponse n’est pas partie : répondez sur votre téléphone, ou réessayez.
 
@@ -28,10 +28,10 @@ signin-used = Cette demande est déjà terminée.
 signin-allowed = Autorisé. Retour à l’app.
 
 signin-device-title = Approuvez sur votre téléphone
-signin-device-body = La personne indiquée à { $command } a reçu sur son téléphone une question avec le même code que celui du terminal. Touchez { $allow } sur le téléphone pour connecter le terminal.
+signin-device-body = La personne indiquée dans { $command } a reçu sur son téléphone une question avec le même code que celui du terminal. Touchez { $allow } sur le téléphone pour connecter le terminal.
 
 signin-error-title = Cette connexion ne peut pas continuer
-signin-error-not-found = Personne de cet identifiant ou de ce nom n’est dans ce salon. Indiquez votre identifiant (ou votre nom exact) et le code du salon.
+signin-error-not-found = Personne dans ce salon n’a cet identifiant ou ce nom. Indiquez votre identifiant (ou votre nom exact) et le code du salon.
 signin-error-user-required = Indiquez votre identifiant ou votre nom.
 signin-error-too-many = Trop de demandes de connexion pour l’instant. Réessayez dans une minute.
 signin-error-not-allowed = Ce serveur ne vous permet pas d’approuver la connexion d’agents dans ce salon. Adressez-vous à l’administration du serveur ou du salon.

@@ -10,13 +10,13 @@ signin-ask-named = Perguntar a { $name } no celular
 signin-user-label = Seu id de usuário ou seu nome
 signin-room-label = A sala em que ele pode perguntar (o código dela)
 signin-ask-me = Perguntar no meu celular
-signin-phone-hint = Você vai receber uma pergunta no celular: toque em { $allow } para conectar ou em { $deny } para recusar.
+signin-phone-hint = Você vai receber uma pergunta no celular: toque em { $allow } para permitir a conexão ou em { $deny } para recusá-la.
 
 signin-check-title = Confira seu celular
 signin-asked = Perguntamos a { $name } no celular se isso pode ser permitido em { $room }. Esta página continua assim que você responder (em até { $minutes } min).
 signin-code = A pergunta mostra o código { $code }: toque em { $allow } só se for o desta página, uma página deste servidor que você abriu pelo app que está conectando. A página de outra pessoa mostrando um código não é motivo para permitir.
 signin-answer-here = Este navegador está conectado ao qp como { $name }: você pode responder aqui mesmo.
-signin-buttons-hint = Os botões funcionam um instante depois que esta página estiver na sua frente.
+signin-buttons-hint = Os botões são ativados um instante depois que esta página aparece.
 signin-no-longer-signed-in = Este navegador não está mais conectado ao qp: responda no celular.
 signin-answer-failed = A resposta não foi enviada: responda no celular ou tente de novo.
 

@@ -486,6 +486,47 @@ async fn an_expired_consent_says_so_and_sends_the_client_back() {
     );
 }
 
+/// The person's open feed (the web responder's long-poll) shows the
+/// consent question the moment it is asked, not when its wait times out:
+/// they may be looking at the page that asks them to answer it.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_open_feed_shows_the_consent_question_at_once() {
+    let f = Fixture::new().await;
+    let client = register(&f, "Prompt").await;
+    let (_, now) = f
+        .call(
+            "GET",
+            "/api/questions/pending/wait",
+            Some(&f.alice_token),
+            None,
+        )
+        .await;
+    let version = now["version"].as_str().unwrap().to_string();
+    let req = f
+        .http
+        .get(format!(
+            "{}/api/questions/pending/wait?since={version}&timeout=20",
+            f.base
+        ))
+        .bearer_auth(&f.alice_token);
+    let held = tokio::spawn(async move {
+        let t = std::time::Instant::now();
+        let body: Value = req.send().await.unwrap().json().await.unwrap();
+        (body, t.elapsed())
+    });
+    f.until_parked(1).await;
+    let (s, started) = start(&f, &client, &f.alice).await;
+    assert!(s < 300, "{started}");
+    let (body, took) = held.await.unwrap();
+    assert!(took < Duration::from_secs(5), "woken after {took:?}");
+    let consent = body["questions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|q| q["consent"]["name"] == "Prompt");
+    assert!(consent, "{body}");
+}
+
 #[tokio::test]
 async fn only_the_named_person_can_answer_the_consent() {
     let f = Fixture::new().await;

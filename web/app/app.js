@@ -381,7 +381,7 @@ async function pushed(q) {
 
 function announce(fresh) {
   const cells = JSON.parse(responder.feed(JSON.stringify(fresh), Date.now()));
-  $('announce').textContent = cells.map((c) => `${t('web-new-question')}: ${c.title}. ${c.prompt}`).join(' ');
+  $('announce').textContent = cells.map((c) => responder.announce(c.title, c.prompt)).join(' ');
 }
 
 function el(tag, cls, text) {
@@ -585,7 +585,7 @@ async function answer(id, action, text) {
       questions.set(id, outcome.question);
       drafts.delete(id);
     }
-    else notes.set(id, t('web-answer-failed'));
+    else notes.set(id, responder.notSent(JSON.stringify(q), body, outcome.error));
   } catch (e) {
     // Unreachable: it stays queued and is sent once, when back online.
   }
@@ -599,16 +599,16 @@ async function answer(id, action, text) {
 
 // ---- notifications (Web Push: push.js) -----------------------------------
 
-// `result`: what enabling just said ({ok, error}); without it, the
+// `result`: what enabling just said ({ok, reason | status}); without it, the
 // subscription this browser has is registered again with the current token.
 // "Notifications are on" only when the server took the registration; else
-// the server's message.
+// why not, in the person's words (never the server's English).
 async function offerNotifications(result) {
   const btn = $('notify');
   if (!self.qpWebPush || !self.qpWebPush.supported()) return;
   if (!result && await self.qpWebPush.serverOff().catch(() => false)) result = { ok: false, reason: 'off' };
   btn.hidden = false;
-  if (!result) result = await self.qpWebPush.refresh(session.token).catch((e) => ({ ok: false, error: String(e) }));
+  if (!result) result = await self.qpWebPush.refresh(session.token).catch(() => ({ ok: false, reason: 'unreachable' }));
   const on = !!(result && result.ok) && await self.qpWebPush.state().catch(() => false);
   btn.textContent = t(on ? 'web-notifications-on' : 'web-notifications');
   btn.disabled = on;
@@ -622,7 +622,7 @@ async function offerNotifications(result) {
       why = t('web-notifications-off-server');
     } else if (result.reason === 'blocked') why = t('web-notifications-blocked');
     else if (result.reason === 'unreachable') why = t('web-notifications-unreachable');
-    else why = result.error || '';
+    else if (result.status) why = responder.notificationsRefused(result.status);
   }
   $('notify-status').textContent = why;
 }

@@ -41,7 +41,8 @@ self.qpWebPush = {
   // registered again with the current token (a new pairing of the same
   // person revoked the old one, and the device with it; a pairing of
   // another person ended the subscription before it signed in). Returns
-  // {ok, error} as enable does, or null when there is nothing to register.
+  // {ok, reason | status} as enable does, or null when there is nothing to
+  // register.
   async refresh(token) {
     if (Notification.permission !== 'granted') return null;
     const reg = await navigator.serviceWorker.ready;
@@ -60,9 +61,9 @@ self.qpWebPush = {
   // {ok: true}, or {ok: false, reason: 'off'} (the server has no Web Push:
   // nothing is asked of the browser), {ok: false, reason: 'blocked'} (permission denied or
   // dismissed), {ok: false, reason: 'unreachable'} (the push service could
-  // not subscribe: offline, or the browser has none), {ok: false, error:
-  // the server's message}. The page says which, and does not say
-  // notifications are on.
+  // not subscribe: offline, or the browser has none), {ok: false, status:
+  // the server's HTTP status when it refused the registration}. The page
+  // says which, and does not say notifications are on.
   async enable(token) {
     const key = await qpKeyOfServer();
     if (key.off) return { ok: false, reason: 'off' };
@@ -92,9 +93,7 @@ self.qpWebPush = {
       credentials: 'omit',
     });
     if (resp.ok) return { ok: true };
-    const body = await resp.json().catch(() => null);
-    const msg = body && (typeof body.error === 'object' ? body.error && body.error.message : body.message || body.error);
-    return { ok: false, error: msg || `${resp.status} ${resp.statusText}`.trim() };
+    return { ok: false, status: resp.status };
   },
   // Ends this browser's subscription (its push service forgets it): on
   // sign-out, and before another account signs in here, so a subscription

@@ -29,7 +29,9 @@ pub mod types;
 
 pub use error::QpError;
 pub use http::{set_http_transport, HttpTransport};
-pub use lifecycle::{apns_alert, phone_budgets, ForegroundReport, StepFailure};
+pub use lifecycle::{
+    apns_alert, phone_budgets, resolution_push_without_store, ForegroundReport, StepFailure,
+};
 pub use pairing::{pair_device, SecureStore};
 pub use phone::{PhoneCore, TokenProvider};
 pub use session::TokenVault;

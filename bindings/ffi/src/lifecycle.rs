@@ -27,6 +27,7 @@ pub type ResolutionPushAction = qp_core::phone::ResolutionPushAction;
 pub enum ResolutionPushAction {
     Withdraw,
     KeepQuestion { question: PushQuestion },
+    KeepUnconfirmed,
 }
 
 pub type ForegroundStep = qp_core::phone::ForegroundStep;
@@ -134,16 +135,17 @@ impl PhoneCore {
     /// notification becomes, the same on iOS and Android: `withdraw`
     /// (iOS: the resolved copy in its place; Android: cancel it) or
     /// `keepQuestion` (not confirmed, still pending here: iOS shows the
-    /// question again, Android leaves it).
+    /// question again, Android leaves it) or `keepUnconfirmed` (not
+    /// confirmed, the store unreadable: Android leaves it, iOS shows the
+    /// generic notification). Never throws.
     pub async fn resolution_push(
         &self,
         question_id: String,
         within_ms: u64,
-    ) -> Result<ResolutionPushAction, QpError> {
-        Ok(self
-            .phone()
+    ) -> ResolutionPushAction {
+        self.phone()
             .resolution_push(&question_id, std::time::Duration::from_millis(within_ms))
-            .await?)
+            .await
     }
 
     /// The line of a question's notification once answered here: "You
@@ -164,6 +166,14 @@ impl PhoneCore {
 #[uniffi::export]
 pub fn phone_budgets() -> PhoneBudgets {
     phone::BUDGETS
+}
+
+/// What a resolution push does where the glue cannot ask the core (no
+/// `PhoneCore`: its store or vault could not be opened; or the call failed
+/// unexpectedly): `keepUnconfirmed`, as for a store the core cannot read.
+#[uniffi::export]
+pub fn resolution_push_without_store() -> ResolutionPushAction {
+    phone::RESOLUTION_PUSH_WITHOUT_STORE
 }
 
 /// The alert an APNs payload carries (its `userInfo` as JSON): title,

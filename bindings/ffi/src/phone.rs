@@ -461,9 +461,13 @@ impl PhoneCore {
         Ok(self.inner.handed_over_outcome(&id, result.into())?)
     }
 
-    /// At launch, with the ids of the uploads the background session still
-    /// holds: answers it no longer has and never reported on are queued
-    /// again for the next flush. Returns how many.
+    /// At launch, at each return to the foreground and once the background
+    /// session has delivered its events, with the ids of the uploads it
+    /// still holds: an answer it no longer has and never reported on is
+    /// queued again for the next flush once still missing the core's grace
+    /// (`LOST_HAND_OVER_GRACE_MS`, 10 s) or more after the first call that
+    /// found it missing: its report may be on the way meanwhile, and is
+    /// taken then. Returns how many were queued.
     pub fn requeue_lost_hand_overs(&self, in_flight: Vec<String>) -> Result<u32, QpError> {
         Ok(self.inner.requeue_lost_hand_overs(&in_flight)?)
     }

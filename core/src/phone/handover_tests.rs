@@ -17,6 +17,8 @@ use crate::http::{
     HttpError, HttpFailure, HttpMethod, HttpRequest, HttpResponse, Scripted, ScriptedTransport,
 };
 use crate::protocol::{Answer, QuestionState, Responder};
+use crate::store::now_ms;
+use crate::sync::LOST_HAND_OVER_GRACE_MS;
 
 struct Token;
 impl TokenProvider for Token {
@@ -192,8 +194,18 @@ fn an_upload_the_system_lost_is_sent_again_under_the_same_key() {
         p.hand_over_answers().unwrap().remove(0).id
     }; // killed; the system never got (or dropped) the upload
 
+    // Missing from the system's list at launch: its report may still come.
     let next = process(&dir, &http);
-    assert_eq!(next.requeue_lost_hand_overs(&[]).unwrap(), 1);
+    let launch = now_ms();
+    assert_eq!(next.requeue_lost_hand_overs_at(&[], launch).unwrap(), 0);
+    assert_eq!(state(&next), AnswerState::HandedOver);
+    // Still missing a moment later: not yet.
+    let soon = launch + LOST_HAND_OVER_GRACE_MS - 1;
+    assert_eq!(next.requeue_lost_hand_overs_at(&[], soon).unwrap(), 0);
+    assert_eq!(state(&next), AnswerState::HandedOver);
+    // Still missing once the grace has passed (no report came): lost.
+    let later = launch + LOST_HAND_OVER_GRACE_MS;
+    assert_eq!(next.requeue_lost_hand_overs_at(&[], later).unwrap(), 1);
     assert_eq!(state(&next), AnswerState::Queued);
     let report = block_on(next.flush()).unwrap();
     assert_eq!(report.answered, 1);
@@ -207,6 +219,57 @@ fn an_upload_the_system_lost_is_sent_again_under_the_same_key() {
         .unwrap();
     assert_eq!(late, FlushReport::default());
     assert_eq!(state(&next), AnswerState::Answered);
+}
+
+#[test]
+fn an_upload_delivered_with_its_report_still_on_the_way_is_not_sent_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let http = server();
+    let id = {
+        let p = process(&dir, &http);
+        answer_from_the_lock_screen(&p);
+        p.hand_over_answers().unwrap().remove(0).id
+    }; // killed; the system delivers the upload, its task leaves the list
+
+    // Relaunched: the launch's snapshot misses the finished upload, whose
+    // report the session delivers a moment later.
+    let next = process(&dir, &http);
+    assert_eq!(next.requeue_lost_hand_overs(&[]).unwrap(), 0);
+    assert_eq!(block_on(next.flush()).unwrap(), FlushReport::default());
+    let report = next
+        .handed_over_outcome(&id, Ok(answered_by("u_me")))
+        .unwrap();
+    assert_eq!(report.answered, 1);
+    assert_eq!(state(&next), AnswerState::Answered);
+    // A later snapshot (the next launch, well after the grace) finds
+    // nothing to send: one terminal state, sent once, by the system.
+    let much_later = now_ms() + 10 * LOST_HAND_OVER_GRACE_MS;
+    assert_eq!(next.requeue_lost_hand_overs_at(&[], much_later).unwrap(), 0);
+    block_on(next.flush()).unwrap();
+    assert_eq!(answers_sent(&http), 0);
+    assert_eq!(state(&next), AnswerState::Answered);
+}
+
+#[test]
+fn an_upload_back_in_the_systems_list_is_not_missing_any_more() {
+    let dir = tempfile::tempdir().unwrap();
+    let http = server();
+    let p = process(&dir, &http);
+    answer_from_the_lock_screen(&p);
+    let id = p.hand_over_answers().unwrap().remove(0).id;
+    let t = now_ms();
+    // A snapshot taken too early missed it; the next one has it again.
+    assert_eq!(p.requeue_lost_hand_overs_at(&[], t).unwrap(), 0);
+    let held = std::slice::from_ref(&id);
+    let later = t + LOST_HAND_OVER_GRACE_MS;
+    assert_eq!(p.requeue_lost_hand_overs_at(held, later).unwrap(), 0);
+    // Missing once more: the grace starts again from this snapshot.
+    let again = later + LOST_HAND_OVER_GRACE_MS;
+    assert_eq!(p.requeue_lost_hand_overs_at(&[], again).unwrap(), 0);
+    assert_eq!(state(&p), AnswerState::HandedOver);
+    let lost = again + LOST_HAND_OVER_GRACE_MS;
+    assert_eq!(p.requeue_lost_hand_overs_at(&[], lost).unwrap(), 1);
+    assert_eq!(state(&p), AnswerState::Queued);
 }
 
 #[test]

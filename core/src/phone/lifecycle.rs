@@ -80,7 +80,22 @@ pub enum ResolutionPushAction {
     /// Android leaves its notification as it is). A push's resolution is
     /// only a claim: a forged one must not hide a pending question.
     KeepQuestion { question: CompactQuestion },
+    /// Not confirmed, and no store could say whether the question is
+    /// pending here (it could not be read, or the glue has no core: see
+    /// [`RESOLUTION_PUSH_WITHOUT_STORE`]): nothing is withdrawn on an
+    /// unconfirmed claim. Android leaves its notification as it is; iOS,
+    /// where the push already replaced it, shows the generic notification
+    /// under the question's id (it opens the app, whose reconcile puts the
+    /// notification right).
+    KeepUnconfirmed,
 }
+
+/// What a resolution push does where no store can be read: the glue has no
+/// core (the store or the vault could not be opened), or the core's call
+/// failed unexpectedly. The same rule as a store that fails inside
+/// [`Phone::resolution_push`]: an unconfirmed claim hides nothing.
+pub const RESOLUTION_PUSH_WITHOUT_STORE: ResolutionPushAction =
+    ResolutionPushAction::KeepUnconfirmed;
 
 /// One step of [`Phone::came_to_foreground`], in the order they run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -244,26 +259,31 @@ impl Phone {
     /// extension's network time; Android's `onMessageReceived` has about
     /// 10 s), and decides what the notification becomes. Offline, signed
     /// out or out of time, the store decides: a question pending here is
-    /// kept. An error only when the store cannot be read.
+    /// kept. A store that cannot be read (suspended, locked, damaged)
+    /// decides nothing: [`RESOLUTION_PUSH_WITHOUT_STORE`]. Never fails.
     pub async fn resolution_push(
         &self,
         question_id: &str,
         within: Duration,
-    ) -> Result<ResolutionPushAction, PhoneError> {
+    ) -> ResolutionPushAction {
         let within = within.min(EXTENSION_NETWORK_BUDGET);
         let confirmed = matches!(
             tokio::time::timeout(within, self.confirm_resolution(question_id)).await,
             Ok(Ok(true))
         );
         if confirmed {
-            return Ok(ResolutionPushAction::Withdraw);
+            return ResolutionPushAction::Withdraw;
         }
-        Ok(match self.store.question(question_id)? {
-            Some(held) if !held.state.is_terminal() => ResolutionPushAction::KeepQuestion {
+        match self.store.question(question_id) {
+            Ok(Some(held)) if !held.state.is_terminal() => ResolutionPushAction::KeepQuestion {
                 question: held.question,
             },
-            _ => ResolutionPushAction::Withdraw,
-        })
+            Ok(_) => ResolutionPushAction::Withdraw,
+            Err(e) => {
+                log::warn!("resolution push for {question_id}: the store cannot be read: {e}");
+                RESOLUTION_PUSH_WITHOUT_STORE
+            }
+        }
     }
 
     /// The line a notification shows once its question was answered on this

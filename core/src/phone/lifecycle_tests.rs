@@ -256,14 +256,14 @@ fn a_resolution_push_withdraws_what_the_server_confirms_and_keeps_a_pending_ques
     };
 
     // Still pending on the server: a forged claim, the question stays.
-    let still = block_on(phone.resolution_push("q_1", budget)).unwrap();
+    let still = block_on(phone.resolution_push("q_1", budget));
     assert_eq!(still, keep(&phone));
 
     // The server takes the connection and never answers: decided within
     // the bound, from the store (pending here: kept).
     fake.hang.store(true, Ordering::SeqCst);
     let started = Instant::now();
-    let hung = block_on(phone.resolution_push("q_1", Duration::from_millis(300))).unwrap();
+    let hung = block_on(phone.resolution_push("q_1", Duration::from_millis(300)));
     assert!(
         started.elapsed() < Duration::from_secs(2),
         "{:?}",
@@ -272,7 +272,7 @@ fn a_resolution_push_withdraws_what_the_server_confirms_and_keeps_a_pending_ques
     assert_eq!(hung, keep(&phone));
     // Never longer than the core's budget, whatever the glue asks.
     let started = Instant::now();
-    let capped = block_on(phone.resolution_push("q_1", Duration::from_secs(60))).unwrap();
+    let capped = block_on(phone.resolution_push("q_1", Duration::from_secs(60)));
     assert!(
         started.elapsed() < budget + Duration::from_secs(2),
         "{:?}",
@@ -283,20 +283,44 @@ fn a_resolution_push_withdraws_what_the_server_confirms_and_keeps_a_pending_ques
 
     // A question this device does not hold: nothing to keep.
     assert_eq!(
-        block_on(phone.resolution_push("q_unknown", budget)).unwrap(),
+        block_on(phone.resolution_push("q_unknown", budget)),
         ResolutionPushAction::Withdraw
     );
 
     // Answered on another phone: confirmed, withdrawn.
     fake.state.lock().unwrap().answered_elsewhere = true;
     assert_eq!(
-        block_on(phone.resolution_push("q_1", budget)).unwrap(),
+        block_on(phone.resolution_push("q_1", budget)),
         ResolutionPushAction::Withdraw
     );
     // Known resolved here, the server out of reach: still withdrawn.
     fake.set_offline(true);
     assert_eq!(
-        block_on(phone.resolution_push("q_1", budget)).unwrap(),
+        block_on(phone.resolution_push("q_1", budget)),
         ResolutionPushAction::Withdraw
     );
+}
+
+#[test]
+fn a_resolution_push_the_store_cannot_judge_hides_nothing_and_says_so_as_without_a_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let fake = Fake::start();
+    let phone = signed_in(&dir, &fake);
+    let budget = std::time::Duration::from_millis(BUDGETS.extension_network_ms);
+    // The question is pending (the server says so too); the store is closed
+    // (iOS suspends it in the background), so neither the held question nor
+    // the server's answer can be read or recorded.
+    phone.suspend().unwrap();
+    let action = block_on(phone.resolution_push("q_1", budget));
+    // Kept unconfirmed: the platforms do not withdraw a claim they could not
+    // check (Android leaves the notification, iOS shows the generic one),
+    // the same decision the glue takes with no core at all.
+    assert_eq!(action, ResolutionPushAction::KeepUnconfirmed);
+    assert_eq!(action, RESOLUTION_PUSH_WITHOUT_STORE);
+    // Open again, the store decides as before.
+    phone.resume().unwrap();
+    assert!(matches!(
+        block_on(phone.resolution_push("q_1", budget)),
+        ResolutionPushAction::KeepQuestion { .. }
+    ));
 }

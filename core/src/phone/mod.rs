@@ -31,6 +31,7 @@ pub use keys::{device_public_key, DeviceKeyStore};
 pub use lifecycle::{
     BackgroundReport, ForegroundReport, ForegroundStep, PhoneBudgets, ResolutionPushAction,
     StepFailure, ANSWER_DELIVERY_BUDGET, BUDGETS, EXTENSION_NETWORK_BUDGET, REFRESH_INTERVAL,
+    RESOLUTION_PUSH_WITHOUT_STORE,
 };
 pub use observe::{off_thread, FeedListener};
 pub use pair::{DeviceRegistration, PairError, PairErrorKind, PairedAccount, TokenStore};
@@ -50,7 +51,7 @@ use crate::present::ios::{self, IosNotification, IosResolvedNotification};
 use crate::present::registry::{self, RegistryPlan};
 use crate::present::PresentOptions;
 use crate::protocol::{validate_answer, AnswerSubmission};
-use crate::store::{AnswerState, Store, StoreMode, StoredQuestion};
+use crate::store::{now_ms, AnswerState, Store, StoreMode, StoredQuestion};
 use crate::sync::{self, FlushReport, PhoneClient, Refreshed, SyncReport, TokenProvider};
 
 /// An answer committed on this device.
@@ -589,12 +590,30 @@ impl Phone {
         Ok(report)
     }
 
-    /// At launch, with the ids of the uploads the system still holds
-    /// (iOS: the background session's tasks): answers handed over that it
-    /// no longer has and never reported on are queued again, for the next
-    /// flush. Returns how many.
+    /// At launch (and whenever the system has delivered its reports), with
+    /// the ids of the uploads the system still holds (iOS: the background
+    /// session's tasks): answers handed over that it no longer has and never
+    /// reported on are queued again, for the next flush. Returns how many.
+    /// An answer missing from one snapshot may have been delivered with its
+    /// report still on the way: it is queued again only when still missing
+    /// [`sync::LOST_HAND_OVER_GRACE_MS`] or more after the first snapshot
+    /// that missed it, and its report is taken meanwhile, so it is not sent
+    /// twice.
     pub fn requeue_lost_hand_overs(&self, in_flight: &[String]) -> Result<u32, PhoneError> {
-        Ok(self.store.requeue_lost_hand_overs(in_flight)? as u32)
+        self.requeue_lost_hand_overs_at(in_flight, now_ms())
+    }
+
+    /// [`requeue_lost_hand_overs`](Self::requeue_lost_hand_overs) at `now`
+    /// (milliseconds since the epoch): the tests' clock.
+    pub(crate) fn requeue_lost_hand_overs_at(
+        &self,
+        in_flight: &[String],
+        now: i64,
+    ) -> Result<u32, PhoneError> {
+        let n =
+            self.store
+                .requeue_lost_hand_overs(in_flight, now, sync::LOST_HAND_OVER_GRACE_MS)?;
+        Ok(n as u32)
     }
 
     /// Pulls pending questions and refreshes held ones; says what to withdraw.

@@ -677,3 +677,34 @@ fn the_alert_of_an_apns_payload_is_read_by_the_core() {
     );
     assert_eq!(plan.keep, vec!["app.static", "qp.q.q_0", "qp.q.q_1"]);
 }
+
+/// Issue 47: the platform transports never follow a redirect (a captive
+/// portal, a proxy or a moved server answering 301/302/307): the 3xx reaches
+/// the core as a response, and the core does not take it for the server's
+/// answer. A sync fails naming the status; an answer stays queued for a
+/// retry with the status in its record.
+#[test]
+fn a_redirect_is_not_followed_and_is_reported_with_its_status() {
+    let dir = tempfile::tempdir().unwrap();
+    let requests = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let seen = requests.clone();
+    let url = super::test_net::serve(move |request| {
+        seen.lock().unwrap().push(request.url.clone());
+        crate::http::Scripted::Reply(crate::http::HttpResponse {
+            status: 302,
+            body: b"<html>Sign in to the hotel wifi</html>".to_vec(),
+        })
+    });
+    let p = phone_of(&dir, &url);
+    let err = block_on(p.sync()).unwrap_err().to_string();
+    assert!(err.contains("302"), "{err}");
+
+    p.receive_apns(APNS).unwrap();
+    p.answer_action("q_1", &option_action_id("approve"), None)
+        .unwrap();
+    let report = block_on(p.flush()).unwrap();
+    assert_eq!((report.answered, report.will_retry), (0, 1), "{report:?}");
+    let record = format!("{:?}", p.store().outbox().unwrap());
+    assert!(record.contains("302"), "{record}");
+    assert!(!requests.lock().unwrap().is_empty());
+}

@@ -232,8 +232,8 @@ impl Store {
     pub fn hand_over_answer(&self, id: i64) -> Result<bool, StoreError> {
         let now = now_ms();
         let n = self.conn()?.execute(
-            "UPDATE outbox SET state = 'handed_over', attempts = attempts + 1, updated_ms = ?2
-             WHERE id = ?1 AND state IN ('queued', 'sending') AND next_attempt_ms <= ?2",
+            "UPDATE outbox SET state = 'handed_over', attempts = attempts + 1, missing_since_ms = NULL,
+             updated_ms = ?2 WHERE id = ?1 AND state IN ('queued', 'sending') AND next_attempt_ms <= ?2",
             params![id, now],
         )?;
         Ok(n == 1)
@@ -276,25 +276,54 @@ impl Store {
 
     /// Answers handed over that the system no longer has (`in_flight`: the
     /// idempotency keys of the uploads it still holds) and never reported
-    /// on: queued again, due now. Re-sending is safe: the same key gets the
-    /// same result.
-    pub fn requeue_lost_hand_overs(&self, in_flight: &[String]) -> Result<usize, StoreError> {
+    /// on: queued again, due; returns how many. Re-sending is safe (the
+    /// same key gets the same result), but sending an answer the system
+    /// already delivered is what this avoids: an upload that finished
+    /// leaves the system's list before its report reaches the app (the
+    /// report comes once the app makes its session again, after a
+    /// relaunch). So an answer is lost only when missing from a snapshot
+    /// taken at least `grace_ms` after the first one that missed it; until
+    /// then its report is still taken. One back in the list is not missing.
+    pub fn requeue_lost_hand_overs(
+        &self,
+        in_flight: &[String],
+        now: i64,
+        grace_ms: i64,
+    ) -> Result<usize, StoreError> {
         let mut conn = self.conn()?;
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-        let handed: Vec<(i64, String)> = {
-            let mut st =
-                tx.prepare("SELECT id, idempotency_key FROM outbox WHERE state = 'handed_over'")?;
-            let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        let handed: Vec<(i64, String, Option<i64>)> = {
+            let mut st = tx.prepare(
+                "SELECT id, idempotency_key, missing_since_ms FROM outbox WHERE state = 'handed_over'",
+            )?;
+            let rows = st.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?;
             rows.collect::<Result<_, _>>()?
         };
-        let now = now_ms();
         let mut n = 0;
-        for (id, key) in handed {
-            if !in_flight.contains(&key) {
-                n += tx.execute(
-                    "UPDATE outbox SET state = 'queued', next_attempt_ms = ?2, updated_ms = ?2 WHERE id = ?1",
-                    params![id, now],
+        for (id, key, missing_since) in handed {
+            if in_flight.contains(&key) {
+                tx.execute(
+                    "UPDATE outbox SET missing_since_ms = NULL WHERE id = ?1",
+                    [id],
                 )?;
+                continue;
+            }
+            match missing_since {
+                None => {
+                    tx.execute(
+                        "UPDATE outbox SET missing_since_ms = ?2 WHERE id = ?1",
+                        params![id, now],
+                    )?;
+                }
+                Some(since) if now - since >= grace_ms => {
+                    n += tx.execute(
+                        // Due as when it was handed over (it was due then).
+                        "UPDATE outbox SET state = 'queued', missing_since_ms = NULL, updated_ms = ?2
+                         WHERE id = ?1",
+                        params![id, now],
+                    )?;
+                }
+                Some(_) => {} // its report may still come
             }
         }
         tx.commit()?;

@@ -112,6 +112,13 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX outbox_due ON outbox(next_attempt_ms) WHERE state IN ('queued', 'sending');
     CREATE INDEX outbox_by_question ON outbox(question_id);
 "#,
+    r#"
+    -- When the system's list of background uploads was first seen without
+    -- this handed-over answer (NULL: not missing). A finished upload leaves
+    -- the list before its report reaches the app, so one missing snapshot
+    -- does not make the answer lost (see Store::requeue_lost_hand_overs).
+    ALTER TABLE outbox ADD COLUMN missing_since_ms INTEGER;
+"#,
 ];
 
 fn migrations() -> Migrations<'static> {

@@ -17,6 +17,13 @@ use super::{PhoneClient, Reply, SyncError};
 use crate::http::{HttpError, HttpMethod, HttpRequest, HttpResponse};
 use crate::store::{now_ms, Store};
 
+/// How long a handed-over answer must stay missing from the system's list
+/// of uploads before it counts as lost and is queued again: an upload that
+/// finished leaves the list before its report reaches the app, which comes
+/// within moments of the app making its background session again. Between
+/// two snapshots this far apart, that report has had its chance.
+pub const LOST_HAND_OVER_GRACE_MS: i64 = 10_000;
+
 /// An answer handed to the system: give `request` to the background
 /// session, tagged with `id` (the answer's idempotency key), and report
 /// its outcome under that id.

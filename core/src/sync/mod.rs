@@ -12,7 +12,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use flush::{flush, FlushReport};
-pub use handover::{hand_over, handed_over_outcome, Handover, HandoverOutcome};
+pub use handover::{
+    hand_over, handed_over_outcome, Handover, HandoverOutcome, LOST_HAND_OVER_GRACE_MS,
+};
 pub use pull::{refresh, sync, Refreshed, SyncReport};
 
 use crate::http::{HttpHeader, HttpMethod, HttpRequest, HttpTransport};

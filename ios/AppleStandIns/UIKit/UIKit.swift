@@ -83,7 +83,8 @@ open class UIApplication: NSObject {
 }
 
 open class UIResponder: NSObject {
-    public override init() {}
+    // required: the SwiftUI stand-in's UIApplicationDelegateAdaptor makes the app's delegate from its type.
+    public required override init() {}
 }
 
 public protocol UIApplicationDelegate: AnyObject {

@@ -98,11 +98,35 @@ public final class QPSession: @unchecked Sendable {
     private let opened = DispatchGroup()
     private let lock = NSLock()
     private var result: Result<PhoneCore, Error>?
+    /// Opens the store (nil: a session made open).
+    private let openStore: (() throws -> PhoneCore)?
+    private var opening = false
+    private let storeChanges = NSLock()
 
-    /// Starts opening the store at `storePath` on a background queue.
+    /// Starts opening the store at `storePath` on a background queue. If
+    /// it cannot be opened, the next entry point that asks for the core
+    /// (a return to the foreground, a push, a notification action) tries
+    /// again: a store that failed once (the disk full, the file protected
+    /// before the first unlock) is not a session lost until relaunch.
     public init(storePath: String, mode: StoreMode, vault: TokenVault, languages: [String],
                 deviceKeys: DeviceKeyStore? = nil) {
-        opened.enter()
+        openStore = {
+            try Self.openHere(storePath: storePath, mode: mode, vault: vault, languages: languages,
+                              deviceKeys: deviceKeys)
+        }
+        startOpening()
+    }
+
+    /// Opens on a background queue, unless open or opening.
+    private func startOpening() {
+        let start = lock.withLock { () -> Bool in
+            if opening { return false }
+            if case .success? = result { return false }
+            opening = true
+            opened.enter()
+            return true
+        }
+        guard start, let open = openStore else { return }
         DispatchQueue.global(qos: .userInitiated).async { [self] in
             // The extension may hold the store while it creates or migrates it
             // (a push arriving at the first launch): SQLite then refuses the
@@ -112,17 +136,92 @@ public final class QPSession: @unchecked Sendable {
             let deadline = Date().addingTimeInterval(Self.lockedRetryWindow)
             var r: Result<PhoneCore, Error>
             repeat {
-                r = Result {
-                    try Self.openHere(storePath: storePath, mode: mode, vault: vault, languages: languages,
-                                      deviceKeys: deviceKeys)
-                }
+                r = Result { try open() }
                 guard case let .failure(error) = r, case .Storage(kind: .locked, _)? = error as? QpError,
                       Date() < deadline else { break }
                 Thread.sleep(forTimeInterval: 0.1)
             } while true
             if case let .failure(error) = r { reportGlueFailure(site: "open the session", error: "\(error)") }
-            lock.withLock { result = r }
+            lock.withLock {
+                result = r
+                opening = false
+            }
             opened.leave()
+        }
+    }
+
+    /// A failed open is tried again by the next caller.
+    private func retryIfFailed() {
+        if failure != nil { startOpening() }
+    }
+
+    /// Store changes that open or close the store (resume, suspend,
+    /// `enteringBackground`) in this process, one at a time: a background
+    /// report that reopens the suspended store and suspends it again is
+    /// not interleaved with the app's return to the foreground. Never on
+    /// the main thread (it may wait for the other).
+    package func usingStore<T>(_ body: () throws -> T) rethrows -> T {
+        storeChanges.lock()
+        defer { storeChanges.unlock() }
+        return try body()
+    }
+
+    /// Background work using the store now (under `storeChanges`): while
+    /// any runs, none of them closes the store.
+    private var backgroundUses = 0
+    /// Returns to the foreground so far (under `storeChanges`): a
+    /// background path that began before one leaves the store open.
+    private var foregrounds = 0
+
+    /// The lifecycle's return to the foreground: `resume` under
+    /// `usingStore`, and background work in progress no longer closes the
+    /// store when it ends (the app now uses it).
+    package func comingToForeground(_ resume: () throws -> Void) rethrows {
+        try usingStore {
+            foregrounds += 1
+            try resume()
+        }
+    }
+
+    /// Work the system runs while the app may be in the background (a
+    /// notification action, a silent push, a background refresh, an
+    /// upload's report) over a store the app may have suspended: opens the
+    /// store, runs `body` (the lock is not held meanwhile: it may send),
+    /// then, with `suspendAfter` (the app was in the background), closes
+    /// it again, unless other such work still uses it or the app came to
+    /// the foreground meanwhile. Without this, one path's suspend closed
+    /// the store under another that had just opened it.
+    package func withStoreOpen<T>(_ core: PhoneCore, suspendAfter: Bool, site: String,
+                                  _ body: () async throws -> T) async rethrows -> T {
+        let use = openForBackgroundWork(core, suspendAfter: suspendAfter, site: site)
+        defer { use.end() }
+        return try await body()
+    }
+
+    /// The same, for work that does not wait (on the caller's queue, never
+    /// the main thread).
+    package func withStoreOpenNow<T>(_ core: PhoneCore, suspendAfter: Bool, site: String,
+                                     _ body: () throws -> T) rethrows -> T {
+        let use = openForBackgroundWork(core, suspendAfter: suspendAfter, site: site)
+        defer { use.end() }
+        return try body()
+    }
+
+    /// `withStoreOpen` for work that must close the store at a moment of
+    /// its own (before a completion handler, after which iOS may suspend
+    /// the app): `end()` it then (once; later calls do nothing).
+    package func openForBackgroundWork(_ core: PhoneCore, suspendAfter: Bool, site: String) -> BackgroundStoreUse {
+        let since = usingStore { () -> Int in
+            backgroundUses += 1
+            reported("\(site): resume") { try core.resume() }
+            return foregrounds
+        }
+        return BackgroundStoreUse { [self] in
+            usingStore {
+                backgroundUses -= 1
+                guard suspendAfter, backgroundUses == 0, foregrounds == since else { return }
+                reported("\(site): suspend") { try core.suspend() }
+            }
         }
     }
 
@@ -132,12 +231,14 @@ public final class QPSession: @unchecked Sendable {
     /// A session already open (tests, or an app that opened it itself).
     public init(core: PhoneCore) {
         result = .success(core)
+        openStore = nil
     }
 
     /// The session once open; nil when it could not be opened (`failure`
     /// says why). Waits for the open without blocking a thread.
     public func core() async -> PhoneCore? {
-        await withCheckedContinuation { (c: CheckedContinuation<PhoneCore?, Never>) in
+        retryIfFailed()
+        return await withCheckedContinuation { (c: CheckedContinuation<PhoneCore?, Never>) in
             opened.notify(queue: .global(qos: .userInitiated)) { c.resume(returning: self.openedCore) }
         }
     }
@@ -145,6 +246,7 @@ public final class QPSession: @unchecked Sendable {
     /// The same, blocking: for the library's own serial queues, never the
     /// main thread.
     package func waitForCore() -> PhoneCore? {
+        retryIfFailed()
         opened.wait()
         return openedCore
     }
@@ -186,4 +288,14 @@ public final class QPSession: @unchecked Sendable {
         reported("data protection: the store's files") { try QPDataProtection.protectStore(at: storePath) }
         return core
     }
+}
+
+/// One background path's use of the store (`QPSession.openForBackgroundWork`).
+package final class BackgroundStoreUse: @unchecked Sendable {
+    private let once = Once()
+    private let close: () -> Void
+    init(close: @escaping () -> Void) { self.close = close }
+    /// Done with the store: closes it if this was the last use and the app
+    /// is still in the background. Once.
+    package func end() { if once.claim() { close() } }
 }

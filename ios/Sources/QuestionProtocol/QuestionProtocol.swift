@@ -1535,9 +1535,11 @@ public protocol PhoneCoreProtocol: AnyObject, Sendable {
      * notification becomes, the same on iOS and Android: `withdraw`
      * (iOS: the resolved copy in its place; Android: cancel it) or
      * `keepQuestion` (not confirmed, still pending here: iOS shows the
-     * question again, Android leaves it).
+     * question again, Android leaves it) or `keepUnconfirmed` (not
+     * confirmed, the store unreadable: Android leaves it, iOS shows the
+     * generic notification). Never throws.
      */
-    func resolutionPush(questionId: String, withinMs: UInt64) async throws  -> ResolutionPushAction
+    func resolutionPush(questionId: String, withinMs: UInt64) async  -> ResolutionPushAction
     
     /**
      * Android: the questions channel, named in the person's language.
@@ -1724,9 +1726,13 @@ public protocol PhoneCoreProtocol: AnyObject, Sendable {
     func requeueInterrupted() throws  -> UInt32
     
     /**
-     * At launch, with the ids of the uploads the background session still
-     * holds: answers it no longer has and never reported on are queued
-     * again for the next flush. Returns how many.
+     * At launch, at each return to the foreground and once the background
+     * session has delivered its events, with the ids of the uploads it
+     * still holds: an answer it no longer has and never reported on is
+     * queued again for the next flush once still missing the core's grace
+     * (`LOST_HAND_OVER_GRACE_MS`, 10 s) or more after the first call that
+     * found it missing: its report may be on the way meanwhile, and is
+     * taken then. Returns how many were queued.
      */
     func requeueLostHandOvers(inFlight: [String]) throws  -> UInt32
     
@@ -2020,11 +2026,13 @@ open func enteringBackground(platform: Platform)throws  -> BackgroundReport  {
      * notification becomes, the same on iOS and Android: `withdraw`
      * (iOS: the resolved copy in its place; Android: cancel it) or
      * `keepQuestion` (not confirmed, still pending here: iOS shows the
-     * question again, Android leaves it).
+     * question again, Android leaves it) or `keepUnconfirmed` (not
+     * confirmed, the store unreadable: Android leaves it, iOS shows the
+     * generic notification). Never throws.
      */
-open func resolutionPush(questionId: String, withinMs: UInt64)async throws  -> ResolutionPushAction  {
+open func resolutionPush(questionId: String, withinMs: UInt64)async  -> ResolutionPushAction  {
     return
-        try  await uniffiRustCallAsync(
+        try!  await uniffiRustCallAsync(
             rustFutureFunc: {
                 uniffi_qp_ffi_fn_method_phonecore_resolution_push(
                         self.uniffiCloneHandle(),FfiConverterString.lower(questionId),FfiConverterUInt64.lower(withinMs)
@@ -2034,7 +2042,8 @@ open func resolutionPush(questionId: String, withinMs: UInt64)async throws  -> R
             completeFunc: ffi_qp_ffi_rust_future_complete_rust_buffer,
             freeFunc: ffi_qp_ffi_rust_future_free_rust_buffer,
             liftFunc: FfiConverterTypeResolutionPushAction_lift,
-            errorHandler: FfiConverterTypeQpError_lift
+            errorHandler: nil
+            
         )
 }
     
@@ -2529,9 +2538,13 @@ open func requeueInterrupted()throws  -> UInt32  {
 }
     
     /**
-     * At launch, with the ids of the uploads the background session still
-     * holds: answers it no longer has and never reported on are queued
-     * again for the next flush. Returns how many.
+     * At launch, at each return to the foreground and once the background
+     * session has delivered its events, with the ids of the uploads it
+     * still holds: an answer it no longer has and never reported on is
+     * queued again for the next flush once still missing the core's grace
+     * (`LOST_HAND_OVER_GRACE_MS`, 10 s) or more after the first call that
+     * found it missing: its report may be on the way meanwhile, and is
+     * taken then. Returns how many were queued.
      */
 open func requeueLostHandOvers(inFlight: [String])throws  -> UInt32  {
     return try  FfiConverterUInt32.lift(try rustCallWithError(FfiConverterTypeQpError_lift) {
@@ -8307,6 +8320,7 @@ public enum ResolutionPushAction: Equatable, Hashable {
     case withdraw
     case keepQuestion(question: PushQuestion
     )
+    case keepUnconfirmed
 
 
 
@@ -8333,6 +8347,8 @@ public struct FfiConverterTypeResolutionPushAction: FfiConverterRustBuffer {
         case 2: return .keepQuestion(question: try FfiConverterTypePushQuestion.read(from: &buf)
         )
         
+        case 3: return .keepUnconfirmed
+        
         default: throw UniffiInternalError.unexpectedEnumCase
         }
     }
@@ -8349,6 +8365,10 @@ public struct FfiConverterTypeResolutionPushAction: FfiConverterRustBuffer {
             writeInt(&buf, Int32(2))
             FfiConverterTypePushQuestion.write(question, into: &buf)
             
+        
+        case .keepUnconfirmed:
+            writeInt(&buf, Int32(3))
+        
         }
     }
 }
@@ -10151,6 +10171,18 @@ public func planIosCategoriesWithoutStore(registered: [String], newCategory: Str
 })
 }
 /**
+ * What a resolution push does where the glue cannot ask the core (no
+ * `PhoneCore`: its store or vault could not be opened; or the call failed
+ * unexpectedly): `keepUnconfirmed`, as for a store the core cannot read.
+ */
+public func resolutionPushWithoutStore() -> ResolutionPushAction  {
+    return try!  FfiConverterTypeResolutionPushAction_lift(try! rustCall() {
+        uniffiCallStatus in
+    uniffi_qp_ffi_fn_func_resolution_push_without_store(uniffiCallStatus
+    )
+})
+}
+/**
  * Exchanges a pairing link (`https://HOST/pair#CODE`, from the QR code) or a
  * bare code (with `server_url`) for the user's token, saved in `store`.
  * With `device`, the push registration is made in the same call. Then
@@ -10507,6 +10539,9 @@ private let initializationResult: InitializationResult = {
     if (uniffi_qp_ffi_checksum_func_plan_ios_categories_without_store() != 48250) {
         return InitializationResult.apiChecksumMismatch
     }
+    if (uniffi_qp_ffi_checksum_func_resolution_push_without_store() != 2386) {
+        return InitializationResult.apiChecksumMismatch
+    }
     if (uniffi_qp_ffi_checksum_func_pair_device() != 60402) {
         return InitializationResult.apiChecksumMismatch
     }
@@ -10612,7 +10647,7 @@ private let initializationResult: InitializationResult = {
     if (uniffi_qp_ffi_checksum_method_phonecore_entering_background() != 46099) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_qp_ffi_checksum_method_phonecore_resolution_push() != 34668) {
+    if (uniffi_qp_ffi_checksum_method_phonecore_resolution_push() != 38821) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_qp_ffi_checksum_method_phonecore_android_channel() != 12831) {
@@ -10711,7 +10746,7 @@ private let initializationResult: InitializationResult = {
     if (uniffi_qp_ffi_checksum_method_phonecore_requeue_interrupted() != 35505) {
         return InitializationResult.apiChecksumMismatch
     }
-    if (uniffi_qp_ffi_checksum_method_phonecore_requeue_lost_hand_overs() != 46405) {
+    if (uniffi_qp_ffi_checksum_method_phonecore_requeue_lost_hand_overs() != 10727) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_qp_ffi_checksum_method_phonecore_resolution() != 8741) {

@@ -206,7 +206,8 @@ public enum QPServiceFlow {
     ///   the store in the person's current language, or else the server's
     ///   alert, which is the same copy in the device's language. Not
     ///   confirmed, a question still pending here is shown again with its
-    ///   buttons: a forged resolution must not hide it;
+    ///   buttons: a forged resolution must not hide it; with no store to
+    ///   ask (no core, or its store unreadable), the generic notification;
     /// - anything undecodable (or, with a device key, not sealed): a plain
     ///   notification.
     /// `deliver` is called exactly once. `options`: how loud a question is
@@ -240,30 +241,41 @@ public enum QPServiceFlow {
         }
         switch decoded {
         case let .resolved(notice):
-            guard let core else {
-                deliver(resolvedContent(notice: notice, userInfoJSON: userInfoJSON, core: nil))
-                return
-            }
+            // The core decides (the same on Android), asking the server
+            // within the budget: a question it does not confirm and still
+            // pending here is shown again with its buttons; one no store
+            // can judge (no core, or its store unreadable) is not shown as
+            // resolved either: the generic notification in its place.
+            let within = UInt64(max(0, budget) * 1000)
             Task.detached {
-                // The core decides (the same on Android), asking the server
-                // within the budget: a question it does not confirm and
-                // still pending here is shown again with its buttons.
-                let within = UInt64(max(0, budget) * 1000)
                 let action: ResolutionPushAction
-                do {
-                    action = try await core.resolutionPush(questionId: notice.id, withinMs: within)
-                } catch {
-                    reportGlueFailure(site: "resolution push", error: "\(error)")
-                    action = .withdraw
+                if let core {
+                    action = await core.resolutionPush(questionId: notice.id, withinMs: within)
+                } else {
+                    action = resolutionPushWithoutStore()
                 }
                 switch action {
                 case let .keepQuestion(held): present(held)
+                case .keepUnconfirmed:
+                    deliver(unconfirmedContent(notice: notice, core: core, languages: languages))
                 case .withdraw: deliver(resolvedContent(notice: notice, userInfoJSON: userInfoJSON, core: core))
                 }
             }
         case let .question(question):
             present(question)
         }
+    }
+
+    /// A resolution nobody could check: the generic words (never the push's
+    /// "resolved" alert), under the question's id so the app's reconcile
+    /// replaces or removes it; a tap opens the app. Quiet: it stands in for
+    /// a question that already alerted.
+    static func unconfirmedContent(notice: ResolvedPush, core: PhoneCore?,
+                                   languages: [String]) -> QPNotificationContent {
+        let generic = fallbackContent(userInfoJSON: "{}", core: core, languages: languages)
+        return QPNotificationContent(title: generic.title, subtitle: nil, body: generic.body,
+                                     categoryIdentifier: nil, threadIdentifier: nil, questionId: notice.id,
+                                     passive: true, presentation: presentation(PresentOptions(), core: core, resolved: true))
     }
 
     static func resolvedContent(notice: ResolvedPush, userInfoJSON: String, core: PhoneCore?) -> QPNotificationContent {

@@ -13,34 +13,63 @@ import FoundationNetworking
 /// no cache, no credentials kept on disk). Register one per process, in the
 /// app and in the notification extension, before the first network call:
 /// `URLSessionTransport.install()`.
+///
+/// Two rules every platform transport keeps (the Android one too): a
+/// redirect is never followed (a 3xx reaches the core as the response,
+/// which reports it as an error naming the status: an answer or a token is
+/// never sent on to another address), and a request is cancelled when the
+/// core's time limit for it passes (URLSession's own timeout is only the
+/// longest wait between two packets: a server that trickles would keep it
+/// going).
 public final class URLSessionTransport: HttpTransport, @unchecked Sendable {
     private let session: URLSession
 
-    /// `session`: an ephemeral session by default; an app that configures
-    /// its own (a proxy dictionary, extra headers) passes it.
-    public init(session: URLSession = URLSession(configuration: .ephemeral)) {
-        self.session = session
+    /// `configuration`: ephemeral by default; an app that needs its own (a
+    /// proxy dictionary, extra headers) passes it. The session is the
+    /// transport's own: its delegate refuses redirects.
+    public init(configuration: URLSessionConfiguration = .ephemeral) {
+        session = URLSession(configuration: configuration, delegate: RefuseRedirects(), delegateQueue: nil)
     }
 
     /// Registers a transport for every phone of this process.
-    public static func install(session: URLSession = URLSession(configuration: .ephemeral)) {
-        setHttpTransport(transport: URLSessionTransport(session: session))
+    public static func install(configuration: URLSessionConfiguration = .ephemeral) {
+        setHttpTransport(transport: URLSessionTransport(configuration: configuration))
     }
 
     public func send(request: HttpRequest) async throws -> HttpResponse {
         let urlRequest = try Self.urlRequest(request)
+        let limit = TimeInterval(request.timeoutMs) / 1000
         return try await withCheckedThrowingContinuation { continuation in
-            session.dataTask(with: urlRequest) { data, response, error in
+            let expired = Once()
+            let task = session.dataTask(with: urlRequest) { data, response, error in
                 if let error = error {
-                    continuation.resume(throwing: Self.failure(error))
+                    // Cancelled by the deadline below (and only then: claim() fails once it ran).
+                    if (error as? URLError)?.code == .cancelled, !expired.claim() {
+                        continuation.resume(throwing: HttpError.TimedOut(
+                            reason: "no complete response within \(limit) s"))
+                    } else {
+                        continuation.resume(throwing: Self.failure(error))
+                    }
                 } else if let http = response as? HTTPURLResponse {
                     continuation.resume(returning: HttpResponse(status: UInt16(clamping: http.statusCode),
                                                                 body: data ?? Data()))
                 } else {
                     continuation.resume(throwing: HttpError.Unreachable(reason: "not an HTTP response"))
                 }
-            }.resume()
+            }
+            // The core's limit is for the whole exchange.
+            DispatchQueue.global().asyncAfter(deadline: .now() + limit) { [weak task] in
+                if expired.claim() { task?.cancel() }
+            }
+            task.resume()
         }
+    }
+
+    /// A redirect is handed to the core as the response (see the type's
+    /// comment). Public for the background session's delegate, which keeps
+    /// the same rule.
+    public static func refuseRedirect(_ completionHandler: @escaping (URLRequest?) -> Void) {
+        completionHandler(nil)
     }
 
     /// The core's request as URLSession takes it (also the background
@@ -114,5 +143,13 @@ public final class URLSessionTransport: HttpTransport, @unchecked Sendable {
             return .failed(failure: .unreachable, reason: "not an HTTP response")
         }
         return .response(response: HttpResponse(status: UInt16(clamping: http.statusCode), body: body ?? Data()))
+    }
+}
+
+/// The transport's session delegate: no redirect is followed.
+private final class RefuseRedirects: NSObject, URLSessionTaskDelegate {
+    func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+                    newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void) {
+        URLSessionTransport.refuseRedirect(completionHandler)
     }
 }

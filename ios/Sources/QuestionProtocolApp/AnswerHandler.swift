@@ -27,9 +27,13 @@ public enum QPNotificationResponseHandler {
     /// `QPBackgroundAnswers`) and completion follows the hand-over; an answer
     /// that cannot be handed over (one to check against the server first)
     /// takes the usual path.
+    /// The store is opened for this and closed again (launched in the
+    /// background) through `session`, the one the app's lifecycle uses: a
+    /// return to the foreground meanwhile keeps it open, as does other
+    /// background work still using it (`QPSession.openForBackgroundWork`).
     /// Returns the work, for callers that want to await it.
     @discardableResult
-    public static func handle(_ response: UNNotificationResponse, core: PhoneCore,
+    public static func handle(_ response: UNNotificationResponse, session: QPSession,
                               flushWithin: TimeInterval = QPBudgets.answerDelivery,
                               uploads: QPBackgroundAnswers? = nil,
                               completionHandler: @escaping () -> Void) -> Task<QPAnswerOutcome?, Never> {
@@ -45,56 +49,66 @@ public enum QPNotificationResponseHandler {
         let inBackground = app.applicationState == .background
         let ended = Once()
         var task = UIBackgroundTaskIdentifier.invalid
-        let end = { if ended.claim() { app.endBackgroundTask(task) } }
-        task = app.beginBackgroundTask(withName: "qp.answer", expirationHandler: { end() })
+        let endTask = { if ended.claim() { app.endBackgroundTask(task) } }
+        task = app.beginBackgroundTask(withName: "qp.answer", expirationHandler: { endTask() })
+        #else
+        let inBackground = false
+        let endTask = {}
         #endif
         let content = response.notification.request.content
         return Task {
+            guard let core = await session.core() else {
+                completionHandler()
+                endTask()
+                return nil
+            }
+            let store = session.openForBackgroundWork(core, suspendAfter: inBackground, site: "answer")
+            // The store closed (if it is the last use, in the background)
+            // before the completion handler: iOS may suspend the app then.
+            let complete = {
+                store.end()
+                completionHandler()
+            }
+            defer {
+                store.end()
+                endTask()
+            }
             // iOS shows a push that skipped the extension as it came, with
             // the buttons of whatever category it names: an action counts
             // only from a notification showing the question this phone holds
             // (issue 32, finding 1); otherwise the app opens to show it.
-            reported("answer resume") { try core.resume() }
             let shown = reported("answer check") {
                 try core.showsHeldQuestion(questionId: questionId, subtitle: content.subtitle, body: content.body)
             } ?? false
             if !shown {
-                #if canImport(UIKit)
-                if inBackground { reported("answer suspend") { try core.suspend() } }
-                #endif
-                completionHandler()
-                #if canImport(UIKit)
-                end()
-                #endif
+                complete()
                 return .needsApp(message: core.openAppToFinish(), questionId: questionId)
             }
             if let uploads = uploads {
                 let outcome = QPAnswerFlow.commit(core: core, questionId: questionId,
                                                   actionIdentifier: response.actionIdentifier, typedText: text)
                 if case .committed = outcome, !uploads.handOver().isEmpty {
-                    #if canImport(UIKit)
-                    if inBackground { reported("answer handler: suspend after the hand-over") { try core.suspend() } }
-                    #endif
-                    completionHandler()
-                    #if canImport(UIKit)
-                    end()
-                    #endif
+                    complete()
                     return outcome
                 }
             }
-            let outcome = await QPAnswerFlow.answer(core: core, questionId: questionId,
-                                                    actionIdentifier: response.actionIdentifier,
-                                                    typedText: text, flushWithin: flushWithin) {
-                #if canImport(UIKit)
-                if inBackground { reported("answer suspend") { try core.suspend() } }
-                #endif
-                completionHandler()
-            }
-            #if canImport(UIKit)
-            end()
-            #endif
-            return outcome
+            return await QPAnswerFlow.answer(core: core, questionId: questionId,
+                                             actionIdentifier: response.actionIdentifier,
+                                             typedText: text, flushWithin: flushWithin, completion: complete)
         }
+    }
+
+    /// Over a core: through `uploads`' session when it holds this core (the
+    /// app's, shared with its lifecycle), else a session of its own (not
+    /// coordinated with the lifecycle's resume and suspend).
+    @discardableResult
+    public static func handle(_ response: UNNotificationResponse, core: PhoneCore,
+                              flushWithin: TimeInterval = QPBudgets.answerDelivery,
+                              uploads: QPBackgroundAnswers? = nil,
+                              completionHandler: @escaping () -> Void) -> Task<QPAnswerOutcome?, Never> {
+        let session = uploads.flatMap { $0.session.openedCore === core ? $0.session : nil } ?? QPSession(core: core)
+        return handle(response, session: session, flushWithin: flushWithin, uploads: uploads,
+                      completionHandler: completionHandler)
     }
 }
 #endif

@@ -31,23 +31,33 @@ public final class QPAppLifecycle {
     public var refreshInterval: TimeInterval = TimeInterval(phoneBudgets().refreshIntervalMs) / 1000
     /// How loud the questions it posts are (the extension's `presentOptions`).
     public var presentOptions = PresentOptions()
+    /// The app's background answers, if it sends answers that way: at
+    /// launch and at each return to the foreground, before the outbox is
+    /// sent, answers the system lost go back to it
+    /// (`QPBackgroundAnswers.reconcile`), so a lost answer goes out at the
+    /// first foreground after the core's grace, not at the next launch.
+    public let uploads: QPBackgroundAnswers?
     private var observers: [NSObjectProtocol] = []
 
     /// At launch: `session` may still be opening (`QPSession(storePath:…)`
     /// opens off the main thread); the refresh is registered at once, as iOS
     /// requires before launch ends, and the store calls wait for the open.
     public init(session: QPSession, center: QPNotificationCenter = QPUserNotificationCenter(),
+                uploads: QPBackgroundAnswers? = nil,
                 refreshIdentifier: String = "io.questionprotocol.refresh") {
         initLogging() // once per process (oslog)
         self.session = session
+        self.uploads = uploads
         self.center = center
         self.refreshIdentifier = refreshIdentifier
     }
 
     /// Over a session already open.
     public convenience init(core: PhoneCore, center: QPNotificationCenter = QPUserNotificationCenter(),
+                            uploads: QPBackgroundAnswers? = nil,
                             refreshIdentifier: String = "io.questionprotocol.refresh") {
-        self.init(session: QPSession(core: core), center: center, refreshIdentifier: refreshIdentifier)
+        self.init(session: uploads?.session ?? QPSession(core: core), center: center, uploads: uploads,
+                  refreshIdentifier: refreshIdentifier)
     }
 
     /// From `application(_:didFinishLaunchingWithOptions:)`: registers the
@@ -71,9 +81,10 @@ public final class QPAppLifecycle {
                                                         object: nil, queue: nil) { [weak self] _ in
             self?.willEnterForeground()
         })
-        let (session, center, options) = (self.session, self.center, presentOptions)
+        let (session, center, options, uploads) = (self.session, self.center, presentOptions, self.uploads)
         return Task {
             guard let core = await session.core() else { return nil }
+            _ = await uploads?.reconciled()
             return await QPReconciler.cameToForeground(core: core, center: center, options: options)
         }
     }
@@ -121,23 +132,29 @@ public final class QPAppLifecycle {
         let end = { if ended.claim() { app.endBackgroundTask(task) } }
         task = app.beginBackgroundTask(withName: "qp.suspend", expirationHandler: { end() })
         scheduleRefresh()
-        return onStoreQueue({ core in
-            reported("didEnterBackground") { try core.enteringBackground(platform: .ios) }
+        return onStoreQueue({ [session] core in
+            session.usingStore { reported("didEnterBackground") { try core.enteringBackground(platform: .ios) } }
         }, finally: end)
     }
 
     /// The core's `cameToForeground` (resume, send, sync, reconcile), its
     /// plan applied. The store is opened first, off the main thread, after
-    /// any close still in progress. The task's report: as `start`'s.
+    /// any close still in progress; with `uploads`, answers the system lost
+    /// go back to the outbox before it is sent. The task's report: as
+    /// `start`'s.
     @discardableResult
     public func willEnterForeground() -> Task<ForegroundReport?, Never> {
-        let (center, options) = (self.center, presentOptions)
+        let (center, options, uploads) = (self.center, presentOptions, self.uploads)
+        let session = self.session
         let opened = onStoreQueue { core -> PhoneCore? in
-            reported("willEnterForeground") { try core.resume() }
+            // Background work in progress (a report, an answer) then
+            // leaves the store open when it ends.
+            session.comingToForeground { _ = reported("willEnterForeground") { try core.resume() } }
             return core
         }
         return Task {
             guard let core = await opened.value else { return nil }
+            _ = await uploads?.reconciled()
             return await QPReconciler.cameToForeground(core: core, center: center, options: options)
         }
     }
@@ -150,26 +167,26 @@ public final class QPAppLifecycle {
         let (center, options) = (self.center, presentOptions)
         let json = userInfoJSON(userInfo)
         let inBackground = UIApplication.shared.applicationState == .background
-        let opened = onStoreQueue { core -> (PhoneCore, ResolvedPush)? in
-            reported("didReceiveRemoteNotification") { () throws -> (PhoneCore, ResolvedPush)? in
-                try core.resume()
-                guard case let .resolved(notice) = try core.receiveApns(json: json) else { return nil }
-                return (core, notice)
-            } ?? nil
-        }
+        let session = self.session
+        // After the lifecycle's store calls queued before it.
+        let opened = onStoreQueue { core -> PhoneCore? in core }
         Task {
-            guard let got = await opened.value else {
-                completion(.noData)
-                return
+            guard let core = await opened.value else { return completion(.noData) }
+            // The store opened for this and closed after only if nothing
+            // else uses it then (`withStoreOpen`): a return to the
+            // foreground meanwhile keeps it open.
+            let result = await session.withStoreOpen(core, suspendAfter: inBackground, site: "silent push") {
+                () async -> UIBackgroundFetchResult in
+                let received = reported("didReceiveRemoteNotification") { try core.receiveApns(json: json) }
+                guard case let .resolved(notice)? = received else { return .noData }
+                // A push's resolution is a claim: the server's answer is recorded
+                // first, and reconciliation replaces only what it made terminal.
+                // Not confirmed (offline), the next sync decides.
+                _ = await reported("silent push confirm") { try await core.confirmResolution(questionId: notice.id) }
+                await QPReconciler.reconcile(core: core, center: center, options: options)
+                return .newData
             }
-            let (core, notice) = got
-            // A push's resolution is a claim: the server's answer is recorded
-            // first, and reconciliation replaces only what it made terminal.
-            // Not confirmed (offline), the next sync decides.
-            _ = await reported("silent push confirm") { try await core.confirmResolution(questionId: notice.id) }
-            await QPReconciler.reconcile(core: core, center: center, options: options)
-            if inBackground { reported("silent push suspend") { try core.suspend() } }
-            completion(.newData)
+            completion(result)
         }
     }
 
@@ -202,17 +219,21 @@ public final class QPAppLifecycle {
         let completed = Once()
         let session = self.session
         let complete = { (ok: Bool) in
-            if completed.claim() {
-                reported("refresh suspend") { try session.openedCore?.suspend() }
-                task.setTaskCompleted(success: ok)
-            }
+            if completed.claim() { task.setTaskCompleted(success: ok) }
         }
-        task.expirationHandler = { complete(false) }
+        // Expired: the app is about to be suspended, which it must not be
+        // holding the store's file lock; the work still running fails fast.
+        task.expirationHandler = {
+            session.usingStore { reported("refresh expired: suspend") { try session.openedCore?.suspend() } }
+            complete(false)
+        }
         scheduleRefresh()
         let (center, options) = (self.center, presentOptions)
         Task {
             guard let core = await session.core() else { return complete(false) }
-            let report = await QPReconciler.refresh(core: core, center: center, options: options)
+            let report = await session.withStoreOpen(core, suspendAfter: true, site: "refresh") {
+                await QPReconciler.refresh(core: core, center: center, options: options)
+            }
             complete(report != nil)
         }
     }

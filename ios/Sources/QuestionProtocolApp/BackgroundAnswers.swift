@@ -23,7 +23,9 @@ public protocol QPUploadSystem: AnyObject {
 
 @available(iOSApplicationExtension, unavailable)
 public final class QPBackgroundAnswers {
-    private let session: QPSession
+    /// The session the answers are recorded in (the app's, shared with
+    /// its lifecycle and answer handler).
+    public let session: QPSession
     private let system: QPUploadSystem
     private let bodies: URL
 
@@ -98,18 +100,24 @@ public final class QPBackgroundAnswers {
             // The system woke the app in the background, where the store
             // was suspended (an answer's hand-over, didEnterBackground): it
             // opens for this report and is suspended again, so the outcome
-            // is not left for the next launch.
-            report = reported("background answers: the report while suspended") { () throws -> FlushReport in
-                try core.resume()
-                defer { _ = reported("background answers: suspend again") { try core.suspend() } }
-                return try core.handedOverOutcome(id: id, result: result)
+            // is not left for the next launch. Through the session
+            // (`withStoreOpenNow`): the app coming to the foreground
+            // meanwhile keeps its store open, and so does other background
+            // work using it (an answer being sent).
+            report = session.withStoreOpenNow(core, suspendAfter: true, site: "background answers: the report") {
+                afterReopening?()
+                return reported("background answers: the report while suspended") {
+                    try core.handedOverOutcome(id: id, result: result)
+                }
             }
         } catch {
             reportGlueFailure(site: "background answers: the report", error: "\(error)")
             report = nil
         }
-        // The body goes once the outcome is recorded: if recording failed,
-        // the launch's reconcile sends the answer again from the outbox.
+        // The body file goes after the report either way: a later send of
+        // this answer is built from the outbox, never from the file (if the
+        // outcome could not be recorded, the answer is still handed over,
+        // and a reconcile that no longer finds it queues it again).
         let file = bodyFile(id)
         if FileManager.default.fileExists(atPath: file.path) {
             _ = reported("background answers: removing the body") { try FileManager.default.removeItem(at: file) }
@@ -117,12 +125,38 @@ public final class QPBackgroundAnswers {
         return report
     }
 
-    /// At launch: answers handed over that the system no longer holds and
-    /// never reported on go back to the outbox, for the next flush.
+    /// Tests only: runs right after `completed` reopened a suspended store
+    /// (the moment the app may come to the foreground).
+    package var afterReopening: (() -> Void)?
+
+    /// At launch, at each return to the foreground (`QPAppLifecycle` with
+    /// `uploads:`) and, from `QPSystemUploads`, once the system has
+    /// delivered its reports: answers handed over that the system no
+    /// longer holds and never reported on go back to the outbox, for the
+    /// next flush. The core decides when a missing one counts as lost (one
+    /// the system delivered may miss from the list while its report is on
+    /// the way: `PhoneCore.requeueLostHandOvers`).
     public func reconcile(_ done: @escaping (UInt32) -> Void = { _ in }) {
         system.inFlight { [session] ids in
             guard let core = session.waitForCore() else { return done(0) }
-            done(reported("background answers: reconcile") { try core.requeueLostHandOvers(inFlight: ids) } ?? 0)
+            do {
+                done(try core.requeueLostHandOvers(inFlight: ids))
+            } catch QpError.Storage(kind: .suspended, _) {
+                // After the system's events in the background, the store suspended: opened for this, as for a report.
+                done(session.withStoreOpenNow(core, suspendAfter: true, site: "background answers: reconcile") {
+                    reported("background answers: reconcile") { try core.requeueLostHandOvers(inFlight: ids) }
+                } ?? 0)
+            } catch {
+                reportGlueFailure(site: "background answers: reconcile", error: "\(error)")
+                done(0)
+            }
+        }
+    }
+
+    /// `reconcile`, awaited: the number of answers queued again.
+    public func reconciled() async -> UInt32 {
+        await withCheckedContinuation { (c: CheckedContinuation<UInt32, Never>) in
+            reconcile { c.resume(returning: $0) }
         }
     }
 
@@ -131,20 +165,67 @@ public final class QPBackgroundAnswers {
     }
 }
 
-/// The system's background session for answers. Create one at launch with
-/// the app's `QPBackgroundAnswers` (set `answers` once both exist), and
-/// hand it the completion handler of
-/// `application(_:handleEventsForBackgroundURLSession:completionHandler:)`.
-/// (Linux has no background sessions: there it is an ephemeral session,
-/// so the code that uses it compiles; the tests use a stand-in system.)
+/// The system's background session for answers. Create one at launch
+/// (the app delegate's init: the system may report as soon as the session
+/// exists), set its `answers` once the app's `QPBackgroundAnswers` exists
+/// (reports that come before are held, then given to it), and hand it the
+/// completion handler of
+/// `application(_:handleEventsForBackgroundURLSession:completionHandler:)`
+/// when the identifier is `QPSystemUploads.identifier`.
+/// (Linux has no background sessions: there it is an ephemeral session
+/// with the same delegate, which is how the tests drive it.)
+/// Sendable by hand: `session` is set once, in `init`, and every other
+/// stored property is read and written under `lock` (the delegate's
+/// callbacks come on the session's queue, `answers` from the app's).
 @available(iOSApplicationExtension, unavailable)
-public final class QPSystemUploads: NSObject, QPUploadSystem, URLSessionDataDelegate {
+public final class QPSystemUploads: NSObject, QPUploadSystem, URLSessionDataDelegate, @unchecked Sendable {
     public static let identifier = "io.questionprotocol.answers"
-    public weak var answers: QPBackgroundAnswers?
     private var session: URLSession!
     private var received: [Int: Data] = [:]
-    private var eventsDone: (() -> Void)?
     private let lock = NSLock()
+    private weak var target: QPBackgroundAnswers?
+    /// Reports that came before `answers` was set, in order.
+    private var held: [Report] = []
+    /// Reports being recorded off the delegate's queue (held ones, once
+    /// `answers` is set): the system's completion handler waits for them.
+    private var recording = 0
+    /// The session delivered every event (`urlSessionDidFinishEvents`)
+    /// before the app handed over the completion handler, or the reverse:
+    /// whichever comes second calls it, once the reports are recorded.
+    private var eventsFinished = false
+    private var eventsDone: (() -> Void)?
+
+    private struct Report {
+        let id: String?
+        let response: URLResponse?
+        let body: Data?
+        let error: Error?
+    }
+
+    /// Where the reports go. Set it once the app's `QPBackgroundAnswers`
+    /// exists: reports the system made before are given to it then.
+    public var answers: QPBackgroundAnswers? {
+        get { locked { target } }
+        set {
+            let waiting = locked { () -> [Report] in
+                target = newValue
+                guard newValue != nil else { return [] }
+                defer { held.removeAll() }
+                recording += held.count
+                return held
+            }
+            guard let answers = newValue, !waiting.isEmpty else { return }
+            // Off the caller's thread (the app delegate's, the main one):
+            // recording waits for the session's store to open.
+            DispatchQueue.global(qos: .utility).async { [self] in
+                for r in waiting {
+                    answers.completed(id: r.id, response: r.response, body: r.body, error: r.error)
+                    locked { recording -= 1 }
+                }
+                finishEventsIfDone()
+            }
+        }
+    }
 
     public override init() {
         super.init()
@@ -168,27 +249,63 @@ public final class QPSystemUploads: NSObject, QPUploadSystem, URLSessionDataDele
         session.getAllTasks { tasks in completion(tasks.compactMap(\.taskDescription)) }
     }
 
-    /// From `handleEventsForBackgroundURLSession`: called once the session
-    /// has delivered every event.
+    /// From `handleEventsForBackgroundURLSession` (this session's
+    /// identifier only): called on the main queue once the session has
+    /// delivered every event and each report is recorded, also when the
+    /// session finished before this was called.
     public func handleEvents(completionHandler: @escaping () -> Void) {
         locked { eventsDone = completionHandler }
+        finishEventsIfDone()
     }
 
     public func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
         locked { received[dataTask.taskIdentifier, default: Data()].append(data) }
     }
 
+    /// Redirects are not followed: the core reads the 3xx (the rule of
+    /// every platform transport, `URLSessionTransport`). Apple calls this
+    /// only for default and ephemeral sessions: an iOS background session
+    /// follows redirects by itself, so there the rule holds for the
+    /// ordinary requests only (the answer's URL is the one every other
+    /// request of the core reached without a redirect).
+    public func urlSession(_ session: URLSession, task: URLSessionTask,
+                           willPerformHTTPRedirection response: HTTPURLResponse, newRequest request: URLRequest,
+                           completionHandler: @escaping (URLRequest?) -> Void) {
+        URLSessionTransport.refuseRedirect(completionHandler)
+    }
+
     public func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: Error?) {
-        let body = locked { received.removeValue(forKey: task.taskIdentifier) }
-        answers?.completed(id: task.taskDescription, response: task.response, body: body, error: error)
+        let report = locked { () -> Report in
+            Report(id: task.taskDescription, response: task.response,
+                   body: received.removeValue(forKey: task.taskIdentifier), error: error)
+        }
+        let answers = locked { () -> QPBackgroundAnswers? in
+            if target == nil { held.append(report) } else { recording += 1 }
+            return target
+        }
+        guard let answers = answers else { return } // held until `answers` is set
+        answers.completed(id: report.id, response: report.response, body: report.body, error: report.error)
+        locked { recording -= 1 }
+        finishEventsIfDone()
     }
 
     public func urlSessionDidFinishEvents(forBackgroundURLSession session: URLSession) {
+        locked { eventsFinished = true }
+        finishEventsIfDone()
+        // Every report is in: an answer still missing from the session is lost.
+        answers?.reconcile()
+    }
+
+    /// Calls the system's completion handler once it is known, the session
+    /// has delivered its events and no report waits to be recorded.
+    private func finishEventsIfDone() {
         let done = locked { () -> (() -> Void)? in
-            defer { eventsDone = nil }
-            return eventsDone
+            guard eventsFinished, held.isEmpty, recording == 0, let done = eventsDone else { return nil }
+            eventsFinished = false
+            eventsDone = nil
+            return done
         }
-        DispatchQueue.main.async { done?() }
+        if let done = done { DispatchQueue.main.async { done() } }
     }
 
     private func locked<T>(_ body: () -> T) -> T {

@@ -30,17 +30,31 @@ final class StandInUploadSystem: QPUploadSystem {
     /// device wiped its transfer store).
     func forgetAll() { held.removeAll() }
 
-    /// The system sends every upload now and reports each to `app`.
-    func deliver(to app: QPBackgroundAnswers) async {
+    /// What the system will report of an upload it finished.
+    struct Report { let id: String; let body: Data?; let response: URLResponse?; let error: Error? }
+
+    /// The system sends every upload now; its reports wait (the app is not
+    /// running, or has not made its session yet). The uploads leave the
+    /// system's list, as finished tasks do.
+    func sendHoldingReports() async -> [Report] {
         let uploads = held
         held.removeAll()
+        var reports: [Report] = []
         for u in uploads {
             let (body, response, error) = await withCheckedContinuation { c in
                 URLSession(configuration: .ephemeral).uploadTask(with: u.request, fromFile: u.file) { d, r, e in
                     c.resume(returning: (d, r, e))
                 }.resume()
             }
-            app.completed(id: u.id, response: response, body: body, error: error)
+            reports.append(Report(id: u.id, body: body, response: response, error: error))
+        }
+        return reports
+    }
+
+    /// The system sends every upload now and reports each to `app`.
+    func deliver(to app: QPBackgroundAnswers) async {
+        for r in await sendHoldingReports() {
+            app.completed(id: r.id, response: r.response, body: r.body, error: r.error)
         }
     }
 
@@ -161,12 +175,55 @@ final class BackgroundAnswersTests: XCTestCase {
         }
         system.forgetAll()
         let (core, app) = try launch(system)
-        var requeued: UInt32 = 0
+        var requeued: UInt32 = 99
+        app.reconcile { requeued = $0 }
+        XCTAssertEqual(requeued, 0, "missing once: its report may still be on the way")
+        XCTAssertEqual(state(core, id), .handedOver)
+        // Still missing after the core's grace (LOST_HAND_OVER_GRACE_MS, 10 s): lost.
+        try await Task.sleep(nanoseconds: 10_500_000_000)
         app.reconcile { requeued = $0 }
         XCTAssertEqual(requeued, 1)
         let report = try await core.flush()
         XCTAssertEqual(report.answered, 1)
         XCTAssertEqual(state(core, id), .answered)
+    }
+}
+
+extension BackgroundAnswersTests {
+    // Issue 47: the system delivered the upload while the app was not
+    // running; the relaunched app's reconcile runs before the session hands
+    // it the report. The answer is not queued again (and sent twice): the
+    // report, when it comes, is its one final state.
+    func testAnUploadDeliveredWithItsReportStillOnTheWayIsNotSentAgain() async throws {
+        try requireServer()
+        let system = StandInUploadSystem()
+        var id = ""
+        do {
+            let (core, app) = try launch(system)
+            id = try await answered("Background: delivered, report pending?", core)
+            XCTAssertEqual(app.handOver().count, 1)
+        } // killed; the system uploads
+        let reports = await system.sendHoldingReports()
+        XCTAssertEqual(reports.count, 1)
+        let delivered = try await serverQuestion(id)
+        XCTAssertEqual(delivered.state, "answered", delivered.json)
+
+        let (core, app) = try launch(system)
+        _ = try core.requeueInterrupted()
+        var requeued: UInt32 = 99
+        app.reconcile { requeued = $0 }
+        XCTAssertEqual(requeued, 0, "the report may still come")
+        let flushed = try await core.flush()
+        XCTAssertEqual(flushed.answered + flushed.alreadyResolved + flushed.willRetry, 0, "nothing sent again")
+        for r in reports {
+            let report = app.completed(id: r.id, response: r.response, body: r.body, error: r.error)
+            XCTAssertEqual(report?.answered, 1)
+        }
+        XCTAssertEqual(state(core, id), .answered)
+        app.reconcile { requeued = $0 }
+        XCTAssertEqual(requeued, 0)
+        let again = try await core.flush()
+        XCTAssertEqual(again.answered + again.alreadyResolved, 0)
     }
 }
 

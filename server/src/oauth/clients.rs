@@ -367,6 +367,13 @@ mod redirect_tests {
         assert!(redirect_matches("http://[::1]:1/cb", "http://[::1]:2/cb"));
         assert!(!redirect_matches(reg, "http://127.0.0.1:51234/other"));
         assert!(!redirect_matches(reg, "http://localhost:51234/callback"));
+        // `localhost` is a name, not a loopback IP literal (RFC 8252 §8.3):
+        // it registers, but its port must match (docs/agents/mcp.md says so).
+        assert!(check_redirect_uri("http://localhost:1/cb").is_ok());
+        assert!(!redirect_matches(
+            "http://localhost:1/cb",
+            "http://localhost:2/cb"
+        ));
         assert!(!redirect_matches(
             "https://app.example/cb",
             "https://app.example:8443/cb"

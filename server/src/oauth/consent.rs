@@ -137,7 +137,7 @@ pub async fn ask(app: &Arc<App>, req: Request) -> Result<Asked, OAuthError> {
     let handle = crate::ids::new_token(if req.kind == "device" { "qpd_" } else { "qph_" });
     let id_hash = crate::ids::token_hash(&handle);
     let app2 = app.clone();
-    let (asked, pushes) = app
+    let (asked, pushes, question) = app
         .db
         .run(move |conn| -> Result<_, OAuthError> {
             let now = now_secs();
@@ -259,12 +259,17 @@ pub async fn ask(app: &Arc<App>, req: Request) -> Result<Asked, OAuthError> {
                     consent: parts,
                 },
                 pushes,
+                q,
             ))
         })
         .await?;
     if pushes > 0 {
         app.push_wake.notify_one();
     }
+    // The person's open feeds (the web responder, a phone's long-poll)
+    // show it now, not when their wait next times out: the person may be
+    // looking at the page that sent them to answer it.
+    app.feed_wake.wake_for(&question);
     Ok(asked)
 }
 

@@ -1,19 +1,19 @@
-web-app-name = Fragen
+# Deutsch. Du-Form, wie in Messenger-Apps. Antwort (die Antwort) ist
+# feminin: "sie" in den Statuszeilen.
 web-pair-heading = Diesen Browser koppeln
 web-pair-help = Öffne den Kopplungslink, den du bekommen hast, auf diesem Gerät oder gib seinen Code ein.
 web-pair-code = Kopplungscode
 web-pair-button = Koppeln
 web-pairing = Wird gekoppelt…
-web-pair-failed = Dieser Code hat nicht funktioniert. Bitte um eine neue Einladung.
 web-signed-in = Angemeldet als
 web-sign-out = Abmelden
 web-empty = Gerade keine Fragen.
 web-offline = Offline: Deine Antworten werden gesendet, sobald du wieder online bist.
 web-notifications = Benachrichtigungen einschalten
 web-notifications-on = Benachrichtigungen sind eingeschaltet
+web-notifications-refused = Benachrichtigungen sind nicht eingeschaltet: Der Server hat diesen Browser nicht angenommen (Fehler { $code }). Versuche es später noch einmal.
 web-close = Schließen
-web-new-question = Neue Frage
-web-answer-failed = Nicht gesendet; versuch es noch einmal.
+web-announce = { $what }: { $title }. { $prompt }
 web-load-failed = Server nicht erreichbar; neuer Versuch läuft.
 web-link-checking = Kopplungslink wird geprüft…
 web-link-heading = Als { $name } anmelden?

@@ -1,21 +1,27 @@
 # The web responder's own words (around the feed, whose copy is qp-core's).
-# English is the reference and every other language's fallback.
-web-app-name = Questions
+# English is the reference and every other language's fallback. What the
+# phone says too (the app's name, "New question", why pairing failed, an
+# answer's status) is not here: the page reads it from qp-core's copy, one
+# message in one home. Each language's file starts with the header of its
+# qp-core file, and its rules hold here (web/wasm/src/tests.rs checks them).
 web-pair-heading = Pair this browser
 web-pair-help = Open the pairing link you were sent on this device, or type its code.
 web-pair-code = Pairing code
 web-pair-button = Pair
 web-pairing = Pairing…
-web-pair-failed = That code did not work. Ask for a new invite.
 web-signed-in = Signed in as
 web-sign-out = Sign out
 web-empty = No questions right now.
 web-offline = Offline: your answers will be sent when you are back online.
 web-notifications = Turn on notifications
 web-notifications-on = Notifications are on
+# Why notifications are not on when the server refused this browser's
+# registration ($code: its HTTP status). Never the server's own English.
+web-notifications-refused = Notifications are not on: the server did not accept this browser (error { $code }). Try again later.
 web-close = Close
-web-new-question = New question
-web-answer-failed = Not sent; try again.
+# What a screen reader announces when questions arrive: $what is qp-core's
+# "New question", $title the cell's title (who asks), $prompt the question.
+web-announce = { $what }: { $title }. { $prompt }
 web-load-failed = Could not reach the server; retrying.
 # A pairing link opened: whose account it signs in to, before anything is
 # done. $name: the account of the link; $current: the account this browser

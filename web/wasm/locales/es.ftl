@@ -1,19 +1,20 @@
-web-app-name = Preguntas
+# Español, neutro (no solo de España): tuteo. «Respuesta» es femenino:
+# las líneas de estado concuerdan con ella; las de resolución, con «la
+# pregunta».
 web-pair-heading = Vincular este navegador
 web-pair-help = Abre en este dispositivo el enlace de vinculación que recibiste o escribe su código.
 web-pair-code = Código de vinculación
 web-pair-button = Vincular
 web-pairing = Vinculando…
-web-pair-failed = Ese código no funcionó. Pide una invitación nueva.
 web-signed-in = Sesión iniciada como
 web-sign-out = Cerrar sesión
 web-empty = No hay preguntas ahora.
 web-offline = Sin conexión: tus respuestas se enviarán cuando vuelvas a estar en línea.
 web-notifications = Activar notificaciones
 web-notifications-on = Las notificaciones están activadas
+web-notifications-refused = Las notificaciones no están activadas: el servidor no aceptó este navegador (error { $code }). Vuelve a intentarlo más tarde.
 web-close = Cerrar
-web-new-question = Nueva pregunta
-web-answer-failed = No se envió; inténtalo de nuevo.
+web-announce = { $what }: { $title }. { $prompt }
 web-load-failed = No se puede conectar con el servidor; reintentando.
 web-link-checking = Comprobando el enlace de vinculación…
 web-link-heading = ¿Iniciar sesión como { $name }?

@@ -1,23 +1,26 @@
-web-app-name = Questions
+# Français. Vouvoiement. Espace insécable (U+00A0) avant « : » et à
+# l’intérieur des guillemets, espace fine insécable (U+202F) avant ; ? !
+# (invisibles ici, vérifiés par un test) : la ponctuation ne passe jamais
+# seule à la ligne. « Réponse » est féminin : les lignes d’état s’accordent
+# avec elle, les lignes de résolution avec « la question ».
 web-pair-heading = Associer ce navigateur
 web-pair-help = Ouvrez sur cet appareil le lien d’association reçu, ou saisissez son code.
 web-pair-code = Code d’association
 web-pair-button = Associer
 web-pairing = Association…
-web-pair-failed = Ce code n’a pas fonctionné. Demandez une nouvelle invitation.
 web-signed-in = Compte connecté :
 web-sign-out = Se déconnecter
 web-empty = Aucune question pour le moment.
 web-offline = Hors ligne : vos réponses partiront dès le retour de la connexion.
 web-notifications = Activer les notifications
 web-notifications-on = Les notifications sont activées
+web-notifications-refused = Les notifications ne sont pas activées : le serveur n’a pas accepté ce navigateur (erreur { $code }). Réessayez plus tard.
 web-close = Fermer
-web-new-question = Nouvelle question
-web-answer-failed = Non envoyée ; réessayez.
+web-announce = { $what } : { $title }. { $prompt }
 web-load-failed = Serveur injoignable ; nouvel essai en cours.
-web-link-checking = Vérification du lien d’appairage…
+web-link-checking = Vérification du lien d’association…
 web-link-heading = Se connecter en tant que { $name } ?
-web-link-detail = Ce lien d’appairage connecte ce navigateur à { $server } en tant que { $name }. Ne continuez que si { $name }, c’est vous.
+web-link-detail = Ce lien d’association connecte ce navigateur à { $server } en tant que { $name }. Ne continuez que si { $name }, c’est vous.
 web-link-replace = Ce navigateur est connecté en tant que { $current }. Continuer déconnecte { $current } de ce navigateur et désactive les notifications ici.
 web-link-again = Ce navigateur est déjà connecté en tant que { $current }. Continuer remplace cette connexion.
 web-link-accept = Se connecter en tant que { $name }

@@ -1,19 +1,20 @@
-web-app-name = שאלות
+# עברית (מימין לשמאל). שמות ותוויות משובצים מבודדים על ידי הליבה, ומשפט
+# שמתחיל בטקסט מבודד מקבל RLM (U+200F) מהליבה. "תשובה" בלשון נקבה: שורות
+# המצב מתאימות לה (תישלח, לא נשלחה, נדחתה). בלי צורות לוכסן (שואל/ת).
 web-pair-heading = צימוד הדפדפן הזה
 web-pair-help = יש לפתוח במכשיר הזה את קישור הצימוד שקיבלת, או להקליד את הקוד שלו.
 web-pair-code = קוד צימוד
 web-pair-button = צימוד
 web-pairing = מתבצע צימוד…
-web-pair-failed = הקוד הזה לא עבד. יש לבקש הזמנה חדשה.
 web-signed-in = החשבון המחובר:
 web-sign-out = התנתקות
 web-empty = אין שאלות כרגע.
 web-offline = אין חיבור: התשובות יישלחו כשהחיבור יחזור.
 web-notifications = הפעלת התראות
 web-notifications-on = ההתראות מופעלות
+web-notifications-refused = ההתראות לא הופעלו: השרת לא קיבל את הדפדפן הזה (שגיאה { $code }). יש לנסות שוב מאוחר יותר.
 web-close = סגירה
-web-new-question = שאלה חדשה
-web-answer-failed = התשובה לא נשלחה; יש לנסות שוב.
+web-announce = { $what }: { $title }. { $prompt }
 web-load-failed = אין גישה לשרת; ננסה שוב.
 web-link-checking = בודקים את קישור הצימוד…
 web-link-heading = להתחבר בתור { $name }?

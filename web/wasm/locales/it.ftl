@@ -1,28 +1,28 @@
-web-app-name = Domande
+# Italiano, con il tu. «Risposta» è femminile: le righe di stato si
+# accordano con lei, quelle di esito con «la domanda».
 web-pair-heading = Associa questo browser
 web-pair-help = Apri su questo dispositivo il link di associazione ricevuto o digita il suo codice.
 web-pair-code = Codice di associazione
 web-pair-button = Associa
 web-pairing = Associazione…
-web-pair-failed = Questo codice non ha funzionato. Chiedi un nuovo invito.
 web-signed-in = Accesso effettuato come
 web-sign-out = Esci
 web-empty = Nessuna domanda al momento.
 web-offline = Offline: le risposte verranno inviate quando tornerai online.
 web-notifications = Attiva le notifiche
 web-notifications-on = Le notifiche sono attive
+web-notifications-refused = Le notifiche non sono attive: il server non ha accettato questo browser (errore { $code }). Riprova più tardi.
 web-close = Chiudi
-web-new-question = Nuova domanda
-web-answer-failed = Non inviata; riprova.
+web-announce = { $what }: { $title }. { $prompt }
 web-load-failed = Server non raggiungibile; nuovo tentativo in corso.
-web-link-checking = Verifica del link di abbinamento…
+web-link-checking = Verifica del link di associazione…
 web-link-heading = Accedere come { $name }?
-web-link-detail = Questo link di abbinamento fa accedere questo browser a { $server } come { $name }. Continua solo se { $name } sei tu.
-web-link-replace = Questo browser ha eseguito l’accesso come { $current }. Continuando, { $current } viene disconnesso da questo browser e le notifiche qui vengono disattivate.
+web-link-detail = Questo link di associazione fa accedere questo browser a { $server } come { $name }. Continua solo se { $name } sei tu.
+web-link-replace = Questo browser ha eseguito l’accesso come { $current }. Continuando, questo browser esce dall’account di { $current } e le notifiche qui vengono disattivate.
 web-link-again = Questo browser ha già eseguito l’accesso come { $current }. Continuando, quell’accesso viene sostituito.
 web-link-accept = Accedi come { $name }
 web-link-cancel = Annulla
-web-link-stay = Resta connesso come { $current }
+web-link-stay = Mantieni l’accesso di { $current }
 web-notifications-switched = Le notifiche sono state disattivate quando questo browser ha cambiato account. Riattivale per { $name } se le desideri.
 web-text-too-long = La tua risposta ha { $length } caratteri, il massimo è { $max }. Accorciala e inviala di nuovo.
 web-reply-left = Caratteri rimanenti: { $count }

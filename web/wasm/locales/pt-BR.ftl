@@ -1,19 +1,19 @@
-web-app-name = Perguntas
+# Português do Brasil, com "você". "Resposta" é feminino: as linhas de
+# status concordam com ela; as de resultado, com "a pergunta".
 web-pair-heading = Parear este navegador
 web-pair-help = Abra neste dispositivo o link de pareamento que você recebeu ou digite o código.
 web-pair-code = Código de pareamento
 web-pair-button = Parear
 web-pairing = Pareando…
-web-pair-failed = Esse código não funcionou. Peça um novo convite.
 web-signed-in = Conta conectada:
 web-sign-out = Sair
 web-empty = Nenhuma pergunta no momento.
 web-offline = Sem conexão: suas respostas serão enviadas quando você voltar a ficar on-line.
 web-notifications = Ativar notificações
 web-notifications-on = As notificações estão ativadas
+web-notifications-refused = As notificações não foram ativadas: o servidor não aceitou este navegador (erro { $code }). Tente de novo mais tarde.
 web-close = Fechar
-web-new-question = Nova pergunta
-web-answer-failed = Não enviada; tente de novo.
+web-announce = { $what }: { $title }. { $prompt }
 web-load-failed = Não foi possível falar com o servidor; tentando de novo.
 web-link-checking = Verificando o link de pareamento…
 web-link-heading = Entrar como { $name }?
@@ -22,7 +22,7 @@ web-link-replace = Este navegador está conectado como { $current }. Continuar d
 web-link-again = Este navegador já está conectado como { $current }. Continuar substitui essa conexão.
 web-link-accept = Entrar como { $name }
 web-link-cancel = Cancelar
-web-link-stay = Continuar conectado como { $current }
+web-link-stay = Continuar com a conta de { $current }
 web-notifications-switched = As notificações foram desativadas quando este navegador trocou de conta. Ative-as de novo para { $name } se quiser recebê-las.
 web-text-too-long = Sua resposta tem { $length } caracteres, e o máximo é { $max }. Encurte-a e envie de novo.
 web-reply-left = Caracteres restantes: { $count }

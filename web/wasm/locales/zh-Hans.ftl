@@ -1,19 +1,18 @@
-web-app-name = 待答问题
+# 简体中文。称“你”。全角标点；名字与汉字之间留一个空格（{ $asker } 向你提问）。
 web-pair-heading = 配对此浏览器
 web-pair-help = 在此设备上打开收到的配对链接，或输入其代码。
 web-pair-code = 配对码
 web-pair-button = 配对
 web-pairing = 正在配对…
-web-pair-failed = 此代码无效。请索取新的邀请。
 web-signed-in = 当前登录：
 web-sign-out = 退出登录
 web-empty = 暂无待回答的问题。
 web-offline = 离线：恢复联网后将发送你的回答。
 web-notifications = 开启通知
 web-notifications-on = 通知已开启
+web-notifications-refused = 通知未开启：服务器未接受此浏览器（错误 { $code }）。请稍后重试。
 web-close = 关闭
-web-new-question = 新问题
-web-answer-failed = 未发送，请重试。
+web-announce = { $what }：{ $title }。{ $prompt }
 web-load-failed = 无法连接服务器，正在重试。
 web-link-checking = 正在检查配对链接…
 web-link-heading = 以 { $name } 的身份登录？

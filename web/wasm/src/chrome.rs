@@ -1,7 +1,8 @@
 //! The web app's own words: the few lines around the feed (pairing, sign
 //! out, the empty feed, offline, whose account a pairing link is for). The
-//! feed's copy is qp-core's; these live beside the crate (`locales/`)
-//! because only the web app shows them. The language is the one qp-core
+//! feed's copy is qp-core's, and so is every line the phone says too (the
+//! app's name, why pairing failed, an answer's status); these live beside
+//! the crate (`locales/`) because only the web app shows them. The language is the one qp-core
 //! negotiated for the copy, so a page never mixes two; a message missing
 //! in it falls back to English.
 
@@ -23,22 +24,20 @@ static LOCALES: &Locales = &[
 
 /// Every message id, as in `locales/en.ftl` (the page asks for these).
 pub const CHROME_IDS: &[&str] = &[
-    "web-app-name",
     "web-pair-heading",
     "web-pair-help",
     "web-pair-code",
     "web-pair-button",
     "web-pairing",
-    "web-pair-failed",
     "web-signed-in",
     "web-sign-out",
     "web-empty",
     "web-offline",
     "web-notifications",
     "web-notifications-on",
+    "web-notifications-refused",
     "web-close",
-    "web-new-question",
-    "web-answer-failed",
+    "web-announce",
     "web-load-failed",
     "web-link-checking",
     "web-link-heading",

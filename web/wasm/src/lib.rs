@@ -27,6 +27,10 @@ use wasm_bindgen::prelude::*;
 
 pub use chrome::CHROME_IDS;
 
+/// The page's id for the app's name (the tab's title, the heading): the
+/// phone's notification channel's name, from qp-core's copy.
+pub const APP_NAME: &str = "web-app-name";
+
 /// Milliseconds since the epoch (JavaScript's `Date.now()`) as a time; the
 /// browser's clock is read by the page, not here (wasm32 has no clock).
 fn time(now_ms: f64) -> DateTime<Utc> {
@@ -73,9 +77,14 @@ impl Responder {
         self.me = me;
     }
 
-    /// The web app's own words (titles, buttons around the feed), by id.
+    /// The web app's words (titles, buttons around the feed), by id. The
+    /// app's name is the phone's (its notification channel's): one message
+    /// in qp-core's copy, so the two cannot drift.
     pub fn text(&self, id: &str) -> String {
-        self.chrome.text(id)
+        match id {
+            APP_NAME => self.copy.channel_name(),
+            id => self.chrome.text(id),
+        }
     }
 
     /// The web app's words with names in them: `args` is a JSON object of
@@ -104,7 +113,53 @@ impl Responder {
 
     /// All of [`Responder::text`] as one JSON object, id -> text.
     pub fn texts(&self) -> String {
-        self.chrome.all()
+        let mut all: serde_json::Map<String, serde_json::Value> =
+            serde_json::from_str(&self.chrome.all()).unwrap_or_default();
+        all.insert(APP_NAME.into(), self.text(APP_NAME).into());
+        serde_json::Value::Object(all).to_string()
+    }
+
+    /// What a screen reader announces for a question that arrived: the
+    /// phone's "New question", then who asks (`title`, the cell's) and
+    /// the question, punctuated as the language punctuates.
+    pub fn announce(&self, title: &str, prompt: &str) -> String {
+        self.chrome.text_with(
+            "web-announce",
+            &[
+                ("what", &self.copy.fallback_title()),
+                ("title", title),
+                ("prompt", prompt),
+            ],
+        )
+    }
+
+    /// Why an answer was not sent, as the phone says it: `status` is what
+    /// the server answered (`POST /api/questions/{id}/answer`). A refusal
+    /// for good (400, 403, 404, 422) says so with its code, never "try
+    /// again"; a failure that may pass (5xx, 429) says it will be retried.
+    /// `question` and `body` as for [`Responder::queued`].
+    #[wasm_bindgen(js_name = notSent)]
+    pub fn not_sent(&self, question: &str, body: &str, status: u16) -> Result<String, String> {
+        use qp_core::present::copy::SendFailure;
+        let cq = compact(question)?;
+        let body: AnswerSubmission = parse(body, "body")?;
+        let what = summary(&body, &buttons(&cq), &self.copy);
+        let line = match SendFailure::of_status(status) {
+            SendFailure::Refused(code) => AnswerLine::Rejected { code },
+            cause => AnswerLine::Retrying(cause),
+        };
+        Ok(self.copy.answer_line(line, &what))
+    }
+
+    /// Why notifications are not on when the server refused this
+    /// browser's registration (`POST /api/devices` answered `status`):
+    /// in the person's language, never the server's English.
+    #[wasm_bindgen(js_name = notificationsRefused)]
+    pub fn notifications_refused(&self, status: u16) -> String {
+        self.chrome.text_with(
+            "web-notifications-refused",
+            &[("code", &status.to_string())],
+        )
     }
 
     /// The feed: `questions` is a JSON array of the server's Question

@@ -148,7 +148,7 @@ fn every_language_has_every_word_of_the_web_app() {
         for id in CHROME_IDS {
             let t = chrome.text(id);
             assert_ne!(&t, id, "{lang}: {id} missing");
-            if lang != "en" && !matches!(*id, "web-app-name" | "web-new-question") {
+            if lang != "en" && *id != "web-announce" {
                 // Translated, not the English fallback (French shares a few words).
                 let en = chrome::Chrome::new("en").text(id);
                 assert!(t != en || lang == "fr", "{lang}: {id} is English");
@@ -380,39 +380,66 @@ fn bad_input_is_an_error_naming_it_never_a_panic() {
     assert!(r.resolved("{}", "{}").is_err());
 }
 
-/// The web app's own message files and the server's sign-in pages' (what
-/// a person meets in a browser besides the feed), by tag, each message's
-/// text (comments and ids left out).
-fn web_messages() -> Vec<(String, Vec<(String, String)>)> {
-    let web = concat!(env!("CARGO_MANIFEST_DIR"), "/locales");
-    let sign_in = concat!(env!("CARGO_MANIFEST_DIR"), "/../../server/locales");
+const WEB_WORDS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/locales");
+const SIGN_IN_WORDS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../server/locales");
+const PHONE_WORDS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../core/locales");
+
+/// The messages of one folder's Fluent files, by tag: each message's text
+/// (a selector's variants as `id[key]`; comments left out).
+fn messages_in(dir: &str) -> Vec<(String, Vec<(String, String)>)> {
     let mut out = Vec::new();
-    let files = std::fs::read_dir(web)
-        .unwrap()
-        .chain(std::fs::read_dir(sign_in).unwrap());
-    for e in files {
+    for e in std::fs::read_dir(dir).unwrap() {
         let p = e.unwrap().path();
         let tag = p.file_stem().unwrap().to_string_lossy().to_string();
         let text = std::fs::read_to_string(&p).unwrap();
-        let msgs = text
-            .lines()
-            .filter(|l| !l.starts_with('#'))
-            .filter_map(|l| l.split_once(" = "))
-            .map(|(id, v)| (id.trim().to_string(), v.to_string()))
-            .collect();
+        let mut msgs = Vec::new();
+        let mut current = String::new();
+        for l in text.lines().filter(|l| !l.starts_with('#')) {
+            if let Some((id, v)) = l.split_once(" = ") {
+                current = id.trim().to_string();
+                msgs.push((current.clone(), v.to_string()));
+            } else if let Some((key, v)) = l.trim_start().trim_start_matches('*').split_once("] ") {
+                msgs.push((format!("{current}{key}]"), v.to_string()));
+            }
+        }
         out.push((tag, msgs));
     }
-    assert!(out.len() >= 20);
+    assert_eq!(out.len(), 10, "{dir}");
     out
 }
 
-/// The rules the phone copy's file headers state hold for the web's words
-/// too: full-width punctuation in Japanese and Chinese, no-break spaces
-/// before French double punctuation, no slash forms in Hebrew, one
-/// register (German du, as the phone), no word that marks the reader's
-/// gender where the phone avoids it.
+/// Every message a person meets, by tag: the web app's own, the server's
+/// sign-in pages' and the phone copy (qp-core's, which the web shows too).
+fn web_messages() -> Vec<(String, Vec<(String, String)>)> {
+    [WEB_WORDS, SIGN_IN_WORDS, PHONE_WORDS]
+        .iter()
+        .flat_map(|dir| messages_in(dir))
+        .collect()
+}
+
+/// The rules the phone copy's file headers state hold for every file a
+/// person reads, the phone's, the web's and the sign-in pages', checked
+/// by this one test: full-width punctuation in Japanese and Chinese, and
+/// Japanese names joined to their particle; no-break spaces before French
+/// double punctuation; no slash forms in Hebrew; one register (German
+/// du, as the phone); one word for pairing in each language; no word that
+/// marks the reader's gender where the phone avoids it.
 #[test]
 fn the_web_words_keep_the_rules_of_the_phone_copy() {
+    // Every translated web file starts with its phone file's header.
+    for (tag, _) in messages_in(WEB_WORDS) {
+        let web = std::fs::read_to_string(format!("{WEB_WORDS}/{tag}.ftl")).unwrap();
+        let phone = std::fs::read_to_string(format!("{PHONE_WORDS}/{tag}.ftl")).unwrap();
+        let header: String = phone
+            .lines()
+            .take_while(|l| l.starts_with('#') && !l.starts_with("# Where:"))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        assert!(
+            tag == "en" || web.starts_with(&header),
+            "{tag}: the web file does not start with the phone file's header"
+        );
+    }
     for (tag, msgs) in web_messages() {
         for (id, text) in &msgs {
             // The placeables ({ $name }) are not the language's text.
@@ -426,6 +453,17 @@ fn the_web_words_keep_the_rules_of_the_phone_copy() {
                         assert!(
                             !words.contains(c),
                             "{tag}: {id} has a half-width {c:?}: {text}"
+                        );
+                    }
+                    // Japanese joins a name to its particle ({ $asker }から).
+                    let japanese = |c: char| c > '\u{3000}';
+                    let chars: Vec<char> = text.chars().collect();
+                    for w in chars.windows(3) {
+                        assert!(
+                            tag != "ja"
+                                || !((w[0] == '}' && w[1] == ' ' && japanese(w[2]))
+                                    || (japanese(w[0]) && w[1] == ' ' && w[2] == '{')),
+                            "{tag}: {id} has a space between a name and its particle: {text}"
                         );
                     }
                 }
@@ -448,6 +486,12 @@ fn the_web_words_keep_the_rules_of_the_phone_copy() {
                     assert!(
                         !words.contains("Connecté en tant que"),
                         "{tag}: {id}: {text}"
+                    );
+                    // The phone pairs with "associer".
+                    assert!(!words.contains("appair"), "{tag}: {id}: {text}");
+                    assert!(
+                        !words.contains('\''),
+                        "{tag}: {id}: an ASCII apostrophe: {text}"
                     );
                 }
                 "he" => {
@@ -482,7 +526,21 @@ fn the_web_words_keep_the_rules_of_the_phone_copy() {
                     );
                 }
                 "pt-BR" => {
-                    assert!(!words.contains("Conectado como"), "{tag}: {id}: {text}");
+                    for gendered in ["Conectado como", "Continuar conectado"] {
+                        assert!(!words.contains(gendered), "{tag}: {id}: {text}");
+                    }
+                }
+                "it" => {
+                    // The phone pairs with "associa"; the reader and the
+                    // names stay ungendered.
+                    for bad in ["abbinament", "Resta connesso", "viene disconness"] {
+                        assert!(!words.contains(bad), "{tag}: {id}: {text}");
+                    }
+                    // The typographic apostrophe (l’app), as the phone.
+                    assert!(
+                        !words.contains('\''),
+                        "{tag}: {id}: an ASCII apostrophe: {text}"
+                    );
                 }
                 _ => {}
             }
@@ -527,4 +585,72 @@ fn before_the_language_is_known_the_page_says_only_the_product_name() {
     assert!(manifest.get("description").is_none(), "{manifest}");
     let index = std::fs::read_to_string(format!("{app}/index.html")).unwrap();
     assert!(index.contains("<title>qp</title>"), "the loading title");
+}
+
+/// What the web and the phone both say is one message, in qp-core's copy:
+/// no web message repeats a phone message of its language, and the app's
+/// name is the phone's channel name.
+#[test]
+fn the_web_never_repeats_a_phone_message() {
+    let phone = messages_in(PHONE_WORDS);
+    for (tag, web) in messages_in(WEB_WORDS) {
+        let (_, theirs) = phone.iter().find(|(t, _)| *t == tag).unwrap();
+        for (id, text) in &web {
+            if let Some((same, _)) = theirs.iter().find(|(_, t)| t == text) {
+                panic!("{tag}: {id} repeats the phone's {same}: {text}");
+            }
+        }
+        let r = Responder::new(vec![tag.clone()], String::new());
+        assert_eq!(r.text(APP_NAME), r.copy.channel_name(), "{tag}");
+        let all: Value = serde_json::from_str(&r.texts()).unwrap();
+        assert_eq!(all[APP_NAME], r.copy.channel_name(), "{tag}");
+    }
+    // Chinese names the app "questions to answer", never "problems".
+    let zh = Responder::new(vec!["zh-Hans".into()], String::new());
+    assert_eq!(zh.text(APP_NAME), "待答问题");
+}
+
+/// An answer the server refused for good says so, with its code, in the
+/// person's language (the phone's answer-rejected), never "try again";
+/// a failure that may pass says it will be retried.
+#[test]
+fn an_answer_refused_for_good_is_not_told_to_try_again() {
+    let q = question(
+        "q_1",
+        json!({"prompt": "Ship?", "options": ["Approve", "Deny"]}),
+        now(),
+    );
+    let q = serde_json::to_string(&q).unwrap();
+    let r = Responder::new(vec!["de".into()], "u_me".into());
+    let body = r.answer(&q, "qp.v.Approve", None).unwrap();
+    let refused = r.not_sent(&q, &body, 422).unwrap();
+    assert!(refused.contains("422"), "{refused}");
+    assert_eq!(
+        refused,
+        r.copy.answer_line(
+            AnswerLine::Rejected { code: Some(422) },
+            &r.copy.embed("Approve")
+        )
+    );
+    let busy = r.not_sent(&q, &body, 503).unwrap();
+    assert_ne!(busy, refused);
+    assert!(!busy.contains("503"), "{busy}");
+    assert!(r.not_sent("{", &body, 422).is_err());
+}
+
+/// Notifications the server would not register say why in the person's
+/// language, with the status, never the server's English message.
+#[test]
+fn notifications_refused_by_the_server_say_so_in_the_persons_language() {
+    for lang in available_languages() {
+        let r = Responder::new(vec![lang.to_string()], String::new());
+        let t = r.notifications_refused(400);
+        assert!(t.contains("400") && !t.contains('{'), "{lang}: {t}");
+        if lang != "en" {
+            assert_ne!(
+                t,
+                Responder::new(vec![], String::new()).notifications_refused(400)
+            );
+        }
+    }
 }

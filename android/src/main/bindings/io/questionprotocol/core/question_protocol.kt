@@ -842,6 +842,8 @@ internal object IntegrityCheckingUniffiLib {
     ): Int
     external fun uniffi_qp_ffi_checksum_func_plan_ios_categories_without_store(
     ): Int
+    external fun uniffi_qp_ffi_checksum_func_resolution_push_without_store(
+    ): Int
     external fun uniffi_qp_ffi_checksum_func_pair_device(
     ): Int
     external fun uniffi_qp_ffi_checksum_func_android_channel(
@@ -1254,6 +1256,8 @@ internal object UniffiLib {
     ): RustBuffer.ByValue
     external fun uniffi_qp_ffi_fn_func_plan_ios_categories_without_store(`registered`: RustBuffer.ByValue,`newCategory`: RustBuffer.ByValue,`now`: RustBuffer.ByValue,`max`: Int,uniffi_out_err: UniffiRustCallStatus, 
     ): RustBuffer.ByValue
+    external fun uniffi_qp_ffi_fn_func_resolution_push_without_store(uniffi_out_err: UniffiRustCallStatus, 
+    ): RustBuffer.ByValue
     external fun uniffi_qp_ffi_fn_func_pair_device(`linkOrCode`: RustBuffer.ByValue,`serverUrl`: RustBuffer.ByValue,`deviceLabel`: RustBuffer.ByValue,`device`: RustBuffer.ByValue,`store`: Long,
     ): Long
     external fun uniffi_qp_ffi_fn_func_android_channel(`languages`: RustBuffer.ByValue,uniffi_out_err: UniffiRustCallStatus, 
@@ -1440,6 +1444,9 @@ private fun uniffiCheckApiChecksums(lib: IntegrityCheckingUniffiLib) {
     if ((lib.uniffi_qp_ffi_checksum_func_plan_ios_categories_without_store() and 0xFFFF) != 48250) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
+    if ((lib.uniffi_qp_ffi_checksum_func_resolution_push_without_store() and 0xFFFF) != 2386) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
     if ((lib.uniffi_qp_ffi_checksum_func_pair_device() and 0xFFFF) != 60402) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
@@ -1545,7 +1552,7 @@ private fun uniffiCheckApiChecksums(lib: IntegrityCheckingUniffiLib) {
     if ((lib.uniffi_qp_ffi_checksum_method_phonecore_entering_background() and 0xFFFF) != 46099) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
-    if ((lib.uniffi_qp_ffi_checksum_method_phonecore_resolution_push() and 0xFFFF) != 34668) {
+    if ((lib.uniffi_qp_ffi_checksum_method_phonecore_resolution_push() and 0xFFFF) != 38821) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
     if ((lib.uniffi_qp_ffi_checksum_method_phonecore_android_channel() and 0xFFFF) != 12831) {
@@ -1644,7 +1651,7 @@ private fun uniffiCheckApiChecksums(lib: IntegrityCheckingUniffiLib) {
     if ((lib.uniffi_qp_ffi_checksum_method_phonecore_requeue_interrupted() and 0xFFFF) != 35505) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
-    if ((lib.uniffi_qp_ffi_checksum_method_phonecore_requeue_lost_hand_overs() and 0xFFFF) != 46405) {
+    if ((lib.uniffi_qp_ffi_checksum_method_phonecore_requeue_lost_hand_overs() and 0xFFFF) != 10727) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
     if ((lib.uniffi_qp_ffi_checksum_method_phonecore_resolution() and 0xFFFF) != 8741) {
@@ -3732,7 +3739,9 @@ public interface PhoneCoreInterface {
      * notification becomes, the same on iOS and Android: `withdraw`
      * (iOS: the resolved copy in its place; Android: cancel it) or
      * `keepQuestion` (not confirmed, still pending here: iOS shows the
-     * question again, Android leaves it).
+     * question again, Android leaves it) or `keepUnconfirmed` (not
+     * confirmed, the store unreadable: Android leaves it, iOS shows the
+     * generic notification). Never throws.
      */
     suspend fun `resolutionPush`(`questionId`: kotlin.String, `withinMs`: kotlin.ULong): ResolutionPushAction
     
@@ -3921,9 +3930,13 @@ public interface PhoneCoreInterface {
     fun `requeueInterrupted`(): kotlin.UInt
     
     /**
-     * At launch, with the ids of the uploads the background session still
-     * holds: answers it no longer has and never reported on are queued
-     * again for the next flush. Returns how many.
+     * At launch, at each return to the foreground and once the background
+     * session has delivered its events, with the ids of the uploads it
+     * still holds: an answer it no longer has and never reported on is
+     * queued again for the next flush once still missing the core's grace
+     * (`LOST_HAND_OVER_GRACE_MS`, 10 s) or more after the first call that
+     * found it missing: its report may be on the way meanwhile, and is
+     * taken then. Returns how many were queued.
      */
     fun `requeueLostHandOvers`(`inFlight`: List<kotlin.String>): kotlin.UInt
     
@@ -4264,9 +4277,10 @@ open class PhoneCore: Disposable, AutoCloseable, PhoneCoreInterface
      * notification becomes, the same on iOS and Android: `withdraw`
      * (iOS: the resolved copy in its place; Android: cancel it) or
      * `keepQuestion` (not confirmed, still pending here: iOS shows the
-     * question again, Android leaves it).
+     * question again, Android leaves it) or `keepUnconfirmed` (not
+     * confirmed, the store unreadable: Android leaves it, iOS shows the
+     * generic notification). Never throws.
      */
-    @Throws(QpException::class)
     @Suppress("ASSIGNED_BUT_NEVER_ACCESSED_VARIABLE")
     override suspend fun `resolutionPush`(`questionId`: kotlin.String, `withinMs`: kotlin.ULong) : ResolutionPushAction {
         return uniffiRustCallAsync(
@@ -4284,7 +4298,7 @@ open class PhoneCore: Disposable, AutoCloseable, PhoneCoreInterface
         // lift function
         { FfiConverterTypeResolutionPushAction.lift(it) },
         // Error FFI converter
-        QpException.ErrorHandler,
+        UniffiNullRustCallStatusErrorHandler,
     )
     }
 
@@ -4940,9 +4954,13 @@ open class PhoneCore: Disposable, AutoCloseable, PhoneCoreInterface
 
     
     /**
-     * At launch, with the ids of the uploads the background session still
-     * holds: answers it no longer has and never reported on are queued
-     * again for the next flush. Returns how many.
+     * At launch, at each return to the foreground and once the background
+     * session has delivered its events, with the ids of the uploads it
+     * still holds: an answer it no longer has and never reported on is
+     * queued again for the next flush once still missing the core's grace
+     * (`LOST_HAND_OVER_GRACE_MS`, 10 s) or more after the first call that
+     * found it missing: its report may be on the way meanwhile, and is
+     * taken then. Returns how many were queued.
      */
     @Throws(QpException::class)override fun `requeueLostHandOvers`(`inFlight`: List<kotlin.String>): kotlin.UInt {
             return FfiConverterUInt.lift(
@@ -10056,6 +10074,9 @@ sealed class ResolutionPushAction {
         companion object
     }
     
+    object KeepUnconfirmed : ResolutionPushAction()
+    
+    
 
     
 
@@ -10076,6 +10097,7 @@ public object FfiConverterTypeResolutionPushAction : FfiConverterRustBuffer<Reso
             2 -> ResolutionPushAction.KeepQuestion(
                 FfiConverterTypePushQuestion.read(buf),
                 )
+            3 -> ResolutionPushAction.KeepUnconfirmed
             else -> throw RuntimeException("invalid enum value, something is very wrong!!")
         }
     }
@@ -10094,6 +10116,12 @@ public object FfiConverterTypeResolutionPushAction : FfiConverterRustBuffer<Reso
                 + FfiConverterTypePushQuestion.allocationSize(value.`question`)
             )
         }
+        is ResolutionPushAction.KeepUnconfirmed -> {
+            // Add the size for the Int that specifies the variant plus the size needed for all fields
+            (
+                4UL
+            )
+        }
     }
 
     override fun write(value: ResolutionPushAction, buf: ByteBuffer) {
@@ -10105,6 +10133,10 @@ public object FfiConverterTypeResolutionPushAction : FfiConverterRustBuffer<Reso
             is ResolutionPushAction.KeepQuestion -> {
                 buf.putInt(2)
                 FfiConverterTypePushQuestion.write(value.`question`, buf)
+                Unit
+            }
+            is ResolutionPushAction.KeepUnconfirmed -> {
+                buf.putInt(3)
                 Unit
             }
         }.let { /* this makes the `when` an expression, which ensures it is exhaustive */ }
@@ -11695,6 +11727,21 @@ public typealias FfiConverterTypeTimestamp = FfiConverterTimestamp
         FfiConverterString.lower(`newCategory`),
         FfiConverterTypeTimestamp.lower(`now`),
         FfiConverterUInt.lower(`max`),_status)
+}
+    )
+    }
+    
+
+        /**
+         * What a resolution push does where the glue cannot ask the core (no
+         * `PhoneCore`: its store or vault could not be opened; or the call failed
+         * unexpectedly): `keepUnconfirmed`, as for a store the core cannot read.
+         */ fun `resolutionPushWithoutStore`(): ResolutionPushAction {
+            return FfiConverterTypeResolutionPushAction.lift(
+    uniffiRustCall() { _status ->
+    UniffiLib.uniffi_qp_ffi_fn_func_resolution_push_without_store(
+    
+        _status)
 }
     )
     }

@@ -15,6 +15,9 @@ internal object GenericNotificationCopy {
     const val CHANNEL_IMPORTANCE = android.app.NotificationManager.IMPORTANCE_HIGH
     /** The language every chain ends with. */
     const val FALLBACK_LANGUAGE = "en"
+    /** Where Chinese without a script is written in Traditional (the
+     *  core's negotiation: none is bundled). */
+    val TRADITIONAL_CHINESE_REGIONS: Set<String> = setOf("TW", "HK", "MO")
     /** By bundled language tag: the generic notification's title and
      *  body, the channel's name and description. */
     val LINES: Map<String, GenericLines> = mapOf(
@@ -75,7 +78,7 @@ internal object GenericNotificationCopy {
         "zh-Hans" to GenericLines(
             "新问题",
             "打开应用即可回答。",
-            "问题",
+            "待答问题",
             "可以直接在通知中回答的问题",
         ),
     )

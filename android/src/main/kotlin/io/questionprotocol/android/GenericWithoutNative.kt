@@ -7,24 +7,31 @@ package io.questionprotocol.android
 
 internal object GenericWithoutNative {
     /** The bundled language for the person's [languages] (most preferred
-     *  first), else English. A plain match of the tag, then of its language
-     *  (Chinese by its script: Traditional is not bundled); the core's own
-     *  negotiation is richer, but cannot run without the library. */
+     *  first), else English: what the core's negotiation picks (GenericLanguageTest
+     *  holds the two together over every locale the JVM knows), which cannot
+     *  run without the library. Per tag: its extensions dropped (Android 14's
+     *  `de-DE-u-fw-mon` is German); Chinese without a script gets its region's
+     *  (the core's generated TRADITIONAL_CHINESE_REGIONS); a bundled language
+     *  matches when its script, if it names one, is the tag's. Each bundled
+     *  language is one tag, so the region never decides. */
     fun lines(languages: List<String>): GenericLines {
         val bundled = GenericNotificationCopy.LINES
         for (tag in languages) {
-            val wanted = tag.replace('_', '-')
-            bundled.entries.firstOrNull { it.key.equals(wanted, ignoreCase = true) }?.let { return it.value }
-            val parts = wanted.split('-')
-            val language = parts[0].lowercase()
-            if (language == "zh") {
-                val traditional = parts.any { it.equals("Hant", true) || it.uppercase() in setOf("TW", "HK", "MO") }
-                if (traditional) continue
-                bundled["zh-Hans"]?.let { return it }
-                continue
+            val parts = tag.replace('_', '-').split('-')
+            val extension = parts.drop(1).indexOfFirst { it.length == 1 }
+            val subtags = if (extension < 0) parts else parts.take(extension + 1)
+            val language = subtags[0].lowercase()
+            val rest = subtags.drop(1)
+            var script = rest.firstOrNull { it.length == 4 && it.all(Char::isLetter) }?.lowercase()
+            val region = rest.firstOrNull { (it.length == 2 && it.all(Char::isLetter)) || (it.length == 3 && it.all(Char::isDigit)) }
+            if (language == "zh" && script == null) {
+                script = if (region?.uppercase() in GenericNotificationCopy.TRADITIONAL_CHINESE_REGIONS) "hant" else "hans"
             }
-            bundled.entries.firstOrNull { it.key.substringBefore('-').equals(language, ignoreCase = true) }
-                ?.let { return it.value }
+            bundled.entries.firstOrNull { (key, _) ->
+                val b = key.split('-')
+                val bundledScript = b.drop(1).firstOrNull { it.length == 4 }?.lowercase()
+                b[0].equals(language, ignoreCase = true) && (bundledScript == null || bundledScript == script)
+            }?.let { return it.value }
         }
         return checkNotNull(bundled[GenericNotificationCopy.FALLBACK_LANGUAGE])
     }

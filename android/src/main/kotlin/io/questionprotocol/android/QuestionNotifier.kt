@@ -39,6 +39,7 @@ import io.questionprotocol.core.decodeFcmPayload
 import io.questionprotocol.core.fcmFallbackNotification
 import io.questionprotocol.core.questionIdOfFcm
 import io.questionprotocol.core.ResolutionPushAction
+import io.questionprotocol.core.resolutionPushWithoutStore
 import io.questionprotocol.core.androidRequestCode
 import io.questionprotocol.core.fallbackNotification
 import io.questionprotocol.core.phoneBudgets
@@ -342,7 +343,9 @@ class QuestionNotifier(
                         withdraw(id)
                         Result.Withdrawn(id)
                     }
-                    is ResolutionPushAction.KeepQuestion, null -> Result.Kept(id)
+                    // Pending here, or unconfirmed with no store to say:
+                    // the notification stays as it is.
+                    is ResolutionPushAction.KeepQuestion, is ResolutionPushAction.KeepUnconfirmed -> Result.Kept(id)
                 }
             }
         }
@@ -350,16 +353,20 @@ class QuestionNotifier(
 
     /** The core's decision on a resolution push, the server asked within
      *  the core's budget (`phoneBudgets().extensionNetworkMs`, inside the
-     *  ~10 s FCM gives `onMessageReceived`). Null without a core or a
-     *  readable store: kept, the next sync decides. Blocks: `onMessageReceived` runs on a worker thread. */
-    private fun resolutionPush(questionId: String): ResolutionPushAction? {
-        val core = core ?: return null
+     *  ~10 s FCM gives `onMessageReceived`). Without a core, the core's rule
+     *  for no store ([resolutionPushWithoutStore]), as on iOS. Blocks:
+     *  `onMessageReceived` runs on a worker thread. */
+    private fun resolutionPush(questionId: String): ResolutionPushAction {
+        val core = core ?: return resolutionPushWithoutStore()
         return try {
             runBlocking { core.resolutionPush(questionId, phoneBudgets().extensionNetworkMs) }
-        } catch (e: QpException) {
-            // The store cannot be read now: the notification stays as it is.
+        } catch (e: CancellationException) {
+            throw e
+        } catch (e: Exception) {
+            // Never expected (the core decides an unreadable store itself):
+            // a panic, reported, and the same rule as no store.
             reportGlueFailureSafely("resolution push", e)
-            null
+            resolutionPushWithoutStore()
         }
     }
 

@@ -223,6 +223,31 @@ class AndroidGlueTest {
         assertNotNull(fallback.contentIntent)
     }
 
+    /** Issue 48, item 8: a resolution push the store cannot judge (closed
+     *  here, as iOS closes it in the background) is the core's decision,
+     *  the same as with no core at all: kept unconfirmed, never withdrawn. */
+    @Test
+    fun aResolutionPushTheStoreCannotJudgeIsKeptAsTheCoreDecides() {
+        notifier.onDataMessage(encodeFcmPayload(toJson(question("q_shut", listOf(opt("a", "A"), opt("b", "B")), false))).data)
+        posted("q_shut")
+        val resolved = encodeFcmResolvedPayload(toJson(question("q_shut", listOf(opt("a", "A"), opt("b", "B")), false) +
+            mapOf("state" to "cancelled", "resolved_at" to "2026-06-27T10:40:00Z"))).data
+        core.suspend()
+        try {
+            assertEquals(ResolutionPushAction.KeepUnconfirmed,
+                kotlinx.coroutines.runBlocking { core.resolutionPush("q_shut", phoneBudgets().extensionNetworkMs) })
+            assertEquals(QuestionNotifier.Result.Kept("q_shut"), notifier.onDataMessage(resolved))
+            assertNotNull("not withdrawn on a claim nobody checked", shadowOf(manager).getNotification("q_shut", androidNotificationId("q_shut")))
+        } finally {
+            core.resume()
+        }
+        // No core (its store or vault could not be opened): the core's rule for no store.
+        assertEquals(ResolutionPushAction.KeepUnconfirmed, resolutionPushWithoutStore())
+        val coreless = QuestionNotifier(context, null, TestReceiver::class.java, android.R.drawable.ic_dialog_info)
+        assertEquals(QuestionNotifier.Result.Kept("q_shut"), coreless.onDataMessage(resolved))
+        posted("q_shut")
+    }
+
     @Test
     fun dangerActionsAskForTheUnlockWhereAndroidCan() {
         val locked = QuestionNotifier(context, core, TestReceiver::class.java, android.R.drawable.ic_dialog_info,
@@ -568,9 +593,12 @@ class AndroidGlueTest {
             assertNotNull("kept on screen", shadowOf(manager).getNotification("q_hang", androidNotificationId("q_hang")))
         } finally {
             hanging.close()
+            // The acceptor stopped before the list is read: it added to the
+            // list while the loop below iterated it once (SDK 31:
+            // ConcurrentModificationException).
             silent.close()
-            held.forEach { it.close() }
             acceptor.join(1_000)
+            synchronized(held) { held.toList() }.forEach { it.close() }
         }
     }
 }

@@ -23,6 +23,30 @@ import javax.net.ssl.HttpsURLConnection
 import javax.net.ssl.SSLContext
 import javax.net.ssl.TrustManagerFactory
 
+/** A loopback server: each connection is handed to [reply] on a thread
+ *  of its own. The base URL; stopped by [close]. */
+internal class Loopback(private val reply: (java.net.Socket) -> Unit) : AutoCloseable {
+    val requests = java.util.concurrent.atomic.AtomicInteger()
+    private val socket = java.net.ServerSocket(0, 50, java.net.InetAddress.getLoopbackAddress())
+    val url = "http://127.0.0.1:${socket.localPort}"
+    init {
+        Thread {
+            while (!socket.isClosed) {
+                val client = try { socket.accept() } catch (e: java.io.IOException) { break }
+                requests.incrementAndGet()
+                Thread { client.use { c -> try { reply(c) } catch (e: java.io.IOException) { } } }.start()
+            }
+        }.apply { isDaemon = true }.start()
+    }
+    override fun close() = socket.close()
+}
+
+/** Reads a request's head (up to the blank line). */
+internal fun readHead(c: java.net.Socket) {
+    val r = c.getInputStream().bufferedReader()
+    while (r.readLine()?.isNotEmpty() == true) Unit
+}
+
 class HttpUrlConnectionTransportTest {
     private fun env(k: String): String = System.getenv(k)!!
 
@@ -114,5 +138,59 @@ class HttpUrlConnectionTransportTest {
         val tls = HttpUrlConnectionTransport.failure(javax.net.ssl.SSLHandshakeException("PKIX path building failed"))
         assertTrue(tls is HttpException.Unreachable && tls.reason.startsWith("TLS handshake failed"))
         assertEquals("DELETE", HttpUrlConnectionTransport.method(HttpMethod.DELETE))
+    }
+
+    /** Sends [text] a byte at a time, [gapMs] apart: each read gets a byte
+     *  well inside its own timeout, the exchange as a whole takes long. */
+    private fun trickle(c: java.net.Socket, text: String, gapMs: Long) {
+        val out = c.getOutputStream()
+        for (b in text.toByteArray()) { out.write(b.toInt()); out.flush(); Thread.sleep(gapMs) }
+    }
+
+    private fun assertCutAtTheLimit(url: String, limitMs: Long) = runBlocking {
+        val started = System.nanoTime()
+        try {
+            val r = HttpUrlConnectionTransport().send(request(HttpMethod.GET, url, null, timeoutMs = limitMs.toUInt()))
+            fail("answered ${r.status} after ${(System.nanoTime() - started) / 1_000_000} ms of a $limitMs ms limit")
+        } catch (e: HttpException.TimedOut) {
+            // the core records it as a timeout and retries later
+        }
+        val tookMs = (System.nanoTime() - started) / 1_000_000
+        assertTrue("took $tookMs ms of a $limitMs ms limit", tookMs < limitMs + 700)
+    }
+
+    /** Issue 47: the core's limit is the whole exchange's. HttpURLConnection's
+     *  timeouts are per step (each read waits up to its own), so a server
+     *  sending its head a byte at a time held a request for seconds past the
+     *  limit (before the fix: 200 after ~7.8 s of an 800 ms limit). */
+    @Test
+    fun aServerTricklingItsHeadIsCutAtTheCoresLimit() = Loopback { c ->
+        readHead(c)
+        trickle(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}", 200)
+    }.use { assertCutAtTheLimit(it.url + "/api/questions/pending", 800) }
+
+    /** The same with the head at once and the body a byte at a time. */
+    @Test
+    fun aServerTricklingItsBodyIsCutAtTheCoresLimit() = Loopback { c ->
+        readHead(c)
+        val body = "{\"questions\": []}"
+        c.getOutputStream().write("HTTP/1.1 200 OK\r\nContent-Length: ${body.length}\r\n\r\n".toByteArray())
+        trickle(c, body, 200)
+    }.use { assertCutAtTheLimit(it.url + "/api/questions/pending", 800) }
+
+    /** Issue 47: never followed (a captive portal, a moved server): the 3xx
+     *  reaches the core, which reports it naming the status
+     *  (core `phone::tests::a_redirect_is_not_followed_and_is_reported_with_its_status`). */
+    @Test
+    fun aRedirectIsAResponseNotFollowed() = Loopback { c ->
+        readHead(c)
+        val port = c.localPort
+        c.getOutputStream().write(("HTTP/1.1 302 Found\r\nLocation: http://127.0.0.1:$port/elsewhere\r\n" +
+            "Content-Length: 0\r\nConnection: close\r\n\r\n").toByteArray())
+    }.use { server ->
+        val r = runBlocking { HttpUrlConnectionTransport().send(request(HttpMethod.GET, server.url + "/api/questions/pending", null)) }
+        assertEquals(302, r.status.toInt())
+        Thread.sleep(200)
+        assertEquals("the Location was not asked", 1, server.requests.get())
     }
 }
