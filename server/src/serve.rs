@@ -84,6 +84,19 @@ pub async fn start(
         .await
         .map_err(|e| format!("cannot read the schema version of {}: {e}", app.settings.db))?;
     app.metrics.register_build_info(schema);
+    // The key served to browsers, read (or made) once, before any request:
+    // a key file removed while the server runs then changes nothing (read
+    // per request, a new key would appear and every browser subscribe again).
+    if let Some(path) =
+        crate::push::webpush::key_path(app.settings.vapid_key.as_deref(), &app.settings.db)
+    {
+        let key = tokio::task::spawn_blocking(move || {
+            crate::push::webpush::VapidKey::load_or_create(&path)
+        })
+        .await
+        .map_err(|e| format!("reading the VAPID key: {e}"))??;
+        let _ = app.web_push_key.set(key.public_key());
+    }
 
     let mut workers = Vec::new();
     if let Database::Postgres(url) = app.settings.db_direct.as_ref().unwrap_or(&app.settings.db) {

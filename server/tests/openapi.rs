@@ -96,3 +96,25 @@ fn the_document_quotes_the_real_limits() {
         );
     }
 }
+
+/// The history's revalidation is in the document: the 200 carries an
+/// `ETag` header, a 304 answers `If-None-Match` (a client generated from
+/// the document keeps the page and asks with it).
+#[test]
+fn the_history_documents_its_etag_and_the_304() {
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(CHECKED_IN).unwrap()).unwrap();
+    let op = &doc["paths"]["/api/questions/history"]["get"];
+    assert!(
+        op["responses"]["200"]["headers"]["ETag"].is_object(),
+        "no ETag on the 200: {op:#}"
+    );
+    assert!(
+        op["responses"]["304"]["headers"]["ETag"].is_object(),
+        "no 304 with its ETag: {op:#}"
+    );
+    let params = op["parameters"].as_array().unwrap();
+    assert!(params
+        .iter()
+        .any(|p| p["name"] == "If-None-Match" && p["in"] == "header"));
+}

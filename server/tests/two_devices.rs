@@ -563,3 +563,40 @@ async fn a_new_phones_first_sync_shows_the_resolved_history() {
         qp_core::protocol::QuestionState::Cancelled
     );
 }
+
+/// A person with no history yet: the phone's store stays empty sync after
+/// sync, and the history is read on the first sync only (remembered in
+/// the store), not on every one while nothing has been asked. Fails before:
+/// three syncs, three reads. Counted by the server's own request metrics.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_empty_history_is_read_once_not_on_every_sync() {
+    let f = Fixture::new().await;
+    let reads = || async {
+        let text = f
+            .http
+            .get(format!("{}/metrics", f.base))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        text.lines()
+            .filter(|l| {
+                l.starts_with("qp_http_request_duration_seconds_count")
+                    && l.contains(r#"route="/api/questions/history""#)
+            })
+            .filter_map(|l| l.rsplit_once(' ')?.1.parse::<f64>().ok())
+            .sum::<f64>()
+    };
+    let phone = open_phone(&f, "bob-empty", &f.base, &f.bob, &f.bob_token);
+    for _ in 0..3 {
+        phone.sync().await.unwrap();
+    }
+    assert_eq!(reads().await, 1.0, "the history read on every sync");
+    // Signed out and in again: a new empty store reads it again, once.
+    let again = open_phone(&f, "bob-again", &f.base, &f.bob, &f.bob_token);
+    again.sync().await.unwrap();
+    again.sync().await.unwrap();
+    assert_eq!(reads().await, 2.0);
+}

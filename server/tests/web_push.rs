@@ -326,3 +326,47 @@ async fn a_backup_restored_onto_a_fresh_data_dir_still_pushes_to_browsers() {
     };
     assert_eq!(q.prompt, "Still reaches the browser?");
 }
+
+/// The key browsers subscribe with is read once, at start: removing the
+/// key file while the server runs changes nothing (before, each request
+/// read it, and a removed file meant a new key: every browser subscribed
+/// again and no push reached one meanwhile). Without Web Push configured
+/// (PostgreSQL without --vapid-key) the endpoint says so with a 404, which
+/// the page reads as "this server sends no notifications".
+#[tokio::test]
+async fn the_vapid_key_is_held_from_the_start_not_read_per_request() {
+    let (_service, f, keys) = setup().await;
+    let key = || async {
+        let r = f
+            .http
+            .get(format!("{}/api/webpush/key", f.base))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200);
+        r.json::<Value>().await.unwrap()["public_key"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let before = key().await;
+    let file = keys.path().join("vapid.pem");
+    std::fs::remove_file(&file).unwrap();
+    assert_eq!(key().await, before, "a new key appeared");
+    assert!(!file.exists(), "a key file was made by a request");
+
+    let plain = Fixture::new().await;
+    let r = plain
+        .http
+        .get(format!("{}/api/webpush/key", plain.base))
+        .send()
+        .await
+        .unwrap();
+    if plain.on_postgres() {
+        assert_eq!(r.status(), 404);
+        let body: Value = r.json().await.unwrap();
+        assert_eq!(err_code(&body), "not_found", "{body}");
+    } else {
+        assert_eq!(r.status(), 200, "SQLite keeps a key beside the database");
+    }
+}

@@ -45,10 +45,11 @@ function show(which) {
 }
 
 async function api(path, opts = {}) {
-  const headers = Object.assign({ 'Authorization': `Bearer ${session.token}` }, opts.headers || {});
+  const token = session.token;
+  const headers = Object.assign({ 'Authorization': `Bearer ${token}` }, opts.headers || {});
   const resp = await fetch(path, Object.assign({}, opts, { headers, credentials: 'omit', cache: 'no-store' }));
   if (resp.status === 401) {
-    await signedOut();
+    await signedOut(token);
     throw new Error('signed out');
   }
   return resp;
@@ -223,7 +224,7 @@ function signedIn() {
 // What the feed showed last time (kept in IndexedDB), drawn until the
 // server answers: offline, it is what the page knew.
 async function restoreFeed() {
-  const known = await qpStore.feed();
+  const known = session && await qpStore.feed(session);
   if (!Array.isArray(known) || !session) return;
   let added = false;
   for (const q of known) {
@@ -235,27 +236,45 @@ async function restoreFeed() {
   if (added) await render();
 }
 
-async function signedOut() {
+// The session of `token` ended (a 401, or signing out). Only what it kept
+// is cleared, and only while it is the stored one: when another tab has
+// signed this browser in since (another account, or the same person
+// again), its sign-in, its kept feed and this browser's push subscription
+// are its own, and this tab follows it instead of signing it out.
+async function signedOut(token) {
+  if (!session || session.token !== token) return; // an older token's 401: this tab has moved on
   stopFeed();
   session = null;
   questions.clear();
   historyRead = false;
   drafts.clear();
+  notes.clear();
   drawn = null;
   $('feed').replaceChildren();
-  await qpStore.clear();
-  if (self.qpWebPush) await self.qpWebPush.unsubscribe().catch(() => {});
+  const cleared = await qpStore.clearSession(token).catch(() => false);
+  if (cleared) {
+    if (self.qpWebPush) await self.qpWebPush.unsubscribe().catch(() => {});
+  } else {
+    const now = await qpStore.session().catch(() => null);
+    if (now && !session) {
+      session = now;
+      signedIn();
+      return;
+    }
+  }
+  if (session) return;
   show('pair');
   $('pair-code').focus();
 }
 
 async function signOut() {
+  const mine = session;
   try {
     await api('/api/me/token', { method: 'DELETE' });
   } catch (e) {
     // Offline: the token is forgotten here all the same.
   }
-  await signedOut();
+  if (mine) await signedOut(mine.token);
 }
 
 // ---- the feed ------------------------------------------------------------
@@ -292,13 +311,17 @@ async function refresh() {
 }
 
 // What the person's feed held before this page opened (answered, expired,
-// cancelled, with who answered): the newest page of their history, read
-// once per session; the waits keep it current from there. The page is kept
-// with its ETag, so a reload downloads it again only when it changed.
+// cancelled, with who answered): the first page of their history (the
+// newest HISTORY_PAGE questions), read once per session; the waits keep it
+// current from there. A small page, kept with its ETag: a reload downloads
+// it again only when it changed, and then only that page (compressed),
+// however long the person's history.
+const HISTORY_PAGE = 20;
 async function readHistory() {
-  const kept = await qpStore.history().catch(() => null);
+  const mine = session;
+  const kept = await qpStore.history(mine).catch(() => null);
   const headers = kept && kept.etag ? { 'If-None-Match': kept.etag } : {};
-  const resp = await api('/api/questions/history', { headers });
+  const resp = await api(`/api/questions/history?limit=${HISTORY_PAGE}`, { headers });
   let past;
   if (resp.status === 304 && kept) {
     past = kept.questions;
@@ -306,14 +329,15 @@ async function readHistory() {
     if (!resp.ok) throw new Error(`server ${resp.status}`);
     past = (await resp.json()).questions;
     const etag = resp.headers.get('etag');
-    if (etag) await qpStore.saveHistory({ etag, questions: past }).catch(() => {});
+    if (etag) await qpStore.saveHistory(mine, { etag, questions: past }).catch(() => {});
   }
   for (const q of past) if (!questions.has(q.id)) questions.set(q.id, q);
   historyRead = true;
 }
 
 async function poll(signal) {
-  await qpFlush(session.token, (entry, outcome) => {
+  const mine = session;
+  await qpFlush(mine.token, (entry, outcome) => {
     if (!outcome.question) return;
     questions.set(outcome.question.id, outcome.question);
     // The worker replaces the question's notification with its resolution.
@@ -340,7 +364,8 @@ async function poll(signal) {
   }
   $('net-status').textContent = navigator.onLine ? '' : t('web-offline');
   await render();
-  await qpStore.saveFeed([...questions.values()]).catch(() => {});
+  // Kept only while this tab's session is the stored one (qpStore).
+  if (session === mine) await qpStore.saveFeed(mine, [...questions.values()]).catch(() => {});
   if (fresh.length) announce(fresh);
 }
 
@@ -581,6 +606,7 @@ async function answer(id, action, text) {
 async function offerNotifications(result) {
   const btn = $('notify');
   if (!self.qpWebPush || !self.qpWebPush.supported()) return;
+  if (!result && await self.qpWebPush.serverOff().catch(() => false)) result = { ok: false, reason: 'off' };
   btn.hidden = false;
   if (!result) result = await self.qpWebPush.refresh(session.token).catch(() => ({ ok: false, reason: 'unreachable' }));
   const on = !!(result && result.ok) && await self.qpWebPush.state().catch(() => false);
@@ -590,7 +616,11 @@ async function offerNotifications(result) {
   // their browser), the push service out of reach, or the server's refusal.
   let why = '';
   if (result && !result.ok) {
-    if (result.reason === 'blocked') why = t('web-notifications-blocked');
+    if (result.reason === 'off') {
+      // The server sends none: said, and nothing offered to turn on.
+      btn.hidden = true;
+      why = t('web-notifications-off-server');
+    } else if (result.reason === 'blocked') why = t('web-notifications-blocked');
     else if (result.reason === 'unreachable') why = t('web-notifications-unreachable');
     else if (result.status) why = responder.notificationsRefused(result.status);
   }

@@ -8,8 +8,30 @@ function qpB64urlToBytes(s) {
   return Uint8Array.from(b, (c) => c.charCodeAt(0));
 }
 
+// The server's VAPID key, asked once per page: {public_key}, or {off: true}
+// when the server has no Web Push (its 404), which the page says instead of
+// asking the browser for a permission that could bring nothing. A failure
+// to ask is not remembered.
+let qpServerKey = null;
+async function qpKeyOfServer() {
+  if (!qpServerKey) {
+    qpServerKey = fetch('/api/webpush/key', { credentials: 'omit' }).then(async (resp) => {
+      if (resp.status === 404) return { off: true };
+      if (!resp.ok) throw new Error(`server ${resp.status}`);
+      return resp.json();
+    });
+    qpServerKey.catch(() => { qpServerKey = null; });
+  }
+  return qpServerKey;
+}
+
 self.qpWebPush = {
   supported: () => 'serviceWorker' in navigator && 'PushManager' in self && 'Notification' in self,
+  // Whether this server sends no notifications at all (true only when it
+  // said so).
+  async serverOff() {
+    return !!(await qpKeyOfServer()).off;
+  },
   async state() {
     const reg = await navigator.serviceWorker.ready;
     return !!(await reg.pushManager.getSubscription());
@@ -26,7 +48,8 @@ self.qpWebPush = {
     const reg = await navigator.serviceWorker.ready;
     let sub = await reg.pushManager.getSubscription();
     if (!sub) return null;
-    const key = await (await fetch('/api/webpush/key', { credentials: 'omit' })).json();
+    const key = await qpKeyOfServer();
+    if (key.off) return { ok: false, reason: 'off' };
     const have = btoa(String.fromCharCode(...new Uint8Array(sub.options.applicationServerKey || [])))
       .replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
     if (have !== key.public_key) {
@@ -35,15 +58,17 @@ self.qpWebPush = {
     }
     return this.register(token, sub);
   },
-  // {ok: true}, or {ok: false, reason: 'blocked'} (permission denied or
+  // {ok: true}, or {ok: false, reason: 'off'} (the server has no Web Push:
+  // nothing is asked of the browser), {ok: false, reason: 'blocked'} (permission denied or
   // dismissed), {ok: false, reason: 'unreachable'} (the push service could
   // not subscribe: offline, or the browser has none), {ok: false, status:
   // the server's HTTP status when it refused the registration}. The page
   // says which, and does not say notifications are on.
   async enable(token) {
+    const key = await qpKeyOfServer();
+    if (key.off) return { ok: false, reason: 'off' };
     if ((await Notification.requestPermission()) !== 'granted') return { ok: false, reason: 'blocked' };
     const reg = await navigator.serviceWorker.ready;
-    const key = await (await fetch('/api/webpush/key', { credentials: 'omit' })).json();
     let sub;
     try {
       sub = await reg.pushManager.subscribe({

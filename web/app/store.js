@@ -29,21 +29,71 @@ async function qpTx(store, mode, fn) {
   });
 }
 
+// `fn(tx, done)` in one transaction over `stores`: what it passes to
+// `done` is the result, once the transaction has committed. Reading the
+// session and writing beside it in one transaction is what keeps two tabs
+// apart: no other tab's sign-in can come between the check and the write.
+async function qpTxWith(stores, fn) {
+  const db = await qpOpen();
+  return new Promise((resolve, reject) => {
+    const tx = db.transaction(stores, 'readwrite');
+    let result;
+    fn(tx, (r) => { result = r; });
+    tx.oncomplete = () => resolve(result);
+    tx.onerror = () => reject(tx.error);
+  });
+}
+
+// Puts `value` under `key` only while the stored session is `session`
+// (the same token): a tab still showing an account another tab has
+// replaced writes nothing into the new account's store. True when written.
+function qpPutForSession(session, key, value) {
+  return qpTxWith('session', (tx, done) => {
+    const s = tx.objectStore('session');
+    const req = s.get('session');
+    req.onsuccess = () => {
+      const mine = !!(session && req.result && req.result.token === session.token);
+      if (mine) s.put(value, key);
+      done(mine);
+    };
+  });
+}
+
+// What is kept beside a session is keyed by its account: another account's
+// copy is never read as this one's.
+const qpKey = (what, session) => `${what}:${session.user.id}`;
+
 const qpStore = {
   session: () => qpTx('session', 'readonly', (s) => s.get('session')),
   saveSession: (session) => qpTx('session', 'readwrite', (s) => s.put(session, 'session')),
   // The questions the feed last drew, so a page opened offline shows what
   // it knew. Beside the session, and cleared with it.
-  feed: () => qpTx('session', 'readonly', (s) => s.get('feed')),
-  saveFeed: (list) => qpTx('session', 'readwrite', (s) => s.put(list, 'feed')),
-  // The newest page of the person's history and its ETag: a reload asks
+  feed: (session) => qpTx('session', 'readonly', (s) => s.get(qpKey('feed', session))),
+  saveFeed: (session, list) => qpPutForSession(session, qpKey('feed', session), list),
+  // The first page of the person's history and its ETag: a reload asks
   // with it and gets a bodiless 304 while the page is the same.
-  history: () => qpTx('session', 'readonly', (s) => s.get('history')),
-  saveHistory: (page) => qpTx('session', 'readwrite', (s) => s.put(page, 'history')),
+  history: (session) => qpTx('session', 'readonly', (s) => s.get(qpKey('history', session))),
+  saveHistory: (session, page) => qpPutForSession(session, qpKey('history', session), page),
+  // Everything, whoever's: a pairing that changes the account.
   clear: () => Promise.all([
     qpTx('session', 'readwrite', (s) => s.clear()),
     qpTx('outbox', 'readwrite', (s) => s.clear()),
   ]),
+  // What the session of `token` kept, and only while it is still the
+  // stored one: a 401 in one tab never clears the sign-in another tab made
+  // since. True when cleared (nothing stored counts as cleared).
+  clearSession: (token) => qpTxWith(['session', 'outbox'], (tx, done) => {
+    const s = tx.objectStore('session');
+    const req = s.get('session');
+    req.onsuccess = () => {
+      const mine = !req.result || req.result.token === token;
+      if (mine) {
+        s.clear();
+        tx.objectStore('outbox').clear();
+      }
+      done(mine);
+    };
+  }),
   queued: () => qpTx('outbox', 'readonly', (s) => s.getAll()),
   queue: (entry) => qpTx('outbox', 'readwrite', (s) => s.put(entry)),
   unqueue: (id) => qpTx('outbox', 'readwrite', (s) => s.delete(id)),

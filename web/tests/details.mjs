@@ -5,10 +5,12 @@
 // stays in the cell after answering by keyboard, two options sit side by
 // side at 360 px, the German header's two buttons do too, and turning
 // notifications on says why it could not (blocked; the push service out of
-// reach, a stand-in rejection as Chromium gives: nothing leaves loopback).
+// reach, a stand-in rejection as Chromium gives: nothing leaves loopback;
+// a server without Web Push, said without asking for a permission).
 //
 // Environment: QP (the qp binary), QP_URL, QP_ROOM, LINK, LINK_DE, LINK_NB,
-// LINK_NU (pairing links of the agent's owner), the asker's QP_CONFIG_DIR.
+// LINK_NU, LINK_OFF (pairing links of the agent's owner), the asker's
+// QP_CONFIG_DIR.
 import { spawn } from 'node:child_process';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
@@ -28,9 +30,10 @@ function ask(args) {
   return new Promise((resolve) => child.on('exit', (code) => resolve({ out: out.trim(), code, err })));
 }
 
-async function open(browser, link, { languages = ['en'], width = 360 } = {}) {
+async function open(browser, link, { languages = ['en'], width = 360, before = null } = {}) {
   const context = await browser.createBrowserContext();
   const page = await context.newPage();
+  if (before) await before(page);
   await page.setViewport({ width, height: 800 });
   await page.evaluateOnNewDocument((langs) => {
     Object.defineProperty(navigator, 'languages', { get: () => langs });
@@ -154,6 +157,35 @@ try {
   const why2 = await unreachable.page.waitForFunction(() => document.getElementById('notify-status').textContent || null, { timeout: 5000 });
   assert.equal(await why2.jsonValue(), 'Notifications are not on: the browser’s push service could not be reached. Check the connection, then try again.');
   console.log('notifications: blocked and unreachable each say why');
+
+  // --- a server without Web Push: said at once, no permission asked ---------
+  // The key endpoint answers as a server without Web Push does (PostgreSQL
+  // without --vapid-key: server/tests/web_push.rs checks that 404); this
+  // server has a key, so the answer is given here, in the server's shape.
+  const off = await open(browser, env.LINK_OFF, { before: async (page) => {
+    // The page's own requests, not the service worker's, are intercepted.
+    await page.setBypassServiceWorker(true);
+    await page.setRequestInterception(true);
+    page.on('request', (req) => {
+      if (new URL(req.url()).pathname === '/api/webpush/key') {
+        req.respond({
+          status: 404,
+          contentType: 'application/json',
+          body: JSON.stringify({ error: { code: 'not_found', message: 'Web Push is not configured (--vapid-key)' } }),
+        });
+      } else req.continue();
+    });
+    await page.evaluateOnNewDocument(() => {
+      window.qpAsked = 0;
+      const ask = Notification.requestPermission.bind(Notification);
+      Notification.requestPermission = (...a) => { window.qpAsked++; return ask(...a); };
+    });
+  } });
+  const why3 = await off.page.waitForFunction(() => document.getElementById('notify-status').textContent || null, { timeout: 5000 });
+  assert.equal(await why3.jsonValue(), 'This server does not send notifications. Questions appear here while this page is open.');
+  assert.ok(await off.page.$eval('#notify', (b) => b.hidden), 'a button to turn on what the server cannot send');
+  assert.equal(await off.page.evaluate(() => window.qpAsked), 0, 'the browser was asked for a permission');
+  console.log('a server without Web Push: the page says so, and asks the browser nothing');
 } finally {
   await browser.close();
 }

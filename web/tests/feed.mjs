@@ -9,8 +9,13 @@
 // with how they ended, after a reload and in a second browser profile
 // paired afterwards.
 //
-// Environment: QP (the qp binary), QP_URL, QP_ROOM, LINK and LINK2 (pairing
-// links of the agent's owner), the asker's QP_CONFIG_DIR.
+// Then two tabs of one browser: a 401 in one (its token revoked when the
+// other signed in as someone else) leaves the other's sign-in, kept feed
+// and push subscription alone.
+//
+// Environment: QP (the qp binary), QP_URL, QP_ROOM, LINK, LINK2 and LINK3
+// (pairing links of the agent's owner), LINK_OTHER (of another member of
+// the room), the asker's QP_CONFIG_DIR.
 import { spawn } from 'node:child_process';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
@@ -122,6 +127,56 @@ try {
   console.log(`history after a reload and in a second profile: "${answered}", "${cancelled}"`);
   await second.close();
   await context.close();
+
+  // --- two tabs of one browser: a sign-in in one is not undone by the other
+  // Tab one is signed in as the agent's owner; tab two (same profile, same
+  // IndexedDB) signs in as Mallory, which revokes the owner's token. Tab
+  // one then meets a 401: it must not clear Mallory's sign-in, nor end the
+  // browser's push subscription (now Mallory's), and it never writes the
+  // owner's feed beside Mallory's session.
+  const shared = await browser.createBrowserContext();
+  const one = await pair(shared, env.LINK3);
+  await resolutionOf(one, 'Kept after reload?');
+  const owner = await one.evaluate(() => session.user.id);
+  await one.evaluate(() => {
+    window.qpUnsubscribed = 0;
+    const real = self.qpWebPush.unsubscribe.bind(self.qpWebPush);
+    self.qpWebPush.unsubscribe = () => { window.qpUnsubscribed++; return real(); };
+  });
+  const two = await pair(shared, env.LINK_OTHER);
+  const mallory = await two.evaluate(() => session.user);
+  assert.notEqual(mallory.id, owner);
+  // Tab one still holds the owner's session in memory: its feed, saved now
+  // (as a wait returning late would), is not written for Mallory's session.
+  const wrote = await one.evaluate(() => qpStore.saveFeed(session, [...questions.values()]));
+  assert.equal(wrote, false, "tab one wrote the owner's feed after Mallory signed in");
+  // Its next read meets the revoked token's 401. (Tab one is in the
+  // background now: no animation frames, so the waits below poll.)
+  await one.evaluate(() => window.dispatchEvent(new Event('online')));
+  await one.waitForFunction((name) => document.getElementById('user-name').textContent === name
+    && !document.getElementById('feed-section').hidden, { timeout: 10000, polling: 200 }, mallory.display_name)
+    .catch(async (e) => {
+      const state = await one.evaluate(() => ({
+        user: document.getElementById('user-name').textContent,
+        feed: !document.getElementById('feed-section').hidden,
+        pair: !document.getElementById('pair').hidden,
+        net: document.getElementById('net-status').textContent,
+        session: session && session.user.display_name,
+      }));
+      throw new Error(`tab one after the 401: ${JSON.stringify(state)}: ${e.message}`);
+    });
+  const stored = await two.evaluate(async () => {
+    const s = await qpStore.session();
+    return { user: s && s.user.id, feed: await qpStore.feed(s), keys: await qpTx('session', 'readonly', (st) => st.getAllKeys()) };
+  });
+  assert.equal(stored.user, mallory.id, "the 401 in tab one cleared tab two's sign-in");
+  assert.ok(!stored.keys.includes(`feed:${owner}`) && !stored.keys.includes(`history:${owner}`),
+    `the owner's feed is kept beside Mallory's session: ${stored.keys}`);
+  assert.equal(await one.evaluate(() => window.qpUnsubscribed), 0, "tab one ended Mallory's push subscription");
+  await two.reload({ waitUntil: 'load' });
+  await two.waitForFunction((name) => document.getElementById('user-name').textContent === name, { timeout: 10000, polling: 200 }, mallory.display_name);
+  console.log(`two tabs: a 401 in one left the other's sign-in (${mallory.display_name}) and its subscription alone; tab one followed it`);
+  await shared.close();
 } finally {
   await browser.close();
 }

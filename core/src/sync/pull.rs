@@ -22,8 +22,13 @@ pub struct SyncReport {
 }
 
 pub async fn sync(store: &Store, client: &PhoneClient) -> Result<SyncReport, SyncError> {
-    if !store.holds_questions()? {
-        history(store, client).await?;
+    // Once per empty store: a person with nothing asked yet keeps an empty
+    // store, and would otherwise have the history read on every sync.
+    if !store.holds_questions()?
+        && store.state(HISTORY_READ)?.is_none()
+        && history(store, client).await?
+    {
+        store.set_state(HISTORY_READ, "true")?;
     }
     let listed = match client
         .send(HttpMethod::Get, "/api/questions/pending", None, None)
@@ -67,12 +72,17 @@ pub async fn sync(store: &Store, client: &PhoneClient) -> Result<SyncReport, Syn
     Ok(report)
 }
 
+/// The store's record that its first history read is done (kept with the
+/// session's records, so signing out, which erases them, reads it again).
+const HISTORY_READ: &str = "history_read";
+
 /// The newest page of the person's history (`GET /api/questions/history`),
 /// recorded as the server has it: resolved cells with the answer and who
 /// gave it. Best effort: a server without the endpoint (older) or failing
 /// now leaves the feed to the pending list, as before; only a revoked
-/// token stops the sync.
-async fn history(store: &Store, client: &PhoneClient) -> Result<(), SyncError> {
+/// token stops the sync. True when the server answered for good (the page,
+/// or no such endpoint): it need not be read again.
+async fn history(store: &Store, client: &PhoneClient) -> Result<bool, SyncError> {
     #[derive(serde::Deserialize)]
     struct Page {
         questions: Vec<Question>,
@@ -87,11 +97,12 @@ async fn history(store: &Store, client: &PhoneClient) -> Result<(), SyncError> {
                     store.record_server(q)?;
                 }
             }
+            Ok(true)
         }
-        Reply::Status(401, bytes) => return Err(SyncError::Unauthorized(server_message(&bytes))),
-        _ => {}
+        Reply::Status(401, bytes) => Err(SyncError::Unauthorized(server_message(&bytes))),
+        Reply::Status(404, _) => Ok(true),
+        _ => Ok(false),
     }
-    Ok(())
 }
 
 /// What the server said of one question.

@@ -81,6 +81,9 @@ pub struct App {
     pub tokens: crate::token_cache::TokenCache,
     /// The OAuth consent flow's rate limits.
     pub oauth_limits: crate::oauth::Limits,
+    /// The VAPID public key browsers subscribe with, read (or made) once
+    /// when `qp serve` starts; unset when Web Push is not configured.
+    pub web_push_key: std::sync::OnceLock<String>,
 }
 
 /// The response of an answer, kept verbatim under its Idempotency-Key and
@@ -134,6 +137,7 @@ impl App {
             health: Default::default(),
             tokens: Default::default(),
             oauth_limits: Default::default(),
+            web_push_key: Default::default(),
         })
     }
 

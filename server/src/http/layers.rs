@@ -108,8 +108,9 @@ impl Middleware for RequestIds {
 }
 
 /// The URI and header limits (414, 431), the body read whole within its
-/// deadline (408, 413), and the framework's own error responses rewritten
-/// into the error shape ([`super::error`]).
+/// deadline (408, 413), the framework's own error responses rewritten
+/// into the error shape ([`super::error`]), and JSON bodies coded as the
+/// request accepts ([`super::compress`]).
 #[derive(Clone)]
 pub struct JsonErrors(pub Arc<App>);
 
@@ -127,6 +128,7 @@ impl Middleware for JsonErrors {
         if let Some(refusal) = error::over_limits(&req) {
             return Box::pin(std::future::ready(Ok(refusal)));
         }
+        let coding = super::compress::wanted(req.headers());
         if error::has_body(&req) {
             // The inner service was made ready for this request: take it,
             // leave a clone for the next one.
@@ -137,17 +139,26 @@ impl Middleware for JsonErrors {
                     Ok(req) => req,
                     Err(refusal) => return Ok(refusal),
                 };
-                let resp = ready.call(req).await?;
-                Ok(error::shaped(resp).await)
+                let resp = error::shaped(ready.call(req).await?).await;
+                Ok(match coding {
+                    Some(c) if super::compress::applies(&resp) => {
+                        super::compress::encode(resp, c).await
+                    }
+                    _ => resp,
+                })
             });
         }
-        Box::pin(inner.call(req).then(|resp| {
+        Box::pin(inner.call(req).then(move |resp| {
             let resp = match resp {
                 Ok(resp) => resp,
                 Err(never) => match never {},
             };
             if error::needs_shape(&resp) {
-                Either::Left(Box::pin(error::reshape(resp).map(Ok)))
+                Either::Left(Box::pin(error::reshape(resp).map(Ok)) as BoxFuture<'static, _>)
+            } else if let Some(c) = coding.filter(|_| super::compress::applies(&resp)) {
+                Either::Left(
+                    Box::pin(super::compress::encode(resp, c).map(Ok)) as BoxFuture<'static, _>
+                )
             } else {
                 Either::Right(std::future::ready(Ok(resp)))
             }

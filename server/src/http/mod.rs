@@ -6,6 +6,7 @@
 
 mod asker;
 pub mod auth;
+mod compress;
 mod conditional;
 mod devices;
 pub mod error;

@@ -62,8 +62,11 @@ pub(crate) async fn pending_wait(
     params(("before" = Option<String>, Query, description = "The `next` of the previous page; omitted, the newest questions"),
            ("limit" = Option<usize>, Query, description = "Questions per page, 1 to 200 (default 50)"),
            ("If-None-Match" = Option<String>, Header, description = "The `ETag` of the page the client kept: a 304 without a body while the page is still that one")),
-    responses((status = 200, description = "One page of the questions this person could see, newest first, with its `ETag`", body = openapi::QuestionHistory),
-              (status = 304, description = "The page is the one `If-None-Match` names: use the kept copy"), (status = 401, description = "Missing, unknown or revoked token", body = openapi::ErrorBody), (status = 403, description = "The token is of the wrong kind, lacks the scope, or the room is not the agent's", body = openapi::ErrorBody), (status = 422, description = "A field breaks a rule: `field` names it, `message` says the rule", body = openapi::ErrorBody)),
+    responses((status = 200, description = "One page of the questions this person could see, newest first, with its `ETag` (weak when the body is compressed)", body = openapi::QuestionHistory,
+                  headers(("ETag" = String, description = "The page's validator: sent back as `If-None-Match`, a 304 while the page is the same"),
+                          ("Cache-Control" = String, description = "`private, no-cache`: kept by the client only, and revalidated each time"))),
+              (status = 304, description = "The page is the one `If-None-Match` names: use the kept copy",
+                  headers(("ETag" = String, description = "The same validator as the kept page's"))), (status = 401, description = "Missing, unknown or revoked token", body = openapi::ErrorBody), (status = 403, description = "The token is of the wrong kind, lacks the scope, or the room is not the agent's", body = openapi::ErrorBody), (status = 422, description = "A field breaks a rule: `field` names it, `message` says the rule", body = openapi::ErrorBody)),
     security(("bearer" = [])))]
 pub(crate) async fn history(
     State(app): State<Arc<App>>,

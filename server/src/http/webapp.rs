@@ -126,7 +126,9 @@ fn file(path: &str, request: &HeaderMap) -> Response {
     };
     let coding = [("br", found.br), ("gzip", found.gzip)]
         .into_iter()
-        .find_map(|(name, bytes)| Some((name, bytes?)).filter(|_| accepts(request, name)));
+        .find_map(|(name, bytes)| {
+            Some((name, bytes?)).filter(|_| super::compress::accepts(request, name))
+        });
     let (etag, body) = match coding {
         Some((name, bytes)) => (format!("\"{}-{name}\"", found.tag), bytes),
         None => (format!("\"{}\"", found.tag), found.raw),
@@ -176,44 +178,22 @@ fn security_headers(ctype: &'static str) -> HeaderMap {
     headers
 }
 
-/// Whether `Accept-Encoding` allows `coding` (named or `*`, with a q above 0).
-fn accepts(request: &HeaderMap, coding: &str) -> bool {
-    request
-        .get_all(header::ACCEPT_ENCODING)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .any(|offered| {
-            let mut parts = offered.split(';');
-            let name = parts.next().unwrap_or("").trim();
-            let q = parts
-                .filter_map(|p| p.trim().strip_prefix("q="))
-                .filter_map(|q| q.trim().parse::<f32>().ok())
-                .next()
-                .unwrap_or(1.0);
-            (name.eq_ignore_ascii_case(coding) || name == "*") && q > 0.0
-        })
-}
-
 /// Additive, for the web responder: the server's VAPID public key, for
-/// `pushManager.subscribe`. No token: it is public.
+/// `pushManager.subscribe`. No token: it is public. A 404 says Web Push is
+/// off on this server (the page then says so instead of asking the browser
+/// for a permission that would bring nothing).
 #[utoipa::path(get, path = "/api/webpush/key", tag = "responder",
     responses((status = 200, description = "The server's VAPID public key", body = super::openapi::VapidKey), (status = 404, description = "Web Push is not configured", body = super::openapi::ErrorBody)))]
 pub(crate) async fn vapid_key(
     State(app): State<Arc<App>>,
 ) -> Result<Json<super::openapi::VapidKey>, ApiError> {
-    let path = webpush::key_path(app.settings.vapid_key.as_deref(), &app.settings.db)
+    // Held since the start (serve.rs): never read or made per request.
+    let public_key = app
+        .web_push_key
+        .get()
+        .cloned()
         .ok_or_else(|| ApiError::not_found("Web Push is not configured (--vapid-key)"))?;
-    let key = tokio::task::spawn_blocking(move || webpush::VapidKey::load_or_create(&path))
-        .await
-        .map_err(|_| ApiError::internal())?
-        .map_err(|e| {
-            tracing::error!("web push key: {e}");
-            ApiError::internal()
-        })?;
-    Ok(Json(super::openapi::VapidKey {
-        public_key: key.public_key(),
-    }))
+    Ok(Json(super::openapi::VapidKey { public_key }))
 }
 
 /// A `web` device's subscription must point at an allowed push service:

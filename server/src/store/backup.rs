@@ -65,11 +65,13 @@ pub fn backup(db: &Database, to: &Path) -> Result<Backup, String> {
         .map_err(|e| format!("{}: {e}", partial.display()))?;
     let copied = copy_into(from, &partial);
     let checked = copied.and_then(|()| check(&partial));
-    match checked {
-        Ok((schema_version, questions)) => {
+    // The key goes in place before the database is published: a FILE that
+    // exists is a whole backup, its key beside it.
+    let keyed = checked.and_then(|c| Ok((c, copy_vapid_key(db, to)?)));
+    match keyed {
+        Ok(((schema_version, questions), vapid_key)) => {
             std::fs::rename(&partial, to).map_err(|e| format!("{}: {e}", to.display()))?;
             let bytes = std::fs::metadata(to).map(|m| m.len()).unwrap_or(0);
-            let vapid_key = copy_vapid_key(db, to)?;
             Ok(Backup {
                 file: to.to_path_buf(),
                 bytes,
@@ -87,7 +89,11 @@ pub fn backup(db: &Database, to: &Path) -> Result<Backup, String> {
 
 /// Copies the database's VAPID key (`DB.vapid-key`), if it has one, to
 /// `FILE.vapid-key`, owner-only: the name the server looks for beside a
-/// database restored from `FILE`.
+/// database restored from `FILE`. Written to a file this call creates
+/// (`create_new`: it follows no link and opens nothing already there),
+/// then renamed over the name, which replaces whatever is there (a link
+/// included) and never writes through it: the private key never lands
+/// where a link planted beside the backup points.
 fn copy_vapid_key(db: &Database, to: &Path) -> Result<Option<PathBuf>, String> {
     let (Some(key), Some(copy)) = (
         crate::push::webpush::key_path(None, db),
@@ -100,11 +106,35 @@ fn copy_vapid_key(db: &Database, to: &Path) -> Result<Option<PathBuf>, String> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(format!("{}: {e}", key.display())),
     };
-    let _ = std::fs::remove_file(&copy);
-    crate::secret_files::create_private_file(&copy)
-        .and_then(|()| std::fs::write(&copy, text))
-        .map_err(|e| format!("{}: {e}", copy.display()))?;
-    Ok(Some(copy))
+    let partial = {
+        let mut p = copy.as_os_str().to_owned();
+        p.push(".partial");
+        PathBuf::from(p)
+    };
+    let written = write_new_private(&partial, &text)
+        .and_then(|()| std::fs::rename(&partial, &copy))
+        .map_err(|e| format!("{}: {e}", copy.display()));
+    if written.is_err() {
+        let _ = std::fs::remove_file(&partial);
+    }
+    written.map(|()| Some(copy))
+}
+
+/// Writes `data` to `path`, a file made now (0600), never one that was
+/// there: an earlier leftover (or a link) is removed first, and anything
+/// that appears there meanwhile is an error, not written through.
+fn write_new_private(path: &Path, data: &[u8]) -> std::io::Result<()> {
+    use std::io::Write as _;
+    use std::os::unix::fs::OpenOptionsExt;
+    let _ = std::fs::remove_file(path);
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(crate::secret_files::FILE_MODE)
+        .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
+        .open(path)?;
+    f.write_all(data)?;
+    f.sync_all()
 }
 
 fn copy_into(from: &Path, partial: &Path) -> Result<(), String> {
@@ -204,4 +234,58 @@ pub fn export_questions(
         ));
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::fs::PermissionsExt;
+
+    use super::*;
+
+    /// A database with a VAPID key beside it, in a fresh folder.
+    fn database() -> (tempfile::TempDir, Database) {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("qp.sqlite");
+        let mut conn = rusqlite::Connection::open(&db).unwrap();
+        super::super::schema::migrate(&mut conn).unwrap();
+        std::fs::write(dir.path().join("qp.sqlite.vapid-key"), "the-private-key").unwrap();
+        (dir, Database::Sqlite(db))
+    }
+
+    /// A link planted where the key's copy goes (by anyone who may write
+    /// in the backup's folder) is replaced, never written through: before,
+    /// the copy was opened by name after the link could appear, and the
+    /// private key landed where the link pointed.
+    #[test]
+    fn the_keys_copy_is_never_written_through_a_link() {
+        let (dir, db) = database();
+        let out = dir.path().join("backups");
+        std::fs::create_dir(&out).unwrap();
+        let elsewhere = dir.path().join("elsewhere");
+        std::os::unix::fs::symlink(&elsewhere, out.join("b.sqlite.vapid-key")).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, out.join("b.sqlite.vapid-key.partial")).unwrap();
+        let done = backup(&db, &out.join("b.sqlite")).unwrap();
+        let copy = done.vapid_key.unwrap();
+        assert!(!elsewhere.exists(), "the key was written through the link");
+        let meta = std::fs::symlink_metadata(&copy).unwrap();
+        assert!(meta.file_type().is_file());
+        assert_eq!(meta.permissions().mode() & 0o777, 0o600);
+        assert_eq!(std::fs::read_to_string(&copy).unwrap(), "the-private-key");
+    }
+
+    /// When the key cannot be copied, no backup is published: a FILE that
+    /// exists always has its key beside it (before, the database was
+    /// renamed into place first, then the key's copy failed).
+    #[test]
+    fn no_backup_is_published_without_its_key() {
+        let (dir, db) = database();
+        let to = dir.path().join("b.sqlite");
+        // A folder where the key's copy goes: the rename over it fails.
+        std::fs::create_dir(dir.path().join("b.sqlite.vapid-key")).unwrap();
+        std::fs::write(dir.path().join("b.sqlite.vapid-key/x"), "").unwrap();
+        let e = backup(&db, &to).unwrap_err();
+        assert!(e.contains("b.sqlite.vapid-key"), "{e}");
+        assert!(!to.exists(), "a backup without its key was published");
+        assert!(!dir.path().join("b.sqlite.partial").exists());
+    }
 }

@@ -733,6 +733,11 @@ const MIGRATIONS: &[&str] = &[
             WHERE mine.agent_id = agents.id AND other.id <> agents.id
               AND other.handle = agents.handle);
     "#,
+    // 11 (SQLite's 16): a person's history pages through each of their rooms by seq
+    // (store/questions.rs, history_for_user).
+    r#"
+    CREATE INDEX questions_by_room_seq ON questions(room_id, seq);
+    "#,
 ];
 
 /// Any number that names this schema's advisory lock (instances starting

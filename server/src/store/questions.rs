@@ -100,6 +100,14 @@ pub fn pending_for_user(
     Ok(rows.into_iter().map(|s| s.question).collect())
 }
 
+/// The history's query: each of the person's rooms read through
+/// `questions_by_room_seq` (room, then `seq` below the cursor), not every
+/// question of the room filtered row by row.
+const HISTORY_FOR_USER: &str = "SELECT q.body, q.seq FROM questions q
+     JOIN memberships m ON m.room_id = q.room_id AND m.user_id = ?1
+     WHERE q.seq < ?2 AND (q.scope = 'room' OR q.target_user_id = ?1)
+     ORDER BY q.seq DESC LIMIT ?3";
+
 /// The questions `user_id` could see, resolved included, newest first:
 /// the rule of [`pending_for_user`] without its state filter (a member of
 /// the room, and the room's or addressed to them). `before` pages on: only
@@ -112,10 +120,7 @@ pub fn history_for_user(
     limit: usize,
 ) -> DbResult<Vec<(i64, Question)>> {
     let rows = conn.query_map(
-        "SELECT q.body, q.seq FROM questions q
-         JOIN memberships m ON m.room_id = q.room_id AND m.user_id = ?1
-         WHERE q.seq < ?2 AND (q.scope = 'room' OR q.target_user_id = ?1)
-         ORDER BY q.seq DESC LIMIT ?3",
+        HISTORY_FOR_USER,
         params![user_id, before.unwrap_or(i64::MAX), limit as i64],
         |r| {
             let body: String = r.get(0)?;
@@ -716,5 +721,32 @@ pub fn resolve(
                 pushes,
             }))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// A page of history reads the person's rooms by (room, seq): on a
+    /// server with many questions, the room's index by state would have
+    /// SQLite read every question of the room to find those below the
+    /// cursor. Fails before migration 16 (the plan names questions_by_room).
+    #[test]
+    fn a_page_of_history_reads_the_room_and_seq_index_on_sqlite() {
+        let mut conn = rusqlite::Connection::open_in_memory().unwrap();
+        super::super::schema::migrate(&mut conn).unwrap();
+        let mut plan = conn
+            .prepare(&format!("EXPLAIN QUERY PLAN {}", super::HISTORY_FOR_USER))
+            .unwrap();
+        let steps: Vec<String> = plan
+            .query_map(rusqlite::params!["u_1", 10, 20], |r| r.get::<_, String>(3))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert!(
+            steps
+                .iter()
+                .any(|s| s.contains("questions_by_room_seq (room_id=? AND seq<?)")),
+            "the history does not read (room_id, seq): {steps:?}"
+        );
     }
 }

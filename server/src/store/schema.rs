@@ -365,6 +365,11 @@ const MIGRATIONS: &[&str] = &[
             WHERE mine.agent_id = agents.id AND other.id <> agents.id
               AND other.handle = agents.handle);
     "#,
+    // 16: a person's history pages through each of their rooms by seq
+    // (store/questions.rs, history_for_user).
+    r#"
+    CREATE INDEX questions_by_room_seq ON questions(room_id, seq);
+    "#,
 ];
 
 /// The schema version this build writes: how many migrations it has.

@@ -29,3 +29,4 @@ web-reply-left = Zeichen übrig: { $count }
 web-reply-over = Zeichen zu viel: { $count }
 web-notifications-blocked = Benachrichtigungen sind für diese Website blockiert. Erlaube sie in den Website-Einstellungen deines Browsers und versuche es noch einmal.
 web-notifications-unreachable = Benachrichtigungen sind nicht eingeschaltet: Der Push-Dienst des Browsers war nicht erreichbar. Prüfe die Verbindung und versuche es noch einmal.
+web-notifications-off-server = Dieser Server sendet keine Benachrichtigungen. Fragen erscheinen hier, solange diese Seite geöffnet ist.

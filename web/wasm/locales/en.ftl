@@ -43,3 +43,6 @@ web-reply-left = Characters left: { $count }
 web-reply-over = Characters over the limit: { $count }
 web-notifications-blocked = Notifications are blocked for this site. Allow them in your browser’s site settings, then try again.
 web-notifications-unreachable = Notifications are not on: the browser’s push service could not be reached. Check the connection, then try again.
+# The server has no Web Push (GET /api/webpush/key says so): said instead
+# of asking the browser for a permission that could bring nothing.
+web-notifications-off-server = This server does not send notifications. Questions appear here while this page is open.

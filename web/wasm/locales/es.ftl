@@ -30,3 +30,4 @@ web-reply-left = Caracteres restantes: { $count }
 web-reply-over = Caracteres de más: { $count }
 web-notifications-blocked = Las notificaciones están bloqueadas para este sitio. Permítelas en la configuración del sitio de tu navegador y vuelve a intentarlo.
 web-notifications-unreachable = Las notificaciones no están activadas: no se pudo conectar con el servicio push del navegador. Comprueba la conexión y vuelve a intentarlo.
+web-notifications-off-server = Este servidor no envía notificaciones. Las preguntas aparecen aquí mientras esta página esté abierta.

@@ -32,3 +32,4 @@ web-reply-left = Caractères restants : { $count }
 web-reply-over = Caractères en trop : { $count }
 web-notifications-blocked = Les notifications sont bloquées pour ce site. Autorisez-les dans les paramètres du site de votre navigateur, puis réessayez.
 web-notifications-unreachable = Les notifications ne sont pas activées : le service push du navigateur est injoignable. Vérifiez la connexion, puis réessayez.
+web-notifications-off-server = Ce serveur n’envoie pas de notifications. Les questions apparaissent ici tant que cette page est ouverte.

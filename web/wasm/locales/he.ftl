@@ -30,3 +30,4 @@ web-reply-left = תווים שנותרו: { $count }
 web-reply-over = תווים מעבר למגבלה: { $count }
 web-notifications-blocked = ההתראות חסומות באתר הזה. יש לאשר אותן בהגדרות האתר בדפדפן ולנסות שוב.
 web-notifications-unreachable = ההתראות לא הופעלו: אין גישה לשירות ההתראות של הדפדפן. יש לבדוק את החיבור ולנסות שוב.
+web-notifications-off-server = השרת הזה לא שולח התראות. השאלות מופיעות כאן כל עוד הדף הזה פתוח.

@@ -29,3 +29,4 @@ web-reply-left = Caratteri rimanenti: { $count }
 web-reply-over = Caratteri in più: { $count }
 web-notifications-blocked = Le notifiche sono bloccate per questo sito. Consentile nelle impostazioni del sito del browser, poi riprova.
 web-notifications-unreachable = Le notifiche non sono attive: il servizio push del browser non è raggiungibile. Controlla la connessione, poi riprova.
+web-notifications-off-server = Questo server non invia notifiche. Le domande compaiono qui finché questa pagina è aperta.

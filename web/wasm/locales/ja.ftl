@@ -29,3 +29,4 @@ web-reply-left = 残り{ $count }文字
 web-reply-over = { $count }文字オーバー
 web-notifications-blocked = このサイトの通知はブロックされています。ブラウザのサイト設定で許可してから、もう一度お試しください。
 web-notifications-unreachable = 通知をオンにできませんでした。ブラウザのプッシュサービスに接続できません。接続を確認して、もう一度お試しください。
+web-notifications-off-server = このサーバーは通知を送信しません。このページを開いている間、質問はここに表示されます。

@@ -29,3 +29,4 @@ web-reply-left = Caracteres restantes: { $count }
 web-reply-over = Caracteres a mais: { $count }
 web-notifications-blocked = As notificações estão bloqueadas para este site. Permita-as nas configurações do site no navegador e tente de novo.
 web-notifications-unreachable = As notificações não foram ativadas: não foi possível falar com o serviço de push do navegador. Verifique a conexão e tente de novo.
+web-notifications-off-server = Este servidor não envia notificações. As perguntas aparecem aqui enquanto esta página estiver aberta.

@@ -28,3 +28,4 @@ web-reply-left = 还可输入 { $count } 个字符
 web-reply-over = 超出 { $count } 个字符
 web-notifications-blocked = 此网站的通知已被屏蔽。请在浏览器的网站设置中允许通知，然后重试。
 web-notifications-unreachable = 通知未开启：无法连接浏览器的推送服务。请检查网络连接后重试。
+web-notifications-off-server = 此服务器不发送通知。此页面打开时，问题会显示在这里。

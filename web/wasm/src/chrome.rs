@@ -53,6 +53,7 @@ pub const CHROME_IDS: &[&str] = &[
     "web-reply-over",
     "web-notifications-blocked",
     "web-notifications-unreachable",
+    "web-notifications-off-server",
 ];
 
 pub struct Chrome {
