@@ -19,6 +19,37 @@ let wasm_bindgen = (function(exports) {
             wasm.__wbg_responder_free(ptr, 0);
         }
         /**
+         * What a screen reader announces for a question that arrived: the
+         * phone's "New question", then who asks (`title`, the cell's) and
+         * the question, punctuated as the language punctuates.
+         * @param {string} title
+         * @param {string} prompt
+         * @returns {string}
+         */
+        announce(title, prompt) {
+            let deferred3_0;
+            let deferred3_1;
+            try {
+                let ptr0, len0, ptr1, len1;
+                try {
+                    ptr0 = passStringToWasm0(title, wasm.__wbindgen_malloc, wasm.__wbindgen_realloc);
+                    len0 = WASM_VECTOR_LEN;
+                    ptr1 = passStringToWasm0(prompt, wasm.__wbindgen_malloc, wasm.__wbindgen_realloc);
+                    len1 = WASM_VECTOR_LEN;
+                } catch (e) {
+                    if (ptr1) { wasm.__wbindgen_free(ptr1, len1 * 1, 1); }
+                    if (ptr0) { wasm.__wbindgen_free(ptr0, len0 * 1, 1); }
+                    throw e;
+                }
+                const ret = wasm.responder_announce(this.__wbg_ptr, ptr0, len0, ptr1, len1);
+                deferred3_0 = ret[0];
+                deferred3_1 = ret[1];
+                return getStringFromWasm0(ret[0], ret[1]);
+            } finally {
+                wasm.__wbindgen_free(deferred3_0, deferred3_1, 1);
+            }
+        }
+        /**
          * Checks what the person did against the question (a JSON Question or
          * compact question) before it is sent: `action` is `qp.v.<value>` for
          * a button or `qp.text` for a typed reply (`text`). Returns the answer
@@ -144,6 +175,66 @@ let wasm_bindgen = (function(exports) {
             this.__wbg_ptr = ret;
             ResponderFinalization.register(this, this.__wbg_ptr, this);
             return this;
+        }
+        /**
+         * Why an answer was not sent, as the phone says it: `status` is what
+         * the server answered (`POST /api/questions/{id}/answer`). A refusal
+         * for good (400, 403, 404, 422) says so with its code, never "try
+         * again"; a failure that may pass (5xx, 429) says it will be retried.
+         * `question` and `body` as for [`Responder::queued`].
+         * @param {string} question
+         * @param {string} body
+         * @param {number} status
+         * @returns {string}
+         */
+        notSent(question, body, status) {
+            let deferred5_0;
+            let deferred5_1;
+            try {
+                const val3 = +status;
+                let ptr0, len0, ptr1, len1;
+                try {
+                    ptr0 = passStringToWasm0(question, wasm.__wbindgen_malloc, wasm.__wbindgen_realloc);
+                    len0 = WASM_VECTOR_LEN;
+                    ptr1 = passStringToWasm0(body, wasm.__wbindgen_malloc, wasm.__wbindgen_realloc);
+                    len1 = WASM_VECTOR_LEN;
+                } catch (e) {
+                    if (ptr1) { wasm.__wbindgen_free(ptr1, len1 * 1, 1); }
+                    if (ptr0) { wasm.__wbindgen_free(ptr0, len0 * 1, 1); }
+                    throw e;
+                }
+                const ret = wasm.responder_notSent(this.__wbg_ptr, ptr0, len0, ptr1, len1, val3);
+                var ptr4 = ret[0];
+                var len4 = ret[1];
+                if (ret[3]) {
+                    ptr4 = 0; len4 = 0;
+                    throw takeFromExternrefTable0(ret[2]);
+                }
+                deferred5_0 = ptr4;
+                deferred5_1 = len4;
+                return getStringFromWasm0(ptr4, len4);
+            } finally {
+                wasm.__wbindgen_free(deferred5_0, deferred5_1, 1);
+            }
+        }
+        /**
+         * Why notifications are not on when the server refused this
+         * browser's registration (`POST /api/devices` answered `status`):
+         * in the person's language, never the server's English.
+         * @param {number} status
+         * @returns {string}
+         */
+        notificationsRefused(status) {
+            let deferred1_0;
+            let deferred1_1;
+            try {
+                const ret = wasm.responder_notificationsRefused(this.__wbg_ptr, status);
+                deferred1_0 = ret[0];
+                deferred1_1 = ret[1];
+                return getStringFromWasm0(ret[0], ret[1]);
+            } finally {
+                wasm.__wbindgen_free(deferred1_0, deferred1_1, 1);
+            }
         }
         /**
          * Why pairing failed, in the person's language (the phone's words):
@@ -356,7 +447,9 @@ let wasm_bindgen = (function(exports) {
             }
         }
         /**
-         * The web app's own words (titles, buttons around the feed), by id.
+         * The web app's words (titles, buttons around the feed), by id. The
+         * app's name is the phone's (its notification channel's): one message
+         * in qp-core's copy, so the two cannot drift.
          * @param {string} id
          * @returns {string}
          */
