@@ -474,14 +474,7 @@ impl Phone {
         let before = self.store.answer_for(&q.id)?;
         let entry = self.store.commit_answer_to(held, &body)?;
         let is_new = before.is_none_or(|b| b.id != entry.id);
-        let status = feed::my_answer(
-            &entry,
-            &feed::buttons(q),
-            &q.to_question(),
-            &self.me(),
-            &self.copy(),
-        )
-        .status;
+        let status = feed::my_answer(&entry, q, &q.to_question(), &self.me(), &self.copy()).status;
         Ok(CommittedAnswer {
             question_id: q.id.clone(),
             state: entry.state,
@@ -523,7 +516,7 @@ impl Phone {
         };
         Ok(Some(feed::my_answer(
             &entry,
-            &feed::buttons(&stored.question),
+            &stored.question,
             &stored.to_question(),
             &self.me(),
             &self.copy(),

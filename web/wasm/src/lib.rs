@@ -18,7 +18,7 @@ mod chrome;
 use chrono::{DateTime, TimeZone, Utc};
 use qp_core::answer::{characters_left, map_action, ActionError};
 use qp_core::payload::{decode_apns, CompactQuestion, Push, ResolvedNotice};
-use qp_core::present::cell::{buttons, cell, summary, Cell};
+use qp_core::present::cell::{cell, summary, Cell};
 use qp_core::present::copy::{AnswerLine, Copy};
 use qp_core::present::web::{web_notification, web_resolved};
 use qp_core::protocol::{AnswerSubmission, Question};
@@ -143,7 +143,7 @@ impl Responder {
         use qp_core::present::copy::SendFailure;
         let cq = compact(question)?;
         let body: AnswerSubmission = parse(body, "body")?;
-        let what = summary(&body, &buttons(&cq), &self.copy);
+        let what = summary(&body, &cq, &self.copy);
         let line = match SendFailure::of_status(status) {
             SendFailure::Refused(code) => AnswerLine::Rejected { code },
             cause => AnswerLine::Retrying(cause),
@@ -223,8 +223,20 @@ impl Responder {
     pub fn queued(&self, question: &str, body: &str) -> Result<String, String> {
         let cq = compact(question)?;
         let body: AnswerSubmission = parse(body, "body")?;
-        let what = summary(&body, &buttons(&cq), &self.copy);
+        let what = summary(&body, &cq, &self.copy);
         Ok(self.copy.answer_line(AnswerLine::Queued, &what))
+    }
+
+    /// The notification that replaces a question answered from its button
+    /// while offline: `{"title": "Approve: queued…", "body": prompt}`, the
+    /// prompt as the person reads it (a sign-in consent in their language,
+    /// never the server's English). `question` and `body` as for
+    /// [`Responder::queued`].
+    #[wasm_bindgen(js_name = queuedNotification)]
+    pub fn queued_notification(&self, question: &str, body: &str) -> Result<String, String> {
+        let title = self.queued(question, body)?;
+        let prompt = compact(question)?.localized(&self.copy).prompt;
+        Ok(json!({"title": title, "body": prompt}).to_string())
     }
 
     /// A Web Push's decrypted payload: `{"kind":"question","notification":…,

@@ -654,3 +654,70 @@ fn notifications_refused_by_the_server_say_so_in_the_persons_language() {
         }
     }
 }
+
+/// The server's sign-in consent question as the page gets it: the server's
+/// English words and the parts the core words it from.
+fn consent_question() -> Question {
+    use qp_core::protocol::ConsentRequest;
+    let parts = ConsentRequest {
+        client: "unverified".into(),
+        name: "Claude Code".into(),
+        host: None,
+        returns_to: Some("localhost".into()),
+        code: "WDJB-MJHT".into(),
+    };
+    let english = Copy::english().consent(&parts, "Ops");
+    let mut q = question(
+        "q_consent",
+        json!({"prompt": english.prompt, "context": english.context,
+               "options": [{"value": "allow", "label": english.allow},
+                           {"value": "deny", "label": english.deny}]}),
+        now(),
+    );
+    q.consent = Some(parts);
+    q
+}
+
+/// Whether `word` stands in `s` as a word of its own.
+fn has_word(s: &str, word: &str) -> bool {
+    s.match_indices(word).any(|(i, _)| {
+        let before = s[..i].chars().next_back();
+        let after = s[i + word.len()..].chars().next();
+        !before.is_some_and(char::is_alphanumeric) && !after.is_some_and(char::is_alphanumeric)
+    })
+}
+
+/// An answer to the sign-in consent, queued offline or not sent, names its
+/// button in the person's language (the page's status line and the
+/// service worker's notification title), never the server's "Allow"; the
+/// queued notification's body is the question as the person reads it.
+#[test]
+fn the_answer_to_the_sign_in_consent_reads_its_button_in_the_persons_language() {
+    let q = serde_json::to_string(&consent_question()).unwrap();
+    for lang in available_languages() {
+        let r = Responder::new(vec![lang.to_string()], "u_me".into());
+        let allow = r.copy.consent_label("allow").unwrap();
+        let body = r.answer(&q, "qp.v.allow", None).unwrap();
+        let n: Value = serde_json::from_str(&r.queued_notification(&q, &body).unwrap()).unwrap();
+        let lines = [
+            r.queued(&q, &body).unwrap(),
+            r.not_sent(&q, &body, 422).unwrap(),
+            r.not_sent(&q, &body, 503).unwrap(),
+            n["title"].as_str().unwrap().to_string(),
+        ];
+        for line in &lines {
+            assert!(line.contains(&allow), "{lang}: {allow:?} not in {line:?}");
+            if lang != "en" {
+                assert!(!has_word(line, "Allow"), "{lang}: English in {line:?}");
+            }
+        }
+        let shown = feed(&r, &[consent_question()]);
+        assert_eq!(n["body"], shown[0]["prompt"], "{lang}");
+        if lang != "en" {
+            assert!(
+                !n["body"].as_str().unwrap().contains("wants to ask you"),
+                "{lang}: {n}"
+            );
+        }
+    }
+}
