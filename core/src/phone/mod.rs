@@ -171,6 +171,14 @@ impl Phone {
         }
     }
 
+    /// Why pairing failed (`kind`, from [`PhoneError::Pairing`]), as the
+    /// person reads it in their language: "That pairing code is unknown,
+    /// used or expired…". The error's `detail` is the server's or the
+    /// network's English, for logs only.
+    pub fn pair_failure(&self, kind: PairErrorKind) -> String {
+        self.copy().pair_failure(kind)
+    }
+
     /// First run: exchanges a pairing link (`https://HOST/pair#CODE`, from
     /// the QR code) or a bare code (then `server_url` says where) for the
     /// user's token, which goes straight to the app's secure storage
