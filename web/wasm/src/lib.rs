@@ -136,7 +136,8 @@ impl Responder {
     /// Why an answer was not sent, as the phone says it: `status` is what
     /// the server answered (`POST /api/questions/{id}/answer`). A refusal
     /// for good (400, 403, 404, 422) says so with its code, never "try
-    /// again"; a failure that may pass (5xx, 429) says it will be retried.
+    /// again"; a failure that may pass (5xx, 429) says it will be retried;
+    /// a 401 says to pair this browser again.
     /// `question` and `body` as for [`Responder::queued`].
     #[wasm_bindgen(js_name = notSent)]
     pub fn not_sent(&self, question: &str, body: &str, status: u16) -> Result<String, String> {
@@ -144,6 +145,17 @@ impl Responder {
         let cq = compact(question)?;
         let body: AnswerSubmission = parse(body, "body")?;
         let what = summary(&body, &cq, &self.copy);
+        if status == 401 {
+            // This browser's sign-in ended: the phone's line, for a browser.
+            // `what` is isolated already where directions can mix (as the
+            // phone's lines have it): the catalog's own isolation around
+            // it comes off, and the line is anchored as the phone's are.
+            let line = self
+                .chrome
+                .text_with("web-answer-signed-out", &[("answer", &what)])
+                .replacen(&format!("\u{2068}{what}\u{2069}"), &what, 1);
+            return Ok(self.copy.anchored(line));
+        }
         let line = match SendFailure::of_status(status) {
             SendFailure::Refused(code) => AnswerLine::Rejected { code },
             cause => AnswerLine::Retrying(cause),

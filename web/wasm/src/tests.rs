@@ -632,10 +632,57 @@ fn an_answer_refused_for_good_is_not_told_to_try_again() {
             &r.copy.embed("Approve")
         )
     );
+    // A server failing for now (the page keeps the answer queued and says
+    // so with notSent, never "offline, will send when online").
     let busy = r.not_sent(&q, &body, 503).unwrap();
     assert_ne!(busy, refused);
     assert!(!busy.contains("503"), "{busy}");
+    let approve = r.copy.embed("Approve");
+    assert_ne!(busy, r.copy.answer_line(AnswerLine::Queued, &approve));
+    assert_eq!(
+        busy,
+        r.copy.answer_line(
+            AnswerLine::Retrying(qp_core::present::copy::SendFailure::of_status(503)),
+            &approve
+        )
+    );
+    // Signed out (401): pair this browser again, not "this phone".
+    let signed_out = r.not_sent(&q, &body, 401).unwrap();
+    assert_eq!(
+        signed_out,
+        "Approve: noch nicht gesendet; kopple diesen Browser neu, um sie zu senden"
+    );
     assert!(r.not_sent("{", &body, 422).is_err());
+}
+
+/// A 401 on answering says to pair this browser again in every language,
+/// never the phone's "pair this phone again"; right-to-left lines that
+/// begin with the answer start with a direction mark.
+#[test]
+fn a_signed_out_browser_is_told_to_pair_this_browser_again() {
+    let q = question(
+        "q_1",
+        json!({"prompt": "Ship?", "options": ["Approve", "Deny"]}),
+        now(),
+    );
+    let q = serde_json::to_string(&q).unwrap();
+    for lang in available_languages() {
+        let r = Responder::new(vec![lang.to_string()], "u_me".into());
+        let body = r.answer(&q, "qp.v.Approve", None).unwrap();
+        let line = r.not_sent(&q, &body, 401).unwrap();
+        let phone = r.copy.answer_line(
+            AnswerLine::Retrying(qp_core::present::copy::SendFailure::of_status(401)),
+            &r.copy.embed("Approve"),
+        );
+        assert_ne!(line, phone, "{lang}: the phone's words");
+        assert!(line.contains("Approve"), "{lang}: {line}");
+        if lang != "en" {
+            assert!(!line.contains("pair this"), "{lang}: {line}");
+        }
+        if r.copy.is_rtl() {
+            assert!(line.starts_with('\u{200F}'), "{lang}: {line:?}");
+        }
+    }
 }
 
 /// Notifications the server would not register say why in the person's
