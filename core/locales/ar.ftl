@@ -223,7 +223,7 @@ error-not-an-answer = افتح التطبيق للإجابة.
 # Where: the sign-in consent question (the server asks it when an agent signs
 # in through OAuth or qp login --url): the asker's name in its title, inside
 # asks-you, on the lock screen, the feed and the web. Subject: none (the name
-# of the server's sign-in). Max 20 characters.
+# of the server's sign-in). Max 26 characters.
 consent-asker = تسجيل الدخول إلى qp
 
 # Where: the sign-in consent question's text (lock screen, feed, web). $client:
@@ -266,7 +266,7 @@ consent-context =
 
 # Where: the consent question's button that lets the client ask, and the
 # answer's line (answered-by-you). Subject: you (a button). Max 12 characters.
-consent-allow = سماح
+consent-allow = السماح
 
 # Where: the consent question's button that refuses it, and the answer's
 # line. Subject: you (a button). Max 12 characters.
@@ -284,7 +284,7 @@ pair-failed =
         [not-a-code] هذا ليس رابط إقران ولا رمز إقران.
         [no-server] ينقص هذا الرمزَ خادمُه: افتح رابط الإقران بدلًا منه.
         [invalid-code] هذا الرمز غير معروف أو استُخدم أو انتهت صلاحيته. اطلب دعوة جديدة.
-        [too-many-attempts] رموز خاطئة كثيرة من هنا. انتظر بضع دقائق ثم حاول مرة أخرى.
+        [too-many-attempts] أُدخلت رموز خاطئة كثيرة من هذه الشبكة. انتظر بضع دقائق ثم حاول مرة أخرى.
         [unreachable] تعذّر الوصول إلى الخادم. تحقّق من الاتصال ثم حاول مرة أخرى.
        *[refused] رفض الخادم الإقران. حاول مرة أخرى لاحقًا.
         [storage-failed] تعذّر على هذا الجهاز حفظ الإقران. حاول مرة أخرى.

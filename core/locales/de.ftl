@@ -198,7 +198,7 @@ error-not-an-answer = Öffne die App, um zu antworten.
 # Where: the sign-in consent question (the server asks it when an agent signs
 # in through OAuth or qp login --url): the asker's name in its title, inside
 # asks-you, on the lock screen, the feed and the web. Subject: none (the name
-# of the server's sign-in). Max 20 characters.
+# of the server's sign-in). Max 26 characters.
 consent-asker = qp-Anmeldung
 
 # Where: the sign-in consent question's text (lock screen, feed, web). $client:
@@ -259,7 +259,7 @@ pair-failed =
         [not-a-code] Das ist weder ein Kopplungslink noch ein Kopplungscode.
         [no-server] Zu diesem Code fehlt der Server: Öffne stattdessen den Kopplungslink.
         [invalid-code] Dieser Code ist unbekannt, schon benutzt oder abgelaufen. Bitte um eine neue Einladung.
-        [too-many-attempts] Zu viele falsche Codes von hier. Warte ein paar Minuten und versuch es dann noch einmal.
+        [too-many-attempts] Zu viele falsche Codes aus diesem Netzwerk. Warte ein paar Minuten und versuch es dann noch einmal.
         [unreachable] Der Server ist nicht erreichbar. Prüfe die Verbindung und versuch es noch einmal.
        *[refused] Der Server hat die Kopplung abgelehnt. Versuch es später noch einmal.
         [storage-failed] Dieses Gerät konnte die Kopplung nicht speichern. Versuch es noch einmal.

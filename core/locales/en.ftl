@@ -203,7 +203,7 @@ error-not-an-answer = Open the app to answer.
 # Where: the sign-in consent question (the server asks it when an agent signs
 # in through OAuth or qp login --url): the asker's name in its title, inside
 # asks-you, on the lock screen, the feed and the web. Subject: none (the name
-# of the server's sign-in). Max 20 characters.
+# of the server's sign-in). Max 26 characters.
 consent-asker = qp sign-in
 
 # Where: the sign-in consent question's text (lock screen, feed, web). $client:
@@ -214,9 +214,9 @@ consent-asker = qp sign-in
 # Max 190 characters besides $host, $room and $name.
 consent-prompt =
     { $client ->
-        [verified] A client verified at { $host } wants to ask you questions in { $room }. Allow? It calls itself "{ $name }".
-        [terminal] A terminal (qp login) wants to ask you questions in { $room }. Allow? It calls itself "{ $name }", unverified.
-       *[unverified] An unverified client wants to ask you questions in { $room }. Allow? It calls itself "{ $name }".
+        [verified] A client verified at { $host } wants to ask you questions in { $room }. Allow? It calls itself “{ $name }”.
+        [terminal] A terminal (qp login) wants to ask you questions in { $room }. Allow? It calls itself “{ $name }”, unverified.
+       *[unverified] An unverified client wants to ask you questions in { $room }. Allow? It calls itself “{ $name }”.
     }
 
 # Where: a sentence after consent-prompt: where the sign-in goes back to.

@@ -207,8 +207,8 @@ error-not-an-answer = Abre la app para responder.
 # Where: the sign-in consent question (the server asks it when an agent signs
 # in through OAuth or qp login --url): the asker's name in its title, inside
 # asks-you, on the lock screen, the feed and the web. Subject: none (the name
-# of the server's sign-in). Max 20 characters.
-consent-asker = Acceso a qp
+# of the server's sign-in). Max 26 characters.
+consent-asker = El inicio de sesión de qp
 
 # Where: the sign-in consent question's text (lock screen, feed, web). $client:
 # verified (a client whose address $host was checked), unverified (a client
@@ -268,7 +268,7 @@ pair-failed =
         [not-a-code] Eso no es un enlace ni un código de vinculación.
         [no-server] A este código le falta su servidor: abre el enlace de vinculación.
         [invalid-code] Este código no existe, ya se usó o caducó. Pide una invitación nueva.
-        [too-many-attempts] Demasiados códigos incorrectos desde aquí. Espera unos minutos y vuelve a intentarlo.
+        [too-many-attempts] Demasiados códigos incorrectos desde esta red. Espera unos minutos y vuelve a intentarlo.
         [unreachable] No se pudo conectar con el servidor. Revisa la conexión y vuelve a intentarlo.
        *[refused] El servidor rechazó la vinculación. Vuelve a intentarlo más tarde.
         [storage-failed] Este dispositivo no pudo guardar la vinculación. Vuelve a intentarlo.

@@ -211,7 +211,7 @@ error-not-an-answer = Ouvrez l’app pour répondre.
 # Where: the sign-in consent question (the server asks it when an agent signs
 # in through OAuth or qp login --url): the asker's name in its title, inside
 # asks-you, on the lock screen, the feed and the web. Subject: none (the name
-# of the server's sign-in). Max 20 characters.
+# of the server's sign-in). Max 26 characters.
 consent-asker = Connexion qp
 
 # Where: the sign-in consent question's text (lock screen, feed, web). $client:

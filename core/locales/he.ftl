@@ -211,8 +211,8 @@ error-not-an-answer = יש לפתוח את האפליקציה כדי לענות.
 # Where: the sign-in consent question (the server asks it when an agent signs
 # in through OAuth or qp login --url): the asker's name in its title, inside
 # asks-you, on the lock screen, the feed and the web. Subject: none (the name
-# of the server's sign-in). Max 20 characters.
-consent-asker = כניסה ל־qp
+# of the server's sign-in). Max 26 characters.
+consent-asker = מערכת הכניסה של qp
 
 # Where: the sign-in consent question's text (lock screen, feed, web). $client:
 # verified (a client whose address $host was checked), unverified (a client
@@ -272,7 +272,7 @@ pair-failed =
         [not-a-code] זה לא קישור צימוד וגם לא קוד צימוד.
         [no-server] לקוד הזה חסר השרת: יש לפתוח את קישור הצימוד.
         [invalid-code] הקוד הזה לא מוכר, כבר נוצל או שפג תוקפו. יש לבקש הזמנה חדשה.
-        [too-many-attempts] יותר מדי קודים שגויים מכאן. יש להמתין כמה דקות ולנסות שוב.
+        [too-many-attempts] יותר מדי קודים שגויים מהרשת הזו. יש להמתין כמה דקות ולנסות שוב.
         [unreachable] אין גישה לשרת. יש לבדוק את החיבור ולנסות שוב.
        *[refused] השרת דחה את הצימוד. יש לנסות שוב מאוחר יותר.
         [storage-failed] המכשיר הזה לא הצליח לשמור את הצימוד. יש לנסות שוב.

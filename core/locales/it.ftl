@@ -206,8 +206,8 @@ error-not-an-answer = Apri l’app per rispondere.
 # Where: the sign-in consent question (the server asks it when an agent signs
 # in through OAuth or qp login --url): the asker's name in its title, inside
 # asks-you, on the lock screen, the feed and the web. Subject: none (the name
-# of the server's sign-in). Max 20 characters.
-consent-asker = Accesso a qp
+# of the server's sign-in). Max 26 characters.
+consent-asker = L’accesso a qp
 
 # Where: the sign-in consent question's text (lock screen, feed, web). $client:
 # verified (a client whose address $host was checked), unverified (a client
@@ -267,7 +267,7 @@ pair-failed =
         [not-a-code] Questo non è un link né un codice di associazione.
         [no-server] A questo codice manca il server: apri invece il link di associazione.
         [invalid-code] Questo codice è sconosciuto, già usato o scaduto. Chiedi un nuovo invito.
-        [too-many-attempts] Troppi codici errati da qui. Aspetta qualche minuto, poi riprova.
+        [too-many-attempts] Troppi codici errati da questa rete. Aspetta qualche minuto, poi riprova.
         [unreachable] Impossibile raggiungere il server. Controlla la connessione e riprova.
        *[refused] Il server ha rifiutato l’associazione. Riprova più tardi.
         [storage-failed] Questo dispositivo non è riuscito a salvare l’associazione. Riprova.

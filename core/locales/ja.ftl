@@ -191,7 +191,7 @@ error-not-an-answer = アプリを開いて回答してください。
 # Where: the sign-in consent question (the server asks it when an agent signs
 # in through OAuth or qp login --url): the asker's name in its title, inside
 # asks-you, on the lock screen, the feed and the web. Subject: none (the name
-# of the server's sign-in). Max 20 characters.
+# of the server's sign-in). Max 26 characters.
 consent-asker = qpサインイン
 
 # Where: the sign-in consent question's text (lock screen, feed, web). $client:
@@ -202,9 +202,9 @@ consent-asker = qpサインイン
 # Max 190 characters besides $host, $room and $name.
 consent-prompt =
     { $client ->
-        [verified] { $host }で確認済みのクライアントが、{ $room }であなたに質問しようとしています。許可しますか？名乗っている名前は「{ $name }」です。
-        [terminal] ターミナル（qp login）が、{ $room }であなたに質問しようとしています。許可しますか？名乗っている名前は「{ $name }」です（未確認）。
-       *[unverified] 未確認のクライアントが、{ $room }であなたに質問しようとしています。許可しますか？名乗っている名前は「{ $name }」です。
+        [verified] { $host }で確認済みのクライアントが、{ $room }であなたに質問しようとしています。許可しますか？　名乗っている名前は「{ $name }」です。
+        [terminal] ターミナル（qp login）が、{ $room }であなたに質問しようとしています。許可しますか？　名乗っている名前は「{ $name }」です（未確認）。
+       *[unverified] 未確認のクライアントが、{ $room }であなたに質問しようとしています。許可しますか？　名乗っている名前は「{ $name }」です。
     }
 
 # Where: a sentence after consent-prompt: where the sign-in goes back to.

@@ -206,8 +206,8 @@ error-not-an-answer = Abra o app para responder.
 # Where: the sign-in consent question (the server asks it when an agent signs
 # in through OAuth or qp login --url): the asker's name in its title, inside
 # asks-you, on the lock screen, the feed and the web. Subject: none (the name
-# of the server's sign-in). Max 20 characters.
-consent-asker = Login no qp
+# of the server's sign-in). Max 26 characters.
+consent-asker = O login do qp
 
 # Where: the sign-in consent question's text (lock screen, feed, web). $client:
 # verified (a client whose address $host was checked), unverified (a client
@@ -267,7 +267,7 @@ pair-failed =
         [not-a-code] Isso não é um link nem um código de pareamento.
         [no-server] Falta o servidor deste código: abra o link de pareamento.
         [invalid-code] Este código é desconhecido, já foi usado ou expirou. Peça um novo convite.
-        [too-many-attempts] Muitos códigos errados a partir daqui. Aguarde alguns minutos e tente de novo.
+        [too-many-attempts] Muitos códigos errados a partir desta rede. Aguarde alguns minutos e tente de novo.
         [unreachable] Não foi possível acessar o servidor. Verifique a conexão e tente de novo.
        *[refused] O servidor recusou o pareamento. Tente de novo mais tarde.
         [storage-failed] Este dispositivo não conseguiu salvar o pareamento. Tente de novo.

@@ -190,7 +190,7 @@ error-not-an-answer = 打开应用即可回答。
 # Where: the sign-in consent question (the server asks it when an agent signs
 # in through OAuth or qp login --url): the asker's name in its title, inside
 # asks-you, on the lock screen, the feed and the web. Subject: none (the name
-# of the server's sign-in). Max 20 characters.
+# of the server's sign-in). Max 26 characters.
 consent-asker = qp 登录
 
 # Where: the sign-in consent question's text (lock screen, feed, web). $client:
@@ -250,8 +250,8 @@ pair-failed =
     { $reason ->
         [not-a-code] 这不是配对链接或配对码。
         [no-server] 仅凭此代码无法确定服务器，请打开配对链接。
-        [invalid-code] 此代码不存在、已被使用或已过期。请索取新的邀请。
-        [too-many-attempts] 此处输错代码次数过多。请等待几分钟后重试。
+        [invalid-code] 此配对码不存在、已被使用或已过期。请索取新的邀请。
+        [too-many-attempts] 此网络输错代码次数过多。请等待几分钟后重试。
         [unreachable] 无法连接服务器。请检查网络连接后重试。
        *[refused] 服务器拒绝了配对。请稍后重试。
         [storage-failed] 此设备无法保存配对信息。请重试。

@@ -392,7 +392,7 @@ impl Copy {
     /// A sentence whose first directional text is isolated (a name, a label)
     /// gets the sentence's direction mark in front, so its direction does not
     /// depend on the display skipping isolates.
-    fn anchored(&self, text: String) -> String {
+    pub fn anchored(&self, text: String) -> String {
         for c in text.chars() {
             if c == FSI || c == '\u{2066}' || c == '\u{2067}' {
                 let mark = if self.rtl { RLM } else { LRM };

@@ -13,6 +13,7 @@
 use chrono::{DateTime, Utc};
 
 use crate::copy::{AnswerLine, Copy, SendFailure};
+use crate::payload::CompactQuestion;
 use crate::present::cell::{self, Cell};
 pub use crate::present::cell::{buttons, ChooseEntry, FeedButton, TextField};
 use crate::protocol::{Question, QuestionState};
@@ -57,12 +58,12 @@ pub struct FeedCell {
 /// "Approve: queued, will send when you're online", "You answered: Approve".
 pub(crate) fn my_answer(
     e: &OutboxEntry,
-    buttons: &[FeedButton],
+    cq: &CompactQuestion,
     q: &Question,
     me: &str,
     copy: &Copy,
 ) -> MyAnswer {
-    let what = cell::summary(&e.body, buttons, copy);
+    let what = cell::summary(&e.body, cq, copy);
     // The stored failure is read back as its cause; its raw detail (the
     // server's or the network stack's English) is for logs, never shown.
     let failure = SendFailure::from_record(e.last_error.as_deref().unwrap_or(""));
@@ -147,9 +148,8 @@ fn cell_of(
     // expired, and my answer's line speaks of that state.
     let mut q = stored.to_question();
     q.state = state;
-    let all = cell::buttons(&cq.localized(copy));
     let mine = store.answer_for(&cq.id)?;
-    let my_answer = mine.as_ref().map(|e| my_answer(e, &all, &q, me, copy));
+    let my_answer = mine.as_ref().map(|e| my_answer(e, cq, &q, me, copy));
     let answerable = state == QuestionState::Pending
         && !mine
             .as_ref()

@@ -489,7 +489,7 @@ fn feed_strings(copy: &Copy) -> Vec<String> {
             asker: "Release Bot".into(),
             prompt: "Deploy?".into(),
             context: None,
-            options: ["Approve", "Deny", "Later", "Never"][..options]
+            options: ["Approve", "Reject", "Later", "Never"][..options]
                 .iter()
                 .map(|l| CompactOption {
                     value: l.to_lowercase(),
@@ -566,8 +566,8 @@ fn feed_strings(copy: &Copy) -> Vec<String> {
                 id: q.clone(),
                 state,
                 answer: who.map(|w| Answer {
-                    value: Some("deny".into()),
-                    label: Some("Deny".into()),
+                    value: Some("reject".into()),
+                    label: Some("Reject".into()),
                     text: None,
                     responder: Responder {
                         id: w.into(),
@@ -595,6 +595,111 @@ fn feed_strings(copy: &Copy) -> Vec<String> {
         out.extend(cell.my_answer.map(|m| m.status));
     }
     out
+}
+
+/// The English file's one-word messages ("Allow", "Send") that `lang`
+/// words differently: a translation must not show them as a word of its
+/// own, alone or inside a status line ("Allow: sending…"). Where the
+/// language's own word is the same (French "Questions"), it may.
+fn english_single_words(lang: &str) -> Vec<String> {
+    let files = message_files();
+    let of = |tag: &str| {
+        messages(&files.iter().find(|(t, _)| t == tag).unwrap().1)
+            .into_iter()
+            .map(|(id, _, texts)| (id, texts))
+            .collect::<std::collections::HashMap<_, _>>()
+    };
+    let (en, theirs) = (of("en"), of(lang));
+    let mut words: Vec<String> = en
+        .iter()
+        .filter(|(_, texts)| texts.len() == 1)
+        .map(|(id, texts)| (id, texts[0].trim()))
+        .filter(|(_, t)| !t.is_empty() && t.chars().all(|c| c.is_ascii_alphabetic()))
+        .filter(|(id, t)| {
+            theirs
+                .get(*id)
+                .is_none_or(|own| !own.iter().any(|o| o.trim() == *t))
+        })
+        .map(|(_, t)| t.to_string())
+        .collect();
+    words.sort();
+    words.dedup();
+    words
+}
+
+/// Whether `word` stands in `s` as a word of its own (not inside another).
+fn has_word(s: &str, word: &str) -> bool {
+    s.match_indices(word).any(|(i, _)| {
+        let before = s[..i].chars().next_back();
+        let after = s[i + word.len()..].chars().next();
+        !before.is_some_and(char::is_alphanumeric) && !after.is_some_and(char::is_alphanumeric)
+    })
+}
+
+/// The lines a phone shows for its own answer to the sign-in consent
+/// question (the server's push, English labels and all): committed from
+/// the feed, from the lock screen's action, and read back later. Android
+/// puts these on the lock screen.
+#[cfg(feature = "phone")]
+fn consent_answer_lines(lang: &str) -> Vec<String> {
+    use qp_core::http::ScriptedTransport;
+    use qp_core::phone::Phone;
+    use qp_core::store::StoreMode;
+    struct Token;
+    impl qp_core::sync::TokenProvider for Token {
+        fn token(&self) -> Option<String> {
+            Some("qpu_test".into())
+        }
+    }
+    let copy = Copy::for_languages(&[lang]);
+    let mut out = Vec::new();
+    for (value, action) in [("allow", "qp.v.allow"), ("deny", "qp.v.deny")] {
+        let dir = tempfile::tempdir().unwrap();
+        let phone = Phone::open(
+            &dir.path().join("phone.sqlite"),
+            StoreMode::App,
+            "http://127.0.0.1:9",
+            "u_me",
+            std::sync::Arc::new(Token),
+            &[lang.to_string()],
+            std::sync::Arc::new(ScriptedTransport::offline()),
+        )
+        .unwrap();
+        let (_, payload) = consent_push(&copy, "Ops");
+        phone.receive_apns(&payload).unwrap();
+        let committed = if value == "allow" {
+            phone.answer_in_app("q_consent", Some(value.into()), None)
+        } else {
+            phone.answer_action("q_consent", action, None)
+        }
+        .unwrap();
+        out.push(committed.status);
+        out.push(phone.answer_status("q_consent").unwrap().unwrap().status);
+        for cell in phone.feed(Utc::now()).unwrap() {
+            out.extend(cell.my_answer.map(|m| m.status));
+        }
+    }
+    out
+}
+
+#[test]
+#[cfg(feature = "phone")]
+fn the_answer_to_the_sign_in_consent_reads_its_button_in_the_persons_language() {
+    for lang in available_languages() {
+        let copy = Copy::for_languages(&[lang]);
+        let lines = consent_answer_lines(lang);
+        assert_eq!(lines.len(), 6, "{lang}: {lines:?}");
+        for (i, line) in lines.iter().enumerate() {
+            let value = if i < 3 { "allow" } else { "deny" };
+            let label = copy.consent_label(value).unwrap();
+            assert!(line.contains(&label), "{lang}: {label:?} not in {line:?}");
+            if lang != "en" {
+                for english in ["Allow", "Deny"] {
+                    assert!(!has_word(line, english), "{lang}: English in {line:?}");
+                }
+            }
+        }
+    }
 }
 
 /// The English file's phrases (two words or more), as a translation must
@@ -633,7 +738,7 @@ fn no_translated_lock_screen_or_feed_string_shows_english_or_a_raw_error() {
     let theirs = [
         "Release Bot",
         "Approve",
-        "Deny",
+        "Reject",
         "Later",
         "Never",
         "Federica",
@@ -685,7 +790,9 @@ fn no_translated_lock_screen_or_feed_string_shows_english_or_a_raw_error() {
             let feed = feed_strings(&copy);
             assert!(feed.len() >= 60, "{lang}: {} feed strings", feed.len());
             strings.extend(feed);
+            strings.extend(consent_answer_lines(lang));
         }
+        let single_words = english_single_words(lang);
         for s in &strings {
             for raw in RAW_WORDS {
                 assert!(!s.contains(raw), "{lang}: a raw error on screen: {s:?}");
@@ -702,6 +809,9 @@ fn no_translated_lock_screen_or_feed_string_shows_english_or_a_raw_error() {
                     !ours.to_lowercase().contains(&p.to_lowercase()),
                     "{lang}: English ({p:?}) in {s:?}"
                 );
+            }
+            for w in &single_words {
+                assert!(!has_word(&ours, w), "{lang}: English ({w:?}) in {s:?}");
             }
         }
         if copy.is_rtl() {

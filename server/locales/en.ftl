@@ -19,10 +19,10 @@ signin-ask-me = Ask me on my phone
 signin-phone-hint = You will get a question on your phone: tap { $allow } to connect, { $deny } to refuse.
 
 signin-check-title = Check your phone
-signin-asked = We asked { $name } on their phone whether to allow this in { $room }. This page goes on the moment you answer (within { $minutes } min).
+signin-asked = We asked { $name } on their phone whether to allow this in { $room }. This page continues as soon as you answer (within { $minutes } min).
 signin-code = The question shows the code { $code }: tap { $allow } only if it is the one on this page, a page of this server that you opened yourself from the app you are connecting. Someone else's page showing you a code is no reason to allow.
 signin-answer-here = You are signed in to qp on this browser as { $name }: you may answer here instead.
-signin-buttons-hint = The buttons work a moment after this page is in front of you.
+signin-buttons-hint = The buttons turn on a moment after the page appears.
 signin-no-longer-signed-in = This browser is no longer signed in to qp: answer on your phone.
 signin-answer-failed = That answer did not go through: answer on your phone, or try again.
 
@@ -41,4 +41,5 @@ signin-error-too-many = Too many sign-in requests right now. Try again in a minu
 signin-error-not-allowed = This server does not let you approve agent sign-ins in that room. Ask the server's operator or the room's admin.
 signin-error-cross-site = This form was sent from another site. Start the sign-in again from the app you are connecting.
 signin-error-request = The app that sent you here made a request this server cannot take. Start again from the app; if it happens again, tell its developer.
+signin-error-server = Something went wrong on this server. Try again in a moment; if it keeps happening, tell the server's operator.
 signin-error-details = Details for the app's developer

@@ -1,8 +1,8 @@
 # Español, neutro (no solo de España): tuteo. «Teléfono», como en la app.
 
 signin-connect-title = Conectar con qp
-signin-verified-client = Un cliente verificado en { $host } quiere hacerte preguntas. Se llama a sí mismo «{ $name }».
-signin-unverified-client = Un cliente no verificado quiere hacerte preguntas. Se llama a sí mismo «{ $name }».
+signin-verified-client = Un cliente verificado en { $host } quiere hacerte preguntas. Se presenta como «{ $name }».
+signin-unverified-client = Un cliente no verificado quiere hacerte preguntas. Se presenta como «{ $name }».
 signin-self-named = (ese nombre se lo dio él mismo)
 signin-account = Este navegador tiene una sesión de qp como { $name }: la pregunta irá al teléfono de esa cuenta.
 signin-change-account = ¿No eres { $name }? Preguntar a otra cuenta
@@ -26,7 +26,7 @@ signin-used = Esta solicitud ya se completó.
 signin-allowed = Permitido. Volviendo a la app.
 
 signin-device-title = Aprueba en tu teléfono
-signin-device-body = La persona indicada en { $command } recibió en su teléfono una pregunta con el mismo código que muestra la terminal. Toca { $allow } allí para iniciar la sesión de la terminal.
+signin-device-body = La persona indicada en { $command } recibió en su teléfono una pregunta con el mismo código que muestra el terminal. Toca { $allow } allí para iniciar la sesión del terminal.
 
 signin-error-title = Este inicio de sesión no puede continuar
 signin-error-not-found = No hay nadie con ese id o ese nombre en esa sala. Indica tu id de usuario (o tu nombre exacto) y el código de la sala.
@@ -35,4 +35,5 @@ signin-error-too-many = Hay demasiadas solicitudes de inicio de sesión ahora mi
 signin-error-not-allowed = Este servidor no te permite aprobar inicios de sesión de agentes en esa sala. Pregunta a quien administra el servidor o la sala.
 signin-error-cross-site = Este formulario se envió desde otro sitio. Vuelve a iniciar la sesión desde la app que estás conectando.
 signin-error-request = La app que te trajo aquí hizo una solicitud que este servidor no puede aceptar. Empieza de nuevo desde la app; si vuelve a pasar, avisa a quienes la desarrollan.
+signin-error-server = Algo falló en este servidor. Inténtalo de nuevo en un momento; si sigue pasando, avisa a quien administra el servidor.
 signin-error-details = Detalles para quienes desarrollan la app

@@ -37,4 +37,5 @@ signin-error-too-many = Trop de demandes de connexion pour l’instant. Réessay
 signin-error-not-allowed = Ce serveur ne vous permet pas d’approuver la connexion d’agents dans ce salon. Adressez-vous à l’administration du serveur ou du salon.
 signin-error-cross-site = Ce formulaire a été envoyé depuis un autre site. Recommencez la connexion depuis l’app que vous connectez.
 signin-error-request = L’app qui vous a envoyé ici a fait une demande que ce serveur ne peut pas accepter. Recommencez depuis l’app ; si cela se reproduit, prévenez ses développeurs.
+signin-error-server = Une erreur s’est produite sur ce serveur. Réessayez dans un instant ; si cela se reproduit, prévenez l’administration du serveur.
 signin-error-details = Détails pour les développeurs de l’app

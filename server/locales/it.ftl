@@ -35,4 +35,5 @@ signin-error-too-many = Troppe richieste di accesso in questo momento. Riprova t
 signin-error-not-allowed = Questo server non ti consente di approvare gli accessi degli agenti in quella stanza. Chiedi a chi gestisce il server o la stanza.
 signin-error-cross-site = Questo modulo è stato inviato da un altro sito. Ricomincia l’accesso dall’app che stai connettendo.
 signin-error-request = L’app da cui arrivi ha fatto una richiesta che questo server non può accettare. Ricomincia dall’app; se succede di nuovo, avvisa chi la sviluppa.
+signin-error-server = Qualcosa è andato storto su questo server. Riprova tra un momento; se succede ancora, avvisa chi gestisce il server.
 signin-error-details = Dettagli per chi sviluppa l’app

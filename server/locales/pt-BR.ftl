@@ -35,4 +35,5 @@ signin-error-too-many = Há solicitações de login demais agora. Tente de novo 
 signin-error-not-allowed = Este servidor não permite que você aprove logins de agentes nessa sala. Fale com quem administra o servidor ou a sala.
 signin-error-cross-site = Este formulário foi enviado por outro site. Comece o login de novo pelo app que você está conectando.
 signin-error-request = O app que trouxe você até aqui fez uma solicitação que este servidor não pode aceitar. Comece de novo pelo app; se acontecer de novo, avise quem o desenvolve.
+signin-error-server = Algo deu errado neste servidor. Tente de novo em instantes; se continuar acontecendo, avise quem administra o servidor.
 signin-error-details = Detalhes para quem desenvolve o app

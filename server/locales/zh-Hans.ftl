@@ -14,7 +14,7 @@ signin-phone-hint = 你的手机会收到一个问题：点按“{ $allow }”�
 
 signin-check-title = 请查看你的手机
 signin-asked = 我们已在 { $name } 的手机上询问是否允许在 { $room } 中进行此操作。你一回答，此页面就会继续（{ $minutes } 分钟内）。
-signin-code = 问题中会显示代码 { $code }：只有当它与此页面上的代码相同时才点按“{ $allow }”。此页面应是你自己从要连接的应用中打开的本服务器页面。别人的页面给你看一个代码，并不是允许的理由。
+signin-code = 问题中会显示核对码 { $code }：只有当它与此页面上的代码相同时才点按“{ $allow }”。此页面应是你自己从要连接的应用中打开的本服务器页面。别人的页面给你看一个代码，并不是允许的理由。
 signin-answer-here = 你已在此浏览器上以 { $name } 的身份登录 qp：也可以在这里回答。
 signin-buttons-hint = 此页面显示在前台片刻之后，按钮才可使用。
 signin-no-longer-signed-in = 此浏览器已不再登录 qp：请在手机上回答。
@@ -35,4 +35,5 @@ signin-error-too-many = 当前登录请求过多。请一分钟后再试。
 signin-error-not-allowed = 此服务器不允许你在该房间中批准智能体登录。请联系服务器的管理员或房间的管理员。
 signin-error-cross-site = 此表单是从其他网站提交的。请从你要连接的应用重新开始登录。
 signin-error-request = 引导你来到这里的应用发出了本服务器无法接受的请求。请从应用重新开始；如果再次发生，请告知其开发者。
+signin-error-server = 本服务器出错了。请稍后再试；如果反复出现，请告知服务器的管理员。
 signin-error-details = 给应用开发者的详细信息

@@ -390,7 +390,7 @@ async fn the_consent_question_says_the_servers_words_first() {
         q["prompt"],
         format!(
             "An unverified client wants to ask you questions in \u{2068}Ops\u{2069}. Allow? \
-             It calls itself \"\u{2068}{name}\u{2069}\". It signs in on the computer it runs on (localhost)."
+             It calls itself “\u{2068}{name}\u{2069}”. It signs in on the computer it runs on (localhost)."
         ),
     );
     let (s, _) = device_start(&f, &f.bob, "Deploy laptop").await;
@@ -399,7 +399,7 @@ async fn the_consent_question_says_the_servers_words_first() {
     assert_eq!(
         q["prompt"],
         "A terminal (qp login) wants to ask you questions in \u{2068}Ops\u{2069}. Allow? \
-         It calls itself \"\u{2068}Deploy laptop\u{2069}\", unverified."
+         It calls itself “\u{2068}Deploy laptop\u{2069}”, unverified."
     );
 }
 

@@ -1524,7 +1524,9 @@ async fn the_sign_in_pages_speak_the_browsers_language() {
         waiting.contains("<title>تحقّق من هاتفك</title>"),
         "{waiting}"
     );
-    let allow_ar = "سماح";
+    let allow_ar = qp_core::present::copy::Copy::for_languages(&["ar".to_string()])
+        .consent_label("allow")
+        .unwrap();
     assert!(
         waiting.contains(&format!(
             "<button id=allow type=button aria-disabled=true>{allow_ar}</button>"
@@ -1563,4 +1565,163 @@ async fn the_sign_in_pages_speak_the_browsers_language() {
     assert_eq!(said["state"], "denied", "{said}");
     let de = &words.iter().find(|(t, _)| t == "de").unwrap().1;
     assert_eq!(said["message"], de["signin-denied"].as_str(), "{said}");
+}
+
+/// Review of issue 51: a browser that used up its address's budget at the
+/// authorization page got the client's English JSON; it reads a page in
+/// its language, with the status and Retry-After a client gets.
+#[tokio::test]
+async fn the_address_limit_at_the_authorization_page_is_a_page_in_the_browsers_language() {
+    let f = Fixture::new().await;
+    let client = register(&f, "Release Bot").await;
+    let c = challenge(VERIFIER);
+    let request = form(&[
+        ("response_type", "code"),
+        ("client_id", client.as_str()),
+        ("redirect_uri", REDIRECT),
+        ("code_challenge", c.as_str()),
+        ("code_challenge_method", "S256"),
+    ]);
+    let words = page_words();
+    let de = &words.iter().find(|(t, _)| t == "de").unwrap().1;
+    let mut refused = None;
+    for _ in 0..80 {
+        let r = f
+            .http
+            .get(format!("{}/oauth/authorize?{request}", f.base))
+            .header("Accept", "text/html,application/xhtml+xml")
+            .header("Accept-Language", "de-DE,de;q=0.9")
+            .send()
+            .await
+            .unwrap();
+        if r.status().as_u16() == 429 {
+            let retry = r.headers().get("retry-after").cloned();
+            let kind = r.headers().get("content-type").cloned();
+            refused = Some((retry, kind, r.text().await.unwrap()));
+            break;
+        }
+        assert_eq!(r.status().as_u16(), 200);
+    }
+    let (retry, kind, html) = refused.expect("80 page loads from one address were all served");
+    assert!(retry.is_some(), "a Retry-After");
+    assert!(
+        kind.unwrap().to_str().unwrap().starts_with("text/html"),
+        "{html}"
+    );
+    assert!(html.contains("<html lang=\"de\" dir=\"ltr\">"), "{html}");
+    let too_many = de["signin-error-too-many"].replace('\'', "&#39;");
+    assert!(html.contains(&too_many), "{html}");
+    // A client (no HTML asked for) still gets the JSON error.
+    let (s, body) = f
+        .call("GET", &format!("/oauth/authorize?{request}"), None, None)
+        .await;
+    assert_eq!(s, 429, "{body}");
+    assert_eq!(body["error"], "temporarily_unavailable", "{body}");
+}
+
+/// The core's English consent question (the words a phone in English
+/// reads: prompt, context, buttons' sentence) as runs of three words or
+/// more, names and codes (isolated) left out: a page in another language
+/// must not hold them.
+fn core_consent_english(room: &str) -> Vec<String> {
+    use qp_core::present::copy::Copy;
+    use qp_core::protocol::ConsentRequest;
+    let mut out = Vec::new();
+    for client in ["verified", "unverified", "terminal"] {
+        let parts = ConsentRequest {
+            client: client.into(),
+            name: "Release Bot".into(),
+            host: (client == "verified").then(|| "claude.ai".into()),
+            returns_to: Some("localhost".into()),
+            code: "WDJB-MJHT".into(),
+        };
+        let t = Copy::english().consent(&parts, room);
+        for s in [t.prompt, t.context] {
+            // Drop what is isolated (the client's and the room's names).
+            let mut ours = String::new();
+            let mut depth = 0;
+            for c in s.chars() {
+                match c {
+                    '\u{2068}' | '\u{2066}' | '\u{2067}' => depth += 1,
+                    '\u{2069}' => depth -= 1,
+                    _ if depth == 0 => ours.push(c),
+                    _ => ours.push('|'),
+                }
+            }
+            out.extend(
+                ours.split(|c: char| {
+                    matches!(
+                        c,
+                        '|' | '.' | ',' | ';' | ':' | '?' | '·' | '“' | '”' | '(' | ')'
+                    )
+                })
+                .map(|p| p.trim().to_string())
+                .filter(|p| p.split_whitespace().count() >= 3),
+            );
+        }
+    }
+    out.sort();
+    out.dedup();
+    assert!(out.len() >= 4, "{out:?}");
+    out
+}
+
+/// Review of issue 51: the waiting page (the consent question as the
+/// phone words it, its buttons, the page's own words) in each of the ten
+/// languages, `lang` and `dir` set, with no English sentence of the
+/// server's pages or of the core's consent question.
+#[tokio::test]
+async fn the_waiting_page_speaks_every_language() {
+    use qp_core::present::copy::Copy;
+    let words = page_words();
+    let en = &words.iter().find(|(t, _)| t == "en").unwrap().1;
+    let mut english = english_runs(en);
+    // The fixture's room is "Ops".
+    english.extend(core_consent_english("Ops"));
+    for (tag, msgs) in &words {
+        // A server of its own per language: a person may have only a few
+        // sign-ins waiting.
+        let f = Fixture::new().await;
+        let client = register(&f, "Release Bot").await;
+        let c = challenge(VERIFIER);
+        let asking = form(&[
+            ("response_type", "code"),
+            ("client_id", client.as_str()),
+            ("redirect_uri", REDIRECT),
+            ("code_challenge", c.as_str()),
+            ("code_challenge_method", "S256"),
+            ("user", &f.alice),
+            ("room", &f.room_code),
+        ]);
+        let (s, waiting) = page_in(&f, "POST", "/oauth/authorize", tag, Some(asking)).await;
+        assert_eq!(s, 200, "{tag}: {waiting}");
+        let dir = if matches!(tag.as_str(), "ar" | "he") {
+            "rtl"
+        } else {
+            "ltr"
+        };
+        assert!(
+            waiting.contains(&format!("<html lang=\"{tag}\" dir=\"{dir}\">")),
+            "{tag}"
+        );
+        let title = msgs["signin-check-title"].replace('\'', "&#39;");
+        assert!(
+            waiting.contains(&format!("<title>{title}</title>")),
+            "{tag}"
+        );
+        let copy = Copy::for_languages(&[tag.to_string()]);
+        let allow = copy.consent_label("allow").unwrap();
+        assert!(
+            waiting.contains(&format!("aria-disabled=true>{allow}</button>")),
+            "{tag}: {waiting}"
+        );
+        if tag != "en" {
+            for e in &english {
+                assert!(
+                    !waiting.contains(e.as_str()),
+                    "{tag}: English {e:?} in {waiting}"
+                );
+            }
+        }
+    }
 }

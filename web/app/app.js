@@ -89,7 +89,8 @@ async function openLink(code) {
   try {
     resp = await postJson('/api/pair/preview', { code });
   } catch (e) {
-    linkFailed(t('web-load-failed'));
+    // Nothing retries a preview: the pairing's own "could not reach".
+    linkFailed(responder.pairFailure(0));
     return;
   }
   if (!resp.ok) {
@@ -339,6 +340,7 @@ async function poll(signal) {
   const mine = session;
   await qpFlush(mine.token, (entry, outcome) => {
     if (!outcome.question) return;
+    notes.delete(entry.question_id);   // a server failure said earlier is over
     questions.set(outcome.question.id, outcome.question);
     // The worker replaces the question's notification with its resolution.
     if ('serviceWorker' in navigator) {
@@ -495,8 +497,8 @@ function drawCell(cell, queued) { // queued: my answer waiting in the outbox, if
   const status = el('p', 'status');
   status.id = `status-${cell.question_id}`;
   status.setAttribute('role', 'status');
-  if (queued) status.textContent = responder.queued(JSON.stringify(questions.get(cell.question_id)), queued.body);
-  else if (notes.has(cell.question_id)) status.textContent = notes.get(cell.question_id);
+  if (notes.has(cell.question_id)) status.textContent = notes.get(cell.question_id);
+  else if (queued) status.textContent = responder.queued(JSON.stringify(questions.get(cell.question_id)), queued.body);
   art.append(status);
   li.append(art);
   return li;
@@ -587,7 +589,9 @@ async function answer(id, action, text) {
     }
     else notes.set(id, responder.notSent(JSON.stringify(q), body, outcome.error));
   } catch (e) {
-    // Unreachable: it stays queued and is sent once, when back online.
+    // It stays queued and is sent later. Unreachable: the cell says queued;
+    // the server failing for now (5xx, 429) is said as such.
+    if (e && e.status) notes.set(id, responder.notSent(JSON.stringify(q), body, e.status));
   }
   await render();
   const now = document.activeElement;

@@ -103,7 +103,8 @@ const qpStore = {
 // a lost response is the same answer, counted once by the server. Returns
 // {question} when the server decided (200, or 409 with the question as it
 // stands), {error} when it refused for good (4xx), and throws when it could
-// not be reached (the caller keeps the entry for later).
+// not be reached or failed for now (5xx, 429: the error's `status`); the
+// caller keeps the entry for later.
 async function qpSend(token, entry) {
   const resp = await fetch(`/api/questions/${encodeURIComponent(entry.question_id)}/answer`, {
     method: 'POST',
@@ -116,7 +117,13 @@ async function qpSend(token, entry) {
     credentials: 'omit',
     cache: 'no-store',
   });
-  if (resp.status >= 500 || resp.status === 429) throw new Error(`server ${resp.status}`);
+  if (resp.status >= 500 || resp.status === 429) {
+    // Kept for later like a network failure, but the page says the server
+    // failed (with `status`), not that it is offline.
+    const e = new Error(`server ${resp.status}`);
+    e.status = resp.status;
+    throw e;
+  }
   const json = await resp.json().catch(() => ({}));
   if (resp.ok) return { question: json };
   if (resp.status === 409) return { question: json.question || json };

@@ -174,8 +174,9 @@ async function answerFromButton(event) {
   } catch (e) {
     // Offline: kept, and said so under the question's tag; sent once when
     // the connection returns (background sync, or the page when it opens).
+    const words = JSON.parse(r.queuedNotification(JSON.stringify(question), body));
     await show({
-      tag: question.id, title: r.queued(JSON.stringify(question), body), body: question.prompt,
+      tag: question.id, title: words.title, body: words.body,
       actions: [], require_interaction: false, timestamp: 0,
     }, { question, queued: true });
     if (self.registration.sync) await self.registration.sync.register('qp-outbox').catch(() => {});

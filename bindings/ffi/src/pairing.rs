@@ -7,7 +7,7 @@ use std::sync::Arc;
 use qp_core::phone::Phone;
 
 use crate::error::QpError;
-use crate::types::{DeviceRegistration, PairedAccount};
+use crate::types::{DeviceRegistration, PairErrorKind, PairedAccount};
 
 /// The secure storage refused to keep the token.
 #[derive(Debug, thiserror::Error, uniffi::Error)]
@@ -62,4 +62,13 @@ pub async fn pair_device(
         &crate::http::Registered,
     )
     .await?)
+}
+
+/// Why pairing failed (a `QpError.Pairing`'s `kind`), in the best of
+/// `languages` (the person's, most preferred first), for an app that pairs
+/// before it holds a `PhoneCore` (else `PhoneCore.pairFailure`). The
+/// error's `detail` is the server's or the network's English, for logs.
+#[uniffi::export]
+pub fn pair_failure_line(kind: PairErrorKind, languages: Vec<String>) -> String {
+    qp_core::present::copy::Copy::for_languages(&languages).pair_failure(kind)
 }

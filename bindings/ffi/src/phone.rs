@@ -20,7 +20,9 @@ use crate::types::{
     FeedCell, FlushReport, IosNotification, IosResolvedNotification, MyAnswer, PushQuestion,
     ReconcilePlan, RegistryPlan, StoreMode, SyncReport, Timestamp,
 };
-use crate::types::{DeviceRegistration, PairedAccount, SessionStatus, SignOutReport};
+use crate::types::{
+    DeviceRegistration, PairErrorKind, PairedAccount, SessionStatus, SignOutReport,
+};
 use qp_core::phone::off_thread;
 
 /// Supplies the signed-in user's token, from the Keychain or the Keystore.
@@ -260,6 +262,12 @@ impl PhoneCore {
     /// Android: `ACTION_LOCALE_CHANGED`).
     pub fn set_languages(&self, languages: Vec<String>) {
         self.inner.set_languages(&languages);
+    }
+
+    /// Why pairing failed, in the person's language: the line to show for
+    /// a `QpError.Pairing`'s `kind` (its `detail` is English, for logs).
+    pub fn pair_failure(&self, kind: PairErrorKind) -> String {
+        self.inner.pair_failure(kind)
     }
 
     /// The language the phone speaks (`pt-BR` for `pt-PT`; `en` when none matched).

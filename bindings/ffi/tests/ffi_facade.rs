@@ -489,3 +489,48 @@ fn the_lifecycle_calls_forward_to_the_core() {
     ));
     core.resume().unwrap();
 }
+
+/// A failed pairing's line reaches the apps in the person's language (not
+/// only under the test-only exports): from the session's `PhoneCore`, which
+/// follows a change of language, and from a free function for an app
+/// without one; never the English detail.
+#[test]
+fn a_failed_pairing_says_why_in_the_persons_language() {
+    use qp_core::present::copy::Copy;
+    let dir = tempfile::tempdir().unwrap();
+    let core = phone_core(&dir);
+    core.set_languages(vec!["de-DE".into()]);
+    let kinds = [
+        PairErrorKind::NotACode,
+        PairErrorKind::NoServer,
+        PairErrorKind::InvalidCode,
+        PairErrorKind::TooManyAttempts,
+        PairErrorKind::Unreachable,
+        PairErrorKind::Refused,
+        PairErrorKind::StorageFailed,
+    ];
+    let de = Copy::for_languages(&["de".to_string()]);
+    let mut lines = Vec::new();
+    for kind in kinds {
+        let line = core.pair_failure(kind);
+        assert_eq!(line, de.pair_failure(kind));
+        assert_ne!(line, Copy::english().pair_failure(kind), "{kind:?}");
+        assert_eq!(
+            qp_ffi::pairing::pair_failure_line(kind, vec!["de".into()]),
+            line
+        );
+        lines.push(line);
+    }
+    lines.sort();
+    lines.dedup();
+    assert_eq!(lines.len(), kinds.len(), "one line per reason: {lines:?}");
+    core.set_languages(vec!["ar".into()]);
+    assert_eq!(
+        core.pair_failure(PairErrorKind::Unreachable),
+        qp_ffi::pairing::pair_failure_line(PairErrorKind::Unreachable, vec!["ar-EG".into()])
+    );
+    assert_ne!(
+        core.pair_failure(PairErrorKind::Unreachable),
+        de.pair_failure(PairErrorKind::Unreachable)
+    );
+}

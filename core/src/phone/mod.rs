@@ -172,6 +172,14 @@ impl Phone {
         }
     }
 
+    /// Why pairing failed (`kind`, from [`PhoneError::Pairing`]), as the
+    /// person reads it in their language: "That pairing code is unknown,
+    /// used or expired…". The error's `detail` is the server's or the
+    /// network's English, for logs only.
+    pub fn pair_failure(&self, kind: PairErrorKind) -> String {
+        self.copy().pair_failure(kind)
+    }
+
     /// First run: exchanges a pairing link (`https://HOST/pair#CODE`, from
     /// the QR code) or a bare code (then `server_url` says where) for the
     /// user's token, which goes straight to the app's secure storage
@@ -475,14 +483,7 @@ impl Phone {
         let before = self.store.answer_for(&q.id)?;
         let entry = self.store.commit_answer_to(held, &body)?;
         let is_new = before.is_none_or(|b| b.id != entry.id);
-        let status = feed::my_answer(
-            &entry,
-            &feed::buttons(q),
-            &q.to_question(),
-            &self.me(),
-            &self.copy(),
-        )
-        .status;
+        let status = feed::my_answer(&entry, q, &q.to_question(), &self.me(), &self.copy()).status;
         Ok(CommittedAnswer {
             question_id: q.id.clone(),
             state: entry.state,
@@ -524,7 +525,7 @@ impl Phone {
         };
         Ok(Some(feed::my_answer(
             &entry,
-            &feed::buttons(&stored.question),
+            &stored.question,
             &stored.to_question(),
             &self.me(),
             &self.copy(),

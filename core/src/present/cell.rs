@@ -82,12 +82,14 @@ pub fn buttons(q: &CompactQuestion) -> Vec<FeedButton> {
         .collect()
 }
 
-/// My answer as it reads inside a sentence: the option's label (isolated
-/// where directions can mix) or the quoted reply.
-pub fn summary(body: &AnswerSubmission, labels: &[FeedButton], copy: &Copy) -> String {
+/// My answer to `q` as it reads inside a sentence: the option's label
+/// (isolated where directions can mix) or the quoted reply. The label is
+/// read from the question as the person reads it (a consent's Allow/Deny
+/// in `copy`'s language), so no status line can carry the server's English.
+pub fn summary(body: &AnswerSubmission, q: &CompactQuestion, copy: &Copy) -> String {
     match body {
         AnswerSubmission::Value(v) => copy.embed(
-            labels
+            buttons(&q.localized(copy))
                 .iter()
                 .find(|b| &b.value == v)
                 .map(|b| b.label.as_str())

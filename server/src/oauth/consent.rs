@@ -1,5 +1,5 @@
 //! The consent is a question, "An unverified client wants to ask you
-//! questions in <room>. Allow? It calls itself "<name>".": the server's
+//! questions in <room>. Allow? It calls itself “<name>”.": the server's
 //! words first and the client's claim after them, quoted. Allow / Deny,
 //! sent to the named person through the question machinery (so it reaches
 //! their phone like any other), with the client's verified host (or
@@ -621,7 +621,7 @@ mod tests {
             "{p}"
         );
         assert!(
-            p.contains("It calls itself \"\u{2068}Claude Desktop\u{2069}\", unverified."),
+            p.contains("It calls itself “\u{2068}Claude Desktop\u{2069}”, unverified."),
             "{p}"
         );
         assert!(p.contains("unverified"), "{p}");

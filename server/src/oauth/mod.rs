@@ -125,11 +125,17 @@ async fn per_address(
         .map(|c| crate::pairing::address_group(c.0.ip()));
     if let (true, Some(ip)) = (costly, from) {
         if app.oauth_limits.per_address.check_key(&ip).is_err() {
-            return OAuthError::slow(
+            let e = OAuthError::slow(
                 "too many sign-in requests from your address; try again in a minute",
                 60,
-            )
-            .into_response();
+            );
+            // A person at the authorization page reads it as a page in
+            // their language; a client gets the JSON error.
+            return if wants_html(req.headers()) {
+                e.into_page(&words::Words::of(req.headers()))
+            } else {
+                e.into_response()
+            };
         }
     }
     next.run(req).await
@@ -312,11 +318,14 @@ impl OAuthError {
     }
     pub fn server(e: impl std::fmt::Display) -> Self {
         tracing::error!(error = %e, "oauth: internal error");
-        Self::new(
+        let mut e = Self::new(
             StatusCode::INTERNAL_SERVER_ERROR,
             "server_error",
             "internal error; see the server log",
-        )
+        );
+        // The server's fault, not the app's: the page says so.
+        e.reason = Some("signin-error-server");
+        e
     }
 }
 
@@ -495,6 +504,38 @@ mod resource_tests {
             "https://qp.example.com/m",
         ] {
             assert!(!is_our_resource(&app, no), "{no}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod page_tests {
+    use super::*;
+
+    /// Review of issue 51: a failure of the server (500) told the person
+    /// the app had made a bad request; it says the server failed, in
+    /// their language, with the status kept.
+    #[tokio::test]
+    async fn a_server_failure_on_a_page_blames_the_server_not_the_app() {
+        for accept in ["de-DE", "ja"] {
+            let mut h = HeaderMap::new();
+            h.insert(header::ACCEPT_LANGUAGE, accept.parse().unwrap());
+            let words = words::Words::of(&h);
+            let resp = OAuthError::server("disk full").into_page(&words);
+            assert_eq!(resp.status(), StatusCode::INTERNAL_SERVER_ERROR);
+            let body = axum::body::to_bytes(resp.into_body(), 1 << 20)
+                .await
+                .unwrap();
+            let html = String::from_utf8(body.to_vec()).unwrap();
+            assert!(
+                html.contains(&words.html("signin-error-server", &[])),
+                "{html}"
+            );
+            assert!(
+                !html.contains(&words.html("signin-error-request", &[])),
+                "{html}"
+            );
+            assert!(!html.contains("disk full"), "{html}");
         }
     }
 }

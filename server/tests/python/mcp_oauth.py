@@ -342,7 +342,7 @@ def run_in(work):
         q = browser.question or {}
         check("[dcr] the consent is a direct question to the person, with Allow/Deny",
               q.get("prompt") == "An unverified client wants to ask you questions in \u2068Ops\u2069. Allow? "
-              "It calls itself \"\u2068Test Client\u2069\". It signs in on the computer it runs on (localhost)."
+              "It calls itself \u201c\u2068Test Client\u2069\u201d. It signs in on the computer it runs on (localhost)."
               and q.get("responder_scope") == "direct" and q.get("target_user_id") == fed["id"]
               and [o["value"] for o in q.get("options", [])] == ["allow", "deny"]
               and q.get("context") == f"code {browser.code} · unverified client", q)

@@ -16,6 +16,7 @@ web-notifications-refused = لم تُشغَّل الإشعارات: لم يقب�
 web-close = إغلاق
 web-announce = { $what }: { $title }. { $prompt }
 web-load-failed = تعذّر الوصول إلى الخادم؛ تجري إعادة المحاولة.
+web-answer-signed-out = { $answer }: لم تُرسل بعد؛ أقرن هذا المتصفح من جديد لإرسالها
 web-link-checking = جارٍ التحقق من رابط الإقران…
 web-link-heading = تسجيل الدخول باسم { $name }؟
 web-link-detail = يسجّل رابط الإقران هذا دخول هذا المتصفح إلى { $server } باسم { $name }. لا تتابع إلا إذا كان { $name } حسابك.

@@ -23,6 +23,10 @@ web-close = Close
 # "New question", $title the cell's title (who asks), $prompt the question.
 web-announce = { $what }: { $title }. { $prompt }
 web-load-failed = Could not reach the server; retrying.
+# An answer the server refused because this browser's sign-in ended
+# (401): the phone's line, for a browser. $answer: the answer as qp-core
+# words it.
+web-answer-signed-out = { $answer }: not sent yet; pair this browser again to send it
 # A pairing link opened: whose account it signs in to, before anything is
 # done. $name: the account of the link; $current: the account this browser
 # is signed in to now; $server: this server. Names are never translated.

@@ -16,6 +16,7 @@ web-notifications-refused = Las notificaciones no están activadas: el servidor 
 web-close = Cerrar
 web-announce = { $what }: { $title }. { $prompt }
 web-load-failed = No se puede conectar con el servidor; reintentando.
+web-answer-signed-out = { $answer }: aún sin enviar; vuelve a vincular este navegador para enviarla
 web-link-checking = Comprobando el enlace de vinculación…
 web-link-heading = ¿Iniciar sesión como { $name }?
 web-link-detail = Este enlace de vinculación inicia sesión en { $server } en este navegador como { $name }. Continúa solo si { $name } eres tú.

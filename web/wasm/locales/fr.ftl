@@ -18,6 +18,7 @@ web-notifications-refused = Les notifications ne sont pas activées : le serveu
 web-close = Fermer
 web-announce = { $what } : { $title }. { $prompt }
 web-load-failed = Serveur injoignable ; nouvel essai en cours.
+web-answer-signed-out = { $answer } : pas encore envoyée ; réassociez ce navigateur pour l’envoyer
 web-link-checking = Vérification du lien d’association…
 web-link-heading = Se connecter en tant que { $name } ?
 web-link-detail = Ce lien d’association connecte ce navigateur à { $server } en tant que { $name }. Ne continuez que si { $name }, c’est vous.

@@ -16,6 +16,7 @@ web-notifications-refused = ההתראות לא הופעלו: השרת לא קי
 web-close = סגירה
 web-announce = { $what }: { $title }. { $prompt }
 web-load-failed = אין גישה לשרת; ננסה שוב.
+web-answer-signed-out = { $answer }: עדיין לא נשלחה; יש לצמד את הדפדפן הזה מחדש כדי לשלוח אותה
 web-link-checking = בודקים את קישור הצימוד…
 web-link-heading = להתחבר בתור { $name }?
 web-link-detail = קישור הצימוד הזה מחבר את הדפדפן הזה אל { $server } בתור { $name }. יש להמשיך רק אם { $name } הוא החשבון שלך.

@@ -15,6 +15,7 @@ web-notifications-refused = Le notifiche non sono attive: il server non ha accet
 web-close = Chiudi
 web-announce = { $what }: { $title }. { $prompt }
 web-load-failed = Server non raggiungibile; nuovo tentativo in corso.
+web-answer-signed-out = { $answer }: non ancora inviata; associa di nuovo questo browser per inviarla
 web-link-checking = Verifica del link di associazione…
 web-link-heading = Accedere come { $name }?
 web-link-detail = Questo link di associazione fa accedere questo browser a { $server } come { $name }. Continua solo se { $name } sei tu.

@@ -15,6 +15,7 @@ web-notifications-refused = 通知をオンにできませんでした。サー�
 web-close = 閉じる
 web-announce = { $what }：{ $title }。{ $prompt }
 web-load-failed = サーバーに接続できません。再試行しています。
+web-answer-signed-out = { $answer }：未送信。このブラウザをもう一度ペアリングすると送信します
 web-link-checking = ペアリングリンクを確認しています…
 web-link-heading = { $name }としてサインインしますか？
 web-link-detail = このペアリングリンクは、このブラウザを{ $name }として{ $server }にサインインさせます。{ $name }がご自身の場合のみ続けてください。

@@ -15,6 +15,7 @@ web-notifications-refused = As notificações não foram ativadas: o servidor n�
 web-close = Fechar
 web-announce = { $what }: { $title }. { $prompt }
 web-load-failed = Não foi possível falar com o servidor; tentando de novo.
+web-answer-signed-out = { $answer }: ainda não enviada; pareie este navegador de novo para enviá-la
 web-link-checking = Verificando o link de pareamento…
 web-link-heading = Entrar como { $name }?
 web-link-detail = Este link de pareamento conecta este navegador a { $server } como { $name }. Continue apenas se { $name } for você.

@@ -14,6 +14,7 @@ web-notifications-refused = 通知未开启：服务器未接受此浏览器（�
 web-close = 关闭
 web-announce = { $what }：{ $title }。{ $prompt }
 web-load-failed = 无法连接服务器，正在重试。
+web-answer-signed-out = { $answer }：尚未发送，重新配对此浏览器后即可发送
 web-link-checking = 正在检查配对链接…
 web-link-heading = 以 { $name } 的身份登录？
 web-link-detail = 此配对链接会让这个浏览器以 { $name } 的身份登录 { $server }。只有当 { $name } 是你本人时才继续。

@@ -39,6 +39,7 @@ pub const CHROME_IDS: &[&str] = &[
     "web-close",
     "web-announce",
     "web-load-failed",
+    "web-answer-signed-out",
     "web-link-checking",
     "web-link-heading",
     "web-link-detail",

@@ -18,7 +18,7 @@ mod chrome;
 use chrono::{DateTime, TimeZone, Utc};
 use qp_core::answer::{characters_left, map_action, ActionError};
 use qp_core::payload::{decode_apns, CompactQuestion, Push, ResolvedNotice};
-use qp_core::present::cell::{buttons, cell, summary, Cell};
+use qp_core::present::cell::{cell, summary, Cell};
 use qp_core::present::copy::{AnswerLine, Copy};
 use qp_core::present::web::{web_notification, web_resolved};
 use qp_core::protocol::{AnswerSubmission, Question};
@@ -136,14 +136,26 @@ impl Responder {
     /// Why an answer was not sent, as the phone says it: `status` is what
     /// the server answered (`POST /api/questions/{id}/answer`). A refusal
     /// for good (400, 403, 404, 422) says so with its code, never "try
-    /// again"; a failure that may pass (5xx, 429) says it will be retried.
+    /// again"; a failure that may pass (5xx, 429) says it will be retried;
+    /// a 401 says to pair this browser again.
     /// `question` and `body` as for [`Responder::queued`].
     #[wasm_bindgen(js_name = notSent)]
     pub fn not_sent(&self, question: &str, body: &str, status: u16) -> Result<String, String> {
         use qp_core::present::copy::SendFailure;
         let cq = compact(question)?;
         let body: AnswerSubmission = parse(body, "body")?;
-        let what = summary(&body, &buttons(&cq), &self.copy);
+        let what = summary(&body, &cq, &self.copy);
+        if status == 401 {
+            // This browser's sign-in ended: the phone's line, for a browser.
+            // `what` is isolated already where directions can mix (as the
+            // phone's lines have it): the catalog's own isolation around
+            // it comes off, and the line is anchored as the phone's are.
+            let line = self
+                .chrome
+                .text_with("web-answer-signed-out", &[("answer", &what)])
+                .replacen(&format!("\u{2068}{what}\u{2069}"), &what, 1);
+            return Ok(self.copy.anchored(line));
+        }
         let line = match SendFailure::of_status(status) {
             SendFailure::Refused(code) => AnswerLine::Rejected { code },
             cause => AnswerLine::Retrying(cause),
@@ -223,8 +235,20 @@ impl Responder {
     pub fn queued(&self, question: &str, body: &str) -> Result<String, String> {
         let cq = compact(question)?;
         let body: AnswerSubmission = parse(body, "body")?;
-        let what = summary(&body, &buttons(&cq), &self.copy);
+        let what = summary(&body, &cq, &self.copy);
         Ok(self.copy.answer_line(AnswerLine::Queued, &what))
+    }
+
+    /// The notification that replaces a question answered from its button
+    /// while offline: `{"title": "Approve: queued…", "body": prompt}`, the
+    /// prompt as the person reads it (a sign-in consent in their language,
+    /// never the server's English). `question` and `body` as for
+    /// [`Responder::queued`].
+    #[wasm_bindgen(js_name = queuedNotification)]
+    pub fn queued_notification(&self, question: &str, body: &str) -> Result<String, String> {
+        let title = self.queued(question, body)?;
+        let prompt = compact(question)?.localized(&self.copy).prompt;
+        Ok(json!({"title": title, "body": prompt}).to_string())
     }
 
     /// A Web Push's decrypted payload: `{"kind":"question","notification":…,

@@ -632,10 +632,57 @@ fn an_answer_refused_for_good_is_not_told_to_try_again() {
             &r.copy.embed("Approve")
         )
     );
+    // A server failing for now (the page keeps the answer queued and says
+    // so with notSent, never "offline, will send when online").
     let busy = r.not_sent(&q, &body, 503).unwrap();
     assert_ne!(busy, refused);
     assert!(!busy.contains("503"), "{busy}");
+    let approve = r.copy.embed("Approve");
+    assert_ne!(busy, r.copy.answer_line(AnswerLine::Queued, &approve));
+    assert_eq!(
+        busy,
+        r.copy.answer_line(
+            AnswerLine::Retrying(qp_core::present::copy::SendFailure::of_status(503)),
+            &approve
+        )
+    );
+    // Signed out (401): pair this browser again, not "this phone".
+    let signed_out = r.not_sent(&q, &body, 401).unwrap();
+    assert_eq!(
+        signed_out,
+        "Approve: noch nicht gesendet; kopple diesen Browser neu, um sie zu senden"
+    );
     assert!(r.not_sent("{", &body, 422).is_err());
+}
+
+/// A 401 on answering says to pair this browser again in every language,
+/// never the phone's "pair this phone again"; right-to-left lines that
+/// begin with the answer start with a direction mark.
+#[test]
+fn a_signed_out_browser_is_told_to_pair_this_browser_again() {
+    let q = question(
+        "q_1",
+        json!({"prompt": "Ship?", "options": ["Approve", "Deny"]}),
+        now(),
+    );
+    let q = serde_json::to_string(&q).unwrap();
+    for lang in available_languages() {
+        let r = Responder::new(vec![lang.to_string()], "u_me".into());
+        let body = r.answer(&q, "qp.v.Approve", None).unwrap();
+        let line = r.not_sent(&q, &body, 401).unwrap();
+        let phone = r.copy.answer_line(
+            AnswerLine::Retrying(qp_core::present::copy::SendFailure::of_status(401)),
+            &r.copy.embed("Approve"),
+        );
+        assert_ne!(line, phone, "{lang}: the phone's words");
+        assert!(line.contains("Approve"), "{lang}: {line}");
+        if lang != "en" {
+            assert!(!line.contains("pair this"), "{lang}: {line}");
+        }
+        if r.copy.is_rtl() {
+            assert!(line.starts_with('\u{200F}'), "{lang}: {line:?}");
+        }
+    }
 }
 
 /// Notifications the server would not register say why in the person's
@@ -650,6 +697,73 @@ fn notifications_refused_by_the_server_say_so_in_the_persons_language() {
             assert_ne!(
                 t,
                 Responder::new(vec![], String::new()).notifications_refused(400)
+            );
+        }
+    }
+}
+
+/// The server's sign-in consent question as the page gets it: the server's
+/// English words and the parts the core words it from.
+fn consent_question() -> Question {
+    use qp_core::protocol::ConsentRequest;
+    let parts = ConsentRequest {
+        client: "unverified".into(),
+        name: "Claude Code".into(),
+        host: None,
+        returns_to: Some("localhost".into()),
+        code: "WDJB-MJHT".into(),
+    };
+    let english = Copy::english().consent(&parts, "Ops");
+    let mut q = question(
+        "q_consent",
+        json!({"prompt": english.prompt, "context": english.context,
+               "options": [{"value": "allow", "label": english.allow},
+                           {"value": "deny", "label": english.deny}]}),
+        now(),
+    );
+    q.consent = Some(parts);
+    q
+}
+
+/// Whether `word` stands in `s` as a word of its own.
+fn has_word(s: &str, word: &str) -> bool {
+    s.match_indices(word).any(|(i, _)| {
+        let before = s[..i].chars().next_back();
+        let after = s[i + word.len()..].chars().next();
+        !before.is_some_and(char::is_alphanumeric) && !after.is_some_and(char::is_alphanumeric)
+    })
+}
+
+/// An answer to the sign-in consent, queued offline or not sent, names its
+/// button in the person's language (the page's status line and the
+/// service worker's notification title), never the server's "Allow"; the
+/// queued notification's body is the question as the person reads it.
+#[test]
+fn the_answer_to_the_sign_in_consent_reads_its_button_in_the_persons_language() {
+    let q = serde_json::to_string(&consent_question()).unwrap();
+    for lang in available_languages() {
+        let r = Responder::new(vec![lang.to_string()], "u_me".into());
+        let allow = r.copy.consent_label("allow").unwrap();
+        let body = r.answer(&q, "qp.v.allow", None).unwrap();
+        let n: Value = serde_json::from_str(&r.queued_notification(&q, &body).unwrap()).unwrap();
+        let lines = [
+            r.queued(&q, &body).unwrap(),
+            r.not_sent(&q, &body, 422).unwrap(),
+            r.not_sent(&q, &body, 503).unwrap(),
+            n["title"].as_str().unwrap().to_string(),
+        ];
+        for line in &lines {
+            assert!(line.contains(&allow), "{lang}: {allow:?} not in {line:?}");
+            if lang != "en" {
+                assert!(!has_word(line, "Allow"), "{lang}: English in {line:?}");
+            }
+        }
+        let shown = feed(&r, &[consent_question()]);
+        assert_eq!(n["body"], shown[0]["prompt"], "{lang}");
+        if lang != "en" {
+            assert!(
+                !n["body"].as_str().unwrap().contains("wants to ask you"),
+                "{lang}: {n}"
             );
         }
     }
