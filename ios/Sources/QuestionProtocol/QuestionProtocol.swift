@@ -1676,6 +1676,12 @@ public protocol PhoneCoreProtocol: AnyObject, Sendable {
     func openAppToFinish()  -> String
     
     /**
+     * Why pairing failed, in the person's language: the line to show for
+     * a `QpError.Pairing`'s `kind` (its `detail` is English, for logs).
+     */
+    func pairFailure(kind: PairErrorKind)  -> String
+    
+    /**
      * The categories to register (`setNotificationCategories`): what is
      * registered, merged with the new one, pruned by what the store knows
      * (a store that cannot be read now: as `planIosCategoriesWithoutStore`).
@@ -2405,6 +2411,20 @@ open func openAppToFinish() -> String  {
         uniffiCallStatus in
     uniffi_qp_ffi_fn_method_phonecore_open_app_to_finish(
             self.uniffiCloneHandle(),uniffiCallStatus
+    )
+})
+}
+    
+    /**
+     * Why pairing failed, in the person's language: the line to show for
+     * a `QpError.Pairing`'s `kind` (its `detail` is English, for logs).
+     */
+open func pairFailure(kind: PairErrorKind) -> String  {
+    return try!  FfiConverterString.lift(try! rustCall() {
+        uniffiCallStatus in
+    uniffi_qp_ffi_fn_method_phonecore_pair_failure(
+            self.uniffiCloneHandle(),
+        FfiConverterTypePairErrorKind_lower(kind),uniffiCallStatus
     )
 })
 }
@@ -10204,6 +10224,21 @@ public func pairDevice(linkOrCode: String, serverUrl: String?, deviceLabel: Stri
         )
 }
 /**
+ * Why pairing failed (a `QpError.Pairing`'s `kind`), in the best of
+ * `languages` (the person's, most preferred first), for an app that pairs
+ * before it holds a `PhoneCore` (else `PhoneCore.pairFailure`). The
+ * error's `detail` is the server's or the network's English, for logs.
+ */
+public func pairFailureLine(kind: PairErrorKind, languages: [String]) -> String  {
+    return try!  FfiConverterString.lift(try! rustCall() {
+        uniffiCallStatus in
+    uniffi_qp_ffi_fn_func_pair_failure_line(
+        FfiConverterTypePairErrorKind_lower(kind),
+        FfiConverterSequenceString.lower(languages),uniffiCallStatus
+    )
+})
+}
+/**
  * Android: the notification channel every question is posted on.
  */
 public func androidChannel(languages: [String]) -> AndroidChannel  {
@@ -10545,6 +10580,9 @@ private let initializationResult: InitializationResult = {
     if (uniffi_qp_ffi_checksum_func_pair_device() != 60402) {
         return InitializationResult.apiChecksumMismatch
     }
+    if (uniffi_qp_ffi_checksum_func_pair_failure_line() != 19379) {
+        return InitializationResult.apiChecksumMismatch
+    }
     if (uniffi_qp_ffi_checksum_func_android_channel() != 6391) {
         return InitializationResult.apiChecksumMismatch
     }
@@ -10720,6 +10758,9 @@ private let initializationResult: InitializationResult = {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_qp_ffi_checksum_method_phonecore_open_app_to_finish() != 39561) {
+        return InitializationResult.apiChecksumMismatch
+    }
+    if (uniffi_qp_ffi_checksum_method_phonecore_pair_failure() != 37007) {
         return InitializationResult.apiChecksumMismatch
     }
     if (uniffi_qp_ffi_checksum_method_phonecore_plan_ios_categories() != 11455) {

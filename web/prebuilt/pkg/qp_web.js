@@ -180,7 +180,8 @@ let wasm_bindgen = (function(exports) {
          * Why an answer was not sent, as the phone says it: `status` is what
          * the server answered (`POST /api/questions/{id}/answer`). A refusal
          * for good (400, 403, 404, 422) says so with its code, never "try
-         * again"; a failure that may pass (5xx, 429) says it will be retried.
+         * again"; a failure that may pass (5xx, 429) says it will be retried;
+         * a 401 says to pair this browser again.
          * `question` and `body` as for [`Responder::queued`].
          * @param {string} question
          * @param {string} body
@@ -273,6 +274,45 @@ let wasm_bindgen = (function(exports) {
                 const ptr0 = passStringToWasm0(payload, wasm.__wbindgen_malloc, wasm.__wbindgen_realloc);
                 const len0 = WASM_VECTOR_LEN;
                 const ret = wasm.responder_push(this.__wbg_ptr, ptr0, len0, val2);
+                var ptr3 = ret[0];
+                var len3 = ret[1];
+                if (ret[3]) {
+                    ptr3 = 0; len3 = 0;
+                    throw takeFromExternrefTable0(ret[2]);
+                }
+                deferred4_0 = ptr3;
+                deferred4_1 = len3;
+                return getStringFromWasm0(ptr3, len3);
+            } finally {
+                wasm.__wbindgen_free(deferred4_0, deferred4_1, 1);
+            }
+        }
+        /**
+         * The notification that replaces a question answered from its button
+         * while offline: `{"title": "Approve: queued…", "body": prompt}`, the
+         * prompt as the person reads it (a sign-in consent in their language,
+         * never the server's English). `question` and `body` as for
+         * [`Responder::queued`].
+         * @param {string} question
+         * @param {string} body
+         * @returns {string}
+         */
+        queuedNotification(question, body) {
+            let deferred4_0;
+            let deferred4_1;
+            try {
+                let ptr0, len0, ptr1, len1;
+                try {
+                    ptr0 = passStringToWasm0(question, wasm.__wbindgen_malloc, wasm.__wbindgen_realloc);
+                    len0 = WASM_VECTOR_LEN;
+                    ptr1 = passStringToWasm0(body, wasm.__wbindgen_malloc, wasm.__wbindgen_realloc);
+                    len1 = WASM_VECTOR_LEN;
+                } catch (e) {
+                    if (ptr1) { wasm.__wbindgen_free(ptr1, len1 * 1, 1); }
+                    if (ptr0) { wasm.__wbindgen_free(ptr0, len0 * 1, 1); }
+                    throw e;
+                }
+                const ret = wasm.responder_queuedNotification(this.__wbg_ptr, ptr0, len0, ptr1, len1);
                 var ptr3 = ret[0];
                 var len3 = ret[1];
                 if (ret[3]) {

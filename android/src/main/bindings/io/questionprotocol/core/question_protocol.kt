@@ -846,6 +846,8 @@ internal object IntegrityCheckingUniffiLib {
     ): Int
     external fun uniffi_qp_ffi_checksum_func_pair_device(
     ): Int
+    external fun uniffi_qp_ffi_checksum_func_pair_failure_line(
+    ): Int
     external fun uniffi_qp_ffi_checksum_func_android_channel(
     ): Int
     external fun uniffi_qp_ffi_checksum_func_android_notification(
@@ -963,6 +965,8 @@ internal object IntegrityCheckingUniffiLib {
     external fun uniffi_qp_ffi_checksum_method_phonecore_language(
     ): Int
     external fun uniffi_qp_ffi_checksum_method_phonecore_open_app_to_finish(
+    ): Int
+    external fun uniffi_qp_ffi_checksum_method_phonecore_pair_failure(
     ): Int
     external fun uniffi_qp_ffi_checksum_method_phonecore_plan_ios_categories(
     ): Int
@@ -1166,6 +1170,8 @@ internal object UniffiLib {
     ): RustBuffer.ByValue
     external fun uniffi_qp_ffi_fn_method_phonecore_open_app_to_finish(`ptr`: Long,uniffi_out_err: UniffiRustCallStatus, 
     ): RustBuffer.ByValue
+    external fun uniffi_qp_ffi_fn_method_phonecore_pair_failure(`ptr`: Long,`kind`: RustBuffer.ByValue,uniffi_out_err: UniffiRustCallStatus, 
+    ): RustBuffer.ByValue
     external fun uniffi_qp_ffi_fn_method_phonecore_plan_ios_categories(`ptr`: Long,`registered`: RustBuffer.ByValue,`newCategory`: RustBuffer.ByValue,`now`: RustBuffer.ByValue,`max`: Int,uniffi_out_err: UniffiRustCallStatus, 
     ): RustBuffer.ByValue
     external fun uniffi_qp_ffi_fn_method_phonecore_question(`ptr`: Long,`questionId`: RustBuffer.ByValue,uniffi_out_err: UniffiRustCallStatus, 
@@ -1260,6 +1266,8 @@ internal object UniffiLib {
     ): RustBuffer.ByValue
     external fun uniffi_qp_ffi_fn_func_pair_device(`linkOrCode`: RustBuffer.ByValue,`serverUrl`: RustBuffer.ByValue,`deviceLabel`: RustBuffer.ByValue,`device`: RustBuffer.ByValue,`store`: Long,
     ): Long
+    external fun uniffi_qp_ffi_fn_func_pair_failure_line(`kind`: RustBuffer.ByValue,`languages`: RustBuffer.ByValue,uniffi_out_err: UniffiRustCallStatus, 
+    ): RustBuffer.ByValue
     external fun uniffi_qp_ffi_fn_func_android_channel(`languages`: RustBuffer.ByValue,uniffi_out_err: UniffiRustCallStatus, 
     ): RustBuffer.ByValue
     external fun uniffi_qp_ffi_fn_func_android_notification(`question`: RustBuffer.ByValue,`now`: RustBuffer.ByValue,`requireUnlockForDanger`: Byte,`languages`: RustBuffer.ByValue,uniffi_out_err: UniffiRustCallStatus, 
@@ -1450,6 +1458,9 @@ private fun uniffiCheckApiChecksums(lib: IntegrityCheckingUniffiLib) {
     if ((lib.uniffi_qp_ffi_checksum_func_pair_device() and 0xFFFF) != 60402) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
+    if ((lib.uniffi_qp_ffi_checksum_func_pair_failure_line() and 0xFFFF) != 19379) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
     if ((lib.uniffi_qp_ffi_checksum_func_android_channel() and 0xFFFF) != 6391) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
@@ -1625,6 +1636,9 @@ private fun uniffiCheckApiChecksums(lib: IntegrityCheckingUniffiLib) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
     if ((lib.uniffi_qp_ffi_checksum_method_phonecore_open_app_to_finish() and 0xFFFF) != 39561) {
+        throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
+    }
+    if ((lib.uniffi_qp_ffi_checksum_method_phonecore_pair_failure() and 0xFFFF) != 37007) {
         throw RuntimeException("UniFFI API checksum mismatch: try cleaning and rebuilding your project")
     }
     if ((lib.uniffi_qp_ffi_checksum_method_phonecore_plan_ios_categories() and 0xFFFF) != 11455) {
@@ -3880,6 +3894,12 @@ public interface PhoneCoreInterface {
     fun `openAppToFinish`(): kotlin.String
     
     /**
+     * Why pairing failed, in the person's language: the line to show for
+     * a `QpError.Pairing`'s `kind` (its `detail` is English, for logs).
+     */
+    fun `pairFailure`(`kind`: PairErrorKind): kotlin.String
+    
+    /**
      * The categories to register (`setNotificationCategories`): what is
      * registered, merged with the new one, pruned by what the store knows
      * (a store that cannot be read now: as `planIosCategoriesWithoutStore`).
@@ -4777,6 +4797,24 @@ open class PhoneCore: Disposable, AutoCloseable, PhoneCoreInterface
     UniffiLib.uniffi_qp_ffi_fn_method_phonecore_open_app_to_finish(
         it,
         _status)
+}
+    }
+    )
+    }
+    
+
+    
+    /**
+     * Why pairing failed, in the person's language: the line to show for
+     * a `QpError.Pairing`'s `kind` (its `detail` is English, for logs).
+     */override fun `pairFailure`(`kind`: PairErrorKind): kotlin.String {
+            return FfiConverterString.lift(
+    callWithHandle {
+    uniffiRustCall() { _status ->
+    UniffiLib.uniffi_qp_ffi_fn_method_phonecore_pair_failure(
+        it,
+        
+        FfiConverterTypePairErrorKind.lower(`kind`),_status)
 }
     }
     )
@@ -11773,6 +11811,24 @@ public typealias FfiConverterTypeTimestamp = FfiConverterTimestamp
         QpException.ErrorHandler,
     )
     }
+
+        /**
+         * Why pairing failed (a `QpError.Pairing`'s `kind`), in the best of
+         * `languages` (the person's, most preferred first), for an app that pairs
+         * before it holds a `PhoneCore` (else `PhoneCore.pairFailure`). The
+         * error's `detail` is the server's or the network's English, for logs.
+         */ fun `pairFailureLine`(`kind`: PairErrorKind, `languages`: List<kotlin.String>): kotlin.String {
+            return FfiConverterString.lift(
+    uniffiRustCall() { _status ->
+    UniffiLib.uniffi_qp_ffi_fn_func_pair_failure_line(
+    
+        
+        FfiConverterTypePairErrorKind.lower(`kind`),
+        FfiConverterSequenceString.lower(`languages`),_status)
+}
+    )
+    }
+    
 
         /**
          * Android: the notification channel every question is posted on.
