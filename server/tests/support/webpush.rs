@@ -10,7 +10,8 @@
 //!
 //! `GET /messages` lists what was delivered (decrypted, for the browser
 //! test to hand to a service worker); `POST /gone/<id>` makes a
-//! subscription answer 410 from then on.
+//! subscription answer 410 from then on; [`PushState::outage`] makes the
+//! whole service answer 503 for a while.
 
 #![allow(dead_code)]
 
@@ -84,6 +85,17 @@ pub struct PushState {
     pub refused: Mutex<Vec<String>>,
     pub gone: Mutex<HashSet<String>>,
     pub origin: Mutex<String>,
+    /// Every push answered 503 until then (an outage of the service).
+    pub down_until: Mutex<Option<std::time::Instant>>,
+    /// The 503s answered during it.
+    pub down_answers: std::sync::atomic::AtomicUsize,
+}
+
+impl PushState {
+    /// The service answers every push 503 for `length` from now.
+    pub fn outage(&self, length: std::time::Duration) {
+        *self.down_until.lock().unwrap() = Some(std::time::Instant::now() + length);
+    }
 }
 
 pub struct PushStandIn {
@@ -194,6 +206,20 @@ async fn push(
     body: Bytes,
 ) -> (StatusCode, Json<Value>) {
     let origin = state.origin.lock().unwrap().clone();
+    if state
+        .down_until
+        .lock()
+        .unwrap()
+        .is_some_and(|u| std::time::Instant::now() < u)
+    {
+        state
+            .down_answers
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        return (
+            StatusCode::SERVICE_UNAVAILABLE,
+            Json(json!({"error": "down"})),
+        );
+    }
     if state.gone.lock().unwrap().contains(&id) {
         return refuse(&state, StatusCode::GONE, format!("{id}: unsubscribed"));
     }
