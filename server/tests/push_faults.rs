@@ -240,8 +240,9 @@ async fn a_gateway_outage_longer_than_the_attempt_schedule_fails_no_push() {
     assert_eq!(metric(&f, open).await, 0.0, "{open} after it answered");
 }
 
-/// Issue 54: a browser push service answers every push 503 for 12 s, past
-/// the attempt schedule. As for APNs and FCM, its pushes wait without
+/// Issue 54: a browser push service answers every push 503 (Retry-After
+/// 1 s) for 12 s, past the attempt schedule under those answers (8
+/// attempts, about 7 s). As for APNs and FCM, its pushes wait without
 /// spending attempts once it is in an outage (3 faults in a row), and when
 /// it answers again every push is accepted once. Before, every push spent
 /// its 8 attempts on the 503s and failed for good.

@@ -11,7 +11,7 @@
 //! `GET /messages` lists what was delivered (decrypted, for the browser
 //! test to hand to a service worker); `POST /gone/<id>` makes a
 //! subscription answer 410 from then on; [`PushState::outage`] makes the
-//! whole service answer 503 for a while.
+//! whole service answer 503 (`Retry-After: 1`) for a while.
 
 #![allow(dead_code)]
 
@@ -199,6 +199,34 @@ fn check_vapid(headers: &HeaderMap, origin: &str) -> Result<(String, String), St
     Ok((k, sub))
 }
 
+/// During an outage ([`PushState::outage`]) every push is answered 503
+/// with `Retry-After: 1`, as a push service under maintenance does.
+async fn push_or_down(
+    state: State<Arc<PushState>>,
+    id: Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let down = state
+        .down_until
+        .lock()
+        .unwrap()
+        .is_some_and(|u| std::time::Instant::now() < u);
+    if down {
+        state
+            .down_answers
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        return (
+            StatusCode::SERVICE_UNAVAILABLE,
+            [("retry-after", "1")],
+            Json(json!({"error": "down"})),
+        )
+            .into_response();
+    }
+    push(state, id, headers, body).await.into_response()
+}
+
 async fn push(
     State(state): State<Arc<PushState>>,
     Path(id): Path<String>,
@@ -206,20 +234,6 @@ async fn push(
     body: Bytes,
 ) -> (StatusCode, Json<Value>) {
     let origin = state.origin.lock().unwrap().clone();
-    if state
-        .down_until
-        .lock()
-        .unwrap()
-        .is_some_and(|u| std::time::Instant::now() < u)
-    {
-        state
-            .down_answers
-            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        return (
-            StatusCode::SERVICE_UNAVAILABLE,
-            Json(json!({"error": "down"})),
-        );
-    }
     if state.gone.lock().unwrap().contains(&id) {
         return refuse(&state, StatusCode::GONE, format!("{id}: unsubscribed"));
     }
@@ -313,7 +327,7 @@ pub async fn webpush() -> PushStandIn {
     let state = Arc::new(PushState::default());
     *state.origin.lock().unwrap() = format!("http://{addr}");
     let app = Router::new()
-        .route("/push/{id}", post(push))
+        .route("/push/{id}", post(push_or_down))
         .route("/messages", get(messages))
         .route("/gone/{id}", post(gone))
         .with_state(state.clone());
