@@ -12,6 +12,8 @@ mod common;
 mod fanout;
 #[path = "support/gateways.rs"]
 mod gateways;
+#[path = "support/webpush.rs"]
+mod webpush_standin;
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};

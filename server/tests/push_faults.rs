@@ -19,6 +19,8 @@ mod common;
 mod fanout;
 #[path = "support/gateways.rs"]
 mod gateways;
+#[path = "support/webpush.rs"]
+mod webpush_standin;
 
 use std::collections::HashMap;
 use std::sync::atomic::Ordering::SeqCst;
@@ -238,6 +240,75 @@ async fn a_gateway_outage_longer_than_the_attempt_schedule_fails_no_push() {
     assert_eq!(metric(&f, open).await, 0.0, "{open} after it answered");
 }
 
+/// Issue 54: a browser push service answers every push 503 (Retry-After
+/// 1 s) for 12 s, past the attempt schedule under those answers (8
+/// attempts, about 7 s). As for APNs and FCM, its pushes wait without
+/// spending attempts once it is in an outage (3 faults in a row), and when
+/// it answers again every push is accepted once. Before, every push spent
+/// its 8 attempts on the 503s and failed for good.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_push_service_outage_longer_than_the_attempt_schedule_fails_no_web_push() {
+    let service = webpush_standin::webpush().await;
+    let host = service.host();
+    let keys = tempfile::tempdir().unwrap();
+    let key = keys.path().join("vapid-key");
+    let f = common::Fixture::with(move |s| {
+        s.web_push_allow = vec![host];
+        s.vapid_key = Some(key);
+    })
+    .await;
+    let browsers = fanout::seed_web(&f, &service, 40);
+    let outage = Duration::from_secs(12);
+    service.state.outage(outage);
+    let t0 = Instant::now();
+    let id = room_question(&f).await;
+    loop {
+        let s = fanout::states(&f, &id);
+        if s.get("sent").copied().unwrap_or(0) + s.get("failed").copied().unwrap_or(0)
+            == browsers.len()
+        {
+            break;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(120),
+            "not every push done: {s:?}, {} delivered, {} 503s, refused {:?}",
+            service.delivered().len(),
+            service.state.down_answers.load(SeqCst),
+            service.state.refused.lock().unwrap()
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let took = t0.elapsed();
+    let states = fanout::states(&f, &id);
+    let mut per: HashMap<String, usize> = HashMap::new();
+    for d in service.delivered() {
+        if d.plaintext.contains(&id) {
+            *per.entry(d.subscription).or_insert(0) += 1;
+        }
+    }
+    let spent = attempts(&f.db(), &id);
+    println!(
+        "Web Push service outage of {outage:?}: {} browsers done {took:?} after the ask, {} lost, {} sent twice, {} 503s, attempts at most {:?}",
+        browsers.len(),
+        browsers.len() - per.len(),
+        doubled(&per),
+        service.state.down_answers.load(SeqCst),
+        spent.iter().max()
+    );
+    assert_eq!(states.get("failed"), None, "failed for good: {states:?}");
+    assert_eq!(per.len(), browsers.len(), "lost");
+    assert!(per.values().all(|n| *n == 1), "doubled: {per:?}");
+    assert!(took >= outage, "accepted during the outage? {took:?}");
+    let extra: u32 = spent.iter().map(|a| a - 1).sum();
+    assert!(extra < 3, "attempts spent on the outage: {spent:?}");
+    let outages = r#"qp_push_gateway_outages_total{gateway="web_push"}"#;
+    assert!(metric(&f, outages).await >= 1.0, "{outages}");
+    let held = r#"qp_push_outcomes_total{gateway="web_push",outcome="deferred",reason="outage"}"#;
+    assert!(metric(&f, held).await >= 1.0, "{held}");
+    let open = r#"qp_push_gateway_outage{gateway="web_push"}"#;
+    assert_eq!(metric(&f, open).await, 0.0, "{open} after it answered");
+}
+
 /// Issue 54: during a 1,000-device fan-out APNs refuses a tenth of the
 /// pushes with `429 TooManyProviderTokenUpdates` and a tenth with `403
 /// ExpiredProviderToken`: each is retried (the device kept, nothing failed
@@ -329,7 +400,9 @@ async fn a_refused_outcome_write_is_tried_again_not_dropped() {
 /// fan-out, then started again on the same database: every push accepted,
 /// none lost; pushes accepted twice only among those the killed server had
 /// not recorded sent when it died (none it had recorded goes again), under
-/// the same collapse id.
+/// the same collapse id, and each counted by the restarted server
+/// (`qp_push_resent_maybe_delivered_total{cause="lease_ran_out"}`: it
+/// claimed a job whose earlier claim ended without an outcome).
 /// The lease is 2 s here (`--push-lease-ms`), so the claimed jobs of the
 /// killed server are due again within seconds.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -374,7 +447,7 @@ async fn a_server_killed_mid_fan_out_and_restarted_loses_nothing() {
     // may go twice.
     let conn = common::connect(&db);
     let recorded_at_kill = sent_tokens(&*conn, &id);
-    let _second = fanout::instance(&db, dir.path(), &apns.url, &fcm.url, &lease);
+    let second = fanout::instance(&db, dir.path(), &apns.url, &fcm.url, &lease);
     until("every push recorded sent", Duration::from_secs(120), || {
         sent(&conn, &id) == seeded.ios.len()
     })
@@ -384,8 +457,17 @@ async fn a_server_killed_mid_fan_out_and_restarted_loses_nothing() {
     tokio::time::sleep(Duration::from_millis(500)).await;
     let per = accepted_per_device(Some(&apns), None, &id);
     let twice = doubled(&per);
+    let text = http
+        .get(format!("{}/metrics", second.base))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let counted = fanout::metric_in(&text, &resent("lease_ran_out"));
     println!(
-        "kill -9 mid fan-out: {before} accepted before the kill, {} recorded sent, every push recorded {recovered:?} after it (restart and lease included), {} lost, {twice} sent twice",
+        "kill -9 mid fan-out: {before} accepted before the kill, {} recorded sent, every push recorded {recovered:?} after it (restart and lease included), {} lost, {twice} sent twice, {counted} counted as maybe delivered (lease_ran_out)",
         recorded_at_kill.len(),
         seeded.ios.len() - per.len()
     );
@@ -409,6 +491,17 @@ async fn a_server_killed_mid_fan_out_and_restarted_loses_nothing() {
     assert!(
         twice <= unrecorded,
         "{twice} sent twice: more than the {unrecorded} the killed server had not recorded"
+    );
+    // Every push sent twice is counted, by the server that took it over;
+    // only pushes the killed server had claimed and not recorded are.
+    assert!(
+        twice as f64 <= counted,
+        "{twice} sent twice, {counted} counted"
+    );
+    assert!(counted >= 1.0, "nothing counted after kill -9");
+    assert!(
+        counted <= unrecorded as f64,
+        "{counted} counted: more than the {unrecorded} the killed server had not recorded"
     );
 }
 

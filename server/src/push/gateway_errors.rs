@@ -33,6 +33,9 @@
 //! A reason not in the table falls back by status ([`fallback`]): 410
 //! device, 429 throttle, 5xx gateway, other 4xx request.
 //!
+//! A Web Push service answers with a status only (RFC 8030): [`web_push`]
+//! reads it by the same rule, 404 also meaning the subscription is gone.
+//!
 //! [`CredentialGate`]: super::credentials::CredentialGate
 
 use std::time::Duration;
@@ -91,19 +94,23 @@ pub struct ErrorRow {
 /// minutes.
 pub const TOKEN_REFRESH_HOLD: Duration = Duration::from_secs(20 * 60);
 
-const fn row(gateway: Gateway, status: u16, reason: &'static str, scope: Scope) -> ErrorRow {
-    let action = match scope {
+/// What is done about an error of this scope (unless its row says more).
+const fn action_of(scope: Scope) -> Action {
+    match scope {
         Scope::Device => Action::ForgetDevice,
         Scope::Request => Action::FailPush,
         Scope::Credential => Action::CredentialRefused,
         Scope::Throttle | Scope::Gateway => Action::Retry,
-    };
+    }
+}
+
+const fn row(gateway: Gateway, status: u16, reason: &'static str, scope: Scope) -> ErrorRow {
     ErrorRow {
         gateway,
         status,
         reason,
         scope,
-        action,
+        action: action_of(scope),
         hint: None,
     }
 }
@@ -213,6 +220,20 @@ pub fn fallback(gateway: Gateway, status: u16) -> ErrorRow {
     row(gateway, status, "", scope)
 }
 
+/// A Web Push service's error status, by the fallback's rule: 404 and 410
+/// the subscription is gone, 429 throttle, 5xx the service (a gateway
+/// fault: held without attempts in an outage, [`super::outage`]), any
+/// other (400, 401/403 a VAPID signature refused, 413) this push.
+pub fn web_push(status: u16) -> (Scope, Action) {
+    let scope = match status {
+        404 | 410 => Device,
+        429 => Throttle,
+        500..=599 => Scope::Gateway,
+        _ => Request,
+    };
+    (scope, action_of(scope))
+}
+
 /// The `reason` label of `qp_push_gateway_errors_total`: the documented
 /// reason, or `other` (a fixed set: never the gateway's own text).
 pub fn label(gateway: Gateway, reason: &str) -> &'static str {
@@ -310,6 +331,22 @@ mod tests {
         assert_eq!(classify(Apns, 403, "New").action, Action::CredentialRefused);
         assert_eq!(classify(Apns, 400, "New").action, Action::FailPush);
         assert_eq!(label(Apns, "New"), "other");
+    }
+
+    #[test]
+    fn a_web_push_service_is_read_by_status() {
+        for (status, action) in [
+            (404, Action::ForgetDevice),
+            (410, Action::ForgetDevice),
+            (429, Action::Retry),
+            (500, Action::Retry),
+            (503, Action::Retry),
+            (400, Action::FailPush),
+            (403, Action::FailPush),
+            (413, Action::FailPush),
+        ] {
+            assert_eq!(web_push(status).1, action, "{status}");
+        }
         assert_eq!(label(Fcm, "QUOTA_EXCEEDED"), "QUOTA_EXCEEDED");
     }
 }

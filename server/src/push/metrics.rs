@@ -117,6 +117,12 @@ pub enum ResendCause {
     /// Accepted by the gateway, but the outcome could not be written: the
     /// job is due again when its lease ends.
     Unrecorded,
+    /// Claimed again after an earlier claim's lease ran out with no outcome
+    /// recorded (its instance killed, stalled, or unable to write): that
+    /// claim may have sent it. Counted by the claim that takes it over, so
+    /// a push doubled after `kill -9` shows here (the same push may also
+    /// show from the stalled side as `taken_over` or `unrecorded`).
+    LeaseRanOut,
 }
 
 impl ResendCause {
@@ -127,6 +133,7 @@ impl ResendCause {
             ResendCause::Timeout => "timeout",
             ResendCause::TakenOver => "taken_over",
             ResendCause::Unrecorded => "unrecorded",
+            ResendCause::LeaseRanOut => "lease_ran_out",
         }
     }
 }
@@ -320,6 +327,7 @@ pub fn gateway_of(platform: &str) -> &'static str {
         "ios" => "apns",
         "android" => "fcm",
         "dev" => "dev",
+        "web" => "web_push",
         _ => "none",
     }
 }
@@ -341,10 +349,14 @@ pub fn labels_of(outcome: &PushOutcome) -> (&'static str, &'static str) {
 /// router and the worker for the texts).
 fn classify(reason: &str) -> &'static str {
     use super::gateway_errors::Scope;
-    let status = reason
-        .split_whitespace()
-        .nth(1)
-        .and_then(|s| s.trim_end_matches(':').parse::<u16>().ok());
+    // "APNs 503 …", or a Web Push service's "push service answered 503".
+    let status = match reason.strip_prefix(super::webpush::ANSWERED) {
+        Some(rest) => rest.trim().parse::<u16>().ok(),
+        None => reason
+            .split_whitespace()
+            .nth(1)
+            .and_then(|s| s.trim_end_matches(':').parse::<u16>().ok()),
+    };
     if reason.starts_with(super::outage::HELD) {
         "outage"
     } else if let Some(row) = answer_in(reason) {
@@ -565,6 +577,9 @@ mod tests {
             "rejected"
         );
         assert_eq!(classify("APNs 400 IdleTimeout"), "server_error");
+        assert_eq!(classify("push service answered 503"), "server_error");
+        assert_eq!(classify("push service answered 429"), "rate_limited");
+        assert_eq!(classify("push service answered 413"), "rejected");
         assert_eq!(classify("APNs 400 BadDeviceToken: hint"), "rejected");
         for row in ERRORS {
             let gw = match row.gateway {

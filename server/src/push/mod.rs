@@ -387,8 +387,18 @@ pub async fn run_worker_with(
                 let _flight = metrics.metrics.push.in_flight(gateway);
                 let outages = &metrics.metrics.push.outages;
                 let deadline_ms = msg.as_ref().map_or(i64::MAX, |m| deadline_ms(&job, m));
+                if job.after_lapsed_claim && msg.is_some() {
+                    // The claim before ended without an outcome: it may
+                    // have sent this push (the instance was killed or
+                    // stalled mid-send), so sending it now may double it.
+                    let resends = &metrics.metrics.push.resends;
+                    resends.count(gateway, metrics::ResendCause::LeaseRanOut);
+                }
                 // The gateway is in an outage: held without sending.
-                let held = msg.as_ref().and_then(|_| outages.held(gateway));
+                let circuit = msg
+                    .as_ref()
+                    .map_or_else(|| gateway.to_string(), |m| outage::circuit_of(gateway, m));
+                let held = msg.as_ref().and_then(|_| outages.held(&circuit));
                 let outcome = match (&msg, held) {
                     // Resolved or expired since it was queued (a take-over
                     // of an expired lease, a retry): a question push would
@@ -417,7 +427,7 @@ pub async fn run_worker_with(
                     (None, _) => PushOutcome::Failed("device or question no longer exists".into()),
                 };
                 metrics.metrics.push.answered(gateway, &outcome);
-                let outcome = outages.judge(gateway, outcome);
+                let outcome = outages.judge(gateway, &circuit, outcome);
                 let _ = done.send(Finished {
                     job,
                     gateway,

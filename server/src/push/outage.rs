@@ -3,7 +3,9 @@
 //! attempt budget ([`super::PUSH_MAX_ATTEMPTS`]) is for faults of the push
 //! itself, and a one- or two-minute outage must not spend it.
 //!
-//! Each gateway has a circuit. A transport reports a gateway fault as
+//! Each gateway has a circuit; Web Push has one per push service (its
+//! origin, [`circuit_of`]: browsers use different services, and one down
+//! says nothing of the others). A transport reports a gateway fault as
 //! [`PushOutcome::Unavailable`]. An isolated one (a hanging answer for one
 //! device, a single 503) is a retry that spends an attempt, as before:
 //! without that, a push that always makes the gateway fail would be tried
@@ -16,7 +18,8 @@
 //! this way is never held past its deadline (the question's expiry; a
 //! resolution's day): then it fails, saying why.
 //!
-//! Shown as `qp_push_gateway_outage{gateway}` (1 during one),
+//! Shown as `qp_push_gateway_outage{gateway}` (1 during one; for
+//! `web_push`, how many push services are in one),
 //! `qp_push_gateway_outages_total{gateway}`, the held pushes as
 //! `qp_push_outcomes_total{outcome="deferred",reason="outage"}`, and a warn
 //! line when an outage starts, at each longer step, and when it ends.
@@ -67,10 +70,22 @@ struct Circuit {
     since: Option<Instant>,
 }
 
-/// Every gateway's circuit, shared by the worker's sends.
+/// The circuit a push goes through: its gateway, or for Web Push its
+/// gateway and push service.
+pub fn circuit_of(gateway: &'static str, m: &super::PushMessage) -> String {
+    match gateway {
+        "web_push" => match super::webpush::service_origin(&m.device.push_token) {
+            Some(origin) => format!("{gateway} {origin}"),
+            None => gateway.to_string(),
+        },
+        _ => gateway.to_string(),
+    }
+}
+
+/// Every circuit, shared by the worker's sends.
 #[derive(Default)]
 pub struct Outages {
-    circuits: Mutex<HashMap<&'static str, Circuit>>,
+    circuits: Mutex<HashMap<String, Circuit>>,
     open: Family<GatewayLabel, Gauge>,
     started: Family<GatewayLabel, Counter>,
 }
@@ -80,7 +95,7 @@ impl Outages {
     pub fn register(&self, r: &mut Registry) {
         r.register(
             "push_gateway_outage",
-            "1 while a push gateway is in an outage (its pushes held without spending attempts), per gateway",
+            "1 while a push gateway is in an outage (its pushes held without spending attempts), per gateway; for web_push, the push services in one",
             self.open.clone(),
         );
         r.register(
@@ -90,19 +105,19 @@ impl Outages {
         );
     }
 
-    fn circuits(&self) -> std::sync::MutexGuard<'_, HashMap<&'static str, Circuit>> {
+    fn circuits(&self) -> std::sync::MutexGuard<'_, HashMap<String, Circuit>> {
         self.circuits.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Before a send: while an outage step runs, the push's outcome without
     /// sending it (held to the step's end, no attempt spent).
-    pub fn held(&self, gateway: &'static str) -> Option<PushOutcome> {
+    pub fn held(&self, circuit: &str) -> Option<PushOutcome> {
         let circuits = self.circuits();
-        let until = circuits.get(gateway)?.held_until?;
+        let until = circuits.get(circuit)?.held_until?;
         let left = until.saturating_duration_since(Instant::now());
         (!left.is_zero()).then(|| PushOutcome::Deferred {
             reason: format!(
-                "{HELD}: {gateway} unavailable, next try in {} ms",
+                "{HELD}: {circuit} unavailable, next try in {} ms",
                 left.as_millis()
             ),
             after: left,
@@ -112,23 +127,29 @@ impl Outages {
     /// After a send: a gateway fault counts toward an outage (and, in one,
     /// holds the push without spending an attempt); any other answer ends
     /// the outage. Returns the outcome to record.
-    pub fn judge(&self, gateway: &'static str, outcome: PushOutcome) -> PushOutcome {
+    /// `gateway` labels the metrics; `circuit` ([`circuit_of`]) is what
+    /// the outage is of.
+    pub fn judge(&self, gateway: &'static str, circuit: &str, outcome: PushOutcome) -> PushOutcome {
         match outcome {
-            PushOutcome::Unavailable { reason, after } => match self.fault(gateway, &reason, after)
-            {
-                Some(hold) => PushOutcome::Deferred {
-                    reason: format!("{HELD}: {reason}"),
-                    after: hold,
-                },
-                None => PushOutcome::Retry { reason, after },
-            },
+            PushOutcome::Unavailable { reason, after } => {
+                match self.fault(gateway, circuit, &reason, after) {
+                    Some(hold) => PushOutcome::Deferred {
+                        reason: format!("{HELD}: {reason}"),
+                        after: hold,
+                    },
+                    None => PushOutcome::Retry { reason, after },
+                }
+            }
             // The gateway answered: it works.
             PushOutcome::Sent | PushOutcome::DeviceGone => {
-                self.answered(gateway);
+                self.answered(gateway, circuit);
                 outcome
             }
-            PushOutcome::Failed(ref text) if super::metrics::answer_in(text).is_some() => {
-                self.answered(gateway);
+            PushOutcome::Failed(ref text)
+                if super::metrics::answer_in(text).is_some()
+                    || text.starts_with(super::webpush::ANSWERED) =>
+            {
+                self.answered(gateway, circuit);
                 outcome
             }
             // Never reached the gateway (held, not pending any more, a
@@ -142,11 +163,12 @@ impl Outages {
     fn fault(
         &self,
         gateway: &'static str,
+        circuit: &str,
         reason: &str,
         after: Option<Duration>,
     ) -> Option<Duration> {
         let mut circuits = self.circuits();
-        let c = circuits.entry(gateway).or_default();
+        let c = circuits.entry(circuit.to_string()).or_default();
         c.faults_in_a_row += 1;
         if c.faults_in_a_row < OUTAGE_AFTER {
             return None;
@@ -162,10 +184,11 @@ impl Outages {
         let since = *c.since.get_or_insert(now);
         if c.steps == 1 {
             self.started.get_or_create(&GatewayLabel { gateway }).inc();
-            self.open.get_or_create(&GatewayLabel { gateway }).set(1);
+            self.open.get_or_create(&GatewayLabel { gateway }).inc();
         }
         tracing::warn!(
             gateway,
+            circuit,
             error = reason,
             faults_in_a_row = c.faults_in_a_row,
             step = c.steps,
@@ -177,20 +200,21 @@ impl Outages {
     }
 
     /// An answer that is not a gateway fault: the gateway works.
-    fn answered(&self, gateway: &'static str) {
+    fn answered(&self, gateway: &'static str, circuit: &str) {
         let mut circuits = self.circuits();
-        let Some(c) = circuits.get_mut(gateway) else {
+        let Some(c) = circuits.get_mut(circuit) else {
             return;
         };
         c.faults_in_a_row = 0;
         if let Some(since) = c.since.take() {
             tracing::warn!(
                 gateway,
+                circuit,
                 steps = c.steps,
                 down_for_ms = since.elapsed().as_millis() as u64,
                 "push gateway answering again: held pushes go now"
             );
-            self.open.get_or_create(&GatewayLabel { gateway }).set(0);
+            self.open.get_or_create(&GatewayLabel { gateway }).dec();
         }
         c.steps = 0;
         c.held_until = None;
@@ -214,14 +238,14 @@ mod tests {
         // Isolated faults are retries: they spend an attempt.
         for _ in 1..OUTAGE_AFTER {
             assert!(matches!(
-                o.judge("apns", down(None)),
+                o.judge("apns", "apns", down(None)),
                 PushOutcome::Retry { .. }
             ));
         }
         assert!(o.held("apns").is_none());
         // The next one makes an outage: held, and so is every push now.
         let PushOutcome::Deferred { after, reason } =
-            o.judge("apns", down(Some(Duration::from_secs(3))))
+            o.judge("apns", "apns", down(Some(Duration::from_secs(3))))
         else {
             panic!()
         };
@@ -239,7 +263,10 @@ mod tests {
             1
         );
         // An answer ends it.
-        assert_eq!(o.judge("apns", PushOutcome::Sent), PushOutcome::Sent);
+        assert_eq!(
+            o.judge("apns", "apns", PushOutcome::Sent),
+            PushOutcome::Sent
+        );
         assert!(o.held("apns").is_none());
         assert_eq!(
             o.open
@@ -248,7 +275,7 @@ mod tests {
             0
         );
         assert!(matches!(
-            o.judge("apns", down(None)),
+            o.judge("apns", "apns", down(None)),
             PushOutcome::Retry { .. }
         ));
     }
@@ -260,14 +287,56 @@ mod tests {
     fn only_an_answer_of_the_gateway_ends_an_outage() {
         let o = Outages::default();
         for _ in 0..OUTAGE_AFTER {
-            o.judge("apns", down(None));
+            o.judge("apns", "apns", down(None));
         }
         assert!(o.held("apns").is_some());
         let not_sent = "question no longer pending (answered): not sent";
-        o.judge("apns", PushOutcome::Failed(not_sent.into()));
+        o.judge("apns", "apns", PushOutcome::Failed(not_sent.into()));
         assert!(o.held("apns").is_some());
-        o.judge("apns", PushOutcome::Failed("APNs 400 BadTopic".into()));
+        o.judge(
+            "apns",
+            "apns",
+            PushOutcome::Failed("APNs 400 BadTopic".into()),
+        );
         assert!(o.held("apns").is_none());
+    }
+
+    /// Browsers use different push services: one down holds only its own
+    /// pushes, and the gauge counts the services in an outage.
+    #[test]
+    fn each_web_push_service_has_its_own_circuit() {
+        let o = Outages::default();
+        let mozilla = "web_push https://updates.push.services.mozilla.com";
+        let google = "web_push https://fcm.googleapis.com";
+        let down = || PushOutcome::Unavailable {
+            reason: "push service answered 503".into(),
+            after: None,
+        };
+        for _ in 0..OUTAGE_AFTER {
+            o.judge("web_push", mozilla, down());
+        }
+        assert!(o.held(mozilla).is_some());
+        assert!(o.held(google).is_none());
+        for _ in 0..OUTAGE_AFTER {
+            o.judge("web_push", google, down());
+        }
+        let open = || {
+            o.open
+                .get_or_create(&GatewayLabel {
+                    gateway: "web_push",
+                })
+                .get()
+        };
+        assert_eq!(open(), 2);
+        // A refusal of one push is an answer of the service.
+        o.judge(
+            "web_push",
+            google,
+            PushOutcome::Failed("push service answered 400".into()),
+        );
+        assert!(o.held(google).is_none());
+        assert!(o.held(mozilla).is_some());
+        assert_eq!(open(), 1);
     }
 
     #[test]
@@ -275,10 +344,10 @@ mod tests {
         let o = Outages::default();
         for _ in 0..10 {
             assert!(matches!(
-                o.judge("fcm", down(None)),
+                o.judge("fcm", "fcm", down(None)),
                 PushOutcome::Retry { .. }
             ));
-            o.judge("fcm", PushOutcome::DeviceGone);
+            o.judge("fcm", "fcm", PushOutcome::DeviceGone);
         }
         assert!(o.held("fcm").is_none());
     }

@@ -34,6 +34,7 @@ use web_push_native::jwt_simple::algorithms::{ECDSAP256PublicKeyLike, ES256KeyPa
 use web_push_native::p256::PublicKey;
 use web_push_native::{Auth, WebPushBuilder};
 
+use super::gateway_errors::Action;
 use super::{PushFuture, PushMessage, PushOutcome, PushTransport};
 use crate::store::deliveries::PushKind;
 
@@ -217,6 +218,20 @@ pub fn key_path(configured: Option<&Path>, db: &crate::store::Database) -> Optio
     }
 }
 
+/// What a push service's answer other than 2xx starts with (an answer of
+/// the service: it ends an outage, [`super::outage`]).
+pub const ANSWERED: &str = "push service answered";
+
+/// The push service a `web` device's pushes go to, as its origin
+/// (`https://fcm.googleapis.com`): browsers use different services, so
+/// each has its own outage circuit. None for a subscription that cannot
+/// be read (its push fails before reaching any service).
+pub fn service_origin(push_token: &str) -> Option<String> {
+    let sub: Value = serde_json::from_str(push_token).ok()?;
+    let url = reqwest::Url::parse(sub.get("endpoint")?.as_str()?).ok()?;
+    Some(url.origin().ascii_serialization()).filter(|o| o != "null")
+}
+
 /// How long one push to a push service may take, connecting included.
 /// The worker's lease must cover it (`push::budget`).
 pub(crate) const SEND_TIMEOUT: Duration = Duration::from_secs(15);
@@ -317,17 +332,21 @@ impl WebPushTransport {
         match req.send().await {
             Ok(resp) => {
                 let status = resp.status().as_u16();
-                match status {
-                    200..=299 => PushOutcome::Sent,
-                    404 | 410 => PushOutcome::DeviceGone,
-                    429 | 500..=599 => PushOutcome::Retry {
-                        reason: format!("push service answered {status}"),
+                if (200..=299).contains(&status) {
+                    return PushOutcome::Sent;
+                }
+                let reason = format!("{ANSWERED} {status}");
+                match super::gateway_errors::web_push(status).1 {
+                    Action::ForgetDevice => PushOutcome::DeviceGone,
+                    // The service's fault, not this push's.
+                    Action::Retry => PushOutcome::Unavailable {
+                        reason,
                         after: super::retry_after(resp.headers()),
                     },
-                    _ => PushOutcome::Failed(format!("push service answered {status}")),
+                    _ => PushOutcome::Failed(reason),
                 }
             }
-            Err(e) => PushOutcome::Retry {
+            Err(e) => PushOutcome::Unavailable {
                 reason: format!("push service unreachable: {}", e.without_url()),
                 after: None,
             },
@@ -433,6 +452,23 @@ mod tests {
             .next()
             .unwrap();
         key.public_key().verify_token(token, None).unwrap()
+    }
+
+    #[test]
+    fn each_push_service_is_its_own_origin() {
+        let sub = |endpoint: &str| {
+            serde_json::json!({"endpoint": endpoint, "keys": {"p256dh": "x", "auth": "y"}})
+                .to_string()
+        };
+        assert_eq!(
+            service_origin(&sub("https://fcm.googleapis.com/fcm/send/abc")).as_deref(),
+            Some("https://fcm.googleapis.com")
+        );
+        assert_eq!(
+            service_origin(&sub("http://127.0.0.1:4443/push/1")).as_deref(),
+            Some("http://127.0.0.1:4443")
+        );
+        assert_eq!(service_origin("not json"), None);
     }
 
     #[test]

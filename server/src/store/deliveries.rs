@@ -204,6 +204,11 @@ pub struct DuePush {
     /// The end of this claim's lease, as the claim wrote it: the outcome
     /// is recorded only while the job still holds it (see [`mark_push`]).
     pub claimed_until_ms: i64,
+    /// An earlier claim ended without an outcome (its lease ran out: the
+    /// instance was killed, stalled, or could not write it): it may have
+    /// sent the push already. Each recorded outcome ends the claims
+    /// (`open_claims` back to 0), so a retry that came due is not one.
+    pub after_lapsed_claim: bool,
 }
 
 /// Claims up to `limit` due push jobs, as [`claim_webhooks`] does, oldest
@@ -220,14 +225,14 @@ pub fn claim_pushes(
     let mut due = conn.query_map(
         claim_sql!(
             conn,
-            "UPDATE push_jobs SET next_attempt_ms = ?2 WHERE id IN (
+            "UPDATE push_jobs SET next_attempt_ms = ?2, open_claims = open_claims + 1 WHERE id IN (
                  SELECT p.id FROM push_jobs p
                  WHERE p.state = 'queued' AND p.next_attempt_ms <= ?1
                    AND NOT (p.kind = 'resolved' AND EXISTS (
                        SELECT 1 FROM push_jobs b WHERE b.state = 'queued' AND b.kind = 'question'
                          AND b.question_id = p.question_id AND b.device_id = p.device_id))
                  ORDER BY p.id LIMIT ?3",
-            " RETURNING id, device_id, question_id, kind, attempts, created_at"
+            " RETURNING id, device_id, question_id, kind, attempts, created_at, open_claims"
         ),
         params![now_ms, lease_until_ms, limit],
         |r| {
@@ -244,6 +249,7 @@ pub fn claim_pushes(
                 attempts: r.get(4)?,
                 created_ms: r.get(5)?,
                 claimed_until_ms: lease_until_ms,
+                after_lapsed_claim: r.get::<i64>(6)? > 1,
             })
         },
     )?;
@@ -329,8 +335,8 @@ pub fn mark_push(
     error: Option<&str>,
 ) -> DbResult<bool> {
     let n = conn.execute(
-        "UPDATE push_jobs SET state = ?2, attempts = ?3, next_attempt_ms = ?4, last_error = ?5 \
-         WHERE id = ?1 AND state = 'queued' AND next_attempt_ms = ?6",
+        "UPDATE push_jobs SET state = ?2, attempts = ?3, next_attempt_ms = ?4, last_error = ?5, \
+         open_claims = 0 WHERE id = ?1 AND state = 'queued' AND next_attempt_ms = ?6",
         params![
             id,
             state.as_str(),
@@ -348,8 +354,8 @@ pub fn mark_push(
 /// already recorded (sent, or failed), nothing written.
 pub fn mark_push_sent(conn: &Conn, id: i64, attempts: u32, now_ms: i64) -> DbResult<bool> {
     let n = conn.execute(
-        "UPDATE push_jobs SET state = 'sent', attempts = ?2, next_attempt_ms = ?3, last_error = NULL \
-         WHERE id = ?1 AND state = 'queued'",
+        "UPDATE push_jobs SET state = 'sent', attempts = ?2, next_attempt_ms = ?3, last_error = NULL, \
+         open_claims = 0 WHERE id = ?1 AND state = 'queued'",
         params![id, attempts, now_ms],
     )?;
     Ok(n > 0)

@@ -738,6 +738,14 @@ const MIGRATIONS: &[&str] = &[
     r#"
     CREATE INDEX questions_by_room_seq ON questions(room_id, seq);
     "#,
+    // 12 (SQLite's 17): claims of a push job since its last recorded outcome: a claim
+    // that finds an earlier one (its lease ran out with no outcome: the
+    // instance was killed, stalled or could not write) counts the push as
+    // maybe delivered twice (`qp_push_resent_maybe_delivered_total
+    // {cause="lease_ran_out"}`).
+    r#"
+    ALTER TABLE push_jobs ADD COLUMN open_claims BIGINT NOT NULL DEFAULT 0;
+    "#,
 ];
 
 /// Any number that names this schema's advisory lock (instances starting

@@ -370,6 +370,14 @@ const MIGRATIONS: &[&str] = &[
     r#"
     CREATE INDEX questions_by_room_seq ON questions(room_id, seq);
     "#,
+    // 17: claims of a push job since its last recorded outcome: a claim
+    // that finds an earlier one (its lease ran out with no outcome: the
+    // instance was killed, stalled or could not write) counts the push as
+    // maybe delivered twice (`qp_push_resent_maybe_delivered_total
+    // {cause="lease_ran_out"}`).
+    r#"
+    ALTER TABLE push_jobs ADD COLUMN open_claims INTEGER NOT NULL DEFAULT 0;
+    "#,
 ];
 
 /// The schema version this build writes: how many migrations it has.

@@ -95,6 +95,29 @@ pub fn seed_room(conn: &Conn, room_id: &str, users: usize, ios: usize, android: 
     seeded
 }
 
+/// Adds `users` members to the fixture's room, each with one browser
+/// subscribed at `service` (subscription ids `web-0`, `web-1`, …).
+pub fn seed_web(
+    f: &common::Fixture,
+    service: &crate::webpush_standin::PushStandIn,
+    users: usize,
+) -> Vec<String> {
+    let conn = f.db();
+    let tx = conn.transaction().unwrap();
+    let mut ids = Vec::new();
+    for u in 0..users {
+        let user = identity::create_user(&*tx, &format!("Browser user {u}"), None).unwrap();
+        identity::add_member(&*tx, &f.room_id, &user.id).unwrap();
+        identity::create_user_token(&*tx, &user.id, "browser").unwrap();
+        let id = format!("web-{u}");
+        let (_, subscription) = service.subscribe(&id);
+        register(&*tx, &user.id, "web", &subscription);
+        ids.push(id);
+    }
+    tx.commit().unwrap();
+    ids
+}
+
 fn register(conn: &Conn, user_id: &str, platform: &str, token: &str) {
     identity::register_device(
         conn,

@@ -10,7 +10,8 @@
 //!
 //! `GET /messages` lists what was delivered (decrypted, for the browser
 //! test to hand to a service worker); `POST /gone/<id>` makes a
-//! subscription answer 410 from then on.
+//! subscription answer 410 from then on; [`PushState::outage`] makes the
+//! whole service answer 503 (`Retry-After: 1`) for a while.
 
 #![allow(dead_code)]
 
@@ -84,6 +85,17 @@ pub struct PushState {
     pub refused: Mutex<Vec<String>>,
     pub gone: Mutex<HashSet<String>>,
     pub origin: Mutex<String>,
+    /// Every push answered 503 until then (an outage of the service).
+    pub down_until: Mutex<Option<std::time::Instant>>,
+    /// The 503s answered during it.
+    pub down_answers: std::sync::atomic::AtomicUsize,
+}
+
+impl PushState {
+    /// The service answers every push 503 for `length` from now.
+    pub fn outage(&self, length: std::time::Duration) {
+        *self.down_until.lock().unwrap() = Some(std::time::Instant::now() + length);
+    }
 }
 
 pub struct PushStandIn {
@@ -187,6 +199,34 @@ fn check_vapid(headers: &HeaderMap, origin: &str) -> Result<(String, String), St
     Ok((k, sub))
 }
 
+/// During an outage ([`PushState::outage`]) every push is answered 503
+/// with `Retry-After: 1`, as a push service under maintenance does.
+async fn push_or_down(
+    state: State<Arc<PushState>>,
+    id: Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let down = state
+        .down_until
+        .lock()
+        .unwrap()
+        .is_some_and(|u| std::time::Instant::now() < u);
+    if down {
+        state
+            .down_answers
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        return (
+            StatusCode::SERVICE_UNAVAILABLE,
+            [("retry-after", "1")],
+            Json(json!({"error": "down"})),
+        )
+            .into_response();
+    }
+    push(state, id, headers, body).await.into_response()
+}
+
 async fn push(
     State(state): State<Arc<PushState>>,
     Path(id): Path<String>,
@@ -287,7 +327,7 @@ pub async fn webpush() -> PushStandIn {
     let state = Arc::new(PushState::default());
     *state.origin.lock().unwrap() = format!("http://{addr}");
     let app = Router::new()
-        .route("/push/{id}", post(push))
+        .route("/push/{id}", post(push_or_down))
         .route("/messages", get(messages))
         .route("/gone/{id}", post(gone))
         .with_state(state.clone());
