@@ -21,6 +21,12 @@ public protocol QPUploadSystem: AnyObject {
     func inFlight(_ completion: @escaping ([String]) -> Void)
 }
 
+/// An answer handed to the system: its upload's id and its question.
+public struct QPHandedOver: Equatable, Sendable {
+    public let id: String
+    public let questionId: String
+}
+
 @available(iOSApplicationExtension, unavailable)
 public final class QPBackgroundAnswers {
     /// The session the answers are recorded in (the app's, shared with
@@ -46,18 +52,20 @@ public final class QPBackgroundAnswers {
     }
 
     /// Hands every due answer to the system (call it once the answer is
-    /// committed, before the action's completion handler); returns the ids
+    /// committed, before the action's completion handler); returns those
     /// handed over. What cannot be handed over stays in the outbox for the
-    /// next flush.
+    /// next flush (an answer to a question known only from a push the
+    /// extension never saw waits for the server's check): an answer's
+    /// caller looks for its own question among them.
     @discardableResult
-    public func handOver() -> [String] {
+    public func handOver() -> [QPHandedOver] {
         guard let core = session.waitForCore() else { return [] }
         guard let handed = reported("background answers: hand-over", { try core.handOverAnswers() }) else { return [] }
         _ = reported("background answers: the bodies' folder") {
             try FileManager.default.createDirectory(at: bodies, withIntermediateDirectories: true)
             try QPDataProtection.protect(bodies.path)
         }
-        var ids: [String] = []
+        var ids: [QPHandedOver] = []
         for h in handed {
             let file = bodyFile(h.id)
             do {
@@ -68,7 +76,7 @@ public final class QPBackgroundAnswers {
                 reported("background answers: the body's protection") { try QPDataProtection.protect(file.path) }
                 request.httpBody = nil
                 system.upload(request, fromFile: file, id: h.id)
-                ids.append(h.id)
+                ids.append(QPHandedOver(id: h.id, questionId: h.questionId))
             } catch {
                 // Never started: the system reports nothing, so it goes
                 // back to the outbox now.
