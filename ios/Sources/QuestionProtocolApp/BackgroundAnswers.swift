@@ -191,7 +191,11 @@ public final class QPSystemUploads: NSObject, QPUploadSystem, URLSessionDataDele
     private var session: URLSession!
     private var received: [Int: Data] = [:]
     private let lock = NSLock()
-    private weak var target: QPBackgroundAnswers?
+    /// Held strongly: an app that does not keep its `QPBackgroundAnswers`
+    /// itself still gets its reports recorded and its completion handler
+    /// called (held weakly, they were held forever and the handler never
+    /// called). Both live as long as the process, as the system's session does.
+    private var target: QPBackgroundAnswers?
     /// Reports that came before `answers` was set, in order.
     private var held: [Report] = []
     /// Reports being recorded off the delegate's queue (held ones, once
@@ -200,6 +204,8 @@ public final class QPSystemUploads: NSObject, QPUploadSystem, URLSessionDataDele
     /// The session delivered every event (`urlSessionDidFinishEvents`)
     /// before the app handed over the completion handler, or the reverse:
     /// whichever comes second calls it, once the reports are recorded.
+    /// A finish holds for the reports before it: a report after it begins
+    /// the next batch, whose handler waits for that batch's finish.
     private var eventsFinished = false
     private var eventsDone: (() -> Void)?
 
@@ -211,7 +217,8 @@ public final class QPSystemUploads: NSObject, QPUploadSystem, URLSessionDataDele
     }
 
     /// Where the reports go. Set it once the app's `QPBackgroundAnswers`
-    /// exists: reports the system made before are given to it then.
+    /// exists: reports the system made before are given to it then. Held
+    /// strongly (the app need not keep it).
     public var answers: QPBackgroundAnswers? {
         get { locked { target } }
         set {
@@ -288,6 +295,7 @@ public final class QPSystemUploads: NSObject, QPUploadSystem, URLSessionDataDele
                    body: received.removeValue(forKey: task.taskIdentifier), error: error)
         }
         let answers = locked { () -> QPBackgroundAnswers? in
+            eventsFinished = false // a report of the next batch
             if target == nil { held.append(report) } else { recording += 1 }
             return target
         }
