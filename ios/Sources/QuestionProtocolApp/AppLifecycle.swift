@@ -102,7 +102,7 @@ public final class QPAppLifecycle {
         let end = { if ended.claim() { app.endBackgroundTask(task) } }
         task = app.beginBackgroundTask(withName: "qp.launch", expirationHandler: { end() })
         // On the store queue, before a close asked for after it.
-        let opened = onStoreQueue { core -> (PhoneCore, BackgroundStoreUse) in
+        let opened = onStoreQueue { core -> (PhoneCore, BackgroundStoreUse)? in
             (core, session.openForBackgroundWork(core, suspendAfter: true, site: "launch in the background"))
         }
         return Task {
