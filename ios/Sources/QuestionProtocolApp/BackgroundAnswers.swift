@@ -306,10 +306,16 @@ public final class QPSystemUploads: NSObject, QPUploadSystem, URLSessionDataDele
     }
 
     public func urlSessionDidFinishEvents(forBackgroundURLSession session: URLSession) {
-        locked { eventsFinished = true }
-        finishEventsIfDone()
-        // Every report is in: an answer still missing from the session is lost.
-        answers?.reconcile()
+        let finished = { [self] in
+            locked { eventsFinished = true }
+            finishEventsIfDone()
+        }
+        // Every report is in: an answer still missing from the session is
+        // lost. Reconciled before the completion handler is called: iOS
+        // may suspend the app then, which must not find the store opened
+        // for the reconcile.
+        guard let answers = answers else { return finished() }
+        answers.reconcile { _ in finished() }
     }
 
     /// Calls the system's completion handler once it is known, the session

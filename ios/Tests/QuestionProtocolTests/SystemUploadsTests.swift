@@ -131,6 +131,7 @@ final class SystemUploadsTests: XCTestCase {
         system.answers = QPBackgroundAnswers(core: try phone(), system: system,
                                              bodies: URL(fileURLWithPath: dir + "/uploads"))
         system.urlSessionDidFinishEvents(forBackgroundURLSession: session) // nobody waited
+        RunLoop.main.run(until: Date().addingTimeInterval(0.5)) // its reconcile done
         let task = session.dataTask(with: URL(string: "http://127.0.0.1:9/")!)
         system.urlSession(session, task: task, didCompleteWithError: URLError(.cancelled)) // the next batch
         var called = 0
