@@ -301,6 +301,8 @@ final class BackgroundAnswerHandlerTests: XCTestCase {
         XCTAssertEqual(system.held.count, 1, "the older answer, handed over")
         let server = try await serverQuestion(q.id)
         XCTAssertEqual(server.state, "answered", "this answer sent by the handler: \(server.json)")
+        await system.deliver(to: uploads) // the older one, reported (no question left pending)
+        XCTAssertEqual((try? core.answerStatus(questionId: older.id))?.state, .answered)
     }
 }
 #endif
