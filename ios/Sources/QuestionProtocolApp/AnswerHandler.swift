@@ -87,7 +87,10 @@ public enum QPNotificationResponseHandler {
             if let uploads = uploads {
                 let outcome = QPAnswerFlow.commit(core: core, questionId: questionId,
                                                   actionIdentifier: response.actionIdentifier, typedText: text)
-                if case .committed = outcome, !uploads.handOver().isEmpty {
+                // Handed over with the others only if this answer was: one
+                // left behind (its question known only from a plain push)
+                // is sent now, as without `uploads`.
+                if case .committed = outcome, uploads.handOver().contains(where: { $0.questionId == questionId }) {
                     complete()
                     return outcome
                 }

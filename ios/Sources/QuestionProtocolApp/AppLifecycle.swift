@@ -67,7 +67,9 @@ public final class QPAppLifecycle {
     /// queues again what a crash cut short), once the session is open. The
     /// task's report says what each step did: `session?.line` is the line
     /// to show when the person must sign in again, `failures` what went
-    /// wrong; nil when the session could not be opened.
+    /// wrong; nil when the session could not be opened. Through the store
+    /// queue, as a return to the foreground (`willEnterForeground`): work in
+    /// the background that ends meanwhile leaves the store open.
     @discardableResult
     public func start(notificationCenter: NotificationCenter = .default) -> Task<ForegroundReport?, Never> {
         registerRefresh()
@@ -81,11 +83,36 @@ public final class QPAppLifecycle {
                                                         object: nil, queue: nil) { [weak self] _ in
             self?.willEnterForeground()
         })
-        let (session, center, options, uploads) = (self.session, self.center, presentOptions, self.uploads)
+        guard UIApplication.shared.applicationState == .background else { return willEnterForeground() }
+        return launchedInBackground()
+    }
+
+    /// A launch into the background (the system relaunched the app for an
+    /// upload's report, a push, a refresh; `didEnterBackground` follows at
+    /// once): the launch's work runs as background work, in a background
+    /// task, and closes the store when it ends unless the app came to the
+    /// foreground meanwhile. As a foreground's, it reopened the store after
+    /// `didEnterBackground` had closed it and nothing closed it again: iOS
+    /// then suspended the app holding the store's lock (0xdead10cc).
+    private func launchedInBackground() -> Task<ForegroundReport?, Never> {
+        let (center, options, uploads, session) = (self.center, presentOptions, self.uploads, self.session)
+        let app = UIApplication.shared
+        let ended = Once()
+        var task = UIBackgroundTaskIdentifier.invalid
+        let end = { if ended.claim() { app.endBackgroundTask(task) } }
+        task = app.beginBackgroundTask(withName: "qp.launch", expirationHandler: { end() })
+        // On the store queue, before a close asked for after it.
+        let opened = onStoreQueue { core -> (PhoneCore, BackgroundStoreUse)? in
+            (core, session.openForBackgroundWork(core, suspendAfter: true, site: "launch in the background"))
+        }
         return Task {
-            guard let core = await session.core() else { return nil }
+            guard let opened = await opened.value else { end(); return nil }
+            let (core, use) = opened
             _ = await uploads?.reconciled()
-            return await QPReconciler.cameToForeground(core: core, center: center, options: options)
+            let report = await QPReconciler.cameToForeground(core: core, center: center, options: options)
+            use.end()
+            end()
+            return report
         }
     }
 

@@ -21,6 +21,12 @@ public protocol QPUploadSystem: AnyObject {
     func inFlight(_ completion: @escaping ([String]) -> Void)
 }
 
+/// An answer handed to the system: its upload's id and its question.
+public struct QPHandedOver: Equatable, Sendable {
+    public let id: String
+    public let questionId: String
+}
+
 @available(iOSApplicationExtension, unavailable)
 public final class QPBackgroundAnswers {
     /// The session the answers are recorded in (the app's, shared with
@@ -46,18 +52,20 @@ public final class QPBackgroundAnswers {
     }
 
     /// Hands every due answer to the system (call it once the answer is
-    /// committed, before the action's completion handler); returns the ids
+    /// committed, before the action's completion handler); returns those
     /// handed over. What cannot be handed over stays in the outbox for the
-    /// next flush.
+    /// next flush (an answer to a question known only from a push the
+    /// extension never saw waits for the server's check): an answer's
+    /// caller looks for its own question among them.
     @discardableResult
-    public func handOver() -> [String] {
+    public func handOver() -> [QPHandedOver] {
         guard let core = session.waitForCore() else { return [] }
         guard let handed = reported("background answers: hand-over", { try core.handOverAnswers() }) else { return [] }
         _ = reported("background answers: the bodies' folder") {
             try FileManager.default.createDirectory(at: bodies, withIntermediateDirectories: true)
             try QPDataProtection.protect(bodies.path)
         }
-        var ids: [String] = []
+        var ids: [QPHandedOver] = []
         for h in handed {
             let file = bodyFile(h.id)
             do {
@@ -68,7 +76,7 @@ public final class QPBackgroundAnswers {
                 reported("background answers: the body's protection") { try QPDataProtection.protect(file.path) }
                 request.httpBody = nil
                 system.upload(request, fromFile: file, id: h.id)
-                ids.append(h.id)
+                ids.append(QPHandedOver(id: h.id, questionId: h.questionId))
             } catch {
                 // Never started: the system reports nothing, so it goes
                 // back to the outbox now.
@@ -183,7 +191,11 @@ public final class QPSystemUploads: NSObject, QPUploadSystem, URLSessionDataDele
     private var session: URLSession!
     private var received: [Int: Data] = [:]
     private let lock = NSLock()
-    private weak var target: QPBackgroundAnswers?
+    /// Held strongly: an app that does not keep its `QPBackgroundAnswers`
+    /// itself still gets its reports recorded and its completion handler
+    /// called (held weakly, they were held forever and the handler never
+    /// called). Both live as long as the process, as the system's session does.
+    private var target: QPBackgroundAnswers?
     /// Reports that came before `answers` was set, in order.
     private var held: [Report] = []
     /// Reports being recorded off the delegate's queue (held ones, once
@@ -192,6 +204,8 @@ public final class QPSystemUploads: NSObject, QPUploadSystem, URLSessionDataDele
     /// The session delivered every event (`urlSessionDidFinishEvents`)
     /// before the app handed over the completion handler, or the reverse:
     /// whichever comes second calls it, once the reports are recorded.
+    /// A finish holds for the reports before it: a report after it begins
+    /// the next batch, whose handler waits for that batch's finish.
     private var eventsFinished = false
     private var eventsDone: (() -> Void)?
 
@@ -203,7 +217,8 @@ public final class QPSystemUploads: NSObject, QPUploadSystem, URLSessionDataDele
     }
 
     /// Where the reports go. Set it once the app's `QPBackgroundAnswers`
-    /// exists: reports the system made before are given to it then.
+    /// exists: reports the system made before are given to it then. Held
+    /// strongly (the app need not keep it).
     public var answers: QPBackgroundAnswers? {
         get { locked { target } }
         set {
@@ -280,6 +295,7 @@ public final class QPSystemUploads: NSObject, QPUploadSystem, URLSessionDataDele
                    body: received.removeValue(forKey: task.taskIdentifier), error: error)
         }
         let answers = locked { () -> QPBackgroundAnswers? in
+            eventsFinished = false // a report of the next batch
             if target == nil { held.append(report) } else { recording += 1 }
             return target
         }
@@ -290,10 +306,16 @@ public final class QPSystemUploads: NSObject, QPUploadSystem, URLSessionDataDele
     }
 
     public func urlSessionDidFinishEvents(forBackgroundURLSession session: URLSession) {
-        locked { eventsFinished = true }
-        finishEventsIfDone()
-        // Every report is in: an answer still missing from the session is lost.
-        answers?.reconcile()
+        let finished = { [self] in
+            locked { eventsFinished = true }
+            finishEventsIfDone()
+        }
+        // Every report is in: an answer still missing from the session is
+        // lost. Reconciled before the completion handler is called: iOS
+        // may suspend the app then, which must not find the store opened
+        // for the reconcile.
+        guard let answers = answers else { return finished() }
+        answers.reconcile { _ in finished() }
     }
 
     /// Calls the system's completion handler once it is known, the session

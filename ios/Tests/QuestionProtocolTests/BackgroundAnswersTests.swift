@@ -266,5 +266,43 @@ final class BackgroundAnswerHandlerTests: XCTestCase {
         let after = try await serverQuestion(q.id)
         XCTAssertEqual(after.state, "answered")
     }
+    // Review of issue 47 (M1): the handler took any hand-over as its own: an
+    // older answer handed over while this one (its question known only from
+    // a plain push, which waits for the server's check) stayed queued, and
+    // the handler completed without sending it. Now it looks for its own
+    // question among those handed over, and sends it otherwise.
+    func testAnAnswerLeftOutOfTheHandOverIsSentByTheHandler() async throws {
+        try requireServer()
+        let dir = NSTemporaryDirectory() + "qp-handler-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let core = try PhoneCore(storePath: dir + "/shared.sqlite", mode: .app, serverUrl: env("QP_E2E_URL"),
+                                 userId: env("QP_E2E_USER"), tokens: StaticToken(env("QP_E2E_USER_TOKEN")),
+                                 languages: ["en"])
+        let older = try await askQuestion("Handler: the older answer?")
+        _ = try await core.sync()
+        _ = try core.answerAction(questionId: older.id, actionId: "qp.v.approve", text: nil) // due, not sent
+        let q = try await askQuestion("Handler: known from a plain push?")
+        _ = try core.receiveApns(json: try encodeApnsPayload(questionJson: q.json).json) // no sync: unverified
+        let content = UNMutableNotificationContent()
+        content.categoryIdentifier = iosCategoryId(questionId: q.id)
+        content.subtitle = "Build #4821"
+        content.body = "Handler: known from a plain push?"
+        let note = UNNotification(request: UNNotificationRequest(identifier: q.id, content: content, trigger: nil),
+                                  date: Date())
+        let system = StandInUploadSystem()
+        let uploads = QPBackgroundAnswers(core: core, system: system, bodies: URL(fileURLWithPath: dir + "/up"))
+        var completions = 0
+        _ = await QPNotificationResponseHandler.handle(
+            UNNotificationResponse(notification: note, actionIdentifier: "qp.v.approve"), core: core,
+            uploads: uploads) { completions += 1 }.value
+        XCTAssertEqual(completions, 1)
+        try? core.resume()
+        XCTAssertEqual(system.held.count, 1, "the older answer, handed over")
+        let server = try await serverQuestion(q.id)
+        XCTAssertEqual(server.state, "answered", "this answer sent by the handler: \(server.json)")
+        await system.deliver(to: uploads) // the older one, reported (no question left pending)
+        XCTAssertEqual((try? core.answerStatus(questionId: older.id))?.state, .answered)
+    }
 }
 #endif

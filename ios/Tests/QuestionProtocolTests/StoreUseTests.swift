@@ -163,5 +163,46 @@ final class StoreUseTests: XCTestCase {
         try core.resume()
         XCTAssertEqual(state(core, q.id), .handedOver)
     }
+    // Review of issue 47 (H1): launched into the background (Apple's order:
+    // didFinishLaunching, didEnterBackground, then the event), `start()`'s
+    // return to the foreground reopened the store after didEnterBackground
+    // had closed it, and nothing closed it again: the upload's report left
+    // the open store open and the events' completion handler let iOS
+    // suspend the app holding its lock (0xdead10cc). Now a background
+    // launch runs as background work and closes the store when it ends.
+    func testABackgroundLaunchLeavesTheStoreClosedOnceTheEventsAreHandled() async throws {
+        try requireServer()
+        let core = try phone()
+        let session = QPSession(core: core)
+        let system = QPSystemUploads()
+        let uploads = QPBackgroundAnswers(session: session, system: system, bodies: URL(fileURLWithPath: dir + "/up"))
+        let q = try await askQuestion("Store use: background launch?")
+        _ = try await core.sync()
+        _ = try core.answerAction(questionId: q.id, actionId: "qp.v.approve", text: nil)
+        XCTAssertEqual(uploads.handOver().count, 1)
+        // The upload finishes; its report waits for `answers` (the relaunch).
+        let end = Date().addingTimeInterval(10)
+        while await withCheckedContinuation({ c in system.inFlight { c.resume(returning: $0) } }).count > 0,
+              Date() < end {
+            try await Task.sleep(nanoseconds: 100_000_000)
+        }
+        try core.suspend() // the process before went to the background
+        // The relaunch into the background.
+        UIApplication.shared.applicationState = .background
+        let lifecycle = QPAppLifecycle(session: session, uploads: uploads,
+                                       refreshIdentifier: "test.refresh.\(UUID().uuidString)")
+        let launched = lifecycle.start(notificationCenter: NotificationCenter())
+        let closed = lifecycle.didEnterBackground()
+        system.answers = uploads
+        _ = await closed.value
+        _ = await launched.value
+        let suspendedThen = await withCheckedContinuation { (c: CheckedContinuation<Bool, Never>) in
+            system.handleEvents { c.resume(returning: isSuspended(core)) }
+            system.urlSessionDidFinishEvents(forBackgroundURLSession: URLSession(configuration: .ephemeral))
+        }
+        XCTAssertEqual(suspendedThen, true, "the store is closed when iOS may suspend the app")
+        try core.resume()
+        XCTAssertEqual(state(core, q.id), .answered, "the report was recorded")
+    }
 }
 #endif

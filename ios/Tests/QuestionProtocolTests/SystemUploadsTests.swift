@@ -120,6 +120,46 @@ final class SystemUploadsTests: XCTestCase {
         RunLoop.main.run(until: Date().addingTimeInterval(0.3))
     }
 
+    // Review of issue 47 (L2): a finish no handler waited for left its flag
+    // set, and a later batch's handler was called at once, before that
+    // batch's reports were recorded. A report after a finish begins the
+    // next batch: its handler waits for the next finish.
+    func testAFinishNoHandlerWaitedForDoesNotCompleteTheNextBatch() throws {
+        try requireServer()
+        let session = URLSession(configuration: .ephemeral)
+        let system = QPSystemUploads()
+        system.answers = QPBackgroundAnswers(core: try phone(), system: system,
+                                             bodies: URL(fileURLWithPath: dir + "/uploads"))
+        system.urlSessionDidFinishEvents(forBackgroundURLSession: session) // nobody waited
+        RunLoop.main.run(until: Date().addingTimeInterval(0.5)) // its reconcile done
+        let task = session.dataTask(with: URL(string: "http://127.0.0.1:9/")!)
+        system.urlSession(session, task: task, didCompleteWithError: URLError(.cancelled)) // the next batch
+        var called = 0
+        system.handleEvents { called += 1 }
+        RunLoop.main.run(until: Date().addingTimeInterval(0.3))
+        XCTAssertEqual(called, 0, "the next batch has not finished")
+        system.urlSessionDidFinishEvents(forBackgroundURLSession: session)
+        let end = Date().addingTimeInterval(5)
+        while called == 0, Date() < end { RunLoop.main.run(until: Date().addingTimeInterval(0.05)) }
+        XCTAssertEqual(called, 1)
+    }
+
+    // Review of issue 47 (L1): the delegate held `answers` weakly: an app
+    // that set it without keeping its own reference lost it at once, its
+    // reports were held forever and the completion handler never called.
+    func testAnswersTheAppDoesNotKeepStillRecordTheReports() async throws {
+        try requireServer()
+        let core = try phone()
+        let system = QPSystemUploads()
+        system.answers = QPBackgroundAnswers(core: core, system: system,
+                                             bodies: URL(fileURLWithPath: dir + "/uploads"))
+        XCTAssertNotNil(system.answers, "kept by the delegate")
+        let id = try await answered("System uploads: nobody keeps the answers?", core)
+        XCTAssertEqual(system.answers?.handOver().count, 1)
+        let recorded = await eventually { state(core, id) == .answered }
+        XCTAssertTrue(recorded, "state: \(String(describing: state(core, id)))")
+    }
+
     // The docs' app delegate: a relaunch for one of the app's own
     // background sessions goes to the app's code; the library's identifier
     // to the library, whose handler is called once its session is done.

@@ -112,9 +112,17 @@ abstract class QuestionAnswerReceiver : BroadcastReceiver() {
             Outcome.NeedsApp(e.message ?: e.toString())
         }
         lastOutcome = outcome
-        update(context, questionId, outcome)
-        if (outcome !is Outcome.Committed) return
-        if (!deliverNow(context, questionId)) scheduleFlush(context)
+        if (outcome !is Outcome.Committed) return update(context, questionId, outcome)
+        // Committed: whatever fails after this (the notification's update
+        // included) leaves the answer queued, so the retry job is
+        // scheduled unless it went out; otherwise it waited for the next launch.
+        var delivered = false
+        try {
+            update(context, questionId, outcome)
+            delivered = deliverNow(context, questionId)
+        } finally {
+            if (!delivered) scheduleFlush(context)
+        }
     }
 
     /** Where a failure the system's callback cannot throw goes: the core's

@@ -40,6 +40,17 @@ class TestReceiver : QuestionAnswerReceiver() {
         Intent(Intent.ACTION_VIEW).putExtra("question", questionId)
 }
 
+/** A receiver whose notifications cannot be posted (the app's icon throws). */
+class NoIconReceiver : QuestionAnswerReceiver() {
+    companion object {
+        var flushes = 0
+    }
+    override fun core(context: Context): PhoneCore = TestReceiver.core!!
+    override fun scheduleFlush(context: Context) { flushes++ }
+    override val smallIcon: Int get() = throw IllegalStateException("the app's icon")
+    override fun runInBackground(work: () -> Unit) = work()
+}
+
 /** A receiver as an app writes it, its work on the library's own thread;
  *  it records whether the core was asked for on the main thread. */
 class ThreadedReceiver : QuestionAnswerReceiver() {
@@ -182,6 +193,19 @@ class AndroidGlueTest {
         assertNull("no buttons left to tap (and no spinner)", updated.actions)
         // The core's status line, the same words the feed shows.
         assertEquals(cell.myAnswer!!.status, updated.extras.getCharSequence(Notification.EXTRA_TEXT).toString())
+    }
+
+    /** Review of issue 47 (L3): the notification's update failing after
+     *  the commit skipped the retry job; the committed answer waited for
+     *  the next launch. */
+    @Test
+    fun aCommittedAnswerWhoseNotificationCannotBeUpdatedIsStillRetried() {
+        notifier.onDataMessage(encodeFcmPayload(toJson(question("q_icon", listOf(opt("approve", "Approve"), opt("deny", "Deny")), false))).data)
+        NoIconReceiver.flushes = 0
+        val intent = Intent(shadowOf(posted("q_icon").actions[0].actionIntent).savedIntent)
+        NoIconReceiver().onReceive(context, intent)
+        assertEquals(AnswerState.QUEUED, core.feed().single().myAnswer!!.state)
+        assertEquals("the retry job is scheduled", 1, NoIconReceiver.flushes)
     }
 
     @Test

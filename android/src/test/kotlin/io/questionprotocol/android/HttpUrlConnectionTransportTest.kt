@@ -82,9 +82,12 @@ class HttpUrlConnectionTransportTest {
 
     /** HTTPS to the real `qp serve` (android/run-tests starts it with a
      *  certificate from a throwaway CA, `qp admin tls dev-cert`). The CA is
-     *  trusted the platform's way, the process's default for every
-     *  HttpsURLConnection (an app's network security config on Android),
-     *  never by a trust manager of the library's. */
+     *  trusted outside the library, through the JVM-wide default
+     *  (`HttpsURLConnection.setDefaultSSLSocketFactory`): a stand-in for an
+     *  app's network security config or a CA an MDM installed, which cannot
+     *  exist under Robolectric. What it shows: the transport adds no trust
+     *  manager of its own and takes the process's; that Android's config
+     *  reaches `HttpURLConnection` is the framework's, unverified here. */
     @Test
     fun httpsWorksWithACaThePlatformTrusts() = runBlocking {
         assumeTrue("run through android/run-tests", System.getenv("QP_E2E_TLS_URL") != null)

@@ -1,6 +1,7 @@
 // The adoption guide's custom transport (docs/apps/adopting.md): an app that
 // already has OkHttp passes the core's requests through its own client.
-// Compiled against OkHttp (a test dependency only: the library needs none)
+// Compiled against OkHttp 5 (a test dependency only: the library needs none;
+// `it.body` is nullable on OkHttp 4, as the guide says)
 // and driven by OkHttpTransportTest.
 package io.questionprotocol.snippets
 
