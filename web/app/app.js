@@ -185,8 +185,11 @@ async function replaceSession(out) {
   let wasNotified = false;
   if (switched) {
     stopFeed();
-    if (old && old.token) await qpFlush(old.token).catch(() => {});
+    if (old && old.token) await qpFlush(old).catch(() => {});
     await qpStore.clear();
+    // The old account's notifications go: their buttons would answer as the new one.
+    const reg = 'serviceWorker' in navigator && await navigator.serviceWorker.getRegistration().catch(() => null);
+    if (reg) for (const n of await reg.getNotifications().catch(() => [])) n.close();
     if (self.qpWebPush) wasNotified = await self.qpWebPush.unsubscribe().catch(() => false);
     questions.clear();
     historyRead = false;
@@ -337,7 +340,7 @@ async function readHistory() {
 
 async function poll(signal) {
   const mine = session;
-  await qpFlush(mine.token, (entry, outcome) => {
+  await qpFlush(mine, (entry, outcome) => {
     if (!outcome.question) return;
     questions.set(outcome.question.id, outcome.question);
     // The worker replaces the question's notification with its resolution.
@@ -580,7 +583,7 @@ async function answer(id, action, text) {
   const cell = document.getElementById(`cell-${id}`);
   const hadFocus = !!(cell && active && (cell.contains(active) || $('sheet').contains(active)));
   try {
-    const outcome = await qpSubmit(session.token, entry);
+    const outcome = await qpSubmit(session, entry);
     if (outcome.question) {
       questions.set(id, outcome.question);
       drafts.delete(id);

@@ -136,7 +136,7 @@ self.addEventListener('push', (event) => {
     }
     if (out.kind === 'question') {
       await tellPages(out.pending);
-      await show(out.notification, { question: out.question, opens_app: out.notification.opens_app });
+      await show(out.notification, { question: out.question, opens_app: out.notification.opens_app, user_id: session && session.user.id });
       return;
     } else {
       // Always shown, under the question's tag, replacing any: from the
@@ -161,6 +161,9 @@ async function answerFromButton(event) {
   const question = n.data && n.data.question;
   const { r, session } = await responder();
   if (!question || !session) return openApp(question && question.id);
+  // Shown for another account than the one signed in now: never answered
+  // with this one's token; the app opens instead.
+  if (n.data.user_id !== session.user.id) return openApp(question.id);
   let body;
   try {
     body = r.answer(JSON.stringify(question), event.action, null);
@@ -170,14 +173,14 @@ async function answerFromButton(event) {
   const entry = { question_id: question.id, body, key: qpNewKey() };
   let outcome;
   try {
-    outcome = await qpSubmit(session.token, entry);
+    outcome = await qpSubmit(session, entry);
   } catch (e) {
     // Offline: kept, and said so under the question's tag; sent once when
     // the connection returns (background sync, or the page when it opens).
     await show({
       tag: question.id, title: r.queued(JSON.stringify(question), body), body: question.prompt,
       actions: [], require_interaction: false, timestamp: 0,
-    }, { question, queued: true });
+    }, { question, queued: true, user_id: session.user.id });
     if (self.registration.sync) await self.registration.sync.register('qp-outbox').catch(() => {});
     return;
   }
@@ -212,7 +215,7 @@ self.addEventListener('notificationclick', (event) => {
 async function flush() {
   const { r, session } = await responder();
   if (!session) return;
-  await qpFlush(session.token, async (entry, outcome) => {
+  await qpFlush(session, async (entry, outcome) => {
     const n = await shown(entry.question_id);
     if (outcome.question && n && n.data && n.data.question) {
       await replaceWithResolution(r, outcome.question, n.data.question);

@@ -150,6 +150,26 @@ try {
   // (as a wait returning late would), is not written for Mallory's session.
   const wrote = await one.evaluate(() => qpStore.saveFeed(session, [...questions.values()]));
   assert.equal(wrote, false, "tab one wrote the owner's feed after Mallory signed in");
+  // An answer made in tab one now (as offline, then back) is neither queued
+  // nor sent: Mallory's flush would send it with her token.
+  const stale = await one.evaluate(async () => {
+    const out = await qpSubmit(session, { question_id: 'q-stale-tab', body: '{}', key: qpNewKey() });
+    return { out, queued: (await qpStore.queued()).map((e) => e.question_id) };
+  });
+  assert.deepEqual(stale, { out: { error: 401 }, queued: [] }, "tab one queued an answer under Mallory's session");
+  // One of the owner's answers left in the outbox (queued offline before the
+  // switch) is never sent by Mallory's tab: kept aside, no request made.
+  const aside = await two.evaluate(async (ownerId) => {
+    await qpTx('outbox', 'readwrite', (s) => s.put({ question_id: 'q-owner-offline', body: '{}', key: qpNewKey(), user_id: ownerId }));
+    let sent = 0;
+    const real = window.fetch;
+    window.fetch = (url, init) => { if (String(url).includes('/answer')) sent++; return real(url, init); };
+    try { await qpFlush(session); } finally { window.fetch = real; }
+    const left = (await qpStore.queued()).map((e) => e.question_id);
+    await qpStore.unqueue('q-owner-offline');
+    return { sent, left };
+  }, owner);
+  assert.deepEqual(aside, { sent: 0, left: ['q-owner-offline'] }, "Mallory's tab sent the owner's queued answer");
   // Its next read meets the revoked token's 401. (Tab one is in the
   // background now: no animation frames, so the waits below poll.)
   await one.evaluate(() => window.dispatchEvent(new Event('online')));
