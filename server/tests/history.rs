@@ -262,8 +262,10 @@ async fn a_page_of_history_is_compressed_for_a_browser_and_still_revalidates() {
             coded.len(),
             plain.len()
         );
-        let again = get(coding, Some(etag)).await.unwrap();
+        let again = get(coding, Some(etag.clone())).await.unwrap();
         assert_eq!(again.status(), 304, "{coding}");
+        // The 304 names the validator as the 200 did (weak), not strong.
+        assert_eq!(again.headers()["etag"], etag.as_str(), "{coding}");
     }
     // A small body goes out as it is.
     let small = f
