@@ -348,7 +348,9 @@ async function poll(signal) {
       navigator.serviceWorker.ready.then((r) => r.active && r.active.postMessage({ type: 'decided', question: outcome.question }));
     }
   });
-  if (!historyRead) await readHistory();
+  // A failed history read (a server error, the network) does not stop the
+  // feed: the wait goes on, and the next turn reads the history again.
+  if (!historyRead) await readHistory().catch((e) => { if (session !== mine) throw e; });
   const since = feedVersion == null ? '' : `?since=${encodeURIComponent(feedVersion)}&timeout=${WAIT_SECS}`;
   const resp = await api(`/api/questions/pending/wait${since}`, { signal });
   if (!resp.ok) throw new Error(`server ${resp.status}`);
@@ -372,11 +374,11 @@ async function poll(signal) {
   if (fresh.length) announce(fresh);
 }
 
-// A question the service worker was pushed: drawn at once, as pushed, when
-// the page does not have it yet; the feed's wait brings the server's copy,
+// A question the service worker was pushed for this tab's account: drawn
+// at once, as pushed, when the page does not have it yet; the feed's wait brings the server's copy,
 // which replaces it (and says if it was resolved meanwhile).
-async function pushed(q) {
-  if (!session || !q.id || questions.has(q.id)) return;
+async function pushed(q, userId) {
+  if (!session || userId !== session.user.id || !q.id || questions.has(q.id)) return;
   questions.set(q.id, q);
   await render();
   announce([q]);
@@ -665,7 +667,7 @@ async function start() {
     navigator.serviceWorker.addEventListener('message', (ev) => {
       const m = ev.data || {};
       if (m.type === 'question' && m.question) {
-        pushed(m.question).catch(() => {});
+        pushed(m.question, m.user_id).catch(() => {});
         return;
       }
       if (m.type === 'open' && m.question) openFor = m.question;

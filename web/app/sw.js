@@ -24,8 +24,8 @@ function maxActions() {
 // Open pages hear of every push at once, before their long-poll returns:
 // a question comes with it (drawn as pushed until the server's list has
 // it); anything else has them read the list again.
-async function tellPages(question) {
-  const message = question ? { type: 'question', question } : { type: 'changed' };
+async function tellPages(question, userId) {
+  const message = question ? { type: 'question', question, user_id: userId } : { type: 'changed' };
   for (const c of await self.clients.matchAll({ type: 'window' })) c.postMessage(message);
 }
 
@@ -135,7 +135,9 @@ self.addEventListener('push', (event) => {
       return;
     }
     if (out.kind === 'question') {
-      await tellPages(out.pending);
+      // For the account signed in when it came: a tab still showing
+      // another account does not draw it.
+      await tellPages(out.pending, session && session.user.id);
       await show(out.notification, { question: out.question, opens_app: out.notification.opens_app, user_id: session && session.user.id });
       return;
     } else {
