@@ -230,7 +230,8 @@ async fn feed_wait_is_bounded_per_person() {
     f.until_parked(1).await;
     // A second wait of the same person is refused, whichever token: Bob
     // paired a second device, and its wait meets the same bound.
-    let bob_laptop = qp_server::store::identity::create_user_token(&f.db(), &f.bob, "laptop").unwrap();
+    let bob_laptop =
+        qp_server::store::identity::create_user_token(&f.db(), &f.bob, "laptop").unwrap();
     let (s, body, _) = wait(&f, &bob_laptop, &v, 20).await.unwrap();
     assert_eq!(s, 429, "{body}");
     assert_eq!(err_code(&body), "too_many_long_polls");

@@ -192,7 +192,11 @@ mod tests {
         ] {
             assert!(!allowed_for(path), "{path}");
         }
-        for path in ["/api/questions/history", "/api/questions/pending/wait", "/openapi.json"] {
+        for path in [
+            "/api/questions/history",
+            "/api/questions/pending/wait",
+            "/openapi.json",
+        ] {
             assert!(allowed_for(path), "{path}");
         }
         let mut secret = json("{\"token\":\"qpu_x\"}", None);
