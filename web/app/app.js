@@ -375,8 +375,9 @@ async function poll(signal) {
 }
 
 // A question the service worker was pushed for this tab's account: drawn
-// at once, as pushed, when the page does not have it yet; the feed's wait brings the server's copy,
-// which replaces it (and says if it was resolved meanwhile).
+// at once, as pushed, when the page does not have it yet; the feed's wait
+// brings the server's copy, which replaces it (and says if it was resolved
+// meanwhile).
 async function pushed(q, userId) {
   if (!session || userId !== session.user.id || !q.id || questions.has(q.id)) return;
   questions.set(q.id, q);
