@@ -3,7 +3,7 @@
 // first visit (pairing by link, the feed drawn, the service worker's shell
 // cached) and on a reload, the shell opening with the network cut (showing
 // the feed it knew), and the time to the first question drawn at a 4x CPU
-// slowdown. Goals (BENCHMARKS.md): first visit <= 250 KB, a reload
+// slowdown (after reloads, and on a true first visit: a fresh context). Goals (BENCHMARKS.md): first visit <= 250 KB, a reload
 // <= 10 KB (after a change in the history too), first question median
 // <= 1 s; with a history of 50 questions.
 //
