@@ -228,10 +228,21 @@ async fn feed_wait_is_bounded_per_person() {
     let (_, v) = feed(&f, &f.bob_token).await;
     let held = wait(&f, &f.bob_token, &v, 20);
     f.until_parked(1).await;
-    // A second wait of the same person is refused, whichever token.
-    let (s, body, _) = wait(&f, &f.bob_token, &v, 20).await.unwrap();
+    // A second wait of the same person is refused, whichever token: Bob
+    // paired a second device, and its wait meets the same bound.
+    let bob_laptop =
+        qp_server::store::identity::create_user_token(&f.db(), &f.bob, "laptop").unwrap();
+    let (s, body, _) = wait(&f, &bob_laptop, &v, 20).await.unwrap();
     assert_eq!(s, 429, "{body}");
     assert_eq!(err_code(&body), "too_many_long_polls");
+    assert!(
+        body["message"].as_str().unwrap().contains("this person"),
+        "{body}"
+    );
+    // A read without `since` returns at once and takes no place: a page
+    // opened while Bob's waits are all held still reads its list.
+    let (ids_now, _) = feed(&f, &bob_laptop).await;
+    assert!(ids_now.is_empty(), "{ids_now:?}");
     // A wait that returns at once takes no place; another person has her
     // own budget.
     let (s, _, _) = wait(&f, &f.bob_token, &v, 0).await.unwrap();

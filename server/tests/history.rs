@@ -262,8 +262,10 @@ async fn a_page_of_history_is_compressed_for_a_browser_and_still_revalidates() {
             coded.len(),
             plain.len()
         );
-        let again = get(coding, Some(etag)).await.unwrap();
+        let again = get(coding, Some(etag.clone())).await.unwrap();
         assert_eq!(again.status(), 304, "{coding}");
+        // The 304 names the validator as the 200 did (weak), not strong.
+        assert_eq!(again.headers()["etag"], etag.as_str(), "{coding}");
     }
     // A small body goes out as it is.
     let small = f
@@ -292,4 +294,30 @@ async fn the_history_index_exists_on_this_engine() {
         .query_row(sql, qp_server::params![], |r| r.get(0))
         .unwrap();
     assert!(def.contains("(room_id, seq)"), "{def}");
+}
+
+/// Someone who left a room no longer sees its questions in their history
+/// (the history follows membership now, both ways: a new member sees the
+/// room's whole past, as docs/agents/wire-api.md says).
+#[tokio::test(flavor = "multi_thread")]
+async fn someone_who_left_a_room_no_longer_sees_its_history() {
+    let f = Fixture::new().await;
+    let asked = f
+        .ask(json!({"prompt": "Room, before Bob left", "responder_scope": "room"}))
+        .await;
+    let (s, _) = f
+        .answer(&f.alice_token, &id(&asked), json!({"value": "approve"}))
+        .await;
+    assert_eq!(s, 200);
+    let body = history(&f, &f.bob_token, "").await;
+    assert!(prompts(&body).contains(&"Room, before Bob left"), "{body}");
+    assert!(qp_server::store::offboard::remove_member(&f.db(), &f.room_id, &f.bob).unwrap());
+    let body = history(&f, &f.bob_token, "").await;
+    assert!(
+        !prompts(&body).contains(&"Room, before Bob left"),
+        "Bob still sees a room he left: {body}"
+    );
+    // Alice, still a member, does.
+    let body = history(&f, &f.alice_token, "").await;
+    assert!(prompts(&body).contains(&"Room, before Bob left"), "{body}");
 }

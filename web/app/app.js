@@ -186,8 +186,11 @@ async function replaceSession(out) {
   let wasNotified = false;
   if (switched) {
     stopFeed();
-    if (old && old.token) await qpFlush(old.token).catch(() => {});
+    if (old && old.token) await qpFlush(old).catch(() => {});
     await qpStore.clear();
+    // The old account's notifications go: their buttons would answer as the new one.
+    const reg = 'serviceWorker' in navigator && await navigator.serviceWorker.getRegistration().catch(() => null);
+    if (reg) for (const n of await reg.getNotifications().catch(() => [])) n.close();
     if (self.qpWebPush) wasNotified = await self.qpWebPush.unsubscribe().catch(() => false);
     questions.clear();
     historyRead = false;
@@ -338,7 +341,7 @@ async function readHistory() {
 
 async function poll(signal) {
   const mine = session;
-  await qpFlush(mine.token, (entry, outcome) => {
+  await qpFlush(mine, (entry, outcome) => {
     if (!outcome.question) return;
     notes.delete(entry.question_id);   // a server failure said earlier is over
     questions.set(outcome.question.id, outcome.question);
@@ -347,7 +350,9 @@ async function poll(signal) {
       navigator.serviceWorker.ready.then((r) => r.active && r.active.postMessage({ type: 'decided', question: outcome.question }));
     }
   });
-  if (!historyRead) await readHistory();
+  // A failed history read (a server error, the network) does not stop the
+  // feed: the wait goes on, and the next turn reads the history again.
+  if (!historyRead) await readHistory().catch((e) => { if (session !== mine) throw e; });
   const since = feedVersion == null ? '' : `?since=${encodeURIComponent(feedVersion)}&timeout=${WAIT_SECS}`;
   const resp = await api(`/api/questions/pending/wait${since}`, { signal });
   if (!resp.ok) throw new Error(`server ${resp.status}`);
@@ -371,11 +376,12 @@ async function poll(signal) {
   if (fresh.length) announce(fresh);
 }
 
-// A question the service worker was pushed: drawn at once, as pushed, when
-// the page does not have it yet; the feed's wait brings the server's copy,
-// which replaces it (and says if it was resolved meanwhile).
-async function pushed(q) {
-  if (!session || !q.id || questions.has(q.id)) return;
+// A question the service worker was pushed for this tab's account: drawn
+// at once, as pushed, when the page does not have it yet; the feed's wait
+// brings the server's copy, which replaces it (and says if it was resolved
+// meanwhile).
+async function pushed(q, userId) {
+  if (!session || userId !== session.user.id || !q.id || questions.has(q.id)) return;
   questions.set(q.id, q);
   await render();
   announce([q]);
@@ -582,7 +588,7 @@ async function answer(id, action, text) {
   const cell = document.getElementById(`cell-${id}`);
   const hadFocus = !!(cell && active && (cell.contains(active) || $('sheet').contains(active)));
   try {
-    const outcome = await qpSubmit(session.token, entry);
+    const outcome = await qpSubmit(session, entry);
     if (outcome.question) {
       questions.set(id, outcome.question);
       drafts.delete(id);
@@ -666,7 +672,7 @@ async function start() {
     navigator.serviceWorker.addEventListener('message', (ev) => {
       const m = ev.data || {};
       if (m.type === 'question' && m.question) {
-        pushed(m.question).catch(() => {});
+        pushed(m.question, m.user_id).catch(() => {});
         return;
       }
       if (m.type === 'open' && m.question) openFor = m.question;

@@ -95,7 +95,18 @@ const qpStore = {
     };
   }),
   queued: () => qpTx('outbox', 'readonly', (s) => s.getAll()),
-  queue: (entry) => qpTx('outbox', 'readwrite', (s) => s.put(entry)),
+  // Queues an answer of `session`'s account, marked with it, only while
+  // that session is the stored one (one transaction, as qpPutForSession):
+  // a tab still showing an account another tab replaced queues nothing the
+  // new account's flush could send. True when queued.
+  queue: (session, entry) => qpTxWith(['session', 'outbox'], (tx, done) => {
+    const req = tx.objectStore('session').get('session');
+    req.onsuccess = () => {
+      const mine = !!(session && req.result && req.result.token === session.token);
+      if (mine) tx.objectStore('outbox').put({ ...entry, user_id: session.user.id });
+      done(mine);
+    };
+  }),
   unqueue: (id) => qpTx('outbox', 'readwrite', (s) => s.delete(id)),
 };
 
@@ -136,25 +147,35 @@ function qpLocked(fn) {
   return navigator.locks ? navigator.locks.request('qp-outbox', fn) : fn();
 }
 
-// An answer: queued first, then sent; it stays queued when the server
-// cannot be reached (the send throws), to go once the connection returns.
-function qpSubmit(token, entry) {
+// An answer of `session`'s account: queued first, then sent; it stays
+// queued when the server cannot be reached (the send throws), to go once
+// the connection returns. When `session` is no longer the stored one (another
+// tab signed in since), nothing is queued or sent: {error: 401}.
+function qpSubmit(session, entry) {
   return qpLocked(async () => {
-    await qpStore.queue(entry);
-    const outcome = await qpSend(token, entry);
+    if (!(await qpStore.queue(session, entry))) return { error: 401 };
+    const outcome = await qpSend(session.token, entry);
     await qpStore.unqueue(entry.question_id);
     return outcome;
   });
 }
 
 // Sends what waits in the outbox, each once: an entry leaves the outbox when
-// the server has decided on it, and stays when the network failed.
-function qpFlush(token, onDecided) {
+// the server has decided on it, and stays when the network failed. Only
+// `session`'s account's entries are sent, with its token; another
+// account's is kept aside (a stale tab's flush must not drop the new
+// account's), and an unmarked one, whose account is unknown, is dropped.
+function qpFlush(session, onDecided) {
   return qpLocked(async () => {
     for (const entry of await qpStore.queued()) {
+      if (!entry.user_id) {
+        await qpStore.unqueue(entry.question_id);
+        continue;
+      }
+      if (!session || !session.user || entry.user_id !== session.user.id) continue;
       let outcome;
       try {
-        outcome = await qpSend(token, entry);
+        outcome = await qpSend(session.token, entry);
       } catch (e) {
         return false;
       }

@@ -24,8 +24,8 @@ function maxActions() {
 // Open pages hear of every push at once, before their long-poll returns:
 // a question comes with it (drawn as pushed until the server's list has
 // it); anything else has them read the list again.
-async function tellPages(question) {
-  const message = question ? { type: 'question', question } : { type: 'changed' };
+async function tellPages(question, userId) {
+  const message = question ? { type: 'question', question, user_id: userId } : { type: 'changed' };
   for (const c of await self.clients.matchAll({ type: 'window' })) c.postMessage(message);
 }
 
@@ -135,8 +135,10 @@ self.addEventListener('push', (event) => {
       return;
     }
     if (out.kind === 'question') {
-      await tellPages(out.pending);
-      await show(out.notification, { question: out.question, opens_app: out.notification.opens_app });
+      // For the account signed in when it came: a tab still showing
+      // another account does not draw it.
+      await tellPages(out.pending, session && session.user.id);
+      await show(out.notification, { question: out.question, opens_app: out.notification.opens_app, user_id: session && session.user.id });
       return;
     } else {
       // Always shown, under the question's tag, replacing any: from the
@@ -161,6 +163,9 @@ async function answerFromButton(event) {
   const question = n.data && n.data.question;
   const { r, session } = await responder();
   if (!question || !session) return openApp(question && question.id);
+  // Shown for another account than the one signed in now: never answered
+  // with this one's token; the app opens instead.
+  if (n.data.user_id !== session.user.id) return openApp(question.id);
   let body;
   try {
     body = r.answer(JSON.stringify(question), event.action, null);
@@ -170,7 +175,7 @@ async function answerFromButton(event) {
   const entry = { question_id: question.id, body, key: qpNewKey() };
   let outcome;
   try {
-    outcome = await qpSubmit(session.token, entry);
+    outcome = await qpSubmit(session, entry);
   } catch (e) {
     // Offline: kept, and said so under the question's tag; sent once when
     // the connection returns (background sync, or the page when it opens).
@@ -178,7 +183,7 @@ async function answerFromButton(event) {
     await show({
       tag: question.id, title: words.title, body: words.body,
       actions: [], require_interaction: false, timestamp: 0,
-    }, { question, queued: true });
+    }, { question, queued: true, user_id: session.user.id });
     if (self.registration.sync) await self.registration.sync.register('qp-outbox').catch(() => {});
     return;
   }
@@ -213,7 +218,7 @@ self.addEventListener('notificationclick', (event) => {
 async function flush() {
   const { r, session } = await responder();
   if (!session) return;
-  await qpFlush(session.token, async (entry, outcome) => {
+  await qpFlush(session, async (entry, outcome) => {
     const n = await shown(entry.question_id);
     if (outcome.question && n && n.data && n.data.question) {
       await replaceWithResolution(r, outcome.question, n.data.question);

@@ -126,6 +126,24 @@ try {
   assert.equal(await resolutionOf(other, 'Latency 20?'), cancelled, 'in a second browser profile');
   console.log(`history after a reload and in a second profile: "${answered}", "${cancelled}"`);
   await second.close();
+
+  // --- a failed history read does not stop the feed ------------------------
+  // Every read of the history fails (500) from the reload on: the page's
+  // wait still runs, and a question asked then still appears.
+  await page.evaluateOnNewDocument(() => {
+    const real = window.fetch;
+    window.fetch = (url, init) => (String(url).includes('/api/questions/history')
+      ? Promise.resolve(new Response('{}', { status: 500 }))
+      : real(url, init));
+  });
+  await page.reload({ waitUntil: 'load' });
+  await page.waitForSelector('#feed-section:not([hidden])', { timeout: 10000 });
+  const despite = await qp(['ask', env.QP_ROOM, 'Shown though the history failed?']);
+  assert.equal(despite.code, 0, `qp ask: ${despite.err}`);
+  await page.waitForFunction(() => [...document.querySelectorAll('li.cell .prompt')]
+    .some((p) => p.textContent === 'Shown though the history failed?'), { timeout: 10000 });
+  assert.equal((await qp(['cancel', despite.out])).code, 0);
+  console.log('a failed history read: the feed went on to its wait');
   await context.close();
 
   // --- two tabs of one browser: a sign-in in one is not undone by the other
@@ -150,6 +168,33 @@ try {
   // (as a wait returning late would), is not written for Mallory's session.
   const wrote = await one.evaluate(() => qpStore.saveFeed(session, [...questions.values()]));
   assert.equal(wrote, false, "tab one wrote the owner's feed after Mallory signed in");
+  // A push that came for Mallory is not drawn in tab one, which still
+  // shows the owner.
+  const drawnStale = await one.evaluate(async (id) => {
+    await pushed({ id: 'q-pushed-for-mallory', prompt: 'For Mallory?', state: 'pending' }, id).catch(() => {});
+    return questions.has('q-pushed-for-mallory');
+  }, mallory.id);
+  assert.equal(drawnStale, false, "tab one drew a push for Mallory under the owner's account");
+  // An answer made in tab one now (as offline, then back) is neither queued
+  // nor sent: Mallory's flush would send it with her token.
+  const stale = await one.evaluate(async () => {
+    const out = await qpSubmit(session, { question_id: 'q-stale-tab', body: '{}', key: qpNewKey() });
+    return { out, queued: (await qpStore.queued()).map((e) => e.question_id) };
+  });
+  assert.deepEqual(stale, { out: { error: 401 }, queued: [] }, "tab one queued an answer under Mallory's session");
+  // One of the owner's answers left in the outbox (queued offline before the
+  // switch) is never sent by Mallory's tab: kept aside, no request made.
+  const aside = await two.evaluate(async (ownerId) => {
+    await qpTx('outbox', 'readwrite', (s) => s.put({ question_id: 'q-owner-offline', body: '{}', key: qpNewKey(), user_id: ownerId }));
+    let sent = 0;
+    const real = window.fetch;
+    window.fetch = (url, init) => { if (String(url).includes('/answer')) sent++; return real(url, init); };
+    try { await qpFlush(session); } finally { window.fetch = real; }
+    const left = (await qpStore.queued()).map((e) => e.question_id);
+    await qpStore.unqueue('q-owner-offline');
+    return { sent, left };
+  }, owner);
+  assert.deepEqual(aside, { sent: 0, left: ['q-owner-offline'] }, "Mallory's tab sent the owner's queued answer");
   // Its next read meets the revoked token's 401. (Tab one is in the
   // background now: no animation frames, so the waits below poll.)
   await one.evaluate(() => window.dispatchEvent(new Event('online')));

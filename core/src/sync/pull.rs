@@ -92,10 +92,13 @@ async fn history(store: &Store, client: &PhoneClient) -> Result<bool, SyncError>
         .await?
     {
         Reply::Status(200, bytes) => {
-            if let Ok(page) = serde_json::from_slice::<Page>(&bytes) {
-                for q in &page.questions {
-                    store.record_server(q)?;
-                }
+            // Only a page that could be read counts as read: an unreadable
+            // body (a proxy's error page, a cut-off read) is tried again.
+            let Ok(page) = serde_json::from_slice::<Page>(&bytes) else {
+                return Ok(false);
+            };
+            for q in &page.questions {
+                store.record_server(q)?;
             }
             Ok(true)
         }
@@ -155,4 +158,64 @@ pub async fn refresh(
         )),
         Reply::Unreachable(e) => Refreshed::Unavailable(e),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use super::*;
+    use crate::http::{HttpResponse, Scripted, ScriptedTransport};
+    use crate::store::StoreMode;
+    use crate::sync::TokenProvider;
+
+    struct Token;
+    impl TokenProvider for Token {
+        fn token(&self) -> Option<String> {
+            Some("qpu_test".into())
+        }
+    }
+
+    /// A 200 whose body is not a page (a proxy's error page, a cut-off
+    /// read) does not count as the history read: the next sync reads it
+    /// again. Before, it was marked read and the new phone's feed never
+    /// showed the person's history.
+    #[test]
+    fn an_unreadable_history_page_is_read_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("s.sqlite"), StoreMode::App).unwrap();
+        let http = Arc::new(ScriptedTransport::new(|r| {
+            if r.path().starts_with("/api/questions/history") {
+                Scripted::Reply(HttpResponse {
+                    status: 200,
+                    body: b"<html>gateway</html>".to_vec(),
+                })
+            } else {
+                Scripted::json(200, &serde_json::json!({"questions": []}))
+            }
+        }));
+        let client = PhoneClient::new(
+            "http://127.0.0.1:9",
+            "u_me",
+            Arc::new(Token),
+            http.clone(),
+            Duration::from_secs(5),
+        );
+        let run = |f| {
+            tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap()
+                .block_on(f)
+        };
+        run(sync(&store, &client)).unwrap();
+        run(sync(&store, &client)).unwrap();
+        assert_eq!(store.state(HISTORY_READ).unwrap(), None);
+        assert_eq!(
+            http.count(HttpMethod::Get, "/api/questions/history"),
+            2,
+            "an unreadable page was taken as the history read"
+        );
+    }
 }

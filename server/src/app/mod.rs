@@ -199,11 +199,16 @@ impl App {
     /// Counts a long-poll in for `holder` (`agent:…`, `user:…`), or the 429
     /// that says the holder has as many as it may.
     pub fn enter_long_poll(&self, holder: String) -> Result<LongPollSlot, AppError> {
+        let who = match holder.starts_with("user:") {
+            true => "this person",
+            false => "this agent",
+        };
         self.long_polls.enter(holder).ok_or_else(|| {
             AppError::rate_limited(
                 "too_many_long_polls",
                 format!(
-                    "this token already holds {} long-polls at once (max_long_polls_per_token); let some return first",
+                    "{} already holds {} long-polls at once (max_long_polls_per_token, counted per agent or person across their tokens); let some return first",
+                    who,
                     self.long_polls.max()
                 ),
                 1,

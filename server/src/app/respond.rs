@@ -63,7 +63,9 @@ impl App {
         since: Option<String>,
         timeout: Duration,
     ) -> Result<(Vec<Question>, String), AppError> {
-        let _slot = match timeout.is_zero() {
+        // Only a wait that can be held takes a place: without `since` (a
+        // page's first read) the list comes back at once.
+        let _slot = match timeout.is_zero() || since.is_none() {
             true => None,
             false => Some(self.enter_long_poll(format!("user:{}", user.id))?),
         };

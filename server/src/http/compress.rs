@@ -46,6 +46,21 @@ pub fn wanted(request: &HeaderMap) -> Option<&'static str> {
         .find(|coding| accepts(request, coding))
 }
 
+/// Whether a response to a request for `path` may be coded at all. Never
+/// for those carrying a secret (a device's or agent's token, an invite's
+/// code, an OAuth token or client): a coded body's length tells someone
+/// watching the wire how well a part they can inject matched the secret
+/// beside it (BREACH). Listed here, in one place; SECURITY.md says why
+/// the feed and the history are still coded.
+pub fn allowed_for(path: &str) -> bool {
+    let secret = path == "/api/pair"
+        || path == "/api/agent/login"
+        || path == "/api/me/token"
+        || path.starts_with("/oauth/")
+        || (path.starts_with("/api/admin/") && path.ends_with("/invites"));
+    !secret
+}
+
 /// Whether `resp` is JSON of ours not yet coded: what [`encode`] takes.
 pub fn applies(resp: &Response) -> bool {
     let json = resp
@@ -53,7 +68,13 @@ pub fn applies(resp: &Response) -> bool {
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.starts_with("application/json"));
-    json && !resp.headers().contains_key(header::CONTENT_ENCODING)
+    // `no-store` marks a response that holds a secret: never coded either.
+    let no_store = resp
+        .headers()
+        .get(header::CACHE_CONTROL)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.contains("no-store"));
+    json && !no_store && !resp.headers().contains_key(header::CONTENT_ENCODING)
 }
 
 /// `resp` coded with `coding` when its body is at least [`MIN_BYTES`]. A
@@ -156,6 +177,34 @@ mod tests {
         let out = encode(json("{\"a\":1}", Some("\"abc\"")), "br").await;
         assert!(!out.headers().contains_key(header::CONTENT_ENCODING));
         assert_eq!(out.headers()[header::ETAG], "\"abc\"");
+    }
+
+    #[test]
+    fn responses_carrying_secrets_are_never_coded() {
+        for path in [
+            "/api/pair",
+            "/api/agent/login",
+            "/api/me/token",
+            "/oauth/token",
+            "/oauth/register",
+            "/api/admin/users/u1/invites",
+            "/api/admin/agents/a1/invites",
+        ] {
+            assert!(!allowed_for(path), "{path}");
+        }
+        for path in [
+            "/api/questions/history",
+            "/api/questions/pending/wait",
+            "/openapi.json",
+        ] {
+            assert!(allowed_for(path), "{path}");
+        }
+        let mut secret = json("{\"token\":\"qpu_x\"}", None);
+        assert!(applies(&secret));
+        secret
+            .headers_mut()
+            .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+        assert!(!applies(&secret), "a no-store response was coded");
     }
 
     #[test]

@@ -19,6 +19,18 @@ pub fn matches_validator(request: &HeaderMap, etag: &str) -> bool {
         .any(|t| t == "*" || t.strip_prefix("W/").unwrap_or(t) == etag)
 }
 
+/// Whether `If-None-Match` names `etag` in its weak form only.
+fn weakly_named(request: &HeaderMap, etag: &str) -> bool {
+    let named: Vec<&str> = request
+        .get_all(header::IF_NONE_MATCH)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(|t| t.trim())
+        .collect();
+    !named.contains(&etag) && named.iter().any(|t| t.strip_prefix("W/") == Some(etag))
+}
+
 /// `body` as JSON with a strong validator (a digest of the bytes, so equal
 /// bytes, and only those, share it), or a 304 when the request names it.
 /// `private, no-cache`: a person's data, never kept by a shared cache, and
@@ -39,6 +51,12 @@ pub fn json_with_etag<T: Serialize>(request: &HeaderMap, body: &T) -> Response {
     );
     headers.insert(header::ETAG, HeaderValue::from_str(&etag).expect("hex"));
     if matches_validator(request, &etag) {
+        // The 304 names the validator in the form the client kept it: weak
+        // when it kept a coded 200's (`W/…`), so the two agree.
+        if weakly_named(request, &etag) {
+            let weak = HeaderValue::from_str(&format!("W/{etag}")).expect("hex");
+            headers.insert(header::ETAG, weak);
+        }
         return (StatusCode::NOT_MODIFIED, headers).into_response();
     }
     headers.insert(

@@ -128,7 +128,8 @@ impl Middleware for JsonErrors {
         if let Some(refusal) = error::over_limits(&req) {
             return Box::pin(std::future::ready(Ok(refusal)));
         }
-        let coding = super::compress::wanted(req.headers());
+        let coding = super::compress::wanted(req.headers())
+            .filter(|_| super::compress::allowed_for(req.uri().path()));
         if error::has_body(&req) {
             // The inner service was made ready for this request: take it,
             // leave a clone for the next one.

@@ -66,7 +66,7 @@ pub(crate) async fn pending_wait(
                   headers(("ETag" = String, description = "The page's validator: sent back as `If-None-Match`, a 304 while the page is the same"),
                           ("Cache-Control" = String, description = "`private, no-cache`: kept by the client only, and revalidated each time"))),
               (status = 304, description = "The page is the one `If-None-Match` names: use the kept copy",
-                  headers(("ETag" = String, description = "The same validator as the kept page's"))), (status = 401, description = "Missing, unknown or revoked token", body = openapi::ErrorBody), (status = 403, description = "The token is of the wrong kind, lacks the scope, or the room is not the agent's", body = openapi::ErrorBody), (status = 422, description = "A field breaks a rule: `field` names it, `message` says the rule", body = openapi::ErrorBody)),
+                  headers(("ETag" = String, description = "The same validator as the kept page's, weak (`W/…`) when `If-None-Match` named it weak"))), (status = 401, description = "Missing, unknown or revoked token", body = openapi::ErrorBody), (status = 403, description = "The token is of the wrong kind, lacks the scope, or the room is not the agent's", body = openapi::ErrorBody), (status = 422, description = "A field breaks a rule: `field` names it, `message` says the rule", body = openapi::ErrorBody)),
     security(("bearer" = [])))]
 pub(crate) async fn history(
     State(app): State<Arc<App>>,

@@ -103,7 +103,15 @@ fn copy_vapid_key(db: &Database, to: &Path) -> Result<Option<PathBuf>, String> {
     };
     let text = match std::fs::read(&key) {
         Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            // No key: an older backup's key beside this name would be
+            // restored with this database as if it were its own.
+            return match std::fs::remove_file(&copy) {
+                Ok(()) => Ok(None),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+                Err(e) => Err(format!("{}: {e}", copy.display())),
+            };
+        }
         Err(e) => return Err(format!("{}: {e}", key.display())),
     };
     let partial = {
@@ -271,6 +279,23 @@ mod tests {
         assert!(meta.file_type().is_file());
         assert_eq!(meta.permissions().mode() & 0o777, 0o600);
         assert_eq!(std::fs::read_to_string(&copy).unwrap(), "the-private-key");
+    }
+
+    /// A database with no key, backed up over an older backup's name: the
+    /// old backup's key is removed, not left to be restored as this one's.
+    #[test]
+    fn a_backup_without_a_key_leaves_no_older_key_beside_it() {
+        let (dir, db) = database();
+        std::fs::remove_file(dir.path().join("qp.sqlite.vapid-key")).unwrap();
+        let to = dir.path().join("b.sqlite");
+        std::fs::write(dir.path().join("b.sqlite.vapid-key"), "an-older-key").unwrap();
+        let done = backup(&db, &to).unwrap();
+        assert_eq!(done.vapid_key, None);
+        assert!(to.exists());
+        assert!(
+            !dir.path().join("b.sqlite.vapid-key").exists(),
+            "an older backup's key stayed beside this one"
+        );
     }
 
     /// When the key cannot be copied, no backup is published: a FILE that
