@@ -164,15 +164,16 @@ function qpSubmit(session, entry) {
 // the server has decided on it, and stays when the network failed. Only
 // `session`'s account's entries are sent, with its token; another
 // account's is kept aside (a stale tab's flush must not drop the new
-// account's), and an unmarked one, whose account is unknown, is dropped.
+// account's). An unmarked entry was queued by an earlier version of this
+// page, which kept one sign-in for every tab and flushed with it: it is the
+// stored session's, and goes only when `session` is that stored one.
 function qpFlush(session, onDecided) {
   return qpLocked(async () => {
+    const stored = await qpStore.session();
+    const isStored = !!(session && stored && stored.token === session.token);
     for (const entry of await qpStore.queued()) {
-      if (!entry.user_id) {
-        await qpStore.unqueue(entry.question_id);
-        continue;
-      }
-      if (!session || !session.user || entry.user_id !== session.user.id) continue;
+      if (!session || !session.user) continue;
+      if (entry.user_id ? entry.user_id !== session.user.id : !isStored) continue;
       let outcome;
       try {
         outcome = await qpSend(session.token, entry);
