@@ -127,14 +127,17 @@ public final class QPAppLifecycle {
 
     /// `work` on the store queue, after what was queued before it and
     /// after the session's open (nil when it could not be opened).
-    /// `finally` runs on the queue after it, with or without a session.
+    /// `finally` runs on the queue after it, with or without a session,
+    /// and before the result is handed on: whoever awaits the result finds
+    /// the background task already ended.
     private func onStoreQueue<T>(_ work: @escaping (PhoneCore) -> T?,
                                  finally: @escaping () -> Void = {}) -> Task<T?, Never> {
         let result = QueuedResult<T?>()
         let session = self.session
         storeQueue.async {
-            defer { finally() }
-            result.set(session.waitForCore().flatMap(work))
+            let value = session.waitForCore().flatMap(work)
+            finally()
+            result.set(value)
         }
         return Task { await result.value() }
     }
