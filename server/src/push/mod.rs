@@ -561,10 +561,7 @@ fn write_batch(
     }
     // SQLite waits for the write lock at BEGIN IMMEDIATE (held to the
     // commit): the busy timeout is the whole wait.
-    let busy = |t: Duration| {
-        conn.query(&format!("PRAGMA busy_timeout = {}", t.as_millis()), &[])
-            .map(|_| ())
-    };
+    let busy = |t: Duration| crate::store::set_busy_timeout(conn, t);
     busy(WRITE_TRY_WAIT)?;
     let written = write();
     busy(crate::store::BUSY_TIMEOUT)?;

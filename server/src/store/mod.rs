@@ -188,6 +188,13 @@ const STATEMENT_CACHE: usize = 256;
 /// less (`push::WRITE_TRY_WAIT`) and set it back to this.
 pub const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// Sets how long a SQLite connection waits for a lock from now on (a
+/// caller that bounds one write sets it, then puts [`BUSY_TIMEOUT`] back).
+pub fn set_busy_timeout(conn: &Conn, wait: Duration) -> DbResult<()> {
+    conn.query(&format!("PRAGMA busy_timeout = {}", wait.as_millis()), &[])
+        .map(|_| ())
+}
+
 /// Warns about the database file, its -wal and -shm, when others may read them.
 fn warn_if_open(path: &Path) {
     let with = |suffix: &str| {
