@@ -21,6 +21,19 @@ fn challenge(verifier: &str) -> String {
     URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes()))
 }
 
+/// The authorization request a browser posts for `client`, with the
+/// test's verifier and redirect.
+fn authorization_form(client: &str) -> String {
+    let c = challenge(VERIFIER);
+    form(&[
+        ("response_type", "code"),
+        ("client_id", client),
+        ("redirect_uri", REDIRECT),
+        ("code_challenge", c.as_str()),
+        ("code_challenge_method", "S256"),
+    ])
+}
+
 fn form(pairs: &[(&str, &str)]) -> String {
     form_urlencoded::Serializer::new(String::new())
         .extend_pairs(pairs)
@@ -1448,14 +1461,7 @@ async fn page_in(
 async fn the_sign_in_pages_speak_the_browsers_language() {
     let f = Fixture::new().await;
     let client = register(&f, "Release Bot").await;
-    let c = challenge(VERIFIER);
-    let request = form(&[
-        ("response_type", "code"),
-        ("client_id", client.as_str()),
-        ("redirect_uri", REDIRECT),
-        ("code_challenge", c.as_str()),
-        ("code_challenge_method", "S256"),
-    ]);
+    let request = authorization_form(&client);
     let words = page_words();
     let en = &words.iter().find(|(t, _)| t == "en").unwrap().1;
     let english = english_runs(en);
@@ -1567,21 +1573,14 @@ async fn the_sign_in_pages_speak_the_browsers_language() {
     assert_eq!(said["message"], de["signin-denied"].as_str(), "{said}");
 }
 
-/// Review of issue 51: a browser that used up its address's budget at the
+/// A browser that used up its address's budget at the
 /// authorization page got the client's English JSON; it reads a page in
 /// its language, with the status and Retry-After a client gets.
 #[tokio::test]
 async fn the_address_limit_at_the_authorization_page_is_a_page_in_the_browsers_language() {
     let f = Fixture::new().await;
     let client = register(&f, "Release Bot").await;
-    let c = challenge(VERIFIER);
-    let request = form(&[
-        ("response_type", "code"),
-        ("client_id", client.as_str()),
-        ("redirect_uri", REDIRECT),
-        ("code_challenge", c.as_str()),
-        ("code_challenge_method", "S256"),
-    ]);
+    let request = authorization_form(&client);
     let words = page_words();
     let de = &words.iter().find(|(t, _)| t == "de").unwrap().1;
     let mut refused = None;
@@ -1666,7 +1665,7 @@ fn core_consent_english(room: &str) -> Vec<String> {
     out
 }
 
-/// Review of issue 51: the waiting page (the consent question as the
+/// The waiting page (the consent question as the
 /// phone words it, its buttons, the page's own words) in each of the ten
 /// languages, `lang` and `dir` set, with no English sentence of the
 /// server's pages or of the core's consent question.

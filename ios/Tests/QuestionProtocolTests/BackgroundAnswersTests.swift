@@ -266,7 +266,7 @@ final class BackgroundAnswerHandlerTests: XCTestCase {
         let after = try await serverQuestion(q.id)
         XCTAssertEqual(after.state, "answered")
     }
-    // Review of issue 47 (M1): the handler took any hand-over as its own: an
+    // The handler took any hand-over as its own: an
     // older answer handed over while this one (its question known only from
     // a plain push, which waits for the server's check) stayed queued, and
     // the handler completed without sending it. Now it looks for its own

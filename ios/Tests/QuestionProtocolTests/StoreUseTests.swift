@@ -163,7 +163,7 @@ final class StoreUseTests: XCTestCase {
         try core.resume()
         XCTAssertEqual(state(core, q.id), .handedOver)
     }
-    // Review of issue 47 (H1): launched into the background (Apple's order:
+    // Launched into the background (Apple's order:
     // didFinishLaunching, didEnterBackground, then the event), `start()`'s
     // return to the foreground reopened the store after didEnterBackground
     // had closed it, and nothing closed it again: the upload's report left

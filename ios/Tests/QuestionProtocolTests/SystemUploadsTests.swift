@@ -120,7 +120,7 @@ final class SystemUploadsTests: XCTestCase {
         RunLoop.main.run(until: Date().addingTimeInterval(0.3))
     }
 
-    // Review of issue 47 (L2): a finish no handler waited for left its flag
+    // A finish no handler waited for left its flag
     // set, and a later batch's handler was called at once, before that
     // batch's reports were recorded. A report after a finish begins the
     // next batch: its handler waits for the next finish.
@@ -144,7 +144,7 @@ final class SystemUploadsTests: XCTestCase {
         XCTAssertEqual(called, 1)
     }
 
-    // Review of issue 47 (L1): the delegate held `answers` weakly: an app
+    // The delegate held `answers` weakly: an app
     // that set it without keeping its own reference lost it at once, its
     // reports were held forever and the completion handler never called.
     func testAnswersTheAppDoesNotKeepStillRecordTheReports() async throws {

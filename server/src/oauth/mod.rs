@@ -512,7 +512,7 @@ mod resource_tests {
 mod page_tests {
     use super::*;
 
-    /// Review of issue 51: a failure of the server (500) told the person
+    /// A failure of the server (500) told the person
     /// the app had made a bad request; it says the server failed, in
     /// their language, with the status kept.
     #[tokio::test]

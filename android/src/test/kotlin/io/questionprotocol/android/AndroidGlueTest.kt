@@ -195,7 +195,7 @@ class AndroidGlueTest {
         assertEquals(cell.myAnswer!!.status, updated.extras.getCharSequence(Notification.EXTRA_TEXT).toString())
     }
 
-    /** Review of issue 47 (L3): the notification's update failing after
+    /** The notification's update failing after
      *  the commit skipped the retry job; the committed answer waited for
      *  the next launch. */
     @Test
