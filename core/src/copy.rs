@@ -141,8 +141,8 @@ fn without_extensions(tag: &str) -> &str {
     tag
 }
 
-/// The regions whose Chinese is written in Traditional script
-/// ([`with_chinese_script`]); the Android glue's copy for a phone without
+/// The regions whose Chinese is written in Traditional script (a `zh` tag
+/// without a script from one of them reads as `zh-Hant`); the Android glue's copy for a phone without
 /// the library is generated from it.
 pub const TRADITIONAL_CHINESE_REGIONS: [&str; 3] = ["TW", "HK", "MO"];
 
