@@ -458,7 +458,7 @@ def run_in(work):
              "state": "x", "user": fed["id"], "room": "OPS123"}
         s, started, _ = http("POST", f"{base}/oauth/authorize", form=q, headers={"Accept": "application/json"})
         _, mine, _ = http("GET", f"{base}/api/questions/pending", fed_token)
-        consent_q = next((x for x in mine.get("questions", []) if "\"\u2068Other\u2069\"" in x["prompt"]), {})
+        consent_q = next((x for x in mine.get("questions", []) if "\u2068Other\u2069" in x["prompt"]), {})
         s2, body, _ = http("POST", f"{base}/api/questions/{consent_q.get('id')}/answer", bob_token, body={"value": "allow"})
         s3, st, _ = http("POST", f"{base}/oauth/authorize/status", body={"request": started.get("request", ""), "wait": 0})
         check("[someone else] Bob cannot answer Federica's consent; it stays pending",
