@@ -8,11 +8,11 @@ use clap::{Args, Subcommand};
 use serde_json::json;
 
 use super::{EXIT_ERROR, EXIT_OK, EXIT_USAGE};
-use crate::config::DbArg;
-use crate::store::identity::{self, Webhook};
-use crate::store::invites::{self, InviteKind};
-use crate::store::offboard::{self, Subject};
-use crate::store::{self, deliveries, now_secs, StoreError};
+use qp_server::config::DbArg;
+use qp_server::store::identity::{self, Webhook};
+use qp_server::store::invites::{self, InviteKind};
+use qp_server::store::offboard::{self, Subject};
+use qp_server::store::{self, deliveries, now_secs, StoreError};
 
 #[derive(Args)]
 pub struct AdminArgs {
@@ -81,7 +81,7 @@ enum What {
     /// settings (--retention-*-days).
     Purge {
         /// How old, as a number and a unit: 90d, 12h, 2w.
-        #[arg(long, value_parser = crate::store::retention::parse_age)]
+        #[arg(long, value_parser = qp_server::store::retention::parse_age)]
         older_than: std::time::Duration,
         /// Rows per delete statement.
         #[arg(long, default_value_t = 500)]
@@ -93,7 +93,7 @@ enum What {
     /// The audit log: admin actions, pairings, token creation and revocation, with who did them.
     Audit {
         /// Only entries from this long ago (90d, 12h) on [default: all].
-        #[arg(long, value_parser = crate::store::retention::parse_age)]
+        #[arg(long, value_parser = qp_server::store::retention::parse_age)]
         since: Option<std::time::Duration>,
     },
 }
@@ -104,7 +104,7 @@ enum QuestionsCmd {
     /// state, answer, responder and the responder's devices it was pushed to.
     Export {
         /// How far back: 30d, 12h (questions asked since then).
-        #[arg(long, value_parser = crate::store::retention::parse_age)]
+        #[arg(long, value_parser = qp_server::store::retention::parse_age)]
         since: std::time::Duration,
     },
 }
@@ -405,7 +405,7 @@ fn copy_to_postgres(from: &store::Database, url: &str) -> Result<String, String>
 }
 
 fn dev_cert(dir: &std::path::Path, names: &[String]) -> Result<(), String> {
-    let ca = crate::tls::devcert::DevCa::new("qp local development CA")?;
+    let ca = qp_server::tls::devcert::DevCa::new("qp local development CA")?;
     let server = ca.server_cert(names)?;
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let write = |name: &str, text: &str, private: bool| -> Result<(), String> {

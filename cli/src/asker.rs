@@ -263,7 +263,7 @@ pub async fn ask(a: AskArgs) -> i32 {
     };
     if asked.pushed_to_devices == Some(0) {
         // On stderr: stdout stays the id (or the answer) scripts read.
-        eprintln!("qp ask: warning: {}", crate::app::NO_DEVICE_WARNING);
+        eprintln!("qp ask: warning: {}", qp_server::app::NO_DEVICE_WARNING);
     }
     let q = &asked.question;
     if !a.wait {

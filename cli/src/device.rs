@@ -155,7 +155,7 @@ async fn fetch(http: reqwest::Client, url: String, token: String) -> Result<Valu
 impl Terminal {
     /// Registers this terminal as a development device (push over the dev inbox).
     async fn register(&mut self) -> Result<(), i32> {
-        let push_token = format!("dev-{}", crate::ids::new_id("t"));
+        let push_token = format!("dev-{}", qp_server::ids::new_id("t"));
         let registered = self
             .http
             .post(format!("{}/api/devices", self.args.url))
@@ -603,7 +603,7 @@ pub async fn run(mut args: DeviceArgs) -> i32 {
     if let Some(link) = args.pair.clone() {
         let registration = DeviceRegistration {
             platform: qp_core::protocol::device::Platform::Dev,
-            push_token: format!("dev-{}", crate::ids::new_id("t")),
+            push_token: format!("dev-{}", qp_server::ids::new_id("t")),
             app_id: Some(args.platform.clone()),
             locale: languages.first().cloned(),
             public_key: public_key.clone(),

@@ -12,7 +12,7 @@ use qp_core::protocol::limits::TTL_MIN_SECS;
 
 use super::asker::Connection;
 use super::EXIT_OK;
-use crate::hook::{settings_block, Decision, HookEvent};
+use qp_client::hook::{settings_block, Decision, HookEvent};
 
 use qp_client::PERSON_WAIT_DEFAULT_SECS;
 /// The agent kills a hook after its own timeout; ours stays inside it.

@@ -32,7 +32,7 @@ pub const DEFAULT_URL: &str = "http://127.0.0.1:8750";
 #[derive(Parser)]
 #[command(
     name = "qp",
-    version = crate::build_info::long_version(),
+    version = qp_server::build_info::long_version(),
     about = "Ask a person a question they answer from their phone's lock screen (Question Protocol v1.1)",
     long_about = "qp is both the companion server and its command-line client.\n\n\
         Turn a human decision into a shell gate:\n  \
@@ -82,9 +82,9 @@ struct MigrateArgs {
         hide_env_values = true,
         default_value = "qp.sqlite",
         value_name = "FILE|URL",
-        value_parser = crate::config::DbArg
+        value_parser = qp_server::config::DbArg
     )]
-    db: crate::store::Database,
+    db: qp_server::store::Database,
 }
 
 /// Parses the arguments, runs the command, and returns the exit code.

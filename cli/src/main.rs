@@ -23,5 +23,5 @@ const JEMALLOC_OPTIONS: &[u8] =
     b"background_thread:true,max_background_threads:1,dirty_decay_ms:1000,muzzy_decay_ms:0\0";
 
 fn main() {
-    std::process::exit(qp_server::cli::run());
+    std::process::exit(qp_cli::run());
 }

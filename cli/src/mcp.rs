@@ -1,4 +1,4 @@
-//! `qp mcp`: the MCP tools over stdio (see [`crate::mcp`]). Stdout carries
+//! `qp mcp`: the MCP tools over stdio (see [`qp_server::mcp`]). Stdout carries
 //! the protocol only; anything for a person goes to stderr.
 
 use clap::Args;
@@ -29,7 +29,7 @@ pub async fn run(a: McpArgs) -> i32 {
             return code;
         }
     };
-    match crate::mcp::serve_stdio(client).await {
+    match qp_server::mcp::serve_stdio(client).await {
         Ok(()) => EXIT_OK,
         Err(why) => {
             eprintln!("qp mcp: {why}");

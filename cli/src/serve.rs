@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::{EXIT_ERROR, EXIT_OK, EXIT_USAGE};
-use crate::config::PartialSettings;
+use qp_server::config::PartialSettings;
 
 #[derive(Args)]
 #[command(
@@ -18,8 +18,8 @@ use crate::config::PartialSettings;
 pub struct ServeArgs {
     /// Log lines as `text` (colours only on a terminal) or `json` (one
     /// object per line); the filter is QP_LOG, else RUST_LOG, else info.
-    #[arg(long, env = "QP_LOG_FORMAT", value_enum, default_value_t = crate::logging::LogFormat::Text)]
-    log_format: crate::logging::LogFormat,
+    #[arg(long, env = "QP_LOG_FORMAT", value_enum, default_value_t = qp_server::logging::LogFormat::Text)]
+    log_format: qp_server::logging::LogFormat,
     /// Config file (TOML).
     #[arg(long, env = "QP_CONFIG")]
     config: Option<PathBuf>,
@@ -68,12 +68,12 @@ pub async fn run(mut args: ServeArgs) -> i32 {
             return EXIT_USAGE;
         }
     };
-    crate::logging::init(args.log_format);
+    qp_server::logging::init(args.log_format);
     // In JSON every line on stderr is a log object (a shipper parses them
     // all); in text, the plain lines people and scripts read.
-    let json = args.log_format == crate::logging::LogFormat::Json;
-    crate::secret_files::warn_if_open(key_files.iter().map(|(p, what)| (p.as_path(), *what)));
-    let server = match crate::serve::start(settings, None).await {
+    let json = args.log_format == qp_server::logging::LogFormat::Json;
+    qp_server::secret_files::warn_if_open(key_files.iter().map(|(p, what)| (p.as_path(), *what)));
+    let server = match qp_server::serve::start(settings, None).await {
         Ok(s) => s,
         Err(e) => {
             if json {
@@ -101,23 +101,23 @@ pub async fn run(mut args: ServeArgs) -> i32 {
 }
 
 /// Fills the secret settings not given by flag or variable from their
-/// `_FILE` variables ([`crate::secret_env`]).
+/// `_FILE` variables ([`qp_server::secret_env`]).
 fn secrets_from_files(args: &mut ServeArgs) -> Result<(), String> {
     let args = &mut args.settings;
     if args.db.is_none() {
-        if let Some(url) = crate::secret_env::from_file("QP_DB")? {
+        if let Some(url) = qp_server::secret_env::from_file("QP_DB")? {
             // Not quoted in the error: it may hold a password.
             args.db = Some(url.parse().map_err(|e| format!("QP_DB_FILE: {e}"))?);
         }
     }
     if args.db_direct.is_none() {
-        if let Some(url) = crate::secret_env::from_file("QP_DB_DIRECT")? {
+        if let Some(url) = qp_server::secret_env::from_file("QP_DB_DIRECT")? {
             args.db_direct = Some(url.parse().map_err(|e| format!("QP_DB_DIRECT_FILE: {e}"))?);
         }
     }
     if args.metrics_token.is_none() {
         args.metrics_token =
-            crate::secret_env::from_file("QP_METRICS_TOKEN")?.map(crate::config::Secret::from);
+            qp_server::secret_env::from_file("QP_METRICS_TOKEN")?.map(qp_server::config::Secret::from);
     }
     Ok(())
 }
@@ -167,7 +167,7 @@ pub struct SettingDoc {
 /// is generated from this; a test holds each default to the server's).
 pub fn settings_docs() -> Vec<SettingDoc> {
     let cmd = command();
-    crate::config::config_keys()
+    qp_server::config::config_keys()
         .iter()
         .map(|&key| {
             let flag = key.replace('_', "-");
@@ -221,4 +221,27 @@ pub fn settings_reference() -> String {
         ));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each key of the file is a flag of `qp serve` with its variable and a
+    /// help, because they are one field.
+    #[test]
+    fn every_file_key_is_a_flag_with_a_variable_and_a_help() {
+        let cmd = command();
+        for key in qp_server::config::config_keys() {
+            let flag = key.replace('_', "-");
+            let arg = cmd
+                .get_arguments()
+                .find(|a| a.get_long() == Some(flag.as_str()))
+                .unwrap_or_else(|| panic!("{key} has no --{flag}"));
+            let env = arg.get_env().unwrap().to_string_lossy().into_owned();
+            assert_eq!(env, format!("QP_{}", key.to_ascii_uppercase()));
+            assert!(arg.get_help().is_some(), "--{flag} has no help");
+        }
+        assert!(qp_server::config::config_keys().len() >= 50, "{:?}", qp_server::config::config_keys());
+    }
 }

@@ -241,7 +241,7 @@ async fn the_web_app_is_sent_compressed_and_validated() {
 }
 
 const TABLE_BEGIN: &str =
-    "<!-- settings table: generated from `qp serve --help` by server/tests/install_kit.rs -->";
+    "<!-- settings table: generated from `qp serve --help` by cli/tests/install_kit.rs -->";
 const TABLE_END: &str = "<!-- end of settings table -->";
 
 /// The guide's settings table is made from the flags' help (the one place
@@ -255,7 +255,7 @@ fn the_operators_guide_settings_table_is_generated_from_the_flags() {
         .split_once(TABLE_BEGIN)
         .expect("the table's begin marker");
     let (table, after) = rest.split_once(TABLE_END).expect("the table's end marker");
-    let generated = format!("\n{}", qp_server::cli::serve::settings_reference());
+    let generated = format!("\n{}", qp_cli::serve::settings_reference());
     if std::env::var_os("QP_WRITE_DOCS").is_some() {
         std::fs::write(
             &path,
@@ -283,7 +283,7 @@ fn every_default_the_help_states_is_the_real_default() {
             .unwrap()
     );
     let mut checked = Vec::new();
-    for d in qp_server::cli::serve::settings_docs() {
+    for d in qp_cli::serve::settings_docs() {
         let Some(default) = d.default else { continue };
         let value = default.split(", ").next().unwrap();
         if value.contains(' ') || value.starts_with("--") {

@@ -1395,7 +1395,7 @@ async fn the_sign_in_pages_run_only_their_own_scripts() {
 
 /// The sign-in pages' words, by language, from `server/locales/`.
 fn page_words() -> Vec<(String, std::collections::HashMap<String, String>)> {
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/locales");
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../server/locales");
     let mut out: Vec<_> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().path())

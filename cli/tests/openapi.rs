@@ -8,7 +8,7 @@ mod common;
 
 use common::Fixture;
 
-const CHECKED_IN: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/openapi.json");
+const CHECKED_IN: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../server/openapi.json");
 
 #[tokio::test]
 async fn the_served_document_is_the_checked_in_one() {

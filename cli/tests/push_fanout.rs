@@ -8,11 +8,11 @@
 //! in `scripts/bench-push`).
 
 mod common;
-#[path = "support/fanout.rs"]
+#[path = "../../server/tests/support/fanout.rs"]
 mod fanout;
-#[path = "support/gateways.rs"]
+#[path = "../../server/tests/support/gateways.rs"]
 mod gateways;
-#[path = "support/webpush.rs"]
+#[path = "../../server/tests/support/webpush.rs"]
 mod webpush_standin;
 
 use std::collections::HashMap;

@@ -15,11 +15,11 @@
 //! to recover, lost, doubled): RELIABILITY.md has them, with the command.
 
 mod common;
-#[path = "support/fanout.rs"]
+#[path = "../../server/tests/support/fanout.rs"]
 mod fanout;
-#[path = "support/gateways.rs"]
+#[path = "../../server/tests/support/gateways.rs"]
 mod gateways;
-#[path = "support/webpush.rs"]
+#[path = "../../server/tests/support/webpush.rs"]
 mod webpush_standin;
 
 use std::collections::HashMap;

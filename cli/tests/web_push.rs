@@ -10,7 +10,7 @@
 //! headless Chromium (web/tests/push.mjs).
 
 mod common;
-#[path = "support/webpush.rs"]
+#[path = "../../server/tests/support/webpush.rs"]
 mod webpush_standin;
 
 use common::{err_code, err_field, Fixture};

@@ -1,7 +1,7 @@
 //! A coding agent's permission prompt as a lock-screen question: reading a
 //! `PreToolUse` hook event, summarising the tool call within the protocol's
 //! limits (secret-looking values masked), and turning the resolved question
-//! into the hook's decision. Pure logic; `qp hook` (cli/hook.rs) does the I/O.
+//! into the hook's decision. Pure logic; `qp hook` (cli/src/hook.rs) does the I/O.
 //!
 //! The rule that matters: the hook never approves by itself. Only an answer
 //! `allow` from the person gives `allow`; every problem gives `ask`, which

@@ -39,10 +39,15 @@
 //!
 //! [`ReqwestTransport`] executes the phone core's requests
 //! (`qp_core::http::HttpTransport`) for `qp device`, tests and desktop use.
+//!
+//! With the `hook` feature, [`hook`]: a coding agent's permission prompt as
+//! a question, and the answer as the hook's decision (`qp hook` does the I/O).
 
 mod asker;
 mod ca;
 mod error;
+#[cfg(feature = "hook")]
+pub mod hook;
 mod transport;
 mod webhook;
 

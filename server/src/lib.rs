@@ -1,4 +1,4 @@
-//! # qp-server: the Question Protocol companion server and `qp` tool
+//! # qp-server: the Question Protocol companion server
 //!
 //! - [`app`]: the behaviour (ask, wait, answer, cancel, expiry), HTTP-free.
 //! - [`http`]: the wire API of spec section 7 on axum.
@@ -7,21 +7,18 @@
 //! - [`push`]: the push job queue and the transport interface.
 //! - [`mcp`]: the MCP tools, on `/mcp` and on `qp mcp` (stdio).
 //! - [`oauth`]: OAuth 2.1 for remote MCP clients; `qp login --url` (device flow).
-//! - [`hook`]: a coding agent's permission prompt as a question (`qp hook`).
 //! - [`tls`]: TLS in the binary (certificate files or ACME) and proxies.
 //! - [`secret_files`]: owner-only files for secrets, and warnings for wider ones.
-//! - [`cli`]: the `qp` command line.
 //!
-//! The asker client `qp ask` and `qp mcp` use is its own crate, `qp-client`.
+//! The `qp` command line that runs it is its own crate, `qp` (cli/); the
+//! asker client `qp ask` and `qp mcp` use is `qp-client`.
 
 pub mod app;
 pub mod build_info;
-pub mod cli;
 pub mod config;
 pub mod connections;
 pub mod feed_wake;
 pub mod health;
-pub mod hook;
 pub mod housekeeping;
 pub mod http;
 pub mod ids;

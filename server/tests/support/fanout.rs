@@ -253,7 +253,7 @@ pub fn instance(
         Database::Sqlite(path) => path.display().to_string(),
     };
     let key = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/apns-test-key.p8")
+        .join("../server/tests/fixtures/apns-test-key.p8")
         .display()
         .to_string();
     // One file per instance (named by its FCM stand-in's port): the

@@ -54,7 +54,7 @@ use tokio::sync::{mpsc, Notify};
 pub fn fixture(name: &str) -> Vec<u8> {
     std::fs::read(
         Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("tests/fixtures")
+            .join("../server/tests/fixtures")
             .join(name),
     )
     .unwrap()
