@@ -116,8 +116,8 @@ fn secrets_from_files(args: &mut ServeArgs) -> Result<(), String> {
         }
     }
     if args.metrics_token.is_none() {
-        args.metrics_token =
-            qp_server::secret_env::from_file("QP_METRICS_TOKEN")?.map(qp_server::config::Secret::from);
+        args.metrics_token = qp_server::secret_env::from_file("QP_METRICS_TOKEN")?
+            .map(qp_server::config::Secret::from);
     }
     Ok(())
 }
@@ -242,6 +242,10 @@ mod tests {
             assert_eq!(env, format!("QP_{}", key.to_ascii_uppercase()));
             assert!(arg.get_help().is_some(), "--{flag} has no help");
         }
-        assert!(qp_server::config::config_keys().len() >= 50, "{:?}", qp_server::config::config_keys());
+        assert!(
+            qp_server::config::config_keys().len() >= 50,
+            "{:?}",
+            qp_server::config::config_keys()
+        );
     }
 }

@@ -266,7 +266,7 @@ fn the_operators_guide_settings_table_is_generated_from_the_flags() {
     }
     assert_eq!(
         table, generated,
-        "docs/operators.md's settings table is stale: QP_WRITE_DOCS=1 cargo test -p qp-server --test install_kit"
+        "docs/operators.md's settings table is stale: QP_WRITE_DOCS=1 cargo test -p qp --test install_kit"
     );
 }
 

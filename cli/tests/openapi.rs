@@ -1,6 +1,6 @@
 //! The OpenAPI document: the copy checked in at `server/openapi.json` is the
 //! one the server serves (regenerate with `QP_WRITE_OPENAPI=1 cargo test -p
-//! qp-server --test openapi`), it validates under a third-party OpenAPI 3.1
+//! qp --test openapi`), it validates under a third-party OpenAPI 3.1
 //! validator, and the server's real responses fit it
 //! (`python/openapi_check.py`).
 
@@ -32,7 +32,7 @@ async fn the_served_document_is_the_checked_in_one() {
     assert!(
         served == checked_in,
         "server/openapi.json differs from what the server serves; if the API change is \
-         intended, regenerate it: QP_WRITE_OPENAPI=1 cargo test -p qp-server --test openapi"
+         intended, regenerate it: QP_WRITE_OPENAPI=1 cargo test -p qp --test openapi"
     );
 }
 

@@ -5,7 +5,8 @@
 //! `--delay-ms`). Runs `qp serve` as its own process, configured for them
 //! as for the real gateways (`--apns-base-url`, `--fcm-base-url`).
 //!
-//!     cargo build --release -p qp-server --bin qp --example bench_push
+//!     cargo build --release -p qp --bin qp
+//!     cargo build --release -p qp-server --example bench_push
 //!     target/release/examples/bench_push --qp target/release/qp
 //!
 //! Options: --sizes 10,100,1000,10000 (room sizes in devices: half iOS, half

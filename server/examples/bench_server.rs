@@ -3,7 +3,8 @@
 //! long-poll waiters held at once with the answer-to-waiter release latency
 //! and the server's resident memory. Runs `qp serve` as its own process.
 //!
-//!     cargo build --release -p qp-server --bin qp --example bench_server
+//!     cargo build --release -p qp --bin qp
+//!     cargo build --release -p qp-server --example bench_server
 //!     target/release/examples/bench_server --qp target/release/qp
 //!
 //! Options: --waiters N (10000), --samples N (1000), --cycle-secs S (10),

@@ -293,7 +293,7 @@ pub fn config_keys() -> &'static [&'static str] {
 /// may be missing: the flags and environment are one of these, the file
 /// another; [`PartialSettings::resolve`] lays the first over the second over
 /// [`Settings::default`]. A `[default: …]` in the help is held to that
-/// default by a test (server/tests/install_kit.rs).
+/// default by a test (cli/tests/install_kit.rs).
 ///
 /// Switches are `bool` and lists are `Vec` (not `Option`): a flag that is
 /// absent and a list that is empty are "not given" and leave the file's.

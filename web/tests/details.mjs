@@ -160,7 +160,7 @@ try {
 
   // --- a server without Web Push: said at once, no permission asked ---------
   // The key endpoint answers as a server without Web Push does (PostgreSQL
-  // without --vapid-key: server/tests/web_push.rs checks that 404); this
+  // without --vapid-key: cli/tests/web_push.rs checks that 404); this
   // server has a key, so the answer is given here, in the server's shape.
   const off = await open(browser, env.LINK_OFF, { before: async (page) => {
     // The page's own requests, not the service worker's, are intercepted.

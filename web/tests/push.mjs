@@ -1,5 +1,5 @@
 // The web responder's service worker in a real headless Chromium, fed by
-// Web Push: server/tests/web_push.rs (in_chromium) runs this against a real
+// Web Push: cli/tests/web_push.rs (in_chromium) runs this against a real
 // server and the stand-in push service, which decrypted each push with the
 // subscription's keys. Chromium's own push service is not reachable here,
 // so each decrypted message is handed to the worker over DevTools

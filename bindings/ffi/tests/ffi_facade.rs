@@ -120,7 +120,7 @@ fn phone_core(dir: &tempfile::TempDir) -> Arc<PhoneCore> {
 /// The object the apps hold runs the core's `Phone`: what the Phone decides
 /// (keep too-long text as a draft, one answer per question, the status
 /// line) is what the bindings return, and the same `Phone` read directly
-/// agrees. `qp device` drives the same type (server/tests/cli_device.rs).
+/// agrees. `qp device` drives the same type (cli/tests/cli_device.rs).
 #[test]
 fn the_phone_object_forwards_to_the_core_phone() {
     let dir = tempfile::tempdir().unwrap();

@@ -54,7 +54,7 @@ pub const CSP: &str = "default-src 'none'; script-src 'self' 'wasm-unsafe-eval';
 /// text: the server's error layer reshapes any other error body.
 const NOT_BUILT: &str = "the web responder is not in this build of qp (built with \
      QP_WEB_APP=none): build it with scripts/build-web, then rebuild qp \
-     (cargo build --release -p qp-server --bin qp)";
+     (cargo build --release -p qp --bin qp)";
 
 /// Whether this binary serves the web app at [`APP_PATH`].
 pub fn embedded() -> bool {

@@ -2,7 +2,7 @@
 
 The call is shown as ``Allow name(args)?`` with its arguments shortened to
 the protocol's limits and secret-looking values shown as ``•••``. The rules
-mirror ``qp hook``'s (server/src/hook.rs, ``mask_secrets`` and ``readable``):
+mirror ``qp hook``'s (client/src/hook.rs, ``mask_secrets`` and ``readable``):
 the Rust code is the reference, and this is a port of its essential rules,
 kept in the same order.
 """
@@ -28,7 +28,7 @@ DENY = "deny"
 PROMPT_MAX_CHARS = 500
 CONTEXT_MAX_CHARS = 40
 
-# ---- masking (a port of server/src/hook.rs's MASKS; that one is the reference) ----
+# ---- masking (a port of client/src/hook.rs's MASKS; that one is the reference) ----
 
 # A masked value's characters: none that start shell syntax which runs or
 # reads something, no white space, none already masked, no leading `#`.

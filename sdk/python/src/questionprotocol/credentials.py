@@ -1,5 +1,5 @@
 """Which server and token a client uses, with the same file and precedence as
-the ``qp`` command (server/src/cli/credentials.rs and asker.rs, the
+the ``qp`` command (cli/src/credentials.rs and asker.rs, the
 reference): an explicit token, else ``QP_TOKEN``; else what ``qp login``
 stored in ``$QP_CONFIG_DIR/credentials.json``, else
 ``$XDG_CONFIG_HOME/qp/credentials.json``, else ``~/.config/qp/credentials.json``.
