@@ -40,7 +40,7 @@
 //! [`ReqwestTransport`] executes the phone core's requests
 //! (`qp_core::http::HttpTransport`) for `qp device`, tests and desktop use.
 //!
-//! With the `hook` feature, [`hook`]: a coding agent's permission prompt as
+//! With the `hook` feature, `hook`: a coding agent's permission prompt as
 //! a question, and the answer as the hook's decision (`qp hook` does the I/O).
 
 mod asker;
