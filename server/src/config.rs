@@ -177,7 +177,7 @@ impl Settings {
 impl Default for Settings {
     fn default() -> Self {
         Settings {
-            listen: SocketAddr::from(([127, 0, 0, 1], 8750)),
+            listen: SocketAddr::from(([127, 0, 0, 1], qp_core::protocol::limits::DEFAULT_PORT)),
             db: crate::store::Database::Sqlite(PathBuf::from("qp.sqlite")),
             db_direct: None,
             sweep_interval: Duration::from_millis(1000),

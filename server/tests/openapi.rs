@@ -48,20 +48,19 @@ fn the_document_validates_and_real_responses_fit_it() {
 fn the_document_quotes_the_real_limits() {
     use qp_core::protocol::device as d;
     use qp_core::protocol::limits as l;
-    use qp_server::app;
     let doc = std::fs::read_to_string(CHECKED_IN).unwrap();
     for quoted in [
         format!(
             "1 to {} (default {})",
-            app::LIST_MAX_LIMIT,
-            app::LIST_DEFAULT_LIMIT
+            l::LIST_MAX_LIMIT,
+            l::LIST_DEFAULT_LIMIT
         ),
         format!(
             "0 to {} (default {}",
-            app::LONG_POLL_MAX_SECS,
-            app::LONG_POLL_DEFAULT_SECS
+            l::LONG_POLL_MAX_SECS,
+            l::LONG_POLL_DEFAULT_SECS
         ),
-        format!("capped at {}", app::LONG_POLL_MAX_SECS),
+        format!("capped at {}", l::LONG_POLL_MAX_SECS),
         format!(
             "1 to {} visible ASCII characters",
             qp_server::http::IDEMPOTENCY_KEY_MAX_LEN
