@@ -9,8 +9,7 @@ use std::time::Duration;
 use qp_client::{AskerClient, ClientError};
 use qp_core::protocol::{AskRequest, AskedQuestion, Question, QuestionState};
 
-use crate::app::AppError;
-use crate::app::{self, App};
+use crate::app::{App, AppError};
 use crate::store::identity::Agent;
 
 /// A failed call as a model should read it: what went wrong, on which field.
