@@ -184,7 +184,7 @@ pub(crate) async fn me(UserAuth(user): UserAuth) -> Json<openapi::UserRef> {
 
 /// Additive, for the terminal device: the payloads the dev transport
 /// delivered to one of my `dev` devices after `after`, long-polled up to
-/// `timeout` seconds (`openapi::param::long_poll_timeout` says the bounds).
+/// `timeout` seconds (its parameter says the bounds).
 #[utoipa::path(get, path = "/api/dev/inbox", tag = "responder",
     params(("device" = String, Query, description = "One of this user's `dev` devices"),
            ("after" = Option<i64>, Query, description = "Only pushes after this sequence number"),
