@@ -26,7 +26,10 @@ fn expected() -> Value {
         ("option_label_max_chars", json!(l::OPTION_LABEL_MAX_CHARS)),
         ("text_max_length_cap", json!(l::TEXT_MAX_LENGTH_CAP)),
         ("placeholder_max_chars", json!(l::PLACEHOLDER_MAX_CHARS)),
-        ("correlation_id_max_chars", json!(l::CORRELATION_ID_MAX_CHARS)),
+        (
+            "correlation_id_max_chars",
+            json!(l::CORRELATION_ID_MAX_CHARS),
+        ),
         ("reply_to_max_chars", json!(l::REPLY_TO_MAX_CHARS)),
         ("user_id_max_chars", json!(l::USER_ID_MAX_CHARS)),
         ("data_max_bytes", json!(l::DATA_MAX_BYTES)),

@@ -1460,6 +1460,9 @@ mod vectors {
             }
         }
         assert!(failures.is_empty(), "{}", failures.join("\n"));
-        assert!(masks >= 50 && offers >= 4, "{masks} mask and {offers} offer vectors");
+        assert!(
+            masks >= 50 && offers >= 4,
+            "{masks} mask and {offers} offer vectors"
+        );
     }
 }

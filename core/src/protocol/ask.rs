@@ -494,7 +494,11 @@ fn parse_scope(
             // category identifiers): judged here, so an ask the server takes
             // is one every phone can show.
             check_id(&target).map_err(|e| {
-                ValidationError::new("target_user_id", ErrorCode::InvalidCharacters, e.to_string())
+                ValidationError::new(
+                    "target_user_id",
+                    ErrorCode::InvalidCharacters,
+                    e.to_string(),
+                )
             })?;
             Ok((scope, Some(target)))
         }

@@ -4,8 +4,8 @@
 use std::time::Duration;
 
 use chrono::Utc;
-use qp_core::protocol::limits::LIST_RECENT_WINDOW_SECS;
 use qp_core::protocol::client_text::signed_in_display_name;
+use qp_core::protocol::limits::LIST_RECENT_WINDOW_SECS;
 use qp_core::protocol::{
     normalize_ask, time, AskContext, AskedQuestion, Asker, Question, QuestionState, RoomRef,
 };

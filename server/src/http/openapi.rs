@@ -12,11 +12,11 @@ use std::sync::OnceLock;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use qp_core::protocol::ask::AskTextInput;
+use qp_core::protocol::limits as l;
 use qp_core::protocol::{
     Answer, AskOption, AskRequest, AskedQuestion, Asker, OptionStyle, Question, QuestionOption,
     QuestionState, ResolutionPolicy, Responder, ResponderScope, RoomRef, TextInput, WebhookEvent,
 };
-use qp_core::protocol::limits as l;
 use serde::Serialize;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi, ToSchema};

@@ -247,10 +247,7 @@ impl QpTools {
         if !(1..=l::LIST_MAX_LIMIT).contains(&limit) {
             return Ok(failure(&invalid(
                 "limit",
-                format!(
-                    "limit: must be 1 to {}, got {limit}",
-                    l::LIST_MAX_LIMIT
-                ),
+                format!("limit: must be 1 to {}, got {limit}", l::LIST_MAX_LIMIT),
             )));
         }
         let state = args.state.map(|s| match s {
@@ -581,7 +578,9 @@ mod schema_tests {
         assert!(all.len() > 20, "only {} descriptions: {all:?}", all.len());
         let mut unexplained = Vec::new();
         for (at, d) in &all {
-            let left = phrases.iter().fold(d.clone(), |d, p| d.replace(p.as_str(), "…"));
+            let left = phrases
+                .iter()
+                .fold(d.clone(), |d, p| d.replace(p.as_str(), "…"));
             if left.chars().any(|c| c.is_ascii_digit()) {
                 unexplained.push(format!("{at}: {d:?}"));
             }
