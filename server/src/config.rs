@@ -910,6 +910,24 @@ impl clap::builder::TypedValueParser for DbArg {
 mod tests {
     use super::*;
 
+    /// `qp serve --help` quotes the listening address the defaults hold.
+    #[test]
+    fn the_help_quotes_the_default_address() {
+        use clap::{Args as _, Command};
+        let help = PartialSettings::augment_args(Command::new("serve"))
+            .render_long_help()
+            .to_string();
+        let default = Settings::default().listen.to_string();
+        assert_eq!(
+            default,
+            format!("127.0.0.1:{}", qp_core::protocol::limits::DEFAULT_PORT)
+        );
+        assert!(
+            help.contains(&format!("[default: {default}, loopback only]")),
+            "qp serve --help does not quote {default}:\n{help}"
+        );
+    }
+
     #[test]
     fn db_direct_is_a_postgres_url_beside_a_postgres_db() {
         let pg = |u: &str| Some(crate::store::Database::Postgres(u.into()));

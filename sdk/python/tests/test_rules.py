@@ -18,7 +18,9 @@ import questionprotocol as qp
 from questionprotocol import approval, client, credentials
 
 VECTORS = ROOT / "core" / "tests" / "vectors"
-LIMITS = {v["name"]: v["value"] for v in json.loads((VECTORS / "limits" / "limits.json").read_text())["vectors"]}
+LIMITS = {
+    v["name"]: v["value"] for v in json.loads((VECTORS / "limits" / "limits.json").read_text())["vectors"]
+}
 MASKS_FILE = VECTORS / "hook" / "masks.json"
 MASKS = json.loads(MASKS_FILE.read_text(encoding="utf-8"))
 
