@@ -117,3 +117,24 @@ fn the_history_documents_its_etag_and_the_304() {
         .iter()
         .any(|p| p["name"] == "If-None-Match" && p["in"] == "header"));
 }
+
+/// The wire API guide quotes the long-poll bounds the server has.
+#[test]
+fn the_wire_api_guide_quotes_the_real_long_poll_bounds() {
+    use qp_core::protocol::limits as l;
+    let guide = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../docs/agents/wire-api.md"
+    ))
+    .unwrap();
+    let (max, default) = (l::LONG_POLL_MAX_SECS, l::LONG_POLL_DEFAULT_SECS);
+    for quoted in [
+        format!("N from 0 to {max} (larger values are capped at {max}), default {default}"),
+        format!("N from 0 to {max}, default {default} (422 `timeout` above)"),
+    ] {
+        assert!(
+            guide.contains(&quoted),
+            "docs/agents/wire-api.md does not quote {quoted:?}"
+        );
+    }
+}
