@@ -617,6 +617,7 @@ mod tests {
                 l::TEXT_MAX_LENGTH_CAP
             ),
             format!("at most {} characters", l::CONTEXT_MAX_CHARS),
+            format!("else {}]", l::DEFAULT_URL),
         ] {
             assert!(
                 help.contains(&quoted),

@@ -27,7 +27,7 @@ pub const EXIT_INTERRUPTED: i32 = 130;
 pub const EXIT_TYPED: i32 = 5;
 
 /// Where the server listens by default, and so where clients look.
-pub const DEFAULT_URL: &str = "http://127.0.0.1:8750";
+pub use qp_core::protocol::limits::DEFAULT_URL;
 
 #[derive(Parser)]
 #[command(

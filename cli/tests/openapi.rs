@@ -48,20 +48,19 @@ fn the_document_validates_and_real_responses_fit_it() {
 fn the_document_quotes_the_real_limits() {
     use qp_core::protocol::device as d;
     use qp_core::protocol::limits as l;
-    use qp_server::app;
     let doc = std::fs::read_to_string(CHECKED_IN).unwrap();
     for quoted in [
         format!(
             "1 to {} (default {})",
-            app::LIST_MAX_LIMIT,
-            app::LIST_DEFAULT_LIMIT
+            l::LIST_MAX_LIMIT,
+            l::LIST_DEFAULT_LIMIT
         ),
         format!(
             "0 to {} (default {}",
-            app::LONG_POLL_MAX_SECS,
-            app::LONG_POLL_DEFAULT_SECS
+            l::LONG_POLL_MAX_SECS,
+            l::LONG_POLL_DEFAULT_SECS
         ),
-        format!("capped at {}", app::LONG_POLL_MAX_SECS),
+        format!("capped at {}", l::LONG_POLL_MAX_SECS),
         format!(
             "1 to {} visible ASCII characters",
             qp_server::http::IDEMPOTENCY_KEY_MAX_LEN
@@ -117,4 +116,25 @@ fn the_history_documents_its_etag_and_the_304() {
     assert!(params
         .iter()
         .any(|p| p["name"] == "If-None-Match" && p["in"] == "header"));
+}
+
+/// The wire API guide quotes the long-poll bounds the server has.
+#[test]
+fn the_wire_api_guide_quotes_the_real_long_poll_bounds() {
+    use qp_core::protocol::limits as l;
+    let guide = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../docs/agents/wire-api.md"
+    ))
+    .unwrap();
+    let (max, default) = (l::LONG_POLL_MAX_SECS, l::LONG_POLL_DEFAULT_SECS);
+    for quoted in [
+        format!("N from 0 to {max} (larger values are capped at {max}), default {default}"),
+        format!("N from 0 to {max}, default {default} (422 `timeout` above)"),
+    ] {
+        assert!(
+            guide.contains(&quoted),
+            "docs/agents/wire-api.md does not quote {quoted:?}"
+        );
+    }
 }

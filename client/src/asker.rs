@@ -8,8 +8,9 @@ use serde_json::Value;
 
 use crate::{ClientError, ExtraCa};
 
-/// How long one wait request asks the server to hold (the server's max is 30 s).
-pub const WAIT_POLL_SECS: u64 = 25;
+/// How long one wait request asks the server to hold (under the server's
+/// maximum, `limits::LONG_POLL_MAX_SECS`).
+pub const WAIT_POLL_SECS: u64 = qp_core::protocol::limits::CLIENT_WAIT_POLL_SECS;
 
 /// An asker on one server with one agent token. Cheap to clone (the
 /// connection pool is shared).
@@ -21,7 +22,8 @@ pub struct AskerClient {
 }
 
 impl AskerClient {
-    /// `base_url` like `http://127.0.0.1:8750`; `token` an agent token.
+    /// `base_url` like `qp_core::protocol::limits::DEFAULT_URL`; `token` an
+    /// agent token.
     pub fn new(base_url: &str, token: &str) -> Result<Self, ClientError> {
         Self::with_ca(base_url, token, &ExtraCa::none())
     }
@@ -105,7 +107,8 @@ impl AskerClient {
         self.ask(room, &AskRequest::yes_no(prompt)).await
     }
 
-    /// One long-poll: at most `timeout_secs` (0 to 30).
+    /// One long-poll: at most `timeout_secs` (0 to
+    /// `limits::LONG_POLL_MAX_SECS`; the server caps a longer one).
     pub async fn wait_once(&self, id: &str, timeout_secs: u64) -> Result<Question, ClientError> {
         let url = format!(
             "{}/api/agent/questions/{}/wait?timeout={timeout_secs}",

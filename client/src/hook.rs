@@ -22,9 +22,7 @@ pub const DECIDED_EVENT: &str = "PreToolUse";
 
 /// The answer values of a hook question. `ask` ("Decide at the computer")
 /// replaces `allow` when the call is not shown whole.
-pub const ALLOW: &str = "allow";
-pub const DENY: &str = "deny";
-pub const AT_COMPUTER: &str = "ask";
+pub use qp_core::protocol::permission::{ALLOW, DECIDE_AT_COMPUTER as AT_COMPUTER, DENY};
 
 /// A tool name is an identifier; a longer one is cut (and the prompt says so).
 const TOOL_NAME_MAX_CHARS: usize = 80;
@@ -1364,5 +1362,107 @@ mod tests {
             assert!(prompt.contains("(1 invisible character"), "{prompt:?}");
             assert!(!allow, "{prompt:?}");
         }
+    }
+}
+
+/// The masking rules and the rule for when Allow is offered, as the vector
+/// file `core/tests/vectors/hook/masks.json` that the Python SDK's
+/// `@require_approval` reads (its package ships a byte-for-byte copy): the
+/// file's `masks` are [`MASKS`]' patterns in order, its `options` are
+/// [`options`] for a call shown whole and for one that is not, and its
+/// vectors are replayed here and by the SDK's tests. After changing a rule,
+/// rewrite the file with `QP_WRITE_VECTORS=1 cargo test -p qp-client --features hook --lib
+/// hook::vectors` and copy it into the SDK (its test says where).
+#[cfg(test)]
+mod vectors {
+    use super::*;
+
+    const FILE: &str = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../core/tests/vectors/hook/masks.json"
+    );
+
+    fn read() -> (String, Value) {
+        let text = std::fs::read_to_string(FILE).unwrap_or_else(|e| panic!("{FILE}: {e}"));
+        let doc = serde_json::from_str(&text).unwrap_or_else(|e| panic!("{FILE}: {e}"));
+        (text, doc)
+    }
+
+    /// The file as it must be: its vectors, with the rules as the code has them.
+    fn written(mut doc: Value) -> String {
+        doc["description"] = json!(
+            "qp hook's secret masks and the rule for when Allow is offered, written from client/src/hook.rs \
+             (QP_WRITE_VECTORS=1; the Python SDK ships a copy). `masks`: the patterns, applied in order, \
+             each match's `secret` group shown as ••• between its `keep` and `tail` groups and counted. \
+             `options`: a call shown whole is asked with `shown_whole`; one with any value hidden, \
+             character escaped or text cut only with `not_shown_whole` (an answer `ask` hands the \
+             decision to the computer). Vectors: `mask` (`input` masked gives `expect.shown` and \
+             `expect.masked` values hidden), `offer` (what was not shown, `unseen`, gives the \
+             `expect.options` named)."
+        );
+        doc["masks"] = json!(MASKS.iter().map(Regex::as_str).collect::<Vec<_>>());
+        doc["options"] = json!({
+            "shown_whole": options(true),
+            "not_shown_whole": options(false),
+        });
+        serde_json::to_string_pretty(&doc).unwrap() + "\n"
+    }
+
+    #[test]
+    fn the_file_holds_the_rules_of_the_code() {
+        let (text, doc) = read();
+        let want = written(doc);
+        if std::env::var_os("QP_WRITE_VECTORS").is_some() && text != want {
+            std::fs::write(FILE, &want).unwrap();
+            panic!("{FILE} written; run again without QP_WRITE_VECTORS");
+        }
+        assert!(
+            text == want,
+            "{FILE} differs from hook.rs's rules; rewrite it: \
+             QP_WRITE_VECTORS=1 cargo test -p qp-client --features hook --lib hook::vectors"
+        );
+    }
+
+    #[test]
+    fn the_vectors_replay() {
+        let (_, doc) = read();
+        let vectors = doc["vectors"].as_array().expect("vectors");
+        let mut failures = Vec::new();
+        let (mut masks, mut offers) = (0, 0);
+        for v in vectors {
+            let name = v["name"].as_str().expect("name");
+            let expect = &v["expect"];
+            let got = match v["kind"].as_str() {
+                Some("mask") => {
+                    masks += 1;
+                    let (shown, masked) = mask_secrets(v["input"].as_str().expect("input"));
+                    json!({"shown": shown, "masked": masked})
+                }
+                Some("offer") => {
+                    offers += 1;
+                    let u = &v["unseen"];
+                    let unseen = Unseen {
+                        masked: u["masked"].as_u64().expect("masked") as usize,
+                        escaped: u["escaped"].as_u64().expect("escaped") as usize,
+                        cut: u["cut"].as_bool().expect("cut"),
+                    };
+                    let offered = json!(options(unseen.is_none()));
+                    let named = ["shown_whole", "not_shown_whole"]
+                        .into_iter()
+                        .find(|k| doc["options"][k] == offered)
+                        .expect("the options offered are one of the file's");
+                    json!({ "options": named })
+                }
+                other => panic!("{name}: unknown kind {other:?}"),
+            };
+            if &got != expect {
+                failures.push(format!("{name}: expected {expect}, got {got}"));
+            }
+        }
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+        assert!(
+            masks >= 50 && offers >= 4,
+            "{masks} mask and {offers} offer vectors"
+        );
     }
 }

@@ -177,7 +177,7 @@ impl Settings {
 impl Default for Settings {
     fn default() -> Self {
         Settings {
-            listen: SocketAddr::from(([127, 0, 0, 1], 8750)),
+            listen: SocketAddr::from(([127, 0, 0, 1], qp_core::protocol::limits::DEFAULT_PORT)),
             db: crate::store::Database::Sqlite(PathBuf::from("qp.sqlite")),
             db_direct: None,
             sweep_interval: Duration::from_millis(1000),
@@ -909,6 +909,24 @@ impl clap::builder::TypedValueParser for DbArg {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `qp serve --help` quotes the listening address the defaults hold.
+    #[test]
+    fn the_help_quotes_the_default_address() {
+        use clap::{Args as _, Command};
+        let help = PartialSettings::augment_args(Command::new("serve"))
+            .render_long_help()
+            .to_string();
+        let default = Settings::default().listen.to_string();
+        assert_eq!(
+            default,
+            format!("127.0.0.1:{}", qp_core::protocol::limits::DEFAULT_PORT)
+        );
+        assert!(
+            help.contains(&format!("[default: {default}, loopback only]")),
+            "qp serve --help does not quote {default}:\n{help}"
+        );
+    }
 
     #[test]
     fn db_direct_is_a_postgres_url_beside_a_postgres_db() {

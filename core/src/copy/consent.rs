@@ -11,12 +11,8 @@ use fluent_bundle::FluentValue;
 use super::Copy;
 use crate::protocol::client_text::isolated;
 use crate::protocol::limits::CLIENT_TEXT_MAX_CHARS;
+use crate::protocol::permission::{ALLOW, DENY};
 use crate::protocol::ConsentRequest;
-
-/// The consent's option values: the answer a person gives is one of these
-/// whatever language the buttons were in.
-pub const CONSENT_ALLOW: &str = "allow";
-pub const CONSENT_DENY: &str = "deny";
 
 /// A consent question's words in one language.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -121,8 +117,8 @@ impl Copy {
     /// language; none for any other value.
     pub fn consent_label(&self, value: &str) -> Option<String> {
         match value {
-            CONSENT_ALLOW => Some(self.message("consent-allow", None)),
-            CONSENT_DENY => Some(self.message("consent-deny", None)),
+            ALLOW => Some(self.message("consent-allow", None)),
+            DENY => Some(self.message("consent-deny", None)),
             _ => None,
         }
     }

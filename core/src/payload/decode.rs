@@ -12,7 +12,7 @@ use super::{
     SEALED_KEY,
 };
 use crate::copy::Copy;
-use crate::protocol::{identity, normalize_ask, time, AskContext, ResponderScope};
+use crate::protocol::{identity, normalize_ask, time, AskContext};
 
 /// What a push carried.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -237,11 +237,6 @@ fn decode_compact(v: &Value, path: &str) -> Result<CompactQuestion, PayloadError
         field: format!("{path}.{}", e.field),
         message: e.message,
     })?;
-    if n.responder_scope == ResponderScope::Direct {
-        if let Some(t) = &n.target_user_id {
-            check_id(t, format!("{path}.target_user_id"))?;
-        }
-    }
     // A consent's parts become the sentence the person reads: judged as
     // the server's rule makes them.
     let consent = match obj.get("consent").filter(|c| !c.is_null()) {

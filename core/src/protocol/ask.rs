@@ -29,6 +29,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::error::{ErrorCode, ValidationError};
+use super::identity::check_id;
 use super::json::{
     char_len, check_len, check_readable, check_single_line, opt_bool, opt_int, opt_str, present,
     wrong_type,
@@ -489,7 +490,16 @@ fn parse_scope(
                     )
                 })?;
             check_len("target_user_id", &target, USER_ID_MAX_CHARS)?;
-            check_single_line("target_user_id", &target)?;
+            // The phone's rule for an id (it ends up in notification and
+            // category identifiers): judged here, so an ask the server takes
+            // is one every phone can show.
+            check_id(&target).map_err(|e| {
+                ValidationError::new(
+                    "target_user_id",
+                    ErrorCode::InvalidCharacters,
+                    e.to_string(),
+                )
+            })?;
             Ok((scope, Some(target)))
         }
     }

@@ -1,5 +1,9 @@
-//! Every numeric limit of the protocol, in one table. Lengths are in characters
-//! (Unicode scalar values), sizes in bytes.
+//! Every numeric limit of the protocol, and the defaults a client needs, in
+//! one table. Lengths are in characters (Unicode scalar values), sizes in
+//! bytes. The server, the Rust client, the OpenAPI document and the MCP tools
+//! read these; `core/tests/vectors/limits/limits.json` writes them out for
+//! the clients in other languages (the Python SDK's tests hold its copies to
+//! it).
 
 /// `prompt`: 1 to 500 characters after trimming.
 pub const PROMPT_MAX_CHARS: usize = 500;
@@ -43,3 +47,40 @@ pub const CLIENT_TEXT_MAX_CHARS: usize = 60;
 /// Room codes: 3 to 16 ASCII letters or digits.
 pub const ROOM_CODE_MIN_CHARS: usize = 3;
 pub const ROOM_CODE_MAX_CHARS: usize = 16;
+/// The wait endpoints' long-poll (`?timeout=` seconds): held this long
+/// when not given, and at most this long (a longer one is capped or
+/// refused, as each endpoint documents), so a connection is never idle past
+/// a proxy's usual 60 s timeout.
+pub const LONG_POLL_DEFAULT_SECS: u64 = 20;
+pub const LONG_POLL_MAX_SECS: u64 = 30;
+/// What one wait request of a reference client (the Rust client, the Python
+/// SDK) asks the server to hold: under [`LONG_POLL_MAX_SECS`], so a server
+/// that caps it answers in time and the client's own request timeout stays
+/// short.
+pub const CLIENT_WAIT_POLL_SECS: u64 = 25;
+/// An agent's question list (`?limit=`): this many when not given, 1 to
+/// the maximum.
+pub const LIST_DEFAULT_LIMIT: usize = 100;
+pub const LIST_MAX_LIMIT: usize = 500;
+/// An agent's question list without `state`: the questions created in this
+/// window (seconds).
+pub const LIST_RECENT_WINDOW_SECS: i64 = 24 * 3_600;
+/// Where `qp serve` listens unless told otherwise (loopback only), and so
+/// where a client looks when it is given no URL.
+pub const DEFAULT_PORT: u16 = 8750;
+pub const DEFAULT_URL: &str = "http://127.0.0.1:8750";
+
+// Defaults within their bounds, or the crate does not build.
+const _: () = assert!(LONG_POLL_DEFAULT_SECS <= LONG_POLL_MAX_SECS);
+const _: () = assert!(CLIENT_WAIT_POLL_SECS <= LONG_POLL_MAX_SECS);
+const _: () = assert!(LIST_DEFAULT_LIMIT <= LIST_MAX_LIMIT);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_url_is_loopback_at_the_default_port() {
+        assert_eq!(DEFAULT_URL, format!("http://127.0.0.1:{DEFAULT_PORT}"));
+    }
+}

@@ -17,7 +17,8 @@
 //! - [`client_text`]: text a client chose that a person reads (one rule
 //!   for `client_name`, sign-in labels), and how it is shown.
 //! - [`identity`]: ids, display names and room codes (server and phone alike).
-//! - [`limits`]: every numeric limit in one table.
+//! - [`limits`]: every numeric limit, and the defaults a client needs, in one table.
+//! - [`permission`]: the answer values of an Allow/Deny question.
 //! - [`web_push`]: the shape of a browser's push subscription (`web` devices).
 //! - [`error`]: [`ValidationError`], a field name plus a stable machine code.
 //!
@@ -34,6 +35,7 @@ mod json;
 pub mod lifecycle;
 pub mod limits;
 pub mod model;
+pub mod permission;
 pub mod time;
 pub mod web_push;
 

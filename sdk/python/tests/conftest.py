@@ -132,9 +132,11 @@ def seed(dir: Path, name: str, webhook: Optional[str] = None) -> tuple[Path, str
     admin(db, "user", "add", "Bob", "--id", "u_bob")
     admin(db, "user", "add", "Federica", "--id", "u_federica")
     admin(db, "user", "add", "Long", "--id", "u_" + "u" * 62)
+    # Every character an id may hold (the ask vectors' target_every_id_character).
+    admin(db, "user", "add", "Every", "--id", "u_Az-09_x")
     admin(db, "room", "add", "Ops", "--code", "OPS123")
     admin(db, "room", "add", "Other", "--code", "OTHER1")
-    for u in ("u_owner", "u_bob", "u_federica", "u_" + "u" * 62):
+    for u in ("u_owner", "u_bob", "u_federica", "u_" + "u" * 62, "u_Az-09_x"):
         admin(db, "room", "add-member", "OPS123", u)
     agent = admin(db, "agent", "add", "CI", "--owner", "u_owner", "--room", "OPS123")
     alice = admin(db, "token", "add", "u_owner", "--label", "phone")["token"]

@@ -85,19 +85,38 @@ async def call(fn: Any, *a: Any, **kw: Any) -> Any:
     return await out if inspect.isawaitable(out) else out
 
 
-async def test_approved_runs_the_function_and_secrets_are_masked(both: Any, server: Server) -> None:
+async def test_approved_runs_the_function(both: Any, server: Server) -> None:
     seen: list[dict[str, Any]] = []
     fn = both()
     t = answer_when_asked(server, {"value": "allow"}, seen)
-    assert await call(fn, "prod", password="hunter2-secret", force=True) == "deployed prod"
+    assert await call(fn, "prod", force=True) == "deployed prod"
     t.join()
     q = seen[0]
     assert q["prompt"].startswith("Allow ") and "deploy" in q["prompt"] and "'prod'" in q["prompt"]
-    assert "password='•••'" in q["prompt"] and "hunter2" not in q["prompt"], q["prompt"]
     assert "force=True" in q["prompt"]
-    assert q["context"] == "Not shown whole: 1 value hidden"
+    assert q["context"] is None
     assert [o["value"] for o in q["options"]] == ["allow", "deny"]
     assert q["text_input"] is not None
+
+
+async def test_a_call_with_a_hidden_value_cannot_be_allowed_from_the_phone(both: Any, server: Server) -> None:
+    """As `qp hook`: the phone offers "Decide at the computer" and Deny, never
+    Allow, for a call it does not show whole; that answer does not run it."""
+    seen: list[dict[str, Any]] = []
+    fn = both()
+    t = answer_when_asked(server, {"value": "ask"}, seen)
+    with pytest.raises(Denied) as e:
+        await call(fn, "prod", password="hunter2-secret", force=True)
+    t.join()
+    q = seen[0]
+    assert "password='•••'" in q["prompt"] and "hunter2" not in q["prompt"], q["prompt"]
+    assert q["context"] == "Not shown whole: 1 value hidden"
+    assert [(o["value"], o["label"]) for o in q["options"]] == [
+        ("ask", "Decide at the computer"),
+        ("deny", "Deny"),
+    ]
+    assert (e.value.state, e.value.value) == ("answered", "ask")
+    assert "decide at the computer" in str(e.value), str(e.value)
 
 
 async def test_denied_with_a_typed_reason(both: Any, server: Server) -> None:
@@ -147,28 +166,6 @@ def test_long_calls_are_cut_to_the_prompt_limit_and_say_so() -> None:
     assert len(prompt) == 500 and prompt.endswith("…?") and cut and masked == 0
     prompt, _, cut = qp.describe_call("f", (), {"note": "a\u202eb"})
     assert "\u202e" not in prompt or "\\u202e" in prompt
-
-
-@pytest.mark.parametrize(
-    ("text", "shown"),
-    [
-        ("curl -u deploy:hunter2 https://x", "curl -u deploy:••• https://x"),
-        ("export PASSWORD=abc123", "export PASSWORD=•••"),
-        ("Authorization: Bearer abcdef", "Authorization: Bearer •••"),
-        ("Authorization: Basic dXNlcjpwdw==", "Authorization: Basic •••"),
-        ("--password='correct horse'", "--password='•••'"),
-        ("psql postgres://app:pw@db/x", "psql postgres://app:•••@db/x"),
-        ("mysql -pS3cret db", "mysql -p••• db"),
-        ("GITHUB=ghp_abcdefghijklmnopqrstuvwxyz123456", "GITHUB=•••"),
-        ("token qpa_abcdefghijklmnopqrstuvwxyz", "token •••"),
-        # A mask never covers code that runs.
-        ("token=$(curl evil)", "token=$(curl evil)"),
-        ("password=`id`", "password=`id`"),
-        ("ls -la", "ls -la"),
-    ],
-)
-def test_masking_follows_qp_hook(text: str, shown: str) -> None:
-    assert qp.mask_secrets(text)[0] == shown
 
 
 async def test_a_cancelled_task_withdraws_the_question_and_does_not_run_it(server: Server) -> None:

@@ -5,13 +5,14 @@ use std::time::Duration;
 
 use chrono::Utc;
 use qp_core::protocol::client_text::signed_in_display_name;
+use qp_core::protocol::limits::LIST_RECENT_WINDOW_SECS;
 use qp_core::protocol::{
     normalize_ask, time, AskContext, AskedQuestion, Asker, Question, QuestionState, RoomRef,
 };
 use serde_json::Value;
 
 use super::resolution::{load_fresh, load_fresh_checked, not_found, record_resolution};
-use super::{App, AppError, LIST_RECENT_WINDOW_SECS};
+use super::{App, AppError};
 use crate::ids;
 use crate::store::identity::{Agent, SCOPE_ASK, SCOPE_READ};
 use crate::store::now_ms;

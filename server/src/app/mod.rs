@@ -30,17 +30,9 @@ use crate::waiters::{LongPollSlot, LongPolls, Waiters};
 pub use error::{AppError, AppResult, ErrorBody};
 pub use resolution::purge_answer_keys_loop;
 
-/// Long-poll bounds of the wait endpoint, in seconds.
-pub const LONG_POLL_DEFAULT_SECS: u64 = 20;
-pub const LONG_POLL_MAX_SECS: u64 = 30;
-/// List bounds.
-pub const LIST_DEFAULT_LIMIT: usize = 100;
-pub const LIST_MAX_LIMIT: usize = 500;
-/// `GET /api/agent/questions` without `state`: questions created in this window.
 /// What an asker is told when its question's push reached no device
 /// (`pushed_to_devices` 0): `qp ask` prints it, the MCP tool returns it.
 pub const NO_DEVICE_WARNING: &str = "no device can receive this question: nobody who may answer it has a device registered for pushes (a device revoked or removed, or none paired yet). It stays pending until someone answers it in the web responder or the app; pair a device (qp invite, then qp pair or the app) and ask again.";
-pub const LIST_RECENT_WINDOW_SECS: i64 = 24 * 3600;
 /// At most this many questions in a user's pending list.
 pub const PENDING_LIMIT: usize = 200;
 /// Page sizes of a user's history.

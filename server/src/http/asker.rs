@@ -32,7 +32,7 @@ pub(crate) async fn fetch(
 
 #[utoipa::path(get, path = "/api/agent/questions/{id}/wait", tag = "asker",
     params(("id" = String, Path, description = "The question id (q_…)"),
-           ("timeout" = Option<u64>, Query, description = "Seconds to hold the request, 0 to 30 (default 20; more is capped at 30)")),
+           ("timeout" = Option<u64>, Query, description = openapi::param::long_poll_timeout_capped())),
     responses((status = 200, description = "The question when it resolved, or still pending when the timeout passed", body = Question), (status = 401, description = "Missing, unknown or revoked token", body = openapi::ErrorBody), (status = 403, description = "The token is of the wrong kind, lacks the scope, or the room is not the agent's", body = openapi::ErrorBody), (status = 404, description = "No such question of yours", body = openapi::ErrorBody), (status = 422, description = "A field breaks a rule: `field` names it, `message` says the rule", body = openapi::ErrorBody), (status = 429, description = "This agent holds as many long-polls as it may (`too_many_long_polls`); see Retry-After", body = openapi::ErrorBody)),
     security(("bearer" = [])))]
 pub(crate) async fn wait(
@@ -49,25 +49,25 @@ pub(crate) async fn wait(
 /// freed before the wait instead of staying with every parked request.
 fn wait_timeout(query: HashMap<String, String>) -> Result<Duration, ApiError> {
     let secs = match query.get("timeout") {
-        None => app::LONG_POLL_DEFAULT_SECS,
+        None => limits::LONG_POLL_DEFAULT_SECS,
         Some(t) => t.trim().parse::<u64>().map_err(|_| {
             ApiError::invalid(
                 "timeout",
                 "invalid_value",
                 format!(
                     "timeout: must be whole seconds from 0 to {}, got {t:?}",
-                    app::LONG_POLL_MAX_SECS
+                    limits::LONG_POLL_MAX_SECS
                 ),
             )
         })?,
     }
-    .min(app::LONG_POLL_MAX_SECS);
+    .min(limits::LONG_POLL_MAX_SECS);
     Ok(Duration::from_secs(secs))
 }
 
 #[utoipa::path(get, path = "/api/agent/questions", tag = "asker",
-    params(("state" = Option<String>, Query, description = "pending, answered, expired, cancelled or all; left out: the last 24 hours"),
-           ("limit" = Option<usize>, Query, description = "1 to 500 (default 100)")),
+    params(("state" = Option<String>, Query, description = openapi::param::list_state()),
+           ("limit" = Option<usize>, Query, description = openapi::param::list_limit())),
     responses((status = 200, description = "This agent's questions, newest first", body = openapi::QuestionList), (status = 401, description = "Missing, unknown or revoked token", body = openapi::ErrorBody), (status = 403, description = "The token is of the wrong kind, lacks the scope, or the room is not the agent's", body = openapi::ErrorBody), (status = 422, description = "A field breaks a rule: `field` names it, `message` says the rule", body = openapi::ErrorBody)),
     security(("bearer" = [])))]
 pub(crate) async fn list(
@@ -92,14 +92,14 @@ pub(crate) async fn list(
         ),
     };
     let limit = match query.get("limit") {
-        None => app::LIST_DEFAULT_LIMIT,
+        None => limits::LIST_DEFAULT_LIMIT,
         Some(l) => match l.parse::<usize>() {
-            Ok(n) if (1..=app::LIST_MAX_LIMIT).contains(&n) => n,
+            Ok(n) if (1..=limits::LIST_MAX_LIMIT).contains(&n) => n,
             _ => {
                 return Err(ApiError::invalid(
                     "limit",
                     "out_of_range",
-                    format!("limit: must be 1 to {}, got {l:?}", app::LIST_MAX_LIMIT),
+                    format!("limit: must be 1 to {}, got {l:?}", limits::LIST_MAX_LIMIT),
                 ))
             }
         },

@@ -184,11 +184,11 @@ pub(crate) async fn me(UserAuth(user): UserAuth) -> Json<openapi::UserRef> {
 
 /// Additive, for the terminal device: the payloads the dev transport
 /// delivered to one of my `dev` devices after `after`, long-polled up to
-/// `timeout` seconds (0 to 30, default 20).
+/// `timeout` seconds (its parameter says the bounds).
 #[utoipa::path(get, path = "/api/dev/inbox", tag = "responder",
     params(("device" = String, Query, description = "One of this user's `dev` devices"),
            ("after" = Option<i64>, Query, description = "Only pushes after this sequence number"),
-           ("timeout" = Option<u64>, Query, description = "Seconds to hold the request, 0 to 30 (default 20)")),
+           ("timeout" = Option<u64>, Query, description = openapi::param::long_poll_timeout())),
     responses((status = 200, description = "Pushes delivered to the terminal device", body = openapi::DevInbox), (status = 401, description = "Missing, unknown or revoked token", body = openapi::ErrorBody), (status = 403, description = "The token is of the wrong kind, lacks the scope, or the room is not the agent's", body = openapi::ErrorBody), (status = 422, description = "A field breaks a rule: `field` names it, `message` says the rule", body = openapi::ErrorBody), (status = 404, description = "No such dev device of yours", body = openapi::ErrorBody)),
     security(("bearer" = [])))]
 pub(crate) async fn dev_inbox(
@@ -204,8 +204,8 @@ pub(crate) async fn dev_inbox(
     let timeout = query
         .get("timeout")
         .and_then(|t| t.parse::<u64>().ok())
-        .unwrap_or(app::LONG_POLL_DEFAULT_SECS)
-        .min(app::LONG_POLL_MAX_SECS);
+        .unwrap_or(limits::LONG_POLL_DEFAULT_SECS)
+        .min(limits::LONG_POLL_MAX_SECS);
     let pushes = app
         .dev_inbox(&user, device, after, Duration::from_secs(timeout))
         .await?;

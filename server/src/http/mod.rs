@@ -32,6 +32,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post};
 use axum::{Json, Router};
 use qp_core::protocol::device::{ApnsEnvironment, Platform, APNS_ENVIRONMENT_RULE};
+use qp_core::protocol::limits;
 use qp_core::protocol::{AskRequest, AskedQuestion, Question, QuestionState};
 use serde_json::Value;
 

@@ -12,6 +12,7 @@ use std::sync::OnceLock;
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
 use qp_core::protocol::ask::AskTextInput;
+use qp_core::protocol::limits as l;
 use qp_core::protocol::{
     Answer, AskOption, AskRequest, AskedQuestion, Asker, OptionStyle, Question, QuestionOption,
     QuestionState, ResolutionPolicy, Responder, ResponderScope, RoomRef, TextInput, WebhookEvent,
@@ -19,6 +20,47 @@ use qp_core::protocol::{
 use serde::Serialize;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi, ToSchema};
+
+/// The query parameters several operations share, in the document's words,
+/// their numbers the protocol's constants (`qp_core::protocol::limits`).
+pub(crate) mod param {
+    use super::l;
+
+    /// A long-poll's `timeout` where a larger one is refused.
+    pub(crate) fn long_poll_timeout() -> String {
+        format!(
+            "Seconds to hold the request, 0 to {} (default {})",
+            l::LONG_POLL_MAX_SECS,
+            l::LONG_POLL_DEFAULT_SECS
+        )
+    }
+
+    /// A long-poll's `timeout` where a larger one is capped.
+    pub(crate) fn long_poll_timeout_capped() -> String {
+        format!(
+            "Seconds to hold the request, 0 to {max} (default {}; more is capped at {max})",
+            l::LONG_POLL_DEFAULT_SECS,
+            max = l::LONG_POLL_MAX_SECS
+        )
+    }
+
+    /// The agent's question list's `state`.
+    pub(crate) fn list_state() -> String {
+        format!(
+            "pending, answered, expired, cancelled or all; left out: the last {} hours",
+            l::LIST_RECENT_WINDOW_SECS / 3600
+        )
+    }
+
+    /// The agent's question list's `limit`.
+    pub(crate) fn list_limit() -> String {
+        format!(
+            "1 to {} (default {})",
+            l::LIST_MAX_LIMIT,
+            l::LIST_DEFAULT_LIMIT
+        )
+    }
+}
 
 /// A list of questions.
 #[derive(Serialize, ToSchema)]

@@ -21,7 +21,7 @@ pub(crate) async fn pending(
 /// once.
 #[utoipa::path(get, path = "/api/questions/pending/wait", tag = "responder",
     params(("since" = Option<String>, Query, description = "The `version` of the list the caller has; omitted, the list comes back at once"),
-           ("timeout" = Option<u64>, Query, description = "Seconds to hold the request, 0 to 30 (default 20)")),
+           ("timeout" = Option<u64>, Query, description = openapi::param::long_poll_timeout())),
     responses((status = 200, description = "The questions this person may answer now, and the list's version (the same as `since` when the timeout passed with no change)", body = openapi::PendingFeed), (status = 401, description = "Missing, unknown or revoked token", body = openapi::ErrorBody), (status = 403, description = "The token is of the wrong kind, lacks the scope, or the room is not the agent's", body = openapi::ErrorBody), (status = 422, description = "A field breaks a rule: `field` names it, `message` says the rule", body = openapi::ErrorBody), (status = 429, description = "This person holds as many long-polls as they may (`too_many_long_polls`); see Retry-After", body = openapi::ErrorBody)),
     security(("bearer" = [])))]
 pub(crate) async fn pending_wait(
@@ -31,18 +31,18 @@ pub(crate) async fn pending_wait(
 ) -> Result<Json<openapi::PendingFeed>, ApiError> {
     let since = query.get("since").cloned();
     let timeout = match query.get("timeout") {
-        None => app::LONG_POLL_DEFAULT_SECS,
+        None => limits::LONG_POLL_DEFAULT_SECS,
         Some(t) => t
             .parse::<u64>()
             .ok()
-            .filter(|t| *t <= app::LONG_POLL_MAX_SECS)
+            .filter(|t| *t <= limits::LONG_POLL_MAX_SECS)
             .ok_or_else(|| {
                 ApiError::invalid(
                     "timeout",
                     "out_of_range",
                     format!(
                         "timeout: must be a whole number of seconds from 0 to {}",
-                        app::LONG_POLL_MAX_SECS
+                        limits::LONG_POLL_MAX_SECS
                     ),
                 )
             })?,

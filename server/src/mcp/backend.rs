@@ -9,8 +9,7 @@ use std::time::Duration;
 use qp_client::{AskerClient, ClientError};
 use qp_core::protocol::{AskRequest, AskedQuestion, Question, QuestionState};
 
-use crate::app::AppError;
-use crate::app::{self, App};
+use crate::app::{App, AppError};
 use crate::store::identity::Agent;
 
 /// A failed call as a model should read it: what went wrong, on which field.
@@ -115,7 +114,9 @@ impl Backend {
                 let deadline = tokio::time::Instant::now() + max;
                 loop {
                     let left = deadline.saturating_duration_since(tokio::time::Instant::now());
-                    let chunk = left.min(Duration::from_secs(app::LONG_POLL_MAX_SECS));
+                    let chunk = left.min(Duration::from_secs(
+                        qp_core::protocol::limits::LONG_POLL_MAX_SECS,
+                    ));
                     let q = app.wait(agent, id.to_string(), chunk).await?;
                     if q.state.is_terminal() || left.is_zero() || *app.stopping.borrow() {
                         return Ok(q);

@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use qp_core::protocol::ask::AskTextInput;
+use qp_core::protocol::limits as l;
 use qp_core::protocol::{AskOption, AskRequest, OptionStyle, Question, ResponderScope};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::tool::ToolCallContext;
@@ -28,7 +29,7 @@ pub const TOOL_WAIT_DEFAULT_SECS: u64 = qp_client::PERSON_WAIT_DEFAULT_SECS;
 /// The longest wait one tool call may ask for; longer is a loop of calls.
 pub const TOOL_WAIT_MAX_SECS: u64 = 900;
 /// `list_questions` without a limit (fewer than the HTTP API's
-/// `app::LIST_DEFAULT_LIMIT`: each question costs a model's context).
+/// `limits::LIST_DEFAULT_LIMIT`: each question costs a model's context).
 pub const TOOL_LIST_DEFAULT_LIMIT: usize = 50;
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -243,13 +244,10 @@ impl QpTools {
         ctx: RequestContext<RoleServer>,
     ) -> Result<CallToolResult, ErrorData> {
         let limit = args.limit.unwrap_or(TOOL_LIST_DEFAULT_LIMIT);
-        if !(1..=crate::app::LIST_MAX_LIMIT).contains(&limit) {
+        if !(1..=l::LIST_MAX_LIMIT).contains(&limit) {
             return Ok(failure(&invalid(
                 "limit",
-                format!(
-                    "limit: must be 1 to {}, got {limit}",
-                    crate::app::LIST_MAX_LIMIT
-                ),
+                format!("limit: must be 1 to {}, got {limit}", l::LIST_MAX_LIMIT),
             )));
         }
         let state = args.state.map(|s| match s {
@@ -497,20 +495,50 @@ fn failure(f: &Failure) -> CallToolResult {
 #[cfg(test)]
 mod schema_tests {
     use super::*;
-    use qp_core::protocol::limits as l;
     use qp_core::protocol::{OptionStyle, QuestionState, ResponderScope};
 
-    fn schema_text<T: JsonSchema>() -> String {
-        serde_json::to_string(&schemars::schema_for!(T)).unwrap()
+    /// Every description a model reads of the tools (each tool's and each
+    /// argument's), in the order the tools are listed.
+    fn descriptions() -> Vec<(String, String)> {
+        fn walk(v: &Value, at: &str, out: &mut Vec<(String, String)>) {
+            match v {
+                Value::Object(m) => {
+                    for (k, x) in m {
+                        match (k.as_str(), x) {
+                            ("description", Value::String(d)) => {
+                                out.push((at.to_string(), d.clone()))
+                            }
+                            _ => walk(x, &format!("{at}.{k}"), out),
+                        }
+                    }
+                }
+                Value::Array(a) => a.iter().for_each(|x| walk(x, at, out)),
+                _ => {}
+            }
+        }
+        let mut out = Vec::new();
+        for tool in QpTools::tool_router().list_all() {
+            if let Some(d) = &tool.description {
+                out.push((tool.name.to_string(), d.to_string()));
+            }
+            walk(
+                &Value::Object((*tool.input_schema).clone()),
+                &tool.name,
+                &mut out,
+            );
+        }
+        out
     }
 
-    /// The limits the tools' schemas quote to a model are the protocol's
-    /// and the tools' own constants (the descriptions are prose; this
-    /// holds them to the numbers).
+    /// The numbers the tools' descriptions quote to a model are the
+    /// protocol's and the tools' own constants: each phrase below is
+    /// written from them and must be quoted, and a description holding any
+    /// other digit fails (a limit typed into the prose drifts when the
+    /// constant changes).
     #[test]
-    fn the_schemas_quote_the_real_limits() {
-        let ask = schema_text::<AskQuestionArgs>();
-        for quoted in [
+    fn every_number_in_a_tool_description_is_a_constant() {
+        let phrases = [
+            format!("between {} to {} options", l::OPTIONS_MIN, l::OPTIONS_MAX),
             format!("1 to {} characters. Put", l::PROMPT_MAX_CHARS),
             format!("{} to {} buttons", l::OPTIONS_MIN, l::OPTIONS_MAX),
             format!("at most {} characters (a version", l::CONTEXT_MAX_CHARS),
@@ -537,27 +565,37 @@ mod schema_tests {
                 l::TEXT_MAX_LENGTH_CAP,
                 l::TEXT_MAX_LENGTH_CAP
             ),
-        ] {
+            format!(
+                "1 to {} (default {TOOL_LIST_DEFAULT_LIMIT})",
+                l::LIST_MAX_LIMIT
+            ),
+            format!("the last {} hours", l::LIST_RECENT_WINDOW_SECS / 3600),
+            // Not limits: an example room code, and a wait of zero.
+            "\"OPS123\"".to_string(),
+            "0 returns the current state".to_string(),
+        ];
+        let all = descriptions();
+        assert!(all.len() > 20, "only {} descriptions: {all:?}", all.len());
+        let mut unexplained = Vec::new();
+        for (at, d) in &all {
+            let left = phrases
+                .iter()
+                .fold(d.clone(), |d, p| d.replace(p.as_str(), "…"));
+            if left.chars().any(|c| c.is_ascii_digit()) {
+                unexplained.push(format!("{at}: {d:?}"));
+            }
+        }
+        assert!(
+            unexplained.is_empty(),
+            "numbers not written from a constant (add the phrase, formatted from its constant):\n{}",
+            unexplained.join("\n")
+        );
+        for p in &phrases {
             assert!(
-                ask.contains(&quoted),
-                "ask_question's schema lacks {quoted:?}"
+                all.iter().any(|(_, d)| d.contains(p.as_str())),
+                "no tool description quotes {p:?}"
             );
         }
-        let wait = schema_text::<WaitArgs>();
-        let quoted = format!("0 to {TOOL_WAIT_MAX_SECS} (default {TOOL_WAIT_DEFAULT_SECS})");
-        assert!(
-            wait.contains(&quoted),
-            "wait_for_answer's schema lacks {quoted:?}"
-        );
-        let list = schema_text::<ListArgs>();
-        let quoted = format!(
-            "1 to {} (default {TOOL_LIST_DEFAULT_LIMIT})",
-            crate::app::LIST_MAX_LIMIT
-        );
-        assert!(
-            list.contains(&quoted),
-            "list_questions' schema lacks {quoted:?}"
-        );
     }
 
     /// The tools' enums take exactly the protocol's words.

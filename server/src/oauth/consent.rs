@@ -15,7 +15,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::http::StatusCode;
-use qp_core::present::copy::{Copy, CONSENT_ALLOW, CONSENT_DENY};
+use qp_core::present::copy::Copy;
 use qp_core::protocol::client_text::{check_client_text, is_plain_host};
 use qp_core::protocol::limits::CLIENT_TEXT_MAX_CHARS;
 use qp_core::protocol::{
@@ -31,8 +31,7 @@ use crate::store::{now_ms, now_secs, questions};
 
 /// The consent question's option values: Allow, and anything else
 /// (Deny) is a refusal.
-pub const ALLOW: &str = CONSENT_ALLOW;
-pub const DENY: &str = CONSENT_DENY;
+pub use qp_core::protocol::permission::{ALLOW, DENY};
 
 /// What a consent asks for.
 pub struct Request {

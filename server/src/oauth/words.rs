@@ -5,7 +5,8 @@
 //! The words are in `server/locales/`, one Fluent file per language.
 
 use axum::http::{header, HeaderMap};
-use qp_core::copy::{Catalog, Copy, Locales, CONSENT_ALLOW, CONSENT_DENY};
+use qp_core::copy::{Catalog, Copy, Locales};
+use qp_core::protocol::permission::{ALLOW, DENY};
 
 use super::escape;
 
@@ -68,12 +69,12 @@ impl Words {
 
     /// The consent's Allow button's label.
     pub fn allow(&self) -> String {
-        self.copy.consent_label(CONSENT_ALLOW).unwrap_or_default()
+        self.copy.consent_label(ALLOW).unwrap_or_default()
     }
 
     /// The consent's Deny button's label.
     pub fn deny(&self) -> String {
-        self.copy.consent_label(CONSENT_DENY).unwrap_or_default()
+        self.copy.consent_label(DENY).unwrap_or_default()
     }
 
     /// A message as plain text (a status line, a script's words).

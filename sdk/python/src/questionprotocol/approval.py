@@ -1,10 +1,13 @@
 """``@require_approval``: a function that asks a person before it runs.
 
 The call is shown as ``Allow name(args)?`` with its arguments shortened to
-the protocol's limits and secret-looking values shown as ``•••``. The rules
-mirror ``qp hook``'s (client/src/hook.rs, ``mask_secrets`` and ``readable``):
-the Rust code is the reference, and this is a port of its essential rules,
-kept in the same order.
+the protocol's limits and secret-looking values shown as ``•••``. The
+masks and the rule for when Allow is offered are ``qp hook``'s, read from
+``hook_masks.json``: a copy of ``core/tests/vectors/hook/masks.json``, which
+``client/src/hook.rs`` writes from its own rules (a test keeps the copy
+byte-for-byte equal, and replays the file's vectors here). A call not shown
+whole (a value hidden, a character escaped, the text cut) is never allowed
+from the phone: it is asked with "Decide at the computer" and Deny.
 """
 
 from __future__ import annotations
@@ -13,85 +16,73 @@ import asyncio
 import contextlib
 import functools
 import inspect
+import json
 import re
 import unicodedata
+from importlib import resources
 from typing import Any, Awaitable, Callable, Optional, TypeVar, Union, cast
 
 from .client import AsyncClient, AsyncHandle, Client, Handle
 from .errors import AlreadyResolvedError, Denied, QPError, WaitTimeout
-from .models import Option, Question, Scope, TextInput
+from .models import Question, Scope, TextInput
 
-__all__ = ["ALLOW", "DENY", "describe_call", "mask_secrets", "readable", "require_approval"]
+__all__ = [
+    "ALLOW",
+    "DECIDE_AT_COMPUTER",
+    "DENY",
+    "describe_call",
+    "mask_secrets",
+    "offered_options",
+    "readable",
+    "require_approval",
+]
 
+#: The answer values of the question (qp_core::protocol::permission).
 ALLOW = "allow"
 DENY = "deny"
+DECIDE_AT_COMPUTER = "ask"
+#: The protocol's limits (core/tests/vectors/limits/limits.json holds the tests to them).
 PROMPT_MAX_CHARS = 500
 CONTEXT_MAX_CHARS = 40
 
-# ---- masking (a port of client/src/hook.rs's MASKS; that one is the reference) ----
-
-# A masked value's characters: none that start shell syntax which runs or
-# reads something, no white space, none already masked, no leading `#`.
-_VALUE_FIRST = r"""[^\s'"`$(){}<>;&|\\,#•]"""
-_VALUE_REST = r"""[^\s'"`$(){}<>;&|\\,•]"""
-_SECRET_WORDS = (
-    r"passw(?:or)?d|passwd|passphrase|pwd|secret|token|api[_-]?key|access[_-]?key"
-    r"|private[_-]?key|credentials?"
+_RULES: dict[str, Any] = json.loads(
+    resources.files(__package__).joinpath("hook_masks.json").read_text(encoding="utf-8")
 )
 
 
-def _rules() -> list[re.Pattern[str]]:
-    value = f"(?P<secret>{_VALUE_FIRST}{_VALUE_REST}*)"
-    url_pw = r"""(?P<secret>[^\s'"`$(){}<>;&|\\,#•@/]+)"""
-    user = r"""[^\s:'"`$(){}<>;&|\\,•]+"""
-    q = r"""(?:\\?['"])?"""
-    quoted = r"""[^'"`$\\;&|<>(){}\r\n\t•]+"""
-    word = (
-        rf"""(?i)(?P<keep>(?:(?:{_SECRET_WORDS})[a-z0-9_-]*|auth(?:[_-][a-z0-9_-]*)?){q}"""
-        r"""(?:=|[ \t]+=[ \t]+|[ \t]*:[ \t]*)"""
-    )
-    flag = rf"(?P<keep>(?:^|\s)--?[a-zA-Z0-9_-]*(?i:{_SECRET_WORDS})[a-zA-Z0-9_-]*[ \t]+"
-    rules = [
-        r"(?P<keep>-----BEGIN[A-Z0-9 ]* PRIVATE KEY-----)(?P<secret>(?:\\[nr]|[A-Za-z0-9+/=\r\n]){32,}?)(?P<tail>-----END)",
-        rf"""(?i)(?P<keep>(?:proxy-)?authorization{q}[ \t]*[:=][ \t]*{q}[a-z][a-z0-9-]*[ \t]+){value}""",
-        rf"""(?i)(?P<keep>(?:proxy-)?authorization{q}[ \t]*[:=][ \t]*{q}){value}(?P<tail>\\?['"]|$)""",
-        rf"(?i)(?P<keep>\bbearer[ \t]+){value}",
-        rf"(?i)(?P<keep>\b(?:set-)?cookie{q}[ \t]*:[ \t]*{q}[a-z0-9_.-]+=){value}",
-        rf"""(?P<keep>(?:^|\s)(?:-b|--cookie)(?:=|[ \t]+)['"]?[A-Za-z0-9_.-]+=){value}""",
-        rf"""(?P<keep>(?:^|\s)(?:-u|--user|--proxy-user)(?:=|[ \t]*)['"]?{user}:){value}""",
-        rf"(?P<keep>://[^/\s:@]+:){url_pw}(?P<tail>@)",
-        rf"(?i)(?P<keep>[?&](?:key|sig|signature|x-amz-signature)=){value}",
-        rf"""(?P<keep>\b(?i:mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mysqlshow|mariadb(?:-[a-z]+)?)\b[^;&|\n]*?[ \t]-p['"]?){value}""",
-        rf"""(?P<keep>\bsshpass\b[^;&|\n]*?[ \t]-p[ \t]*['"]?){value}""",
-        rf"""(?P<keep>\b(?:docker|podman|buildah|skopeo|nerdctl|oras|helm[ \t]+registry)[ \t]+login\b[^;&|\n]*?[ \t]-p[ \t]*['"]?){value}""",
-        rf"""(?P<keep>\bredis-cli\b[^;&|\n]*?[ \t]-a[ \t]*['"]?){value}""",
-    ]
-    for keep in (word, flag):
-        rules.append(f"{keep}')(?P<secret>{quoted})(?P<tail>')")
-        rules.append(f'{keep}")(?P<secret>{quoted})(?P<tail>")')
-        rules.append(f"{keep}{q}){value}")
-    rules.append(
-        r"(?P<secret>\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|glpat-[A-Za-z0-9_-]{20,}"
-        r"|sk-[A-Za-z0-9_-]{16,}|[rs]k_(?:live|test)_[A-Za-z0-9]{16,}|xox[abprs]-[A-Za-z0-9-]{10,}"
-        r"|xapp-[A-Za-z0-9-]{10,}|(?:AKIA|ASIA)[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{35}|hf_[A-Za-z0-9]{30,}"
-        r"|npm_[A-Za-z0-9]{36}|eyJ[A-Za-z0-9_-]{5,}\.eyJ[A-Za-z0-9_-]{5,}\.[A-Za-z0-9_-]{5,}"
-        r"|qp[aud]_[A-Za-z0-9_-]{16,}))"
-    )
-    # Python wants a global flag at the very start; Rust's (?i) in the
-    # middle of the `word` rule is global there too.
-    out = []
-    for p in rules:
-        if "(?i)" in p and not p.startswith("(?i)"):
-            p = "(?i)" + p.replace("(?i)", "")
-        out.append(re.compile(p))
-    return out
+def _python_pattern(rust: str) -> str:
+    """A pattern of Rust's regex crate in Python's syntax: ``$`` (outside a
+    class) is the end of the text, as in Rust (Python's ``$`` also matches
+    before a final line break)."""
+    out: list[str] = []
+    i, in_class = 0, False
+    while i < len(rust):
+        c = rust[i]
+        if c == "\\":
+            out.append(rust[i : i + 2])
+            i += 2
+            continue
+        if in_class:
+            in_class = c != "]" or out[-1] in ("[", "[^")
+        elif c == "[":
+            in_class = True
+            if rust.startswith("[^", i):
+                out.append("[^")
+                i += 2
+                continue
+        elif c == "$":
+            c = r"\Z"
+        out.append(c)
+        i += 1
+    return "".join(out)
 
 
-_MASKS = _rules()
+_MASKS = [re.compile(_python_pattern(p)) for p in _RULES["masks"]]
 
 
 def mask_secrets(s: str) -> tuple[str, int]:
-    """Replaces secret-looking values with ``•••`` and counts them (see hook.rs)."""
+    """Replaces secret-looking values with ``•••`` and counts them, with
+    ``qp hook``'s rules in their order."""
     masked = 0
 
     def sub(m: re.Match[str]) -> str:
@@ -103,6 +94,15 @@ def mask_secrets(s: str) -> tuple[str, int]:
     for rx in _MASKS:
         s = rx.sub(sub, s)
     return s, masked
+
+
+def offered_options(masked: int = 0, escaped: int = 0, cut: bool = False) -> list[dict[str, str]]:
+    """The options of the question for a call with ``masked`` values hidden,
+    ``escaped`` characters shown as code points and the text ``cut`` or
+    not: Allow and Deny only for a call shown whole, otherwise "Decide at
+    the computer" and Deny (``qp hook``'s rule)."""
+    whole = masked == 0 and escaped == 0 and not cut
+    return [dict(o) for o in _RULES["options"]["shown_whole" if whole else "not_shown_whole"]]
 
 
 def _hidden(c: str) -> bool:
@@ -150,10 +150,21 @@ def describe_call(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> t
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def _outcome(q: Question, withdrawn_after: Optional[float] = None) -> None:
-    if q.state == "answered" and q.value == ALLOW:
+def _offers_allow(body: dict[str, Any]) -> bool:
+    return any(o.get("value") == ALLOW for o in body["options"])
+
+
+def _outcome(q: Question, allow_offered: bool, withdrawn_after: Optional[float] = None) -> None:
+    """Returns when the person allowed a call they saw whole; raises Denied otherwise."""
+    if q.state == "answered" and q.value == ALLOW and allow_offered:
         return
     who = f" by {q.responder.display_name}" if q.responder else ""
+    if q.state == "answered" and q.value in (ALLOW, DECIDE_AT_COMPUTER):
+        raise Denied(
+            f"not approved: the call was not shown whole on the phone, and {who.strip() or 'the person'} "
+            "chose to decide at the computer (value 'ask')",
+            question=q,
+        )
     if q.state == "answered":
         why = f": {q.text}" if q.text else ""
         raise Denied(f"denied{who}{why}", question=q)
@@ -198,7 +209,12 @@ def require_approval(
 ) -> Callable[[F], F]:
     """Asks "Allow name(args)?" in ``room`` (Allow / Deny, or a typed reason)
     before each call; runs the function on Allow, raises :class:`Denied` on
-    Deny, a typed reply (``reason``), expiry or cancellation. Works on sync
+    Deny, a typed reply (``reason``), expiry or cancellation. A call not
+    shown whole (a value hidden as ``•••``, a character escaped, the text
+    cut) is asked with "Decide at the computer" / Deny instead, as ``qp
+    hook`` asks it: the phone never allows what it did not show, and that
+    answer raises :class:`Denied` with ``value`` ``"ask"`` (a program may
+    then ask at the computer, where the whole call can be read). Works on sync
     and async functions (an async one uses an :class:`AsyncClient`). Without
     ``client``, one is made from ``QP_URL``/``QP_TOKEN`` or ``qp login``'s
     file at the first call. ``timeout``: at most this many seconds of
@@ -220,10 +236,7 @@ def require_approval(
             note = _truncate("Not shown whole: " + ", ".join(bits), CONTEXT_MAX_CHARS)
         body: dict[str, Any] = {
             "prompt": prompt,
-            "options": [
-                Option(ALLOW, "Allow", "primary").to_wire(),
-                Option(DENY, "Deny", "danger").to_wire(),
-            ],
+            "options": offered_options(masked, cut=cut),
             "text_input": TextInput(placeholder="Or type why not").to_wire(),
         }
         life = ttl if ttl is not None else (int(timeout) if timeout is not None else None)
@@ -268,7 +281,8 @@ def require_approval(
                 if not isinstance(ac, AsyncClient):
                     raise TypeError("an async function needs an AsyncClient (client=AsyncClient(...))")
                 try:
-                    h = await ac.ask_body(room, ask_body(args, kwargs))
+                    body = ask_body(args, kwargs)
+                    h = await ac.ask_body(room, body)
                     withdrawn: Optional[float] = None
                     try:
                         q = await h.wait(timeout)
@@ -280,7 +294,7 @@ def require_approval(
                         with contextlib.suppress(QPError):
                             await _withdraw_async(h)
                         raise
-                    _outcome(q, withdrawn)
+                    _outcome(q, _offers_allow(body), withdrawn)
                 finally:
                     if own:
                         await ac.aclose()
@@ -295,7 +309,8 @@ def require_approval(
             if not isinstance(sc, Client):
                 raise TypeError("a sync function needs a Client (client=Client(...))")
             try:
-                h = sc.ask_body(room, ask_body(args, kwargs))
+                body = ask_body(args, kwargs)
+                h = sc.ask_body(room, body)
                 withdrawn: Optional[float] = None
                 try:
                     q = h.wait(timeout)
@@ -307,7 +322,7 @@ def require_approval(
                     with contextlib.suppress(QPError):
                         _withdraw(h)
                     raise
-                _outcome(q, withdrawn)
+                _outcome(q, _offers_allow(body), withdrawn)
             finally:
                 if own:
                     sc.close()

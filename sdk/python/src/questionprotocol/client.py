@@ -52,8 +52,13 @@ __all__ = ["AsyncClient", "AsyncHandle", "Client", "Handle"]
 
 #: The protocol's most options on one question.
 MAX_OPTIONS = 4
-#: How long one wait request asks the server to hold (the server caps it at 30 s).
+#: How long one wait request asks the server to hold, and the most it holds
+#: one (qp_core::protocol::limits; tests/test_limits.py holds these copies
+#: to core/tests/vectors/limits/limits.json).
 POLL_SECONDS = 25
+LONG_POLL_MAX_SECONDS = 30
+#: The most questions one list request returns.
+LIST_MAX_LIMIT = 500
 #: Fields of a question only the server sets; a raw body never sends them.
 _SERVER_OWNED = ("answer", "responder", "state", "id", "resolved_at", "created_at", "asker")
 
@@ -192,7 +197,7 @@ class _Base:
         base, tok = credentials.resolve(url, token)
         self.url = base.rstrip("/")
         self._token = tok
-        self.poll_seconds = max(0, min(30, int(poll_seconds)))
+        self.poll_seconds = max(0, min(LONG_POLL_MAX_SECONDS, int(poll_seconds)))
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(url={self.url!r})"
@@ -388,7 +393,7 @@ class Client(_Base):
         )
 
     def wait_once(self, id: str, timeout: int) -> Question:
-        """One long-poll of at most ``timeout`` seconds (0 to 30)."""
+        """One long-poll of at most ``timeout`` seconds (0 to ``LONG_POLL_MAX_SECONDS``)."""
         return Question.from_wire(self._call("GET", self._q(id, "/wait"), params={"timeout": timeout}))
 
     def wait(self, id: str, timeout: Optional[float] = None) -> Question:
@@ -440,9 +445,9 @@ class Client(_Base):
 
     def find(self, correlation_id: str, state: ListState = "all") -> Optional[Question]:
         """The newest of this agent's questions with ``correlation_id`` (ask
-        and forget, then reconcile), or None. Looks through the newest 500
+        and forget, then reconcile), or None. Looks through the newest ``LIST_MAX_LIMIT``
         (the server's most per list) of ``state``."""
-        for q in self.list(state=state, limit=500):
+        for q in self.list(state=state, limit=LIST_MAX_LIMIT):
             if q.correlation_id == correlation_id:
                 return q
         return None
@@ -597,7 +602,7 @@ class AsyncClient(_Base):
         )
 
     async def wait_once(self, id: str, timeout: int) -> Question:
-        """One long-poll of at most ``timeout`` seconds (0 to 30)."""
+        """One long-poll of at most ``timeout`` seconds (0 to ``LONG_POLL_MAX_SECONDS``)."""
         return Question.from_wire(await self._call("GET", self._q(id, "/wait"), params={"timeout": timeout}))
 
     async def wait(self, id: str, timeout: Optional[float] = None) -> Question:
@@ -646,7 +651,7 @@ class AsyncClient(_Base):
 
     async def find(self, correlation_id: str, state: ListState = "all") -> Optional[Question]:
         """As :meth:`Client.find`, awaited."""
-        for q in await self.list(state=state, limit=500):
+        for q in await self.list(state=state, limit=LIST_MAX_LIMIT):
             if q.correlation_id == correlation_id:
                 return q
         return None
