@@ -22,7 +22,10 @@ use qp_core::pairing::normalize_code;
 use serde::Serialize;
 
 use crate::app::{App, AppError};
+use crate::config::Settings;
 use crate::store::identity;
+use crate::store::offboard::{self, Subject};
+use crate::store::Conn;
 use crate::store::invites::{self, InviteKind, NewInvite, Redeemed};
 use crate::store::now_secs;
 
@@ -309,9 +312,125 @@ fn canonical_code(app: &App, addr: IpAddr, code: &str) -> Result<String, AppErro
     })
 }
 
+/// Creates an invite for a user (a phone) or an agent (`qp login`), in
+/// one transaction with its audit entry (`actor`: `admin-token:<label>`,
+/// `admin-cli:<login>`). The rules every invite follows, whoever makes it
+/// (`POST /api/admin/…/invites`, `qp admin … invite`): the subject exists
+/// and is not disabled.
+pub fn create_invite(
+    conn: &Conn,
+    kind: InviteKind,
+    subject_id: &str,
+    ttl_secs: i64,
+    actor: &str,
+) -> Result<NewInvite, AppError> {
+    let who = match kind {
+        InviteKind::User => {
+            identity::require_user(conn, subject_id)?;
+            Subject::User
+        }
+        InviteKind::Agent => {
+            if identity::agent(conn, subject_id)?.is_none() {
+                return Err(AppError::not_found(format!("no agent {subject_id}")));
+            }
+            Subject::Agent
+        }
+    };
+    if offboard::is_disabled(conn, who, subject_id)? {
+        return Err(AppError::Conflict {
+            code: "disabled",
+            message: format!(
+                "{} {subject_id} is disabled: enable it first (qp admin {} enable {subject_id})",
+                who.name(),
+                who.name()
+            ),
+        });
+    }
+    let tx = conn.transaction()?;
+    let invite = invites::create(&*tx, kind, subject_id, ttl_secs, now_secs())?;
+    let detail = format!("ttl={ttl_secs}s");
+    crate::store::audit::record(&*tx, actor, "invite.create", subject_id, &detail)?;
+    tx.commit()?;
+    Ok(invite)
+}
+
+/// Why no pairing link (nor `qp login`'s URL) is made: the server URL it
+/// would carry is one a phone, or another machine, cannot reach.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Unreachable(pub String);
+
+/// The server URL a pairing link carries: `given` (`--url`), else the
+/// server's public URL (`public_url`, else `http(s)://` and the listen
+/// address, [`Settings::public_url`]). Refused when no phone could use it:
+/// a wildcard listen address (0.0.0.0, ::) names every interface, not one
+/// to connect to; a loopback address while the server has a public URL
+/// elsewhere reaches only this machine, and a QR code would send every
+/// phone there.
+pub fn link_base(settings: &Settings, given: Option<&str>) -> Result<String, Unreachable> {
+    let base = match given {
+        Some(url) => url.trim().trim_end_matches('/').to_string(),
+        None => settings.public_url(),
+    };
+    let fix = "give the URL phones reach the server at: --url https://…, or public_url \
+               in the server's config file (qp admin --config FILE, the file qp serve reads)";
+    let Some(host) = url_host(&base) else {
+        return Err(Unreachable(format!(
+            "{base:?} is not an http:// or https:// URL with a host; {fix}"
+        )));
+    };
+    if host.is_wildcard() {
+        return Err(Unreachable(format!(
+            "a pairing link to {base} would not work: {} is the address the server listens \
+             on (every interface of its machine), not one a phone can connect to; {fix}",
+            host.0
+        )));
+    }
+    let public = settings
+        .public_url
+        .as_deref()
+        .map(|u| u.trim_end_matches('/'))
+        .filter(|u| url_host(u).is_some_and(|h| !h.is_loopback()));
+    if let (true, Some(public)) = (host.is_loopback(), public) {
+        return Err(Unreachable(format!(
+            "a pairing link to {base} would send phones to this machine's loopback address, \
+             which only this machine reaches, while the server's public_url is {public}: \
+             leave out --url to use it, or give a URL phones reach"
+        )));
+    }
+    Ok(base)
+}
+
+/// The host of an `http://` or `https://` URL, as written.
+struct Host(String);
+
+impl Host {
+    fn ip(&self) -> Option<IpAddr> {
+        self.0.trim_start_matches('[').trim_end_matches(']').parse().ok()
+    }
+
+    fn is_wildcard(&self) -> bool {
+        self.ip().is_some_and(|ip| ip.is_unspecified())
+    }
+
+    fn is_loopback(&self) -> bool {
+        let name = self.0.to_ascii_lowercase();
+        name == "localhost"
+            || name.ends_with(".localhost")
+            || self.ip().is_some_and(|ip| ip.is_loopback())
+    }
+}
+
+fn url_host(url: &str) -> Option<Host> {
+    let parsed = reqwest::Url::parse(url).ok()?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return None;
+    }
+    Some(Host(parsed.host_str()?.to_string()))
+}
+
 impl App {
-    /// Creates an invite for a user (a phone) or an agent (`qp login`).
-    /// `actor` goes into the audit log (`admin-token:<label>`).
+    /// Creates an invite ([`create_invite`]).
     pub async fn invite(
         &self,
         kind: InviteKind,
@@ -319,37 +438,8 @@ impl App {
         ttl_secs: i64,
         actor: String,
     ) -> Result<NewInvite, AppError> {
-        use crate::store::offboard::{self, Subject};
         self.db
-            .run(move |conn| -> Result<_, AppError> {
-                let who = match kind {
-                    InviteKind::User => {
-                        identity::require_user(conn, &subject_id)?;
-                        Subject::User
-                    }
-                    InviteKind::Agent => {
-                        if identity::agent(conn, &subject_id)?.is_none() {
-                            return Err(AppError::not_found(format!("no agent {subject_id}")));
-                        }
-                        Subject::Agent
-                    }
-                };
-                if offboard::is_disabled(conn, who, &subject_id)? {
-                    return Err(AppError::Conflict {
-                        code: "disabled",
-                        message: format!(
-                            "{} {subject_id} is disabled: enable it first",
-                            who.name()
-                        ),
-                    });
-                }
-                let tx = conn.transaction()?;
-                let invite = invites::create(&*tx, kind, &subject_id, ttl_secs, now_secs())?;
-                let detail = format!("ttl={ttl_secs}s");
-                crate::store::audit::record(&*tx, &actor, "invite.create", &subject_id, &detail)?;
-                tx.commit()?;
-                Ok(invite)
-            })
+            .run(move |conn| create_invite(conn, kind, &subject_id, ttl_secs, &actor))
             .await
     }
 
