@@ -24,10 +24,10 @@ use serde::Serialize;
 use crate::app::{App, AppError};
 use crate::config::Settings;
 use crate::store::identity;
-use crate::store::offboard::{self, Subject};
-use crate::store::Conn;
 use crate::store::invites::{self, InviteKind, NewInvite, Redeemed};
 use crate::store::now_secs;
+use crate::store::offboard::{self, Subject};
+use crate::store::Conn;
 
 /// Failed attempts one address may make per window.
 pub const MAX_FAILURES_PER_ADDRESS: u32 = 10;
@@ -406,7 +406,11 @@ struct Host(String);
 
 impl Host {
     fn ip(&self) -> Option<IpAddr> {
-        self.0.trim_start_matches('[').trim_end_matches(']').parse().ok()
+        self.0
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .parse()
+            .ok()
     }
 
     fn is_wildcard(&self) -> bool {
@@ -620,6 +624,71 @@ mod tests {
 
     fn v6(s: &str) -> IpAddr {
         s.parse::<Ipv6Addr>().unwrap().into()
+    }
+
+    fn settings(listen: &str, public_url: Option<&str>, tls: bool) -> Settings {
+        Settings {
+            listen: listen.parse().unwrap(),
+            public_url: public_url.map(str::to_string),
+            tls: if tls {
+                crate::config::TlsSettings::Files {
+                    cert: "cert.pem".into(),
+                    key: "key.pem".into(),
+                    reload_interval: Duration::from_secs(5),
+                }
+            } else {
+                crate::config::TlsSettings::Off
+            },
+            ..Settings::default()
+        }
+    }
+
+    #[test]
+    fn a_link_carries_the_given_url_else_the_public_url_else_the_listener() {
+        let public = settings("127.0.0.1:8750", Some("https://qp.example.com/"), false);
+        assert_eq!(link_base(&public, None).unwrap(), "https://qp.example.com");
+        assert_eq!(
+            link_base(&public, Some("https://phones.example.net/")).unwrap(),
+            "https://phones.example.net"
+        );
+        let tls = settings("127.0.0.1:8443", None, true);
+        assert_eq!(link_base(&tls, None).unwrap(), "https://127.0.0.1:8443");
+        let plain = settings("[::1]:8750", None, false);
+        assert_eq!(link_base(&plain, None).unwrap(), "http://[::1]:8750");
+        // No public URL: loopback is this machine's server, and allowed.
+        assert!(link_base(&plain, Some("http://localhost:9")).is_ok());
+    }
+
+    #[test]
+    fn a_link_no_phone_could_follow_is_refused() {
+        // The running server sets public_url to its listener when none is
+        // configured: a wildcard one is refused there too.
+        for listen in ["0.0.0.0:8443", "[::]:8443"] {
+            for configured in [false, true] {
+                let mut s = settings(listen, None, true);
+                if configured {
+                    s.public_url = Some(s.url_of(s.listen));
+                }
+                let e = link_base(&s, None).unwrap_err();
+                assert!(e.0.contains("--url") && e.0.contains("public_url"), "{e}");
+            }
+        }
+        let public = settings("127.0.0.1:8750", Some("https://qp.example.com"), false);
+        for url in [
+            "http://127.0.0.1:8750",
+            "http://LOCALHOST",
+            "https://[::1]:1",
+            "http://qp.localhost",
+        ] {
+            let e = link_base(&public, Some(url)).unwrap_err();
+            assert!(
+                e.0.contains("loopback") && e.0.contains("https://qp.example.com"),
+                "{e}"
+            );
+        }
+        for url in ["qp.example.com", "ftp://qp.example.com", "https://"] {
+            assert!(link_base(&public, Some(url)).is_err(), "{url}");
+        }
     }
 
     #[test]

@@ -455,7 +455,15 @@ pub fn run(args: AdminArgs) -> i32 {
             json,
         }) => return invite(&*conn, &settings, InviteKind::User, &user, url, ttl, json),
         What::Agent(AgentCmd::Invite { agent, url, ttl }) => {
-            return invite(&*conn, &settings, InviteKind::Agent, &agent, url, ttl, false)
+            return invite(
+                &*conn,
+                &settings,
+                InviteKind::Agent,
+                &agent,
+                url,
+                ttl,
+                false,
+            )
         }
         other => other,
     };

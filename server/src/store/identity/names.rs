@@ -55,12 +55,13 @@ fn pick<T>(
     mut candidates: Vec<T>,
     names: impl Fn(&T) -> (&str, Vec<&str>),
 ) -> Result<T, StoreError> {
-    if typed.is_empty() {
+    let typed = typed.trim();
+    let folded = words(typed);
+    if folded.is_empty() {
         return Err(StoreError::Invalid(format!(
             "{what}: give its id or its name"
         )));
     }
-    let folded = words(typed);
     let levels: [&dyn Fn(&str) -> bool; 3] = [
         &|name| name == typed,
         &|name| words(name) == folded,
@@ -127,7 +128,10 @@ mod tests {
         assert_eq!(find(&all, "sam").unwrap(), "u_2");
         assert_eq!(find(&all, "dev").unwrap(), "u_0");
         assert_eq!(find(&all, "ann park").unwrap(), "u_4");
-        assert!(matches!(find(&all, "lee park"), Err(StoreError::NotFound(_))));
+        assert!(matches!(
+            find(&all, "lee park"),
+            Err(StoreError::NotFound(_))
+        ));
     }
 
     #[test]
@@ -136,9 +140,15 @@ mod tests {
         let StoreError::Invalid(msg) = find(&all, "dana").unwrap_err() else {
             panic!("ambiguous is a usage error");
         };
-        assert!(msg.contains("u_0 (Dana Dev)") && msg.contains("u_3 (Dana Smith)"), "{msg}");
+        assert!(
+            msg.contains("u_0 (Dana Dev)") && msg.contains("u_3 (Dana Smith)"),
+            "{msg}"
+        );
         assert!(matches!(find(&all, "SAM"), Err(StoreError::Invalid(_))));
-        assert!(matches!(find(&all, "Dan"), Err(StoreError::NotFound(_))), "no prefixes");
+        assert!(
+            matches!(find(&all, "Dan"), Err(StoreError::NotFound(_))),
+            "no prefixes"
+        );
         assert!(matches!(find(&all, "  "), Err(StoreError::Invalid(_))));
     }
 }
