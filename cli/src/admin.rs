@@ -1,6 +1,9 @@
 //! `qp admin`: users, rooms, memberships, agents, tokens and webhooks, on the
-//! database file directly (like the server, it migrates the file on open).
-//! Created objects are printed as one JSON object; tokens are shown once.
+//! server's database directly (like the server, it migrates the file on
+//! open), found through the server's own settings (`--config`, the
+//! environment, `--db`), while the server runs or not. Created objects are
+//! printed as one JSON object; tokens are shown once. Users, rooms and
+//! agents are named as a person types them (`identity::find_user`…).
 
 use std::path::PathBuf;
 
@@ -8,29 +11,61 @@ use clap::{Args, Subcommand};
 use serde_json::json;
 
 use super::{EXIT_ERROR, EXIT_OK, EXIT_USAGE};
-use qp_server::config::DbArg;
+use qp_server::config::{DbArg, PartialSettings, Settings};
+use qp_server::pairing;
 use qp_server::store::identity::{self, Webhook};
 use qp_server::store::invites::{self, InviteKind};
 use qp_server::store::offboard::{self, Subject};
 use qp_server::store::{self, deliveries, now_secs, StoreError};
 
 #[derive(Args)]
+#[command(
+    after_help = "Admin commands work on a running server: they read the settings `qp serve` reads \
+    (--config, then the QP_* variables, --db over both), so they open the server's database and \
+    make links with its public_url. Users, rooms and agents are named by id or name (a room by its \
+    code too); a name several match is refused with the matches listed (exit code 2)."
+)]
 pub struct AdminArgs {
-    /// The server's database: its SQLite file, or its PostgreSQL URL.
+    #[command(flatten)]
+    server: ServerArgs,
+    #[command(subcommand)]
+    what: What,
+}
+
+/// Which server a command works on: its config file and database, read as
+/// `qp serve` reads them.
+#[derive(Args)]
+pub struct ServerArgs {
+    /// The server's config file (TOML), the one `qp serve --config` reads:
+    /// its db, public_url, listen and TLS settings.
+    #[arg(long, env = "QP_CONFIG", global = true, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// The server's database: its SQLite file, or its PostgreSQL URL
+    /// [default: the config file's db, else qp.sqlite].
     // hide_env_values: --help must not print a password set in QP_DB.
     #[arg(
         long,
         visible_alias = "database",
         env = "QP_DB",
         hide_env_values = true,
-        default_value = "qp.sqlite",
         global = true,
         value_name = "FILE|URL",
         value_parser = DbArg
     )]
-    db: store::Database,
-    #[command(subcommand)]
-    what: What,
+    db: Option<store::Database>,
+}
+
+impl ServerArgs {
+    /// The server's settings: `--db` over the environment over the config
+    /// file over the defaults, through `qp serve`'s own reading.
+    pub fn settings(&self) -> Result<Settings, String> {
+        let mut flags = super::serve::settings_from_env()?;
+        if let Some(db) = &self.db {
+            flags.db = Some(db.clone());
+        }
+        super::serve::given_settings(self.config.as_deref(), flags)?
+            .resolve(PartialSettings::default())
+    }
 }
 
 #[derive(Subcommand)]
@@ -138,20 +173,36 @@ enum UserCmd {
     List,
     /// Disable a user (someone leaving, a lost phone): their tokens stop
     /// working at once and their phones get no pushes; `user enable` undoes it.
-    Disable { user: String },
+    Disable {
+        /// The user: id or name.
+        user: String,
+    },
     /// Enable a disabled user again: the tokens they had work again.
-    Enable { user: String },
+    Enable {
+        /// The user: id or name.
+        user: String,
+    },
     /// Remove a user for good: tokens, devices, memberships and open
     /// invites deleted; the user stays listed as disabled, so the questions
     /// they answered keep their name.
-    Remove { user: String },
+    Remove {
+        /// The user: id or name.
+        user: String,
+    },
     /// Create a one-time pairing code for a user's phone; prints the link,
     /// the code and the link as a QR code to scan with the app.
+    ///
+    /// The link carries --url, else the server's public_url, else its
+    /// listen address (https with TLS). A link no phone could follow is
+    /// refused: to a wildcard address (0.0.0.0, ::), or to loopback while
+    /// the server has a public_url.
     Invite {
+        /// The user: id or name.
         user: String,
-        /// The URL phones reach the server at (goes into the link).
-        #[arg(long, env = "QP_PUBLIC_URL", default_value = super::DEFAULT_URL)]
-        url: String,
+        /// The URL phones reach the server at (goes into the link)
+        /// [default: the server's public_url, else http(s):// + its listen address].
+        #[arg(long)]
+        url: Option<String>,
         /// How long the code works, in seconds.
         #[arg(long, default_value_t = invites::DEFAULT_TTL_SECS)]
         ttl: i64,
@@ -174,18 +225,29 @@ enum RoomCmd {
     List,
     /// Add a user to a room (again, to change their role).
     AddMember {
+        /// The room: code, id or name.
         room: String,
+        /// The user: id or name.
         user: String,
         /// A room admin: may approve agent sign-ins when the server's agent_sign_in is admins. Without it, an ordinary member.
         #[arg(long)]
         admin: bool,
     },
     /// List a room's members.
-    Members { room: String },
+    Members {
+        /// The room: code, id or name.
+        room: String,
+    },
     /// Take a user out of a room: they no longer see or may answer its questions.
-    RemoveMember { room: String, user: String },
+    RemoveMember {
+        /// The room: code, id or name.
+        room: String,
+        /// The user: id or name.
+        user: String,
+    },
     /// Set (or --clear) the room's outgoing webhook.
     Webhook {
+        /// The room: code, id or name.
         room: String,
         /// Receiver URL (http:// or https://).
         #[arg(long, required_unless_present = "clear")]
@@ -206,7 +268,10 @@ enum RoomCmd {
         clear: bool,
     },
     /// Show the room's webhook deliveries and their state.
-    Deliveries { room: String },
+    Deliveries {
+        /// The room: code, id or name.
+        room: String,
+    },
 }
 
 #[derive(Subcommand)]
@@ -214,10 +279,10 @@ enum AgentCmd {
     /// Create an agent; prints {"id", "token", ...}. The token is shown only now.
     Add {
         name: String,
-        /// The owning user; direct questions go to them by default.
+        /// The owning user (id or name); direct questions go to them by default.
         #[arg(long)]
         owner: String,
-        /// A room (invite code) the agent may ask in; repeatable.
+        /// A room the agent may ask in (code, id or name); repeatable.
         #[arg(long = "room")]
         rooms: Vec<String>,
         /// Comma-separated scopes: ask (create, cancel, read) and/or read.
@@ -225,14 +290,23 @@ enum AgentCmd {
         scopes: String,
     },
     /// Allow an agent to ask in one more room.
-    Allow { agent: String, room: String },
+    Allow {
+        /// The agent: id or name.
+        agent: String,
+        /// The room: code, id or name.
+        room: String,
+    },
     /// Create a one-time code that `qp login CODE` exchanges for a token of
     /// this agent (stored in the user's config directory).
+    ///
+    /// The URL to log in at is chosen and checked as for `user invite`.
     Invite {
+        /// The agent: id or name.
         agent: String,
-        /// The server URL `qp login` should use.
-        #[arg(long, env = "QP_PUBLIC_URL", default_value = super::DEFAULT_URL)]
-        url: String,
+        /// The server URL `qp login` should use
+        /// [default: the server's public_url, else http(s):// + its listen address].
+        #[arg(long)]
+        url: Option<String>,
         /// How long the code works, in seconds.
         #[arg(long, default_value_t = invites::DEFAULT_TTL_SECS)]
         ttl: i64,
@@ -240,18 +314,28 @@ enum AgentCmd {
     /// List agents and their rooms.
     List,
     /// Disable an agent: its tokens stop working at once; `agent enable` undoes it.
-    Disable { agent: String },
+    Disable {
+        /// The agent: id or name.
+        agent: String,
+    },
     /// Enable a disabled agent again: the tokens it had work again.
-    Enable { agent: String },
+    Enable {
+        /// The agent: id or name.
+        agent: String,
+    },
     /// Remove an agent for good: tokens, room grants and open invites
     /// deleted; it stays listed as disabled, so its questions keep their asker.
-    Remove { agent: String },
+    Remove {
+        /// The agent: id or name.
+        agent: String,
+    },
 }
 
 #[derive(Subcommand)]
 enum TokenCmd {
     /// Create a device token for a user; prints {"token", ...}, shown only now.
     Add {
+        /// The user: id or name.
         user: String,
         #[arg(long, default_value = "")]
         label: String,
@@ -283,7 +367,7 @@ enum DeviceCmd {
         `qp admin device remove ID` removes one device and leaves its token working."
     )]
     List {
-        /// Only this user's devices.
+        /// Only this user's devices (id or name).
         #[arg(long)]
         user: Option<String>,
         /// One JSON object per line instead of columns.
@@ -312,8 +396,15 @@ pub fn run(args: AdminArgs) -> i32 {
             }
         };
     }
+    let settings = match args.server.settings() {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("qp admin: the server's settings: {e}");
+            return EXIT_USAGE;
+        }
+    };
     if let What::CopyToPostgres { url } = &args.what {
-        return match copy_to_postgres(&args.db, url) {
+        return match copy_to_postgres(&settings.db, url) {
             Ok(out) => {
                 println!("{out}");
                 EXIT_OK
@@ -325,7 +416,7 @@ pub fn run(args: AdminArgs) -> i32 {
         };
     }
     if let What::Backup { file } = &args.what {
-        return match store::backup::backup(&args.db, file) {
+        return match store::backup::backup(&settings.db, file) {
             Ok(b) => {
                 println!("{}", json!(b));
                 EXIT_OK
@@ -336,10 +427,10 @@ pub fn run(args: AdminArgs) -> i32 {
             }
         };
     }
-    let conn = match store::connect(&args.db) {
+    let conn = match store::connect(&settings.db) {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("qp admin: cannot open database {}: {e}", args.db);
+            eprintln!("qp admin: cannot open database {}: {e}", settings.db);
             return EXIT_ERROR;
         }
     };
@@ -352,8 +443,32 @@ pub fn run(args: AdminArgs) -> i32 {
             }
         };
     }
-    let audited = audit_entry(&args.what);
-    match execute(&*conn, args.what) {
+    let what = match named(&*conn, args.what) {
+        Ok(w) => w,
+        Err(e) => return failed(e),
+    };
+    let what = match what {
+        What::User(UserCmd::Invite {
+            user,
+            url,
+            ttl,
+            json,
+        }) => return invite(&*conn, &settings, InviteKind::User, &user, url, ttl, json),
+        What::Agent(AgentCmd::Invite { agent, url, ttl }) => {
+            return invite(
+                &*conn,
+                &settings,
+                InviteKind::Agent,
+                &agent,
+                url,
+                ttl,
+                false,
+            )
+        }
+        other => other,
+    };
+    let audited = audit_entry(&what);
+    match execute(&*conn, what) {
         Ok(out) => {
             if let Some((action, subject, detail)) = audited {
                 if let Err(e) = store::audit::record(
@@ -371,15 +486,166 @@ pub fn run(args: AdminArgs) -> i32 {
             }
             EXIT_OK
         }
-        Err(StoreError::Invalid(msg)) => {
-            eprintln!("qp admin: {msg}");
-            EXIT_USAGE
-        }
+        Err(e) => failed(e),
+    }
+}
+
+/// A refused or failed command: its message, and exit code 2 for what the
+/// person typed (a rule broken, a name several match), else 1.
+fn failed(e: StoreError) -> i32 {
+    eprintln!("qp admin: {e}");
+    match e {
+        StoreError::Invalid(_) => EXIT_USAGE,
+        _ => EXIT_ERROR,
+    }
+}
+
+/// `what` with every user, room and agent a person named by id (a room by
+/// its code, as rooms are listed and audited), through the one lookup rule
+/// ([`identity::find_user`]…).
+fn named(conn: &store::Conn, what: What) -> Result<What, StoreError> {
+    let user = |typed: String| identity::find_user(conn, &typed).map(|u| u.id);
+    let room = |typed: String| identity::find_room(conn, &typed).map(|r| r.code);
+    let agent = |typed: String| identity::find_agent(conn, &typed).map(|a| a.id);
+    Ok(match what {
+        What::User(cmd) => What::User(match cmd {
+            UserCmd::Disable { user: u } => UserCmd::Disable { user: user(u)? },
+            UserCmd::Enable { user: u } => UserCmd::Enable { user: user(u)? },
+            UserCmd::Remove { user: u } => UserCmd::Remove { user: user(u)? },
+            UserCmd::Invite {
+                user: u,
+                url,
+                ttl,
+                json,
+            } => UserCmd::Invite {
+                user: user(u)?,
+                url,
+                ttl,
+                json,
+            },
+            other @ (UserCmd::Add { .. } | UserCmd::List) => other,
+        }),
+        What::Room(cmd) => What::Room(match cmd {
+            RoomCmd::AddMember {
+                room: r,
+                user: u,
+                admin,
+            } => RoomCmd::AddMember {
+                room: room(r)?,
+                user: user(u)?,
+                admin,
+            },
+            RoomCmd::Members { room: r } => RoomCmd::Members { room: room(r)? },
+            RoomCmd::RemoveMember { room: r, user: u } => RoomCmd::RemoveMember {
+                room: room(r)?,
+                user: user(u)?,
+            },
+            RoomCmd::Webhook {
+                room: r,
+                url,
+                secret,
+                events,
+                clear,
+            } => RoomCmd::Webhook {
+                room: room(r)?,
+                url,
+                secret,
+                events,
+                clear,
+            },
+            RoomCmd::Deliveries { room: r } => RoomCmd::Deliveries { room: room(r)? },
+            other @ (RoomCmd::Add { .. } | RoomCmd::List) => other,
+        }),
+        What::Agent(cmd) => What::Agent(match cmd {
+            AgentCmd::Add {
+                name,
+                owner,
+                rooms,
+                scopes,
+            } => AgentCmd::Add {
+                name,
+                owner: user(owner)?,
+                rooms: rooms.into_iter().map(room).collect::<Result<_, _>>()?,
+                scopes,
+            },
+            AgentCmd::Allow { agent: a, room: r } => AgentCmd::Allow {
+                agent: agent(a)?,
+                room: room(r)?,
+            },
+            AgentCmd::Invite { agent: a, url, ttl } => AgentCmd::Invite {
+                agent: agent(a)?,
+                url,
+                ttl,
+            },
+            AgentCmd::Disable { agent: a } => AgentCmd::Disable { agent: agent(a)? },
+            AgentCmd::Enable { agent: a } => AgentCmd::Enable { agent: agent(a)? },
+            AgentCmd::Remove { agent: a } => AgentCmd::Remove { agent: agent(a)? },
+            AgentCmd::List => AgentCmd::List,
+        }),
+        What::Token(TokenCmd::Add { user: u, label }) => What::Token(TokenCmd::Add {
+            user: user(u)?,
+            label,
+        }),
+        What::Device(DeviceCmd::List { user: u, json }) => What::Device(DeviceCmd::List {
+            user: u.map(user).transpose()?,
+            json,
+        }),
+        other => other,
+    })
+}
+
+/// `qp admin user invite` and `agent invite`: the link (or `qp login`'s
+/// URL) is chosen and checked first, so no code is made that no phone
+/// could use; the invite then follows the server's rules
+/// ([`pairing::create_invite`]).
+fn invite(
+    conn: &store::Conn,
+    settings: &Settings,
+    kind: InviteKind,
+    subject_id: &str,
+    url: Option<String>,
+    ttl: i64,
+    as_json: bool,
+) -> i32 {
+    let base = match pairing::link_base(settings, url.as_deref()) {
+        Ok(b) => b,
         Err(e) => {
             eprintln!("qp admin: {e}");
-            EXIT_ERROR
+            return EXIT_USAGE;
         }
-    }
+    };
+    let actor = store::audit::cli_actor();
+    let inv = match pairing::create_invite(conn, kind, subject_id, ttl, &actor) {
+        Ok(inv) => inv,
+        Err(e) => {
+            eprintln!("qp admin: {e}");
+            return match e {
+                qp_server::app::AppError::Invalid { .. } => EXIT_USAGE,
+                _ => EXIT_ERROR,
+            };
+        }
+    };
+    let expires_at = time_of(inv.expires_at);
+    let out = match kind {
+        InviteKind::User => {
+            let link = qp_core::pairing::pair_link(&base, &inv.code);
+            if as_json {
+                json!({ "code": inv.code, "link": link, "expires_at": expires_at }).to_string()
+            } else {
+                format!(
+                    "Scan with the app, or open on the phone:\n\n{}\n{link}\n\ncode {} (works once, until {expires_at})",
+                    qr(&link),
+                    inv.code
+                )
+            }
+        }
+        InviteKind::Agent => format!(
+            "On the agent's machine:\n\n  qp login {} --url {base}\n\n(works once, until {expires_at})",
+            inv.code
+        ),
+    };
+    println!("{out}");
+    EXIT_OK
 }
 
 /// `qp admin --db FILE copy-to-postgres URL`: prints the rows copied per table.
@@ -436,9 +702,6 @@ fn audit_entry(what: &What) -> Option<(&'static str, String, String)> {
         What::User(UserCmd::Disable { user }) => e("user.disable", user, ""),
         What::User(UserCmd::Enable { user }) => e("user.enable", user, ""),
         What::User(UserCmd::Remove { user }) => e("user.remove", user, ""),
-        What::User(UserCmd::Invite { user, ttl, .. }) => {
-            e("invite.create", user, &format!("ttl={ttl}s"))
-        }
         What::Room(RoomCmd::Add { name, .. }) => e("room.add", "", name),
         What::Room(RoomCmd::AddMember { room, user, admin }) => e(
             "room.add_member",
@@ -453,9 +716,6 @@ fn audit_entry(what: &What) -> Option<(&'static str, String, String)> {
             e("agent.add", owner, &format!("{name} (and its token)"))
         }
         What::Agent(AgentCmd::Allow { agent, room }) => e("agent.allow", agent, room),
-        What::Agent(AgentCmd::Invite { agent, ttl, .. }) => {
-            e("invite.create", agent, &format!("ttl={ttl}s"))
-        }
         What::Agent(AgentCmd::Disable { agent }) => e("agent.disable", agent, ""),
         What::Agent(AgentCmd::Enable { agent }) => e("agent.enable", agent, ""),
         What::Agent(AgentCmd::Remove { agent }) => e("agent.remove", agent, ""),
@@ -515,27 +775,6 @@ fn execute(conn: &store::Conn, what: What) -> Result<String, StoreError> {
             .map(|u| format!("{}\t{}", u.id, u.display_name))
             .collect::<Vec<_>>()
             .join("\n"),
-        What::User(UserCmd::Invite {
-            user,
-            url,
-            ttl,
-            json,
-        }) => {
-            identity::require_user(conn, &user)?;
-            refuse_disabled(conn, Subject::User, &user)?;
-            let inv = invites::create(conn, InviteKind::User, &user, ttl, now_secs())?;
-            let link = qp_core::pairing::pair_link(&url, &inv.code);
-            let expires_at = time_of(inv.expires_at);
-            if json {
-                json!({ "code": inv.code, "link": link, "expires_at": expires_at }).to_string()
-            } else {
-                format!(
-                    "Scan with the app, or open on the phone:\n\n{}\n{link}\n\ncode {} (works once, until {expires_at})",
-                    qr(&link),
-                    inv.code
-                )
-            }
-        }
         What::Room(RoomCmd::Add { name, code }) => {
             let r = identity::create_room(conn, &name, code.as_deref())?;
             json!({ "id": r.id, "code": r.code, "name": r.name }).to_string()
@@ -638,18 +877,6 @@ fn execute(conn: &store::Conn, what: What) -> Result<String, StoreError> {
             identity::allow_agent_room(conn, &agent, &room_id)?;
             String::new()
         }
-        What::Agent(AgentCmd::Invite { agent, url, ttl }) => {
-            if identity::agent(conn, &agent)?.is_none() {
-                return Err(StoreError::NotFound(format!("no agent {agent}")));
-            }
-            refuse_disabled(conn, Subject::Agent, &agent)?;
-            let inv = invites::create(conn, InviteKind::Agent, &agent, ttl, now_secs())?;
-            format!(
-                "On the agent's machine:\n\n  qp login {} --url {url}\n\n(works once, until {})",
-                inv.code,
-                time_of(inv.expires_at)
-            )
-        }
         What::Agent(AgentCmd::List) => identity::list_agents(conn)?
             .iter()
             .map(|(a, rooms)| {
@@ -673,10 +900,13 @@ fn execute(conn: &store::Conn, what: What) -> Result<String, StoreError> {
             let token = identity::create_admin_token(conn, &label)?;
             json!({ "kind": "admin", "label": label, "token": token }).to_string()
         }
-        // Handled in `run`, before a database is opened.
-        What::Tls(_) | What::CopyToPostgres { .. } | What::Backup { .. } | What::Questions(_) => {
-            String::new()
-        }
+        // Handled in `run`.
+        What::Tls(_)
+        | What::CopyToPostgres { .. }
+        | What::Backup { .. }
+        | What::Questions(_)
+        | What::User(UserCmd::Invite { .. })
+        | What::Agent(AgentCmd::Invite { .. }) => String::new(),
         What::User(UserCmd::Disable { user }) => {
             let c = offboard::disable(conn, Subject::User, &user)?;
             changed(Subject::User, &user, "disabled", c)
@@ -790,9 +1020,17 @@ fn refuse_disabled(conn: &store::Conn, who: Subject, id: &str) -> Result<(), Sto
     Ok(())
 }
 
-/// `qp admin migrate`-style upgrade step: `qp migrate`.
-pub fn migrate(db: &store::Database) -> i32 {
-    match store::versions::migrate(db) {
+/// `qp migrate`: the server's database (as `qp admin` finds it) brought
+/// up to this qp's schema.
+pub fn migrate(server: &ServerArgs) -> i32 {
+    let db = match server.settings() {
+        Ok(s) => s.db,
+        Err(e) => {
+            eprintln!("qp migrate: the server's settings: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    match store::versions::migrate(&db) {
         Ok(m) => {
             println!("{}", json!(m));
             EXIT_OK

@@ -58,7 +58,7 @@ enum Command {
     List(asker::ListArgs),
     /// Withdraw a pending question.
     Cancel(asker::CancelArgs),
-    /// Manage users, rooms, agents, tokens and webhooks (works on the database file).
+    /// Manage users, rooms, agents, tokens and webhooks (on the server's database, found by its --config; works while it runs).
     Admin(admin::AdminArgs),
     /// Bring the database's schema up to this qp's (then `qp serve --no-migrate` may start on it).
     Migrate(MigrateArgs),
@@ -74,17 +74,8 @@ enum Command {
 
 #[derive(clap::Args)]
 struct MigrateArgs {
-    /// The database: its SQLite file, or its PostgreSQL URL.
-    #[arg(
-        long,
-        visible_alias = "database",
-        env = "QP_DB",
-        hide_env_values = true,
-        default_value = "qp.sqlite",
-        value_name = "FILE|URL",
-        value_parser = qp_server::config::DbArg
-    )]
-    db: qp_server::store::Database,
+    #[command(flatten)]
+    server: admin::ServerArgs,
 }
 
 /// Parses the arguments, runs the command, and returns the exit code.
@@ -99,7 +90,7 @@ pub fn run() -> i32 {
     };
     match cli.command {
         Command::Admin(args) => admin::run(args),
-        Command::Migrate(args) => admin::migrate(&args.db),
+        Command::Migrate(args) => admin::migrate(&args.server),
         Command::Serve(args) => block_on(serve::run(*args)),
         Command::Ask(args) => block_on(asker::ask(args)),
         Command::Watch(args) => block_on(asker::watch(args)),

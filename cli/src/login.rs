@@ -31,7 +31,7 @@ pub struct LoginArgs {
     /// Without a code: the person to ask (user id or name) [default: the server's default owner, else its only person].
     #[arg(long = "as", value_name = "USER")]
     as_user: Option<String>,
-    /// Without a code: the room the agent may ask in (its code) [default: the person's only room].
+    /// Without a code: the room the agent may ask in (its code, id or name) [default: the person's only room].
     #[arg(long)]
     room: Option<String>,
     /// Server URL (when the code alone was given).

@@ -1,6 +1,6 @@
 //! `qp serve`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
 
@@ -28,24 +28,8 @@ pub struct ServeArgs {
     settings: PartialSettings,
 }
 
-pub async fn run(mut args: ServeArgs) -> i32 {
-    // QP_DB_FILE, QP_METRICS_TOKEN_FILE: the secret from a file.
-    if let Err(e) = secrets_from_files(&mut args) {
-        eprintln!("qp serve: {e}");
-        return EXIT_USAGE;
-    }
-    let file = match &args.config {
-        Some(path) => match PartialSettings::from_file(path) {
-            Ok(f) => f,
-            Err(e) => {
-                eprintln!("qp serve: {e}");
-                return EXIT_USAGE;
-            }
-        },
-        None => PartialSettings::default(),
-    };
-    // Flags and environment over the file; the defaults below both.
-    let given = match args.settings.over(file) {
+pub async fn run(args: ServeArgs) -> i32 {
+    let given = match given_settings(args.config.as_deref(), args.settings) {
         Ok(g) => g,
         Err(e) => {
             eprintln!("qp serve: {e}");
@@ -100,10 +84,44 @@ pub async fn run(mut args: ServeArgs) -> i32 {
     EXIT_OK
 }
 
+/// The settings as given, before the defaults: `flags` (the flags and
+/// environment variables) over the config file at `config`, with the
+/// secrets not given either way read from their `_FILE` variables. The one
+/// way the server's settings are read: `qp serve` runs with them and `qp
+/// admin` works on the server they describe.
+pub fn given_settings(
+    config: Option<&Path>,
+    mut flags: PartialSettings,
+) -> Result<PartialSettings, String> {
+    // QP_DB_FILE, QP_METRICS_TOKEN_FILE: the secret from a file.
+    secrets_from_files(&mut flags)?;
+    let file = match config {
+        Some(path) => PartialSettings::from_file(path)?,
+        None => PartialSettings::default(),
+    };
+    flags.over(file)
+}
+
+/// The settings the environment variables give (`QP_PUBLIC_URL`,
+/// `QP_LISTEN`…), read as `qp serve` reads them, for a command that has
+/// no flag of its own for each.
+pub fn settings_from_env() -> Result<PartialSettings, String> {
+    use clap::FromArgMatches;
+    let matches = PartialSettings::augment_args(clap::Command::new("qp").no_binary_name(true))
+        .try_get_matches_from(std::iter::empty::<String>())
+        .map_err(|e| {
+            // clap's first line names the variable's flag and the rule; the
+            // rest is a usage hint for flags this command does not take.
+            let text = e.to_string();
+            let first = text.lines().next().unwrap_or_default();
+            first.trim_start_matches("error: ").to_string()
+        })?;
+    PartialSettings::from_arg_matches(&matches).map_err(|e| e.to_string())
+}
+
 /// Fills the secret settings not given by flag or variable from their
 /// `_FILE` variables ([`qp_server::secret_env`]).
-fn secrets_from_files(args: &mut ServeArgs) -> Result<(), String> {
-    let args = &mut args.settings;
+fn secrets_from_files(args: &mut PartialSettings) -> Result<(), String> {
     if args.db.is_none() {
         if let Some(url) = qp_server::secret_env::from_file("QP_DB")? {
             // Not quoted in the error: it may hold a password.

@@ -22,9 +22,12 @@ use qp_core::pairing::normalize_code;
 use serde::Serialize;
 
 use crate::app::{App, AppError};
+use crate::config::Settings;
 use crate::store::identity;
 use crate::store::invites::{self, InviteKind, NewInvite, Redeemed};
 use crate::store::now_secs;
+use crate::store::offboard::{self, Subject};
+use crate::store::Conn;
 
 /// Failed attempts one address may make per window.
 pub const MAX_FAILURES_PER_ADDRESS: u32 = 10;
@@ -309,9 +312,129 @@ fn canonical_code(app: &App, addr: IpAddr, code: &str) -> Result<String, AppErro
     })
 }
 
+/// Creates an invite for a user (a phone) or an agent (`qp login`), in
+/// one transaction with its audit entry (`actor`: `admin-token:<label>`,
+/// `admin-cli:<login>`). The rules every invite follows, whoever makes it
+/// (`POST /api/admin/…/invites`, `qp admin … invite`): the subject exists
+/// and is not disabled.
+pub fn create_invite(
+    conn: &Conn,
+    kind: InviteKind,
+    subject_id: &str,
+    ttl_secs: i64,
+    actor: &str,
+) -> Result<NewInvite, AppError> {
+    let who = match kind {
+        InviteKind::User => {
+            identity::require_user(conn, subject_id)?;
+            Subject::User
+        }
+        InviteKind::Agent => {
+            if identity::agent(conn, subject_id)?.is_none() {
+                return Err(AppError::not_found(format!("no agent {subject_id}")));
+            }
+            Subject::Agent
+        }
+    };
+    if offboard::is_disabled(conn, who, subject_id)? {
+        return Err(AppError::Conflict {
+            code: "disabled",
+            message: format!(
+                "{} {subject_id} is disabled: enable it first (qp admin {} enable {subject_id})",
+                who.name(),
+                who.name()
+            ),
+        });
+    }
+    let tx = conn.transaction()?;
+    let invite = invites::create(&*tx, kind, subject_id, ttl_secs, now_secs())?;
+    let detail = format!("ttl={ttl_secs}s");
+    crate::store::audit::record(&*tx, actor, "invite.create", subject_id, &detail)?;
+    tx.commit()?;
+    Ok(invite)
+}
+
+/// Why no pairing link (nor `qp login`'s URL) is made: the server URL it
+/// would carry is one a phone, or another machine, cannot reach.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Unreachable(pub String);
+
+/// The server URL a pairing link carries: `given` (`--url`), else the
+/// server's public URL (`public_url`, else `http(s)://` and the listen
+/// address, [`Settings::public_url`]). Refused when no phone could use it:
+/// a wildcard listen address (0.0.0.0, ::) names every interface, not one
+/// to connect to; a loopback address while the server has a public URL
+/// elsewhere reaches only this machine, and a QR code would send every
+/// phone there.
+pub fn link_base(settings: &Settings, given: Option<&str>) -> Result<String, Unreachable> {
+    let base = match given {
+        Some(url) => url.trim().trim_end_matches('/').to_string(),
+        None => settings.public_url(),
+    };
+    let fix = "give the URL phones reach the server at: --url https://…, or public_url \
+               in the server's config file (qp admin --config FILE, the file qp serve reads)";
+    let Some(host) = url_host(&base) else {
+        return Err(Unreachable(format!(
+            "{base:?} is not an http:// or https:// URL with a host; {fix}"
+        )));
+    };
+    if host.is_wildcard() {
+        return Err(Unreachable(format!(
+            "a pairing link to {base} would not work: {} is the address the server listens \
+             on (every interface of its machine), not one a phone can connect to; {fix}",
+            host.0
+        )));
+    }
+    let public = settings
+        .public_url
+        .as_deref()
+        .map(|u| u.trim_end_matches('/'))
+        .filter(|u| url_host(u).is_some_and(|h| !h.is_loopback()));
+    if let (true, Some(public)) = (host.is_loopback(), public) {
+        return Err(Unreachable(format!(
+            "a pairing link to {base} would send phones to this machine's loopback address, \
+             which only this machine reaches, while the server's public_url is {public}: \
+             leave out --url to use it, or give a URL phones reach"
+        )));
+    }
+    Ok(base)
+}
+
+/// The host of an `http://` or `https://` URL, as written.
+struct Host(String);
+
+impl Host {
+    fn ip(&self) -> Option<IpAddr> {
+        self.0
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .parse()
+            .ok()
+    }
+
+    fn is_wildcard(&self) -> bool {
+        self.ip().is_some_and(|ip| ip.is_unspecified())
+    }
+
+    fn is_loopback(&self) -> bool {
+        let name = self.0.to_ascii_lowercase();
+        name == "localhost"
+            || name.ends_with(".localhost")
+            || self.ip().is_some_and(|ip| ip.is_loopback())
+    }
+}
+
+fn url_host(url: &str) -> Option<Host> {
+    let parsed = reqwest::Url::parse(url).ok()?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return None;
+    }
+    Some(Host(parsed.host_str()?.to_string()))
+}
+
 impl App {
-    /// Creates an invite for a user (a phone) or an agent (`qp login`).
-    /// `actor` goes into the audit log (`admin-token:<label>`).
+    /// Creates an invite ([`create_invite`]).
     pub async fn invite(
         &self,
         kind: InviteKind,
@@ -319,37 +442,8 @@ impl App {
         ttl_secs: i64,
         actor: String,
     ) -> Result<NewInvite, AppError> {
-        use crate::store::offboard::{self, Subject};
         self.db
-            .run(move |conn| -> Result<_, AppError> {
-                let who = match kind {
-                    InviteKind::User => {
-                        identity::require_user(conn, &subject_id)?;
-                        Subject::User
-                    }
-                    InviteKind::Agent => {
-                        if identity::agent(conn, &subject_id)?.is_none() {
-                            return Err(AppError::not_found(format!("no agent {subject_id}")));
-                        }
-                        Subject::Agent
-                    }
-                };
-                if offboard::is_disabled(conn, who, &subject_id)? {
-                    return Err(AppError::Conflict {
-                        code: "disabled",
-                        message: format!(
-                            "{} {subject_id} is disabled: enable it first",
-                            who.name()
-                        ),
-                    });
-                }
-                let tx = conn.transaction()?;
-                let invite = invites::create(&*tx, kind, &subject_id, ttl_secs, now_secs())?;
-                let detail = format!("ttl={ttl_secs}s");
-                crate::store::audit::record(&*tx, &actor, "invite.create", &subject_id, &detail)?;
-                tx.commit()?;
-                Ok(invite)
-            })
+            .run(move |conn| create_invite(conn, kind, &subject_id, ttl_secs, &actor))
             .await
     }
 
@@ -530,6 +624,71 @@ mod tests {
 
     fn v6(s: &str) -> IpAddr {
         s.parse::<Ipv6Addr>().unwrap().into()
+    }
+
+    fn settings(listen: &str, public_url: Option<&str>, tls: bool) -> Settings {
+        Settings {
+            listen: listen.parse().unwrap(),
+            public_url: public_url.map(str::to_string),
+            tls: if tls {
+                crate::config::TlsSettings::Files {
+                    cert: "cert.pem".into(),
+                    key: "key.pem".into(),
+                    reload_interval: Duration::from_secs(5),
+                }
+            } else {
+                crate::config::TlsSettings::Off
+            },
+            ..Settings::default()
+        }
+    }
+
+    #[test]
+    fn a_link_carries_the_given_url_else_the_public_url_else_the_listener() {
+        let public = settings("127.0.0.1:8750", Some("https://qp.example.com/"), false);
+        assert_eq!(link_base(&public, None).unwrap(), "https://qp.example.com");
+        assert_eq!(
+            link_base(&public, Some("https://phones.example.net/")).unwrap(),
+            "https://phones.example.net"
+        );
+        let tls = settings("127.0.0.1:8443", None, true);
+        assert_eq!(link_base(&tls, None).unwrap(), "https://127.0.0.1:8443");
+        let plain = settings("[::1]:8750", None, false);
+        assert_eq!(link_base(&plain, None).unwrap(), "http://[::1]:8750");
+        // No public URL: loopback is this machine's server, and allowed.
+        assert!(link_base(&plain, Some("http://localhost:9")).is_ok());
+    }
+
+    #[test]
+    fn a_link_no_phone_could_follow_is_refused() {
+        // The running server sets public_url to its listener when none is
+        // configured: a wildcard one is refused there too.
+        for listen in ["0.0.0.0:8443", "[::]:8443"] {
+            for configured in [false, true] {
+                let mut s = settings(listen, None, true);
+                if configured {
+                    s.public_url = Some(s.url_of(s.listen));
+                }
+                let e = link_base(&s, None).unwrap_err();
+                assert!(e.0.contains("--url") && e.0.contains("public_url"), "{e}");
+            }
+        }
+        let public = settings("127.0.0.1:8750", Some("https://qp.example.com"), false);
+        for url in [
+            "http://127.0.0.1:8750",
+            "http://LOCALHOST",
+            "https://[::1]:1",
+            "http://qp.localhost",
+        ] {
+            let e = link_base(&public, Some(url)).unwrap_err();
+            assert!(
+                e.0.contains("loopback") && e.0.contains("https://qp.example.com"),
+                "{e}"
+            );
+        }
+        for url in ["qp.example.com", "ftp://qp.example.com", "https://"] {
+            assert!(link_base(&public, Some(url)).is_err(), "{url}");
+        }
     }
 
     #[test]

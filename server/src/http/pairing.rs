@@ -25,7 +25,7 @@ use serde_json::Value;
 use super::auth::AdminAuth;
 use super::error::ApiError;
 use super::{device_fields, parse_json};
-use crate::app::App;
+use crate::app::{App, AppError};
 use crate::pairing::Issued;
 use crate::store::invites::{InviteKind, DEFAULT_TTL_SECS};
 
@@ -175,6 +175,11 @@ async fn invite(
             })?,
         }
     };
+    // Before the code exists: no invite is made that no phone could use.
+    let base = crate::pairing::link_base(&app.settings, None).map_err(|e| AppError::Conflict {
+        code: "unreachable_url",
+        message: e.0,
+    })?;
     let subject = id.clone();
     let inv = app.invite(kind, id, ttl, actor).await?;
     tracing::info!(
@@ -183,7 +188,7 @@ async fn invite(
         expires_at = inv.expires_at,
         "pairing invite made"
     );
-    let link = pair_link(&app.settings.public_url(), &inv.code);
+    let link = pair_link(&base, &inv.code);
     let expires_at = chrono::DateTime::from_timestamp(inv.expires_at, 0)
         .map(|t| qp_core::protocol::time::format(&t))
         .unwrap_or_default();

@@ -27,7 +27,7 @@ use super::{policy, OAuthError, CONSENT_TTL_SECS, MAX_PENDING_PER_CLIENT, MAX_PE
 use crate::app::App;
 use crate::store::identity::{self, Room, User};
 use crate::store::oauth::{self as store, Client, Consent};
-use crate::store::{now_ms, now_secs, questions};
+use crate::store::{now_ms, now_secs, questions, StoreError};
 
 /// The consent question's option values: Allow, and anything else
 /// (Deny) is a refusal.
@@ -291,17 +291,12 @@ fn find_user(conn: &crate::store::Conn, given: &str) -> Result<User, OAuthError>
                 .told_as("signin-error-user-required"),
         );
     }
-    if let Some(u) = identity::user(conn, given)? {
-        return Ok(u);
-    }
-    let named: Vec<User> = identity::list_users(conn)?
-        .into_iter()
-        .filter(|u| u.display_name.eq_ignore_ascii_case(given))
-        .collect();
-    match named.as_slice() {
-        [one] => Ok(one.clone()),
-        // Two people of one name: neither is told apart by it (the id is).
-        _ => Err(not_found()),
+    // The one rule for a typed name; nobody and several people are one
+    // refusal here (the form must not list who is here).
+    match identity::find_user(conn, given) {
+        Ok(u) => Ok(u),
+        Err(StoreError::Db(e)) => Err(e.into()),
+        Err(_) => Err(not_found()),
     }
 }
 
@@ -312,7 +307,11 @@ fn find_room(
 ) -> Result<Room, OAuthError> {
     let code = code.map(str::trim).filter(|c| !c.is_empty());
     let room = match code {
-        Some(code) => identity::room_by_code(conn, code)?.ok_or_else(not_found)?,
+        Some(typed) => match identity::find_room(conn, typed) {
+            Ok(r) => r,
+            Err(StoreError::Db(e)) => return Err(e.into()),
+            Err(_) => return Err(not_found()),
+        },
         None => {
             let mine: Vec<Room> = identity::list_rooms(conn)?
                 .into_iter()

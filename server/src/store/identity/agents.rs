@@ -118,7 +118,7 @@ fn handles_in_room(conn: &Conn, room_id: &str) -> DbResult<Vec<String>> {
 
 pub(super) const AGENT_BY_ID: &str =
     "SELECT id, name, owner_user_id, scopes, handle FROM agents WHERE id = ?1";
-const ALL_AGENTS: &str =
+pub(super) const ALL_AGENTS: &str =
     "SELECT id, name, owner_user_id, scopes, handle FROM agents ORDER BY created_at, id";
 
 pub(super) fn agent_from_row(r: &crate::store::sql::Row) -> DbResult<Agent> {

@@ -127,12 +127,14 @@ fn rule(what: &str, checked: Result<(), IdentityError>) -> Result<(), StoreError
 
 mod agents;
 mod devices;
+mod names;
 mod rooms;
 mod tokens;
 mod users;
 
 pub use agents::*;
 pub use devices::*;
+pub use names::*;
 pub use rooms::*;
 pub use tokens::*;
 pub use users::*;
