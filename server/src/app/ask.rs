@@ -65,7 +65,7 @@ impl App {
                 }
                 let ask = ask?;
                 if place.signed_in_by.is_some() {
-                    if let Some((field, message)) = crate::oauth::policy::ask_refusal(
+                    if let Some((field, message)) = crate::sign_in_policy::ask_refusal(
                         sign_in_audience,
                         &agent.owner_user_id,
                         ask.target_user_id.as_deref(),
