@@ -96,7 +96,7 @@ pub struct Settings {
     /// own idle timeouts (ALB 60 s, nginx 60 s), so that they, not we,
     /// close first and never send into a closing connection (a 502).
     pub idle_timeout: Duration,
-    // -- data lifecycle (issue 34: retention, upgrades) --
+    // -- data lifecycle (retention, upgrades) --
     /// Whether start-up migrates the database (`Apply`), or refuses one
     /// that lacks migrations (`Require`: `--no-migrate`, after `qp migrate`).
     pub migration: crate::store::Migration,
@@ -221,7 +221,7 @@ impl Default for Settings {
 
 /// A TOML error without the line it is on: toml's own rendering quotes
 /// that line, and it may hold a secret (a `db` URL whose password has a
-/// `"` or `\` in it, `metrics_token`; issue 32, finding 9). The line and
+/// `"` or `\` in it, `metrics_token`). The line and
 /// column, and toml's words, which name a key or what was expected; on a
 /// line that sets a secret, not even those (a wrong type quotes the value).
 fn toml_error(text: &str, e: &toml::de::Error) -> String {
@@ -738,7 +738,7 @@ fn check(s: &Settings) -> Result<(), String> {
     check_limits(s)
 }
 
-/// The resource limits of issue 32: each must let something through.
+/// The resource limits: each must let something through.
 fn check_limits(s: &Settings) -> Result<(), String> {
     if s.answer_rate_per_minute == 0 || s.answer_burst == 0 {
         return Err("answer_rate_per_minute and answer_burst must be at least 1".into());

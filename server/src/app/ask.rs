@@ -40,7 +40,7 @@ impl App {
                     now,
                     default_target_user_id: Some(agent.owner_user_id.clone()),
                 };
-                // Judged now, reported after the room's checks (as before).
+                // Judged now, reported after the room's checks.
                 let ask = normalize_ask(&body, &ctx);
                 let target = ask.as_ref().ok().and_then(|a| a.target_user_id.clone());
                 let place = questions::ask_place(

@@ -531,7 +531,7 @@ mod tests {
         assert!(" ".parse::<Database>().is_err());
     }
 
-    /// Issue 32, finding 9: every way a password can sit in a URL, and URLs
+    /// Every way a password can sit in a URL, and URLs
     /// the driver cannot read, shown (Display, Debug, errors) without it.
     #[test]
     fn a_postgres_url_is_shown_without_its_password_in_every_form() {
