@@ -165,7 +165,7 @@ async fn handle(app: &Arc<App>, payload: &str) {
             if app.waiters.is_waited(id) {
                 match carried {
                     Some(q) if q.id == id && q.state != QuestionState::Pending => {
-                        app.waiters.release(Arc::new(q))
+                        app.waiters.release(Arc::new(*q))
                     }
                     _ => release_if_resolved(app, vec![id.to_string()]).await,
                 }

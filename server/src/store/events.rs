@@ -29,7 +29,7 @@ pub enum Event<'a> {
     /// fitted in the payload (None when it did not, or did not parse).
     Resolved {
         id: &'a str,
-        carried: Option<Question>,
+        carried: Option<Box<Question>>,
     },
     /// The token with this hash was revoked.
     Revoked(&'a str),
@@ -49,7 +49,10 @@ impl<'a> Event<'a> {
     pub fn parse(payload: &'a str) -> Option<Event<'a>> {
         if let Some(rest) = payload.strip_prefix("resolved:") {
             let (id, carried) = match rest.split_once('\n') {
-                Some((id, json)) => (id, serde_json::from_str::<Question>(json).ok()),
+                Some((id, json)) => (
+                    id,
+                    serde_json::from_str::<Question>(json).ok().map(Box::new),
+                ),
                 None => (rest, None),
             };
             Some(Event::Resolved { id, carried })
