@@ -12,7 +12,7 @@ use std::time::Duration;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
 use common::Fixture;
-use qp_server::oauth::policy::{Approvers, Audience};
+use qp_server::sign_in_policy::{Approvers, Audience};
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 

@@ -17,7 +17,7 @@
 //! sentence they are wrapped in Unicode directional isolates (FSI … PDI) when
 //! their direction may differ from the sentence's: always in a right-to-left
 //! language, and in a left-to-right one when the embedded text has
-//! right-to-left letters. ASCII names in English read exactly as before.
+//! right-to-left letters, so ASCII names in English get none.
 //! A sentence that would begin with such isolated text starts with a
 //! direction mark (U+200F RLM in a right-to-left language, U+200E LRM in a
 //! left-to-right one), so a display that does not skip isolated text to

@@ -86,9 +86,9 @@ pub struct Settings {
     /// name only one person has (none: the server's only person).
     pub default_owner: Option<String>,
     /// Who may approve an agent sign-in (OAuth, `qp login --url`) in a room.
-    pub agent_sign_in: crate::oauth::policy::Approvers,
+    pub agent_sign_in: crate::sign_in_policy::Approvers,
     /// Whom an agent made by a sign-in may ask.
-    pub sign_in_agents_ask: crate::oauth::policy::Audience,
+    pub sign_in_agents_ask: crate::sign_in_policy::Audience,
     /// An MCP session with no request in flight is closed after this long.
     pub mcp_session_idle: Duration,
     /// How long a keep-alive connection may sit idle (and a client take to
@@ -96,7 +96,7 @@ pub struct Settings {
     /// own idle timeouts (ALB 60 s, nginx 60 s), so that they, not we,
     /// close first and never send into a closing connection (a 502).
     pub idle_timeout: Duration,
-    // -- data lifecycle (issue 34: retention, upgrades) --
+    // -- data lifecycle (retention, upgrades) --
     /// Whether start-up migrates the database (`Apply`), or refuses one
     /// that lacks migrations (`Require`: `--no-migrate`, after `qp migrate`).
     pub migration: crate::store::Migration,
@@ -209,8 +209,8 @@ impl Default for Settings {
             oauth_client_allow: Vec::new(),
             oauth_client_ca: None,
             default_owner: None,
-            agent_sign_in: crate::oauth::policy::Approvers::default(),
-            sign_in_agents_ask: crate::oauth::policy::Audience::default(),
+            agent_sign_in: crate::sign_in_policy::Approvers::default(),
+            sign_in_agents_ask: crate::sign_in_policy::Audience::default(),
             mcp_session_idle: Duration::from_secs(300),
             idle_timeout: Duration::from_secs(DEFAULT_IDLE_TIMEOUT_SECS),
             migration: crate::store::Migration::Apply,
@@ -221,7 +221,7 @@ impl Default for Settings {
 
 /// A TOML error without the line it is on: toml's own rendering quotes
 /// that line, and it may hold a secret (a `db` URL whose password has a
-/// `"` or `\` in it, `metrics_token`; issue 32, finding 9). The line and
+/// `"` or `\` in it, `metrics_token`). The line and
 /// column, and toml's words, which name a key or what was expected; on a
 /// line that sets a secret, not even those (a wrong type quotes the value).
 fn toml_error(text: &str, e: &toml::de::Error) -> String {
@@ -426,10 +426,10 @@ pub struct PartialSettings {
     #[arg(long, env = "QP_DEFAULT_OWNER", help_heading = "OAuth")]
     pub default_owner: Option<String>,
     /// OAuth: who may approve an agent sign-in (an MCP client's, `qp login --url`) in a room: off, admins (the room's admins: qp admin room add-member --admin) or members. The agent is shown as signed in by its approver and asks only them (see --sign-in-agents-ask) [default: members].
-    #[arg(long, env = "QP_AGENT_SIGN_IN", value_parser = crate::oauth::policy::Approvers::CHOICES, help_heading = "OAuth")]
+    #[arg(long, env = "QP_AGENT_SIGN_IN", value_parser = crate::sign_in_policy::Approvers::CHOICES, help_heading = "OAuth")]
     pub agent_sign_in: Option<String>,
     /// OAuth: whom an agent made by a sign-in may ask: owner (only the person who approved it, directly) or room (anyone in its room) [default: owner].
-    #[arg(long, env = "QP_SIGN_IN_AGENTS_ASK", value_parser = crate::oauth::policy::Audience::CHOICES, help_heading = "OAuth")]
+    #[arg(long, env = "QP_SIGN_IN_AGENTS_ASK", value_parser = crate::sign_in_policy::Audience::CHOICES, help_heading = "OAuth")]
     pub sign_in_agents_ask: Option<String>,
     /// Web Push: the VAPID key file, made on first start (0600) [default: beside the SQLite database, DB.vapid-key].
     #[arg(long, env = "QP_VAPID_KEY", help_heading = "Push")]
@@ -624,11 +624,11 @@ impl PartialSettings {
                 .map(str::to_string),
             agent_sign_in: match m.agent_sign_in.as_deref() {
                 None => d.agent_sign_in,
-                Some(v) => crate::oauth::policy::Approvers::parse(v)?,
+                Some(v) => crate::sign_in_policy::Approvers::parse(v)?,
             },
             sign_in_agents_ask: match m.sign_in_agents_ask.as_deref() {
                 None => d.sign_in_agents_ask,
-                Some(v) => crate::oauth::policy::Audience::parse(v)?,
+                Some(v) => crate::sign_in_policy::Audience::parse(v)?,
             },
             mcp_session_idle: secs(m.mcp_session_idle_secs, d.mcp_session_idle),
             idle_timeout: secs(m.idle_timeout_secs, d.idle_timeout),
@@ -738,7 +738,7 @@ fn check(s: &Settings) -> Result<(), String> {
     check_limits(s)
 }
 
-/// The resource limits of issue 32: each must let something through.
+/// The resource limits: each must let something through.
 fn check_limits(s: &Settings) -> Result<(), String> {
     if s.answer_rate_per_minute == 0 || s.answer_burst == 0 {
         return Err("answer_rate_per_minute and answer_burst must be at least 1".into());

@@ -27,15 +27,19 @@ pub mod mcp;
 pub mod metrics;
 pub mod oauth;
 pub mod outbound;
-pub mod pairing;
 pub mod push;
 pub mod secret;
 pub mod secret_env;
 pub mod secret_files;
 pub mod serve;
+pub mod sign_in_policy;
 pub mod store;
 pub mod tls;
 pub mod token_cache;
 pub mod waiters;
 pub mod wakeups;
 pub mod webhook;
+
+/// Pairing is the application core's (`app::pairing`); this is the path
+/// the HTTP layer, OAuth and the tests name it by.
+pub use app::pairing;

@@ -144,8 +144,8 @@ impl reqwest::dns::Resolve for GlobalOnly {
 mod tests {
     use super::*;
 
-    /// Review of issue 33: the guard missed the IPv6 forms that carry an
-    /// IPv4 address and several reserved IPv4 ranges. Literals only: no
+    /// The IPv6 forms that carry an IPv4 address and the reserved IPv4
+    /// ranges are refused like the plain ones. Literals only: no
     /// connection is made.
     #[test]
     fn only_global_unicast_addresses_may_be_called() {

@@ -160,7 +160,7 @@ pub async fn start(
         tokio::spawn(crate::app::purge_answer_keys_loop(app.clone())),
         tokio::spawn(trim_after_bursts(app.clone())),
         tokio::spawn(crate::webhook::run_worker(app.clone())),
-        tokio::spawn(crate::token_cache::flush_loop(app.clone())),
+        tokio::spawn(crate::app::flush_token_uses_loop(app.clone())),
         tokio::spawn(crate::housekeeping::retention_loop(app.clone())),
         tokio::spawn(crate::oauth::consent::settle_loop(app.clone())),
     ]);
@@ -601,7 +601,7 @@ impl RunningServer {
         }
         // The tokens' last uses the cache holds, then last: the WAL into
         // the main file, the file closed and unlocked.
-        crate::token_cache::flush(&self.app).await;
+        crate::token_cache::flush(&self.app.tokens, &self.app.db).await;
         self.app.db.close().await;
     }
 }

@@ -12,9 +12,9 @@
 //!   another instance or `qp admin` on the same file, holds from the very
 //!   next request. A revocation also forgets the entry at once: here
 //!   directly, on the other instances through `qp_events`
-//!   (`revoked:<hash>`, [`crate::wakeups`]);
+//!   (`revoked:<hash>`, [`crate::store::events`]);
 //! - `last_used_at` of a remembered token is written in batches
-//!   ([`flush_loop`]), not per request.
+//!   ([`flush`], every [`FLUSH_EVERY`]), not per request.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -127,25 +127,14 @@ impl TokenCache {
     }
 }
 
-/// Writes the remembered uses every [`FLUSH_EVERY`], one transaction each
-/// time, to the minute as before.
-pub async fn flush_loop(app: std::sync::Arc<crate::app::App>) {
-    let mut tick = tokio::time::interval(FLUSH_EVERY);
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        tick.tick().await;
-        flush(&app).await;
-    }
-}
-
-/// Writes the uses recorded so far.
-pub async fn flush(app: &crate::app::App) {
-    let used = app.tokens.take_used();
+/// Writes the uses `tokens` recorded so far to `db`, in one transaction
+/// (`crate::app::flush_token_uses_loop` calls it every [`FLUSH_EVERY`]).
+pub async fn flush(tokens: &TokenCache, db: &crate::store::Db) {
+    let used = tokens.take_used();
     if used.is_empty() {
         return;
     }
-    let written = app
-        .db
+    let written = db
         .run(move |conn| -> crate::store::DbResult<()> {
             let tx = conn.transaction()?;
             for (hash, at) in &used {

@@ -8,25 +8,28 @@
 //! with the question the notification carries (or reads it, when it was too
 //! large to carry). A revoked token notifies `revoked:<hash>`, so every
 //! instance forgets it; an MCP session a client ended notifies
-//! `mcp-ended:<id hash>`, so every instance closes its copy. A push to a dev device notifies `dev`, which wakes dev
-//! inbox long-polls. A new question notifies `asked:<whose feeds>`; it and
-//! every `resolved:` wake the feed long-polls of the people concerned. When the listening connection drops, the instance
-//! reconnects with backoff, listens again, and then re-checks every parked
-//! question, so a wake-up sent while it was disconnected is not lost.
+//! `mcp-ended:<id hash>`, so every instance closes its copy. A push to a
+//! dev device notifies `dev`, which wakes dev inbox long-polls. A new
+//! question notifies `asked:<whose feeds>`; it and every `resolved:` wake
+//! the feed long-polls of the people concerned. When the listening
+//! connection drops, the instance reconnects with backoff, listens again,
+//! and then re-checks every parked question, so a wake-up sent while it was
+//! disconnected is not lost.
+//!
+//! The store sends these wake-ups and writes and reads their payloads
+//! (`store::events`); this module is the listening side.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::StreamExt;
-use qp_core::protocol::{Question, QuestionState};
+use qp_core::protocol::QuestionState;
 use qp_core::retry::RetryPolicy;
 use tokio_postgres::AsyncMessage;
 
 use crate::app::App;
-use crate::store::{questions, Conn, DbResult};
-
-/// The one channel every instance listens on.
-pub const CHANNEL: &str = "qp_events";
+use crate::store::events::{self, Event, CHANNEL};
+use crate::store::{questions, DbResult};
 
 /// Reconnecting the wake-up connection: 0.1 s doubling up to 5 s (waiters
 /// on other instances wait for it, so it is quick and never gives up).
@@ -36,39 +39,6 @@ const RECONNECT: RetryPolicy = RetryPolicy {
     factor: 2.0,
     jitter: true,
 };
-
-/// Tells the other instances that question `id` resolved (PostgreSQL only;
-/// with SQLite there is one instance). Call inside the resolving transaction.
-pub fn notify_resolved(conn: &Conn, id: &str) -> DbResult<()> {
-    notify(conn, &format!("resolved:{id}"))
-}
-
-/// The payload that tells the other instances question `id` resolved,
-/// carrying the question as stored (`json`) when it fits in a
-/// notification, so their waiters are released without reading it back.
-pub fn resolved_payload(id: &str, json: &str) -> String {
-    if json.len() <= MAX_CARRIED_BYTES {
-        format!("resolved:{id}\n{json}")
-    } else {
-        format!("resolved:{id}")
-    }
-}
-
-/// A question's JSON rides in its wake-up up to this size (PostgreSQL's
-/// payload limit is 8,000 bytes).
-const MAX_CARRIED_BYTES: usize = 7_000;
-
-/// Tells every instance that the token with this hash was revoked: they
-/// forget it at once ([`crate::token_cache`]).
-pub fn notify_revoked(conn: &Conn, hash: &str) -> DbResult<()> {
-    notify(conn, &format!("revoked:{hash}"))
-}
-
-/// Tells every instance that the MCP session with this id hash ended (a
-/// client's DELETE): they close their copies at once.
-pub fn notify_mcp_ended(conn: &Conn, id_hash: &str) -> DbResult<()> {
-    notify(conn, &format!("mcp-ended:{id_hash}"))
-}
 
 /// Proves at start-up that a NOTIFY sent through the request connections
 /// (`db`) reaches this instance's LISTEN connection (`db_direct`, else
@@ -80,8 +50,8 @@ pub async fn probe(app: &Arc<App>, within: Duration) -> DbResult<bool> {
     let token = crate::ids::random_hex(16);
     let (tx, rx) = tokio::sync::oneshot::channel();
     probes().insert(token.clone(), tx);
-    let payload = format!("probe:{token}");
-    let sent = app.db.run(move |c| notify(c, &payload)).await;
+    let probe = token.clone();
+    let sent = app.db.run(move |c| events::notify_probe(c, &probe)).await;
     let heard = match sent {
         Ok(()) => tokio::time::timeout(within, rx).await.is_ok(),
         Err(e) => {
@@ -106,29 +76,6 @@ fn probes() -> std::sync::MutexGuard<
         .get_or_init(Default::default)
         .lock()
         .unwrap_or_else(|p| p.into_inner())
-}
-
-/// The notice an ask's commit sends (queued inside the ask's transaction:
-/// `store::questions`), which wakes the feed long-polls the question
-/// concerns on every instance: `asked:<key>` ([`asked_payload`]); a bare
-/// `asked` wakes them all.
-pub const ASKED: &str = "asked";
-
-/// The notice for the ask of `q`: whose feeds it wakes.
-pub fn asked_payload(q: &Question) -> String {
-    match crate::feed_wake::key_of(q) {
-        Some(key) => format!("{ASKED}:{key}"),
-        None => ASKED.to_string(),
-    }
-}
-
-/// Tells every instance a dev device's inbox changed.
-pub fn notify_dev_inbox(conn: &Conn) -> DbResult<()> {
-    notify(conn, "dev")
-}
-
-fn notify(conn: &Conn, payload: &str) -> DbResult<()> {
-    crate::store::notify(conn, CHANNEL, payload)
 }
 
 /// Listens for the other instances' wake-ups until the process ends.
@@ -207,40 +154,35 @@ async fn listen_once(
 }
 
 async fn handle(app: &Arc<App>, payload: &str) {
-    if let Some(rest) = payload.strip_prefix("resolved:") {
-        let (id, carried) = match rest.split_once('\n') {
-            Some((id, json)) => (id, serde_json::from_str::<Question>(json).ok()),
-            None => (rest, None),
-        };
-        match &carried {
-            Some(q) if q.id == id => app.feed_wake.wake_for(q),
-            _ => app.feed_wake.wake_all(),
-        }
-        // Only questions someone waits on here matter; one the wake-up
-        // carries costs no read.
-        if app.waiters.is_waited(id) {
-            match carried {
-                Some(q) if q.id == id && q.state != QuestionState::Pending => {
-                    app.waiters.release(Arc::new(q))
+    match Event::parse(payload) {
+        Some(Event::Resolved { id, carried }) => {
+            match &carried {
+                Some(q) if q.id == id => app.feed_wake.wake_for(q),
+                _ => app.feed_wake.wake_all(),
+            }
+            // Only questions someone waits on here matter; one the wake-up
+            // carries costs no read.
+            if app.waiters.is_waited(id) {
+                match carried {
+                    Some(q) if q.id == id && q.state != QuestionState::Pending => {
+                        app.waiters.release(Arc::new(*q))
+                    }
+                    _ => release_if_resolved(app, vec![id.to_string()]).await,
                 }
-                _ => release_if_resolved(app, vec![id.to_string()]).await,
             }
         }
-    } else if let Some(hash) = payload.strip_prefix("revoked:") {
-        app.tokens.forget(hash);
-    } else if let Some(token) = payload.strip_prefix("probe:") {
-        if let Some(heard) = probes().remove(token) {
-            let _ = heard.send(());
+        Some(Event::Revoked(hash)) => app.tokens.forget(hash),
+        Some(Event::Probe(token)) => {
+            if let Some(heard) = probes().remove(token) {
+                let _ = heard.send(());
+            }
         }
-    } else if let Some(hash) = payload.strip_prefix("mcp-ended:") {
-        app.mcp_sessions.ended_by_hash(hash);
-    } else if let Some(key) = payload.strip_prefix("asked:") {
-        app.feed_wake.wake_keys([key]);
-    } else if payload == ASKED {
-        // From an instance that does not say whom (an older version).
-        app.feed_wake.wake_all();
-    } else if payload == "dev" {
-        app.dev_wake.notify_waiters();
+        Some(Event::McpEnded(hash)) => app.mcp_sessions.ended_by_hash(hash),
+        Some(Event::Asked(Some(key))) => app.feed_wake.wake_keys([key]),
+        // From an instance that does not say whom.
+        Some(Event::Asked(None)) => app.feed_wake.wake_all(),
+        Some(Event::DevInbox) => app.dev_wake.notify_waiters(),
+        None => {}
     }
 }
 

@@ -317,7 +317,7 @@ fn a_resolution_push_the_store_cannot_judge_hides_nothing_and_says_so_as_without
     // the same decision the glue takes with no core at all.
     assert_eq!(action, ResolutionPushAction::KeepUnconfirmed);
     assert_eq!(action, RESOLUTION_PUSH_WITHOUT_STORE);
-    // Open again, the store decides as before.
+    // Open again, the store decides the same way.
     phone.resume().unwrap();
     assert!(matches!(
         block_on(phone.resolution_push("q_1", budget)),

@@ -342,10 +342,10 @@ fn a_sign_in_without_a_token_yet_registers_when_the_os_hands_one_over() {
     });
 }
 
-// Review of issue 31 (11): after a revoke on the server (the device deleted
-// with its token), pairing again as the same person without a registration
-// in hand registers again with the push token kept (it kept the dead device
-// id and waited for the OS to hand a new token over, which may not happen).
+// After a revoke on the server (the device deleted with its token), pairing
+// again as the same person without a registration in hand registers again
+// with the push token kept (keeping the dead device id instead would wait
+// for the OS to hand a new token over, which may not happen).
 #[test]
 fn signing_in_again_after_a_revoke_registers_again_with_the_kept_push_token() {
     let dir = tempfile::tempdir().unwrap();
@@ -393,7 +393,7 @@ fn signing_in_again_after_a_revoke_registers_again_with_the_kept_push_token() {
     });
 }
 
-// Review of issue 31 (7): a pending sign-out is tried by every flush and
+// A pending sign-out is tried by every flush and
 // sync, which must not pay the client's full timeouts for it each time: a
 // server that does not answer costs one budget, then nothing until the
 // backoff has passed; after the expiry it is dropped and reported.
@@ -598,12 +598,12 @@ fn signing_out_online_sends_the_unsent_answer_first_and_revokes_the_token() {
     });
 }
 
-/// Review of issue 31: an iPhone restored from a backup is still signed in
-/// (the token and the store came along) but has a new device key (kept
-/// "this device only"). The registration carried the old public key, so
-/// every sealed push showed the generic notification. Now the launch's
-/// `update_push_token` sees the key changed and registers the new one, even
-/// with the same push token; once.
+/// An iPhone restored from a backup is still signed in (the token and the
+/// store came along) but has a new device key (kept "this device only").
+/// A registration carrying the old public key would make every sealed push
+/// show the generic notification, so the launch's `update_push_token` sees
+/// the key changed and registers the new one, even with the same push
+/// token; once.
 #[test]
 fn a_restored_phone_with_a_new_device_key_registers_it_again() {
     let dir = tempfile::tempdir().unwrap();

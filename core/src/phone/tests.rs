@@ -277,7 +277,7 @@ fn a_locked_store_does_not_stop_the_notification() {
     assert!(started.elapsed() < std::time::Duration::from_secs(10));
 }
 
-// ---- issue 32, finding 1 (the gap of phones without a key) ----
+// ---- the gap of phones without a key ----
 //
 // A phone without a device key takes new questions from plain pushes, and a
 // plain push may carry the id of a real question the phone has not received

@@ -279,7 +279,7 @@ mod tests {
         );
     }
 
-    /// The example: a client name that reads as the server's own
+    /// A client name that reads as the server's own
     /// sentence is still accepted as a name (it breaks no character rule);
     /// what keeps it from posing as the server is where and how it is shown.
     #[test]

@@ -59,7 +59,8 @@ pub struct PhoneClient {
     timeout: Duration,
 }
 
-/// Always built (the asker client uses it too); named here as before.
+/// Always built (the asker client uses it too); also named here, where
+/// the sync's callers look for it.
 pub use crate::logging::error_chain;
 
 /// One HTTP exchange: the status and the body, or a network failure.

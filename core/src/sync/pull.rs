@@ -79,7 +79,7 @@ const HISTORY_READ: &str = "history_read";
 /// The newest page of the person's history (`GET /api/questions/history`),
 /// recorded as the server has it: resolved cells with the answer and who
 /// gave it. Best effort: a server without the endpoint (older) or failing
-/// now leaves the feed to the pending list, as before; only a revoked
+/// now leaves the feed to the pending list; only a revoked
 /// token stops the sync. True when the server answered for good (the page,
 /// or no such endpoint): it need not be read again.
 async fn history(store: &Store, client: &PhoneClient) -> Result<bool, SyncError> {

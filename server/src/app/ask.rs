@@ -41,7 +41,7 @@ impl App {
                     now,
                     default_target_user_id: Some(agent.owner_user_id.clone()),
                 };
-                // Judged now, reported after the room's checks (as before).
+                // Judged now, reported after the room's checks.
                 let ask = normalize_ask(&body, &ctx);
                 let target = ask.as_ref().ok().and_then(|a| a.target_user_id.clone());
                 let place = questions::ask_place(
@@ -66,7 +66,7 @@ impl App {
                 }
                 let ask = ask?;
                 if place.signed_in_by.is_some() {
-                    if let Some((field, message)) = crate::oauth::policy::ask_refusal(
+                    if let Some((field, message)) = crate::sign_in_policy::ask_refusal(
                         sign_in_audience,
                         &agent.owner_user_id,
                         ask.target_user_id.as_deref(),

@@ -5,8 +5,8 @@
 
 use std::time::Duration;
 
+use super::pairing::DeviceFields;
 use super::{App, AppError};
-use crate::pairing::DeviceFields;
 use crate::store::dev_inbox::{self, DevPush};
 use crate::store::identity::{self, Agent, Device, User};
 use crate::store::offboard::{self, Subject};

@@ -18,6 +18,7 @@ mod ask;
 mod committed;
 mod devices;
 pub mod error;
+pub mod pairing;
 mod resolution;
 mod respond;
 
@@ -61,7 +62,7 @@ pub struct App {
     /// The `/mcp` sessions and the agents that own them.
     pub mcp_sessions: Arc<crate::mcp::sessions::SessionOwners>,
     /// Failed pairing attempts per client address.
-    pub pair_failures: crate::pairing::PairFailures,
+    pub pair_failures: pairing::PairFailures,
     /// Becomes true when the server stops: parked long-polls answer at once
     /// (with the question as it stands, so clients re-poll elsewhere).
     pub stopping: tokio::sync::watch::Sender<bool>,
@@ -231,4 +232,15 @@ impl App {
 fn quota(per_minute: u32, burst: u32) -> Quota {
     let per_minute = NonZeroU32::new(per_minute).unwrap_or(NonZeroU32::MIN);
     Quota::per_minute(per_minute).allow_burst(NonZeroU32::new(burst).unwrap_or(NonZeroU32::MIN))
+}
+
+/// Writes the tokens' remembered uses every
+/// [`crate::token_cache::FLUSH_EVERY`], one transaction each time.
+pub async fn flush_token_uses_loop(app: std::sync::Arc<App>) {
+    let mut tick = tokio::time::interval(crate::token_cache::FLUSH_EVERY);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        crate::token_cache::flush(&app.tokens, &app.db).await;
+    }
 }

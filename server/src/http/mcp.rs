@@ -118,7 +118,7 @@ pub async fn authenticate(
             // held open like a long-poll, so it counts as one
             // (max_long_polls_per_token, with the agent's waits):
             // rmcp keeps up to 33 per session (one, plus 32 "shadow"
-            // streams), which no cap counted (issue 32, finding 12).
+            // streams), which no cap would count otherwise.
             let slot = if req.method() == Method::GET {
                 match app.enter_long_poll(format!("agent:{agent_id}")) {
                     Ok(slot) => Some(slot),

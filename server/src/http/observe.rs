@@ -120,8 +120,7 @@ fn may_scrape(
 /// every client it forwards arrives from loopback; a trusted proxy that
 /// passes a client's `X-Forwarded-For: 127.0.0.1` through makes the client
 /// "loopback" too. So "loopback only" means a request from loopback that
-/// no proxy forwarded, with no trusted proxies configured (issue 32,
-/// finding 3).
+/// no proxy forwarded, with no trusted proxies configured.
 fn forwarded(headers: &HeaderMap) -> bool {
     ["forwarded", "x-forwarded-for", "x-real-ip"]
         .iter()

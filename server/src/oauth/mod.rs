@@ -16,7 +16,8 @@
 //!   its grant), revocation (RFC 7009), and the bearer check of `/mcp`
 //!   (the audience, RFC 8707, on every request).
 //! - [`device`]: RFC 8628 for `qp login --url`.
-//! - [`policy`]: who may approve a sign-in, whom its agent may ask.
+//! - [`policy`]: who may approve a sign-in, whom its agent may ask
+//!   (`crate::sign_in_policy`: below `config`, which holds its settings).
 //!
 //! Secrets are stored only as hashes (`store::oauth`).
 
@@ -26,7 +27,7 @@ pub mod consent;
 pub mod device;
 pub mod fetch;
 pub mod metadata;
-pub mod policy;
+pub use crate::sign_in_policy as policy;
 pub mod token;
 pub mod words;
 

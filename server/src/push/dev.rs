@@ -36,7 +36,7 @@ impl DevTransport {
             .db
             .run(move |conn| {
                 crate::store::dev_inbox::put(conn, &device_id, format, &payload, now_ms())?;
-                crate::wakeups::notify_dev_inbox(conn)
+                crate::store::events::notify_dev_inbox(conn)
             })
             .await;
         match stored {

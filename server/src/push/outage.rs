@@ -7,7 +7,7 @@
 //! origin, [`circuit_of`]: browsers use different services, and one down
 //! says nothing of the others). A transport reports a gateway fault as
 //! [`PushOutcome::Unavailable`]. An isolated one (a hanging answer for one
-//! device, a single 503) is a retry that spends an attempt, as before:
+//! device, a single 503) is a retry that spends an attempt, like a failure:
 //! without that, a push that always makes the gateway fail would be tried
 //! until its question expires. After [`OUTAGE_AFTER`] gateway faults in a
 //! row with no other answer between them, the gateway is in an outage:

@@ -205,16 +205,9 @@ fn write_private(path: &Path, data: &[u8]) -> std::io::Result<()> {
 /// Where the VAPID key lives: `--vapid-key`, else beside the SQLite
 /// database (`<db>.vapid-key`); PostgreSQL deployments name a file.
 pub fn key_path(configured: Option<&Path>, db: &crate::store::Database) -> Option<PathBuf> {
-    if let Some(p) = configured {
-        return Some(p.to_path_buf());
-    }
-    match db {
-        crate::store::Database::Sqlite(p) => {
-            let mut name = p.as_os_str().to_owned();
-            name.push(".vapid-key");
-            Some(PathBuf::from(name))
-        }
-        _ => None,
+    match configured {
+        Some(p) => Some(p.to_path_buf()),
+        None => db.vapid_key_beside(),
     }
 }
 

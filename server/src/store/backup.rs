@@ -96,8 +96,8 @@ pub fn backup(db: &Database, to: &Path) -> Result<Backup, String> {
 /// where a link planted beside the backup points.
 fn copy_vapid_key(db: &Database, to: &Path) -> Result<Option<PathBuf>, String> {
     let (Some(key), Some(copy)) = (
-        crate::push::webpush::key_path(None, db),
-        crate::push::webpush::key_path(None, &Database::Sqlite(to.to_path_buf())),
+        db.vapid_key_beside(),
+        Database::Sqlite(to.to_path_buf()).vapid_key_beside(),
     ) else {
         return Ok(None);
     };

@@ -125,7 +125,7 @@ pub fn delete(conn: &Conn, session_id: &str) -> DbResult<()> {
         "DELETE FROM mcp_sessions WHERE id_hash = ?1",
         params![key(session_id)],
     )?;
-    crate::wakeups::notify_mcp_ended(&*tx, &key(session_id))?;
+    crate::store::events::notify_mcp_ended(&*tx, &key(session_id))?;
     tx.commit()
 }
 

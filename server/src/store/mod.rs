@@ -9,6 +9,7 @@ pub mod checkpoint;
 pub mod copy;
 pub mod deliveries;
 pub mod dev_inbox;
+pub mod events;
 pub mod identity;
 pub mod invites;
 pub mod lifecycle;
@@ -53,6 +54,21 @@ impl std::str::FromStr for Database {
 }
 
 impl Database {
+    /// Where the Web Push (VAPID) key of an SQLite database is kept by
+    /// default: `DB.vapid-key`, beside it, so a backup and a restore carry
+    /// it (`store::backup`). None for PostgreSQL: its deployments name the
+    /// key's file (`--vapid-key`).
+    pub fn vapid_key_beside(&self) -> Option<PathBuf> {
+        match self {
+            Database::Sqlite(p) => {
+                let mut name = p.as_os_str().to_owned();
+                name.push(".vapid-key");
+                Some(PathBuf::from(name))
+            }
+            Database::Postgres(_) => None,
+        }
+    }
+
     /// Which database `s` names, without checking a PostgreSQL URL yet.
     fn unchecked(s: &str) -> Result<Database, String> {
         let s = s.trim();
@@ -515,7 +531,7 @@ mod tests {
         assert!(" ".parse::<Database>().is_err());
     }
 
-    /// Issue 32, finding 9: every way a password can sit in a URL, and URLs
+    /// Every way a password can sit in a URL, and URLs
     /// the driver cannot read, shown (Display, Debug, errors) without it.
     #[test]
     fn a_postgres_url_is_shown_without_its_password_in_every_form() {

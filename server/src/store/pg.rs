@@ -581,7 +581,7 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE devices ADD COLUMN apns_environment TEXT
         CHECK (apns_environment IN ('production', 'sandbox'));
     "#,
-    // 5 (SQLite's 10): data lifecycle (issue 34). The retention sweep's indexes (finished
+    // 5 (SQLite's 10): data lifecycle. The retention sweep's indexes (finished
     // rows by age, partial so the live queues stay small); users and agents
     // that can be disabled (their tokens are moved aside to
     // `tokens_disabled`, so every token check refuses them as it does a
@@ -759,7 +759,7 @@ const LOCK_WAIT_LOG_EVERY: std::time::Duration = std::time::Duration::from_secs(
 
 /// Takes the migration lock, saying who holds it while waiting: another
 /// instance migrating, or a session a transaction-mode pooler (PgBouncer)
-/// left holding it, where `qp serve` used to hang without a word.
+/// left holding it, so `qp serve` never waits without a word.
 fn take_migration_lock(conn: &super::Conn) -> DbResult<()> {
     let started = std::time::Instant::now();
     let mut logged: Option<std::time::Instant> = None;

@@ -431,7 +431,7 @@ fn insert_asked_pg(
     let known = MAX_CONNECTIONS_SEEN.load(Ordering::Relaxed);
     // Shared first, unless the quota is at or under max_connections (then
     // the agent is always near it).
-    let notice = crate::wakeups::asked_payload(q);
+    let notice = super::events::asked_payload(q);
     if known == 0 || max_pending > known {
         if let Some(asked) = pg_try_ask(
             conn,
@@ -479,7 +479,7 @@ fn pg_try_ask(
                 "SELECT pg_advisory_xact_lock(hashtextextended(?1, 0)), pg_notify(?2, ?3)"
             }
         },
-        params![agent_id, crate::wakeups::CHANNEL, asked],
+        params![agent_id, super::events::CHANNEL, asked],
     )?;
     let (pending, written, pushes, max_connections): (i64, i64, i64, i64) =
         tx.query_row(pg_ask(lock), args, |r| {
@@ -659,7 +659,7 @@ pub fn resolve(
     };
     match conn.backend() {
         super::Backend::Postgres => {
-            let payload = crate::wakeups::resolved_payload(&q.id, json);
+            let payload = super::events::resolved_payload(&q.id, json);
             let (changed, webhook, pushes): (i64, i64, i64) = conn.query_row(
                 "WITH u AS (
                      UPDATE questions SET state = ?2, body = ?3 WHERE id = ?1 AND state = 'pending'
@@ -685,7 +685,7 @@ pub fn resolve(
                     event_name,
                     event_body,
                     now_ms,
-                    crate::wakeups::CHANNEL,
+                    super::events::CHANNEL,
                     payload,
                 ],
                 |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),

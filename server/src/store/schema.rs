@@ -191,7 +191,7 @@ const MIGRATIONS: &[&str] = &[
     ALTER TABLE devices ADD COLUMN apns_environment TEXT
         CHECK (apns_environment IN ('production', 'sandbox'));
     "#,
-    // 10: data lifecycle (issue 34). The retention sweep's indexes (finished
+    // 10: data lifecycle. The retention sweep's indexes (finished
     // rows by age, partial so the live queues stay small); users and agents
     // that can be disabled (their tokens are moved aside to
     // `tokens_disabled`, so every token check refuses them as it does a

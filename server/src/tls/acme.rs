@@ -199,7 +199,7 @@ mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt;
 
-    /// Issue 32, finding 10: the account key and certificates rustls-acme
+    /// The account key and certificates rustls-acme
     /// writes end up 0600 in a 0700 folder, whatever the umask.
     #[tokio::test]
     async fn the_acme_cache_keeps_keys_owner_only() {

@@ -99,7 +99,7 @@ pub fn register_device(
 /// The push token as it is stored and compared. An APNs token is hex,
 /// which APNs reads in either letter case: kept as sent, `AB…` would be a
 /// second device of another user for the phone that registered `ab…`, so
-/// the 409 rule would not hold (issue 32, finding 5). FCM and dev tokens
+/// the 409 rule would not hold. FCM and dev tokens
 /// are case-sensitive and stay as sent.
 fn push_token_key(platform: &str, push_token: &str) -> String {
     match platform {

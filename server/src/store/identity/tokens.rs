@@ -58,7 +58,7 @@ pub fn revoke_token(conn: &Conn, hash_prefix: &str) -> Result<Vec<String>, Store
     };
     tx.execute("DELETE FROM tokens WHERE hash = ?1", params![hash])?;
     // Instances that remember the token forget it when this commits.
-    crate::wakeups::notify_revoked(&*tx, hash)?;
+    crate::store::events::notify_revoked(&*tx, hash)?;
     let mut untied = Vec::new();
     if kind == "user" {
         remove_devices_of_token(&*tx, hash, subject)?;

@@ -500,7 +500,7 @@ impl App {
                             let user = identity::require_user(&*tx, &subject_id)?;
                             let device: Option<identity::Device> = match &device {
                                 // Tied to the token minted here: revoking it
-                                // removes the device (issue 32, finding 4).
+                                // removes the device.
                                 Some(d) => Some(identity::register_device(
                                     &*tx,
                                     &user.id,
