@@ -14,7 +14,6 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::http::StatusCode;
 use qp_core::present::copy::{Copy, CONSENT_ALLOW, CONSENT_DENY};
 use qp_core::protocol::client_text::{check_client_text, is_plain_host};
 use qp_core::protocol::limits::CLIENT_TEXT_MAX_CHARS;
@@ -23,7 +22,9 @@ use qp_core::protocol::{
 };
 use serde_json::json;
 
-use super::{policy, OAuthError, CONSENT_TTL_SECS, MAX_PENDING_PER_CLIENT, MAX_PENDING_PER_USER};
+use super::{
+    policy, ErrorKind, OAuthError, CONSENT_TTL_SECS, MAX_PENDING_PER_CLIENT, MAX_PENDING_PER_USER,
+};
 use crate::app::{App, Placement};
 use crate::store::identity::{self, Room, User};
 use crate::store::now_secs;
@@ -530,16 +531,12 @@ pub async fn redeem(
 
 /// A refusal under the operator's rule on who may approve sign-ins.
 fn not_allowed(why: &str) -> OAuthError {
-    OAuthError::new(StatusCode::FORBIDDEN, "access_denied", why).told_as("signin-error-not-allowed")
+    OAuthError::new(ErrorKind::NotAllowed, why).told_as("signin-error-not-allowed")
 }
 
 /// The refusal for a consent that is not there (unknown or a wrong handle).
 pub fn unknown() -> OAuthError {
-    OAuthError::new(
-        StatusCode::BAD_REQUEST,
-        "invalid_request",
-        "request: no such consent request (or it is over)",
-    )
+    OAuthError::invalid_request("request: no such consent request (or it is over)")
 }
 
 #[cfg(test)]
