@@ -3,21 +3,23 @@
 
 use std::time::Duration;
 
-use chrono::Utc;
+use chrono::{DateTime, Utc};
 use qp_core::protocol::client_text::signed_in_display_name;
 use qp_core::protocol::limits::LIST_RECENT_WINDOW_SECS;
 use qp_core::protocol::{
-    normalize_ask, time, AskContext, AskedQuestion, Asker, Question, QuestionState, RoomRef,
+    normalize_ask, time, AskContext, AskedQuestion, Asker, ConsentRequest, NormalizedAsk, Question,
+    QuestionState, RoomRef,
 };
 use serde_json::Value;
 
+use super::committed::Committed;
 use super::resolution::{load_fresh, load_fresh_checked, not_found, record_resolution};
 use super::{App, AppError};
 use crate::ids;
 use crate::store::identity::{Agent, SCOPE_ASK, SCOPE_READ};
-use crate::store::now_ms;
 use crate::store::questions;
 use crate::store::round_trips::Op;
+use crate::store::{now_ms, Conn, DbError, DbResult};
 
 impl App {
     /// Asks, and says how many devices the push was queued for: 0 is
@@ -83,47 +85,50 @@ impl App {
                         ));
                     }
                 }
-                let mut q = ask.into_question(ids::new_id("q"), now);
-                q.room = Some(RoomRef {
-                    code: room.code.clone(),
-                    name: room.name.clone(),
-                });
-                q.asker = Some(Asker {
-                    handle: Some(agent.handle.clone()),
-                    kind: "agent".into(),
-                    id: agent.id.clone(),
-                    display_name: match &place.signed_in_by {
-                        Some(person) => signed_in_display_name(&agent.name, person),
-                        None => agent.name.clone(),
+                let at = Placement {
+                    room_id: room.id.clone(),
+                    room: RoomRef { code: room.code.clone(), name: room.name.clone() },
+                    asker: Asker {
+                        handle: Some(agent.handle.clone()),
+                        kind: "agent".into(),
+                        id: agent.id.clone(),
+                        display_name: match &place.signed_in_by {
+                            Some(person) => signed_in_display_name(&agent.name, person),
+                            None => agent.name.clone(),
+                        },
                     },
-                });
-                match questions::insert_asked(conn, &q, &room.id, &agent.id, max_pending, now_ms())? {
-                    questions::Asked::OverQuota => Err(AppError::rate_limited(
+                    max_pending,
+                    consent: None,
+                };
+                match store_asked(conn, done, ask, now, at)? {
+                    None => Err(AppError::rate_limited(
                         "quota_exceeded",
                         format!("this agent already has {max_pending} pending questions; wait for some to resolve or cancel them"),
                         60,
                     )),
-                    questions::Asked::Queued { pushes } => {
-                        if pushes > 0 {
-                            done.pushes_queued();
-                        }
-                        done.asked(&q);
-                        Ok((q, pushes))
-                    }
+                    Some(asked) => Ok(asked),
                 }
             })
             .await
             .map_err(|e| self.forget_if_revoked(e, agent_check.as_deref()))?;
-        let agent_id = q.asker.as_ref().map(|a| a.id.as_str()).unwrap_or("");
-        if pushes == 0 {
-            tracing::warn!(question = %q.id, agent = %agent_id, "asked, but no device can receive it: nobody eligible has a device registered for pushes");
-        } else {
-            tracing::info!(question = %q.id, agent = %agent_id, pushed_to_devices = pushes, "asked");
-        }
         Ok(AskedQuestion {
             question: q,
             pushed_to_devices: Some(pushes as u64),
         })
+    }
+
+    /// Runs `f` as the database job of a question the server asks itself
+    /// (an OAuth consent): `f` checks what it must and stores the question
+    /// through [`Asking::ask`], the path of every question, and the job
+    /// announces it as it does an agent's.
+    pub async fn asking<T, E, F>(&self, f: F) -> Result<T, E>
+    where
+        T: Send + 'static,
+        E: From<DbError> + Send + 'static,
+        F: FnOnce(&Conn, &mut Asking<'_>) -> Result<T, E> + Send + 'static,
+    {
+        self.run_announcing(Op::Ask, move |conn, done| f(conn, &mut Asking { done }))
+            .await
     }
 
     /// A question as its asking agent sees it; other agents get 404.
@@ -283,6 +288,80 @@ impl App {
         })
         .await?
     }
+}
+
+/// Where a question is asked and who asks it, its ask's checks passed.
+pub struct Placement {
+    pub room_id: String,
+    pub room: RoomRef,
+    /// The asker as the question shows it; its `id` is the agent whose
+    /// pending quota and list the question counts in.
+    pub asker: Asker,
+    /// That agent's pending quota (`max_pending_per_agent`).
+    pub max_pending: i64,
+    /// What a consent question asks, for responders that word it themselves.
+    pub consent: Option<ConsentRequest>,
+}
+
+/// A database job's way to ask (see [`App::asking`]): what it stores is
+/// announced when the job ends.
+pub struct Asking<'a> {
+    done: &'a mut Committed,
+}
+
+impl Asking<'_> {
+    /// Stores `ask` as a question asked at `place` (see [`store_asked`]);
+    /// none: over the asker's pending quota, nothing stored.
+    pub fn ask(
+        &mut self,
+        conn: &Conn,
+        ask: NormalizedAsk,
+        now: DateTime<Utc>,
+        place: Placement,
+    ) -> DbResult<Option<(Question, usize)>> {
+        store_asked(conn, self.done, ask, now, place)
+    }
+}
+
+/// The one place a question is stored as asked, whoever asks it: the ask
+/// becomes a question at `place`, written with its push jobs in one
+/// transaction within the asker's pending quota (none: over it, nothing
+/// written), and recorded in `done`, so the job that stored it wakes the
+/// feeds of its people and the push worker right after the commit, even if
+/// its request is gone by then. Returns it with the devices its push was
+/// queued for; 0 is logged at warn (nobody can receive it; it will sit
+/// pending).
+fn store_asked(
+    conn: &Conn,
+    done: &mut Committed,
+    ask: NormalizedAsk,
+    now: DateTime<Utc>,
+    place: Placement,
+) -> DbResult<Option<(Question, usize)>> {
+    let mut q = ask.into_question(ids::new_id("q"), now);
+    q.room = Some(place.room);
+    q.consent = place.consent;
+    let agent_id = place.asker.id.clone();
+    q.asker = Some(place.asker);
+    let stored = questions::insert_asked(
+        conn,
+        &q,
+        &place.room_id,
+        &agent_id,
+        place.max_pending,
+        now_ms(),
+    )?;
+    let questions::Asked::Queued { pushes } = stored else {
+        return Ok(None);
+    };
+    if pushes > 0 {
+        done.pushes_queued();
+        tracing::info!(question = %q.id, agent = %agent_id, pushed_to_devices = pushes, "asked");
+    } else {
+        tracing::warn!(question = %q.id, agent = %agent_id, "asked, but no device can receive it: nobody eligible has a device registered for pushes");
+    }
+    done.asked(&q);
+    Ok(Some((q, pushes)))
 }
 
 fn require_scope(agent: &Agent, scope: &str) -> Result<(), AppError> {

@@ -26,8 +26,9 @@ use committed::{Committed, Wakers};
 
 use crate::config::Settings;
 use crate::store::round_trips::Op;
-use crate::store::{Conn, Db};
+use crate::store::{Conn, Db, DbError};
 use crate::waiters::{LongPollSlot, LongPolls, Waiters};
+pub use ask::{Asking, Placement};
 pub use error::{AppError, AppResult, ErrorBody};
 pub use resolution::purge_answer_keys_loop;
 
@@ -138,10 +139,11 @@ impl App {
     /// [`Committed`] as its commits succeed, the job announces itself right
     /// after `f`, on an error too (`committed.rs` says why there); not
     /// after a panic in `f`, which the request sees as one.
-    async fn run_announcing<T, F>(&self, op: Op, f: F) -> Result<T, AppError>
+    async fn run_announcing<T, E, F>(&self, op: Op, f: F) -> Result<T, E>
     where
         T: Send + 'static,
-        F: FnOnce(&Conn, &mut Committed) -> Result<T, AppError> + Send + 'static,
+        E: From<DbError> + Send + 'static,
+        F: FnOnce(&Conn, &mut Committed) -> Result<T, E> + Send + 'static,
     {
         let wakers = self.wakers();
         self.db

@@ -68,7 +68,7 @@ impl axum::extract::FromRequestParts<Arc<App>> for McpAgent {
                     )),
                     Some("the token was issued for another resource"),
                 )),
-                Err(e) => Err(e.into_response()),
+                Err(e) => Err(ApiError::from(e).into_response()),
             };
         }
         match AgentAuth::from_request_parts(parts, app).await {

@@ -1,7 +1,7 @@
 //! The HTTP API (spec section 7, plus additive endpoints): one router, thin
 //! handlers that parse, call [`crate::app::App`], and shape the response:
 //! the asker's (`asker`), the responder's (`responder`), a person's devices
-//! (`devices`), pairing, the web responder, OAuth's pages (`crate::oauth`),
+//! (`devices`), pairing, the web responder, OAuth's routes and pages (`oauth`),
 //! `/mcp`'s gate (`mcp`) and the operator's probes (`observe`, `ready`).
 
 mod asker;
@@ -13,6 +13,7 @@ pub mod error;
 mod layers;
 pub mod mcp;
 mod my_agents;
+pub mod oauth;
 pub mod observe;
 pub mod openapi;
 mod pairing;
@@ -82,10 +83,10 @@ pub fn router(app: Arc<App>) -> Router {
                 ))
                 // Outside the bearer check: a browser's preflight carries
                 // no token.
-                .layer(crate::oauth::cors()),
+                .layer(oauth::cors()),
         )
         .merge(webapp::routes())
-        .merge(crate::oauth::routes(app.clone()))
+        .merge(oauth::routes(app.clone()))
         .fallback(|| async { ApiError::not_found("no such endpoint") })
         // The router's middleware are services of their own (`layers`):
         // every parked long-poll carries each one's state.

@@ -4,19 +4,14 @@
 //! server fetches, through [`super::fetch`]). Every client is public
 //! (`token_endpoint_auth_method: none`; PKCE protects the code).
 
-use std::net::SocketAddr;
+use std::net::IpAddr;
 use std::sync::Arc;
 
-use axum::body::Bytes;
-use axum::extract::{ConnectInfo, State};
-use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
-use axum::Json;
 use serde_json::{json, Value};
 
 use qp_core::protocol::client_text::{check_client_text, CLIENT_TEXT_RULE};
 
-use super::OAuthError;
+use super::{ErrorKind, OAuthError};
 use crate::app::App;
 use crate::store::oauth::{self as store, Client};
 
@@ -35,26 +30,9 @@ pub const UNUSED_CAPS: store::UnusedCaps = store::UnusedCaps {
     total: 5000,
 };
 
-/// `POST /oauth/register` (RFC 7591).
-#[utoipa::path(post, path = "/oauth/register", operation_id = "oauth_register", tag = "oauth",
-    request_body = crate::http::openapi::OAuthClientMetadata,
-    responses((status = 201, description = "Registered: the metadata with its `client_id`", body = crate::http::openapi::OAuthClientMetadata), (status = 400, description = "`invalid_client_metadata` or `invalid_redirect_uri`, naming the field", body = crate::http::openapi::OAuthErrorBody), (status = 429, description = "Over a rate limit; see Retry-After", body = crate::http::openapi::OAuthErrorBody)))]
-pub async fn register(
-    State(app): State<Arc<App>>,
-    ConnectInfo(from): ConnectInfo<SocketAddr>,
-    body: Bytes,
-) -> Response {
-    match register_inner(&app, from, &body).await {
-        Ok(v) => (StatusCode::CREATED, Json(v)).into_response(),
-        Err(e) => e.into_response(),
-    }
-}
-
-async fn register_inner(
-    app: &Arc<App>,
-    from: SocketAddr,
-    body: &[u8],
-) -> Result<Value, OAuthError> {
+/// Registers a client (RFC 7591) from `from`, for `POST /oauth/register`:
+/// the metadata as registered, with its `client_id`.
+pub async fn register(app: &Arc<App>, from: IpAddr, body: &[u8]) -> Result<Value, OAuthError> {
     if app.oauth_limits.registrations.check().is_err() {
         return Err(OAuthError::slow(
             "too many client registrations on this server; try again in a minute",
@@ -63,8 +41,7 @@ async fn register_inner(
     }
     let meta: Value = serde_json::from_slice(body).map_err(|e| {
         OAuthError::new(
-            StatusCode::BAD_REQUEST,
-            "invalid_client_metadata",
+            ErrorKind::InvalidClientMetadata,
             format!("the body is not a JSON object: {e}"),
         )
     })?;
@@ -93,7 +70,7 @@ async fn register_inner(
         fetched_at: None,
     };
     let stored = client.clone();
-    let source = crate::pairing::address_group(from.ip()).to_string();
+    let source = crate::pairing::address_group(from).to_string();
     let taken = app
         .db
         .run(move |c| -> Result<_, OAuthError> {
@@ -128,11 +105,7 @@ async fn register_inner(
 }
 
 fn metadata_error(description: impl Into<String>) -> OAuthError {
-    OAuthError::new(
-        StatusCode::BAD_REQUEST,
-        "invalid_client_metadata",
-        description,
-    )
+    OAuthError::new(ErrorKind::InvalidClientMetadata, description)
 }
 
 /// The name and redirect URIs together, as stored, within
@@ -142,8 +115,7 @@ fn check_metadata_size(name: &str, redirect_uris: &[String]) -> Result<(), OAuth
     let size = name.len().saturating_add(uris);
     if size > MAX_METADATA_BYTES {
         return Err(OAuthError::new(
-            StatusCode::BAD_REQUEST,
-            "invalid_redirect_uri",
+            ErrorKind::InvalidRedirectUri,
             format!(
                 "redirect_uris: with client_name, at most {MAX_METADATA_BYTES} bytes in all \
                  (these take {size}); register fewer or shorter redirect URIs"
@@ -175,7 +147,7 @@ fn client_name(meta: &Value, required: bool) -> Result<Option<String>, OAuthErro
 /// apps, RFC 8252); private-use schemes (`com.example.app:/cb`) are refused,
 /// as the MCP authorization spec asks; never a fragment.
 fn redirect_uris(meta: &Value) -> Result<Vec<String>, OAuthError> {
-    let invalid = |d: String| OAuthError::new(StatusCode::BAD_REQUEST, "invalid_redirect_uri", d);
+    let invalid = |d: String| OAuthError::new(ErrorKind::InvalidRedirectUri, d);
     let list = meta
         .get("redirect_uris")
         .and_then(Value::as_array)

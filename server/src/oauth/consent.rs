@@ -14,7 +14,6 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::http::StatusCode;
 use qp_core::present::copy::Copy;
 use qp_core::protocol::client_text::{check_client_text, is_plain_host};
 use qp_core::protocol::limits::CLIENT_TEXT_MAX_CHARS;
@@ -23,11 +22,13 @@ use qp_core::protocol::{
 };
 use serde_json::json;
 
-use super::{policy, OAuthError, CONSENT_TTL_SECS, MAX_PENDING_PER_CLIENT, MAX_PENDING_PER_USER};
-use crate::app::App;
+use super::{
+    policy, ErrorKind, OAuthError, CONSENT_TTL_SECS, MAX_PENDING_PER_CLIENT, MAX_PENDING_PER_USER,
+};
+use crate::app::{App, Placement};
 use crate::store::identity::{self, Room, User};
+use crate::store::{now_secs, StoreError};
 use crate::store::oauth::{self as store, Client, Consent};
-use crate::store::{now_ms, now_secs, questions, StoreError};
 
 /// The consent question's option values: Allow, and anything else
 /// (Deny) is a refusal.
@@ -136,9 +137,7 @@ pub async fn ask(app: &Arc<App>, req: Request) -> Result<Asked, OAuthError> {
     let handle = crate::ids::new_token(if req.kind == "device" { "qpd_" } else { "qph_" });
     let id_hash = crate::ids::token_hash(&handle);
     let app2 = app.clone();
-    let (asked, pushes, question) = app
-        .db
-        .run(move |conn| -> Result<_, OAuthError> {
+    app.asking(move |conn, asking| -> Result<_, OAuthError> {
             let now = now_secs();
             let user = find_user(conn, &req.user)?;
             let room = find_room(conn, &user, req.room.as_deref())?;
@@ -209,22 +208,25 @@ pub async fn ask(app: &Arc<App>, req: Request) -> Result<Asked, OAuthError> {
             let ask = normalize_ask(&body, &ctx).map_err(|e| {
                 OAuthError::invalid_request(format!("the consent question: {}: {}", e.field, e.message))
             })?;
-            let mut q = ask.into_question(crate::ids::new_id("q"), now_t);
-            q.room = Some(RoomRef {
-                code: room.code.clone(),
-                name: room.name.clone(),
-            });
-            q.consent = Some(parts.clone());
-            q.asker = Some(Asker {
-                handle: Some(asker.handle.clone()),
-                kind: "agent".into(),
-                id: asker.id.clone(),
-                display_name: asker.name.clone(),
-            });
-            let pushes = match questions::insert_asked(conn, &q, &room.id, &asker.id, i64::MAX, now_ms())? {
-                questions::Asked::Queued { pushes } => pushes,
-                questions::Asked::OverQuota => 0,
+            let place = Placement {
+                room_id: room.id.clone(),
+                room: RoomRef {
+                    code: room.code.clone(),
+                    name: room.name.clone(),
+                },
+                asker: Asker {
+                    handle: Some(asker.handle.clone()),
+                    kind: "agent".into(),
+                    id: asker.id.clone(),
+                    display_name: asker.name.clone(),
+                },
+                // The per-person and per-client bounds above hold it.
+                max_pending: i64::MAX,
+                consent: Some(parts.clone()),
             };
+            let (q, _pushes) = asking
+                .ask(conn, ask, now_t, place)?
+                .ok_or_else(|| OAuthError::server("the consent asker over an unbounded quota"))?;
             store::insert_consent(
                 conn,
                 &Consent {
@@ -247,29 +249,17 @@ pub async fn ask(app: &Arc<App>, req: Request) -> Result<Asked, OAuthError> {
                 },
             )?;
             tracing::info!(client_id = req.client.id.as_str(), user = %user.id, room = %room.code, question = %q.id, kind = req.kind, "oauth consent asked");
-            Ok((
-                Asked {
-                    handle,
-                    question_id: q.id.clone(),
-                    user,
-                    room,
-                    expires_in: CONSENT_TTL_SECS,
-                    code,
-                    consent: parts,
-                },
-                pushes,
-                q,
-            ))
-        })
-        .await?;
-    if pushes > 0 {
-        app.push_wake.notify_one();
-    }
-    // The person's open feeds (the web responder, a phone's long-poll)
-    // show it now, not when their wait next times out: the person may be
-    // looking at the page that sent them to answer it.
-    app.feed_wake.wake_for(&question);
-    Ok(asked)
+            Ok(Asked {
+                handle,
+                question_id: q.id,
+                user,
+                room,
+                expires_in: CONSENT_TTL_SECS,
+                code,
+                consent: parts,
+            })
+    })
+    .await
 }
 
 /// The one refusal for a person, room or membership not found: which of
@@ -539,16 +529,12 @@ pub async fn redeem(
 
 /// A refusal under the operator's rule on who may approve sign-ins.
 fn not_allowed(why: &str) -> OAuthError {
-    OAuthError::new(StatusCode::FORBIDDEN, "access_denied", why).told_as("signin-error-not-allowed")
+    OAuthError::new(ErrorKind::NotAllowed, why).told_as("signin-error-not-allowed")
 }
 
 /// The refusal for a consent that is not there (unknown or a wrong handle).
 pub fn unknown() -> OAuthError {
-    OAuthError::new(
-        StatusCode::BAD_REQUEST,
-        "invalid_request",
-        "request: no such consent request (or it is over)",
-    )
+    OAuthError::invalid_request("request: no such consent request (or it is over)")
 }
 
 #[cfg(test)]
@@ -580,7 +566,94 @@ mod tests {
         }
     }
 
-    /// Review of issue 33: a verified host cut from the right read as
+    /// The consent is stored and announced by the ask's own job, as an
+    /// agent's question is: a sign-in whose request went away while the
+    /// job waited its turn (a page closed, a client timing out) still wakes
+    /// the person's open feeds and the push worker right after the commit,
+    /// not at their next poll.
+    #[tokio::test]
+    async fn a_consent_whose_request_went_away_still_wakes_the_feeds_and_the_push_worker() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = crate::store::Db::open(&crate::store::Database::Sqlite(
+            dir.path().join("consent.sqlite"),
+        ))
+        .unwrap();
+        let app = App::new(db, crate::config::Settings::default());
+        app.db
+            .run(|conn| -> Result<_, crate::store::StoreError> {
+                let user = identity::create_user(conn, "Dana", Some("u_dana"))?;
+                let room = identity::create_room(conn, "Ops", Some("OPS"))?;
+                identity::add_member(conn, &room.id, &user.id)?;
+                identity::create_user_token(conn, &user.id, "Dana's phone")?;
+                let phone = identity::DeviceRegistration {
+                    platform: "android",
+                    push_token: "fcm-token-of-danas-phone",
+                    app_id: "org.example.qp",
+                    locale: "en",
+                    public_key: None,
+                    apns_environment: None,
+                };
+                identity::register_device(conn, &user.id, None, &phone)?;
+                Ok(())
+            })
+            .await
+            .unwrap();
+        let feed = app
+            .feed_wake
+            .listen(vec![crate::feed_wake::user_key("u_dana")]);
+        // The database's one thread is held until `release`.
+        let (started, held) = tokio::sync::oneshot::channel();
+        let (release, hold) = std::sync::mpsc::channel::<()>();
+        let busy = {
+            let app = app.clone();
+            tokio::spawn(async move {
+                app.db
+                    .run(move |_| -> Result<_, crate::store::DbError> {
+                        let _ = started.send(());
+                        let _ = hold.recv();
+                        Ok(())
+                    })
+                    .await
+            })
+        };
+        held.await.unwrap();
+        let request = Request {
+            kind: "code",
+            client: client("dcr", "Claude", ""),
+            user: "u_dana".into(),
+            room: None,
+            redirect_uri: Some("http://127.0.0.1:33418/callback".into()),
+            state_param: None,
+            code_challenge: Some("c".repeat(43)),
+            resource: None,
+            user_code: None,
+            interval_secs: 0,
+        };
+        // The request goes away while its job waits behind the held one.
+        let gone = tokio::time::timeout(Duration::from_millis(200), ask(&app, request)).await;
+        assert!(
+            gone.is_err(),
+            "the ask finished while the database was held"
+        );
+        release.send(()).unwrap();
+        busy.await.unwrap().unwrap();
+        tokio::time::timeout(Duration::from_secs(5), feed.woken())
+            .await
+            .expect("the person's open feed was not woken by the consent question");
+        tokio::time::timeout(Duration::from_secs(5), app.push_wake.notified())
+            .await
+            .expect("the push worker was not woken for the consent question's push");
+        let waiting = app
+            .db
+            .run(|conn| -> Result<_, crate::store::DbError> {
+                store::pending_for_user(conn, "u_dana", now_secs())
+            })
+            .await
+            .unwrap();
+        assert_eq!(waiting, 1);
+    }
+
+    /// A verified host cut from the right read as
     /// another's (`claude.ai.connectors.login.atta`); the phone shows its
     /// end, the domain that vouches for it, and the prompt the whole host.
     #[test]
@@ -609,7 +682,7 @@ mod tests {
         );
     }
 
-    /// Review of issue 33: the device flow's name is the caller's claim.
+    /// The device flow's name is the caller's claim.
     #[test]
     fn unverified_names_are_shown_as_such() {
         let d = client("device", "Claude Desktop", "");

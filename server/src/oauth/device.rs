@@ -12,17 +12,11 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::body::Bytes;
-use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode};
-use axum::response::{IntoResponse, Response};
-use axum::Json;
 use qp_core::protocol::client_text::check_client_text;
 use serde_json::{json, Value};
 
 use super::consent::{self, Decision};
-use super::words::Words;
-use super::{escape, html_page, no_store, OAuthError};
+use super::{ErrorKind, OAuthError};
 use crate::app::App;
 use crate::store::identity;
 use crate::store::oauth::{self as store, Client};
@@ -32,23 +26,9 @@ pub const CLI_CLIENT_ID: &str = "qp-cli";
 /// Seconds between polls the CLI is asked to keep.
 pub const INTERVAL_SECS: i64 = 2;
 
-/// `POST /oauth/device_authorization`: `client_id=qp-cli`, `user`,
-/// `room`, `label` (the agent's name).
-#[utoipa::path(post, path = "/oauth/device_authorization", operation_id = "oauth_device_authorization", tag = "oauth",
-    request_body(content_type = "application/x-www-form-urlencoded", description = "`client_id=qp-cli`, `user` (else the server's default owner), `room`, `label` (the agent's name)"),
-    responses((status = 200, description = "Started: the person is asked on their phone now", body = crate::http::openapi::OAuthDeviceAuthorization), (status = 400, description = "A field breaks a rule: `error_description` names it", body = crate::http::openapi::OAuthErrorBody), (status = 429, description = "Over a rate limit; see Retry-After", body = crate::http::openapi::OAuthErrorBody)))]
-pub async fn device_authorization(State(app): State<Arc<App>>, body: Bytes) -> Response {
-    match start(&app, &body).await {
-        Ok(v) => {
-            let mut r = Json(v).into_response();
-            no_store(&mut r);
-            r
-        }
-        Err(e) => e.into_response(),
-    }
-}
-
-async fn start(app: &Arc<App>, body: &[u8]) -> Result<Value, OAuthError> {
+/// Starts a device authorization (`POST /oauth/device_authorization`):
+/// `client_id=qp-cli`, `user`, `room`, `label` (the agent's name).
+pub async fn start(app: &Arc<App>, body: &[u8]) -> Result<Value, OAuthError> {
     let p = super::form(body)?;
     match p.get("client_id").map(String::as_str) {
         Some(CLI_CLIENT_ID) => {}
@@ -114,7 +94,7 @@ async fn start(app: &Arc<App>, body: &[u8]) -> Result<Value, OAuthError> {
         // The person came from the server's setting, not the request: say so.
         match e.description.strip_prefix("user: ") {
             // Not found or ambiguous (400); a limit (429) stays as it is.
-            Some(rest) if by_default && e.status == StatusCode::BAD_REQUEST => {
+            Some(rest) if by_default && matches!(e.kind, ErrorKind::InvalidRequest) => {
                 OAuthError::invalid_request(format!(
                     "default_owner (qp serve --default-owner): {rest}"
                 ))
@@ -178,8 +158,7 @@ pub async fn poll(app: &Arc<App>, p: &HashMap<String, String>) -> Result<Value, 
         None => return Err(OAuthError::invalid_grant("device_code: unknown")),
         Some(true) => {
             return Err(OAuthError::new(
-                StatusCode::BAD_REQUEST,
-                "slow_down",
+                ErrorKind::SlowDown,
                 "polling faster than the interval; wait 5 seconds more between polls",
             ))
         }
@@ -188,15 +167,17 @@ pub async fn poll(app: &Arc<App>, p: &HashMap<String, String>) -> Result<Value, 
     let Some((decision, c)) = consent::decision(app, device_code, Duration::ZERO).await? else {
         return Err(OAuthError::invalid_grant("device_code: unknown"));
     };
-    let pending = |error: &'static str, d: &str| OAuthError::new(StatusCode::BAD_REQUEST, error, d);
     match decision {
-        Decision::Pending => Err(pending(
-            "authorization_pending",
+        Decision::Pending => Err(OAuthError::new(
+            ErrorKind::AuthorizationPending,
             "waiting for the person to answer on their phone",
         )),
-        Decision::Denied => Err(pending("access_denied", "the person denied the request")),
-        Decision::Expired => Err(pending(
-            "expired_token",
+        Decision::Denied => Err(OAuthError::new(
+            ErrorKind::Denied,
+            "the person denied the request",
+        )),
+        Decision::Expired => Err(OAuthError::new(
+            ErrorKind::ExpiredToken,
             "the request expired unanswered; run qp login again",
         )),
         Decision::Used => Err(OAuthError::invalid_grant("device_code: already used")),
@@ -219,25 +200,4 @@ pub async fn poll(app: &Arc<App>, p: &HashMap<String, String>) -> Result<Value, 
             }))
         }
     }
-}
-
-/// `GET /oauth/device`: there is nothing to type here; the question is on
-/// the phone.
-#[utoipa::path(get, path = "/oauth/device", operation_id = "oauth_device_page", tag = "oauth",
-    responses((status = 200, description = "What `verification_uri` shows: the person answers on their phone", content_type = "text/html")))]
-pub async fn page(headers: HeaderMap) -> Response {
-    let words = Words::of(&headers);
-    let title = words.text("signin-device-title", &[]);
-    let body = format!(
-        "<h1>{}</h1><p>{}</p>",
-        escape(&title),
-        words.html(
-            "signin-device-body",
-            &[
-                ("command", "<code>qp login</code>"),
-                ("allow", &format!("<b>{}</b>", escape(&words.allow()))),
-            ]
-        )
-    );
-    html_page(&words, &title, &body)
 }

@@ -1,10 +1,6 @@
 //! Discovery: RFC 9728 protected-resource metadata (where `/mcp`'s 401
 //! points) and RFC 8414 authorization-server metadata.
 
-use std::sync::Arc;
-
-use axum::extract::State;
-use axum::Json;
 use serde_json::{json, Value};
 
 use super::{issuer, resource};
@@ -24,24 +20,18 @@ pub fn www_authenticate(app: &App, error: Option<&str>) -> String {
     }
 }
 
-/// `GET /.well-known/oauth-protected-resource/mcp`: the metadata of
-/// `/mcp`, where its 401 points.
-#[utoipa::path(get, path = "/.well-known/oauth-protected-resource/mcp", operation_id = "oauth_protected_resource_mcp", tag = "oauth",
-    responses((status = 200, description = "RFC 9728 metadata of `/mcp` (where its 401 points)", content_type = "application/json")))]
-pub async fn protected_resource(State(app): State<Arc<App>>) -> Json<Value> {
-    Json(resource_metadata(&app, resource(&app)))
+/// The metadata of `/mcp` (RFC 9728), where its 401 points.
+pub fn protected_resource(app: &App) -> Value {
+    resource_metadata(app, resource(app))
 }
 
-/// `GET /.well-known/oauth-protected-resource`: the metadata of this
-/// server as a whole, for a client that did not read the 401's header and
-/// looks at the root. RFC 9728 §3.3 has a document's `resource` be the
-/// identifier its well-known address was made from, here the origin; a
-/// token requested for the origin is issued for `/mcp`, the one resource
-/// here ([`super::is_our_resource`]).
-#[utoipa::path(get, path = "/.well-known/oauth-protected-resource", operation_id = "oauth_protected_resource", tag = "oauth",
-    responses((status = 200, description = "RFC 9728 metadata of this server as a whole (`resource`: its origin)", content_type = "application/json")))]
-pub async fn server_resource(State(app): State<Arc<App>>) -> Json<Value> {
-    Json(resource_metadata(&app, issuer(&app)))
+/// The metadata of this server as a whole, for a client that did not read
+/// the 401's header and looks at the root. RFC 9728 §3.3 has a document's
+/// `resource` be the identifier its well-known address was made from, here
+/// the origin; a token requested for the origin is issued for `/mcp`, the
+/// one resource here ([`super::is_our_resource`]).
+pub fn server_resource(app: &App) -> Value {
+    resource_metadata(app, issuer(app))
 }
 
 fn resource_metadata(app: &App, resource: String) -> Value {
@@ -61,12 +51,10 @@ pub const SCOPES: [&str; 2] = [
     crate::store::identity::SCOPE_READ,
 ];
 
-/// `GET /.well-known/oauth-authorization-server`.
-#[utoipa::path(get, path = "/.well-known/oauth-authorization-server", operation_id = "oauth_authorization_server", tag = "oauth",
-    responses((status = 200, description = "RFC 8414 authorization-server metadata", content_type = "application/json")))]
-pub async fn authorization_server(State(app): State<Arc<App>>) -> Json<Value> {
-    let base = issuer(&app);
-    Json(json!({
+/// The authorization server's metadata (RFC 8414).
+pub fn authorization_server(app: &App) -> Value {
+    let base = issuer(app);
+    json!({
         "issuer": base,
         "authorization_endpoint": format!("{base}/oauth/authorize"),
         "token_endpoint": format!("{base}/oauth/token"),
@@ -82,5 +70,5 @@ pub async fn authorization_server(State(app): State<Arc<App>>) -> Json<Value> {
         "revocation_endpoint_auth_methods_supported": ["none"],
         "client_id_metadata_document_supported": true,
         "authorization_response_iss_parameter_supported": true,
-    }))
+    })
 }

@@ -9,18 +9,13 @@
 
 use std::sync::Arc;
 
-use axum::body::Bytes;
-use axum::extract::State;
-use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
-use axum::Json;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use base64::Engine as _;
 use serde_json::{json, Value};
 use sha2::{Digest, Sha256};
 
 use super::{
-    no_store, OAuthError, ACCESS_PREFIX, ACCESS_TTL_SECS, REFRESH_PREFIX, REFRESH_TTL_SECS,
+    ErrorKind, OAuthError, ACCESS_PREFIX, ACCESS_TTL_SECS, REFRESH_PREFIX, REFRESH_TTL_SECS,
 };
 use crate::app::App;
 use crate::store::identity::Agent;
@@ -29,32 +24,19 @@ use crate::store::oauth::{self as store, Minted, Taken};
 
 pub const DEVICE_GRANT: &str = "urn:ietf:params:oauth:grant-type:device_code";
 
-/// `POST /oauth/token`.
-#[utoipa::path(post, path = "/oauth/token", operation_id = "oauth_token", tag = "oauth",
-    request_body(content = crate::http::openapi::OAuthTokenRequest, content_type = "application/x-www-form-urlencoded"),
-    responses((status = 200, description = "Tokens", body = crate::http::openapi::OAuthTokens), (status = 400, description = "`invalid_grant` (wrong verifier, replayed code, reused refresh token: the grant ends), `invalid_target`, `authorization_pending`, `slow_down`, …", body = crate::http::openapi::OAuthErrorBody), (status = 429, description = "Over a rate limit; see Retry-After", body = crate::http::openapi::OAuthErrorBody)))]
-pub async fn token(State(app): State<Arc<App>>, body: Bytes) -> Response {
-    let result = match super::form(&body) {
-        Ok(p) => match p.get("grant_type").map(String::as_str) {
-            Some("authorization_code") => by_code(&app, &p).await,
-            Some("refresh_token") => by_refresh(&app, &p).await,
-            Some(DEVICE_GRANT) => super::device::poll(&app, &p).await,
-            Some(other) => Err(OAuthError::new(
-                StatusCode::BAD_REQUEST,
-                "unsupported_grant_type",
-                format!("grant_type: {other:?} is not supported (authorization_code, refresh_token, {DEVICE_GRANT})"),
-            )),
-            None => Err(OAuthError::invalid_request("grant_type: is required")),
-        },
-        Err(e) => Err(e),
-    };
-    match result {
-        Ok(v) => {
-            let mut r = Json(v).into_response();
-            no_store(&mut r);
-            r
-        }
-        Err(e) => e.into_response(),
+/// The token endpoint (`POST /oauth/token`): a form post's grant, for
+/// tokens.
+pub async fn grant(app: &Arc<App>, body: &[u8]) -> Result<Value, OAuthError> {
+    let p = super::form(body)?;
+    match p.get("grant_type").map(String::as_str) {
+        Some("authorization_code") => by_code(app, &p).await,
+        Some("refresh_token") => by_refresh(app, &p).await,
+        Some(DEVICE_GRANT) => super::device::poll(app, &p).await,
+        Some(other) => Err(OAuthError::new(
+            ErrorKind::UnsupportedGrantType,
+            format!("grant_type: {other:?} is not supported (authorization_code, refresh_token, {DEVICE_GRANT})"),
+        )),
+        None => Err(OAuthError::invalid_request("grant_type: is required")),
     }
 }
 
@@ -153,8 +135,7 @@ async fn by_code(
 
 fn invalid_target(app: &App) -> OAuthError {
     OAuthError::new(
-        StatusCode::BAD_REQUEST,
-        "invalid_target",
+        ErrorKind::InvalidTarget,
         format!(
             "resource: this server issues tokens only for {}",
             super::resource(app)
@@ -222,20 +203,12 @@ async fn by_refresh(
         .await
 }
 
-/// `POST /oauth/revoke` (RFC 7009): 200 whether or not the token was
-/// known. A refresh token ends its grant; an access token only itself.
-#[utoipa::path(post, path = "/oauth/revoke", operation_id = "oauth_revoke", tag = "oauth",
-    request_body(content_type = "application/x-www-form-urlencoded", description = "`token` (and optionally `client_id`), RFC 7009: a refresh token ends its grant"),
-    responses((status = 200, description = "Revoked, or was not known")))]
-pub async fn revoke(State(app): State<Arc<App>>, body: Bytes) -> Response {
-    let p = match super::form(&body) {
-        Ok(p) => p,
-        Err(e) => return e.into_response(),
-    };
-    let token = match required(&p, "token") {
-        Ok(t) => t.to_string(),
-        Err(e) => return e.into_response(),
-    };
+/// Revocation (RFC 7009, `POST /oauth/revoke`): done whether or not the
+/// token was known. A refresh token ends its grant; an access token only
+/// itself.
+pub async fn revoke(app: &Arc<App>, body: &[u8]) -> Result<(), OAuthError> {
+    let p = super::form(body)?;
+    let token = required(&p, "token")?.to_string();
     let client_id = p.get("client_id").cloned().unwrap_or_default();
     let done = app
         .db
@@ -266,17 +239,11 @@ pub async fn revoke(State(app): State<Arc<App>>, body: Bytes) -> Response {
             }
             Ok(Some((row.kind, row.minted.client_id)))
         })
-        .await;
-    match done {
-        Ok(Some((kind, client))) => {
-            tracing::info!(client_id = client.as_str(), kind, "oauth token revoked");
-        }
-        Ok(None) => {}
-        Err(e) => return e.into_response(),
+        .await?;
+    if let Some((kind, client)) = done {
+        tracing::info!(client_id = client.as_str(), kind, "oauth token revoked");
     }
-    let mut r = StatusCode::OK.into_response();
-    no_store(&mut r);
-    r
+    Ok(())
 }
 
 /// Why an access token is refused on `/mcp`.
@@ -290,11 +257,11 @@ pub enum Refused {
 pub async fn access_agent(
     app: &Arc<App>,
     token: &str,
-) -> Result<Result<Agent, Refused>, crate::http::error::ApiError> {
+) -> Result<Result<Agent, Refused>, crate::store::DbError> {
     let hash = crate::ids::token_hash(token);
     let ours = super::resource(app);
     app.db
-        .run(move |conn| -> Result<_, crate::http::error::ApiError> {
+        .run(move |conn| -> Result<_, crate::store::DbError> {
             let Some(row) = store::token(conn, &hash)? else {
                 return Ok(Err(Refused::Unknown));
             };

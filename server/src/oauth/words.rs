@@ -4,7 +4,6 @@
 //! the consent's buttons on these pages are the phone's own words for them.
 //! The words are in `server/locales/`, one Fluent file per language.
 
-use axum::http::{header, HeaderMap};
 use qp_core::copy::{Catalog, Copy, Locales};
 use qp_core::protocol::permission::{ALLOW, DENY};
 
@@ -36,12 +35,9 @@ pub struct Words {
 }
 
 impl Words {
-    /// The words for the browser's `Accept-Language` (English without one).
-    pub fn of(headers: &HeaderMap) -> Words {
-        let header = headers
-            .get(header::ACCEPT_LANGUAGE)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("");
+    /// The words for the browser's `Accept-Language` header (English
+    /// for an empty one).
+    pub fn for_accept_language(header: &str) -> Words {
         let catalog = Catalog::for_accept_language(LOCALES, header);
         let copy = Copy::for_languages(&[catalog.language()]);
         Words { catalog, copy }
@@ -108,9 +104,7 @@ mod tests {
     use super::*;
 
     fn words(accept: &str) -> Words {
-        let mut h = HeaderMap::new();
-        h.insert(header::ACCEPT_LANGUAGE, accept.parse().unwrap());
-        Words::of(&h)
+        Words::for_accept_language(accept)
     }
 
     #[test]
