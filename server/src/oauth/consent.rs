@@ -27,8 +27,8 @@ use super::{
 };
 use crate::app::{App, Placement};
 use crate::store::identity::{self, Room, User};
-use crate::store::{now_secs, StoreError};
 use crate::store::oauth::{self as store, Client, Consent};
+use crate::store::{now_secs, StoreError};
 
 /// The consent question's option values: Allow, and anything else
 /// (Deny) is a refusal.
