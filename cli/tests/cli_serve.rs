@@ -155,7 +155,7 @@ fn memory_is_returned_after_a_burst_of_long_polls() {
     let mut peak = 0;
     for _wave in 0..3 {
         let mut socks = Vec::new();
-        for _ in 0..3_000 {
+        for _ in 0..4_000 {
             let mut s = std::net::TcpStream::connect(&addr).unwrap();
             write!(
                 s,

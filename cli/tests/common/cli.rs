@@ -64,7 +64,7 @@ pub fn setup() -> Env {
             "--sweep-interval-ms",
             "100",
         ])
-        // The burst test holds 3,000 long-polls with one agent token, all
+        // The burst test holds 4,000 long-polls with one agent token, all
         // from one address.
         .args(["--max-long-polls-per-token", "100000"])
         .args(["--max-connections-per-address", "100000"])
