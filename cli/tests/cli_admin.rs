@@ -149,40 +149,26 @@ fn without_public_url_the_link_names_the_listener_with_its_scheme_and_port() {
         "{inv}"
     );
     // The server's variables are read as `qp serve` reads them.
-    let (code, out, err) = qp_admin(
-        s.dir.path(),
-        &[
-            "--db",
-            s.db.to_str().unwrap(),
-            "user",
-            "invite",
-            &uid,
-            "--json",
-        ],
-        &[("QP_LISTEN", "127.0.0.1:9001")],
-    );
-    assert_eq!(code, 0, "{err}");
+    let out = invite_under(&s, &uid, ("QP_LISTEN", "127.0.0.1:9001"));
     assert!(
         out.contains("\"link\":\"http://127.0.0.1:9001/pair#"),
         "{out}"
     );
-    let (code, out, err) = qp_admin(
-        s.dir.path(),
-        &[
-            "--db",
-            s.db.to_str().unwrap(),
-            "user",
-            "invite",
-            &uid,
-            "--json",
-        ],
-        &[("QP_PUBLIC_URL", "https://qp.example.com")],
-    );
-    assert_eq!(code, 0, "{err}");
+    let out = invite_under(&s, &uid, ("QP_PUBLIC_URL", "https://qp.example.com"));
     assert!(
         out.contains("\"link\":\"https://qp.example.com/pair#"),
         "{out}"
     );
+}
+
+/// `qp admin user invite UID --json` on the site's database with one
+/// server variable set; its output.
+fn invite_under(s: &Site, uid: &str, var: (&str, &str)) -> String {
+    let db = s.db.to_str().unwrap();
+    let args = ["--db", db, "user", "invite", uid, "--json"];
+    let (code, out, err) = qp_admin(s.dir.path(), &args, &[var]);
+    assert_eq!(code, 0, "{err}");
+    out
 }
 
 #[test]
