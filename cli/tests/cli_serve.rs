@@ -178,20 +178,28 @@ fn memory_is_returned_after_a_burst_of_long_polls() {
             let _ = s.read_to_end(&mut sink);
         }
     }
-    // The server trims within a few seconds of the burst ending.
+    // The server trims within a few seconds of the burst ending. The
+    // bounds are relative to what the burst took: how much a burst of
+    // long-polls grows the server depends on the build and the machine,
+    // and a fixed figure either misses the burst or passes when nothing
+    // is given back.
+    let grown = peak.saturating_sub(idle);
+    let kept_at_most = grown / 2;
     let t = Instant::now();
     let mut after = rss_kb(pid);
-    while after > idle + 20_000 && t.elapsed() < Duration::from_secs(15) {
+    while after.saturating_sub(idle) > kept_at_most && t.elapsed() < Duration::from_secs(15) {
         std::thread::sleep(Duration::from_millis(500));
         after = rss_kb(pid);
     }
+    eprintln!("idle {idle} KB, peak {peak} KB, {after} KB after the burst");
     assert!(
-        peak > idle + 20_000,
+        grown > 8_000,
         "the burst did not grow memory ({idle} -> {peak} KB)"
     );
     assert!(
-        after <= idle + 20_000,
-        "idle {idle} KB, peak {peak} KB, {after} KB after the burst"
+        after.saturating_sub(idle) <= kept_at_most,
+        "idle {idle} KB, peak {peak} KB, {after} KB after the burst: \
+         more than half of what the burst took was kept"
     );
 }
 
