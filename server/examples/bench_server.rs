@@ -326,8 +326,14 @@ async fn main() {
     let asker = |i: usize| apis[i % n].clone();
     let waiter_of = |i: usize| apis[(i + 1) % n].clone();
     let (_, rss_idle) = rss_kb(&servers, "VmRSS:");
+    // RSS counts the binary's own code pages mapped in (file-backed,
+    // shared with the page cache and given back under pressure) beside
+    // the heap: the split says which of the two an idle figure is.
+    let (_, anon_idle) = rss_kb(&servers, "RssAnon:");
+    let (_, file_idle) = rss_kb(&servers, "RssFile:");
     println!(
-        "{} qp serve process(es) on {} ({}); idle RSS {rss_idle} KB",
+        "{} qp serve process(es) on {} ({}); idle RSS {rss_idle} KB \
+         ({anon_idle} KB anonymous, {file_idle} KB mapped files)",
         o.instances,
         if o.db.is_some() {
             "PostgreSQL"

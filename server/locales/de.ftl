@@ -29,7 +29,7 @@ signin-device-title = Auf dem Telefon bestätigen
 signin-device-body = Die in { $command } angegebene Person hat auf ihrem Telefon eine Frage mit demselben Code bekommen, den das Terminal zeigt. Tippe dort auf { $allow }, um das Terminal anzumelden.
 
 signin-error-title = Diese Anmeldung kann nicht weitergehen
-signin-error-not-found = In diesem Raum ist niemand mit dieser ID oder diesem Namen. Gib deine Benutzer-ID (oder deinen Namen genau so, wie er geschrieben wird) und den Code des Raums an.
+signin-error-not-found = In diesem Raum ist niemand mit dieser ID oder diesem Namen. Gib deine Benutzer-ID (oder deinen Namen) und den Code des Raums an.
 signin-error-user-required = Gib deine Benutzer-ID oder deinen Namen an.
 signin-error-too-many = Gerade gibt es zu viele Anmeldeanfragen. Versuche es in einer Minute noch einmal.
 signin-error-not-allowed = Auf diesem Server darfst du Anmeldungen von Agenten in diesem Raum nicht bestätigen. Frag die Betreiber des Servers oder die Admins des Raums.

@@ -35,7 +35,7 @@ signin-device-title = Approve on your phone
 signin-device-body = The person named by { $command } got a question on their phone with the same code the terminal shows. Tap { $allow } there to sign the terminal in.
 
 signin-error-title = This sign-in cannot go on
-signin-error-not-found = Nobody of that id or name is in that room. Give your user id (or your name exactly) and the room's code.
+signin-error-not-found = Nobody of that id or name is in that room. Give your user id (or your name) and the room's code.
 signin-error-user-required = Give your user id or your name.
 signin-error-too-many = Too many sign-in requests right now. Try again in a minute.
 signin-error-not-allowed = This server does not let you approve agent sign-ins in that room. Ask the server's operator or the room's admin.

@@ -29,7 +29,7 @@ signin-device-title = Aprueba en tu teléfono
 signin-device-body = La persona indicada en { $command } recibió en su teléfono una pregunta con el mismo código que muestra el terminal. Toca { $allow } allí para iniciar la sesión del terminal.
 
 signin-error-title = Este inicio de sesión no puede continuar
-signin-error-not-found = No hay nadie con ese id o ese nombre en esa sala. Indica tu id de usuario (o tu nombre exacto) y el código de la sala.
+signin-error-not-found = No hay nadie con ese id o ese nombre en esa sala. Indica tu id de usuario (o tu nombre) y el código de la sala.
 signin-error-user-required = Indica tu id de usuario o tu nombre.
 signin-error-too-many = Hay demasiadas solicitudes de inicio de sesión ahora mismo. Inténtalo de nuevo en un minuto.
 signin-error-not-allowed = Este servidor no te permite aprobar inicios de sesión de agentes en esa sala. Pregunta a quien administra el servidor o la sala.

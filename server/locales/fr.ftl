@@ -31,7 +31,7 @@ signin-device-title = Approuvez sur votre téléphone
 signin-device-body = La personne indiquée dans { $command } a reçu sur son téléphone une question avec le même code que celui du terminal. Touchez { $allow } sur le téléphone pour connecter le terminal.
 
 signin-error-title = Cette connexion ne peut pas continuer
-signin-error-not-found = Personne dans ce salon n’a cet identifiant ou ce nom. Indiquez votre identifiant (ou votre nom exact) et le code du salon.
+signin-error-not-found = Personne dans ce salon n’a cet identifiant ou ce nom. Indiquez votre identifiant (ou votre nom) et le code du salon.
 signin-error-user-required = Indiquez votre identifiant ou votre nom.
 signin-error-too-many = Trop de demandes de connexion pour l’instant. Réessayez dans une minute.
 signin-error-not-allowed = Ce serveur ne vous permet pas d’approuver la connexion d’agents dans ce salon. Adressez-vous à l’administration du serveur ou du salon.

@@ -29,7 +29,7 @@ signin-device-title = Approva sul telefono
 signin-device-body = La persona indicata in { $command } ha ricevuto sul telefono una domanda con lo stesso codice mostrato dal terminale. Tocca { $allow } lì per far accedere il terminale.
 
 signin-error-title = Questo accesso non può proseguire
-signin-error-not-found = In quella stanza non c’è nessuno con quell’id o quel nome. Indica il tuo id utente (o il tuo nome esatto) e il codice della stanza.
+signin-error-not-found = In quella stanza non c’è nessuno con quell’id o quel nome. Indica il tuo id utente (o il tuo nome) e il codice della stanza.
 signin-error-user-required = Indica il tuo id utente o il tuo nome.
 signin-error-too-many = Troppe richieste di accesso in questo momento. Riprova tra un minuto.
 signin-error-not-allowed = Questo server non ti consente di approvare gli accessi degli agenti in quella stanza. Chiedi a chi gestisce il server o la stanza.

@@ -29,7 +29,7 @@ signin-device-title = Aprove no celular
 signin-device-body = A pessoa indicada em { $command } recebeu no celular uma pergunta com o mesmo código que o terminal mostra. Toque em { $allow } lá para conectar o terminal.
 
 signin-error-title = Este login não pode continuar
-signin-error-not-found = Ninguém com esse id ou nome está nessa sala. Informe seu id de usuário (ou seu nome exato) e o código da sala.
+signin-error-not-found = Ninguém com esse id ou nome está nessa sala. Informe seu id de usuário (ou seu nome) e o código da sala.
 signin-error-user-required = Informe seu id de usuário ou seu nome.
 signin-error-too-many = Há solicitações de login demais agora. Tente de novo em um minuto.
 signin-error-not-allowed = Este servidor não permite que você aprove logins de agentes nessa sala. Fale com quem administra o servidor ou a sala.

@@ -29,7 +29,7 @@ signin-device-title = 请在手机上批准
 signin-device-body = { $command } 中指定的人已在手机上收到一个问题，其代码与终端显示的相同。在那里点按“{ $allow }”即可让终端登录。
 
 signin-error-title = 此次登录无法继续
-signin-error-not-found = 该房间中没有这个 ID 或名字的人。请输入你的用户 ID（或准确的名字）和房间的代码。
+signin-error-not-found = 该房间中没有这个 ID 或名字的人。请输入你的用户 ID（或名字）和房间的代码。
 signin-error-user-required = 请输入你的用户 ID 或名字。
 signin-error-too-many = 当前登录请求过多。请一分钟后再试。
 signin-error-not-allowed = 此服务器不允许你在该房间中批准智能体登录。请联系服务器的管理员或房间的管理员。

@@ -268,7 +268,7 @@ pub async fn ask(app: &Arc<App>, req: Request) -> Result<Asked, OAuthError> {
 fn not_found() -> OAuthError {
     OAuthError::invalid_request(
         "user: nobody of that id or name is in that room; give your user id (or your \
-         name exactly) and the room's code",
+         name) and the room's code",
     )
     .told_as("signin-error-not-found")
 }
