@@ -172,6 +172,23 @@ pub enum PushOutcome {
         reason: String,
         after: Duration,
     },
+    /// The request was written to the gateway and no usable answer came
+    /// (no response in time, the stream reset, the connection lost under
+    /// it after the pool's own re-sends, the claim's cut-off reached
+    /// mid-request): the gateway may have it. It spends an attempt, is
+    /// counted as maybe delivered, and is sent again (with the same
+    /// collapse id / key) at most [`NO_ANSWER_RESENDS`] times in all.
+    /// `cut_off`: ended by the claim's cut-off, which says nothing about
+    /// the gateway (this instance may have stalled), so it never feeds
+    /// the outage circuit.
+    NoAnswer {
+        reason: String,
+        cut_off: bool,
+    },
+    /// Not sent: its question was resolved or expired by the time its turn
+    /// came. Recorded as failed with the reason, spending no attempt, and
+    /// counted as `outcome="skipped"`.
+    Skipped(String),
     /// The gateway says the token is dead (APNs 410, FCM UNREGISTERED): the
     /// device is removed.
     DeviceGone,
@@ -201,6 +218,18 @@ pub fn routes(settings: &crate::config::Settings) -> Vec<&'static str> {
     .collect()
 }
 
+/// Whether a device of `platform` can be pushed to by this server: `dev`
+/// always (the terminal device), the others through their route
+/// ([`routes`]).
+pub fn platform_has_route(settings: &crate::config::Settings, platform: &str) -> bool {
+    let route = match metrics::gateway_of(platform) {
+        "dev" => return true,
+        "none" => return false,
+        gateway => gateway,
+    };
+    routes(settings).contains(&route)
+}
+
 /// Says at start which push routes there are, loudly when no phone can be
 /// reached: questions would otherwise sit pending without a word.
 pub fn log_routes(settings: &crate::config::Settings) {
@@ -221,7 +250,32 @@ pub fn log_routes(settings: &crate::config::Settings) {
     }
 }
 
-/// A `Retry-After` header in seconds, if any.
+/// What a request the HTTP/2 pool could not get answered becomes: not
+/// written, a fault of the gateway (or, past the claim's cut-off, given
+/// back unsent); written, [`PushOutcome::NoAnswer`].
+pub(crate) fn unanswered(gateway: &str, e: h2pool::SendError) -> PushOutcome {
+    use h2pool::SendError;
+    match e {
+        SendError::CutOff => not_sent_past_cut_off(),
+        SendError::NoAnswer { why, cut_off } => PushOutcome::NoAnswer {
+            reason: format!("{gateway} sent no answer: {why}"),
+            cut_off,
+        },
+        e @ (SendError::Connect(_) | SendError::Timeout | SendError::Stream(_)) => {
+            PushOutcome::Unavailable {
+                reason: format!("{gateway} unreachable: {e}"),
+                after: None,
+            }
+        }
+    }
+}
+
+/// The longest `Retry-After` a gateway's answer is honoured for: a
+/// gateway saying a day would otherwise park a push past its question's
+/// expiry (which, besides, no retry is ever held past: [`next_state`]).
+pub const RETRY_AFTER_MAX: Duration = Duration::from_secs(10 * 60);
+
+/// A `Retry-After` header in seconds, if any, at most [`RETRY_AFTER_MAX`].
 pub(crate) fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
     headers
         .get(reqwest::header::RETRY_AFTER)?
@@ -230,11 +284,97 @@ pub(crate) fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Durati
         .trim()
         .parse::<u64>()
         .ok()
-        .map(Duration::from_secs)
+        .map(|s| Duration::from_secs(s).min(RETRY_AFTER_MAX))
 }
 
 /// Attempts per job before it is marked failed.
 pub const PUSH_MAX_ATTEMPTS: u32 = 8;
+
+/// A push whose request reached the gateway without a usable answer is
+/// sent again at most this many times in all (the pool's own re-sends
+/// after a lost connection included): a gateway that takes requests and
+/// never answers must not get the same push dozens of times.
+pub const NO_ANSWER_RESENDS: u32 = 3;
+
+/// What the worker's claim allows one send, set around it as a task-local
+/// ([`SendScope::current`]): the HTTP/2 pool writes no request past the
+/// cut-off, tells the worker whether a request is out unanswered, and
+/// counts the sends that went out without an answer against
+/// [`NO_ANSWER_RESENDS`].
+pub struct SendScope {
+    /// The claim's cut-off: nothing is written after it.
+    pub cut_off: tokio::time::Instant,
+    /// Sends of this push that went out without an answer before this
+    /// claim (recorded on the job).
+    unanswered_before: u32,
+    /// Those of this claim.
+    unanswered: std::sync::atomic::AtomicU32,
+    /// Whether a request is out: [`UNTRACKED`] until the HTTP/2 pool
+    /// says (Web Push's client never does: it may have written),
+    /// [`NOT_WRITTEN`] or [`WRITTEN`] (written and not yet ended).
+    written: std::sync::atomic::AtomicU8,
+}
+
+const UNTRACKED: u8 = 0;
+const NOT_WRITTEN: u8 = 1;
+const WRITTEN: u8 = 2;
+
+tokio::task_local! {
+    static SEND_SCOPE: Arc<SendScope>;
+}
+
+impl SendScope {
+    pub fn new(cut_off: tokio::time::Instant, unanswered_before: u32) -> Arc<SendScope> {
+        Arc::new(SendScope {
+            cut_off,
+            unanswered_before,
+            unanswered: Default::default(),
+            written: std::sync::atomic::AtomicU8::new(UNTRACKED),
+        })
+    }
+
+    /// Runs `send` within this scope.
+    pub async fn run<T>(self: &Arc<Self>, send: impl Future<Output = T>) -> T {
+        SEND_SCOPE.scope(self.clone(), send).await
+    }
+
+    /// The scope of the send running in this task, if the worker set one.
+    pub fn current() -> Option<Arc<SendScope>> {
+        SEND_SCOPE.try_with(|s| s.clone()).ok()
+    }
+
+    /// Whether the cut-off has passed: then nothing may be written.
+    pub fn cut_off_passed(&self) -> bool {
+        tokio::time::Instant::now() >= self.cut_off
+    }
+
+    /// A request was written (true), or none is out now (false).
+    pub fn set_written(&self, written: bool) {
+        let state = if written { WRITTEN } else { NOT_WRITTEN };
+        self.written
+            .store(state, std::sync::atomic::Ordering::Release);
+    }
+
+    /// Whether the gateway may have a request of this send unanswered.
+    pub fn may_have_written(&self) -> bool {
+        self.written.load(std::sync::atomic::Ordering::Acquire) != NOT_WRITTEN
+    }
+
+    /// One send went out without an answer: whether this push may still
+    /// be sent again.
+    pub fn unanswered_once(&self) -> bool {
+        let n = self
+            .unanswered
+            .fetch_add(1, std::sync::atomic::Ordering::AcqRel)
+            + 1;
+        self.unanswered_before + n <= NO_ANSWER_RESENDS
+    }
+
+    /// Sends of this push without an answer, this claim's included.
+    pub fn unanswered(&self) -> u32 {
+        self.unanswered_before + self.unanswered.load(std::sync::atomic::Ordering::Acquire)
+    }
+}
 
 /// How much the worker takes on at once.
 #[derive(Debug, Clone)]
@@ -269,6 +409,9 @@ struct Finished {
     outcome: PushOutcome,
     /// See [`deadline_ms`].
     deadline_ms: i64,
+    /// Sends of this push that went out without an answer, this claim's
+    /// included ([`SendScope::unanswered`]).
+    unanswered: u32,
     /// The push's in-flight slot, given back only once its outcome is
     /// written: so answered-but-unrecorded outcomes count against the
     /// bound too (a slow database cannot pile them up, nor let their
@@ -318,6 +461,7 @@ pub async fn run_worker_with(
     let recorded = Arc::new(tokio::sync::Notify::new());
     tokio::spawn(record_outcomes(app.clone(), done_rx, recorded.clone()));
     loop {
+        app.metrics.push.outages.end_quiet();
         // At least one free slot, then as many as are free.
         let Ok(first) = slots.clone().acquire_owned().await else {
             return;
@@ -398,41 +542,54 @@ pub async fn run_worker_with(
                 let circuit = msg
                     .as_ref()
                     .map_or_else(|| gateway.to_string(), |m| outage::circuit_of(gateway, m));
-                let held = msg.as_ref().and_then(|_| outages.held(&circuit));
-                let outcome = match (&msg, held) {
+                let scope = SendScope::new(cut_off, job.unanswered);
+                let outcome = match &msg {
                     // Resolved or expired since it was queued (a take-over
                     // of an expired lease, a retry): a question push would
                     // only show a question no one can answer any more.
-                    (Some(m), _) if !worth_sending(&job, m) => PushOutcome::Failed(format!(
-                        "question no longer pending ({}): not sent",
-                        match m.question.state {
-                            qp_core::protocol::QuestionState::Pending => "expired",
-                            s => s.as_str(),
-                        }
-                    )),
-                    (Some(_), Some(held)) => held,
-                    (Some(m), None) => match within_lease(cut_off, cap, transport.send(m)).await {
-                        Ok(outcome) => outcome,
-                        // Cut off mid-send: the gateway may have it. APNs
-                        // and FCM's pool counts it itself, only if the
-                        // request was written (`h2pool::Written`).
-                        Err(cut) => {
-                            if !matches!(gateway, "apns" | "fcm") {
-                                let resends = &metrics.metrics.push.resends;
-                                resends.count(gateway, metrics::ResendCause::Timeout);
+                    Some(m) if !worth_sending(&job, m) => {
+                        let why = format!(
+                            "question no longer pending ({}): not sent",
+                            match m.question.state {
+                                qp_core::protocol::QuestionState::Pending => "expired",
+                                s => s.as_str(),
                             }
-                            cut
-                        }
+                        );
+                        tracing::info!(job = job.id, question = %job.question_id, device = %job.device_id, reason = %why, "push skipped");
+                        PushOutcome::Skipped(why)
+                    }
+                    // Past the claim's cut-off (this instance was slow to
+                    // get here): nothing goes out; given back at once.
+                    Some(_) if scope.cut_off_passed() => not_sent_past_cut_off(),
+                    Some(m) => match outages.held(&circuit) {
+                        Some(held) => held,
+                        None => match within_lease(&scope, cap, transport.send(m)).await {
+                            Ok(outcome) => outcome,
+                            // Cut off mid-send: the gateway may have it.
+                            // APNs and FCM's pool counts it itself, only if
+                            // the request was written (`h2pool::Written`).
+                            Err(cut) => {
+                                if !matches!(gateway, "apns" | "fcm") {
+                                    let resends = &metrics.metrics.push.resends;
+                                    resends.count(gateway, metrics::ResendCause::Timeout);
+                                }
+                                cut
+                            }
+                        },
                     },
-                    (None, _) => PushOutcome::Failed("device or question no longer exists".into()),
+                    None => PushOutcome::Failed("device or question no longer exists".into()),
                 };
                 metrics.metrics.push.answered(gateway, &outcome);
                 let outcome = outages.judge(gateway, &circuit, outcome);
+                for circuit in outages.take_ended() {
+                    release_held(&metrics, circuit).await;
+                }
                 let _ = done.send(Finished {
                     job,
                     gateway,
                     outcome,
                     deadline_ms,
+                    unanswered: scope.unanswered(),
                     slot: Some(permit),
                 });
             });
@@ -440,24 +597,61 @@ pub async fn run_worker_with(
     }
 }
 
-/// A send cut off at `cut_off` (the claim's time plus `cap`: what the
-/// lease leaves once the outcome is recorded) comes back as a retry, so the
-/// job is given back before its lease ends, never claimed by another
-/// instance while still in flight (`Err`: cut off).
+/// A send cut off at the claim's cut-off (the claim's time plus `cap`:
+/// what the lease leaves once the outcome is recorded) comes back before
+/// the lease ends, never claimed by another instance while still in
+/// flight (`Err`: cut off): as [`PushOutcome::NoAnswer`] if a request was
+/// written (or, for a transport that cannot say, may have been), else as
+/// not sent.
 async fn within_lease(
-    cut_off: tokio::time::Instant,
+    scope: &Arc<SendScope>,
     cap: Duration,
     send: PushFuture<'_>,
 ) -> Result<PushOutcome, PushOutcome> {
-    tokio::time::timeout_at(cut_off, send)
-        .await
-        .map_err(|_| PushOutcome::Unavailable {
-            reason: format!(
-                "no answer within {} ms of the claim (the lease's budget)",
-                cap.as_millis()
-            ),
-            after: None,
-        })
+    match tokio::time::timeout_at(scope.cut_off, scope.run(send)).await {
+        Ok(outcome) => Ok(outcome),
+        Err(_) if scope.may_have_written() => {
+            scope.unanswered_once();
+            Err(PushOutcome::NoAnswer {
+                reason: format!(
+                    "no answer within {} ms of the claim (the lease's budget)",
+                    cap.as_millis()
+                ),
+                cut_off: true,
+            })
+        }
+        Err(_) => Err(not_sent_past_cut_off()),
+    }
+}
+
+/// A push not written before the claim's cut-off: given back at once,
+/// spending no attempt (nothing reached the gateway).
+fn not_sent_past_cut_off() -> PushOutcome {
+    PushOutcome::Deferred {
+        reason: CUT_OFF_NOT_SENT.into(),
+        after: Duration::ZERO,
+    }
+}
+
+/// The reason of a push given back unsent at the claim's cut-off.
+pub const CUT_OFF_NOT_SENT: &str = "not sent: the claim's cut-off passed before the request was written";
+
+/// The gateway answered again after an outage: the pushes held for its
+/// circuit go now, not at the end of their step.
+async fn release_held(app: &Arc<App>, circuit: String) {
+    let prefix = outage::held_prefix(&circuit);
+    let released = app
+        .db
+        .run(move |conn| deliveries::release_held_pushes(conn, &prefix, now_ms()))
+        .await;
+    match released {
+        Ok(n) => {
+            tracing::info!(circuit, pushes = n, "push gateway answering again: held pushes released");
+            app.push_wake.notify_one();
+        }
+        // They go at the end of their step.
+        Err(e) => tracing::warn!(circuit, error = %e, "releasing held pushes"),
+    }
 }
 
 /// A question push is worth sending only while its question is pending,
@@ -537,7 +731,7 @@ pub const WRITE_STATEMENT_LIMIT: Duration = Duration::from_secs(2);
 /// [`WRITE_STATEMENT_LIMIT`]).
 fn write_batch(
     conn: &crate::store::Conn,
-    batch: &[(deliveries::DuePush, PushOutcome, i64)],
+    batch: &[Answer],
 ) -> crate::store::DbResult<Vec<Written>> {
     use crate::store::Backend;
     let write = || -> crate::store::DbResult<Vec<Written>> {
@@ -550,8 +744,8 @@ fn write_batch(
             ))?;
         }
         let mut out = Vec::with_capacity(batch.len());
-        for (job, outcome, deadline_ms) in batch {
-            out.push(record_one(&*tx, job, outcome, *deadline_ms)?);
+        for a in batch {
+            out.push(record_one(&*tx, &a.job, &a.outcome, a.deadline_ms, a.unanswered)?);
         }
         tx.commit()?;
         Ok(out)
@@ -590,7 +784,12 @@ async fn record_outcomes(
         let mut answers = Vec::with_capacity(batch.len());
         for f in &mut batch {
             slots.extend(f.slot.take());
-            answers.push((f.job.clone(), f.outcome.clone(), f.deadline_ms));
+            answers.push(Answer {
+                job: f.job.clone(),
+                outcome: f.outcome.clone(),
+                deadline_ms: f.deadline_ms,
+                unanswered: f.unanswered,
+            });
         }
         let written = write_outcomes(&app, answers).await;
         let push = &app.metrics.push;
@@ -628,7 +827,7 @@ async fn record_outcomes(
 /// ends, then go again).
 async fn write_outcomes(
     app: &App,
-    answers: Vec<(deliveries::DuePush, PushOutcome, i64)>,
+    answers: Vec<Answer>,
 ) -> Option<Vec<Written>> {
     let answers = Arc::new(answers);
     let mut tries = 0;
@@ -654,6 +853,14 @@ async fn write_outcomes(
     }
 }
 
+/// One outcome to write.
+struct Answer {
+    job: deliveries::DuePush,
+    outcome: PushOutcome,
+    deadline_ms: i64,
+    unanswered: u32,
+}
+
 /// What writing one outcome did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Written {
@@ -667,14 +874,32 @@ enum Written {
 
 /// The job's next state for an outcome: state, attempts spent, when it is
 /// due next, the error to keep. A deferred push spends no attempt, but is
-/// never held past its `deadline_ms`: then it fails, with the reason.
+/// never held past its `deadline_ms`: then it fails, with the reason; nor
+/// is a retry queued past it. `unanswered`: the sends of this push that
+/// went out without an answer, this one's included; past
+/// [`NO_ANSWER_RESENDS`], one more gets it no re-send.
 fn next_state(
     attempts_before: u32,
     outcome: &PushOutcome,
     now: i64,
     deadline_ms: i64,
-) -> (PushJobState, u32, i64, Option<&str>) {
+    unanswered: u32,
+) -> (PushJobState, u32, i64, Option<String>) {
     let attempts = attempts_before + 1;
+    let retry = |reason: &str, after: &Option<Duration>| {
+        let delay = after.unwrap_or_else(|| RetryPolicy::PUSH.delay(attempts));
+        let next = now.saturating_add(delay.as_millis() as i64);
+        if next >= deadline_ms {
+            (
+                PushJobState::Failed,
+                attempts,
+                now,
+                Some(format!("{reason} (not tried again: past the push's deadline)")),
+            )
+        } else {
+            (PushJobState::Queued, attempts, next, Some(reason.to_string()))
+        }
+    };
     match outcome {
         PushOutcome::Deferred { reason, after }
             if now.saturating_add(after.as_millis() as i64) >= deadline_ms =>
@@ -683,7 +908,7 @@ fn next_state(
                 PushJobState::Failed,
                 attempts_before,
                 now,
-                Some(reason.as_str()),
+                Some(reason.clone()),
             )
         }
         PushOutcome::Sent => (PushJobState::Sent, attempts, now, None),
@@ -691,31 +916,40 @@ fn next_state(
             PushJobState::Failed,
             attempts,
             now,
-            Some("device unregistered"),
+            Some("device unregistered".into()),
         ),
         PushOutcome::Deferred { reason, after } => (
             PushJobState::Queued,
             attempts_before,
             now + after.as_millis() as i64,
-            Some(reason.as_str()),
+            Some(reason.clone()),
+        ),
+        PushOutcome::Skipped(reason) => {
+            (PushJobState::Failed, attempts_before, now, Some(reason.clone()))
+        }
+        PushOutcome::NoAnswer { reason, .. } if unanswered > NO_ANSWER_RESENDS => (
+            PushJobState::Failed,
+            attempts,
+            now,
+            Some(format!(
+                "{reason}: sent {unanswered} times without an answer, not sent again (the gateway may have it)"
+            )),
         ),
         // Judged by the worker's `Outages` before it gets here; a retry if not.
         PushOutcome::Retry { reason, after } | PushOutcome::Unavailable { reason, after }
             if attempts < PUSH_MAX_ATTEMPTS =>
         {
-            let delay = after.unwrap_or_else(|| RetryPolicy::PUSH.delay(attempts));
-            (
-                PushJobState::Queued,
-                attempts,
-                now + delay.as_millis() as i64,
-                Some(reason.as_str()),
-            )
+            retry(reason, after)
+        }
+        PushOutcome::NoAnswer { reason, .. } if attempts < PUSH_MAX_ATTEMPTS => {
+            retry(reason, &None)
         }
         // Failed for good, or out of attempts.
         PushOutcome::Failed(reason)
         | PushOutcome::Retry { reason, .. }
-        | PushOutcome::Unavailable { reason, .. } => {
-            (PushJobState::Failed, attempts, now, Some(reason.as_str()))
+        | PushOutcome::Unavailable { reason, .. }
+        | PushOutcome::NoAnswer { reason, .. } => {
+            (PushJobState::Failed, attempts, now, Some(reason.clone()))
         }
     }
 }
@@ -731,9 +965,11 @@ fn record_one(
     job: &deliveries::DuePush,
     outcome: &PushOutcome,
     deadline_ms: i64,
+    unanswered: u32,
 ) -> crate::store::DbResult<Written> {
     let now = now_ms();
-    let (state, attempts, next_ms, error) = next_state(job.attempts, outcome, now, deadline_ms);
+    let (state, attempts, next_ms, error) =
+        next_state(job.attempts, outcome, now, deadline_ms, unanswered);
     let held = if *outcome == PushOutcome::Sent {
         deliveries::mark_push_sent(conn, job.id, attempts, now)?
     } else {
@@ -741,10 +977,13 @@ fn record_one(
             conn,
             job.id,
             job.claimed_until_ms,
-            state,
-            attempts,
-            next_ms,
-            error,
+            deliveries::PushMark {
+                state,
+                attempts,
+                next_ms,
+                error: error.as_deref(),
+                unanswered,
+            },
         )?
     };
     if !held {

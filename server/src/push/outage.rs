@@ -51,8 +51,24 @@ pub const OUTAGE_BACKOFF: RetryPolicy = RetryPolicy {
     jitter: false,
 };
 
-/// What the reason of a held push starts with (the metrics' `outage`).
+/// What the reason of a held push starts with (the metrics' `outage`),
+/// followed by ` (circuit)`: how held pushes are found to release them
+/// when the outage ends ([`held_prefix`]).
 pub const HELD: &str = "gateway outage";
+
+/// An outage with no gateway fault for this long ends (its gauge goes
+/// back to 0), even if no push came to probe it.
+pub const QUIET_END: Duration = Duration::from_secs(60);
+
+/// How long, at most, the other pushes wait for a probe that says
+/// nothing about the gateway (cut off, held by a credential backoff)
+/// before another push may probe.
+pub const PROBE_WAIT: Duration = Duration::from_secs(30);
+
+/// What the reason of every push held for `circuit` starts with.
+pub fn held_prefix(circuit: &str) -> String {
+    format!("{HELD} ({circuit})")
+}
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct GatewayLabel {
@@ -68,14 +84,30 @@ struct Circuit {
     /// Pushes are held until then.
     held_until: Option<Instant>,
     since: Option<Instant>,
+    /// Once a step is over, the one push let through to probe the gateway
+    /// is out until then (the others stay held).
+    probe_until: Option<Instant>,
+    last_fault: Option<Instant>,
 }
 
-/// The circuit a push goes through: its gateway, or for Web Push its
-/// gateway and push service.
+/// The circuit a push goes through: its gateway; for Web Push its gateway
+/// and push service; for APNs the environment its device names (the
+/// sandbox and production are separate services), else the server's
+/// default APNs.
 pub fn circuit_of(gateway: &'static str, m: &super::PushMessage) -> String {
+    use qp_core::protocol::device::ApnsEnvironment;
     match gateway {
         "web_push" => match super::webpush::service_origin(&m.device.push_token) {
             Some(origin) => format!("{gateway} {origin}"),
+            None => gateway.to_string(),
+        },
+        "apns" => match m
+            .device
+            .apns_environment
+            .as_deref()
+            .and_then(ApnsEnvironment::parse)
+        {
+            Some(env) => format!("{gateway} {}", env.as_str()),
             None => gateway.to_string(),
         },
         _ => gateway.to_string(),
@@ -86,6 +118,9 @@ pub fn circuit_of(gateway: &'static str, m: &super::PushMessage) -> String {
 #[derive(Default)]
 pub struct Outages {
     circuits: Mutex<HashMap<String, Circuit>>,
+    /// Circuits whose outage a gateway's answer ended since the worker
+    /// last looked ([`Outages::take_ended`]): their held pushes go at once.
+    ended: Mutex<Vec<String>>,
     open: Family<GatewayLabel, Gauge>,
     started: Family<GatewayLabel, Counter>,
 }
@@ -110,18 +145,63 @@ impl Outages {
     }
 
     /// Before a send: while an outage step runs, the push's outcome without
-    /// sending it (held to the step's end, no attempt spent).
+    /// sending it (held to the step's end, no attempt spent). Once a step
+    /// is over, one push goes as the probe (None); the others stay held
+    /// until it answers (a success releases them at once:
+    /// [`Outages::take_ended`]), at most a further step.
     pub fn held(&self, circuit: &str) -> Option<PushOutcome> {
-        let circuits = self.circuits();
-        let until = circuits.get(circuit)?.held_until?;
-        let left = until.saturating_duration_since(Instant::now());
-        (!left.is_zero()).then(|| PushOutcome::Deferred {
+        self.end_quiet();
+        let mut circuits = self.circuits();
+        let c = circuits.get_mut(circuit)?;
+        c.since?;
+        let now = Instant::now();
+        let until = c.held_until?;
+        let left = if until > now {
+            until - now
+        } else if c.probe_until.is_some_and(|p| p > now) {
+            // A probe is out: the next step's length, unless it succeeds.
+            OUTAGE_BACKOFF.delay(c.steps + 1)
+        } else {
+            c.probe_until = Some(now + PROBE_WAIT);
+            return None;
+        };
+        Some(PushOutcome::Deferred {
             reason: format!(
-                "{HELD}: {circuit} unavailable, next try in {} ms",
+                "{}: unavailable, next try in {} ms",
+                held_prefix(circuit),
                 left.as_millis()
             ),
             after: left,
         })
+    }
+
+    /// Ends the outages with no fault for [`QUIET_END`] (no push came to
+    /// probe them): their gauges go back to 0.
+    pub fn end_quiet(&self) {
+        let now = Instant::now();
+        let mut circuits = self.circuits();
+        for (circuit, c) in circuits.iter_mut() {
+            let quiet = c
+                .last_fault
+                .is_some_and(|f| now.duration_since(f) >= QUIET_END);
+            if c.since.is_some() && quiet {
+                let gateway = gateway_of_circuit(circuit);
+                tracing::warn!(
+                    gateway,
+                    circuit = circuit.as_str(),
+                    quiet_ms = QUIET_END.as_millis() as u64,
+                    "push gateway outage over: no fault since"
+                );
+                self.open.get_or_create(&GatewayLabel { gateway }).dec();
+                *c = Circuit::default();
+            }
+        }
+    }
+
+    /// The circuits whose outage ended by an answer since the last call:
+    /// the worker releases their held pushes at once.
+    pub fn take_ended(&self) -> Vec<String> {
+        std::mem::take(&mut *self.ended.lock().unwrap_or_else(|p| p.into_inner()))
     }
 
     /// After a send: a gateway fault counts toward an outage (and, in one,
@@ -134,11 +214,22 @@ impl Outages {
             PushOutcome::Unavailable { reason, after } => {
                 match self.fault(gateway, circuit, &reason, after) {
                     Some(hold) => PushOutcome::Deferred {
-                        reason: format!("{HELD}: {reason}"),
+                        reason: format!("{}: {reason}", held_prefix(circuit)),
                         after: hold,
                     },
                     None => PushOutcome::Retry { reason, after },
                 }
+            }
+            // Written and never answered: a fault of the gateway, but the
+            // push may be delivered, so it spends an attempt whatever the
+            // circuit says. Unless the claim's cut-off ended it: this
+            // instance may have stalled, which says nothing of the gateway.
+            PushOutcome::NoAnswer {
+                ref reason,
+                cut_off: false,
+            } => {
+                self.fault(gateway, circuit, reason, None);
+                outcome
             }
             // The gateway answered: it works.
             PushOutcome::Sent | PushOutcome::DeviceGone => {
@@ -174,11 +265,13 @@ impl Outages {
             return None;
         }
         let now = Instant::now();
+        c.last_fault = Some(now);
         if let Some(until) = c.held_until.filter(|u| *u > now) {
             // Another push of the same moment: one step each.
             return Some(until - now);
         }
         c.steps += 1;
+        c.probe_until = None;
         let step = OUTAGE_BACKOFF.delay(c.steps).max(after.unwrap_or_default());
         c.held_until = Some(now + step);
         let since = *c.since.get_or_insert(now);
@@ -215,9 +308,25 @@ impl Outages {
                 "push gateway answering again: held pushes go now"
             );
             self.open.get_or_create(&GatewayLabel { gateway }).dec();
+            self.ended
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(circuit.to_string());
         }
         c.steps = 0;
         c.held_until = None;
+        c.probe_until = None;
+        c.last_fault = None;
+    }
+}
+
+/// The gateway a circuit is of (its first word, [`circuit_of`]).
+fn gateway_of_circuit(circuit: &str) -> &'static str {
+    match circuit.split(' ').next() {
+        Some("apns") => "apns",
+        Some("fcm") => "fcm",
+        Some("web_push") => "web_push",
+        _ => "none",
     }
 }
 
