@@ -634,7 +634,8 @@ fn not_sent_past_cut_off() -> PushOutcome {
 }
 
 /// The reason of a push given back unsent at the claim's cut-off.
-pub const CUT_OFF_NOT_SENT: &str = "not sent: the claim's cut-off passed before the request was written";
+pub const CUT_OFF_NOT_SENT: &str =
+    "not sent: the claim's cut-off passed before the request was written";
 
 /// The gateway answered again after an outage: the pushes held for its
 /// circuit go now, not at the end of their step.
@@ -646,7 +647,11 @@ async fn release_held(app: &Arc<App>, circuit: String) {
         .await;
     match released {
         Ok(n) => {
-            tracing::info!(circuit, pushes = n, "push gateway answering again: held pushes released");
+            tracing::info!(
+                circuit,
+                pushes = n,
+                "push gateway answering again: held pushes released"
+            );
             app.push_wake.notify_one();
         }
         // They go at the end of their step.
@@ -745,7 +750,13 @@ fn write_batch(
         }
         let mut out = Vec::with_capacity(batch.len());
         for a in batch {
-            out.push(record_one(&*tx, &a.job, &a.outcome, a.deadline_ms, a.unanswered)?);
+            out.push(record_one(
+                &*tx,
+                &a.job,
+                &a.outcome,
+                a.deadline_ms,
+                a.unanswered,
+            )?);
         }
         tx.commit()?;
         Ok(out)
@@ -825,10 +836,7 @@ async fn record_outcomes(
 /// the database refused it (a lost connection, a lock): what each became,
 /// or None when every try failed (the jobs stay claimed until their lease
 /// ends, then go again).
-async fn write_outcomes(
-    app: &App,
-    answers: Vec<Answer>,
-) -> Option<Vec<Written>> {
+async fn write_outcomes(app: &App, answers: Vec<Answer>) -> Option<Vec<Written>> {
     let answers = Arc::new(answers);
     let mut tries = 0;
     loop {
@@ -894,10 +902,17 @@ fn next_state(
                 PushJobState::Failed,
                 attempts,
                 now,
-                Some(format!("{reason} (not tried again: past the push's deadline)")),
+                Some(format!(
+                    "{reason} (not tried again: past the push's deadline)"
+                )),
             )
         } else {
-            (PushJobState::Queued, attempts, next, Some(reason.to_string()))
+            (
+                PushJobState::Queued,
+                attempts,
+                next,
+                Some(reason.to_string()),
+            )
         }
     };
     match outcome {
@@ -1078,10 +1093,12 @@ mod tests {
         assert_eq!(routes(&with_key), ["web_push"]);
     }
 
-    /// A send that never answers is given back as a retry at the cap,
-    /// counted from the claim: a send that started late (a slow load of
-    /// the batch, a busy runtime) gets only what is left, so the job is
-    /// back inside its lease however late it started.
+    /// A send that never answers is given back at the cap, counted from
+    /// the claim: a send that started late (a slow load of the batch, a
+    /// busy runtime) gets only what is left, so the job is back inside its
+    /// lease however late it started. A transport that cannot say whether
+    /// it wrote (Web Push's client) may have: no answer, counted against
+    /// the re-sends, and never a fault of the gateway.
     #[tokio::test]
     async fn a_send_that_never_answers_is_given_back_at_the_cap_from_the_claim() {
         assert!(budget::send_cap(budget::LEASE) < budget::LEASE);
@@ -1090,19 +1107,124 @@ mod tests {
         // The send starts 400 ms after the claim.
         tokio::time::sleep(Duration::from_millis(400)).await;
         let started = tokio::time::Instant::now();
-        let outcome = within_lease(claimed + cap, cap, Box::pin(std::future::pending()))
+        let scope = SendScope::new(claimed + cap, 1);
+        let outcome = within_lease(&scope, cap, Box::pin(std::future::pending()))
             .await
             .unwrap_err();
         assert!(
-            matches!(outcome, PushOutcome::Unavailable { .. }),
+            matches!(outcome, PushOutcome::NoAnswer { cut_off: true, .. }),
             "{outcome:?}"
         );
+        assert_eq!(scope.unanswered(), 2);
         assert!(claimed.elapsed() >= cap);
         assert!(
             started.elapsed() < cap - Duration::from_millis(100),
             "cut off {:?} after the send started: timed from the send, not the claim",
             started.elapsed()
         );
+    }
+
+    /// Cut off before the pool wrote the request: nothing reached the
+    /// gateway, so it goes back unsent, spending no attempt.
+    #[tokio::test]
+    async fn a_send_cut_off_before_its_request_was_written_is_given_back_unsent() {
+        let cap = Duration::from_millis(200);
+        let scope = SendScope::new(tokio::time::Instant::now() + cap, 0);
+        let waiting = Box::pin(async {
+            // What the pool does while it waits for a stream.
+            SendScope::current().unwrap().set_written(false);
+            std::future::pending::<PushOutcome>().await
+        });
+        let outcome = within_lease(&scope, cap, waiting).await.unwrap_err();
+        assert_eq!(outcome, not_sent_past_cut_off());
+        assert_eq!(scope.unanswered(), 0);
+        let (state, attempts, _, _) = next_state(3, &outcome, 1000, i64::MAX, 0);
+        assert_eq!((state, attempts), (PushJobState::Queued, 3));
+    }
+
+    /// A push the gateway took without answering spends an attempt and
+    /// goes again, but only `NO_ANSWER_RESENDS` times in all: the next
+    /// one without an answer fails it, saying the gateway may have it.
+    #[test]
+    fn sends_without_an_answer_are_resent_at_most_three_times() {
+        let no_answer = PushOutcome::NoAnswer {
+            reason: "APNs sent no answer: no response within 15000 ms".into(),
+            cut_off: false,
+        };
+        let mut attempts = 0;
+        let mut sends = 0;
+        loop {
+            sends += 1;
+            let (state, spent, _, error) = next_state(attempts, &no_answer, 1000, i64::MAX, sends);
+            assert_eq!(spent, attempts + 1, "an attempt each");
+            attempts = spent;
+            if state == PushJobState::Failed {
+                assert!(error.unwrap().contains("may have it"));
+                break;
+            }
+            assert_eq!(state, PushJobState::Queued);
+        }
+        assert_eq!(
+            sends,
+            NO_ANSWER_RESENDS + 1,
+            "sent once, then re-sent 3 times"
+        );
+    }
+
+    /// A gateway's Retry-After is honoured up to `RETRY_AFTER_MAX`, and no
+    /// retry is queued past the push's deadline (its question's expiry).
+    #[test]
+    fn retry_after_is_capped_and_never_parks_a_push_past_its_deadline() {
+        let mut headers = reqwest::header::HeaderMap::new();
+        headers.insert(reqwest::header::RETRY_AFTER, "86400".parse().unwrap());
+        assert_eq!(retry_after(&headers), Some(RETRY_AFTER_MAX));
+        headers.insert(reqwest::header::RETRY_AFTER, "3".parse().unwrap());
+        assert_eq!(retry_after(&headers), Some(Duration::from_secs(3)));
+        let throttled = PushOutcome::Retry {
+            reason: "APNs 429 TooManyRequests".into(),
+            after: Some(RETRY_AFTER_MAX),
+        };
+        let now = 1_000;
+        let (state, _, next, _) = next_state(0, &throttled, now, i64::MAX, 0);
+        assert_eq!(state, PushJobState::Queued);
+        assert_eq!(next, now + RETRY_AFTER_MAX.as_millis() as i64);
+        // The question expires in a minute: failed now, not parked past it.
+        let (state, _, _, error) = next_state(0, &throttled, now, now + 60_000, 0);
+        assert_eq!(state, PushJobState::Failed);
+        assert!(error.unwrap().contains("past the push's deadline"));
+    }
+
+    /// A push whose question was resolved before its turn is not sent,
+    /// and spends no attempt.
+    #[test]
+    fn a_skipped_push_spends_no_attempt() {
+        let skipped =
+            PushOutcome::Skipped("question no longer pending (answered): not sent".into());
+        let (state, attempts, _, error) = next_state(2, &skipped, 1000, i64::MAX, 0);
+        assert_eq!((state, attempts), (PushJobState::Failed, 2));
+        assert!(error.unwrap().contains("not sent"));
+        assert_eq!(metrics::labels_of(&skipped), ("skipped", "gone"));
+    }
+
+    /// Devices whose platform this server has no push route for are not
+    /// counted as pushed to; the terminal device always is.
+    #[test]
+    fn only_devices_with_a_push_route_count() {
+        let pg = Settings {
+            db: Database::Postgres("postgres://qp@127.0.0.1/qp".into()),
+            ..Settings::default()
+        };
+        assert!(!platform_has_route(&pg, "ios"));
+        assert!(!platform_has_route(&pg, "android"));
+        assert!(!platform_has_route(&pg, "web"));
+        assert!(platform_has_route(&pg, "dev"));
+        assert!(!platform_has_route(&pg, "symbian"));
+        let sqlite = Settings {
+            db: Database::Sqlite("/tmp/qp.sqlite".into()),
+            ..Settings::default()
+        };
+        assert!(platform_has_route(&sqlite, "web"));
+        assert!(!platform_has_route(&sqlite, "ios"));
     }
 
     /// A push held back by a credential backoff spends no attempt; a
@@ -1114,18 +1236,18 @@ mod tests {
             after: Duration::from_secs(300),
         };
         let (state, attempts, next, _) =
-            next_state(PUSH_MAX_ATTEMPTS - 1, &deferred, 1000, i64::MAX);
+            next_state(PUSH_MAX_ATTEMPTS - 1, &deferred, 1000, i64::MAX, 0);
         assert_eq!(state, PushJobState::Queued);
         assert_eq!(attempts, PUSH_MAX_ATTEMPTS - 1);
         assert_eq!(next, 1000 + 300_000);
         // Not past the question's expiry: held that long, it fails.
-        let (state, attempts, _, _) = next_state(0, &deferred, 1000, 200_000);
+        let (state, attempts, _, _) = next_state(0, &deferred, 1000, 200_000, 0);
         assert_eq!((state, attempts), (PushJobState::Failed, 0));
         let retry = PushOutcome::Retry {
             reason: "APNs 503 ServiceUnavailable".into(),
             after: None,
         };
-        let (state, attempts, _, _) = next_state(PUSH_MAX_ATTEMPTS - 1, &retry, 1000, i64::MAX);
+        let (state, attempts, _, _) = next_state(PUSH_MAX_ATTEMPTS - 1, &retry, 1000, i64::MAX, 0);
         assert_eq!((state, attempts), (PushJobState::Failed, PUSH_MAX_ATTEMPTS));
     }
 }

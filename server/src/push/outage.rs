@@ -150,11 +150,14 @@ impl Outages {
     /// until it answers (a success releases them at once:
     /// [`Outages::take_ended`]), at most a further step.
     pub fn held(&self, circuit: &str) -> Option<PushOutcome> {
-        self.end_quiet();
+        self.held_at(circuit, Instant::now())
+    }
+
+    fn held_at(&self, circuit: &str, now: Instant) -> Option<PushOutcome> {
+        self.end_quiet_at(now);
         let mut circuits = self.circuits();
         let c = circuits.get_mut(circuit)?;
         c.since?;
-        let now = Instant::now();
         let until = c.held_until?;
         let left = if until > now {
             until - now
@@ -178,12 +181,15 @@ impl Outages {
     /// Ends the outages with no fault for [`QUIET_END`] (no push came to
     /// probe them): their gauges go back to 0.
     pub fn end_quiet(&self) {
-        let now = Instant::now();
+        self.end_quiet_at(Instant::now())
+    }
+
+    fn end_quiet_at(&self, now: Instant) {
         let mut circuits = self.circuits();
         for (circuit, c) in circuits.iter_mut() {
             let quiet = c
                 .last_fault
-                .is_some_and(|f| now.duration_since(f) >= QUIET_END);
+                .is_some_and(|f| now.saturating_duration_since(f) >= QUIET_END);
             if c.since.is_some() && quiet {
                 let gateway = gateway_of_circuit(circuit);
                 tracing::warn!(
@@ -446,6 +452,124 @@ mod tests {
         assert!(o.held(google).is_none());
         assert!(o.held(mozilla).is_some());
         assert_eq!(open(), 1);
+    }
+
+    fn open_of(o: &Outages, gateway: &'static str) -> i64 {
+        o.open.get_or_create(&GatewayLabel { gateway }).get()
+    }
+
+    /// Once a step is over, one push probes the gateway and the others stay
+    /// held; its success ends the outage and names the circuit whose held
+    /// pushes go at once.
+    #[test]
+    fn one_probe_per_step_and_its_answer_releases_the_held_pushes() {
+        let o = Outages::default();
+        for _ in 0..OUTAGE_AFTER {
+            o.judge("apns", "apns", down(None));
+        }
+        let over = Instant::now() + OUTAGE_BACKOFF.delay(1) + Duration::from_millis(10);
+        assert!(o.held_at("apns", over).is_none(), "the probe goes");
+        for _ in 0..5 {
+            assert!(
+                matches!(o.held_at("apns", over), Some(PushOutcome::Deferred { .. })),
+                "the others wait for the probe"
+            );
+        }
+        assert!(o.take_ended().is_empty());
+        o.judge("apns", "apns", PushOutcome::Sent);
+        assert_eq!(o.take_ended(), ["apns"]);
+        assert!(o.take_ended().is_empty(), "once");
+        assert!(o.held_at("apns", over).is_none());
+        assert_eq!(open_of(&o, "apns"), 0);
+    }
+
+    /// A failed probe starts the next, longer step; its pushes are held
+    /// with the reason that names the circuit (how they are released).
+    #[test]
+    fn a_failed_probe_starts_the_next_step() {
+        let o = Outages::default();
+        for _ in 0..OUTAGE_AFTER {
+            o.judge("apns", "apns", down(None));
+        }
+        let over = Instant::now() + OUTAGE_BACKOFF.delay(1) + Duration::from_millis(10);
+        assert!(o.held_at("apns", over).is_none());
+        // The probe fails (judged now, before `over`: still the first step
+        // for the clock, so this test only checks the reason and the hold).
+        let PushOutcome::Deferred { reason, .. } = o.judge("apns", "apns", down(None)) else {
+            panic!()
+        };
+        assert!(reason.starts_with(&held_prefix("apns")), "{reason}");
+    }
+
+    /// An outage nobody probes (no pushes) ends after `QUIET_END` without
+    /// a fault: the gauge does not stay at 1.
+    #[test]
+    fn an_outage_with_no_fault_for_a_minute_ends() {
+        let o = Outages::default();
+        for _ in 0..OUTAGE_AFTER {
+            o.judge("fcm", "fcm", down(None));
+        }
+        assert_eq!(open_of(&o, "fcm"), 1);
+        o.end_quiet_at(Instant::now() + QUIET_END - Duration::from_secs(1));
+        assert_eq!(open_of(&o, "fcm"), 1);
+        o.end_quiet_at(Instant::now() + QUIET_END + Duration::from_millis(10));
+        assert_eq!(open_of(&o, "fcm"), 0);
+        assert!(o.held("fcm").is_none());
+        // Counting starts again from zero.
+        assert!(matches!(
+            o.judge("fcm", "fcm", down(None)),
+            PushOutcome::Retry { .. }
+        ));
+    }
+
+    /// A claim's cut-off ending a send (this instance stalled) is no fault
+    /// of the gateway: however many, no outage. A push the gateway took
+    /// without answering is one, but stays a no-answer (it spends an
+    /// attempt: it may be delivered).
+    #[test]
+    fn only_the_gateways_own_silence_feeds_the_circuit() {
+        let o = Outages::default();
+        let cut = PushOutcome::NoAnswer {
+            reason: "no answer within 1500 ms of the claim".into(),
+            cut_off: true,
+        };
+        for _ in 0..10 {
+            assert_eq!(o.judge("apns", "apns", cut.clone()), cut);
+        }
+        assert!(o.held("apns").is_none());
+        assert_eq!(open_of(&o, "apns"), 0);
+        let silent = PushOutcome::NoAnswer {
+            reason: "APNs sent no answer".into(),
+            cut_off: false,
+        };
+        for _ in 0..OUTAGE_AFTER {
+            assert_eq!(o.judge("apns", "apns", silent.clone()), silent);
+        }
+        assert!(o.held("apns").is_some());
+    }
+
+    /// APNs's sandbox and production are separate services: one down
+    /// holds only its own pushes. `TooManyRequests` (one device's
+    /// throttling) is a plain retry and never opens the circuit.
+    #[test]
+    fn apns_sandbox_and_production_have_their_own_circuits() {
+        let o = Outages::default();
+        for _ in 0..OUTAGE_AFTER {
+            o.judge("apns", "apns sandbox", down(None));
+        }
+        assert!(o.held("apns sandbox").is_some());
+        assert!(o.held("apns production").is_none());
+        let throttled = PushOutcome::Retry {
+            reason: "APNs 429 TooManyRequests".into(),
+            after: None,
+        };
+        for _ in 0..10 {
+            assert_eq!(
+                o.judge("apns", "apns production", throttled.clone()),
+                throttled
+            );
+        }
+        assert!(o.held("apns production").is_none());
     }
 
     #[test]

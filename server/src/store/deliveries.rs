@@ -362,7 +362,10 @@ pub struct PushMark<'a> {
 }
 
 /// The question pushes queued for a question, per device platform.
-pub fn question_pushes_by_platform(conn: &Conn, question_id: &str) -> DbResult<Vec<(String, usize)>> {
+pub fn question_pushes_by_platform(
+    conn: &Conn,
+    question_id: &str,
+) -> DbResult<Vec<(String, usize)>> {
     conn.query_map(
         "SELECT d.platform, COUNT(*) FROM push_jobs j JOIN devices d ON d.id = j.device_id \
          WHERE j.question_id = ?1 AND j.kind = 'question' GROUP BY d.platform ORDER BY d.platform",
