@@ -564,12 +564,17 @@ pub async fn run_worker_with(
                     Some(m) => match outages.held(&circuit) {
                         Some(held) => held,
                         None => match within_lease(&scope, cap, transport.send(m)).await {
-                            Ok(outcome) => outcome,
+                            Ok(outcome) => {
+                                let resends = &metrics.metrics.push.resends;
+                                unanswered_by_its_transport(gateway, &outcome, &scope, resends);
+                                outcome
+                            }
                             // Cut off mid-send: the gateway may have it.
                             // APNs and FCM's pool counts it itself, only if
                             // the request was written (`h2pool::Written`).
                             Err(cut) => {
-                                if !matches!(gateway, "apns" | "fcm") {
+                                let no_answer = matches!(cut, PushOutcome::NoAnswer { .. });
+                                if no_answer && !matches!(gateway, "apns" | "fcm") {
                                     let resends = &metrics.metrics.push.resends;
                                     resends.count(gateway, metrics::ResendCause::Timeout);
                                 }
@@ -621,6 +626,22 @@ async fn within_lease(
             })
         }
         Err(_) => Err(not_sent_past_cut_off()),
+    }
+}
+
+/// A send a transport without the HTTP/2 pool (Web Push's client) says
+/// went out unanswered (a timeout once connected): counted as maybe
+/// delivered and against the push's re-sends, as the pool counts its own
+/// (APNs and FCM's, which this leaves alone).
+fn unanswered_by_its_transport(
+    gateway: &'static str,
+    outcome: &PushOutcome,
+    scope: &SendScope,
+    resends: &metrics::Resends,
+) {
+    if matches!(outcome, PushOutcome::NoAnswer { .. }) && !matches!(gateway, "apns" | "fcm") {
+        scope.unanswered_once();
+        resends.count(gateway, metrics::ResendCause::Timeout);
     }
 }
 
@@ -1192,6 +1213,31 @@ mod tests {
         let (state, _, _, error) = next_state(0, &throttled, now, now + 60_000, 0);
         assert_eq!(state, PushJobState::Failed);
         assert!(error.unwrap().contains("past the push's deadline"));
+    }
+
+    /// A Web Push timeout once connected (no pool to count it) counts
+    /// against the push's re-sends and as maybe delivered, so its re-sends
+    /// are capped as APNs and FCM's are; the pool's own are left alone.
+    #[test]
+    fn a_web_push_sent_without_an_answer_counts_against_its_resends() {
+        let no_answer = PushOutcome::NoAnswer {
+            reason: "push service sent no answer: operation timed out".into(),
+            cut_off: false,
+        };
+        let resends = metrics::Resends::default();
+        let scope = SendScope::new(tokio::time::Instant::now(), NO_ANSWER_RESENDS);
+        unanswered_by_its_transport("web_push", &no_answer, &scope, &resends);
+        assert_eq!(scope.unanswered(), NO_ANSWER_RESENDS + 1);
+        assert_eq!(resends.get("web_push", metrics::ResendCause::Timeout), 1);
+        let (state, _, _, error) = next_state(3, &no_answer, 1000, i64::MAX, scope.unanswered());
+        assert_eq!(state, PushJobState::Failed, "{error:?}");
+        // APNs's pool counted it already; Sent is nothing to count.
+        let scope = SendScope::new(tokio::time::Instant::now(), 0);
+        unanswered_by_its_transport("apns", &no_answer, &scope, &resends);
+        unanswered_by_its_transport("web_push", &PushOutcome::Sent, &scope, &resends);
+        assert_eq!(scope.unanswered(), 0);
+        assert_eq!(resends.get("apns", metrics::ResendCause::Timeout), 0);
+        assert_eq!(resends.get("web_push", metrics::ResendCause::Timeout), 1);
     }
 
     /// A push whose question was resolved before its turn is not sent,
