@@ -311,7 +311,7 @@ impl H2Pool {
         let deadline = by(start + STREAM_WAIT);
         let give_up = by(start + Self::worst_case(timeout));
         let cut = |at: tokio::time::Instant| cut_off.is_some_and(|c| at >= c);
-        let unanswered_once = || scope.as_ref().map_or(true, |s| s.unanswered_once());
+        let unanswered_once = || scope.as_ref().is_none_or(|s| s.unanswered_once());
         loop {
             let guard = match tokio::time::timeout_at(deadline, self.checkout()).await {
                 Ok(g) => g?,
