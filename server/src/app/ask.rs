@@ -120,7 +120,8 @@ impl App {
             .map_err(|e| self.forget_if_revoked(e, agent_check.as_deref()))?;
         let agent_id = q.asker.as_ref().map(|a| a.id.as_str()).unwrap_or("");
         // A device whose platform has no push route here (an iPhone on a
-        // server without APNs) keeps its job queued, but is not reached.
+        // server without APNs) has its job queued, but is not reached (the
+        // worker gives it up: no route before the question expires).
         let (routed, unrouted): (Vec<_>, Vec<_>) = platforms
             .iter()
             .partition(|(platform, _)| crate::push::platform_has_route(&self.settings, platform));
