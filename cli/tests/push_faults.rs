@@ -362,6 +362,13 @@ async fn a_gateway_outage_longer_than_the_attempt_schedule_fails_no_push() {
     assert_eq!(per.len(), tokens.len(), "lost");
     assert!(per.values().all(|n| *n == 1), "doubled: {per:?}");
     assert!(took >= outage, "accepted during the outage? {took:?}");
+    // The probe that finds it back (at most the 8 s step after the 12 s)
+    // releases every held push at once: not one more step (16 s) for the
+    // pushes held while it was out.
+    assert!(
+        took < outage + Duration::from_secs(12),
+        "held pushes not released when the probe answered: {took:?}"
+    );
     // The attempts went to the pushes, not the outage: only the faults
     // before it was called one (fewer than 3 in a row) spent any.
     let extra: u32 = spent.iter().map(|a| a - 1).sum();
@@ -433,6 +440,13 @@ async fn a_push_service_outage_longer_than_the_attempt_schedule_fails_no_web_pus
     assert_eq!(per.len(), browsers.len(), "lost");
     assert!(per.values().all(|n| *n == 1), "doubled: {per:?}");
     assert!(took >= outage, "accepted during the outage? {took:?}");
+    // The probe that finds it back (at most the 8 s step after the 12 s)
+    // releases every held push at once: not one more step (16 s) for the
+    // pushes held while it was out.
+    assert!(
+        took < outage + Duration::from_secs(12),
+        "held pushes not released when the probe answered: {took:?}"
+    );
     let extra: u32 = spent.iter().map(|a| a - 1).sum();
     assert!(extra < 3, "attempts spent on the outage: {spent:?}");
     let outages = r#"qp_push_gateway_outages_total{gateway="web_push"}"#;

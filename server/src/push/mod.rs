@@ -848,6 +848,22 @@ async fn record_outcomes(
                 }
             }
         }
+        // Held for an outage that ended (its probe answered) while they
+        // were being recorded: the release may have run before they were
+        // written, so they are released again now they are.
+        let mut ended: Vec<&str> = Vec::new();
+        for f in &batch {
+            if let PushOutcome::Deferred { reason, .. } = &f.outcome {
+                if let Some(circuit) = outage::held_circuit(reason) {
+                    if !ended.contains(&circuit) && !push.outages.in_outage(circuit) {
+                        ended.push(circuit);
+                    }
+                }
+            }
+        }
+        for circuit in ended {
+            release_held(&app, circuit.to_string()).await;
+        }
         drop(slots);
         recorded.notify_one();
     }

@@ -70,6 +70,12 @@ pub fn held_prefix(circuit: &str) -> String {
     format!("{HELD} ({circuit})")
 }
 
+/// The circuit a held push's reason names ([`held_prefix`]), if it is one.
+pub fn held_circuit(reason: &str) -> Option<&str> {
+    let rest = reason.strip_prefix(HELD)?.strip_prefix(" (")?;
+    rest.split_once("):").map(|(circuit, _)| circuit)
+}
+
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct GatewayLabel {
     gateway: &'static str,
@@ -202,6 +208,13 @@ impl Outages {
                 *c = Circuit::default();
             }
         }
+    }
+
+    /// Whether `circuit` is in an outage now (a probe out included).
+    pub fn in_outage(&self, circuit: &str) -> bool {
+        self.circuits()
+            .get(circuit)
+            .is_some_and(|c| c.since.is_some())
     }
 
     /// The circuits whose outage ended by an answer since the last call:
@@ -485,6 +498,29 @@ mod tests {
 
     /// A failed probe starts the next, longer step; its pushes are held
     /// with the reason that names the circuit (how they are released).
+    /// A held push's reason names its circuit, so the pushes held for an
+    /// outage that has ended by the time they are recorded can be found.
+    #[test]
+    fn a_held_pushs_reason_names_its_circuit() {
+        let o = Outages::default();
+        for _ in 0..OUTAGE_AFTER {
+            o.judge("web_push", "web_push https://push.example", down(None));
+        }
+        let Some(PushOutcome::Deferred { reason, .. }) = o.held("web_push https://push.example")
+        else {
+            panic!("not held")
+        };
+        assert_eq!(held_circuit(&reason), Some("web_push https://push.example"));
+        assert!(o.in_outage("web_push https://push.example"));
+        assert_eq!(held_circuit("APNs 503 ServiceUnavailable"), None);
+        o.judge(
+            "web_push",
+            "web_push https://push.example",
+            PushOutcome::Sent,
+        );
+        assert!(!o.in_outage("web_push https://push.example"));
+    }
+
     #[test]
     fn a_failed_probe_starts_the_next_step() {
         let o = Outages::default();
