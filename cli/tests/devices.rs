@@ -411,3 +411,35 @@ async fn the_ask_says_how_many_devices_it_was_pushed_to() {
         .await;
     assert_eq!(q["pushed_to_devices"], 0, "{q}");
 }
+
+/// `pushed_to_devices` counts only the devices this server has a push
+/// route for: an iPhone on a server without APNs is not reached (its job
+/// waits, logged "no push route for this device's platform"), so it is
+/// not counted; the terminal device is.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_device_whose_platform_has_no_push_route_is_not_counted_as_pushed_to() {
+    let f = Fixture::new().await;
+    // The fixture configures no APNs.
+    let (s, dev) = register(
+        &f,
+        &f.bob_token,
+        json!({"platform": "ios", "push_token": "0f".repeat(32), "app_id": "a"}),
+    )
+    .await;
+    assert_eq!(s, 201, "{dev}");
+    let q = f
+        .ask(json!({"prompt": "iPhone only?", "responder_scope": "room", "ttl": 600}))
+        .await;
+    assert_eq!(q["pushed_to_devices"], 0, "{q}");
+    let (s, dev) = register(
+        &f,
+        &f.bob_token,
+        json!({"platform": "dev", "push_token": "dev-bob-2", "app_id": "qp.device"}),
+    )
+    .await;
+    assert_eq!(s, 201, "{dev}");
+    let q = f
+        .ask(json!({"prompt": "And the terminal?", "responder_scope": "room", "ttl": 600}))
+        .await;
+    assert_eq!(q["pushed_to_devices"], 1, "{q}");
+}

@@ -189,6 +189,140 @@ async fn a_503_and_429_storm_loses_and_doubles_nothing() {
     assert!(spent.iter().all(|a| (1..=4).contains(a)), "{spent:?}");
 }
 
+/// A push APNs read in full and never answered (its stream reset with
+/// INTERNAL_ERROR, not REFUSED_STREAM) may have been delivered: it spends
+/// an attempt, is counted as maybe delivered, and goes again under the
+/// same `apns-collapse-id` (the phone shows one notification), at most
+/// `NO_ANSWER_RESENDS` (3) times: a device whose every request is reset
+/// is sent 4 times in all, then failed, saying the gateway may have it;
+/// one reset once is accepted on its second send. The others are
+/// accepted once. Before, a reset was a plain retry, resent until the
+/// 8 attempts ran out, and not counted as maybe delivered.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_push_reset_after_it_was_written_goes_again_under_its_collapse_id_at_most_three_times() {
+    let apns = gateways::apns(Duration::from_millis(5), 500).await;
+    let f = common::Fixture::with(|s| s.apns = Some(apns_config(&apns.url, 2))).await;
+    let tokens = seed_devices(&f, 20, 1, 0);
+    let (never, once) = (&tokens[0], &tokens[1]);
+    apns.state.reset_next(never, usize::MAX);
+    apns.state.reset_next(once, 1);
+    let started = Instant::now();
+    let id = room_question(&f).await;
+    until("every push recorded", Duration::from_secs(60), || {
+        let by = fanout::states(&f, &id);
+        by.get("sent") == Some(&(tokens.len() - 1)) && by.get("failed") == Some(&1)
+    })
+    .await;
+    let settled = started.elapsed();
+    let seen = apns.state.reset_seen.lock().unwrap().clone();
+    let of = |t: &String| -> Vec<String> {
+        seen.iter()
+            .filter(|(token, _)| token == t)
+            .map(|(_, c)| c.clone())
+            .collect()
+    };
+    assert_eq!(
+        of(never),
+        vec![id.clone(); 4],
+        "sent once, re-sent 3 times, under the question's collapse id"
+    );
+    assert_eq!(of(once), vec![id.clone()]);
+    let per = accepted_per_device(Some(&apns), None, &id);
+    assert_eq!(per.len(), tokens.len() - 1, "lost");
+    assert!(per.values().all(|n| *n == 1), "doubled: {per:?}");
+    assert!(!per.contains_key(never.as_str()));
+    let (attempts, unanswered, error): (i64, i64, String) = f
+        .db()
+        .query_row(
+            "SELECT j.attempts, j.unanswered, j.last_error FROM push_jobs j \
+             JOIN devices d ON d.id = j.device_id WHERE j.question_id = ?1 AND d.push_token = ?2",
+            qp_server::params![id, never],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+        )
+        .unwrap();
+    assert_eq!((attempts, unanswered), (4, 4), "{error}");
+    assert!(error.contains("may have it"), "{error}");
+    assert_eq!(metric(&f, &resent("stream_reset")).await, 5.0);
+    println!(
+        "stream reset after the request was written: settled in {settled:?}; 0 lost; the always-reset device sent 4 times under one collapse id, then failed; the reset-once device accepted on its 2nd send"
+    );
+}
+
+/// APNs `429 TooManyRequests` is about one device token (too many pushes
+/// to it in a row), not the gateway: each throttled push is retried after
+/// its Retry-After, spending an attempt, and however many come in a row
+/// they never open the outage circuit (before, 3 in a row held every
+/// push of the gateway). A push whose question is resolved before its
+/// retry comes due is not sent: recorded failed without spending another
+/// attempt, logged, counted as `outcome="skipped"`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn too_many_requests_is_one_devices_and_a_resolved_questions_retry_is_skipped() {
+    let apns = gateways::apns(Duration::from_millis(5), 500).await;
+    let f = common::Fixture::with(|s| s.apns = Some(apns_config(&apns.url, 2))).await;
+    let tokens = seed_devices(&f, 6, 1, 0);
+    for t in &tokens {
+        apns.state
+            .script(t, vec![(429, "TooManyRequests", Some(3))]);
+    }
+    let id = room_question(&f).await;
+    // The question's pushes (not the one that clears it once resolved).
+    let question_jobs = || -> Vec<(String, i64, Option<String>)> {
+        f.db()
+            .query_map(
+                "SELECT state, attempts, last_error FROM push_jobs \
+                 WHERE question_id = ?1 AND kind = 'question'",
+                qp_server::params![id],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .unwrap()
+    };
+    // Recorded as retries (an attempt each), not held for an outage.
+    until(
+        "every push throttled once, recorded",
+        Duration::from_secs(30),
+        || {
+            let jobs = question_jobs();
+            jobs.len() == tokens.len() && jobs.iter().all(|(_, a, _)| *a == 1)
+        },
+    )
+    .await;
+    let outages = r#"qp_push_gateway_outages_total{gateway="apns"}"#;
+    assert_eq!(
+        metric(&f, outages).await,
+        0.0,
+        "TooManyRequests opened the circuit"
+    );
+    let (s, b) = f.cancel(&id).await;
+    assert_eq!(s, 200, "{b}");
+    until("every retry skipped", Duration::from_secs(30), || {
+        question_jobs()
+            .iter()
+            .all(|(state, _, _)| state == "failed")
+    })
+    .await;
+    for (_, attempts, error) in question_jobs() {
+        assert_eq!(attempts, 1, "{error:?}");
+        let error = error.unwrap_or_default();
+        assert!(error.contains("(cancelled): not sent"), "{error}");
+    }
+    let throttled = apns
+        .state
+        .answered
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(_, s)| *s == 429)
+        .count();
+    assert_eq!(
+        throttled,
+        tokens.len(),
+        "each throttled once, none sent again"
+    );
+    let skipped = r#"qp_push_outcomes_total{gateway="apns",outcome="skipped",reason="gone"}"#;
+    assert_eq!(metric(&f, skipped).await, tokens.len() as f64);
+    assert_eq!(metric(&f, outages).await, 0.0);
+}
+
 /// Issue 54: APNs answers every push `503 ServiceUnavailable` with
 /// Retry-After 1 s for 12 s from the ask: longer than the whole attempt
 /// schedule under those answers (8 attempts, 1 s apart: about 7 s; the
@@ -228,6 +362,13 @@ async fn a_gateway_outage_longer_than_the_attempt_schedule_fails_no_push() {
     assert_eq!(per.len(), tokens.len(), "lost");
     assert!(per.values().all(|n| *n == 1), "doubled: {per:?}");
     assert!(took >= outage, "accepted during the outage? {took:?}");
+    // The probe that finds it back (at most the 8 s step after the 12 s)
+    // releases every held push at once: not one more step (16 s) for the
+    // pushes held while it was out.
+    assert!(
+        took < outage + Duration::from_secs(12),
+        "held pushes not released when the probe answered: {took:?}"
+    );
     // The attempts went to the pushes, not the outage: only the faults
     // before it was called one (fewer than 3 in a row) spent any.
     let extra: u32 = spent.iter().map(|a| a - 1).sum();
@@ -299,6 +440,13 @@ async fn a_push_service_outage_longer_than_the_attempt_schedule_fails_no_web_pus
     assert_eq!(per.len(), browsers.len(), "lost");
     assert!(per.values().all(|n| *n == 1), "doubled: {per:?}");
     assert!(took >= outage, "accepted during the outage? {took:?}");
+    // The probe that finds it back (at most the 8 s step after the 12 s)
+    // releases every held push at once: not one more step (16 s) for the
+    // pushes held while it was out.
+    assert!(
+        took < outage + Duration::from_secs(12),
+        "held pushes not released when the probe answered: {took:?}"
+    );
     let extra: u32 = spent.iter().map(|a| a - 1).sum();
     assert!(extra < 3, "attempts spent on the outage: {spent:?}");
     let outages = r#"qp_push_gateway_outages_total{gateway="web_push"}"#;

@@ -957,9 +957,13 @@ async fn devices_register_and_questions_queue_push_jobs() {
         1,
         "one job for bob's one device (alice has none)"
     );
-    assert_eq!(
-        (jobs[0].kind.as_str(), jobs[0].state.as_str()),
-        ("question", "queued")
+    // Queued; the worker may already have found that this server has no
+    // APNs (an hour's retry would outlive the question: failed then).
+    assert_eq!(jobs[0].kind, "question");
+    assert!(
+        ["queued", "failed"].contains(&jobs[0].state.as_str()),
+        "{}",
+        jobs[0].state
     );
     f.answer(&f.alice_token, id, json!({"value": "approve"}))
         .await;

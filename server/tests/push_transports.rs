@@ -304,9 +304,11 @@ async fn apns_refreshes_its_token_and_maps_every_outcome() {
     assert!(
         matches!(send("bad").await, PushOutcome::Failed(r) if r.starts_with("APNs 400 BadDeviceToken"))
     );
+    // Too many pushes to this one device: its retry, not the gateway's
+    // fault (it never feeds the outage circuit).
     assert_eq!(
         send("busy").await,
-        PushOutcome::Unavailable {
+        PushOutcome::Retry {
             reason: "APNs 429 TooManyRequests".into(),
             after: Some(Duration::from_secs(7))
         }

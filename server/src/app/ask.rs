@@ -36,8 +36,8 @@ impl App {
         let sign_in_audience = self.settings.sign_in_agents_ask;
         let check = agent.check_token.clone();
         let agent_check = check.clone();
-        let (q, pushes) = self
-            .run_announcing(Op::Ask, move |conn, done| -> Result<(Question, usize), AppError> {
+        let (q, platforms) = self
+            .run_announcing(Op::Ask, move |conn, done| -> Result<(Question, Vec<(String, usize)>), AppError> {
                 let now = time::now();
                 let ctx = AskContext {
                     now,
@@ -106,11 +106,45 @@ impl App {
                         format!("this agent already has {max_pending} pending questions; wait for some to resolve or cancel them"),
                         60,
                     )),
-                    Some(asked) => Ok(asked),
+                    Some((q, pushes)) => {
+                        let platforms = if pushes > 0 {
+                            crate::store::deliveries::question_pushes_by_platform(conn, &q.id)?
+                        } else {
+                            Vec::new()
+                        };
+                        Ok((q, platforms))
+                    }
                 }
             })
             .await
             .map_err(|e| self.forget_if_revoked(e, agent_check.as_deref()))?;
+        let agent_id = q.asker.as_ref().map(|a| a.id.as_str()).unwrap_or("");
+        // A device whose platform has no push route here (an iPhone on a
+        // server without APNs) has its job queued, but is not reached (the
+        // worker gives it up: no route before the question expires).
+        let (routed, unrouted): (Vec<_>, Vec<_>) = platforms
+            .iter()
+            .partition(|(platform, _)| crate::push::platform_has_route(&self.settings, platform));
+        let pushes: usize = routed.iter().map(|(_, n)| n).sum();
+        let unrouted: Vec<String> = unrouted
+            .iter()
+            .map(|(platform, n)| format!("{n} {platform}"))
+            .collect();
+        if !unrouted.is_empty() {
+            tracing::warn!(
+                question = %q.id,
+                agent = %agent_id,
+                devices = %unrouted.join(", "),
+                "no push route for this device's platform: these devices are not notified \
+                 (configure APNs for ios, FCM for android, Web Push for web)"
+            );
+        }
+        if pushes == 0 && !platforms.is_empty() {
+            // (No device at all was already said when it was stored.)
+            tracing::warn!(question = %q.id, agent = %agent_id, "asked, but no device can receive it: no push route for their devices' platform");
+        } else {
+            tracing::info!(question = %q.id, agent = %agent_id, pushed_to_devices = pushes, "asked");
+        }
         Ok(AskedQuestion {
             question: q,
             pushed_to_devices: Some(pushes as u64),
@@ -356,7 +390,7 @@ fn store_asked(
     };
     if pushes > 0 {
         done.pushes_queued();
-        tracing::info!(question = %q.id, agent = %agent_id, pushed_to_devices = pushes, "asked");
+        tracing::debug!(question = %q.id, agent = %agent_id, queued_pushes = pushes, "stored");
     } else {
         tracing::warn!(question = %q.id, agent = %agent_id, "asked, but no device can receive it: nobody eligible has a device registered for pushes");
     }

@@ -34,7 +34,7 @@ pub use resolution::purge_answer_keys_loop;
 
 /// What an asker is told when its question's push reached no device
 /// (`pushed_to_devices` 0): `qp ask` prints it, the MCP tool returns it.
-pub const NO_DEVICE_WARNING: &str = "no device can receive this question: nobody who may answer it has a device registered for pushes (a device revoked or removed, or none paired yet). It stays pending until someone answers it in the web responder or the app; pair a device (qp invite, then qp pair or the app) and ask again.";
+pub const NO_DEVICE_WARNING: &str = "no device can receive this question: nobody who may answer it has a device registered for pushes (a device revoked or removed, or none paired yet), or there is no push route for this device's platform on this server (APNs for an iPhone, FCM for Android, Web Push for a browser). It stays pending until someone answers it in the web responder or the app; pair a device (qp invite, then qp pair or the app) and ask again.";
 /// At most this many questions in a user's pending list.
 pub const PENDING_LIMIT: usize = 200;
 /// Page sizes of a user's history.

@@ -17,7 +17,7 @@ use qp_core::protocol::device::ApnsEnvironment;
 
 use super::credentials::CredentialGate;
 use super::gateway_errors::{classify, Action, Gateway, TOKEN_REFRESH_HOLD};
-use super::h2pool::{H2Pool, SendError};
+use super::h2pool::H2Pool;
 use super::key_file::{Reloading, WatchedFile};
 use super::provider_token::ProviderTokens;
 use super::{PushFuture, PushMessage, PushOutcome, PushTransport};
@@ -251,12 +251,7 @@ impl ApnsTransport {
         };
         let resp = match pool.send(req, payload.into(), RESPONSE_TIMEOUT).await {
             Ok(r) => r,
-            Err(e @ (SendError::Connect(_) | SendError::Timeout | SendError::Stream(_))) => {
-                return PushOutcome::Unavailable {
-                    reason: format!("APNs unreachable: {e}"),
-                    after: None,
-                }
-            }
+            Err(e) => return super::unanswered("APNs", e),
         };
         let status = resp.status;
         let retry_after = super::retry_after(&resp.headers);
@@ -284,6 +279,11 @@ impl ApnsTransport {
                 self.forget_token(&token);
                 self.gate.refused(&said)
             }
+            // This device's throttling: not the gateway's.
+            Action::RetryDevice => PushOutcome::Retry {
+                reason: said,
+                after: retry_after,
+            },
             // Throttling and the service: the gateway, not this push.
             Action::Retry => PushOutcome::Unavailable {
                 reason: said,

@@ -275,12 +275,7 @@ impl FcmTransport {
         };
         let resp = match self.pool.send(req, body, RESPONSE_TIMEOUT).await {
             Ok(r) => r,
-            Err(e) => {
-                return PushOutcome::Unavailable {
-                    reason: format!("FCM unreachable: {e}"),
-                    after: None,
-                }
-            }
+            Err(e) => return super::unanswered("FCM", e),
         };
         let status = resp.status;
         let retry_after = super::retry_after(&resp.headers);
@@ -318,6 +313,10 @@ impl FcmTransport {
                 self.gate.refused(&format!("{said}: access token refused"))
             }
             // Throttling and the service: the gateway, not this push.
+            Action::RetryDevice => PushOutcome::Retry {
+                reason: said,
+                after: retry_after,
+            },
             Action::Retry | Action::SlowTokenRefresh => PushOutcome::Unavailable {
                 reason: said,
                 after: retry_after,

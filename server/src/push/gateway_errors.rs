@@ -63,6 +63,11 @@ pub enum Action {
     /// (`PushOutcome::Unavailable`: a fault of the gateway, which spends no
     /// attempt during an outage, `super::outage`).
     Retry,
+    /// Try this push again after `Retry-After`, else the push backoff,
+    /// spending an attempt (`PushOutcome::Retry`): throttling of one device
+    /// or topic, which says nothing about the gateway and never feeds its
+    /// outage circuit.
+    RetryDevice,
     /// Try again later, and sign no new provider token for
     /// [`TOKEN_REFRESH_HOLD`].
     SlowTokenRefresh,
@@ -165,7 +170,16 @@ pub const ERRORS: &[ErrorRow] = &[
     row(Apns, 403, "BadCertificateEnvironment", Credential),
     row(Apns, 403, "Forbidden", Credential),
     // APNs: slow down.
-    row(Apns, 429, "TooManyRequests", Throttle),
+    // Too many pushes to one device token (Apple: "too many requests were
+    // made consecutively to the same device token"): that device's.
+    ErrorRow {
+        gateway: Apns,
+        status: 429,
+        reason: "TooManyRequests",
+        scope: Throttle,
+        action: Action::RetryDevice,
+        hint: None,
+    },
     ErrorRow {
         gateway: Apns,
         status: 429,
@@ -291,7 +305,7 @@ mod tests {
         apns_bad_certificate: Apns 403 "BadCertificate" => CredentialRefused;
         apns_bad_certificate_environment: Apns 403 "BadCertificateEnvironment" => CredentialRefused;
         apns_forbidden: Apns 403 "Forbidden" => CredentialRefused;
-        apns_too_many_requests: Apns 429 "TooManyRequests" => Retry;
+        apns_too_many_requests: Apns 429 "TooManyRequests" => RetryDevice;
         apns_too_many_provider_token_updates: Apns 429 "TooManyProviderTokenUpdates" => SlowTokenRefresh;
         apns_internal_server_error: Apns 500 "InternalServerError" => Retry;
         apns_service_unavailable: Apns 503 "ServiceUnavailable" => Retry;

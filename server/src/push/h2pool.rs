@@ -87,21 +87,35 @@ pub struct Reply {
     pub body: Bytes,
 }
 
-/// Why a request has no answer. Each is worth a later retry: the request
-/// may or may not have reached the gateway.
+/// Why a request has no answer.
 #[derive(Debug)]
 pub enum SendError {
+    /// Not written: no connection could be set up.
     Connect(String),
+    /// Not written: no stream came free in time.
     Timeout,
+    /// Not written: the stream could not be opened.
     Stream(String),
+    /// Not written: the claim's cut-off (`push::SendScope`) came first.
+    CutOff,
+    /// Written, and no usable answer came: the gateway may have it (no
+    /// response in time, the stream reset, the connection lost under it
+    /// after the pool's own re-sends). `cut_off`: the time ran out at the
+    /// claim's cut-off, not the gateway's response timeout.
+    NoAnswer { why: String, cut_off: bool },
 }
 
 impl std::fmt::Display for SendError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             SendError::Connect(e) => write!(f, "cannot connect: {e}"),
-            SendError::Timeout => write!(f, "no response in time"),
+            SendError::Timeout => write!(f, "no stream free in time"),
             SendError::Stream(e) => write!(f, "{e}"),
+            SendError::CutOff => write!(
+                f,
+                "the claim's cut-off passed before the request was written"
+            ),
+            SendError::NoAnswer { why, .. } => write!(f, "sent, no answer: {why}"),
         }
     }
 }
@@ -285,14 +299,28 @@ impl H2Pool {
     ) -> Result<Reply, SendError> {
         let mut resends = 0;
         let start = tokio::time::Instant::now();
-        let deadline = start + STREAM_WAIT;
-        let give_up = start + Self::worst_case(timeout);
+        // The worker's claim, when the send runs under one: nothing is
+        // written past its cut-off, and what goes out unanswered counts
+        // against the push's re-sends.
+        let scope = super::SendScope::current();
+        if let Some(s) = &scope {
+            s.set_written(false);
+        }
+        let cut_off = scope.as_ref().map(|s| s.cut_off);
+        let by = |t: tokio::time::Instant| cut_off.map_or(t, |c| t.min(c));
+        let deadline = by(start + STREAM_WAIT);
+        let give_up = by(start + Self::worst_case(timeout));
+        let cut = |at: tokio::time::Instant| cut_off.is_some_and(|c| at >= c);
+        let unanswered_once = || scope.as_ref().is_none_or(|s| s.unanswered_once());
         loop {
-            let guard = tokio::time::timeout_at(deadline, self.checkout())
-                .await
-                .map_err(|_| SendError::Timeout)??;
+            let guard = match tokio::time::timeout_at(deadline, self.checkout()).await {
+                Ok(g) => g?,
+                Err(_) if cut(deadline) => return Err(SendError::CutOff),
+                Err(_) => return Err(SendError::Timeout),
+            };
             // A resend gets what is left of the budget, not a fresh one.
-            let left = timeout.min(give_up.saturating_duration_since(tokio::time::Instant::now()));
+            let ends = give_up.min(tokio::time::Instant::now() + timeout);
+            let left = ends.saturating_duration_since(tokio::time::Instant::now());
             match self
                 .exchange(&guard.conn, clone_request(&req), body.clone(), left)
                 .await
@@ -308,7 +336,7 @@ impl H2Pool {
                         .fetch_add(1, Ordering::Relaxed);
                     tracing::debug!(%why, "stream refused unprocessed: sending again");
                 }
-                Err(Failure::Lost(why, cause)) if resends < MAX_RESENDS => {
+                Err(Failure::Lost(why, cause)) if resends < MAX_RESENDS && unanswered_once() => {
                     resends += 1;
                     self.stats
                         .resent_after_dead_connection
@@ -317,15 +345,32 @@ impl H2Pool {
                     tracing::debug!(%why, "connection lost under the stream: sending again");
                 }
                 Err(Failure::Refused(why)) => return Err(SendError::Stream(why)),
-                // The queue sends it again (the gateway may have it).
+                // The queue decides whether it goes again (the gateway may
+                // have it).
                 Err(Failure::Lost(why, cause)) => {
                     self.count_resend(cause);
-                    return Err(SendError::Stream(why));
+                    return Err(SendError::NoAnswer {
+                        why,
+                        cut_off: false,
+                    });
                 }
                 Err(Failure::Timeout) => {
                     self.count_resend(ResendCause::Timeout);
-                    return Err(SendError::Timeout);
+                    unanswered_once();
+                    return Err(SendError::NoAnswer {
+                        why: format!("no response within {} ms", left.as_millis()),
+                        cut_off: cut(ends),
+                    });
                 }
+                Err(Failure::Reset(why)) => {
+                    self.count_resend(ResendCause::StreamReset);
+                    unanswered_once();
+                    return Err(SendError::NoAnswer {
+                        why,
+                        cut_off: false,
+                    });
+                }
+                Err(Failure::CutOff) => return Err(SendError::CutOff),
                 Err(Failure::Other(why)) => return Err(SendError::Stream(why)),
             }
         }
@@ -390,6 +435,10 @@ impl H2Pool {
             r = conn.send.clone().ready() => r.map_err(|e| classify(e, conn))?,
         };
         let mut send = send;
+        let scope = super::SendScope::current();
+        if scope.as_ref().is_some_and(|s| s.cut_off_passed()) {
+            return Err(Failure::CutOff);
+        }
         let (response, mut stream) = send
             .send_request(req, body.is_empty())
             .map_err(|e| classify(e, conn))?;
@@ -405,6 +454,16 @@ impl H2Pool {
         let mut written = Written {
             pool: self,
             armed: true,
+        };
+        if let Some(s) = &scope {
+            s.set_written(true);
+        }
+        // Once written, a failure that is not a refusal or a lost
+        // connection (a RST_STREAM with another code) leaves the gateway
+        // maybe holding it.
+        let classify = |e: h2::Error, conn: &Conn| match classify(e, conn) {
+            Failure::Other(why) => Failure::Reset(why),
+            f => f,
         };
         let read = async {
             let resp = response.await.map_err(|e| classify(e, conn))?;
@@ -440,6 +499,9 @@ impl H2Pool {
         };
         // Ended here: `send` counts what needs counting.
         written.armed = false;
+        if let Some(s) = &scope {
+            s.set_written(false);
+        }
         ended
     }
 
@@ -744,7 +806,13 @@ enum Failure {
     /// The connection died (no PING answer) or went away with an error
     /// under the stream: sent again at once; the gateway may have taken it.
     Lost(String, ResendCause),
+    /// Written, no response within the time.
     Timeout,
+    /// Written, then reset by the peer with a code other than
+    /// REFUSED_STREAM: it may have been processed.
+    Reset(String),
+    /// Not written: the claim's cut-off passed.
+    CutOff,
     Other(String),
 }
 
@@ -783,7 +851,10 @@ mod tests {
         let sent = pool
             .send(req, Bytes::from_static(b"{}"), Duration::from_millis(300))
             .await;
-        assert!(matches!(sent, Err(SendError::Timeout)), "{sent:?}");
+        assert!(
+            matches!(sent, Err(SendError::NoAnswer { cut_off: false, .. })),
+            "{sent:?}"
+        );
         assert_eq!(resends.get("apns", ResendCause::Timeout), 1);
         assert_eq!(resends.get("apns", ResendCause::ConnectionLost), 0);
     }

@@ -111,6 +111,9 @@ pub enum ResendCause {
     ConnectionLost,
     /// No answer within the timeout once the request was written.
     Timeout,
+    /// The stream was reset by the gateway (a code other than
+    /// REFUSED_STREAM) once the request was written.
+    StreamReset,
     /// Accepted by the gateway after another claim had sent it too (an
     /// instance stalled past its lease): delivered twice for sure.
     TakenOver,
@@ -131,6 +134,7 @@ impl ResendCause {
             ResendCause::DeadConnection => "dead_connection",
             ResendCause::ConnectionLost => "connection_lost",
             ResendCause::Timeout => "timeout",
+            ResendCause::StreamReset => "stream_reset",
             ResendCause::TakenOver => "taken_over",
             ResendCause::Unrecorded => "unrecorded",
             ResendCause::LeaseRanOut => "lease_ran_out",
@@ -341,6 +345,8 @@ pub fn labels_of(outcome: &PushOutcome) -> (&'static str, &'static str) {
             ("retry", classify(reason))
         }
         PushOutcome::Deferred { reason, .. } => ("deferred", classify(reason)),
+        PushOutcome::NoAnswer { .. } => ("no_answer", "no_answer"),
+        PushOutcome::Skipped(reason) => ("skipped", classify(reason)),
         PushOutcome::Failed(reason) => ("failed", classify(reason)),
     }
 }

@@ -172,6 +172,23 @@ pub enum PushOutcome {
         reason: String,
         after: Duration,
     },
+    /// The request was written to the gateway and no usable answer came
+    /// (no response in time, the stream reset, the connection lost under
+    /// it after the pool's own re-sends, the claim's cut-off reached
+    /// mid-request): the gateway may have it. It spends an attempt, is
+    /// counted as maybe delivered, and is sent again (with the same
+    /// collapse id / key) at most [`NO_ANSWER_RESENDS`] times in all.
+    /// `cut_off`: ended by the claim's cut-off, which says nothing about
+    /// the gateway (this instance may have stalled), so it never feeds
+    /// the outage circuit.
+    NoAnswer {
+        reason: String,
+        cut_off: bool,
+    },
+    /// Not sent: its question was resolved or expired by the time its turn
+    /// came. Recorded as failed with the reason, spending no attempt, and
+    /// counted as `outcome="skipped"`.
+    Skipped(String),
     /// The gateway says the token is dead (APNs 410, FCM UNREGISTERED): the
     /// device is removed.
     DeviceGone,
@@ -201,6 +218,18 @@ pub fn routes(settings: &crate::config::Settings) -> Vec<&'static str> {
     .collect()
 }
 
+/// Whether a device of `platform` can be pushed to by this server: `dev`
+/// always (the terminal device), the others through their route
+/// ([`routes`]).
+pub fn platform_has_route(settings: &crate::config::Settings, platform: &str) -> bool {
+    let route = match metrics::gateway_of(platform) {
+        "dev" => return true,
+        "none" => return false,
+        gateway => gateway,
+    };
+    routes(settings).contains(&route)
+}
+
 /// Says at start which push routes there are, loudly when no phone can be
 /// reached: questions would otherwise sit pending without a word.
 pub fn log_routes(settings: &crate::config::Settings) {
@@ -221,7 +250,32 @@ pub fn log_routes(settings: &crate::config::Settings) {
     }
 }
 
-/// A `Retry-After` header in seconds, if any.
+/// What a request the HTTP/2 pool could not get answered becomes: not
+/// written, a fault of the gateway (or, past the claim's cut-off, given
+/// back unsent); written, [`PushOutcome::NoAnswer`].
+pub(crate) fn unanswered(gateway: &str, e: h2pool::SendError) -> PushOutcome {
+    use h2pool::SendError;
+    match e {
+        SendError::CutOff => not_sent_past_cut_off(),
+        SendError::NoAnswer { why, cut_off } => PushOutcome::NoAnswer {
+            reason: format!("{gateway} sent no answer: {why}"),
+            cut_off,
+        },
+        e @ (SendError::Connect(_) | SendError::Timeout | SendError::Stream(_)) => {
+            PushOutcome::Unavailable {
+                reason: format!("{gateway} unreachable: {e}"),
+                after: None,
+            }
+        }
+    }
+}
+
+/// The longest `Retry-After` a gateway's answer is honoured for: a
+/// gateway saying a day would otherwise park a push past its question's
+/// expiry (which, besides, no retry is ever held past: [`next_state`]).
+pub const RETRY_AFTER_MAX: Duration = Duration::from_secs(10 * 60);
+
+/// A `Retry-After` header in seconds, if any, at most [`RETRY_AFTER_MAX`].
 pub(crate) fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
     headers
         .get(reqwest::header::RETRY_AFTER)?
@@ -230,11 +284,97 @@ pub(crate) fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Durati
         .trim()
         .parse::<u64>()
         .ok()
-        .map(Duration::from_secs)
+        .map(|s| Duration::from_secs(s).min(RETRY_AFTER_MAX))
 }
 
 /// Attempts per job before it is marked failed.
 pub const PUSH_MAX_ATTEMPTS: u32 = 8;
+
+/// A push whose request reached the gateway without a usable answer is
+/// sent again at most this many times in all (the pool's own re-sends
+/// after a lost connection included): a gateway that takes requests and
+/// never answers must not get the same push dozens of times.
+pub const NO_ANSWER_RESENDS: u32 = 3;
+
+/// What the worker's claim allows one send, set around it as a task-local
+/// ([`SendScope::current`]): the HTTP/2 pool writes no request past the
+/// cut-off, tells the worker whether a request is out unanswered, and
+/// counts the sends that went out without an answer against
+/// [`NO_ANSWER_RESENDS`].
+pub struct SendScope {
+    /// The claim's cut-off: nothing is written after it.
+    pub cut_off: tokio::time::Instant,
+    /// Sends of this push that went out without an answer before this
+    /// claim (recorded on the job).
+    unanswered_before: u32,
+    /// Those of this claim.
+    unanswered: std::sync::atomic::AtomicU32,
+    /// Whether a request is out: [`UNTRACKED`] until the HTTP/2 pool
+    /// says (Web Push's client never does: it may have written),
+    /// [`NOT_WRITTEN`] or [`WRITTEN`] (written and not yet ended).
+    written: std::sync::atomic::AtomicU8,
+}
+
+const UNTRACKED: u8 = 0;
+const NOT_WRITTEN: u8 = 1;
+const WRITTEN: u8 = 2;
+
+tokio::task_local! {
+    static SEND_SCOPE: Arc<SendScope>;
+}
+
+impl SendScope {
+    pub fn new(cut_off: tokio::time::Instant, unanswered_before: u32) -> Arc<SendScope> {
+        Arc::new(SendScope {
+            cut_off,
+            unanswered_before,
+            unanswered: Default::default(),
+            written: std::sync::atomic::AtomicU8::new(UNTRACKED),
+        })
+    }
+
+    /// Runs `send` within this scope.
+    pub async fn run<T>(self: &Arc<Self>, send: impl Future<Output = T>) -> T {
+        SEND_SCOPE.scope(self.clone(), send).await
+    }
+
+    /// The scope of the send running in this task, if the worker set one.
+    pub fn current() -> Option<Arc<SendScope>> {
+        SEND_SCOPE.try_with(|s| s.clone()).ok()
+    }
+
+    /// Whether the cut-off has passed: then nothing may be written.
+    pub fn cut_off_passed(&self) -> bool {
+        tokio::time::Instant::now() >= self.cut_off
+    }
+
+    /// A request was written (true), or none is out now (false).
+    pub fn set_written(&self, written: bool) {
+        let state = if written { WRITTEN } else { NOT_WRITTEN };
+        self.written
+            .store(state, std::sync::atomic::Ordering::Release);
+    }
+
+    /// Whether the gateway may have a request of this send unanswered.
+    pub fn may_have_written(&self) -> bool {
+        self.written.load(std::sync::atomic::Ordering::Acquire) != NOT_WRITTEN
+    }
+
+    /// One send went out without an answer: whether this push may still
+    /// be sent again.
+    pub fn unanswered_once(&self) -> bool {
+        let n = self
+            .unanswered
+            .fetch_add(1, std::sync::atomic::Ordering::AcqRel)
+            + 1;
+        self.unanswered_before + n <= NO_ANSWER_RESENDS
+    }
+
+    /// Sends of this push without an answer, this claim's included.
+    pub fn unanswered(&self) -> u32 {
+        self.unanswered_before + self.unanswered.load(std::sync::atomic::Ordering::Acquire)
+    }
+}
 
 /// How much the worker takes on at once.
 #[derive(Debug, Clone)]
@@ -269,6 +409,9 @@ struct Finished {
     outcome: PushOutcome,
     /// See [`deadline_ms`].
     deadline_ms: i64,
+    /// Sends of this push that went out without an answer, this claim's
+    /// included ([`SendScope::unanswered`]).
+    unanswered: u32,
     /// The push's in-flight slot, given back only once its outcome is
     /// written: so answered-but-unrecorded outcomes count against the
     /// bound too (a slow database cannot pile them up, nor let their
@@ -318,6 +461,7 @@ pub async fn run_worker_with(
     let recorded = Arc::new(tokio::sync::Notify::new());
     tokio::spawn(record_outcomes(app.clone(), done_rx, recorded.clone()));
     loop {
+        app.metrics.push.outages.end_quiet();
         // At least one free slot, then as many as are free.
         let Ok(first) = slots.clone().acquire_owned().await else {
             return;
@@ -398,41 +542,59 @@ pub async fn run_worker_with(
                 let circuit = msg
                     .as_ref()
                     .map_or_else(|| gateway.to_string(), |m| outage::circuit_of(gateway, m));
-                let held = msg.as_ref().and_then(|_| outages.held(&circuit));
-                let outcome = match (&msg, held) {
+                let scope = SendScope::new(cut_off, job.unanswered);
+                let outcome = match &msg {
                     // Resolved or expired since it was queued (a take-over
                     // of an expired lease, a retry): a question push would
                     // only show a question no one can answer any more.
-                    (Some(m), _) if !worth_sending(&job, m) => PushOutcome::Failed(format!(
-                        "question no longer pending ({}): not sent",
-                        match m.question.state {
-                            qp_core::protocol::QuestionState::Pending => "expired",
-                            s => s.as_str(),
-                        }
-                    )),
-                    (Some(_), Some(held)) => held,
-                    (Some(m), None) => match within_lease(cut_off, cap, transport.send(m)).await {
-                        Ok(outcome) => outcome,
-                        // Cut off mid-send: the gateway may have it. APNs
-                        // and FCM's pool counts it itself, only if the
-                        // request was written (`h2pool::Written`).
-                        Err(cut) => {
-                            if !matches!(gateway, "apns" | "fcm") {
-                                let resends = &metrics.metrics.push.resends;
-                                resends.count(gateway, metrics::ResendCause::Timeout);
+                    Some(m) if !worth_sending(&job, m) => {
+                        let why = format!(
+                            "question no longer pending ({}): not sent",
+                            match m.question.state {
+                                qp_core::protocol::QuestionState::Pending => "expired",
+                                s => s.as_str(),
                             }
-                            cut
-                        }
+                        );
+                        tracing::info!(job = job.id, question = %job.question_id, device = %job.device_id, reason = %why, "push skipped");
+                        PushOutcome::Skipped(why)
+                    }
+                    // Past the claim's cut-off (this instance was slow to
+                    // get here): nothing goes out; given back at once.
+                    Some(_) if scope.cut_off_passed() => not_sent_past_cut_off(),
+                    Some(m) => match outages.held(&circuit) {
+                        Some(held) => held,
+                        None => match within_lease(&scope, cap, transport.send(m)).await {
+                            Ok(outcome) => {
+                                let resends = &metrics.metrics.push.resends;
+                                unanswered_by_its_transport(gateway, &outcome, &scope, resends);
+                                outcome
+                            }
+                            // Cut off mid-send: the gateway may have it.
+                            // APNs and FCM's pool counts it itself, only if
+                            // the request was written (`h2pool::Written`).
+                            Err(cut) => {
+                                let no_answer = matches!(cut, PushOutcome::NoAnswer { .. });
+                                if no_answer && !matches!(gateway, "apns" | "fcm") {
+                                    let resends = &metrics.metrics.push.resends;
+                                    resends.count(gateway, metrics::ResendCause::Timeout);
+                                }
+                                cut
+                            }
+                        },
                     },
-                    (None, _) => PushOutcome::Failed("device or question no longer exists".into()),
+                    None => PushOutcome::Failed("device or question no longer exists".into()),
                 };
                 metrics.metrics.push.answered(gateway, &outcome);
                 let outcome = outages.judge(gateway, &circuit, outcome);
+                for circuit in outages.take_ended() {
+                    release_held(&metrics, circuit).await;
+                }
                 let _ = done.send(Finished {
                     job,
                     gateway,
                     outcome,
                     deadline_ms,
+                    unanswered: scope.unanswered(),
                     slot: Some(permit),
                 });
             });
@@ -440,24 +602,82 @@ pub async fn run_worker_with(
     }
 }
 
-/// A send cut off at `cut_off` (the claim's time plus `cap`: what the
-/// lease leaves once the outcome is recorded) comes back as a retry, so the
-/// job is given back before its lease ends, never claimed by another
-/// instance while still in flight (`Err`: cut off).
+/// A send cut off at the claim's cut-off (the claim's time plus `cap`:
+/// what the lease leaves once the outcome is recorded) comes back before
+/// the lease ends, never claimed by another instance while still in
+/// flight (`Err`: cut off): as [`PushOutcome::NoAnswer`] if a request was
+/// written (or, for a transport that cannot say, may have been), else as
+/// not sent.
 async fn within_lease(
-    cut_off: tokio::time::Instant,
+    scope: &Arc<SendScope>,
     cap: Duration,
     send: PushFuture<'_>,
 ) -> Result<PushOutcome, PushOutcome> {
-    tokio::time::timeout_at(cut_off, send)
-        .await
-        .map_err(|_| PushOutcome::Unavailable {
-            reason: format!(
-                "no answer within {} ms of the claim (the lease's budget)",
-                cap.as_millis()
-            ),
-            after: None,
-        })
+    match tokio::time::timeout_at(scope.cut_off, scope.run(send)).await {
+        Ok(outcome) => Ok(outcome),
+        Err(_) if scope.may_have_written() => {
+            scope.unanswered_once();
+            Err(PushOutcome::NoAnswer {
+                reason: format!(
+                    "no answer within {} ms of the claim (the lease's budget)",
+                    cap.as_millis()
+                ),
+                cut_off: true,
+            })
+        }
+        Err(_) => Err(not_sent_past_cut_off()),
+    }
+}
+
+/// A send a transport without the HTTP/2 pool (Web Push's client) says
+/// went out unanswered (a timeout once connected): counted as maybe
+/// delivered and against the push's re-sends, as the pool counts its own
+/// (APNs and FCM's, which this leaves alone).
+fn unanswered_by_its_transport(
+    gateway: &'static str,
+    outcome: &PushOutcome,
+    scope: &SendScope,
+    resends: &metrics::Resends,
+) {
+    if matches!(outcome, PushOutcome::NoAnswer { .. }) && !matches!(gateway, "apns" | "fcm") {
+        scope.unanswered_once();
+        resends.count(gateway, metrics::ResendCause::Timeout);
+    }
+}
+
+/// A push not written before the claim's cut-off: given back at once,
+/// spending no attempt (nothing reached the gateway).
+fn not_sent_past_cut_off() -> PushOutcome {
+    PushOutcome::Deferred {
+        reason: CUT_OFF_NOT_SENT.into(),
+        after: Duration::ZERO,
+    }
+}
+
+/// The reason of a push given back unsent at the claim's cut-off.
+pub const CUT_OFF_NOT_SENT: &str =
+    "not sent: the claim's cut-off passed before the request was written";
+
+/// The gateway answered again after an outage: the pushes held for its
+/// circuit go now, not at the end of their step.
+async fn release_held(app: &Arc<App>, circuit: String) {
+    let prefix = outage::held_prefix(&circuit);
+    let released = app
+        .db
+        .run(move |conn| deliveries::release_held_pushes(conn, &prefix, now_ms()))
+        .await;
+    match released {
+        Ok(n) => {
+            tracing::info!(
+                circuit,
+                pushes = n,
+                "push gateway answering again: held pushes released"
+            );
+            app.push_wake.notify_one();
+        }
+        // They go at the end of their step.
+        Err(e) => tracing::warn!(circuit, error = %e, "releasing held pushes"),
+    }
 }
 
 /// A question push is worth sending only while its question is pending,
@@ -537,7 +757,7 @@ pub const WRITE_STATEMENT_LIMIT: Duration = Duration::from_secs(2);
 /// [`WRITE_STATEMENT_LIMIT`]).
 fn write_batch(
     conn: &crate::store::Conn,
-    batch: &[(deliveries::DuePush, PushOutcome, i64)],
+    batch: &[Answer],
 ) -> crate::store::DbResult<Vec<Written>> {
     use crate::store::Backend;
     let write = || -> crate::store::DbResult<Vec<Written>> {
@@ -550,8 +770,14 @@ fn write_batch(
             ))?;
         }
         let mut out = Vec::with_capacity(batch.len());
-        for (job, outcome, deadline_ms) in batch {
-            out.push(record_one(&*tx, job, outcome, *deadline_ms)?);
+        for a in batch {
+            out.push(record_one(
+                &*tx,
+                &a.job,
+                &a.outcome,
+                a.deadline_ms,
+                a.unanswered,
+            )?);
         }
         tx.commit()?;
         Ok(out)
@@ -590,7 +816,12 @@ async fn record_outcomes(
         let mut answers = Vec::with_capacity(batch.len());
         for f in &mut batch {
             slots.extend(f.slot.take());
-            answers.push((f.job.clone(), f.outcome.clone(), f.deadline_ms));
+            answers.push(Answer {
+                job: f.job.clone(),
+                outcome: f.outcome.clone(),
+                deadline_ms: f.deadline_ms,
+                unanswered: f.unanswered,
+            });
         }
         let written = write_outcomes(&app, answers).await;
         let push = &app.metrics.push;
@@ -617,6 +848,22 @@ async fn record_outcomes(
                 }
             }
         }
+        // Held for an outage that ended (its probe answered) while they
+        // were being recorded: the release may have run before they were
+        // written, so they are released again now they are.
+        let mut ended: Vec<&str> = Vec::new();
+        for f in &batch {
+            if let PushOutcome::Deferred { reason, .. } = &f.outcome {
+                if let Some(circuit) = outage::held_circuit(reason) {
+                    if !ended.contains(&circuit) && !push.outages.in_outage(circuit) {
+                        ended.push(circuit);
+                    }
+                }
+            }
+        }
+        for circuit in ended {
+            release_held(&app, circuit.to_string()).await;
+        }
         drop(slots);
         recorded.notify_one();
     }
@@ -626,10 +873,7 @@ async fn record_outcomes(
 /// the database refused it (a lost connection, a lock): what each became,
 /// or None when every try failed (the jobs stay claimed until their lease
 /// ends, then go again).
-async fn write_outcomes(
-    app: &App,
-    answers: Vec<(deliveries::DuePush, PushOutcome, i64)>,
-) -> Option<Vec<Written>> {
+async fn write_outcomes(app: &App, answers: Vec<Answer>) -> Option<Vec<Written>> {
     let answers = Arc::new(answers);
     let mut tries = 0;
     loop {
@@ -654,6 +898,14 @@ async fn write_outcomes(
     }
 }
 
+/// One outcome to write.
+struct Answer {
+    job: deliveries::DuePush,
+    outcome: PushOutcome,
+    deadline_ms: i64,
+    unanswered: u32,
+}
+
 /// What writing one outcome did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Written {
@@ -667,14 +919,39 @@ enum Written {
 
 /// The job's next state for an outcome: state, attempts spent, when it is
 /// due next, the error to keep. A deferred push spends no attempt, but is
-/// never held past its `deadline_ms`: then it fails, with the reason.
+/// never held past its `deadline_ms`: then it fails, with the reason; nor
+/// is a retry queued past it. `unanswered`: the sends of this push that
+/// went out without an answer, this one's included; past
+/// [`NO_ANSWER_RESENDS`], one more gets it no re-send.
 fn next_state(
     attempts_before: u32,
     outcome: &PushOutcome,
     now: i64,
     deadline_ms: i64,
-) -> (PushJobState, u32, i64, Option<&str>) {
+    unanswered: u32,
+) -> (PushJobState, u32, i64, Option<String>) {
     let attempts = attempts_before + 1;
+    let retry = |reason: &str, after: &Option<Duration>| {
+        let delay = after.unwrap_or_else(|| RetryPolicy::PUSH.delay(attempts));
+        let next = now.saturating_add(delay.as_millis() as i64);
+        if next >= deadline_ms {
+            (
+                PushJobState::Failed,
+                attempts,
+                now,
+                Some(format!(
+                    "{reason} (not tried again: past the push's deadline)"
+                )),
+            )
+        } else {
+            (
+                PushJobState::Queued,
+                attempts,
+                next,
+                Some(reason.to_string()),
+            )
+        }
+    };
     match outcome {
         PushOutcome::Deferred { reason, after }
             if now.saturating_add(after.as_millis() as i64) >= deadline_ms =>
@@ -683,7 +960,7 @@ fn next_state(
                 PushJobState::Failed,
                 attempts_before,
                 now,
-                Some(reason.as_str()),
+                Some(reason.clone()),
             )
         }
         PushOutcome::Sent => (PushJobState::Sent, attempts, now, None),
@@ -691,31 +968,40 @@ fn next_state(
             PushJobState::Failed,
             attempts,
             now,
-            Some("device unregistered"),
+            Some("device unregistered".into()),
         ),
         PushOutcome::Deferred { reason, after } => (
             PushJobState::Queued,
             attempts_before,
             now + after.as_millis() as i64,
-            Some(reason.as_str()),
+            Some(reason.clone()),
+        ),
+        PushOutcome::Skipped(reason) => {
+            (PushJobState::Failed, attempts_before, now, Some(reason.clone()))
+        }
+        PushOutcome::NoAnswer { reason, .. } if unanswered > NO_ANSWER_RESENDS => (
+            PushJobState::Failed,
+            attempts,
+            now,
+            Some(format!(
+                "{reason}: sent {unanswered} times without an answer, not sent again (the gateway may have it)"
+            )),
         ),
         // Judged by the worker's `Outages` before it gets here; a retry if not.
         PushOutcome::Retry { reason, after } | PushOutcome::Unavailable { reason, after }
             if attempts < PUSH_MAX_ATTEMPTS =>
         {
-            let delay = after.unwrap_or_else(|| RetryPolicy::PUSH.delay(attempts));
-            (
-                PushJobState::Queued,
-                attempts,
-                now + delay.as_millis() as i64,
-                Some(reason.as_str()),
-            )
+            retry(reason, after)
+        }
+        PushOutcome::NoAnswer { reason, .. } if attempts < PUSH_MAX_ATTEMPTS => {
+            retry(reason, &None)
         }
         // Failed for good, or out of attempts.
         PushOutcome::Failed(reason)
         | PushOutcome::Retry { reason, .. }
-        | PushOutcome::Unavailable { reason, .. } => {
-            (PushJobState::Failed, attempts, now, Some(reason.as_str()))
+        | PushOutcome::Unavailable { reason, .. }
+        | PushOutcome::NoAnswer { reason, .. } => {
+            (PushJobState::Failed, attempts, now, Some(reason.clone()))
         }
     }
 }
@@ -731,9 +1017,11 @@ fn record_one(
     job: &deliveries::DuePush,
     outcome: &PushOutcome,
     deadline_ms: i64,
+    unanswered: u32,
 ) -> crate::store::DbResult<Written> {
     let now = now_ms();
-    let (state, attempts, next_ms, error) = next_state(job.attempts, outcome, now, deadline_ms);
+    let (state, attempts, next_ms, error) =
+        next_state(job.attempts, outcome, now, deadline_ms, unanswered);
     let held = if *outcome == PushOutcome::Sent {
         deliveries::mark_push_sent(conn, job.id, attempts, now)?
     } else {
@@ -741,10 +1029,13 @@ fn record_one(
             conn,
             job.id,
             job.claimed_until_ms,
-            state,
-            attempts,
-            next_ms,
-            error,
+            deliveries::PushMark {
+                state,
+                attempts,
+                next_ms,
+                error: error.as_deref(),
+                unanswered,
+            },
         )?
     };
     if !held {
@@ -839,10 +1130,12 @@ mod tests {
         assert_eq!(routes(&with_key), ["web_push"]);
     }
 
-    /// A send that never answers is given back as a retry at the cap,
-    /// counted from the claim: a send that started late (a slow load of
-    /// the batch, a busy runtime) gets only what is left, so the job is
-    /// back inside its lease however late it started.
+    /// A send that never answers is given back at the cap, counted from
+    /// the claim: a send that started late (a slow load of the batch, a
+    /// busy runtime) gets only what is left, so the job is back inside its
+    /// lease however late it started. A transport that cannot say whether
+    /// it wrote (Web Push's client) may have: no answer, counted against
+    /// the re-sends, and never a fault of the gateway.
     #[tokio::test]
     async fn a_send_that_never_answers_is_given_back_at_the_cap_from_the_claim() {
         assert!(budget::send_cap(budget::LEASE) < budget::LEASE);
@@ -851,19 +1144,149 @@ mod tests {
         // The send starts 400 ms after the claim.
         tokio::time::sleep(Duration::from_millis(400)).await;
         let started = tokio::time::Instant::now();
-        let outcome = within_lease(claimed + cap, cap, Box::pin(std::future::pending()))
+        let scope = SendScope::new(claimed + cap, 1);
+        let outcome = within_lease(&scope, cap, Box::pin(std::future::pending()))
             .await
             .unwrap_err();
         assert!(
-            matches!(outcome, PushOutcome::Unavailable { .. }),
+            matches!(outcome, PushOutcome::NoAnswer { cut_off: true, .. }),
             "{outcome:?}"
         );
+        assert_eq!(scope.unanswered(), 2);
         assert!(claimed.elapsed() >= cap);
         assert!(
             started.elapsed() < cap - Duration::from_millis(100),
             "cut off {:?} after the send started: timed from the send, not the claim",
             started.elapsed()
         );
+    }
+
+    /// Cut off before the pool wrote the request: nothing reached the
+    /// gateway, so it goes back unsent, spending no attempt.
+    #[tokio::test]
+    async fn a_send_cut_off_before_its_request_was_written_is_given_back_unsent() {
+        let cap = Duration::from_millis(200);
+        let scope = SendScope::new(tokio::time::Instant::now() + cap, 0);
+        let waiting = Box::pin(async {
+            // What the pool does while it waits for a stream.
+            SendScope::current().unwrap().set_written(false);
+            std::future::pending::<PushOutcome>().await
+        });
+        let outcome = within_lease(&scope, cap, waiting).await.unwrap_err();
+        assert_eq!(outcome, not_sent_past_cut_off());
+        assert_eq!(scope.unanswered(), 0);
+        let (state, attempts, _, _) = next_state(3, &outcome, 1000, i64::MAX, 0);
+        assert_eq!((state, attempts), (PushJobState::Queued, 3));
+    }
+
+    /// A push the gateway took without answering spends an attempt and
+    /// goes again, but only `NO_ANSWER_RESENDS` times in all: the next
+    /// one without an answer fails it, saying the gateway may have it.
+    #[test]
+    fn sends_without_an_answer_are_resent_at_most_three_times() {
+        let no_answer = PushOutcome::NoAnswer {
+            reason: "APNs sent no answer: no response within 15000 ms".into(),
+            cut_off: false,
+        };
+        let mut attempts = 0;
+        let mut sends = 0;
+        loop {
+            sends += 1;
+            let (state, spent, _, error) = next_state(attempts, &no_answer, 1000, i64::MAX, sends);
+            assert_eq!(spent, attempts + 1, "an attempt each");
+            attempts = spent;
+            if state == PushJobState::Failed {
+                assert!(error.unwrap().contains("may have it"));
+                break;
+            }
+            assert_eq!(state, PushJobState::Queued);
+        }
+        assert_eq!(
+            sends,
+            NO_ANSWER_RESENDS + 1,
+            "sent once, then re-sent 3 times"
+        );
+    }
+
+    /// A gateway's Retry-After is honoured up to `RETRY_AFTER_MAX`, and no
+    /// retry is queued past the push's deadline (its question's expiry).
+    #[test]
+    fn retry_after_is_capped_and_never_parks_a_push_past_its_deadline() {
+        let mut headers = reqwest::header::HeaderMap::new();
+        headers.insert(reqwest::header::RETRY_AFTER, "86400".parse().unwrap());
+        assert_eq!(retry_after(&headers), Some(RETRY_AFTER_MAX));
+        headers.insert(reqwest::header::RETRY_AFTER, "3".parse().unwrap());
+        assert_eq!(retry_after(&headers), Some(Duration::from_secs(3)));
+        let throttled = PushOutcome::Retry {
+            reason: "APNs 429 TooManyRequests".into(),
+            after: Some(RETRY_AFTER_MAX),
+        };
+        let now = 1_000;
+        let (state, _, next, _) = next_state(0, &throttled, now, i64::MAX, 0);
+        assert_eq!(state, PushJobState::Queued);
+        assert_eq!(next, now + RETRY_AFTER_MAX.as_millis() as i64);
+        // The question expires in a minute: failed now, not parked past it.
+        let (state, _, _, error) = next_state(0, &throttled, now, now + 60_000, 0);
+        assert_eq!(state, PushJobState::Failed);
+        assert!(error.unwrap().contains("past the push's deadline"));
+    }
+
+    /// A Web Push timeout once connected (no pool to count it) counts
+    /// against the push's re-sends and as maybe delivered, so its re-sends
+    /// are capped as APNs and FCM's are; the pool's own are left alone.
+    #[test]
+    fn a_web_push_sent_without_an_answer_counts_against_its_resends() {
+        let no_answer = PushOutcome::NoAnswer {
+            reason: "push service sent no answer: operation timed out".into(),
+            cut_off: false,
+        };
+        let resends = metrics::Resends::default();
+        let scope = SendScope::new(tokio::time::Instant::now(), NO_ANSWER_RESENDS);
+        unanswered_by_its_transport("web_push", &no_answer, &scope, &resends);
+        assert_eq!(scope.unanswered(), NO_ANSWER_RESENDS + 1);
+        assert_eq!(resends.get("web_push", metrics::ResendCause::Timeout), 1);
+        let (state, _, _, error) = next_state(3, &no_answer, 1000, i64::MAX, scope.unanswered());
+        assert_eq!(state, PushJobState::Failed, "{error:?}");
+        // APNs's pool counted it already; Sent is nothing to count.
+        let scope = SendScope::new(tokio::time::Instant::now(), 0);
+        unanswered_by_its_transport("apns", &no_answer, &scope, &resends);
+        unanswered_by_its_transport("web_push", &PushOutcome::Sent, &scope, &resends);
+        assert_eq!(scope.unanswered(), 0);
+        assert_eq!(resends.get("apns", metrics::ResendCause::Timeout), 0);
+        assert_eq!(resends.get("web_push", metrics::ResendCause::Timeout), 1);
+    }
+
+    /// A push whose question was resolved before its turn is not sent,
+    /// and spends no attempt.
+    #[test]
+    fn a_skipped_push_spends_no_attempt() {
+        let skipped =
+            PushOutcome::Skipped("question no longer pending (answered): not sent".into());
+        let (state, attempts, _, error) = next_state(2, &skipped, 1000, i64::MAX, 0);
+        assert_eq!((state, attempts), (PushJobState::Failed, 2));
+        assert!(error.unwrap().contains("not sent"));
+        assert_eq!(metrics::labels_of(&skipped), ("skipped", "gone"));
+    }
+
+    /// Devices whose platform this server has no push route for are not
+    /// counted as pushed to; the terminal device always is.
+    #[test]
+    fn only_devices_with_a_push_route_count() {
+        let pg = Settings {
+            db: Database::Postgres("postgres://qp@127.0.0.1/qp".into()),
+            ..Settings::default()
+        };
+        assert!(!platform_has_route(&pg, "ios"));
+        assert!(!platform_has_route(&pg, "android"));
+        assert!(!platform_has_route(&pg, "web"));
+        assert!(platform_has_route(&pg, "dev"));
+        assert!(!platform_has_route(&pg, "symbian"));
+        let sqlite = Settings {
+            db: Database::Sqlite("/tmp/qp.sqlite".into()),
+            ..Settings::default()
+        };
+        assert!(platform_has_route(&sqlite, "web"));
+        assert!(!platform_has_route(&sqlite, "ios"));
     }
 
     /// A push held back by a credential backoff spends no attempt; a
@@ -875,18 +1298,18 @@ mod tests {
             after: Duration::from_secs(300),
         };
         let (state, attempts, next, _) =
-            next_state(PUSH_MAX_ATTEMPTS - 1, &deferred, 1000, i64::MAX);
+            next_state(PUSH_MAX_ATTEMPTS - 1, &deferred, 1000, i64::MAX, 0);
         assert_eq!(state, PushJobState::Queued);
         assert_eq!(attempts, PUSH_MAX_ATTEMPTS - 1);
         assert_eq!(next, 1000 + 300_000);
         // Not past the question's expiry: held that long, it fails.
-        let (state, attempts, _, _) = next_state(0, &deferred, 1000, 200_000);
+        let (state, attempts, _, _) = next_state(0, &deferred, 1000, 200_000, 0);
         assert_eq!((state, attempts), (PushJobState::Failed, 0));
         let retry = PushOutcome::Retry {
             reason: "APNs 503 ServiceUnavailable".into(),
             after: None,
         };
-        let (state, attempts, _, _) = next_state(PUSH_MAX_ATTEMPTS - 1, &retry, 1000, i64::MAX);
+        let (state, attempts, _, _) = next_state(PUSH_MAX_ATTEMPTS - 1, &retry, 1000, i64::MAX, 0);
         assert_eq!((state, attempts), (PushJobState::Failed, PUSH_MAX_ATTEMPTS));
     }
 }

@@ -51,8 +51,30 @@ pub const OUTAGE_BACKOFF: RetryPolicy = RetryPolicy {
     jitter: false,
 };
 
-/// What the reason of a held push starts with (the metrics' `outage`).
+/// What the reason of a held push starts with (the metrics' `outage`),
+/// followed by ` (circuit)`: how held pushes are found to release them
+/// when the outage ends ([`held_prefix`]).
 pub const HELD: &str = "gateway outage";
+
+/// An outage with no gateway fault for this long ends (its gauge goes
+/// back to 0), even if no push came to probe it.
+pub const QUIET_END: Duration = Duration::from_secs(60);
+
+/// How long, at most, the other pushes wait for a probe that says
+/// nothing about the gateway (cut off, held by a credential backoff)
+/// before another push may probe.
+pub const PROBE_WAIT: Duration = Duration::from_secs(30);
+
+/// What the reason of every push held for `circuit` starts with.
+pub fn held_prefix(circuit: &str) -> String {
+    format!("{HELD} ({circuit})")
+}
+
+/// The circuit a held push's reason names ([`held_prefix`]), if it is one.
+pub fn held_circuit(reason: &str) -> Option<&str> {
+    let rest = reason.strip_prefix(HELD)?.strip_prefix(" (")?;
+    rest.split_once("):").map(|(circuit, _)| circuit)
+}
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct GatewayLabel {
@@ -68,14 +90,30 @@ struct Circuit {
     /// Pushes are held until then.
     held_until: Option<Instant>,
     since: Option<Instant>,
+    /// Once a step is over, the one push let through to probe the gateway
+    /// is out until then (the others stay held).
+    probe_until: Option<Instant>,
+    last_fault: Option<Instant>,
 }
 
-/// The circuit a push goes through: its gateway, or for Web Push its
-/// gateway and push service.
+/// The circuit a push goes through: its gateway; for Web Push its gateway
+/// and push service; for APNs the environment its device names (the
+/// sandbox and production are separate services), else the server's
+/// default APNs.
 pub fn circuit_of(gateway: &'static str, m: &super::PushMessage) -> String {
+    use qp_core::protocol::device::ApnsEnvironment;
     match gateway {
         "web_push" => match super::webpush::service_origin(&m.device.push_token) {
             Some(origin) => format!("{gateway} {origin}"),
+            None => gateway.to_string(),
+        },
+        "apns" => match m
+            .device
+            .apns_environment
+            .as_deref()
+            .and_then(ApnsEnvironment::parse)
+        {
+            Some(env) => format!("{gateway} {}", env.as_str()),
             None => gateway.to_string(),
         },
         _ => gateway.to_string(),
@@ -86,6 +124,9 @@ pub fn circuit_of(gateway: &'static str, m: &super::PushMessage) -> String {
 #[derive(Default)]
 pub struct Outages {
     circuits: Mutex<HashMap<String, Circuit>>,
+    /// Circuits whose outage a gateway's answer ended since the worker
+    /// last looked ([`Outages::take_ended`]): their held pushes go at once.
+    ended: Mutex<Vec<String>>,
     open: Family<GatewayLabel, Gauge>,
     started: Family<GatewayLabel, Counter>,
 }
@@ -110,18 +151,76 @@ impl Outages {
     }
 
     /// Before a send: while an outage step runs, the push's outcome without
-    /// sending it (held to the step's end, no attempt spent).
+    /// sending it (held to the step's end, no attempt spent). Once a step
+    /// is over, one push goes as the probe (None); the others stay held
+    /// until it answers (a success releases them at once:
+    /// [`Outages::take_ended`]), at most a further step.
     pub fn held(&self, circuit: &str) -> Option<PushOutcome> {
-        let circuits = self.circuits();
-        let until = circuits.get(circuit)?.held_until?;
-        let left = until.saturating_duration_since(Instant::now());
-        (!left.is_zero()).then(|| PushOutcome::Deferred {
+        self.held_at(circuit, Instant::now())
+    }
+
+    fn held_at(&self, circuit: &str, now: Instant) -> Option<PushOutcome> {
+        self.end_quiet_at(now);
+        let mut circuits = self.circuits();
+        let c = circuits.get_mut(circuit)?;
+        c.since?;
+        let until = c.held_until?;
+        let left = if until > now {
+            until - now
+        } else if c.probe_until.is_some_and(|p| p > now) {
+            // A probe is out: the next step's length, unless it succeeds.
+            OUTAGE_BACKOFF.delay(c.steps + 1)
+        } else {
+            c.probe_until = Some(now + PROBE_WAIT);
+            return None;
+        };
+        Some(PushOutcome::Deferred {
             reason: format!(
-                "{HELD}: {circuit} unavailable, next try in {} ms",
+                "{}: unavailable, next try in {} ms",
+                held_prefix(circuit),
                 left.as_millis()
             ),
             after: left,
         })
+    }
+
+    /// Ends the outages with no fault for [`QUIET_END`] (no push came to
+    /// probe them): their gauges go back to 0.
+    pub fn end_quiet(&self) {
+        self.end_quiet_at(Instant::now())
+    }
+
+    fn end_quiet_at(&self, now: Instant) {
+        let mut circuits = self.circuits();
+        for (circuit, c) in circuits.iter_mut() {
+            let quiet = c
+                .last_fault
+                .is_some_and(|f| now.saturating_duration_since(f) >= QUIET_END);
+            if c.since.is_some() && quiet {
+                let gateway = gateway_of_circuit(circuit);
+                tracing::warn!(
+                    gateway,
+                    circuit = circuit.as_str(),
+                    quiet_ms = QUIET_END.as_millis() as u64,
+                    "push gateway outage over: no fault since"
+                );
+                self.open.get_or_create(&GatewayLabel { gateway }).dec();
+                *c = Circuit::default();
+            }
+        }
+    }
+
+    /// Whether `circuit` is in an outage now (a probe out included).
+    pub fn in_outage(&self, circuit: &str) -> bool {
+        self.circuits()
+            .get(circuit)
+            .is_some_and(|c| c.since.is_some())
+    }
+
+    /// The circuits whose outage ended by an answer since the last call:
+    /// the worker releases their held pushes at once.
+    pub fn take_ended(&self) -> Vec<String> {
+        std::mem::take(&mut *self.ended.lock().unwrap_or_else(|p| p.into_inner()))
     }
 
     /// After a send: a gateway fault counts toward an outage (and, in one,
@@ -134,11 +233,22 @@ impl Outages {
             PushOutcome::Unavailable { reason, after } => {
                 match self.fault(gateway, circuit, &reason, after) {
                     Some(hold) => PushOutcome::Deferred {
-                        reason: format!("{HELD}: {reason}"),
+                        reason: format!("{}: {reason}", held_prefix(circuit)),
                         after: hold,
                     },
                     None => PushOutcome::Retry { reason, after },
                 }
+            }
+            // Written and never answered: a fault of the gateway, but the
+            // push may be delivered, so it spends an attempt whatever the
+            // circuit says. Unless the claim's cut-off ended it: this
+            // instance may have stalled, which says nothing of the gateway.
+            PushOutcome::NoAnswer {
+                ref reason,
+                cut_off: false,
+            } => {
+                self.fault(gateway, circuit, reason, None);
+                outcome
             }
             // The gateway answered: it works.
             PushOutcome::Sent | PushOutcome::DeviceGone => {
@@ -174,11 +284,13 @@ impl Outages {
             return None;
         }
         let now = Instant::now();
+        c.last_fault = Some(now);
         if let Some(until) = c.held_until.filter(|u| *u > now) {
             // Another push of the same moment: one step each.
             return Some(until - now);
         }
         c.steps += 1;
+        c.probe_until = None;
         let step = OUTAGE_BACKOFF.delay(c.steps).max(after.unwrap_or_default());
         c.held_until = Some(now + step);
         let since = *c.since.get_or_insert(now);
@@ -215,9 +327,25 @@ impl Outages {
                 "push gateway answering again: held pushes go now"
             );
             self.open.get_or_create(&GatewayLabel { gateway }).dec();
+            self.ended
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .push(circuit.to_string());
         }
         c.steps = 0;
         c.held_until = None;
+        c.probe_until = None;
+        c.last_fault = None;
+    }
+}
+
+/// The gateway a circuit is of (its first word, [`circuit_of`]).
+fn gateway_of_circuit(circuit: &str) -> &'static str {
+    match circuit.split(' ').next() {
+        Some("apns") => "apns",
+        Some("fcm") => "fcm",
+        Some("web_push") => "web_push",
+        _ => "none",
     }
 }
 
@@ -337,6 +465,147 @@ mod tests {
         assert!(o.held(google).is_none());
         assert!(o.held(mozilla).is_some());
         assert_eq!(open(), 1);
+    }
+
+    fn open_of(o: &Outages, gateway: &'static str) -> i64 {
+        o.open.get_or_create(&GatewayLabel { gateway }).get()
+    }
+
+    /// Once a step is over, one push probes the gateway and the others stay
+    /// held; its success ends the outage and names the circuit whose held
+    /// pushes go at once.
+    #[test]
+    fn one_probe_per_step_and_its_answer_releases_the_held_pushes() {
+        let o = Outages::default();
+        for _ in 0..OUTAGE_AFTER {
+            o.judge("apns", "apns", down(None));
+        }
+        let over = Instant::now() + OUTAGE_BACKOFF.delay(1) + Duration::from_millis(10);
+        assert!(o.held_at("apns", over).is_none(), "the probe goes");
+        for _ in 0..5 {
+            assert!(
+                matches!(o.held_at("apns", over), Some(PushOutcome::Deferred { .. })),
+                "the others wait for the probe"
+            );
+        }
+        assert!(o.take_ended().is_empty());
+        o.judge("apns", "apns", PushOutcome::Sent);
+        assert_eq!(o.take_ended(), ["apns"]);
+        assert!(o.take_ended().is_empty(), "once");
+        assert!(o.held_at("apns", over).is_none());
+        assert_eq!(open_of(&o, "apns"), 0);
+    }
+
+    /// A failed probe starts the next, longer step; its pushes are held
+    /// with the reason that names the circuit (how they are released).
+    /// A held push's reason names its circuit, so the pushes held for an
+    /// outage that has ended by the time they are recorded can be found.
+    #[test]
+    fn a_held_pushs_reason_names_its_circuit() {
+        let o = Outages::default();
+        for _ in 0..OUTAGE_AFTER {
+            o.judge("web_push", "web_push https://push.example", down(None));
+        }
+        let Some(PushOutcome::Deferred { reason, .. }) = o.held("web_push https://push.example")
+        else {
+            panic!("not held")
+        };
+        assert_eq!(held_circuit(&reason), Some("web_push https://push.example"));
+        assert!(o.in_outage("web_push https://push.example"));
+        assert_eq!(held_circuit("APNs 503 ServiceUnavailable"), None);
+        o.judge(
+            "web_push",
+            "web_push https://push.example",
+            PushOutcome::Sent,
+        );
+        assert!(!o.in_outage("web_push https://push.example"));
+    }
+
+    #[test]
+    fn a_failed_probe_starts_the_next_step() {
+        let o = Outages::default();
+        for _ in 0..OUTAGE_AFTER {
+            o.judge("apns", "apns", down(None));
+        }
+        let over = Instant::now() + OUTAGE_BACKOFF.delay(1) + Duration::from_millis(10);
+        assert!(o.held_at("apns", over).is_none());
+        // The probe fails (judged now, before `over`: still the first step
+        // for the clock, so this test only checks the reason and the hold).
+        let PushOutcome::Deferred { reason, .. } = o.judge("apns", "apns", down(None)) else {
+            panic!()
+        };
+        assert!(reason.starts_with(&held_prefix("apns")), "{reason}");
+    }
+
+    /// An outage nobody probes (no pushes) ends after `QUIET_END` without
+    /// a fault: the gauge does not stay at 1.
+    #[test]
+    fn an_outage_with_no_fault_for_a_minute_ends() {
+        let o = Outages::default();
+        for _ in 0..OUTAGE_AFTER {
+            o.judge("fcm", "fcm", down(None));
+        }
+        assert_eq!(open_of(&o, "fcm"), 1);
+        o.end_quiet_at(Instant::now() + QUIET_END - Duration::from_secs(1));
+        assert_eq!(open_of(&o, "fcm"), 1);
+        o.end_quiet_at(Instant::now() + QUIET_END + Duration::from_millis(10));
+        assert_eq!(open_of(&o, "fcm"), 0);
+        assert!(o.held("fcm").is_none());
+        // Counting starts again from zero.
+        assert!(matches!(
+            o.judge("fcm", "fcm", down(None)),
+            PushOutcome::Retry { .. }
+        ));
+    }
+
+    /// A claim's cut-off ending a send (this instance stalled) is no fault
+    /// of the gateway: however many, no outage. A push the gateway took
+    /// without answering is one, but stays a no-answer (it spends an
+    /// attempt: it may be delivered).
+    #[test]
+    fn only_the_gateways_own_silence_feeds_the_circuit() {
+        let o = Outages::default();
+        let cut = PushOutcome::NoAnswer {
+            reason: "no answer within 1500 ms of the claim".into(),
+            cut_off: true,
+        };
+        for _ in 0..10 {
+            assert_eq!(o.judge("apns", "apns", cut.clone()), cut);
+        }
+        assert!(o.held("apns").is_none());
+        assert_eq!(open_of(&o, "apns"), 0);
+        let silent = PushOutcome::NoAnswer {
+            reason: "APNs sent no answer".into(),
+            cut_off: false,
+        };
+        for _ in 0..OUTAGE_AFTER {
+            assert_eq!(o.judge("apns", "apns", silent.clone()), silent);
+        }
+        assert!(o.held("apns").is_some());
+    }
+
+    /// APNs's sandbox and production are separate services: one down
+    /// holds only its own pushes. `TooManyRequests` (one device's
+    /// throttling) is a plain retry and never opens the circuit.
+    #[test]
+    fn apns_sandbox_and_production_have_their_own_circuits() {
+        let o = Outages::default();
+        for _ in 0..OUTAGE_AFTER {
+            o.judge("apns", "apns sandbox", down(None));
+        }
+        assert!(o.held("apns sandbox").is_some());
+        assert!(o.held("apns production").is_none());
+        let throttled = PushOutcome::Retry {
+            reason: "APNs 429 TooManyRequests".into(),
+            after: None,
+        };
+        for _ in 0..10 {
+            assert_eq!(
+                o.judge("apns", "apns production", throttled.clone()),
+                throttled
+            );
+        }
+        assert!(o.held("apns production").is_none());
     }
 
     #[test]

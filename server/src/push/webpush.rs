@@ -339,6 +339,12 @@ impl WebPushTransport {
                     _ => PushOutcome::Failed(reason),
                 }
             }
+            // Timed out once connected: the request may have been
+            // written, and the service may have it.
+            Err(e) if e.is_timeout() && !e.is_connect() => PushOutcome::NoAnswer {
+                reason: format!("push service sent no answer: {}", e.without_url()),
+                cut_off: false,
+            },
             Err(e) => PushOutcome::Unavailable {
                 reason: format!("push service unreachable: {}", e.without_url()),
                 after: None,

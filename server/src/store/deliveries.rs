@@ -209,6 +209,8 @@ pub struct DuePush {
     /// sent the push already. Each recorded outcome ends the claims
     /// (`open_claims` back to 0), so a retry that came due is not one.
     pub after_lapsed_claim: bool,
+    /// Sends of this push that went out without an answer so far.
+    pub unanswered: u32,
 }
 
 /// Claims up to `limit` due push jobs, as [`claim_webhooks`] does, oldest
@@ -232,7 +234,7 @@ pub fn claim_pushes(
                        SELECT 1 FROM push_jobs b WHERE b.state = 'queued' AND b.kind = 'question'
                          AND b.question_id = p.question_id AND b.device_id = p.device_id))
                  ORDER BY p.id LIMIT ?3",
-            " RETURNING id, device_id, question_id, kind, attempts, created_at, open_claims"
+            " RETURNING id, device_id, question_id, kind, attempts, created_at, open_claims, unanswered"
         ),
         params![now_ms, lease_until_ms, limit],
         |r| {
@@ -250,6 +252,7 @@ pub fn claim_pushes(
                 created_ms: r.get(5)?,
                 claimed_until_ms: lease_until_ms,
                 after_lapsed_claim: r.get::<i64>(6)? > 1,
+                unanswered: r.get(7)?,
             })
         },
     )?;
@@ -329,24 +332,61 @@ pub fn mark_push(
     conn: &Conn,
     id: i64,
     claimed_until_ms: i64,
-    state: PushJobState,
-    attempts: u32,
-    next_ms: i64,
-    error: Option<&str>,
+    mark: PushMark<'_>,
 ) -> DbResult<bool> {
     let n = conn.execute(
         "UPDATE push_jobs SET state = ?2, attempts = ?3, next_attempt_ms = ?4, last_error = ?5, \
-         open_claims = 0 WHERE id = ?1 AND state = 'queued' AND next_attempt_ms = ?6",
+         open_claims = 0, unanswered = ?7 WHERE id = ?1 AND state = 'queued' AND next_attempt_ms = ?6",
         params![
             id,
-            state.as_str(),
-            attempts,
-            next_ms,
-            error,
-            claimed_until_ms
+            mark.state.as_str(),
+            mark.attempts,
+            mark.next_ms,
+            mark.error,
+            claimed_until_ms,
+            mark.unanswered
         ],
     )?;
     Ok(n > 0)
+}
+
+/// What [`mark_push`] writes.
+#[derive(Debug, Clone, Copy)]
+pub struct PushMark<'a> {
+    pub state: PushJobState,
+    pub attempts: u32,
+    pub next_ms: i64,
+    pub error: Option<&'a str>,
+    /// Sends that went out without an answer ([`DuePush::unanswered`]).
+    pub unanswered: u32,
+}
+
+/// The question pushes queued for a question, per device platform.
+pub fn question_pushes_by_platform(
+    conn: &Conn,
+    question_id: &str,
+) -> DbResult<Vec<(String, usize)>> {
+    conn.query_map(
+        "SELECT d.platform, COUNT(*) FROM push_jobs j JOIN devices d ON d.id = j.device_id \
+         WHERE j.question_id = ?1 AND j.kind = 'question' GROUP BY d.platform ORDER BY d.platform",
+        params![question_id],
+        |r| Ok((r.get(0)?, r.get::<i64>(1)? as usize)),
+    )
+}
+
+/// Makes the queued, unclaimed push jobs whose last error starts with
+/// `prefix` (held for a gateway outage, `push::outage::held_prefix`) due
+/// at `now_ms`: the gateway answers again. How many.
+pub fn release_held_pushes(conn: &Conn, prefix: &str, now_ms: i64) -> DbResult<usize> {
+    let escaped = prefix
+        .replace('\\', "\\\\")
+        .replace('%', "\\%")
+        .replace('_', "\\_");
+    conn.execute(
+        "UPDATE push_jobs SET next_attempt_ms = ?2 WHERE state = 'queued' AND open_claims = 0 \
+         AND next_attempt_ms > ?2 AND last_error LIKE ?1 ESCAPE '\\'",
+        params![format!("{escaped}%"), now_ms],
+    )
 }
 
 /// Records a push the gateway accepted as sent while the job is still

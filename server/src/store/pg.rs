@@ -746,6 +746,12 @@ const MIGRATIONS: &[&str] = &[
     r#"
     ALTER TABLE push_jobs ADD COLUMN open_claims BIGINT NOT NULL DEFAULT 0;
     "#,
+    // 13 (SQLite's 18): sends of a push job that went out without an
+    // answer (the gateway may have them): re-sent at most
+    // `push::NO_ANSWER_RESENDS` times.
+    r#"
+    ALTER TABLE push_jobs ADD COLUMN unanswered BIGINT NOT NULL DEFAULT 0;
+    "#,
 ];
 
 /// Any number that names this schema's advisory lock (instances starting

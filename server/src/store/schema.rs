@@ -378,6 +378,11 @@ const MIGRATIONS: &[&str] = &[
     r#"
     ALTER TABLE push_jobs ADD COLUMN open_claims INTEGER NOT NULL DEFAULT 0;
     "#,
+    // 18: sends of a push job that went out without an answer (the gateway
+    // may have them): re-sent at most `push::NO_ANSWER_RESENDS` times.
+    r#"
+    ALTER TABLE push_jobs ADD COLUMN unanswered INTEGER NOT NULL DEFAULT 0;
+    "#,
 ];
 
 /// The schema version this build writes: how many migrations it has.

@@ -83,6 +83,11 @@ pub struct ApnsState {
     pub script: Mutex<HashMap<String, VecDeque<ApnsReply>>>,
     /// Device tokens whose requests are never answered.
     pub hang: Mutex<HashSet<String>>,
+    /// Device tokens whose next requests (how many) are read in full and
+    /// then reset (RST_STREAM INTERNAL_ERROR): taken, never answered.
+    reset: Mutex<HashMap<String, usize>>,
+    /// The requests reset so far: device token and apns-collapse-id.
+    pub reset_seen: Mutex<Vec<(String, String)>>,
     /// Streams opened over the acknowledged limit (refused).
     pub violations: AtomicUsize,
     pub connections: AtomicUsize,
@@ -154,6 +159,10 @@ impl ApnsState {
         let (tx, rx) = mpsc::unbounded_channel();
         self.taps.lock().unwrap().push(tx);
         rx
+    }
+    /// The next `n` requests for `token` are read and then reset.
+    pub fn reset_next(&self, token: &str, n: usize) {
+        self.reset.lock().unwrap().insert(token.to_string(), n);
     }
     pub fn script(&self, token: &str, replies: Vec<ApnsReply>) {
         self.script
@@ -576,6 +585,22 @@ async fn answer_apns(
     let (status, body) = match checked {
         Err(e) => e,
         Ok(payload) => {
+            let reset = match state.reset.lock().unwrap().get_mut(&token) {
+                Some(n) if *n > 0 => {
+                    *n -= 1;
+                    true
+                }
+                _ => false,
+            };
+            if reset {
+                state
+                    .reset_seen
+                    .lock()
+                    .unwrap()
+                    .push((token.clone(), h("apns-collapse-id")));
+                respond.send_reset(h2::Reason::INTERNAL_ERROR);
+                return;
+            }
             if state.hang.lock().unwrap().contains(&token) {
                 std::future::pending::<()>().await;
             }
