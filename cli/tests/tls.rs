@@ -268,7 +268,7 @@ async fn plain_http_beyond_loopback_is_refused_unless_a_proxy_terminates_tls() {
         listen: "0.0.0.0:0".parse().unwrap(),
         ..common::test_settings(dir.path().join("qp.sqlite"))
     };
-    // The same rule as the flags (config.rs): checked when settings resolve.
+    // The same rule as the flags (server/src/config/tls.rs): checked when settings resolve.
     let out = Command::new(QP)
         .args(["serve", "--listen", "0.0.0.0:0", "--db"])
         .arg(dir.path().join("qp.sqlite"))

@@ -32,6 +32,7 @@ pub mod secret;
 pub mod secret_env;
 pub mod secret_files;
 pub mod serve;
+pub mod session_owners;
 pub mod sign_in_policy;
 pub mod store;
 pub mod tls;

@@ -8,6 +8,11 @@
 //! person who signed it in (`client_text::signed_in_display_name`), and by
 //! default it asks that person only.
 
+use std::net::IpAddr;
+use std::num::NonZeroU32;
+
+use governor::{DefaultDirectRateLimiter, DefaultKeyedRateLimiter, Quota, RateLimiter};
+
 use crate::store::{identity, Conn, DbResult};
 
 /// `agent_sign_in`: who may approve a sign-in in a room.
@@ -100,5 +105,49 @@ pub fn ask_refusal(
             "responder_scope",
             "responder_scope: an agent made by a sign-in asks only the person who signed it in: direct, not room (the operator's setting sign_in_agents_ask = owner)".to_string(),
         )),
+    }
+}
+
+/// The consent flow's rate limits: per person asked, per client, per
+/// source address (the endpoints that cost a registration, a metadata
+/// fetch or a question: one caller cannot use up the server-wide budgets
+/// below on everyone's behalf), and registrations and metadata-document
+/// fetches overall (no push spam through the consent flow, no fetches on
+/// anyone's behalf in bulk).
+pub struct Limits {
+    pub per_user: DefaultKeyedRateLimiter<String>,
+    pub per_client: DefaultKeyedRateLimiter<String>,
+    pub per_address: DefaultKeyedRateLimiter<IpAddr>,
+    pub registrations: DefaultDirectRateLimiter,
+    pub fetches: DefaultDirectRateLimiter,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        let q = |per_min: u32, burst: u32| {
+            Quota::per_minute(NonZeroU32::new(per_min).unwrap_or(NonZeroU32::MIN))
+                .allow_burst(NonZeroU32::new(burst).unwrap_or(NonZeroU32::MIN))
+        };
+        Limits {
+            per_user: RateLimiter::keyed(q(6, 6)),
+            per_client: RateLimiter::keyed(q(30, 10)),
+            // A person signing in makes two or three such requests; an
+            // office behind one address, a few people at once. One
+            // address gets at most a tenth of the server's registrations
+            // and a fifth of its fetches.
+            per_address: RateLimiter::keyed(q(60, 30)),
+            registrations: RateLimiter::direct(q(600, 100)),
+            fetches: RateLimiter::direct(q(300, 60)),
+        }
+    }
+}
+
+impl Limits {
+    /// Forgets the keys whose budgets are full again (the keyed limiters
+    /// otherwise keep one entry per address or client ever seen).
+    pub fn prune(&self) {
+        self.per_user.retain_recent();
+        self.per_client.retain_recent();
+        self.per_address.retain_recent();
     }
 }

@@ -61,7 +61,7 @@ pub struct App {
     /// Long-polls held now, per agent or user (`max_long_polls_per_token`).
     pub long_polls: LongPolls,
     /// The `/mcp` sessions and the agents that own them.
-    pub mcp_sessions: Arc<crate::mcp::sessions::SessionOwners>,
+    pub mcp_sessions: Arc<crate::session_owners::SessionOwners>,
     /// Failed pairing attempts per client address.
     pub pair_failures: pairing::PairFailures,
     /// Becomes true when the server stops: parked long-polls answer at once
@@ -74,7 +74,7 @@ pub struct App {
     /// Who recent bearer tokens belong to (`token_cache`).
     pub tokens: crate::token_cache::TokenCache,
     /// The OAuth consent flow's rate limits.
-    pub oauth_limits: crate::oauth::Limits,
+    pub oauth_limits: crate::sign_in_policy::Limits,
     /// The VAPID public key browsers subscribe with, read (or made) once
     /// when `qp serve` starts; unset when Web Push is not configured.
     pub web_push_key: std::sync::OnceLock<String>,
@@ -115,7 +115,7 @@ impl App {
             limiter: RateLimiter::keyed(asks),
             answer_limiter: RateLimiter::keyed(answers),
             long_polls: LongPolls::new(settings.max_long_polls_per_token),
-            mcp_sessions: crate::mcp::sessions::SessionOwners::new(
+            mcp_sessions: crate::session_owners::SessionOwners::new(
                 settings.mcp_max_sessions_per_agent,
                 settings.mcp_session_idle,
             ),

@@ -33,11 +33,6 @@ pub use crate::sign_in_policy as policy;
 pub mod token;
 pub mod words;
 
-use std::net::IpAddr;
-use std::num::NonZeroU32;
-
-use governor::{DefaultDirectRateLimiter, DefaultKeyedRateLimiter, Quota, RateLimiter};
-
 use crate::app::{App, AppError};
 
 /// Access tokens live this long (seconds); refresh tokens rotate.
@@ -55,49 +50,8 @@ pub const MAX_PENDING_PER_CLIENT: i64 = 20;
 pub const ACCESS_PREFIX: &str = "qpo_";
 pub const REFRESH_PREFIX: &str = "qpr_";
 
-/// The consent flow's rate limits: per person asked, per client, per
-/// source address (the endpoints that cost a registration, a metadata
-/// fetch or a question: one caller cannot use up the server-wide budgets
-/// below on everyone's behalf), and registrations and metadata-document
-/// fetches overall (no push spam through the consent flow, no fetches on
-/// anyone's behalf in bulk).
-pub struct Limits {
-    pub per_user: DefaultKeyedRateLimiter<String>,
-    pub per_client: DefaultKeyedRateLimiter<String>,
-    pub per_address: DefaultKeyedRateLimiter<IpAddr>,
-    pub registrations: DefaultDirectRateLimiter,
-    pub fetches: DefaultDirectRateLimiter,
-}
-
-impl Default for Limits {
-    fn default() -> Self {
-        let q = |per_min: u32, burst: u32| {
-            Quota::per_minute(NonZeroU32::new(per_min).unwrap_or(NonZeroU32::MIN))
-                .allow_burst(NonZeroU32::new(burst).unwrap_or(NonZeroU32::MIN))
-        };
-        Limits {
-            per_user: RateLimiter::keyed(q(6, 6)),
-            per_client: RateLimiter::keyed(q(30, 10)),
-            // A person signing in makes two or three such requests; an
-            // office behind one address, a few people at once. One
-            // address gets at most a tenth of the server's registrations
-            // and a fifth of its fetches.
-            per_address: RateLimiter::keyed(q(60, 30)),
-            registrations: RateLimiter::direct(q(600, 100)),
-            fetches: RateLimiter::direct(q(300, 60)),
-        }
-    }
-}
-
-impl Limits {
-    /// Forgets the keys whose budgets are full again (the keyed limiters
-    /// otherwise keep one entry per address or client ever seen).
-    pub fn prune(&self) {
-        self.per_user.retain_recent();
-        self.per_client.retain_recent();
-        self.per_address.retain_recent();
-    }
-}
+/// The consent flow's rate limits, held by [`App`] (`app.oauth_limits`).
+pub use crate::sign_in_policy::Limits;
 
 /// The issuer identifier: this server's public URL.
 pub fn issuer(app: &App) -> String {

@@ -18,42 +18,24 @@ use qp_core::protocol::device::ApnsEnvironment;
 use super::credentials::CredentialGate;
 use super::gateway_errors::{classify, Action, Gateway, TOKEN_REFRESH_HOLD};
 use super::h2pool::H2Pool;
-use super::key_file::{Reloading, WatchedFile};
+use super::key_file::Reloading;
 use super::provider_token::ProviderTokens;
 use super::{PushFuture, PushMessage, PushOutcome, PushTransport};
 use crate::store::deliveries::PushKind;
 
-pub const APNS_PRODUCTION: &str = "https://api.push.apple.com";
-pub const APNS_SANDBOX: &str = "https://api.sandbox.push.apple.com";
+pub use crate::config::push::{ApnsConfig, APNS_PRODUCTION, APNS_SANDBOX};
 /// How long APNs keeps a resolution for a phone that is off.
 pub(crate) const RESOLVED_KEPT_SECS: i64 = 24 * 3600;
+/// HTTP/2 connections to APNs at most.
+pub use crate::config::push::APNS_MAX_CONNECTIONS as MAX_CONNECTIONS;
 /// How long a provider token is reused.
-pub const TOKEN_TTL: Duration = Duration::from_secs(50 * 60);
-/// HTTP/2 connections to APNs at most: each carries up to the streams APNs
-/// advertises (500 today); another opens only when those are all busy.
-pub const MAX_CONNECTIONS: usize = 4;
+pub use crate::config::push::APNS_TOKEN_TTL as TOKEN_TTL;
 /// How long one push's answer may take once its stream is open.
 pub(crate) const RESPONSE_TIMEOUT: Duration = Duration::from_secs(15);
 /// The longest one push can take here: the pool's wait for a stream
 /// (connecting and resends included), then the answer. The worker's lease
 /// must cover it (`push::budget`).
 pub(crate) const WORST_CASE: Duration = H2Pool::worst_case(RESPONSE_TIMEOUT);
-
-#[derive(Debug, Clone)]
-pub struct ApnsConfig {
-    /// `APNS_PRODUCTION`, `APNS_SANDBOX`, or a test server.
-    pub base_url: String,
-    pub team_id: String,
-    pub key_id: String,
-    /// The `.p8` key (PKCS#8 PEM).
-    pub key_pem: crate::secret::Secret<Vec<u8>>,
-    /// The file `key_pem` was read from, read again when it changes (a
-    /// key redeployed by a secret manager); none: the key is fixed.
-    pub key_file: Option<WatchedFile>,
-    pub token_ttl: Duration,
-    /// HTTP/2 connections at most ([`MAX_CONNECTIONS`]).
-    pub max_connections: usize,
-}
 
 pub struct ApnsTransport {
     /// The server's default APNs (`base_url`): devices that do not say

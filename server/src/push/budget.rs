@@ -23,15 +23,15 @@ pub const RECORD_WORK: Duration = Duration::from_secs(4);
 /// and loading the batch's devices and question.
 pub const CLAIM_MARGIN: Duration = Duration::from_secs(5);
 
-/// How long claimed jobs stay this worker's.
-pub const LEASE: Duration = Duration::from_secs(60);
+/// How long claimed jobs stay this worker's (`push_lease_ms`'s default).
+pub use crate::config::push::DEFAULT_PUSH_LEASE as LEASE;
 
 /// The shortest lease `push_lease_ms` accepts. The lease drives the
 /// budget: under a lease shorter than [`LEASE`] a send is cut off sooner
 /// ([`send_cap`]; the server warns at start), but the cut-off leaves a
 /// quarter of such a lease for recording the outcome, which must hold at
 /// least one outcome write's lock wait (`push::WRITE_TRY_WAIT`).
-pub const MIN_LEASE: Duration = Duration::from_millis(4 * super::WRITE_TRY_WAIT.as_millis() as u64);
+pub use crate::config::push::MIN_PUSH_LEASE as MIN_LEASE;
 
 /// The longest one push may take through each transport.
 pub fn transports_worst_case() -> [(&'static str, Duration); 3] {

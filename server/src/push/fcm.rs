@@ -9,21 +9,19 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use jsonwebtoken::{Algorithm, EncodingKey, Header};
-use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::credentials::CredentialGate;
 use super::gateway_errors::{classify, Action, Gateway};
 use super::h2pool::H2Pool;
-use super::key_file::{Reloading, WatchedFile};
+use super::key_file::Reloading;
 use super::{PushFuture, PushMessage, PushOutcome, PushTransport};
 use crate::store::deliveries::PushKind;
 
-pub const FCM_BASE: &str = "https://fcm.googleapis.com";
+pub use crate::config::push::{FcmConfig, ServiceAccount, FCM_BASE};
 pub const FCM_SCOPE: &str = "https://www.googleapis.com/auth/firebase.messaging";
-/// HTTP/2 connections to FCM at most (each multiplexes up to the streams
-/// FCM advertises).
-pub const MAX_CONNECTIONS: usize = 4;
+/// HTTP/2 connections to FCM at most.
+pub use crate::config::push::FCM_MAX_CONNECTIONS as MAX_CONNECTIONS;
 /// How long one message's answer may take once its stream is open.
 pub(crate) const RESPONSE_TIMEOUT: Duration = Duration::from_secs(15);
 /// How long fetching the OAuth access token may take.
@@ -33,27 +31,6 @@ pub(crate) const TOKEN_FETCH_TIMEOUT: Duration = Duration::from_secs(15);
 /// The worker's lease must cover it (`push::budget`).
 pub(crate) const WORST_CASE: Duration =
     TOKEN_FETCH_TIMEOUT.saturating_add(H2Pool::worst_case(RESPONSE_TIMEOUT));
-
-/// The fields of a Firebase service-account JSON file that are used.
-#[derive(Debug, Clone, Deserialize)]
-pub struct ServiceAccount {
-    pub project_id: String,
-    pub client_email: String,
-    pub private_key: crate::secret::Secret,
-    pub token_uri: String,
-}
-
-#[derive(Debug, Clone)]
-pub struct FcmConfig {
-    /// `FCM_BASE` or a test server.
-    pub base_url: String,
-    pub account: ServiceAccount,
-    /// The file `account` was read from, read again when it changes (a
-    /// rotated service-account key); none: the account is fixed.
-    pub account_file: Option<WatchedFile>,
-    /// HTTP/2 connections at most ([`MAX_CONNECTIONS`]).
-    pub max_connections: usize,
-}
 
 /// A service account with its key ready to sign.
 struct Credential {
@@ -128,7 +105,7 @@ impl FcmTransport {
 
     /// A service account from its JSON.
     pub fn account_from_bytes(bytes: &[u8]) -> Result<ServiceAccount, String> {
-        serde_json::from_slice(bytes).map_err(|e| format!("not a service account: {e}"))
+        ServiceAccount::from_json(bytes)
     }
 
     /// The connection pool (its counters, for tests and the benchmark).

@@ -7,73 +7,11 @@
 //! does not load (a half-written file, not a key) is logged and the current
 //! credential stays until the file changes again.
 
-use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::Instant;
 
-/// How often a watched key file is looked at, by default.
-pub const CHECK_EVERY: Duration = Duration::from_secs(5);
-
-/// The file a credential came from, and how often to look at it.
-#[derive(Debug, Clone)]
-pub struct WatchedFile {
-    pub path: PathBuf,
-    pub every: Duration,
-    /// The file's version when the credential was first read from it.
-    seen: Stamp,
-    /// What was read then.
-    first_bytes: Option<Vec<u8>>,
-}
-
-impl WatchedFile {
-    /// Reads `path` (the credential's first version) and watches it from
-    /// there: the version is noted before the read.
-    pub fn read(path: impl Into<PathBuf>) -> std::io::Result<(Self, Vec<u8>)> {
-        Self::read_every(path, CHECK_EVERY)
-    }
-
-    /// [`WatchedFile::read`], looked at every `every` (tests: shorter).
-    pub fn read_every(
-        path: impl Into<PathBuf>,
-        every: Duration,
-    ) -> std::io::Result<(Self, Vec<u8>)> {
-        let path = path.into();
-        let seen = stamp(&path);
-        let bytes = std::fs::read(&path)?;
-        Ok((
-            WatchedFile {
-                path,
-                every,
-                seen,
-                first_bytes: Some(bytes.clone()),
-            },
-            bytes,
-        ))
-    }
-}
-
-const NO_FILE: Stamp = (None, 0, 0, 0, 0, 0);
-
-/// What identifies a version of the file: its modification and status
-/// change times (a `chmod` that makes it readable changes only the
-/// latter), its size, and which file it is (a symlink swapped to another
-/// file, as Kubernetes updates a secret, with a copied `mtime`).
-type Stamp = (Option<SystemTime>, i64, i64, u64, u64, u64);
-
-fn stamp(path: &Path) -> Stamp {
-    use std::os::unix::fs::MetadataExt;
-    match std::fs::metadata(path) {
-        Ok(m) => (
-            m.modified().ok(),
-            m.ctime(),
-            m.ctime_nsec(),
-            m.len(),
-            m.dev(),
-            m.ino(),
-        ),
-        Err(_) => (None, 0, 0, 0, 0, 0),
-    }
-}
+use crate::config::push::{stamp, Stamp, NO_FILE};
+pub use crate::config::push::{WatchedFile, CHECK_EVERY};
 
 struct State<T> {
     current: Arc<T>,
@@ -174,6 +112,7 @@ impl<T> Reloading<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     fn parse(bytes: &[u8]) -> Result<String, String> {
         String::from_utf8_lossy(bytes)

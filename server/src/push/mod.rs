@@ -745,7 +745,7 @@ const WRITE_RETRIES: u32 = 3;
 /// busy timeout for it (the server's is 5 s), PostgreSQL's `lock_timeout`
 /// in its transaction (unbounded by default). With the retries and their
 /// pauses, the record margin holds it ([`budget::RECORD_MARGIN`]).
-pub const WRITE_TRY_WAIT: Duration = Duration::from_millis(500);
+pub use crate::config::push::WRITE_TRY_WAIT;
 
 /// The longest one statement of an outcome write may run on PostgreSQL
 /// (`statement_timeout`): a write that is slow, not blocked, fails and is

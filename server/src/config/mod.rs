@@ -1,13 +1,50 @@
 //! Server settings. Each comes from a flag, else an environment variable
 //! (clap reads both), else the config file, else the default.
+//!
+//! Every setting is declared once, in [`PartialSettings`] (its file key,
+//! flag, variable and help); [`Settings`] is what they resolve to. Each
+//! default is a named constant (`DEFAULT_…`) beside the code of its
+//! concern, which also checks it:
+//! - here: the settings, their resolution, the sweep and the webhooks;
+//! - [`file`]: the TOML file, and the layering of flags over file;
+//! - [`database`]: `db` and `db_direct`;
+//! - [`tls`]: the listening address, TLS (files or ACME), proxies;
+//! - [`limits`]: rates, connections, long-polls, MCP sessions, timeouts;
+//! - [`push`]: APNs, FCM, Web Push, push encryption, the worker's lease;
+//! - [`data`]: migration at start-up and retention.
 
 use std::net::SocketAddr;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
 pub use crate::secret::Secret;
+
+pub mod data;
+pub mod database;
+pub mod file;
+pub mod limits;
+pub mod push;
+pub mod tls;
+
+pub use database::{DbArg, DEFAULT_DB_FILE};
+pub use file::config_keys;
+#[cfg(test)]
+use file::toml_error;
+pub use limits::*;
+pub use push::{ApnsConfig, FcmConfig};
+pub use tls::{AcmeSettings, TlsSettings, DEFAULT_LISTEN, LETS_ENCRYPT};
+
+/// `sweep_interval_ms`'s default: how often overdue questions are expired.
+pub const DEFAULT_SWEEP_INTERVAL: Duration = Duration::from_millis(1000);
+/// `webhook_retry_base_ms`'s default: the webhooks' retry policy's first
+/// delay.
+pub const DEFAULT_WEBHOOK_RETRY_BASE: Duration = qp_core::retry::RetryPolicy::WEBHOOK.min;
+/// `webhook_max_attempts`'s default.
+pub const DEFAULT_WEBHOOK_MAX_ATTEMPTS: u32 = 10;
+/// `webhook_timeout_ms`'s default: one webhook request's timeout.
+pub const DEFAULT_WEBHOOK_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The effective settings of `qp serve`.
 #[derive(Debug, Clone)]
@@ -34,9 +71,9 @@ pub struct Settings {
     /// of that. Trusted proxies are not counted (their clients are).
     pub max_connections_per_address: usize,
     /// APNs, when configured (`--apns-key` and friends).
-    pub apns: Option<crate::push::apns::ApnsConfig>,
+    pub apns: Option<ApnsConfig>,
     /// FCM, when configured (`--fcm-service-account`).
-    pub fcm: Option<crate::push::fcm::FcmConfig>,
+    pub fcm: Option<FcmConfig>,
     /// The URL phones reach this server at (pairing links); by default
     /// `http://` (or `https://`) + the listen address.
     pub public_url: Option<String>,
@@ -105,90 +142,21 @@ pub struct Settings {
     pub retention: crate::store::retention::Retention,
 }
 
-/// Where the server's certificate comes from.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub enum TlsSettings {
-    /// Plain HTTP.
-    #[default]
-    Off,
-    /// PEM files, re-read when they change (checked every `reload_interval`),
-    /// so a renewal by an outside tool needs no restart.
-    Files {
-        cert: PathBuf,
-        key: PathBuf,
-        reload_interval: Duration,
-    },
-    /// Certificates from an ACME CA (Let's Encrypt by default), answered by
-    /// TLS-ALPN-01 on this listener, cached on disk, renewed before expiry.
-    Acme(AcmeSettings),
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct AcmeSettings {
-    pub domains: Vec<String>,
-    /// `mailto:` addresses for the CA's expiry notices.
-    pub contact: Vec<String>,
-    /// Account key and certificates live here between runs.
-    pub cache: PathBuf,
-    /// The CA's directory URL (staging and private CAs welcome).
-    pub directory: String,
-    /// An extra CA certificate (PEM) to trust for the ACME server itself
-    /// (a private CA, or a test CA such as Pebble's).
-    pub directory_ca: Option<PathBuf>,
-}
-
-/// The default `max_connections_per_address`: room for a busy agent host's
-/// long-polls, or an office behind one address.
-pub const DEFAULT_MAX_CONNECTIONS_PER_ADDRESS: usize = 512;
-
-/// The default `idle_timeout_secs`: above common load balancers' idle
-/// timeouts (AWS ALB and nginx 60 s), below the odd ones that keep upstream
-/// connections for minutes (set it above theirs there).
-pub const DEFAULT_IDLE_TIMEOUT_SECS: u64 = 75;
-
-/// Let's Encrypt's production directory.
-pub const LETS_ENCRYPT: &str = "https://acme-v02.api.letsencrypt.org/directory";
-
-impl Settings {
-    /// The base URL that goes into pairing links.
-    pub fn public_url(&self) -> String {
-        self.public_url
-            .clone()
-            .unwrap_or_else(|| self.url_of(self.listen))
-            .trim_end_matches('/')
-            .to_string()
-    }
-
-    /// This server's URL when listening on `addr` (the bound address once
-    /// port 0 is resolved): the scheme its TLS setting gives, and with
-    /// ACME the certificate's first domain.
-    pub fn url_of(&self, addr: SocketAddr) -> String {
-        match &self.tls {
-            TlsSettings::Off => format!("http://{addr}"),
-            TlsSettings::Files { .. } => format!("https://{addr}"),
-            TlsSettings::Acme(a) => match addr.port() {
-                443 => format!("https://{}", a.domains[0]),
-                port => format!("https://{}:{port}", a.domains[0]),
-            },
-        }
-    }
-}
-
 impl Default for Settings {
     fn default() -> Self {
         Settings {
-            listen: SocketAddr::from(([127, 0, 0, 1], qp_core::protocol::limits::DEFAULT_PORT)),
-            db: crate::store::Database::Sqlite(PathBuf::from("qp.sqlite")),
+            listen: DEFAULT_LISTEN,
+            db: crate::store::Database::Sqlite(PathBuf::from(DEFAULT_DB_FILE)),
             db_direct: None,
-            sweep_interval: Duration::from_millis(1000),
-            ask_rate_per_minute: 60,
-            ask_burst: 20,
-            max_pending_per_agent: 1000,
-            webhook_retry_base: qp_core::retry::RetryPolicy::WEBHOOK.min,
-            webhook_max_attempts: 10,
-            webhook_timeout: Duration::from_secs(10),
-            body_timeout: Duration::from_secs(10),
-            max_connections: 32_768,
+            sweep_interval: DEFAULT_SWEEP_INTERVAL,
+            ask_rate_per_minute: DEFAULT_ASK_RATE_PER_MINUTE,
+            ask_burst: DEFAULT_ASK_BURST,
+            max_pending_per_agent: DEFAULT_MAX_PENDING_PER_AGENT,
+            webhook_retry_base: DEFAULT_WEBHOOK_RETRY_BASE,
+            webhook_max_attempts: DEFAULT_WEBHOOK_MAX_ATTEMPTS,
+            webhook_timeout: DEFAULT_WEBHOOK_TIMEOUT,
+            body_timeout: DEFAULT_BODY_TIMEOUT,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
             max_connections_per_address: DEFAULT_MAX_CONNECTIONS_PER_ADDRESS,
             apns: None,
             fcm: None,
@@ -196,14 +164,14 @@ impl Default for Settings {
             tls: TlsSettings::Off,
             behind_proxy: false,
             trusted_proxies: Vec::new(),
-            push_encryption: true,
-            push_lease: crate::push::budget::LEASE,
-            answer_rate_per_minute: 120,
-            answer_burst: 60,
-            max_long_polls_per_token: 256,
-            idempotency_key_ttl: Duration::from_secs(24 * 3600),
+            push_encryption: push::DEFAULT_PUSH_ENCRYPTION,
+            push_lease: push::DEFAULT_PUSH_LEASE,
+            answer_rate_per_minute: DEFAULT_ANSWER_RATE_PER_MINUTE,
+            answer_burst: DEFAULT_ANSWER_BURST,
+            max_long_polls_per_token: DEFAULT_MAX_LONG_POLLS_PER_TOKEN,
+            idempotency_key_ttl: DEFAULT_IDEMPOTENCY_KEY_TTL,
             metrics_token: None,
-            mcp_max_sessions_per_agent: 32,
+            mcp_max_sessions_per_agent: DEFAULT_MCP_MAX_SESSIONS_PER_AGENT,
             web_push_allow: Vec::new(),
             vapid_key: None,
             oauth_client_allow: Vec::new(),
@@ -211,79 +179,12 @@ impl Default for Settings {
             default_owner: None,
             agent_sign_in: crate::sign_in_policy::Approvers::default(),
             sign_in_agents_ask: crate::sign_in_policy::Audience::default(),
-            mcp_session_idle: Duration::from_secs(300),
+            mcp_session_idle: DEFAULT_MCP_SESSION_IDLE,
             idle_timeout: Duration::from_secs(DEFAULT_IDLE_TIMEOUT_SECS),
             migration: crate::store::Migration::Apply,
             retention: crate::store::retention::Retention::default(),
         }
     }
-}
-
-/// A TOML error without the line it is on: toml's own rendering quotes
-/// that line, and it may hold a secret (a `db` URL whose password has a
-/// `"` or `\` in it, `metrics_token`). The line and
-/// column, and toml's words, which name a key or what was expected; on a
-/// line that sets a secret, not even those (a wrong type quotes the value).
-fn toml_error(text: &str, e: &toml::de::Error) -> String {
-    let Some(span) = e.span() else {
-        return e.message().to_string();
-    };
-    let before = text.get(..span.start).unwrap_or_default();
-    let line = before.matches('\n').count() + 1;
-    let column = before
-        .rsplit('\n')
-        .next()
-        .unwrap_or_default()
-        .chars()
-        .count()
-        + 1;
-    let line_text = text.lines().nth(line - 1).unwrap_or_default();
-    let key = line_text.split('=').next().unwrap_or_default().trim();
-    let key = key.trim_matches(|c| c == '"' || c == '\'');
-    if ["db", "db_direct", "metrics_token"].contains(&key) {
-        return format!(
-            "line {line}, column {column}: the value of {key} is not valid (not shown: it may \
-             hold a secret); in \"…\" write \" as \\\" and \\ as \\\\, or use '…'"
-        );
-    }
-    // The key, when the line sets one of ours (a wrong type names only
-    // what was expected).
-    if config_keys().contains(&key) {
-        format!("line {line}, column {column}: {key}: {}", e.message())
-    } else {
-        format!("line {line}, column {column}: {}", e.message())
-    }
-}
-
-/// Every key of the config file, as the server reads them: the field
-/// names serde's derive gives [`PartialSettings`] (so a new setting is a
-/// new key here without another list to keep).
-pub fn config_keys() -> &'static [&'static str] {
-    use serde::de::{self, Visitor};
-    struct Grab(Option<&'static [&'static str]>);
-    impl<'de> de::Deserializer<'de> for &mut Grab {
-        type Error = de::value::Error;
-        fn deserialize_any<V: Visitor<'de>>(self, _: V) -> Result<V::Value, Self::Error> {
-            Err(de::Error::custom("only structs"))
-        }
-        fn deserialize_struct<V: Visitor<'de>>(
-            self,
-            _name: &'static str,
-            fields: &'static [&'static str],
-            _: V,
-        ) -> Result<V::Value, Self::Error> {
-            self.0 = Some(fields);
-            Err(de::Error::custom("names taken"))
-        }
-        serde::forward_to_deserialize_any! {
-            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
-            bytes byte_buf option unit unit_struct newtype_struct seq tuple
-            tuple_struct map enum identifier ignored_any
-        }
-    }
-    let mut grab = Grab(None);
-    let _ = <PartialSettings as serde::Deserialize>::deserialize(&mut grab);
-    grab.0.unwrap_or_default()
 }
 
 /// Every setting of `qp serve`, declared once: the field is the config
@@ -316,7 +217,7 @@ pub struct PartialSettings {
         value_name = "FILE|URL",
         value_parser = DbArg
     )]
-    #[serde(serialize_with = "database_as_given")]
+    #[serde(serialize_with = "database::database_as_given")]
     pub db: Option<crate::store::Database>,
     /// PostgreSQL behind a transaction-mode pooler (PgBouncer): a URL of
     /// the same database reached directly, for what such a pooler breaks:
@@ -329,7 +230,7 @@ pub struct PartialSettings {
         value_name = "URL",
         value_parser = DbArg
     )]
-    #[serde(serialize_with = "database_as_given")]
+    #[serde(serialize_with = "database::database_as_given")]
     pub db_direct: Option<crate::store::Database>,
     /// How often overdue questions are expired, in ms [default: 1000].
     #[arg(long, env = "QP_SWEEP_INTERVAL_MS")]
@@ -527,34 +428,6 @@ pub struct PartialSettings {
 }
 
 impl PartialSettings {
-    /// Reads a TOML config file.
-    pub fn from_file(path: &Path) -> Result<Self, String> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read config file {}: {e}", path.display()))?;
-        toml::from_str(&text)
-            .map_err(|e| format!("config file {}: {}", path.display(), toml_error(&text, &e)))
-    }
-
-    /// `self` over `lower`: each key given in `self` wins, every other
-    /// comes from `lower`. Done through JSON objects (the keys serde's
-    /// derive gives; JSON, not TOML, because it holds every `u64`), so a new
-    /// setting needs no line here.
-    pub fn over(self, lower: PartialSettings) -> Result<PartialSettings, String> {
-        let object = |p: &PartialSettings| match serde_json::to_value(p) {
-            // A key not given is null: it must not hide the one below.
-            Ok(serde_json::Value::Object(mut o)) => {
-                o.retain(|_, v| !v.is_null());
-                Ok(o)
-            }
-            // The one value serde cannot write: a path that is not UTF-8.
-            _ => Err("settings: a file path must be valid UTF-8".to_string()),
-        };
-        let mut merged = object(&lower)?;
-        merged.extend(object(&self)?);
-        serde_json::from_value(serde_json::Value::Object(merged))
-            .map_err(|e| format!("settings: {e}"))
-    }
-
     /// `self` (flags and env) over `file` over the defaults.
     pub fn resolve(self, file: PartialSettings) -> Result<Settings, String> {
         let m = self.over(file)?;
@@ -578,25 +451,17 @@ impl PartialSettings {
             max_connections_per_address: m
                 .max_connections_per_address
                 .unwrap_or(d.max_connections_per_address),
-            apns: apns(&m)?,
-            fcm: fcm(&m)?,
+            apns: push::apns(&m)?,
+            fcm: push::fcm(&m)?,
             public_url: m.public_url.clone(),
-            tls: tls_settings(&m)?,
+            tls: tls::tls_settings(&m)?,
             behind_proxy: m.behind_proxy,
             trusted_proxies: m
                 .trusted_proxy
                 .iter()
-                .map(|p| parse_proxy(p))
+                .map(|p| tls::parse_proxy(p))
                 .collect::<Result<_, _>>()?,
-            push_encryption: match m.push_encryption.as_deref() {
-                None | Some("auto") => true,
-                Some("off") => false,
-                Some(other) => {
-                    return Err(format!(
-                        "push_encryption: must be auto or off, not {other:?}"
-                    ))
-                }
-            },
+            push_encryption: push::push_encryption(&m)?,
             push_lease: ms(m.push_lease_ms, d.push_lease),
             answer_rate_per_minute: m.answer_rate_per_minute.unwrap_or(d.answer_rate_per_minute),
             answer_burst: m.answer_burst.unwrap_or(d.answer_burst),
@@ -632,159 +497,27 @@ impl PartialSettings {
             },
             mcp_session_idle: secs(m.mcp_session_idle_secs, d.mcp_session_idle),
             idle_timeout: secs(m.idle_timeout_secs, d.idle_timeout),
-            migration: if m.no_migrate {
-                crate::store::Migration::Require
-            } else {
-                crate::store::Migration::Apply
-            },
-            retention: retention(&m)?,
+            migration: data::migration(&m),
+            retention: data::retention(&m)?,
         };
         check(&s)?;
         Ok(s)
     }
 }
 
-/// APNs: all three of key, key id and team id, or none.
-fn apns(m: &PartialSettings) -> Result<Option<crate::push::apns::ApnsConfig>, String> {
-    let (key, key_id, team_id) = match (&m.apns_key, &m.apns_key_id, &m.apns_team_id) {
-        (None, None, None) => return Ok(None),
-        (Some(key), Some(key_id), Some(team_id)) => (key, key_id, team_id),
-        _ => return Err("APNs needs all three of apns_key, apns_key_id and apns_team_id".into()),
-    };
-    let (key_file, key_pem) = crate::push::key_file::WatchedFile::read(key)
-        .map_err(|e| format!("apns_key {}: {e}", key.display()))?;
-    let base_url = m.apns_base_url.clone().unwrap_or_else(|| {
-        let url = if m.apns_sandbox {
-            crate::push::apns::APNS_SANDBOX
-        } else {
-            crate::push::apns::APNS_PRODUCTION
-        };
-        url.to_string()
-    });
-    Ok(Some(crate::push::apns::ApnsConfig {
-        base_url,
-        team_id: team_id.clone(),
-        key_id: key_id.clone(),
-        key_pem: key_pem.into(),
-        // Read again when it changes, like the TLS files.
-        key_file: Some(key_file),
-        token_ttl: crate::push::apns::TOKEN_TTL,
-        max_connections: crate::push::apns::MAX_CONNECTIONS,
-    }))
-}
-
-/// FCM HTTP v1, when a service account is given.
-fn fcm(m: &PartialSettings) -> Result<Option<crate::push::fcm::FcmConfig>, String> {
-    let Some(path) = &m.fcm_service_account else {
-        return Ok(None);
-    };
-    let (account_file, account_json) = crate::push::key_file::WatchedFile::read(path)
-        .map_err(|e| format!("fcm_service_account {}: {e}", path.display()))?;
-    Ok(Some(crate::push::fcm::FcmConfig {
-        base_url: m
-            .fcm_base_url
-            .clone()
-            .unwrap_or_else(|| crate::push::fcm::FCM_BASE.to_string()),
-        account: crate::push::fcm::FcmTransport::account_from_bytes(&account_json)
-            .map_err(|e| format!("fcm_service_account {}: {e}", path.display()))?,
-        account_file: Some(account_file),
-        max_connections: crate::push::fcm::MAX_CONNECTIONS,
-    }))
-}
-
 /// The rules between settings, and each limit letting something through.
 fn check(s: &Settings) -> Result<(), String> {
-    match (&s.db, &s.db_direct) {
-        (_, None) | (crate::store::Database::Postgres(_), Some(crate::store::Database::Postgres(_))) => {}
-        (_, Some(crate::store::Database::Sqlite(_))) => {
-            return Err("db_direct: must be a postgres:// URL (the same database as db, without a pooler between)".into())
-        }
-        (crate::store::Database::Sqlite(_), Some(_)) => {
-            return Err("db_direct: only with a PostgreSQL db (an SQLite file has no pooler and no LISTEN)".into())
-        }
-    }
-    if s.ask_rate_per_minute == 0 || s.ask_burst == 0 {
-        return Err("ask_rate_per_minute and ask_burst must be at least 1".into());
-    }
+    database::check_db_direct(s)?;
+    limits::check_ask_rate(s)?;
     if s.sweep_interval.is_zero() {
         return Err("sweep_interval_ms must be at least 1".into());
     }
-    // The lease drives the push budget (a send is cut off to fit it), but
-    // below its minimum not even one outcome write fits what the cut-off
-    // leaves (`push::budget::MIN_LEASE`). A lease past an hour leaves a
-    // crashed instance's claimed pushes undelivered for that long, and one
-    // near the integer limits would overflow the claim's deadline.
-    let min = crate::push::budget::MIN_LEASE.as_millis();
-    if s.push_lease < crate::push::budget::MIN_LEASE || s.push_lease > Duration::from_secs(3600) {
-        return Err(format!(
-            "push_lease_ms must be {min} to 3600000: below {min} ms the time the worker keeps \
-             for recording a push's outcome (a quarter of the lease) cannot hold one write \
-             (its {} ms lock wait); the default, {}, fits every gateway's worst case",
-            crate::push::WRITE_TRY_WAIT.as_millis(),
-            crate::push::budget::LEASE.as_millis()
-        ));
-    }
+    push::check_lease(s.push_lease)?;
     if s.webhook_max_attempts == 0 {
         return Err("webhook_max_attempts must be at least 1".into());
     }
-    if s.tls == TlsSettings::Off && !s.behind_proxy && !s.listen.ip().is_loopback() {
-        return Err(format!(
-            "refusing to serve plain HTTP on {}: phones and tokens need TLS beyond loopback. \
-             Give tls_cert and tls_key (--tls-cert/--tls-key), or acme_domain (--acme-domain), \
-             or, when a proxy in front terminates TLS, behind_proxy (--behind-proxy)",
-            s.listen
-        ));
-    }
-    check_limits(s)
-}
-
-/// The resource limits: each must let something through.
-fn check_limits(s: &Settings) -> Result<(), String> {
-    if s.answer_rate_per_minute == 0 || s.answer_burst == 0 {
-        return Err("answer_rate_per_minute and answer_burst must be at least 1".into());
-    }
-    if s.max_connections_per_address == 0 {
-        return Err("max_connections_per_address must be at least 1".into());
-    }
-    if s.max_long_polls_per_token == 0 {
-        return Err("max_long_polls_per_token must be at least 1".into());
-    }
-    if s.idempotency_key_ttl < Duration::from_secs(60) {
-        return Err(
-            "idempotency_key_ttl_secs must be at least 60 (clients retry within it)".into(),
-        );
-    }
-    if s.mcp_max_sessions_per_agent == 0 {
-        return Err("mcp_max_sessions_per_agent must be at least 1".into());
-    }
-    if !(10..=86_400).contains(&s.mcp_session_idle.as_secs()) {
-        return Err("mcp_session_idle_secs must be 10 to 86400 (a day)".into());
-    }
-    if !(5..=3600).contains(&s.idle_timeout.as_secs()) {
-        return Err("idle_timeout_secs must be 5 to 3600".into());
-    }
-    Ok(())
-}
-
-/// The retention settings: days (0 keeps forever) and the batch size.
-fn retention(m: &PartialSettings) -> Result<crate::store::retention::Retention, String> {
-    let d = crate::store::retention::Retention::default();
-    let days = |v: Option<u64>, def: Option<Duration>| match v {
-        None => def,
-        Some(0) => None,
-        Some(n) => Some(Duration::from_secs(n.saturating_mul(86_400))),
-    };
-    let batch_size = m.retention_batch_size.unwrap_or(d.batch_size);
-    if !(1..=100_000).contains(&batch_size) {
-        return Err("retention_batch_size must be 1 to 100000".into());
-    }
-    Ok(crate::store::retention::Retention {
-        questions: days(m.retention_questions_days, d.questions),
-        push_jobs: days(m.retention_push_jobs_days, d.push_jobs),
-        webhook_deliveries: days(m.retention_webhook_deliveries_days, d.webhook_deliveries),
-        dev_inbox: days(m.retention_dev_inbox_days, d.dev_inbox),
-        batch_size,
-    })
+    tls::check_plain_http(s)?;
+    limits::check_limits(s)
 }
 
 /// A scraper's shared secret: long enough not to be guessed, and one
@@ -799,111 +532,8 @@ fn metrics_token(t: &str) -> Result<Secret, String> {
     Ok(Secret::from(t))
 }
 
-/// An address or a network (`10.0.0.7`, `10.0.0.0/8`, `::1`).
-fn parse_proxy(p: &str) -> Result<ipnet::IpNet, String> {
-    let p = p.trim();
-    p.parse::<ipnet::IpNet>()
-        .or_else(|_| p.parse::<std::net::IpAddr>().map(ipnet::IpNet::from))
-        .map_err(|_| format!("trusted_proxy: {p:?} is not an IP address or network (10.0.0.0/8)"))
-}
-
-/// Files, ACME or nothing; never both.
-fn tls_settings(m: &PartialSettings) -> Result<TlsSettings, String> {
-    let domains: Vec<String> = m
-        .acme_domain
-        .iter()
-        .flat_map(|d| d.split(','))
-        .map(|d| d.trim().to_ascii_lowercase())
-        .filter(|d| !d.is_empty())
-        .collect();
-    match ((m.tls_cert.clone(), m.tls_key.clone()), domains.is_empty()) {
-        ((None, None), true) => Ok(TlsSettings::Off),
-        ((Some(cert), Some(key)), true) => Ok(TlsSettings::Files {
-            cert,
-            key,
-            reload_interval: Duration::from_millis(m.tls_reload_ms.unwrap_or(5_000).max(100)),
-        }),
-        ((None, None), false) => {
-            if let Some(bad) = domains.iter().find(|d| {
-                d.len() > 253
-                    || !d
-                        .chars()
-                        .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.')
-            }) {
-                return Err(format!("acme_domain: {bad:?} is not a DNS name"));
-            }
-            Ok(TlsSettings::Acme(AcmeSettings {
-                domains,
-                contact: m.acme_contact.clone(),
-                cache: m
-                    .acme_cache
-                    .clone()
-                    .unwrap_or_else(|| PathBuf::from("qp-acme")),
-                directory: m
-                    .acme_directory
-                    .clone()
-                    .unwrap_or_else(|| LETS_ENCRYPT.to_string()),
-                directory_ca: m.acme_directory_ca.clone(),
-            }))
-        }
-        ((Some(_), None), _) | ((None, Some(_)), _) => {
-            Err("tls_cert and tls_key go together: give both PEM files".into())
-        }
-        ((Some(_), Some(_)), false) => {
-            Err("give either tls_cert/tls_key or acme_domain, not both".into())
-        }
-    }
-}
-
-/// A `db` serialised for [`PartialSettings::over`] only: as given, password
-/// and all (the merge must not lose it), never for a log.
-fn database_as_given<S: serde::Serializer>(
-    db: &Option<crate::store::Database>,
-    s: S,
-) -> Result<S::Ok, S::Error> {
-    match db {
-        Some(crate::store::Database::Sqlite(path)) => path.serialize(s),
-        Some(crate::store::Database::Postgres(url)) => url.serialize(s),
-        None => s.serialize_none(),
-    }
-}
-
 fn is_false(b: &bool) -> bool {
     !*b
-}
-
-/// `--db` for clap: a value that does not parse is refused with what is
-/// wrong, never quoted (clap's own message would print the URL, password
-/// and all).
-#[derive(Clone)]
-pub struct DbArg;
-
-impl clap::builder::TypedValueParser for DbArg {
-    type Value = crate::store::Database;
-
-    fn parse_ref(
-        &self,
-        cmd: &clap::Command,
-        arg: Option<&clap::Arg>,
-        value: &std::ffi::OsStr,
-    ) -> Result<crate::store::Database, clap::Error> {
-        // --db or --db-direct: the message names the flag at fault (the
-        // store's own messages say `db:`).
-        let flag = arg.and_then(|a| a.get_long()).unwrap_or("db");
-        let refuse = |message: String| {
-            let message = message.strip_prefix("db: ").unwrap_or(&message);
-            clap::Error::raw(
-                clap::error::ErrorKind::ValueValidation,
-                format!("--{flag}: {message}\n"),
-            )
-            .with_cmd(cmd)
-        };
-        value
-            .to_str()
-            .ok_or_else(|| refuse("must be valid UTF-8".into()))?
-            .parse()
-            .map_err(refuse)
-    }
 }
 
 #[cfg(test)]
@@ -1127,7 +757,7 @@ mod tests {
         };
         assert_eq!(lease(2_000), Ok(Duration::from_secs(2)));
         assert_eq!(lease(3_600_000), Ok(Duration::from_secs(3600)));
-        assert_eq!(crate::push::budget::MIN_LEASE, Duration::from_secs(2));
+        assert_eq!(push::MIN_PUSH_LEASE, Duration::from_secs(2));
         for ms in [0, 1_000, 1_999, 3_600_001, u64::MAX] {
             let err = lease(ms).unwrap_err();
             assert!(
