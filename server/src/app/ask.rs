@@ -122,9 +122,9 @@ impl App {
         // A device whose platform has no push route here (an iPhone on a
         // server without APNs) has its job queued, but is not reached (the
         // worker gives it up: no route before the question expires).
-        let (routed, unrouted): (Vec<_>, Vec<_>) = platforms
-            .iter()
-            .partition(|(platform, _)| crate::push::platform_has_route(&self.settings, platform));
+        let (routed, unrouted): (Vec<_>, Vec<_>) = platforms.iter().partition(|(platform, _)| {
+            crate::config::push::platform_has_route(&self.settings, platform)
+        });
         let pushes: usize = routed.iter().map(|(_, n)| n).sum();
         let unrouted: Vec<String> = unrouted
             .iter()

@@ -240,3 +240,50 @@ pub(super) fn check_lease(lease: Duration) -> Result<(), String> {
     }
     Ok(())
 }
+
+/// The `gateway` label of a device platform.
+pub fn gateway_of(platform: &str) -> &'static str {
+    match platform {
+        "ios" => "apns",
+        "android" => "fcm",
+        "dev" => "dev",
+        "web" => "web_push",
+        _ => "none",
+    }
+}
+
+/// Where the VAPID key lives: `--vapid-key`, else beside the SQLite
+/// database (`<db>.vapid-key`); PostgreSQL deployments name a file.
+pub fn vapid_key_path(configured: Option<&Path>, db: &crate::store::Database) -> Option<PathBuf> {
+    match configured {
+        Some(p) => Some(p.to_path_buf()),
+        None => db.vapid_key_beside(),
+    }
+}
+
+/// The push routes this server's settings configure, by name: `apns`,
+/// `fcm`, `web_push` (the terminal device, `qp device`, is always there and
+/// not counted: it reaches no phone). The start log and `/readyz` say them.
+pub fn routes(settings: &super::Settings) -> Vec<&'static str> {
+    let web = vapid_key_path(settings.vapid_key.as_deref(), &settings.db).is_some();
+    [
+        ("apns", settings.apns.is_some()),
+        ("fcm", settings.fcm.is_some()),
+        ("web_push", web),
+    ]
+    .into_iter()
+    .filter_map(|(name, on)| on.then_some(name))
+    .collect()
+}
+
+/// Whether a device of `platform` can be pushed to by this server: `dev`
+/// always (the terminal device), the others through their route
+/// ([`routes`]).
+pub fn platform_has_route(settings: &super::Settings, platform: &str) -> bool {
+    let route = match gateway_of(platform) {
+        "dev" => return true,
+        "none" => return false,
+        gateway => gateway,
+    };
+    routes(settings).contains(&route)
+}

@@ -325,16 +325,7 @@ impl Default for PushMetrics {
     }
 }
 
-/// The `gateway` label of a device platform.
-pub fn gateway_of(platform: &str) -> &'static str {
-    match platform {
-        "ios" => "apns",
-        "android" => "fcm",
-        "dev" => "dev",
-        "web" => "web_push",
-        _ => "none",
-    }
-}
+pub use crate::config::push::gateway_of;
 
 /// The `outcome` and `reason` labels of an answer.
 pub fn labels_of(outcome: &PushOutcome) -> (&'static str, &'static str) {

@@ -203,32 +203,7 @@ pub trait PushTransport: Send + Sync + 'static {
     fn send<'a>(&'a self, message: &'a PushMessage) -> PushFuture<'a>;
 }
 
-/// The push routes this server's settings configure, by name: `apns`,
-/// `fcm`, `web_push` (the terminal device, `qp device`, is always there and
-/// not counted: it reaches no phone). The start log and `/readyz` say them.
-pub fn routes(settings: &crate::config::Settings) -> Vec<&'static str> {
-    let web = webpush::key_path(settings.vapid_key.as_deref(), &settings.db).is_some();
-    [
-        ("apns", settings.apns.is_some()),
-        ("fcm", settings.fcm.is_some()),
-        ("web_push", web),
-    ]
-    .into_iter()
-    .filter_map(|(name, on)| on.then_some(name))
-    .collect()
-}
-
-/// Whether a device of `platform` can be pushed to by this server: `dev`
-/// always (the terminal device), the others through their route
-/// ([`routes`]).
-pub fn platform_has_route(settings: &crate::config::Settings, platform: &str) -> bool {
-    let route = match metrics::gateway_of(platform) {
-        "dev" => return true,
-        "none" => return false,
-        gateway => gateway,
-    };
-    routes(settings).contains(&route)
-}
+pub use crate::config::push::{platform_has_route, routes};
 
 /// Says at start which push routes there are, loudly when no phone can be
 /// reached: questions would otherwise sit pending without a word.

@@ -23,7 +23,7 @@
 //! old key subscribe again when the app next opens (it compares the key).
 
 use std::net::IpAddr;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -202,14 +202,7 @@ fn write_private(path: &Path, data: &[u8]) -> std::io::Result<()> {
     std::fs::rename(&tmp, path)
 }
 
-/// Where the VAPID key lives: `--vapid-key`, else beside the SQLite
-/// database (`<db>.vapid-key`); PostgreSQL deployments name a file.
-pub fn key_path(configured: Option<&Path>, db: &crate::store::Database) -> Option<PathBuf> {
-    match configured {
-        Some(p) => Some(p.to_path_buf()),
-        None => db.vapid_key_beside(),
-    }
-}
+pub use crate::config::push::vapid_key_path as key_path;
 
 /// What a push service's answer other than 2xx starts with (an answer of
 /// the service: it ends an outage, [`super::outage`]).
