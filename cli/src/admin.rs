@@ -656,7 +656,7 @@ fn copy_to_postgres(from: &store::Database, url: &str) -> Result<String, String>
     if !path.exists() {
         return Err(format!("{}: no such file", path.display()));
     }
-    let to: store::Database = url.parse()?;
+    let to: store::Database = url.parse().map_err(|e: store::UrlError| e.to_string())?;
     if !matches!(to, store::Database::Postgres(_)) {
         return Err("the target must be a postgres:// URL".into());
     }
