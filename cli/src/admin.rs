@@ -987,7 +987,8 @@ fn execute(conn: &store::Conn, what: What) -> Result<String, StoreError> {
             let untied = identity::revoke_token(conn, &hash_prefix)?;
             if !untied.is_empty() {
                 // Devices from before they were tied to tokens: one of them
-                // may be the revoked token's phone (issue 32, finding 4).
+                // may be the revoked token's phone, which would keep getting
+                // pushes, so the operator is told which.
                 eprintln!(
                     "qp admin: this user still has {} device(s) registered before devices were \
                      tied to tokens: {}. They keep getting pushes while the user has another \
