@@ -465,6 +465,7 @@ pub fn run(args: AdminArgs) -> i32 {
                 false,
             )
         }
+        What::Token(TokenCmd::Add { user, label }) => return token_add(&*conn, &user, &label),
         other => other,
     };
     let audited = audit_entry(&what);
@@ -497,6 +498,32 @@ fn failed(e: StoreError) -> i32 {
     match e {
         StoreError::Invalid(_) => EXIT_USAGE,
         _ => EXIT_ERROR,
+    }
+}
+
+/// A command the server's rules refused or that failed there: exit code 2
+/// for what the person typed, else 1.
+fn app_failed(e: qp_server::app::AppError) -> i32 {
+    eprintln!("qp admin: {e}");
+    match e {
+        qp_server::app::AppError::Invalid { .. } => EXIT_USAGE,
+        _ => EXIT_ERROR,
+    }
+}
+
+/// `qp admin token add USER`: by the server's rules
+/// ([`pairing::create_user_token`]: the user exists, is not disabled, and
+/// the audit log records it).
+fn token_add(conn: &store::Conn, user: &str, label: &str) -> i32 {
+    match pairing::create_user_token(conn, user, label, &store::audit::cli_actor()) {
+        Ok(token) => {
+            println!(
+                "{}",
+                json!({ "user_id": user, "label": label, "token": token })
+            );
+            EXIT_OK
+        }
+        Err(e) => app_failed(e),
     }
 }
 
@@ -617,13 +644,7 @@ fn invite(
     let actor = store::audit::cli_actor();
     let inv = match pairing::create_invite(conn, kind, subject_id, ttl, &actor) {
         Ok(inv) => inv,
-        Err(e) => {
-            eprintln!("qp admin: {e}");
-            return match e {
-                qp_server::app::AppError::Invalid { .. } => EXIT_USAGE,
-                _ => EXIT_ERROR,
-            };
-        }
+        Err(e) => return app_failed(e),
     };
     let expires_at = time_of(inv.expires_at);
     let out = match kind {
@@ -656,7 +677,7 @@ fn copy_to_postgres(from: &store::Database, url: &str) -> Result<String, String>
     if !path.exists() {
         return Err(format!("{}: no such file", path.display()));
     }
-    let to: store::Database = url.parse()?;
+    let to: store::Database = url.parse().map_err(|e: store::UrlError| e.to_string())?;
     if !matches!(to, store::Database::Postgres(_)) {
         return Err("the target must be a postgres:// URL".into());
     }
@@ -719,7 +740,6 @@ fn audit_entry(what: &What) -> Option<(&'static str, String, String)> {
         What::Agent(AgentCmd::Disable { agent }) => e("agent.disable", agent, ""),
         What::Agent(AgentCmd::Enable { agent }) => e("agent.enable", agent, ""),
         What::Agent(AgentCmd::Remove { agent }) => e("agent.remove", agent, ""),
-        What::Token(TokenCmd::Add { user, label }) => e("token.create", user, label),
         What::Token(TokenCmd::AddAdmin { label }) => e("token.create", "admin", label),
         What::Token(TokenCmd::Revoke { hash_prefix }) => e("token.revoke", hash_prefix, ""),
         What::Device(DeviceCmd::Remove { id }) => e("device.remove", id, ""),
@@ -764,22 +784,63 @@ fn room_id(conn: &store::Conn, code: &str) -> Result<String, StoreError> {
     Ok(identity::require_room(conn, code)?.id)
 }
 
+/// A command that needs only the database: each kind to its function.
 fn execute(conn: &store::Conn, what: What) -> Result<String, StoreError> {
-    Ok(match what {
-        What::User(UserCmd::Add { name, id }) => {
+    match what {
+        What::User(cmd) => user(conn, cmd),
+        What::Room(cmd) => room(conn, cmd),
+        What::Agent(cmd) => agent(conn, cmd),
+        What::Token(cmd) => token(conn, cmd),
+        What::Device(cmd) => device(conn, cmd),
+        What::Purge {
+            older_than,
+            batch_size,
+        } => purge(conn, older_than, batch_size),
+        What::Audit { since } => audit(conn, since),
+        // Handled in `run`.
+        What::Tls(_) | What::CopyToPostgres { .. } | What::Backup { .. } | What::Questions(_) => {
+            Ok(String::new())
+        }
+    }
+}
+
+/// `qp admin user …`: add, list, disable, enable, remove.
+fn user(conn: &store::Conn, cmd: UserCmd) -> Result<String, StoreError> {
+    Ok(match cmd {
+        UserCmd::Add { name, id } => {
             let u = identity::create_user(conn, &name, id.as_deref())?;
             json!({ "id": u.id, "display_name": u.display_name }).to_string()
         }
-        What::User(UserCmd::List) => identity::list_users(conn)?
+        UserCmd::List => identity::list_users(conn)?
             .iter()
             .map(|u| format!("{}\t{}", u.id, u.display_name))
             .collect::<Vec<_>>()
             .join("\n"),
-        What::Room(RoomCmd::Add { name, code }) => {
+        UserCmd::Disable { user } => {
+            let c = offboard::disable(conn, Subject::User, &user)?;
+            changed(Subject::User, &user, "disabled", c)
+        }
+        UserCmd::Enable { user } => {
+            let c = offboard::enable(conn, Subject::User, &user)?;
+            changed(Subject::User, &user, "enabled", c)
+        }
+        UserCmd::Remove { user } => {
+            let c = offboard::remove(conn, Subject::User, &user)?;
+            changed(Subject::User, &user, "removed", c)
+        }
+        // `run` handles invites (app::pairing::create_invite).
+        UserCmd::Invite { .. } => String::new(),
+    })
+}
+
+/// `qp admin room …`: add, list, members, webhook, deliveries.
+fn room(conn: &store::Conn, cmd: RoomCmd) -> Result<String, StoreError> {
+    Ok(match cmd {
+        RoomCmd::Add { name, code } => {
             let r = identity::create_room(conn, &name, code.as_deref())?;
             json!({ "id": r.id, "code": r.code, "name": r.name }).to_string()
         }
-        What::Room(RoomCmd::List) => identity::list_rooms(conn)?
+        RoomCmd::List => identity::list_rooms(conn)?
             .iter()
             .map(|r| {
                 let hook = r.webhook.as_ref().map(|w| w.url.as_str()).unwrap_or("-");
@@ -787,14 +848,14 @@ fn execute(conn: &store::Conn, what: What) -> Result<String, StoreError> {
             })
             .collect::<Vec<_>>()
             .join("\n"),
-        What::Room(RoomCmd::AddMember { room, user, admin }) => {
+        RoomCmd::AddMember { room, user, admin } => {
             let room_id = room_id(conn, &room)?;
             identity::require_user(conn, &user)?;
             identity::add_member(conn, &room_id, &user)?;
             identity::set_room_admin(conn, &room_id, &user, admin)?;
             String::new()
         }
-        What::Room(RoomCmd::Members { room }) => {
+        RoomCmd::Members { room } => {
             let room_id = room_id(conn, &room)?;
             let mut lines = Vec::new();
             for u in identity::members(conn, &room_id)? {
@@ -808,13 +869,13 @@ fn execute(conn: &store::Conn, what: What) -> Result<String, StoreError> {
             }
             lines.join("\n")
         }
-        What::Room(RoomCmd::Webhook {
+        RoomCmd::Webhook {
             room,
             url,
             secret,
             events,
             clear,
-        }) => {
+        } => {
             let room_id = room_id(conn, &room)?;
             let hook = if clear {
                 None
@@ -833,7 +894,7 @@ fn execute(conn: &store::Conn, what: What) -> Result<String, StoreError> {
             identity::set_webhook(conn, &room_id, hook.as_ref())?;
             String::new()
         }
-        What::Room(RoomCmd::Deliveries { room }) => {
+        RoomCmd::Deliveries { room } => {
             let rows = deliveries::webhook_deliveries_of_room(conn, &room_id(conn, &room)?)?;
             rows.iter()
                 .map(|d| {
@@ -849,12 +910,27 @@ fn execute(conn: &store::Conn, what: What) -> Result<String, StoreError> {
                 .collect::<Vec<_>>()
                 .join("\n")
         }
-        What::Agent(AgentCmd::Add {
+        RoomCmd::RemoveMember { room, user } => {
+            let room_id = room_id(conn, &room)?;
+            if !offboard::remove_member(conn, &room_id, &user)? {
+                return Err(StoreError::NotFound(format!(
+                    "{user} is not a member of {room}"
+                )));
+            }
+            String::new()
+        }
+    })
+}
+
+/// `qp admin agent …`: add, allow, list, disable, enable, remove.
+fn agent(conn: &store::Conn, cmd: AgentCmd) -> Result<String, StoreError> {
+    Ok(match cmd {
+        AgentCmd::Add {
             name,
             owner,
             rooms,
             scopes,
-        }) => {
+        } => {
             let scopes: Vec<String> = scopes
                 .split(',')
                 .map(str::trim)
@@ -872,12 +948,12 @@ fn execute(conn: &store::Conn, what: What) -> Result<String, StoreError> {
             })
             .to_string()
         }
-        What::Agent(AgentCmd::Allow { agent, room }) => {
+        AgentCmd::Allow { agent, room } => {
             let room_id = room_id(conn, &room)?;
             identity::allow_agent_room(conn, &agent, &room_id)?;
             String::new()
         }
-        What::Agent(AgentCmd::List) => identity::list_agents(conn)?
+        AgentCmd::List => identity::list_agents(conn)?
             .iter()
             .map(|(a, rooms)| {
                 format!(
@@ -891,82 +967,31 @@ fn execute(conn: &store::Conn, what: What) -> Result<String, StoreError> {
             })
             .collect::<Vec<_>>()
             .join("\n"),
-        What::Token(TokenCmd::Add { user, label }) => {
-            refuse_disabled(conn, Subject::User, &user)?;
-            let token = identity::create_user_token(conn, &user, &label)?;
-            json!({ "user_id": user, "label": label, "token": token }).to_string()
-        }
-        What::Token(TokenCmd::AddAdmin { label }) => {
-            let token = identity::create_admin_token(conn, &label)?;
-            json!({ "kind": "admin", "label": label, "token": token }).to_string()
-        }
-        // Handled in `run`.
-        What::Tls(_)
-        | What::CopyToPostgres { .. }
-        | What::Backup { .. }
-        | What::Questions(_)
-        | What::User(UserCmd::Invite { .. })
-        | What::Agent(AgentCmd::Invite { .. }) => String::new(),
-        What::User(UserCmd::Disable { user }) => {
-            let c = offboard::disable(conn, Subject::User, &user)?;
-            changed(Subject::User, &user, "disabled", c)
-        }
-        What::User(UserCmd::Enable { user }) => {
-            let c = offboard::enable(conn, Subject::User, &user)?;
-            changed(Subject::User, &user, "enabled", c)
-        }
-        What::User(UserCmd::Remove { user }) => {
-            let c = offboard::remove(conn, Subject::User, &user)?;
-            changed(Subject::User, &user, "removed", c)
-        }
-        What::Agent(AgentCmd::Disable { agent }) => {
+        AgentCmd::Disable { agent } => {
             let c = offboard::disable(conn, Subject::Agent, &agent)?;
             changed(Subject::Agent, &agent, "disabled", c)
         }
-        What::Agent(AgentCmd::Enable { agent }) => {
+        AgentCmd::Enable { agent } => {
             let c = offboard::enable(conn, Subject::Agent, &agent)?;
             changed(Subject::Agent, &agent, "enabled", c)
         }
-        What::Agent(AgentCmd::Remove { agent }) => {
+        AgentCmd::Remove { agent } => {
             let c = offboard::remove(conn, Subject::Agent, &agent)?;
             changed(Subject::Agent, &agent, "removed", c)
         }
-        What::Room(RoomCmd::RemoveMember { room, user }) => {
-            let room_id = room_id(conn, &room)?;
-            if !offboard::remove_member(conn, &room_id, &user)? {
-                return Err(StoreError::NotFound(format!(
-                    "{user} is not a member of {room}"
-                )));
-            }
-            String::new()
+        // `run` handles invites (app::pairing::create_invite).
+        AgentCmd::Invite { .. } => String::new(),
+    })
+}
+
+/// `qp admin token …`: add-admin, list, revoke.
+fn token(conn: &store::Conn, cmd: TokenCmd) -> Result<String, StoreError> {
+    Ok(match cmd {
+        TokenCmd::AddAdmin { label } => {
+            let token = identity::create_admin_token(conn, &label)?;
+            json!({ "kind": "admin", "label": label, "token": token }).to_string()
         }
-        What::Purge {
-            older_than,
-            batch_size,
-        } => {
-            if batch_size == 0 {
-                return Err(StoreError::Invalid(
-                    "--batch-size must be at least 1".into(),
-                ));
-            }
-            let plan = store::retention::Plan::older_than(older_than, batch_size, store::now_ms());
-            json!({ "deleted": store::retention::run_to_end(conn, &plan)? }).to_string()
-        }
-        What::Audit { since } => {
-            let since = since.map_or(0, |s| now_secs() - s.as_secs() as i64);
-            store::audit::since(conn, since, usize::MAX >> 1)?
-                .iter()
-                .map(|e| {
-                    json!({
-                        "at": time_of(e.at), "actor": e.actor, "action": e.action,
-                        "subject": e.subject, "detail": e.detail,
-                    })
-                    .to_string()
-                })
-                .collect::<Vec<_>>()
-                .join("\n")
-        }
-        What::Token(TokenCmd::List) => identity::list_tokens(conn)?
+        TokenCmd::List => identity::list_tokens(conn)?
             .iter()
             .map(|t| {
                 format!(
@@ -983,11 +1008,12 @@ fn execute(conn: &store::Conn, what: What) -> Result<String, StoreError> {
             })
             .collect::<Vec<_>>()
             .join("\n"),
-        What::Token(TokenCmd::Revoke { hash_prefix }) => {
+        TokenCmd::Revoke { hash_prefix } => {
             let untied = identity::revoke_token(conn, &hash_prefix)?;
             if !untied.is_empty() {
                 // Devices from before they were tied to tokens: one of them
-                // may be the revoked token's phone (issue 32, finding 4).
+                // may be the revoked token's phone, which would keep getting
+                // pushes, so the operator is told which.
                 eprintln!(
                     "qp admin: this user still has {} device(s) registered before devices were \
                      tied to tokens: {}. They keep getting pushes while the user has another \
@@ -998,26 +1024,53 @@ fn execute(conn: &store::Conn, what: What) -> Result<String, StoreError> {
             }
             String::new()
         }
-        What::Device(DeviceCmd::List { user, json }) => {
+        // `run` handles it (app::pairing::create_user_token).
+        TokenCmd::Add { .. } => String::new(),
+    })
+}
+
+/// `qp admin device …`: list, remove.
+fn device(conn: &store::Conn, cmd: DeviceCmd) -> Result<String, StoreError> {
+    Ok(match cmd {
+        DeviceCmd::List { user, json } => {
             list_devices(&identity::list_devices(conn, user.as_deref())?, json)
         }
-        What::Device(DeviceCmd::Remove { id }) => {
+        DeviceCmd::Remove { id } => {
             identity::remove_device(conn, &id)?;
             String::new()
         }
     })
 }
 
-/// No new invite or token for a disabled (or removed) subject.
-fn refuse_disabled(conn: &store::Conn, who: Subject, id: &str) -> Result<(), StoreError> {
-    if offboard::is_disabled(conn, who, id)? {
-        return Err(StoreError::Conflict(format!(
-            "{} {id} is disabled: `qp admin {} enable {id}` first",
-            who.name(),
-            who.name()
-        )));
+/// `qp admin purge --older-than AGE`: the retention sweep, run to its end.
+fn purge(
+    conn: &store::Conn,
+    older_than: std::time::Duration,
+    batch_size: usize,
+) -> Result<String, StoreError> {
+    if batch_size == 0 {
+        return Err(StoreError::Invalid(
+            "--batch-size must be at least 1".into(),
+        ));
     }
-    Ok(())
+    let plan = store::retention::Plan::older_than(older_than, batch_size, store::now_ms());
+    Ok(json!({ "deleted": store::retention::run_to_end(conn, &plan)? }).to_string())
+}
+
+/// `qp admin audit [--since AGE]`: the audit log as JSON lines.
+fn audit(conn: &store::Conn, since: Option<std::time::Duration>) -> Result<String, StoreError> {
+    let since = since.map_or(0, |s| now_secs() - s.as_secs() as i64);
+    Ok(store::audit::since(conn, since, usize::MAX >> 1)?
+        .iter()
+        .map(|e| {
+            json!({
+                "at": time_of(e.at), "actor": e.actor, "action": e.action,
+                "subject": e.subject, "detail": e.detail,
+            })
+            .to_string()
+        })
+        .collect::<Vec<_>>()
+        .join("\n"))
 }
 
 /// `qp migrate`: the server's database (as `qp admin` finds it) brought

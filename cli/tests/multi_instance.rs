@@ -1221,10 +1221,10 @@ async fn with_db_direct_the_wake_ups_are_heard_on_the_direct_connection() {
     );
 }
 
-/// Review of issue 34: `db_direct` naming another database than `db` used
-/// to start fine, and its waits then ended only at their timeout. At
-/// start-up a NOTIFY sent through `db` must now reach the LISTEN on
-/// `db_direct`; when it does not, `qp serve` refuses to start, saying so.
+/// `db_direct` naming another database than `db` would start fine, and its
+/// waits would then end only at their timeout. At start-up a NOTIFY sent
+/// through `db` must reach the LISTEN on `db_direct`; when it does not,
+/// `qp serve` refuses to start, saying so.
 #[test]
 #[ignore = "needs PostgreSQL: set QP_TEST_POSTGRES (scripts/test postgres does)"]
 fn db_direct_naming_another_database_is_refused_at_start_up() {

@@ -1051,9 +1051,9 @@ async fn the_authorization_form_is_refused_when_posted_from_another_site() {
     assert_eq!(resp.status().as_u16(), 200, "{:?}", resp.text().await);
 }
 
-/// Review of issue 33: the sign-in page's long-poll counted against the
-/// consent asker every sign-in of the person shares, so one page holding
-/// them could stall every other. Each consent now waits on its own budget.
+/// A sign-in page's long-poll must not count against a budget every
+/// sign-in of the person shares (one page holding it would stall every
+/// other): each consent waits on its own budget.
 #[tokio::test]
 async fn a_sign_in_pages_long_poll_does_not_use_up_another_ones() {
     let f = Fixture::with(|s| s.max_long_polls_per_token = 1).await;
@@ -1090,9 +1090,8 @@ async fn a_sign_in_pages_long_poll_does_not_use_up_another_ones() {
     assert_eq!(held.await.unwrap(), 200);
 }
 
-/// Review of issue 33: the registration and fetch budgets were the
-/// server's alone, so one caller could use them up for everyone. One
-/// address now gets a share.
+/// The registration and fetch budgets are shared out by address: with
+/// the server's budget alone, one caller could use it up for everyone.
 #[tokio::test]
 async fn one_address_cannot_use_up_the_servers_registrations() {
     let f = Fixture::new().await;
@@ -1126,7 +1125,7 @@ async fn one_address_cannot_use_up_the_servers_registrations() {
     );
 }
 
-/// Review of issue 33 (RFC 9728 §3.3): the root metadata names the server
+/// RFC 9728 §3.3: the root metadata names the server
 /// (its origin), `/mcp`'s names `/mcp`; both list the scopes. A token asked
 /// for the origin is a token for `/mcp`.
 #[tokio::test]
@@ -1224,9 +1223,9 @@ async fn scopes_and_repeated_parameters_on_the_authorization_page() {
     );
 }
 
-/// Review of issue 33: an approval whose code the client never exchanged
-/// left its agent listed (and its grant live) for good. Once the code has
-/// expired, the agent is disabled and no longer the person's.
+/// An approval whose code the client never exchanged must not leave its
+/// agent listed (and its grant live) for good: once the code has expired,
+/// the agent is disabled and no longer the person's.
 #[tokio::test]
 async fn an_approval_never_exchanged_leaves_no_agent() {
     let f = Fixture::new().await;

@@ -40,6 +40,7 @@ pub mod token_cache;
 pub mod waiters;
 pub mod wakeups;
 pub mod webhook;
+pub mod workers;
 
 /// Pairing is the application core's (`app::pairing`); this is the path
 /// the HTTP layer, OAuth and the tests name it by.

@@ -91,6 +91,22 @@ pub fn is_local_name(host: &str) -> bool {
     h == "localhost" || h.ends_with(".localhost")
 }
 
+/// Why a name's addresses may not be connected to.
+#[derive(Debug, thiserror::Error)]
+pub enum ResolveError {
+    #[error("looking up {host} took too long")]
+    Slow { host: String },
+    #[error("cannot look up {host}: {source}")]
+    Lookup {
+        host: String,
+        source: std::io::Error,
+    },
+    #[error("{host} has no address")]
+    NoAddress { host: String },
+    #[error("{host} resolves to a loopback, private or link-local address ({ip}); refused")]
+    Internal { host: String, ip: IpAddr },
+}
+
 /// The addresses of `host` (a name, not a literal) to connect to, each
 /// checked: one internal address refuses the whole name, unless
 /// `internal_ok` (an operator named exactly this host). The caller connects
@@ -99,24 +115,28 @@ pub async fn resolve_checked(
     host: &str,
     port: u16,
     internal_ok: bool,
-) -> Result<Vec<SocketAddr>, String> {
+) -> Result<Vec<SocketAddr>, ResolveError> {
+    let host_s = || host.to_string();
     let found: Vec<SocketAddr> = tokio::time::timeout(
         Duration::from_secs(3),
         tokio::net::lookup_host((host, port)),
     )
     .await
-    .map_err(|_| format!("looking up {host} took too long"))?
-    .map_err(|e| format!("cannot look up {host}: {e}"))?
+    .map_err(|_| ResolveError::Slow { host: host_s() })?
+    .map_err(|source| ResolveError::Lookup {
+        host: host_s(),
+        source,
+    })?
     .collect();
     if found.is_empty() {
-        return Err(format!("{host} has no address"));
+        return Err(ResolveError::NoAddress { host: host_s() });
     }
     if !internal_ok {
         if let Some(bad) = found.iter().find(|a| is_internal(a.ip())) {
-            return Err(format!(
-                "{host} resolves to a loopback, private or link-local address ({}); refused",
-                bad.ip()
-            ));
+            return Err(ResolveError::Internal {
+                host: host_s(),
+                ip: bad.ip(),
+            });
         }
     }
     Ok(found)
@@ -201,7 +221,7 @@ mod tests {
     #[tokio::test]
     async fn a_name_resolving_to_loopback_is_refused_unless_named_exactly() {
         let e = resolve_checked("localhost", 443, false).await.unwrap_err();
-        assert!(e.contains("loopback"), "{e}");
+        assert!(e.to_string().contains("loopback"), "{e}");
         let ok = resolve_checked("localhost", 443, true).await.unwrap();
         assert!(ok.iter().all(|a| a.ip().is_loopback() && a.port() == 443));
     }

@@ -1,5 +1,5 @@
-//! Starting and stopping the server: the HTTP listener and the background
-//! tasks (expiry sweep, webhook worker, push worker).
+//! Starting and stopping the server: the database, the HTTP listener, the
+//! push transports, and the background loops ([`crate::workers`]).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -103,12 +103,8 @@ pub async fn start(
         // Serve only once other instances' wake-ups are heard (on the
         // direct connection when there is one: a transaction-mode pooler
         // would swallow LISTEN).
-        let (ready_tx, ready) = oneshot::channel();
-        workers.push(tokio::spawn(crate::wakeups::listen(
-            app.clone(),
-            url.clone(),
-            ready_tx,
-        )));
+        let (listener_task, ready) = crate::workers::wakeups(&app, url.clone());
+        workers.push(listener_task);
         let listening = app.settings.db_direct.as_ref().unwrap_or(&app.settings.db);
         if tokio::time::timeout(Duration::from_secs(15), ready)
             .await
@@ -155,15 +151,6 @@ pub async fn start(
         tls,
     ));
 
-    workers.extend([
-        tokio::spawn(sweep_loop(app.clone())),
-        tokio::spawn(crate::app::purge_answer_keys_loop(app.clone())),
-        tokio::spawn(trim_after_bursts(app.clone())),
-        tokio::spawn(crate::webhook::run_worker(app.clone())),
-        tokio::spawn(crate::app::flush_token_uses_loop(app.clone())),
-        tokio::spawn(crate::housekeeping::retention_loop(app.clone())),
-        tokio::spawn(crate::oauth::consent::settle_loop(app.clone())),
-    ]);
     crate::push::log_routes(&app.settings);
     let transport: Arc<dyn PushTransport> = match push {
         Some(t) => t,
@@ -193,10 +180,7 @@ pub async fn start(
             web: crate::push::webpush::transport(&app.settings)?,
         }),
     };
-    workers.push(tokio::spawn(crate::push::run_worker(
-        app.clone(),
-        transport,
-    )));
+    workers.extend(crate::workers::start(&app, transport));
     tracing::info!(
         %addr,
         version = crate::build_info::VERSION,
@@ -526,57 +510,6 @@ where
         .max_header_list_size(64 * 1024)
         .serve_connection(io, service);
     drive!(conn, stopping)
-}
-
-/// Gives memory back to the system after a burst of connections (long-polls)
-/// ends. glibc's allocator keeps what was freed in its arenas for reuse, so
-/// 12,000 long-polls once left ~290 MB resident for good; when the open
-/// connections have fallen to under half their peak since the last trim,
-/// `malloc_trim` returns the free pages (a few milliseconds, at most every
-/// two seconds).
-async fn trim_after_bursts(app: Arc<App>) {
-    use std::sync::atomic::Ordering;
-    const MIN_BURST: i64 = 256;
-    let mut peak = 0i64;
-    let mut tick = tokio::time::interval(Duration::from_secs(2));
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        tick.tick().await;
-        let parked = app.metrics.connections.load(Ordering::Relaxed);
-        peak = peak.max(parked);
-        if peak >= MIN_BURST && parked < peak / 2 {
-            let released = release_free_memory();
-            tracing::debug!(peak, parked, released, "memory trimmed after a burst");
-            peak = parked;
-        }
-    }
-}
-
-/// Returns free heap pages to the system; true when some were.
-fn release_free_memory() -> bool {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    {
-        // SAFETY: malloc_trim only walks the allocator's own free lists.
-        unsafe { libc::malloc_trim(0) == 1 }
-    }
-    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-    {
-        false
-    }
-}
-
-/// The scheduled expiry sweep.
-async fn sweep_loop(app: Arc<App>) {
-    let mut tick = tokio::time::interval(app.settings.sweep_interval);
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        tick.tick().await;
-        match app.expire_overdue().await {
-            Ok(0) => {}
-            Ok(n) => tracing::info!(expired = n, "expiry sweep"),
-            Err(e) => tracing::error!(error = %e, "expiry sweep failed"),
-        }
-    }
 }
 
 impl RunningServer {

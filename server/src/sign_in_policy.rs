@@ -31,14 +31,16 @@ pub enum Approvers {
 impl Approvers {
     pub const CHOICES: [&'static str; 3] = ["off", "admins", "members"];
 
-    pub fn parse(s: &str) -> Result<Self, String> {
+    pub fn parse(s: &str) -> Result<Self, ChoiceError> {
         match s {
             "off" => Ok(Approvers::Off),
             "admins" => Ok(Approvers::Admins),
             "members" => Ok(Approvers::Members),
-            other => Err(format!(
-                "agent_sign_in: must be off, admins or members, not {other:?}"
-            )),
+            other => Err(ChoiceError {
+                setting: "agent_sign_in",
+                choices: "off, admins or members",
+                given: other.to_string(),
+            }),
         }
     }
 }
@@ -56,14 +58,33 @@ pub enum Audience {
 impl Audience {
     pub const CHOICES: [&'static str; 2] = ["owner", "room"];
 
-    pub fn parse(s: &str) -> Result<Self, String> {
+    pub fn parse(s: &str) -> Result<Self, ChoiceError> {
         match s {
             "owner" => Ok(Audience::Owner),
             "room" => Ok(Audience::Room),
-            other => Err(format!(
-                "sign_in_agents_ask: must be owner or room, not {other:?}"
-            )),
+            other => Err(ChoiceError {
+                setting: "sign_in_agents_ask",
+                choices: "owner or room",
+                given: other.to_string(),
+            }),
         }
+    }
+}
+
+/// A setting given a value that is none of its choices.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{setting}: must be {choices}, not {given:?}")]
+pub struct ChoiceError {
+    pub setting: &'static str,
+    pub choices: &'static str,
+    pub given: String,
+}
+
+/// The settings' checks (`config`) still collect their refusals as
+/// sentences; this lets them take a [`ChoiceError`] with `?`.
+impl From<ChoiceError> for String {
+    fn from(e: ChoiceError) -> String {
+        e.to_string()
     }
 }
 

@@ -368,7 +368,7 @@ async fn connections_over_the_cap_get_a_clear_503() {
     assert_eq!(s, 200);
 }
 
-// ---- issue 32, finding 3: /metrics ----
+// ---- /metrics: bounded labels, cheap scrapes, loopback only without a token ----
 
 async fn scrape(f: &Fixture, token: Option<&str>) -> (u16, String) {
     let mut req = f.http.get(format!("{}/metrics", f.base));

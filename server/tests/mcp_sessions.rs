@@ -366,10 +366,10 @@ async fn a_session_opened_on_one_instance_is_served_by_the_other() {
     b.stop().await;
 }
 
-/// Review of issue 34: an agent could park megabytes per session in the
-/// database (its `initialize` parameters are stored for restores). Now an
-/// `initialize` whose parameters exceed 16 KiB is refused, naming the
-/// rule, and leaves no session behind.
+/// An agent must not park megabytes per session in the database (its
+/// `initialize` parameters are stored for restores): an `initialize` whose
+/// parameters exceed 16 KiB is refused, naming the rule, and leaves no
+/// session behind.
 #[tokio::test(flavor = "multi_thread")]
 async fn an_oversized_initialize_is_refused_and_keeps_no_session() {
     let f = Fixture::with(|s| s.mcp_max_sessions_per_agent = 1).await;

@@ -44,7 +44,10 @@ fn a_held_migration_lock_is_logged_with_its_holder_until_it_is_free() {
         .unwrap()
         .get(0);
     holder
-        .execute("SELECT pg_advisory_lock($1)", &[&store::pg::MIGRATION_LOCK])
+        .execute(
+            "SELECT pg_advisory_lock($1)",
+            &[&store::pg_schema::MIGRATION_LOCK],
+        )
         .unwrap();
 
     let log = Captured::default();
@@ -76,7 +79,7 @@ fn a_held_migration_lock_is_logged_with_its_holder_until_it_is_free() {
     holder
         .execute(
             "SELECT pg_advisory_unlock($1)",
-            &[&store::pg::MIGRATION_LOCK],
+            &[&store::pg_schema::MIGRATION_LOCK],
         )
         .unwrap();
     migrating

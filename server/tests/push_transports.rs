@@ -807,7 +807,8 @@ async fn sealed_pushes_are_opaque_to_the_gateways_and_present_as_plain_ones() {
         Some("ContextSecret 4821")
     );
     // The resolution opens too; it is a claim until the server confirms it
-    // (issue 32, finding 1), so the store still holds the question pending.
+    // (a forged resolution must not hide a question), so the store still
+    // holds the question pending.
     let (_, h2, body2, _, _) = &log.requests[1];
     assert_eq!(h2["apns-collapse-id"], q.id);
     assert_eq!(body2["aps"]["interruption-level"], "passive");

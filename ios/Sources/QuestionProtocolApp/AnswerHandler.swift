@@ -76,7 +76,8 @@ public enum QPNotificationResponseHandler {
             // iOS shows a push that skipped the extension as it came, with
             // the buttons of whatever category it names: an action counts
             // only from a notification showing the question this phone holds
-            // (issue 32, finding 1); otherwise the app opens to show it.
+            // (a forged push must not answer the real question); otherwise
+            // the app opens to show it.
             let shown = reported("answer check") {
                 try core.showsHeldQuestion(questionId: questionId, subtitle: content.subtitle, body: content.body)
             } ?? false

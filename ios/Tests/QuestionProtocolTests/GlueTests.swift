@@ -220,7 +220,7 @@ final class GlueTests: XCTestCase {
     func testResolutionReplacesTheNotificationInPlaceOnceTheServerConfirmsIt() async throws {
         try requireServer()
         let store = dir + "/shared.sqlite"
-        let server = env("QP_E2E_URL") // the extension asks it (issue 32, finding 1)
+        let server = env("QP_E2E_URL") // the extension asks it (a resolution push is a claim the server confirms)
         let answered = try await showQuestion("Ship the hotfix?", store: store)
         let cancelled = try await showQuestion("Drain the node?", store: store)
         XCTAssertEqual(delivered().count, 2)

@@ -154,9 +154,9 @@ final class PresentationTests: XCTestCase {
         try? FileManager.default.removeItem(atPath: store)
     }
 
-    // Review of issue 31 (15): the README's app delegate does not crash at
-    // launch when the store cannot be opened (it had `try!`): no core, the
-    // entry points do nothing and complete what they are handed.
+    // The README's app delegate does not crash at launch when the store
+    // cannot be opened (no `try!`): no core, the entry points do nothing and
+    // complete what they are handed.
     @MainActor
     func testTheReadmesAppDelegateWithoutAStoreLaunchesAndCompletes() async throws {
         let blocker = dir + "/not-a-folder"
@@ -305,9 +305,8 @@ final class PresentationTests: XCTestCase {
         XCTAssertEqual(disk?["NSPrivacyAccessedAPITypeReasons"] as? [String], ["E174.1"])
     }
 
-    // Review of issue 31 (9): the README's device key store keeps the key
-    // in the Keychain (this device only), and the core's public key
-    // survives a new process.
+    // The README's device key store keeps the key in the Keychain (this
+    // device only), and the core's public key survives a new process.
     func testTheReadmesDeviceKeyStoreKeepsTheKeyInTheKeychain() throws {
         let store = dir + "/device-key.sqlite"
         SecItemDelete([kSecClass as String: kSecClassGenericPassword, kSecAttrService as String: "qp.device-key",
@@ -335,8 +334,8 @@ final class PresentationTests: XCTestCase {
         return Data([0x30, 0x82, 0x1f, 0x00, 0x06, 0x09]) + Data(xml.utf8) + Data([0xa0, 0x82, 0x00, 0x31])
     }
 
-    // Review of issue 31 (10): the APNs environment is the signing
-    // profile's aps-environment entitlement, not the build configuration.
+    // The APNs environment is the signing profile's aps-environment
+    // entitlement, not the build configuration.
     func testTheApnsEnvironmentIsTheSigningProfilesEntitlement() {
         XCTAssertEqual(QPApnsEnvironment.of(provisioningProfile: profile(aps: "development")), .sandbox)
         XCTAssertEqual(QPApnsEnvironment.of(provisioningProfile: profile(aps: "production")), .production)

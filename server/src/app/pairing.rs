@@ -336,22 +336,46 @@ pub fn create_invite(
             Subject::Agent
         }
     };
-    if offboard::is_disabled(conn, who, subject_id)? {
-        return Err(AppError::Conflict {
-            code: "disabled",
-            message: format!(
-                "{} {subject_id} is disabled: enable it first (qp admin {} enable {subject_id})",
-                who.name(),
-                who.name()
-            ),
-        });
-    }
+    refuse_disabled(conn, who, subject_id)?;
     let tx = conn.transaction()?;
     let invite = invites::create(&*tx, kind, subject_id, ttl_secs, now_secs())?;
     let detail = format!("ttl={ttl_secs}s");
     crate::store::audit::record(&*tx, actor, "invite.create", subject_id, &detail)?;
     tx.commit()?;
     Ok(invite)
+}
+
+/// A new bearer token for the user `user_id` (`qp admin token add`), by
+/// the same rules as an invite: the user exists and is not disabled; the
+/// audit log records it (its label, never the token) with the token.
+pub fn create_user_token(
+    conn: &Conn,
+    user_id: &str,
+    label: &str,
+    actor: &str,
+) -> Result<String, AppError> {
+    identity::require_user(conn, user_id)?;
+    refuse_disabled(conn, Subject::User, user_id)?;
+    let tx = conn.transaction()?;
+    let token = identity::create_user_token(&*tx, user_id, label)?;
+    crate::store::audit::record(&*tx, actor, "token.create", user_id, label)?;
+    tx.commit()?;
+    Ok(token)
+}
+
+/// No new invite or token for a disabled (or removed) user or agent.
+pub fn refuse_disabled(conn: &Conn, who: Subject, id: &str) -> Result<(), AppError> {
+    if offboard::is_disabled(conn, who, id)? {
+        return Err(AppError::Conflict {
+            code: "disabled",
+            message: format!(
+                "{} {id} is disabled: enable it first (qp admin {} enable {id})",
+                who.name(),
+                who.name()
+            ),
+        });
+    }
+    Ok(())
 }
 
 /// Why no pairing link (nor `qp login`'s URL) is made: the server URL it

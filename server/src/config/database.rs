@@ -69,6 +69,6 @@ impl clap::builder::TypedValueParser for DbArg {
             .to_str()
             .ok_or_else(|| refuse("must be valid UTF-8".into()))?
             .parse()
-            .map_err(refuse)
+            .map_err(|e: crate::store::UrlError| refuse(e.to_string()))
     }
 }

@@ -67,15 +67,25 @@ pub fn http_service(app: Arc<App>) -> StreamableHttpService<QpTools, OwnedSessio
     )
 }
 
+/// Why `qp mcp` stopped other than by the client hanging up (rmcp's
+/// reason in words).
+#[derive(Debug, thiserror::Error)]
+pub enum StdioError {
+    #[error("the MCP client did not start a session: {0}")]
+    NoSession(String),
+    #[error("the MCP session ended with an error: {0}")]
+    Ended(String),
+}
+
 /// `qp mcp`: serves the tools on stdin/stdout until the client hangs up.
-pub async fn serve_stdio(client: AskerClient) -> Result<(), String> {
+pub async fn serve_stdio(client: AskerClient) -> Result<(), StdioError> {
     let running = QpTools::new(Backend::Remote(client))
         .serve(rmcp::transport::stdio())
         .await
-        .map_err(|e| format!("the MCP client did not start a session: {e}"))?;
+        .map_err(|e| StdioError::NoSession(e.to_string()))?;
     running
         .waiting()
         .await
         .map(|_| ())
-        .map_err(|e| format!("the MCP session ended with an error: {e}"))
+        .map_err(|e| StdioError::Ended(e.to_string()))
 }

@@ -168,21 +168,37 @@ fn redirect_uris(meta: &Value) -> Result<Vec<String>, OAuthError> {
     Ok(out)
 }
 
-pub fn check_redirect_uri(s: &str) -> Result<(), String> {
+/// Why a redirect URI may not be registered; the message follows
+/// "redirect_uris[i]: ".
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum RedirectUriError {
+    #[error("must be at most 2000 characters")]
+    TooLong,
+    #[error("must be an absolute URI")]
+    NotAbsolute,
+    #[error("must not have a fragment")]
+    Fragment,
+    #[error("the host must be a name of letters, digits, hyphens and dots, or an IP address")]
+    Host,
+    #[error("http is only for a loopback host (127.0.0.1, [::1], localhost)")]
+    HttpNotLoopback,
+    #[error("must be https, or http on a loopback host (the MCP authorization spec)")]
+    Scheme,
+}
+
+pub fn check_redirect_uri(s: &str) -> Result<(), RedirectUriError> {
     if s.len() > 2000 {
-        return Err("must be at most 2000 characters".into());
+        return Err(RedirectUriError::TooLong);
     }
-    let url = reqwest::Url::parse(s).map_err(|_| "must be an absolute URI".to_string())?;
+    let url = reqwest::Url::parse(s).map_err(|_| RedirectUriError::NotAbsolute)?;
     if url.fragment().is_some() {
-        return Err("must not have a fragment".into());
+        return Err(RedirectUriError::Fragment);
     }
     match url.scheme() {
         // The consent question names this host in the server's own words,
         // so it must read as a host: the URL parser also takes quotes,
         // commas and parentheses in a host name.
-        "https" if !url.host_str().is_some_and(is_plain_host) => Err(
-            "the host must be a name of letters, digits, hyphens and dots, or an IP address".into(),
-        ),
+        "https" if !url.host_str().is_some_and(is_plain_host) => Err(RedirectUriError::Host),
         "https" => Ok(()),
         "http" => {
             let host = url.host_str().unwrap_or_default();
@@ -195,12 +211,12 @@ pub fn check_redirect_uri(s: &str) -> Result<(), String> {
             if loopback {
                 Ok(())
             } else {
-                Err("http is only for a loopback host (127.0.0.1, [::1], localhost)".into())
+                Err(RedirectUriError::HttpNotLoopback)
             }
         }
         // The MCP authorization spec: redirect URIs MUST be localhost or
         // https (no private-use schemes, no javascript:, data: or file:).
-        _ => Err("must be https, or http on a loopback host (the MCP authorization spec)".into()),
+        _ => Err(RedirectUriError::Scheme),
     }
 }
 
@@ -363,7 +379,7 @@ mod redirect_tests {
         // sentence ("It signs in at claude.ai"), verified…").
         let shaped = "https://claude.ai\"),verified,by,ops;allow=yes(\"x.example/cb";
         assert!(reqwest::Url::parse(shaped).is_ok());
-        assert!(check_redirect_uri(shaped).unwrap_err().contains("host"));
+        assert_eq!(check_redirect_uri(shaped), Err(RedirectUriError::Host));
         assert!(check_redirect_uri("https://xn--caf-dma.example/cb").is_ok());
         assert!(check_redirect_uri("https://[2001:db8::1]/cb").is_ok());
     }

@@ -41,19 +41,55 @@ pub const POSTGRES_WAY: &str = "on PostgreSQL, back up with pg_dump (online and 
     pg_dump --format=custom --file qp.dump \"$QP_DB\"; restore into an empty database with \
     pg_restore --no-owner --dbname \"$NEW_DB\" qp.dump (see docs/operators/backups.md)";
 
+/// Why a backup was not made (what was written of it is removed).
+#[derive(Debug, thiserror::Error)]
+pub enum BackupError {
+    #[error("{POSTGRES_WAY}")]
+    Postgres,
+    #[error("{}: no such database file", .0.display())]
+    NoDatabase(PathBuf),
+    #[error("{}: already exists; give a new file name (a backup never overwrites)", .0.display())]
+    Exists(PathBuf),
+    #[error("{}: {source}", path.display())]
+    File {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        source: rusqlite::Error,
+    },
+    #[error("{}: the path must be valid UTF-8", .0.display())]
+    NotUtf8(PathBuf),
+    #[error("the copy {}: {source}", path.display())]
+    Copy {
+        path: PathBuf,
+        source: rusqlite::Error,
+    },
+    #[error("the copy {} failed its integrity check: {found}", path.display())]
+    Integrity { path: PathBuf, found: String },
+    #[error(transparent)]
+    Db(#[from] super::DbError),
+}
+
+fn file_error(path: &Path) -> impl FnOnce(std::io::Error) -> BackupError + '_ {
+    move |source| BackupError::File {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
 /// Copies the SQLite database `db` into `to`, which must not exist.
-pub fn backup(db: &Database, to: &Path) -> Result<Backup, String> {
+pub fn backup(db: &Database, to: &Path) -> Result<Backup, BackupError> {
     let Database::Sqlite(from) = db else {
-        return Err(POSTGRES_WAY.into());
+        return Err(BackupError::Postgres);
     };
     if !from.exists() {
-        return Err(format!("{}: no such database file", from.display()));
+        return Err(BackupError::NoDatabase(from.clone()));
     }
     if to.exists() {
-        return Err(format!(
-            "{}: already exists; give a new file name (a backup never overwrites)",
-            to.display()
-        ));
+        return Err(BackupError::Exists(to.to_path_buf()));
     }
     let partial = {
         let mut p = to.as_os_str().to_owned();
@@ -61,8 +97,7 @@ pub fn backup(db: &Database, to: &Path) -> Result<Backup, String> {
         PathBuf::from(p)
     };
     let _ = std::fs::remove_file(&partial);
-    crate::secret_files::create_private_file(&partial)
-        .map_err(|e| format!("{}: {e}", partial.display()))?;
+    crate::secret_files::create_private_file(&partial).map_err(file_error(&partial))?;
     let copied = copy_into(from, &partial);
     let checked = copied.and_then(|()| check(&partial));
     // The key goes in place before the database is published: a FILE that
@@ -70,7 +105,7 @@ pub fn backup(db: &Database, to: &Path) -> Result<Backup, String> {
     let keyed = checked.and_then(|c| Ok((c, copy_vapid_key(db, to)?)));
     match keyed {
         Ok(((schema_version, questions), vapid_key)) => {
-            std::fs::rename(&partial, to).map_err(|e| format!("{}: {e}", to.display()))?;
+            std::fs::rename(&partial, to).map_err(file_error(to))?;
             let bytes = std::fs::metadata(to).map(|m| m.len()).unwrap_or(0);
             Ok(Backup {
                 file: to.to_path_buf(),
@@ -94,7 +129,7 @@ pub fn backup(db: &Database, to: &Path) -> Result<Backup, String> {
 /// then renamed over the name, which replaces whatever is there (a link
 /// included) and never writes through it: the private key never lands
 /// where a link planted beside the backup points.
-fn copy_vapid_key(db: &Database, to: &Path) -> Result<Option<PathBuf>, String> {
+fn copy_vapid_key(db: &Database, to: &Path) -> Result<Option<PathBuf>, BackupError> {
     let (Some(key), Some(copy)) = (
         db.vapid_key_beside(),
         Database::Sqlite(to.to_path_buf()).vapid_key_beside(),
@@ -109,10 +144,10 @@ fn copy_vapid_key(db: &Database, to: &Path) -> Result<Option<PathBuf>, String> {
             return match std::fs::remove_file(&copy) {
                 Ok(()) => Ok(None),
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-                Err(e) => Err(format!("{}: {e}", copy.display())),
+                Err(e) => Err(file_error(&copy)(e)),
             };
         }
-        Err(e) => return Err(format!("{}: {e}", key.display())),
+        Err(e) => return Err(file_error(&key)(e)),
     };
     let partial = {
         let mut p = copy.as_os_str().to_owned();
@@ -121,7 +156,7 @@ fn copy_vapid_key(db: &Database, to: &Path) -> Result<Option<PathBuf>, String> {
     };
     let written = write_new_private(&partial, &text)
         .and_then(|()| std::fs::rename(&partial, &copy))
-        .map_err(|e| format!("{}: {e}", copy.display()));
+        .map_err(file_error(&copy));
     if written.is_err() {
         let _ = std::fs::remove_file(&partial);
     }
@@ -145,8 +180,11 @@ fn write_new_private(path: &Path, data: &[u8]) -> std::io::Result<()> {
     f.sync_all()
 }
 
-fn copy_into(from: &Path, partial: &Path) -> Result<(), String> {
-    let sqlite = |e: rusqlite::Error| format!("{}: {e}", from.display());
+fn copy_into(from: &Path, partial: &Path) -> Result<(), BackupError> {
+    let sqlite = |source| BackupError::Read {
+        path: from.to_path_buf(),
+        source,
+    };
     // Not `store::open`: a backup reads, it never migrates the database.
     let conn = rusqlite::Connection::open_with_flags(
         from,
@@ -157,26 +195,29 @@ fn copy_into(from: &Path, partial: &Path) -> Result<(), String> {
         .map_err(sqlite)?;
     let target = partial
         .to_str()
-        .ok_or_else(|| format!("{}: the path must be valid UTF-8", partial.display()))?;
+        .ok_or_else(|| BackupError::NotUtf8(partial.to_path_buf()))?;
     conn.execute("VACUUM INTO ?1", [target]).map_err(sqlite)?;
     Ok(())
 }
 
 /// The copy's integrity check, schema version and question count.
-fn check(path: &Path) -> Result<(usize, i64), String> {
-    let err = |e: rusqlite::Error| format!("the copy {}: {e}", path.display());
+fn check(path: &Path) -> Result<(usize, i64), BackupError> {
+    let err = |source| BackupError::Copy {
+        path: path.to_path_buf(),
+        source,
+    };
     let c = rusqlite::Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
         .map_err(err)?;
     let ok: String = c
         .query_row("PRAGMA integrity_check", [], |r| r.get(0))
         .map_err(err)?;
     if ok != "ok" {
-        return Err(format!(
-            "the copy {} failed its integrity check: {ok}",
-            path.display()
-        ));
+        return Err(BackupError::Integrity {
+            path: path.to_path_buf(),
+            found: ok,
+        });
     }
-    let version = super::schema::version_of(&c).map_err(|e| e.to_string())?;
+    let version = super::schema::version_of(&c)?;
     let questions = c
         .query_row("SELECT COUNT(*) FROM questions", [], |r| r.get(0))
         .map_err(err)?;
@@ -308,7 +349,7 @@ mod tests {
         // A folder where the key's copy goes: the rename over it fails.
         std::fs::create_dir(dir.path().join("b.sqlite.vapid-key")).unwrap();
         std::fs::write(dir.path().join("b.sqlite.vapid-key/x"), "").unwrap();
-        let e = backup(&db, &to).unwrap_err();
+        let e = backup(&db, &to).unwrap_err().to_string();
         assert!(e.contains("b.sqlite.vapid-key"), "{e}");
         assert!(!to.exists(), "a backup without its key was published");
         assert!(!dir.path().join("b.sqlite.partial").exists());

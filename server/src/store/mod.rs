@@ -7,6 +7,7 @@ pub mod audit;
 pub mod backup;
 pub mod checkpoint;
 pub mod copy;
+pub mod db_url;
 pub mod deliveries;
 pub mod dev_inbox;
 pub mod events;
@@ -17,6 +18,7 @@ pub mod mcp_sessions;
 pub mod oauth;
 pub mod offboard;
 pub mod pg;
+pub mod pg_schema;
 pub mod questions;
 pub mod retention;
 pub mod round_trips;
@@ -29,6 +31,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+pub use db_url::UrlError;
 pub use sql::{Backend, Conn, DbError, DbResult};
 
 /// Where the server keeps its state: an SQLite file (the default: one
@@ -43,10 +46,10 @@ pub enum Database {
 }
 
 impl std::str::FromStr for Database {
-    type Err = String;
+    type Err = UrlError;
     /// `postgres://…` / `postgresql://…` is PostgreSQL (checked: see
-    /// [`pg::check_url`]); anything else is the path of an SQLite file.
-    fn from_str(s: &str) -> Result<Database, String> {
+    /// [`db_url::check_url`]); anything else is the path of an SQLite file.
+    fn from_str(s: &str) -> Result<Database, UrlError> {
         let db = Database::unchecked(s)?;
         db.check()?;
         Ok(db)
@@ -70,10 +73,10 @@ impl Database {
     }
 
     /// Which database `s` names, without checking a PostgreSQL URL yet.
-    fn unchecked(s: &str) -> Result<Database, String> {
+    fn unchecked(s: &str) -> Result<Database, UrlError> {
         let s = s.trim();
         if s.is_empty() {
-            return Err("db: must be an SQLite file path or a postgres:// URL".into());
+            return Err(UrlError::Empty);
         }
         for scheme in ["postgresql://", "postgres://"] {
             if s.get(..scheme.len())
@@ -89,7 +92,7 @@ impl Database {
                 )));
             }
         }
-        if is_libpq_keywords(s) {
+        if db_url::is_libpq_keywords(s) {
             // libpq's `host=… password=…` form: refused by `check` (not
             // read, and never the name of an SQLite file made on disk).
             return Ok(Database::Postgres(s.to_string()));
@@ -98,34 +101,12 @@ impl Database {
     }
 
     /// A PostgreSQL URL the driver can read (errors never quote it).
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), UrlError> {
         match self {
             Database::Sqlite(_) => Ok(()),
-            Database::Postgres(url) => pg::check_url(url),
+            Database::Postgres(url) => db_url::check_url(url),
         }
     }
-}
-
-/// Whether `s` begins as libpq's keyword form does (`host=db user=qp
-/// password=…`): no SQLite file name does.
-fn is_libpq_keywords(s: &str) -> bool {
-    const KEYWORDS: &[&str] = &[
-        "host",
-        "hostaddr",
-        "port",
-        "dbname",
-        "user",
-        "password",
-        "passfile",
-        "sslmode",
-        "sslrootcert",
-        "connect_timeout",
-        "application_name",
-        "options",
-        "service",
-    ];
-    s.split_once('=')
-        .is_some_and(|(key, _)| KEYWORDS.contains(&key.trim().to_ascii_lowercase().as_str()))
 }
 
 /// A config file's `db`: checked when opened ([`Db::open`], [`connect`]),
@@ -137,12 +118,12 @@ impl<'de> serde::Deserialize<'de> for Database {
     }
 }
 
-/// Shown without the password (logs, errors): see [`pg::redacted`].
+/// Shown without the password (logs, errors): see [`db_url::redacted`].
 impl std::fmt::Display for Database {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Database::Sqlite(path) => write!(f, "{}", path.display()),
-            Database::Postgres(url) => write!(f, "{}", pg::redacted(url)),
+            Database::Postgres(url) => write!(f, "{}", db_url::redacted(url)),
         }
     }
 }
@@ -228,7 +209,7 @@ fn warn_if_open(path: &Path) {
 
 /// One migrated connection to `db`, for the admin command and tests.
 pub fn connect(db: &Database) -> DbResult<Box<Conn>> {
-    db.check().map_err(DbError::Other)?;
+    db.check()?;
     Ok(match db {
         Database::Sqlite(path) => Box::new(open(path)?),
         Database::Postgres(url) => Box::new(pg::PgConn::open(url)?),
@@ -270,7 +251,7 @@ impl Db {
     /// Opens `db` for a server: on SQLite under the server lock
     /// ([`lifecycle`]: a second server on the file is refused).
     pub fn open_with(db: &Database, migration: Migration) -> DbResult<Self> {
-        db.check().map_err(DbError::Other)?;
+        db.check()?;
         let (jobs, rx) = std::sync::mpsc::channel::<Job>();
         match db {
             Database::Sqlite(path) => {
@@ -606,7 +587,7 @@ mod tests {
                 "write an @ in the password as %40",
             ),
         ] {
-            let e = url.parse::<Database>().unwrap_err();
+            let e = url.parse::<Database>().unwrap_err().to_string();
             assert!(e.contains(says), "{e}");
             assert!(!e.contains("s3cret") && !e.contains("er2"), "{e}");
         }

@@ -201,25 +201,28 @@ pub fn run_to_end(conn: &Conn, plan: &Plan) -> DbResult<Purged> {
     Ok(purged)
 }
 
+/// Why an age (`--older-than`, `--since`) cannot be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum AgeError {
+    #[error("--older-than: {0:?} must be a number and a unit, e.g. 90d")]
+    Number(String),
+    #[error("--older-than: unit {0:?} must be s, m, h, d or w (e.g. 90d)")]
+    Unit(String),
+}
+
 /// `--older-than 30d`: a number and a unit (s, m, h, d, w).
-pub fn parse_age(s: &str) -> Result<Duration, String> {
+pub fn parse_age(s: &str) -> Result<Duration, AgeError> {
     let s = s.trim();
     let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
     let (n, unit) = s.split_at(split);
-    let n: u64 = n
-        .parse()
-        .map_err(|_| format!("--older-than: {s:?} must be a number and a unit, e.g. 90d"))?;
+    let n: u64 = n.parse().map_err(|_| AgeError::Number(s.to_string()))?;
     let secs = match unit {
         "s" => 1,
         "m" => 60,
         "h" => 3600,
         "d" => DAY,
         "w" => 7 * DAY,
-        _ => {
-            return Err(format!(
-                "--older-than: unit {unit:?} must be s, m, h, d or w (e.g. 90d)"
-            ))
-        }
+        _ => return Err(AgeError::Unit(unit.to_string())),
     };
     Ok(Duration::from_secs(n.saturating_mul(secs)))
 }
@@ -232,8 +235,9 @@ mod tests {
     fn ages_read_as_a_number_and_a_unit() {
         assert_eq!(parse_age("90d").unwrap(), Duration::from_secs(90 * DAY));
         assert_eq!(parse_age("36h").unwrap(), Duration::from_secs(36 * 3600));
-        assert!(parse_age("90").unwrap_err().contains("unit"));
-        assert!(parse_age("d").unwrap_err().contains("number"));
-        assert!(parse_age("3y").unwrap_err().contains("s, m, h, d or w"));
+        let e = |s| parse_age(s).unwrap_err().to_string();
+        assert!(e("90").contains("unit"));
+        assert!(e("d").contains("number"));
+        assert!(e("3y").contains("s, m, h, d or w"));
     }
 }

@@ -33,6 +33,9 @@ pub enum DbError {
     /// No connection to the database could be made.
     #[error("no database connection: {0}")]
     Unavailable(String),
+    /// The database setting cannot be used (never quoting its password).
+    #[error(transparent)]
+    Url(#[from] super::db_url::UrlError),
     /// The database thread or pool is gone, a migration failed, and the like.
     #[error("{0}")]
     Other(String),

@@ -8,13 +8,13 @@
 //! PostgreSQL, a rollback without a restore). Both engines' runners use a
 //! newer database as it is, with a warning.
 
-use super::{Backend, Conn, Database, DbError, DbResult};
+use super::{Backend, Conn, Database, DbResult};
 
 /// The schema version this build writes on `backend`.
 pub fn this_version(backend: Backend) -> usize {
     match backend {
         Backend::Sqlite => super::schema::VERSION,
-        Backend::Postgres => super::pg::VERSION,
+        Backend::Postgres => super::pg_schema::VERSION,
     }
 }
 
@@ -22,7 +22,7 @@ pub fn this_version(backend: Backend) -> usize {
 pub fn version_of(conn: &Conn) -> DbResult<usize> {
     let found: i64 = match conn.backend() {
         Backend::Sqlite => conn.query_row("PRAGMA user_version", &[], |r| r.get(0))?,
-        Backend::Postgres => return super::pg::recorded_version(conn),
+        Backend::Postgres => return super::pg_schema::recorded_version(conn),
     };
     Ok(usize::try_from(found).unwrap_or(0))
 }
@@ -37,7 +37,7 @@ pub struct Migrated {
 
 /// Brings `db` up to this build's schema (creating it if missing).
 pub fn migrate(db: &Database) -> DbResult<Migrated> {
-    db.check().map_err(DbError::Other)?;
+    db.check()?;
     match db {
         Database::Sqlite(path) => {
             let from = if path.exists() {
@@ -55,11 +55,11 @@ pub fn migrate(db: &Database) -> DbResult<Migrated> {
         }
         Database::Postgres(url) => {
             let conn = super::pg::PgConn::connect(url)?;
-            let from = super::pg::version_of(&conn)?;
-            super::pg::migrate_to(&conn, super::pg::VERSION)?;
+            let from = super::pg_schema::version_of(&conn)?;
+            super::pg_schema::migrate_to(&conn, super::pg_schema::VERSION)?;
             Ok(Migrated {
                 from,
-                to: super::pg::version_of(&conn)?,
+                to: super::pg_schema::version_of(&conn)?,
                 engine: "postgresql",
             })
         }
@@ -80,7 +80,7 @@ pub fn create_at_version(db: &Database, version: usize) -> DbResult<Box<Conn>> {
         }
         Database::Postgres(url) => {
             let c = super::pg::PgConn::connect(url)?;
-            super::pg::migrate_to(&c, version)?;
+            super::pg_schema::migrate_to(&c, version)?;
             Ok(Box::new(c))
         }
     }

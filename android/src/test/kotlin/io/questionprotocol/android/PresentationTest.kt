@@ -166,10 +166,10 @@ class PresentationTest {
             .setSmallIcon(android.R.drawable.ic_dialog_info).setContentText("Lunch?").build())
     }
 
-    // Review of issue 31 (4, 5): the README's foreground refresh, signed out
-    // (before pairing): it crashed with NotSignedIn when written as
-    // flush(); sync(); reconcile(). Now each step is caught and reported,
-    // and FCM's current token is asked for and kept for the sign-in.
+    // The README's foreground refresh, signed out (before pairing), must not
+    // crash with NotSignedIn as flush(); sync(); reconcile() would: each step
+    // is caught and reported, and FCM's current token is asked for and kept
+    // for the sign-in.
     @Test
     fun theForegroundRefreshSignedOutOrOfflineReportsInsteadOfThrowing() = runBlocking {
         App.opened = null
@@ -201,9 +201,9 @@ class PresentationTest {
         FirebaseMessaging.standInToken = null
     }
 
-    // Review of issue 31 (14): on a shared phone, signing out through the
-    // README's account screen removes the library's notifications (a
-    // question, its room's summary, a fallback), not the app's own.
+    // On a shared phone, signing out through the README's account screen
+    // removes the library's notifications (a question, its room's summary, a
+    // fallback), not the app's own.
     @Test
     fun signingOutRemovesTheLibrarysNotificationsNotTheAppsOwn() = runBlocking {
         val n = notifier()
@@ -243,9 +243,9 @@ class PresentationTest {
         assertEquals("qpu_new", Keystore(context).token("u_after"))
     }
 
-    // Review of issue 31 (9): the README's device key store keeps the key
-    // in the Keystore-encrypted file, beside the tokens (so out of backups
-    // with them), and the core's public key survives a new process.
+    // The README's device key store keeps the key in the Keystore-encrypted
+    // file, beside the tokens (so out of backups with them), and the core's
+    // public key survives a new process.
     @Test
     fun theReadmesDeviceKeyStoreKeepsTheKeyBesideTheTokens() {
         val keys = KeystoreDeviceKey(context)
