@@ -692,8 +692,9 @@ fn copy_to_postgres(from: &store::Database, url: &str) -> Result<String, String>
 }
 
 fn dev_cert(dir: &std::path::Path, names: &[String]) -> Result<(), String> {
-    let ca = qp_server::tls::devcert::DevCa::new("qp local development CA")?;
-    let server = ca.server_cert(names)?;
+    let ca = qp_server::tls::devcert::DevCa::new("qp local development CA")
+        .map_err(|e| e.to_string())?;
+    let server = ca.server_cert(names).map_err(|e| e.to_string())?;
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let write = |name: &str, text: &str, private: bool| -> Result<(), String> {
         let path = dir.join(name);

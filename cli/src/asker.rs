@@ -35,7 +35,7 @@ impl Connection {
             given(&self.token),
             super::credentials::load(),
         )?;
-        let ca = ExtraCa::read(self.ca_cert.as_deref()).map_err(|e| (EXIT_USAGE, e))?;
+        let ca = ExtraCa::read(self.ca_cert.as_deref()).map_err(|e| (EXIT_USAGE, e.to_string()))?;
         AskerClient::with_ca(&url, &token, &ca).map_err(|e| (EXIT_ERROR, e.to_string()))
     }
 

@@ -51,7 +51,9 @@ async fn login(
     room: Option<&str>,
     ca_cert: Option<&std::path::Path>,
 ) -> Result<Credential, String> {
-    let http = qp_client::ExtraCa::read(ca_cert)?.client(Duration::from_secs(15))?;
+    let http = qp_client::ExtraCa::read(ca_cert)
+        .and_then(|ca| ca.client(Duration::from_secs(15)))
+        .map_err(|e| e.to_string())?;
     let mut form = vec![("client_id", CLIENT_ID), ("label", label)];
     if let Some(u) = as_user {
         form.push(("user", u));

@@ -38,17 +38,26 @@ pub struct HookEvent {
     pub tool_use_id: Option<String>,
 }
 
+/// Why a hook event on stdin cannot be read: its words become the reason
+/// of a "decide at the computer" decision.
+#[derive(Debug, thiserror::Error)]
+pub enum HookEventError {
+    #[error("the hook event on stdin is not JSON ({0})")]
+    NotJson(String),
+    #[error("the hook event on stdin is not a JSON object")]
+    NotObject,
+    #[error("the hook event has no \"hook_event_name\" string")]
+    NoEventName,
+}
+
 impl HookEvent {
-    /// Reads stdin's bytes. Errors are sentences for the decision's reason.
-    pub fn parse(bytes: &[u8]) -> Result<HookEvent, String> {
-        let v: Value = serde_json::from_slice(bytes)
-            .map_err(|e| format!("the hook event on stdin is not JSON ({e})"))?;
-        let obj = v
-            .as_object()
-            .ok_or("the hook event on stdin is not a JSON object")?;
+    /// Reads stdin's bytes.
+    pub fn parse(bytes: &[u8]) -> Result<HookEvent, HookEventError> {
+        let v: Value =
+            serde_json::from_slice(bytes).map_err(|e| HookEventError::NotJson(e.to_string()))?;
+        let obj = v.as_object().ok_or(HookEventError::NotObject)?;
         let text = |k: &str| obj.get(k).and_then(Value::as_str).map(str::to_string);
-        let hook_event_name =
-            text("hook_event_name").ok_or("the hook event has no \"hook_event_name\" string")?;
+        let hook_event_name = text("hook_event_name").ok_or(HookEventError::NoEventName)?;
         Ok(HookEvent {
             tool_name: text("tool_name").unwrap_or_default(),
             tool_input: obj.get("tool_input").cloned().unwrap_or(Value::Null),

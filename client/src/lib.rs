@@ -53,7 +53,7 @@ mod webhook;
 
 pub use asker::{AskerClient, WAIT_POLL_SECS};
 
-pub use ca::ExtraCa;
+pub use ca::{CaError, ExtraCa};
 pub use error::ClientError;
 pub use transport::ReqwestTransport;
 pub use webhook::reconcile;

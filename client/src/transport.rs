@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use qp_core::http::{HttpError, HttpFailure, HttpMethod, HttpRequest, HttpResponse, HttpTransport};
 
-use crate::ExtraCa;
+use crate::{CaError, ExtraCa};
 
 /// Executes the phone core's requests with reqwest, trusting the web's
 /// roots and an [`ExtraCa`]. One client (one connection pool) for all.
@@ -18,12 +18,12 @@ pub struct ReqwestTransport {
 
 impl ReqwestTransport {
     /// A transport trusting the web's roots and `ca`.
-    pub fn new(ca: &ExtraCa) -> Result<ReqwestTransport, String> {
+    pub fn new(ca: &ExtraCa) -> Result<ReqwestTransport, CaError> {
         let http = ca
             .builder()
             .connect_timeout(Duration::from_secs(5))
             .build()
-            .map_err(|e| qp_core::logging::error_chain(&e))?;
+            .map_err(|e| CaError::Client(qp_core::logging::error_chain(&e)))?;
         Ok(ReqwestTransport { http })
     }
 }

@@ -55,7 +55,10 @@ pub async fn start(
         .await
         .map_err(|e| format!("cannot listen on {}: {e}", settings.listen))?;
     let addr = listener.local_addr().map_err(|e| e.to_string())?;
-    let tls = crate::tls::Tls::start(&settings.tls).await?.map(Arc::new);
+    let tls = crate::tls::Tls::start(&settings.tls)
+        .await
+        .map_err(|e| e.to_string())?
+        .map(Arc::new);
     let mut settings = settings;
     // Pairing links name the bound address (port 0 resolved) unless told.
     if settings.public_url.is_none() {

@@ -38,31 +38,49 @@ fn stamp(cert: &Path, key: &Path) -> Stamp {
     })
 }
 
+/// Why the certificate files cannot be served: each names the setting and
+/// the file.
+#[derive(Debug, thiserror::Error)]
+pub enum CertFilesError {
+    #[error("tls_cert {}: {reason}", path.display())]
+    Cert { path: PathBuf, reason: String },
+    #[error("tls_cert {}: no CERTIFICATE in the file", path.display())]
+    NoCertificate { path: PathBuf },
+    #[error("tls_key {}: {reason}", path.display())]
+    Key { path: PathBuf, reason: String },
+    #[error("tls_key {} does not fit tls_cert {}: {reason}", key.display(), cert.display())]
+    Mismatch {
+        key: PathBuf,
+        cert: PathBuf,
+        reason: String,
+    },
+}
+
 /// Reads the chain and the key, checking that they belong together.
-pub fn load(cert: &Path, key: &Path) -> Result<CertifiedKey, String> {
+pub fn load(cert: &Path, key: &Path) -> Result<CertifiedKey, CertFilesError> {
     let chain = CertificateDer::pem_file_iter(cert)
         .and_then(|it| it.collect::<Result<Vec<_>, _>>())
-        .map_err(|e| format!("tls_cert {}: {e}", cert.display()))?;
+        .map_err(|e| CertFilesError::Cert {
+            path: cert.into(),
+            reason: e.to_string(),
+        })?;
     if chain.is_empty() {
-        return Err(format!(
-            "tls_cert {}: no CERTIFICATE in the file",
-            cert.display()
-        ));
+        return Err(CertFilesError::NoCertificate { path: cert.into() });
     }
-    let der =
-        PrivateKeyDer::from_pem_file(key).map_err(|e| format!("tls_key {}: {e}", key.display()))?;
-    CertifiedKey::from_der(chain, der, &super::provider()).map_err(|e| {
-        format!(
-            "tls_key {} does not fit tls_cert {}: {e}",
-            key.display(),
-            cert.display()
-        )
+    let der = PrivateKeyDer::from_pem_file(key).map_err(|e| CertFilesError::Key {
+        path: key.into(),
+        reason: e.to_string(),
+    })?;
+    CertifiedKey::from_der(chain, der, &super::provider()).map_err(|e| CertFilesError::Mismatch {
+        key: key.into(),
+        cert: cert.into(),
+        reason: e.to_string(),
     })
 }
 
 impl ReloadingCert {
     /// Loads the files (an error stops the start) and watches them.
-    pub fn start(cert: &Path, key: &Path, every: Duration) -> Result<Arc<Self>, String> {
+    pub fn start(cert: &Path, key: &Path, every: Duration) -> Result<Arc<Self>, CertFilesError> {
         let first = load(cert, key)?;
         let me = Arc::new(ReloadingCert {
             current: RwLock::new(Arc::new(first)),

@@ -36,6 +36,20 @@ pub struct Tls {
     acme_challenge: Option<Arc<ServerConfig>>,
 }
 
+/// Why HTTPS cannot start: the words name the setting and the file.
+#[derive(Debug, thiserror::Error)]
+pub enum TlsError {
+    /// `tls_cert` / `tls_key` unreadable or not a pair.
+    #[error(transparent)]
+    Files(#[from] files::CertFilesError),
+    /// The ACME cache or its directory's CA.
+    #[error("{0}")]
+    Acme(String),
+    /// rustls refused the configuration.
+    #[error("TLS: {0}")]
+    Config(rustls::Error),
+}
+
 /// A connection after the handshake.
 pub enum Accepted {
     /// Serve HTTP on it; `h2` when the client chose HTTP/2 by ALPN.
@@ -51,7 +65,7 @@ impl Tls {
     /// Loads the certificate (files) or starts the ACME state machine;
     /// `None` for plain HTTP. The file watcher ends when the listener's
     /// config is dropped; the ACME task runs for the life of the runtime.
-    pub async fn start(settings: &TlsSettings) -> Result<Option<Tls>, String> {
+    pub async fn start(settings: &TlsSettings) -> Result<Option<Tls>, TlsError> {
         let (resolver, acme_challenge): (Arc<dyn ResolvesServerCert>, _) = match settings {
             TlsSettings::Off => return Ok(None),
             TlsSettings::Files {
@@ -63,13 +77,13 @@ impl Tls {
                 None,
             ),
             TlsSettings::Acme(a) => {
-                let (resolver, challenge) = acme::start(a)?;
+                let (resolver, challenge) = acme::start(a).map_err(TlsError::Acme)?;
                 (resolver, Some(challenge))
             }
         };
         let mut config = ServerConfig::builder_with_provider(provider())
             .with_safe_default_protocol_versions()
-            .map_err(|e| format!("TLS: {e}"))?
+            .map_err(TlsError::Config)?
             .with_no_client_auth()
             .with_cert_resolver(resolver);
         config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
