@@ -1,9 +1,12 @@
 //! What this instance knows of its own health from the requests it served
 //! and the probes it ran: the database unreachable, the storage full, since
 //! when and with which error. `http::ready` reports it as `/readyz`;
-//! `http::error` feeds it from failed requests.
+//! `http::error` feeds it from failed requests. The push gateways'
+//! credentials failing ([`PushCredentials`]) are written by push's
+//! transports and shown there too.
 
-use std::sync::Mutex;
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use chrono::{DateTime, Utc};
@@ -92,6 +95,41 @@ struct Failing {
 pub struct Health {
     database: Mutex<Option<Failing>>,
     storage: Mutex<Option<Failing>>,
+    /// The push gateways whose credential is being refused now.
+    pub push_credentials: PushCredentials,
+}
+
+/// A gateway whose credential is failing, as `/readyz` shows it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct CredentialFailure {
+    /// When the current run of refusals began.
+    pub since: DateTime<Utc>,
+    /// The last refusal, in the transport's words (never a token).
+    pub error: String,
+    /// Refusals in this run.
+    pub failures: u32,
+}
+
+/// Every push gateway's credential failing now, by gateway: written by the
+/// transports' credential gates (`push::credentials`), read by `/readyz`. A
+/// clone shares the same state.
+#[derive(Clone, Default)]
+pub struct PushCredentials(Arc<Mutex<BTreeMap<&'static str, CredentialFailure>>>);
+
+impl PushCredentials {
+    /// The gateways failing now.
+    pub fn failing(&self) -> BTreeMap<&'static str, CredentialFailure> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// `gateway` failing (`Some`) or working (`None`).
+    pub fn set(&self, gateway: &'static str, state: Option<CredentialFailure>) {
+        let mut map = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        match state {
+            Some(s) => map.insert(gateway, s),
+            None => map.remove(gateway),
+        };
+    }
 }
 
 fn note(slot: &Mutex<Option<Failing>>, error: Option<&str>) {

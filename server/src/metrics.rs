@@ -4,6 +4,8 @@
 //! requests into it and serves it as `/metrics`; the rest of the server
 //! only counts.
 
+pub mod push;
+
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -60,9 +62,9 @@ pub struct Metrics {
     /// The database counts of the last refresh; the async lock makes
     /// concurrent scrapes wait for one refresh instead of each running one.
     counts: tokio::sync::Mutex<Option<(Instant, Counts)>>,
-    /// The push worker's latency, in-flight and outcome metrics (fixed
-    /// labels: see `push::metrics`).
-    pub push: crate::push::metrics::PushMetrics,
+    /// The push worker's latency, in-flight, outcome, credential and
+    /// outage metrics (fixed labels: see `crate::push::metrics`).
+    pub push: push::PushMetrics,
 }
 
 /// How long the database counts of `/metrics` are reused: below the usual

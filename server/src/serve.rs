@@ -12,8 +12,10 @@ use tokio::task::JoinHandle;
 use crate::app::App;
 use crate::config::Settings;
 use crate::push::apns::ApnsTransport;
+use crate::push::credentials::CredentialBoard;
 use crate::push::dev::DevTransport;
 use crate::push::fcm::FcmTransport;
+use crate::push::metrics::{GatewayErrors, Resends};
 use crate::push::router::PlatformRouter;
 use crate::push::PushTransport;
 use crate::store::{Database, Db};
@@ -155,6 +157,12 @@ pub async fn start(
     ));
 
     crate::push::log_routes(&app.settings);
+    let credentials = CredentialBoard::new(
+        app.health.push_credentials.clone(),
+        app.metrics.push.credentials.clone(),
+    );
+    let resends = Resends::new(app.metrics.push.resends.clone());
+    let errors = GatewayErrors::new(app.metrics.push.gateway_errors.clone());
     let transport: Arc<dyn PushTransport> = match push {
         Some(t) => t,
         None => Arc::new(PlatformRouter {
@@ -162,9 +170,9 @@ pub async fn start(
             ios: match app.settings.apns.clone() {
                 Some(c) => {
                     let t = ApnsTransport::new(c)?;
-                    t.gate().report_to(&app.metrics.push.credentials);
-                    t.report_resends_to(&app.metrics.push.resends);
-                    t.report_errors_to(&app.metrics.push.gateway_errors);
+                    t.gate().report_to(&credentials);
+                    t.report_resends_to(&resends);
+                    t.report_errors_to(&errors);
                     Some(Arc::new(t))
                 }
                 None => None,
@@ -172,9 +180,9 @@ pub async fn start(
             android: match app.settings.fcm.clone() {
                 Some(c) => {
                     let t = FcmTransport::new(c)?;
-                    t.gate().report_to(&app.metrics.push.credentials);
-                    t.report_resends_to(&app.metrics.push.resends);
-                    t.report_errors_to(&app.metrics.push.gateway_errors);
+                    t.gate().report_to(&credentials);
+                    t.report_resends_to(&resends);
+                    t.report_errors_to(&errors);
                     Some(Arc::new(t))
                 }
                 None => None,

@@ -104,7 +104,7 @@ pub async fn readyz(State(app): State<Arc<App>>) -> Response {
     let unavailable = database.is_some() || storage.is_some();
     checks.insert("database".into(), database.unwrap_or(json!({"ok": true})));
     checks.insert("storage".into(), storage.unwrap_or(json!({"ok": true})));
-    let failing = app.metrics.push.credentials.failing();
+    let failing = app.health.push_credentials.failing();
     let mut degraded = false;
     for (gateway, configured) in [
         ("apns", app.settings.apns.is_some()),

@@ -15,15 +15,10 @@
 //! that the credential works again and clears it.
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use chrono::{DateTime, Utc};
-use prometheus_client::encoding::EncodeLabelSet;
-use prometheus_client::metrics::counter::Counter;
-use prometheus_client::metrics::family::Family;
-use prometheus_client::metrics::gauge::Gauge;
-use prometheus_client::registry::Registry;
+use chrono::Utc;
 use qp_core::retry::RetryPolicy;
 
 use super::PushOutcome;
@@ -38,69 +33,38 @@ pub const CREDENTIAL_BACKOFF: RetryPolicy = RetryPolicy {
     jitter: false,
 };
 
-/// A gateway whose credential is failing, as `/readyz` shows it.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub struct CredentialFailure {
-    /// When the current run of refusals began.
-    pub since: DateTime<Utc>,
-    /// The last refusal, in the transport's words (never a token).
-    pub error: String,
-    /// Refusals in this run.
-    pub failures: u32,
-}
-
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct GatewayLabel {
-    gateway: &'static str,
-}
+pub use crate::health::CredentialFailure;
 
 /// Every gateway's credential state, shared by the transports (which write
-/// it) and `/readyz` and `/metrics` (which read it).
+/// it) and `/readyz` and `/metrics` (which read it): the state in
+/// [`crate::health::PushCredentials`], the counts in
+/// [`crate::metrics::push::CredentialCounts`].
 #[derive(Clone, Default)]
 pub struct CredentialBoard {
-    failing: Arc<Mutex<BTreeMap<&'static str, CredentialFailure>>>,
-    failures: Family<GatewayLabel, Counter>,
-    failing_gauge: Family<GatewayLabel, Gauge>,
+    failing: crate::health::PushCredentials,
+    counts: crate::metrics::push::CredentialCounts,
 }
 
 impl CredentialBoard {
-    /// Adds `qp_push_auth_failures_total{gateway}` and
-    /// `qp_push_credential_failing{gateway}` to `/metrics`.
-    pub fn register(&self, r: &mut Registry) {
-        r.register(
-            "push_auth_failures",
-            "Push credential refusals (token endpoint, FCM 401, APNs 403 provider token), per gateway",
-            self.failures.clone(),
-        );
-        r.register(
-            "push_credential_failing",
-            "1 while a gateway's push credential is being refused, per gateway",
-            self.failing_gauge.clone(),
-        );
+    /// The board of the server's `/readyz` and `/metrics`.
+    pub fn new(
+        failing: crate::health::PushCredentials,
+        counts: crate::metrics::push::CredentialCounts,
+    ) -> Self {
+        CredentialBoard { failing, counts }
     }
 
     /// The gateways failing now.
     pub fn failing(&self) -> BTreeMap<&'static str, CredentialFailure> {
-        self.failing
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+        self.failing.failing()
     }
 
     fn set(&self, gateway: &'static str, state: Option<CredentialFailure>) {
-        let mut map = self.failing.lock().unwrap_or_else(|p| p.into_inner());
-        let gauge = self.failing_gauge.get_or_create(&GatewayLabel { gateway });
-        match state {
-            Some(s) => {
-                self.failures.get_or_create(&GatewayLabel { gateway }).inc();
-                gauge.set(1);
-                map.insert(gateway, s);
-            }
-            None => {
-                gauge.set(0);
-                map.remove(gateway);
-            }
+        match &state {
+            Some(_) => self.counts.refused(gateway),
+            None => self.counts.accepted(gateway),
         }
+        self.failing.set(gateway, state);
     }
 }
 

@@ -1,5 +1,6 @@
-//! The push worker's metrics, registered into `/metrics` by
-//! `http::observe`:
+//! What the push worker's metrics count, and the labels push gives them
+//! (the families themselves are [`crate::metrics::push`]'s, served as
+//! `/metrics` by `http::observe`):
 //!
 //! - `qp_push_latency_seconds{gateway}`: from the job being queued to the
 //!   gateway accepting it (a histogram; retries included);
@@ -44,37 +45,13 @@
 //! gateway outage, [`super::outage`], no attempt spent), `device_gone` or `failed`; `reason` is one of
 //! [`REASONS`], classified from the outcome, never a gateway's own text.
 
-use prometheus_client::encoding::EncodeLabelSet;
-use prometheus_client::metrics::counter::Counter;
-use prometheus_client::metrics::family::Family;
-use prometheus_client::metrics::gauge::Gauge;
-use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
-use prometheus_client::registry::Registry;
-
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use crate::metrics::push::{GatewayErrorCounts, PushMetrics, ResendCounts};
+
 use super::PushOutcome;
-
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct GatewayLabels {
-    gateway: &'static str,
-}
-
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct OutcomeLabels {
-    gateway: &'static str,
-    outcome: &'static str,
-    reason: &'static str,
-}
-
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct UnrecordedLabels {
-    gateway: &'static str,
-    outcome: &'static str,
-    why: &'static str,
-}
 
 /// Why an outcome was not written (the `why` label of
 /// `qp_push_outcomes_unrecorded_total`).
@@ -93,12 +70,6 @@ impl Unrecorded {
             Unrecorded::WriteFailed => "write_failed",
         }
     }
-}
-
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct ResendLabels {
-    gateway: &'static str,
-    cause: &'static str,
 }
 
 /// Why a push the gateway may have accepted is sent again (the `cause`
@@ -146,18 +117,16 @@ impl ResendCause {
 /// the transports' connection pools (through [`Resends::for_gateway`]) and
 /// the worker. A clone counts into the same series.
 #[derive(Clone, Default)]
-pub struct Resends {
-    family: Family<ResendLabels, Counter>,
-}
+pub struct Resends(ResendCounts);
 
 impl Resends {
+    /// Counting into `/metrics`' series.
+    pub fn new(counts: ResendCounts) -> Self {
+        Resends(counts)
+    }
+
     pub fn count(&self, gateway: &'static str, cause: ResendCause) {
-        self.family
-            .get_or_create(&ResendLabels {
-                gateway,
-                cause: cause.label(),
-            })
-            .inc();
+        self.0.count(gateway, cause.label());
     }
 
     /// What one gateway's pool counts into.
@@ -170,12 +139,7 @@ impl Resends {
 
     /// The count so far (tests).
     pub fn get(&self, gateway: &'static str, cause: ResendCause) -> u64 {
-        self.family
-            .get_or_create(&ResendLabels {
-                gateway,
-                cause: cause.label(),
-            })
-            .get()
+        self.0.get(gateway, cause.label())
     }
 }
 
@@ -192,12 +156,6 @@ impl GatewayResends {
     }
 }
 
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct GatewayErrorLabels {
-    gateway: &'static str,
-    reason: &'static str,
-}
-
 /// `qp_push_gateway_errors_total{gateway,reason}`: every error answer of
 /// APNs and FCM, counted by the transport where it reads the answer, by
 /// its row of the one error table ([`super::gateway_errors::ERRORS`]):
@@ -205,26 +163,22 @@ struct GatewayErrorLabels {
 /// throttling and service answers alike. A clone counts into the same
 /// series.
 #[derive(Clone, Default)]
-pub struct GatewayErrors {
-    family: Family<GatewayErrorLabels, Counter>,
-}
+pub struct GatewayErrors(GatewayErrorCounts);
 
 impl GatewayErrors {
+    /// Counting into `/metrics`' series.
+    pub fn new(counts: GatewayErrorCounts) -> Self {
+        GatewayErrors(counts)
+    }
+
     /// One error answer, classified (`classify`).
     pub fn count(&self, row: &super::gateway_errors::ErrorRow) {
-        self.family
-            .get_or_create(&GatewayErrorLabels {
-                gateway: gateway_name(row.gateway),
-                reason: error_label(row),
-            })
-            .inc();
+        self.0.count(gateway_name(row.gateway), error_label(row));
     }
 
     /// The count so far (tests).
     pub fn get(&self, gateway: &'static str, reason: &'static str) -> u64 {
-        self.family
-            .get_or_create(&GatewayErrorLabels { gateway, reason })
-            .get()
+        self.0.get(gateway, reason)
     }
 }
 
@@ -281,49 +235,16 @@ pub const REASONS: [&str; 12] = [
     "other",
 ];
 
-/// The push worker's metrics handles.
-pub struct PushMetrics {
-    latency: Family<GatewayLabels, Histogram>,
-    in_flight: Family<GatewayLabels, Gauge>,
-    outcomes: Family<OutcomeLabels, Counter>,
-    unrecorded: Family<UnrecordedLabels, Counter>,
-    /// The gateways' error answers (the transports count into it).
-    pub gateway_errors: GatewayErrors,
-    /// Pushes sent again that the gateway may have accepted.
-    pub resends: Resends,
-    /// The gateways' credential state (the transports report to it).
-    pub credentials: super::credentials::CredentialBoard,
-    /// The gateways' outages (the worker holds pushes through them).
-    pub outages: super::outage::Outages,
-    /// Per gateway and reason: when a failure was last logged, and how
-    /// many have not been since.
-    failure_log: Mutex<HashMap<(&'static str, &'static str), LogState>>,
-}
-
 /// When a failure was last logged, and how many have not been since.
 type LogState = (Option<Instant>, u64);
 
 /// The least time between two warn lines of one gateway and reason.
 pub const FAILURE_LOG_EVERY: Duration = Duration::from_secs(60);
 
-impl Default for PushMetrics {
-    fn default() -> Self {
-        PushMetrics {
-            // 1 ms .. ~65 s.
-            latency: Family::new_with_constructor(|| {
-                Histogram::new(exponential_buckets(0.001, 2.0, 17))
-            }),
-            in_flight: Default::default(),
-            outcomes: Default::default(),
-            unrecorded: Default::default(),
-            gateway_errors: Default::default(),
-            resends: Default::default(),
-            credentials: Default::default(),
-            outages: Default::default(),
-            failure_log: Default::default(),
-        }
-    }
-}
+/// Per gateway and reason: when a push failing for good was last logged,
+/// and how many have not been since (the worker's, for all its sends).
+#[derive(Default)]
+pub struct FailureLog(Mutex<HashMap<(&'static str, &'static str), LogState>>);
 
 pub use crate::config::push::gateway_of;
 
@@ -389,61 +310,7 @@ fn classify(reason: &str) -> &'static str {
     }
 }
 
-/// Counts one push in flight while alive.
-pub struct InFlight(Gauge);
-
-impl Drop for InFlight {
-    fn drop(&mut self) {
-        self.0.dec();
-    }
-}
-
-impl PushMetrics {
-    /// Adds the push metrics to `/metrics`' registry (prefix `qp_`).
-    pub fn register(&self, r: &mut Registry) {
-        r.register(
-            "push_latency_seconds",
-            "Push jobs from queued to accepted by the gateway, per gateway",
-            self.latency.clone(),
-        );
-        r.register(
-            "push_in_flight",
-            "Pushes sent and not yet answered, per gateway",
-            self.in_flight.clone(),
-        );
-        r.register(
-            "push_outcomes",
-            "Push outcomes recorded in the queue, by gateway, outcome and reason",
-            self.outcomes.clone(),
-        );
-        r.register(
-            "push_outcomes_unrecorded",
-            "Push outcomes not written to the queue, by gateway, outcome and why (claim_lost: the job's lease ran out and another claim took it; write_failed: the database refused the batch)",
-            self.unrecorded.clone(),
-        );
-        r.register(
-            "push_gateway_errors",
-            "APNs and FCM error answers by gateway and documented reason (other: not documented)",
-            self.gateway_errors.family.clone(),
-        );
-        r.register(
-            "push_resent_maybe_delivered",
-            "Pushes sent again although the gateway may have accepted them (a dead or broken connection, or no answer in time, after the request was written; a job another claim sent too; an accepted push whose outcome could not be written), per gateway and cause",
-            self.resends.family.clone(),
-        );
-        self.credentials.register(r);
-        self.outages.register(r);
-    }
-
-    pub fn in_flight(&self, gateway: &'static str) -> InFlight {
-        let g = self
-            .in_flight
-            .get_or_create(&GatewayLabels { gateway })
-            .clone();
-        g.inc();
-        InFlight(g)
-    }
-
+impl FailureLog {
     /// One answer from a transport, as it arrives: a failure logged. (Its
     /// gateway's error answers are counted by the transport, which reads
     /// them: [`GatewayErrors`].)
@@ -453,40 +320,11 @@ impl PushMetrics {
         }
     }
 
-    /// One outcome written to the queue; `queued_for_ms` since the job was
-    /// queued.
-    pub fn recorded(&self, gateway: &'static str, outcome: &PushOutcome, queued_for_ms: i64) {
-        let (outcome_label, reason) = labels_of(outcome);
-        self.outcomes
-            .get_or_create(&OutcomeLabels {
-                gateway,
-                outcome: outcome_label,
-                reason,
-            })
-            .inc();
-        if *outcome == PushOutcome::Sent {
-            self.latency
-                .get_or_create(&GatewayLabels { gateway })
-                .observe(queued_for_ms.max(0) as f64 / 1000.0);
-        }
-    }
-
-    /// One outcome not written, and why.
-    pub fn unrecorded(&self, gateway: &'static str, outcome: &PushOutcome, why: Unrecorded) {
-        self.unrecorded
-            .get_or_create(&UnrecordedLabels {
-                gateway,
-                outcome: labels_of(outcome).0,
-                why: why.label(),
-            })
-            .inc();
-    }
-
     /// A push failed for good: one warn line per gateway and reason per
     /// [`FAILURE_LOG_EVERY`].
     fn log_failure(&self, gateway: &'static str, reason: &'static str, text: &str) {
         let now = Instant::now();
-        let mut log = self.failure_log.lock().unwrap_or_else(|p| p.into_inner());
+        let mut log = self.0.lock().unwrap_or_else(|p| p.into_inner());
         let entry = log.entry((gateway, reason)).or_insert((None, 0));
         if entry
             .0
@@ -504,6 +342,19 @@ impl PushMetrics {
             "push failed for good"
         );
     }
+}
+
+/// One outcome written to the queue; `queued_for_ms` since the job was
+/// queued.
+pub fn recorded(m: &PushMetrics, gateway: &'static str, outcome: &PushOutcome, queued_for_ms: i64) {
+    let (outcome_label, reason) = labels_of(outcome);
+    let latency = (*outcome == PushOutcome::Sent).then(|| queued_for_ms.max(0) as f64 / 1000.0);
+    m.recorded(gateway, outcome_label, reason, latency);
+}
+
+/// One outcome not written, and why.
+pub fn unrecorded(m: &PushMetrics, gateway: &'static str, outcome: &PushOutcome, why: Unrecorded) {
+    m.unrecorded(gateway, labels_of(outcome).0, why.label());
 }
 
 #[cfg(test)]

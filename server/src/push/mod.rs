@@ -395,6 +395,14 @@ struct Finished {
     slot: Option<tokio::sync::OwnedSemaphorePermit>,
 }
 
+/// What one worker keeps between its sends: its gateways' circuits, its
+/// failure log's pace, and where re-sends are counted.
+struct WorkerState {
+    outages: outage::Outages,
+    failures: metrics::FailureLog,
+    resends: metrics::Resends,
+}
+
 /// Drains due push jobs forever through `transport`.
 pub async fn run_worker(app: Arc<App>, transport: Arc<dyn PushTransport>) {
     let limits = WorkerLimits {
@@ -434,9 +442,19 @@ pub async fn run_worker_with(
     let slots = Arc::new(tokio::sync::Semaphore::new(max));
     let (done_tx, done_rx) = tokio::sync::mpsc::unbounded_channel::<Finished>();
     let recorded = Arc::new(tokio::sync::Notify::new());
-    tokio::spawn(record_outcomes(app.clone(), done_rx, recorded.clone()));
+    let state = Arc::new(WorkerState {
+        outages: outage::Outages::new(app.metrics.push.outages.clone()),
+        failures: metrics::FailureLog::default(),
+        resends: metrics::Resends::new(app.metrics.push.resends.clone()),
+    });
+    tokio::spawn(record_outcomes(
+        app.clone(),
+        state.clone(),
+        done_rx,
+        recorded.clone(),
+    ));
     loop {
-        app.metrics.push.outages.end_quiet();
+        state.outages.end_quiet();
         // At least one free slot, then as many as are free.
         let Ok(first) = slots.clone().acquire_owned().await else {
             return;
@@ -499,18 +517,19 @@ pub async fn run_worker_with(
             let transport = transport.clone();
             let done = done_tx.clone();
             let metrics = app.clone();
+            let state = state.clone();
             tokio::spawn(async move {
                 let gateway = msg
                     .as_ref()
                     .map_or("none", |m| metrics::gateway_of(&m.device.platform));
                 let _flight = metrics.metrics.push.in_flight(gateway);
-                let outages = &metrics.metrics.push.outages;
+                let outages = &state.outages;
                 let deadline_ms = msg.as_ref().map_or(i64::MAX, |m| deadline_ms(&job, m));
                 if job.after_lapsed_claim && msg.is_some() {
                     // The claim before ended without an outcome: it may
                     // have sent this push (the instance was killed or
                     // stalled mid-send), so sending it now may double it.
-                    let resends = &metrics.metrics.push.resends;
+                    let resends = &state.resends;
                     resends.count(gateway, metrics::ResendCause::LeaseRanOut);
                 }
                 // The gateway is in an outage: held without sending.
@@ -540,7 +559,7 @@ pub async fn run_worker_with(
                         Some(held) => held,
                         None => match within_lease(&scope, cap, transport.send(m)).await {
                             Ok(outcome) => {
-                                let resends = &metrics.metrics.push.resends;
+                                let resends = &state.resends;
                                 unanswered_by_its_transport(gateway, &outcome, &scope, resends);
                                 outcome
                             }
@@ -550,7 +569,7 @@ pub async fn run_worker_with(
                             Err(cut) => {
                                 let no_answer = matches!(cut, PushOutcome::NoAnswer { .. });
                                 if no_answer && !matches!(gateway, "apns" | "fcm") {
-                                    let resends = &metrics.metrics.push.resends;
+                                    let resends = &state.resends;
                                     resends.count(gateway, metrics::ResendCause::Timeout);
                                 }
                                 cut
@@ -559,7 +578,7 @@ pub async fn run_worker_with(
                     },
                     None => PushOutcome::Failed("device or question no longer exists".into()),
                 };
-                metrics.metrics.push.answered(gateway, &outcome);
+                state.failures.answered(gateway, &outcome);
                 let outcome = outages.judge(gateway, &circuit, outcome);
                 for circuit in outages.take_ended() {
                     release_held(&metrics, circuit).await;
@@ -776,6 +795,7 @@ fn write_batch(
 /// (`qp_push_outcomes_unrecorded_total`).
 async fn record_outcomes(
     app: Arc<App>,
+    state: Arc<WorkerState>,
     mut done: tokio::sync::mpsc::UnboundedReceiver<Finished>,
     recorded: Arc<tokio::sync::Notify>,
 ) {
@@ -804,20 +824,26 @@ async fn record_outcomes(
         for (i, f) in batch.iter().enumerate() {
             let queued_for = now - f.job.created_ms;
             match written.as_ref().map(|w| w[i]) {
-                Some(Written::Recorded) => push.recorded(f.gateway, &f.outcome, queued_for),
+                Some(Written::Recorded) => {
+                    metrics::recorded(push, f.gateway, &f.outcome, queued_for)
+                }
                 Some(Written::ClaimLost { already_sent }) => {
-                    push.unrecorded(f.gateway, &f.outcome, metrics::Unrecorded::ClaimLost);
+                    let why = metrics::Unrecorded::ClaimLost;
+                    metrics::unrecorded(push, f.gateway, &f.outcome, why);
                     if already_sent && f.outcome == PushOutcome::Sent {
                         // Accepted here and by the claim that recorded it.
-                        push.resends
+                        state
+                            .resends
                             .count(f.gateway, metrics::ResendCause::TakenOver);
                     }
                 }
                 None => {
-                    push.unrecorded(f.gateway, &f.outcome, metrics::Unrecorded::WriteFailed);
+                    let why = metrics::Unrecorded::WriteFailed;
+                    metrics::unrecorded(push, f.gateway, &f.outcome, why);
                     if f.outcome == PushOutcome::Sent {
                         // Still queued: it goes again when the lease ends.
-                        push.resends
+                        state
+                            .resends
                             .count(f.gateway, metrics::ResendCause::Unrecorded);
                     }
                 }
@@ -830,7 +856,7 @@ async fn record_outcomes(
         for f in &batch {
             if let PushOutcome::Deferred { reason, .. } = &f.outcome {
                 if let Some(circuit) = outage::held_circuit(reason) {
-                    if !ended.contains(&circuit) && !push.outages.in_outage(circuit) {
+                    if !ended.contains(&circuit) && !state.outages.in_outage(circuit) {
                         ended.push(circuit);
                     }
                 }

@@ -28,11 +28,6 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use prometheus_client::encoding::EncodeLabelSet;
-use prometheus_client::metrics::counter::Counter;
-use prometheus_client::metrics::family::Family;
-use prometheus_client::metrics::gauge::Gauge;
-use prometheus_client::registry::Registry;
 use qp_core::retry::RetryPolicy;
 
 use super::PushOutcome;
@@ -74,11 +69,6 @@ pub fn held_prefix(circuit: &str) -> String {
 pub fn held_circuit(reason: &str) -> Option<&str> {
     let rest = reason.strip_prefix(HELD)?.strip_prefix(" (")?;
     rest.split_once("):").map(|(circuit, _)| circuit)
-}
-
-#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
-struct GatewayLabel {
-    gateway: &'static str,
 }
 
 #[derive(Default)]
@@ -127,23 +117,17 @@ pub struct Outages {
     /// Circuits whose outage a gateway's answer ended since the worker
     /// last looked ([`Outages::take_ended`]): their held pushes go at once.
     ended: Mutex<Vec<String>>,
-    open: Family<GatewayLabel, Gauge>,
-    started: Family<GatewayLabel, Counter>,
+    /// `qp_push_gateway_outage` and `qp_push_gateway_outages_total`.
+    counts: crate::metrics::push::OutageCounts,
 }
 
 impl Outages {
-    /// Adds `qp_push_gateway_outage` and `qp_push_gateway_outages_total`.
-    pub fn register(&self, r: &mut Registry) {
-        r.register(
-            "push_gateway_outage",
-            "1 while a push gateway is in an outage (its pushes held without spending attempts), per gateway; for web_push, the push services in one",
-            self.open.clone(),
-        );
-        r.register(
-            "push_gateway_outages",
-            "Push gateway outages started (gateway faults in a row), per gateway",
-            self.started.clone(),
-        );
+    /// The circuits of a worker, counted into `/metrics`' outage series.
+    pub fn new(counts: crate::metrics::push::OutageCounts) -> Self {
+        Outages {
+            counts,
+            ..Default::default()
+        }
     }
 
     fn circuits(&self) -> std::sync::MutexGuard<'_, HashMap<String, Circuit>> {
@@ -204,7 +188,7 @@ impl Outages {
                     quiet_ms = QUIET_END.as_millis() as u64,
                     "push gateway outage over: no fault since"
                 );
-                self.open.get_or_create(&GatewayLabel { gateway }).dec();
+                self.counts.ended(gateway);
                 *c = Circuit::default();
             }
         }
@@ -295,8 +279,7 @@ impl Outages {
         c.held_until = Some(now + step);
         let since = *c.since.get_or_insert(now);
         if c.steps == 1 {
-            self.started.get_or_create(&GatewayLabel { gateway }).inc();
-            self.open.get_or_create(&GatewayLabel { gateway }).inc();
+            self.counts.started(gateway);
         }
         tracing::warn!(
             gateway,
@@ -326,7 +309,7 @@ impl Outages {
                 down_for_ms = since.elapsed().as_millis() as u64,
                 "push gateway answering again: held pushes go now"
             );
-            self.open.get_or_create(&GatewayLabel { gateway }).dec();
+            self.counts.ended(gateway);
             self.ended
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
@@ -384,24 +367,14 @@ mod tests {
         );
         assert!(matches!(o.held("apns"), Some(PushOutcome::Deferred { .. })));
         assert!(o.held("fcm").is_none(), "per gateway");
-        assert_eq!(
-            o.open
-                .get_or_create(&GatewayLabel { gateway: "apns" })
-                .get(),
-            1
-        );
+        assert_eq!(o.counts.open("apns"), 1);
         // An answer ends it.
         assert_eq!(
             o.judge("apns", "apns", PushOutcome::Sent),
             PushOutcome::Sent
         );
         assert!(o.held("apns").is_none());
-        assert_eq!(
-            o.open
-                .get_or_create(&GatewayLabel { gateway: "apns" })
-                .get(),
-            0
-        );
+        assert_eq!(o.counts.open("apns"), 0);
         assert!(matches!(
             o.judge("apns", "apns", down(None)),
             PushOutcome::Retry { .. }
@@ -448,13 +421,7 @@ mod tests {
         for _ in 0..OUTAGE_AFTER {
             o.judge("web_push", google, down());
         }
-        let open = || {
-            o.open
-                .get_or_create(&GatewayLabel {
-                    gateway: "web_push",
-                })
-                .get()
-        };
+        let open = || o.counts.open("web_push");
         assert_eq!(open(), 2);
         // A refusal of one push is an answer of the service.
         o.judge(
@@ -468,7 +435,7 @@ mod tests {
     }
 
     fn open_of(o: &Outages, gateway: &'static str) -> i64 {
-        o.open.get_or_create(&GatewayLabel { gateway }).get()
+        o.counts.open(gateway)
     }
 
     /// Once a step is over, one push probes the gateway and the others stay
