@@ -58,7 +58,7 @@ pub struct ServerArgs {
 impl ServerArgs {
     /// The server's settings: `--db` over the environment over the config
     /// file over the defaults, through `qp serve`'s own reading.
-    pub fn settings(&self) -> Result<Settings, String> {
+    pub fn settings(&self) -> Result<Settings, qp_server::config::ConfigError> {
         let mut flags = super::serve::settings_from_env()?;
         if let Some(db) = &self.db {
             flags.db = Some(db.clone());

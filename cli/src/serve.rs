@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use super::{EXIT_ERROR, EXIT_OK, EXIT_USAGE};
-use qp_server::config::PartialSettings;
+use qp_server::config::{ConfigError, PartialSettings};
 
 #[derive(Args)]
 #[command(
@@ -92,7 +92,7 @@ pub async fn run(args: ServeArgs) -> i32 {
 pub fn given_settings(
     config: Option<&Path>,
     mut flags: PartialSettings,
-) -> Result<PartialSettings, String> {
+) -> Result<PartialSettings, ConfigError> {
     // QP_DB_FILE, QP_METRICS_TOKEN_FILE: the secret from a file.
     secrets_from_files(&mut flags)?;
     let file = match config {
@@ -105,7 +105,7 @@ pub fn given_settings(
 /// The settings the environment variables give (`QP_PUBLIC_URL`,
 /// `QP_LISTEN`…), read as `qp serve` reads them, for a command that has
 /// no flag of its own for each.
-pub fn settings_from_env() -> Result<PartialSettings, String> {
+pub fn settings_from_env() -> Result<PartialSettings, ConfigError> {
     use clap::FromArgMatches;
     let matches = PartialSettings::augment_args(clap::Command::new("qp").no_binary_name(true))
         .try_get_matches_from(std::iter::empty::<String>())
@@ -114,9 +114,9 @@ pub fn settings_from_env() -> Result<PartialSettings, String> {
             // rest is a usage hint for flags this command does not take.
             let text = e.to_string();
             let first = text.lines().next().unwrap_or_default();
-            first.trim_start_matches("error: ").to_string()
+            ConfigError::from(first.trim_start_matches("error: ").to_string())
         })?;
-    PartialSettings::from_arg_matches(&matches).map_err(|e| e.to_string())
+    PartialSettings::from_arg_matches(&matches).map_err(|e| e.to_string().into())
 }
 
 /// Fills the secret settings not given by flag or variable from their

@@ -794,7 +794,7 @@ fn the_data_settings_come_from_the_file_and_bad_ones_name_their_setting() {
         retention_batch_size: Some(0),
         ..Default::default()
     };
-    let e = flags.resolve(file("")).unwrap_err();
+    let e = flags.resolve(file("")).unwrap_err().to_string();
     assert!(e.contains("retention_batch_size"), "{e}");
 }
 

@@ -7,18 +7,19 @@ use super::PartialSettings;
 
 impl PartialSettings {
     /// Reads a TOML config file.
-    pub fn from_file(path: &Path) -> Result<Self, String> {
+    pub fn from_file(path: &Path) -> Result<Self, super::ConfigError> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| format!("cannot read config file {}: {e}", path.display()))?;
-        toml::from_str(&text)
-            .map_err(|e| format!("config file {}: {}", path.display(), toml_error(&text, &e)))
+        toml::from_str(&text).map_err(|e| {
+            format!("config file {}: {}", path.display(), toml_error(&text, &e)).into()
+        })
     }
 
     /// `self` over `lower`: each key given in `self` wins, every other
     /// comes from `lower`. Done through JSON objects (the keys serde's
     /// derive gives; JSON, not TOML, because it holds every `u64`), so a new
     /// setting needs no line here.
-    pub fn over(self, lower: PartialSettings) -> Result<PartialSettings, String> {
+    pub fn over(self, lower: PartialSettings) -> Result<PartialSettings, super::ConfigError> {
         let object = |p: &PartialSettings| match serde_json::to_value(p) {
             // A key not given is null: it must not hide the one below.
             Ok(serde_json::Value::Object(mut o)) => {
@@ -31,7 +32,7 @@ impl PartialSettings {
         let mut merged = object(&lower)?;
         merged.extend(object(&self)?);
         serde_json::from_value(serde_json::Value::Object(merged))
-            .map_err(|e| format!("settings: {e}"))
+            .map_err(|e| format!("settings: {e}").into())
     }
 }
 

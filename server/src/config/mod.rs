@@ -429,7 +429,7 @@ pub struct PartialSettings {
 
 impl PartialSettings {
     /// `self` (flags and env) over `file` over the defaults.
-    pub fn resolve(self, file: PartialSettings) -> Result<Settings, String> {
+    pub fn resolve(self, file: PartialSettings) -> Result<Settings, ConfigError> {
         let m = self.over(file)?;
         let d = Settings::default();
         let ms = |v: Option<u64>, def: Duration| v.map_or(def, Duration::from_millis);
@@ -532,6 +532,24 @@ fn metrics_token(t: &str) -> Result<Secret, String> {
     Ok(Secret::from(t))
 }
 
+/// A setting that cannot be used: the words name the setting and the rule
+/// (`ask_rate_per_minute: must be at least 1`), for the operator.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ConfigError(String);
+
+impl From<crate::sign_in_policy::ChoiceError> for ConfigError {
+    fn from(e: crate::sign_in_policy::ChoiceError) -> ConfigError {
+        ConfigError(e.to_string())
+    }
+}
+
+impl From<String> for ConfigError {
+    fn from(message: String) -> ConfigError {
+        ConfigError(message)
+    }
+}
+
 fn is_false(b: &bool) -> bool {
     !*b
 }
@@ -572,7 +590,8 @@ mod tests {
         assert_eq!(ok.db_direct, pg("postgres://qp@db/qp"));
         let err = with(None, pg("postgres://qp@db/qp"))
             .resolve(PartialSettings::default())
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(
             err.starts_with("db_direct: only with a PostgreSQL db"),
             "{err}"
@@ -580,7 +599,8 @@ mod tests {
         let file = Some(crate::store::Database::Sqlite("direct.sqlite".into()));
         let err = with(pg("postgres://qp@pooler/qp"), file)
             .resolve(PartialSettings::default())
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(
             err.starts_with("db_direct: must be a postgres:// URL"),
             "{err}"
@@ -674,7 +694,8 @@ mod tests {
         let e = public
             .clone()
             .resolve(PartialSettings::default())
-            .unwrap_err();
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("behind_proxy") && e.contains("tls_cert"), "{e}");
         let proxied = PartialSettings {
             behind_proxy: true,
@@ -700,24 +721,24 @@ mod tests {
             tls_cert: Some("c.pem".into()),
             ..Default::default()
         };
-        assert!(r(half).unwrap_err().contains("go together"));
+        assert!(r(half).unwrap_err().to_string().contains("go together"));
         let both = PartialSettings {
             tls_cert: Some("c.pem".into()),
             tls_key: Some("k.pem".into()),
             acme_domain: vec!["qp.example.com".into()],
             ..Default::default()
         };
-        assert!(r(both).unwrap_err().contains("not both"));
+        assert!(r(both).unwrap_err().to_string().contains("not both"));
         let bad = PartialSettings {
             acme_domain: vec!["qp example".into()],
             ..Default::default()
         };
-        assert!(r(bad).unwrap_err().contains("not a DNS name"));
+        assert!(r(bad).unwrap_err().to_string().contains("not a DNS name"));
         let proxy = PartialSettings {
             trusted_proxy: vec!["nope".into()],
             ..Default::default()
         };
-        assert!(r(proxy).unwrap_err().contains("trusted_proxy"));
+        assert!(r(proxy).unwrap_err().to_string().contains("trusted_proxy"));
         let acme = PartialSettings {
             acme_domain: vec!["QP.example.com, qp2.example.com".into()],
             ..Default::default()
@@ -759,7 +780,7 @@ mod tests {
         assert_eq!(lease(3_600_000), Ok(Duration::from_secs(3600)));
         assert_eq!(push::MIN_PUSH_LEASE, Duration::from_secs(2));
         for ms in [0, 1_000, 1_999, 3_600_001, u64::MAX] {
-            let err = lease(ms).unwrap_err();
+            let err = lease(ms).unwrap_err().to_string();
             assert!(
                 err.contains("push_lease_ms must be 2000 to 3600000"),
                 "{ms}: {err}"
@@ -786,7 +807,11 @@ mod tests {
         let dump = format!("{s:?}");
         assert!(!dump.contains("scrape-secret"), "{dump}");
         assert!(dump.contains("metrics_token: Some(Secret(…))"), "{dump}");
-        let bad = |p: PartialSettings| p.resolve(PartialSettings::default()).unwrap_err();
+        let bad = |p: PartialSettings| {
+            p.resolve(PartialSettings::default())
+                .unwrap_err()
+                .to_string()
+        };
         let short = PartialSettings {
             metrics_token: Some("short".into()),
             ..Default::default()
