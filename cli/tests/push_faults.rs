@@ -991,3 +991,234 @@ async fn fcm_throttling_and_unavailability_mid_fan_out_lose_and_double_nothing()
         assert!(metric(&f, &series).await >= 1.0, "{series}");
     }
 }
+
+/// The push job of question `id` to the device of push token `token`:
+/// state, attempts, sends without an answer, when it is due next, the
+/// error kept.
+fn job_of(f: &common::Fixture, id: &str, token: &str) -> (String, i64, i64, i64, Option<String>) {
+    f.db()
+        .query_row(
+            "SELECT j.state, j.attempts, j.unanswered, j.next_attempt_ms, j.last_error \
+             FROM push_jobs j JOIN devices d ON d.id = j.device_id \
+             WHERE j.question_id = ?1 AND d.push_token = ?2 AND j.kind = 'question'",
+            qp_server::params![id, token],
+            |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?)),
+        )
+        .unwrap()
+}
+
+/// An FCM message written and never answered may have been delivered:
+/// it goes again under the same `android.collapse_key` (the question's
+/// id: the phone shows one notification), at most `NO_ANSWER_RESENDS` (3)
+/// times. Against the FCM stand-in, with a 2 s lease (its cut-off, 1.5 s
+/// after the claim, ends each unanswered send): a device never answered
+/// is sent 4 times in all, each under the question's collapse key, then
+/// failed, saying FCM may have it; one left unanswered once is accepted
+/// on its second send, under the same key.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_fcm_message_unanswered_goes_again_under_its_collapse_key_at_most_three_times() {
+    let fcm = gateways::fcm(Duration::from_millis(5)).await;
+    let f = common::Fixture::with(|s| {
+        s.fcm = Some(fanout::fcm_config(&fcm.url));
+        s.push_lease = Duration::from_secs(4);
+    })
+    .await;
+    let tokens = fanout::seed_room(&f.db(), &f.room_id, 4, 0, 1).android;
+    let (never, once) = (&tokens[0], &tokens[1]);
+    fcm.state.hang_next(never, usize::MAX);
+    fcm.state.hang_next(once, 1);
+    let started = Instant::now();
+    let id = room_question(&f).await;
+    until("every push recorded", Duration::from_secs(90), || {
+        let by = fanout::states(&f, &id);
+        by.get("sent") == Some(&(tokens.len() - 1)) && by.get("failed") == Some(&1)
+    })
+    .await;
+    let settled = started.elapsed();
+    let seen = fcm.state.seen.lock().unwrap().clone();
+    let of = |t: &String| -> Vec<String> {
+        seen.iter()
+            .filter(|(token, _)| token == t)
+            .map(|(_, c)| c.clone())
+            .collect()
+    };
+    assert_eq!(
+        of(never),
+        vec![id.clone(); 4],
+        "sent once, re-sent 3 times, under the question's collapse key"
+    );
+    assert_eq!(of(once), vec![id.clone(); 2]);
+    let per = accepted_per_device(None, Some(&fcm), &id);
+    assert_eq!(per.len(), tokens.len() - 1, "lost");
+    assert!(per.values().all(|n| *n == 1), "doubled: {per:?}");
+    assert!(!per.contains_key(never.as_str()));
+    let (state, attempts, unanswered, _, error) = job_of(&f, &id, never);
+    let error = error.unwrap_or_default();
+    assert_eq!(
+        (state.as_str(), attempts, unanswered),
+        ("failed", 4, 4),
+        "{error}"
+    );
+    assert!(error.contains("may have it"), "{error}");
+    let (state, attempts, unanswered, _, error) = job_of(&f, &id, once);
+    assert_eq!(
+        (state.as_str(), attempts, unanswered),
+        ("sent", 2, 1),
+        "{error:?}"
+    );
+    println!(
+        "FCM message never answered: settled in {settled:?}; 0 lost; the never-answered device sent 4 times under one collapse key, then failed; the unanswered-once device accepted on its 2nd send, same key"
+    );
+}
+
+/// A gateway's `Retry-After` is honoured up to 10 minutes
+/// (`RETRY_AFTER_MAX`) and never past the question's expiry: APNs `429
+/// TooManyRequests` and FCM `429 QUOTA_EXCEEDED` with Retry-After 120 s
+/// for a question with 60 s to live fail the push at once (one attempt,
+/// not held to a retry no one could answer); with Retry-After 3600 s for
+/// a question with an hour to live, the retry is due 10 minutes after the
+/// answer, not an hour.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retry_after_is_held_at_most_ten_minutes_and_never_past_the_questions_expiry() {
+    let apns = gateways::apns(Duration::from_millis(5), 500).await;
+    let fcm = gateways::fcm(Duration::from_millis(5)).await;
+    let f = common::Fixture::with(|s| {
+        s.apns = Some(apns_config(&apns.url, 2));
+        s.fcm = Some(fanout::fcm_config(&fcm.url));
+    })
+    .await;
+    let seeded = fanout::seed_room(&f.db(), &f.room_id, 1, 1, 1);
+    let (ios, android) = (&seeded.ios[0], &seeded.android[0]);
+    let throttle = |retry_after: u64| {
+        apns.state
+            .script(ios, vec![(429, "TooManyRequests", Some(retry_after))]);
+        let quota = json!({"error": {"code": 429, "status": "RESOURCE_EXHAUSTED", "details": [{
+            "@type": "type.googleapis.com/google.firebase.fcm.v1.FcmError",
+            "errorCode": "QUOTA_EXCEEDED"}]}, "retry_after_s": retry_after});
+        fcm.state
+            .script
+            .lock()
+            .unwrap()
+            .insert(android.clone(), vec![(429, quota)].into());
+    };
+    // 1. Retry-After longer than the question's remaining life.
+    throttle(120);
+    let asked = Instant::now();
+    let q = f
+        .ask(json!({"prompt": "Deploy?", "responder_scope": "room", "ttl": 60}))
+        .await;
+    let short = q["id"].as_str().unwrap().to_string();
+    until("both pushes failed", Duration::from_secs(30), || {
+        [ios, android]
+            .iter()
+            .all(|t| job_of(&f, &short, t).0 == "failed")
+    })
+    .await;
+    let failed_in = asked.elapsed();
+    for t in [ios, android] {
+        let (_, attempts, _, _, error) = job_of(&f, &short, t);
+        let error = error.unwrap_or_default();
+        assert_eq!(attempts, 1, "{error}");
+        assert!(error.contains("past the push's deadline"), "{error}");
+    }
+    // 2. Retry-After past the cap, for a question with an hour to live.
+    throttle(3600);
+    let before_ms = chrono::Utc::now().timestamp_millis();
+    let q = f
+        .ask(json!({"prompt": "Roll back?", "responder_scope": "room", "ttl": 3600}))
+        .await;
+    let long = q["id"].as_str().unwrap().to_string();
+    until("both pushes throttled", Duration::from_secs(30), || {
+        [ios, android].iter().all(|t| job_of(&f, &long, t).1 == 1)
+    })
+    .await;
+    let after_ms = chrono::Utc::now().timestamp_millis();
+    let cap_ms = qp_server::push::RETRY_AFTER_MAX.as_millis() as i64;
+    assert_eq!(cap_ms, 600_000);
+    let mut held = Vec::new();
+    for t in [ios, android] {
+        let (state, _, _, next_ms, error) = job_of(&f, &long, t);
+        assert_eq!(state, "queued", "{error:?}");
+        assert!(
+            next_ms <= after_ms + cap_ms,
+            "held {} s: past the 10-minute cap",
+            (next_ms - before_ms) / 1000
+        );
+        assert!(
+            next_ms >= before_ms + cap_ms,
+            "held {} s: the Retry-After not honoured",
+            (next_ms - before_ms) / 1000
+        );
+        held.push(next_ms - before_ms);
+    }
+    println!(
+        "Retry-After: 120 s for a question with 60 s to live: APNs and FCM pushes failed {failed_in:?} after the ask, 1 attempt each; 3600 s: due again {held:?} ms after the ask (cap {cap_ms} ms)"
+    );
+}
+
+/// A push whose claim's cut-off comes before its request is written goes
+/// back to the queue at once, spending no attempt (nothing reached the
+/// gateway). APNs here is slow to accept connections (its accept queue
+/// full: the connect hangs) and the lease is 4 s, so every claim is cut
+/// off at 3 s while connecting: for as long as that lasts every push stays
+/// queued with 0 attempts, none counted unanswered. Once APNs accepts
+/// connections each is accepted, every attempt spent by a send that
+/// reached it: one, plus one for each send written and cut off before its
+/// answer (a connect that completed just before a cut-off; rare).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_push_cut_off_before_it_is_written_goes_back_without_spending_an_attempt() {
+    let (apns, release) = gateways::apns_slow_to_accept(Duration::from_millis(5), 500).await;
+    let f = common::Fixture::with(|s| {
+        s.apns = Some(apns_config(&apns.url, 1));
+        s.push_lease = Duration::from_secs(4);
+    })
+    .await;
+    let tokens = seed_devices(&f, 5, 1, 0);
+    let id = room_question(&f).await;
+    let cut_off = |t: &String| {
+        let (_, _, _, _, error) = job_of(&f, &id, t);
+        error.as_deref() == Some(qp_server::push::CUT_OFF_NOT_SENT)
+    };
+    until("every push cut off", Duration::from_secs(30), || {
+        tokens.iter().all(cut_off)
+    })
+    .await;
+    // More cut-offs (one per 3 s claim) while it stays unreachable.
+    tokio::time::sleep(Duration::from_secs(7)).await;
+    for t in &tokens {
+        let (state, attempts, unanswered, _, error) = job_of(&f, &id, t);
+        assert_eq!(
+            (state.as_str(), attempts, unanswered),
+            ("queued", 0, 0),
+            "{error:?}"
+        );
+    }
+    assert_eq!(apns.state.accepted_count(), 0);
+    let released_at = Instant::now();
+    release.send(()).unwrap();
+    until("every push recorded sent", Duration::from_secs(30), || {
+        sent(&f.db(), &id) == tokens.len()
+    })
+    .await;
+    let took = released_at.elapsed();
+    let per = accepted_per_device(Some(&apns), None, &id);
+    assert_eq!(per.len(), tokens.len(), "lost");
+    let mut written_unanswered = 0;
+    for t in &tokens {
+        let (state, attempts, unanswered, _, error) = job_of(&f, &id, t);
+        assert_eq!(state, "sent", "{error:?}");
+        assert_eq!(
+            attempts,
+            1 + unanswered,
+            "an attempt spent unsent: {error:?}"
+        );
+        assert!(per[t.as_str()] as i64 <= 1 + unanswered, "{per:?}");
+        written_unanswered += unanswered;
+    }
+    println!(
+        "cut off before written: {} pushes held with 0 attempts through 7 s of 3 s cut-offs; all sent {took:?} after APNs accepted connections; attempts {:?}, {written_unanswered} written and cut off after the release, {} doubled",
+        tokens.len(),
+        attempts(&f.db(), &id),
+        doubled(&per)
+    );
+}

@@ -175,13 +175,51 @@ impl ApnsState {
 /// Starts a stand-in APNs on 127.0.0.1 answering after `delay`, each
 /// connection advertising `max_streams` streams.
 pub async fn apns(delay: Duration, max_streams: usize) -> ApnsStandIn {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    apns_on(listener, delay, max_streams, None)
+}
+
+/// [`apns`] slow to accept connections: its listener's accept queue
+/// (backlog 0) is kept full and nothing is accepted, so a client's TCP
+/// connect hangs (its SYNs dropped, as by a gateway's overloaded
+/// front end) until `release` is sent; then it serves as [`apns`].
+pub async fn apns_slow_to_accept(
+    delay: Duration,
+    max_streams: usize,
+) -> (ApnsStandIn, tokio::sync::oneshot::Sender<()>) {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let listener = socket.listen(0).unwrap();
+    // The one connection a backlog of 0 queues: every later SYN is dropped.
+    let filler = TcpStream::connect(listener.local_addr().unwrap())
+        .await
+        .unwrap();
+    let (release, released) = tokio::sync::oneshot::channel();
+    let held = async move {
+        let _ = released.await;
+        drop(filler);
+    };
+    let standin = apns_on(listener, delay, max_streams, Some(Box::pin(held)));
+    (standin, release)
+}
+
+type Gate = std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>;
+
+fn apns_on(
+    listener: TcpListener,
+    delay: Duration,
+    max_streams: usize,
+    gate: Option<Gate>,
+) -> ApnsStandIn {
     let state = Arc::new(ApnsState::default());
     state.set_delay(delay);
     state.max_streams.store(max_streams, Ordering::SeqCst);
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}", listener.local_addr().unwrap());
     let st = state.clone();
     tokio::spawn(async move {
+        if let Some(gate) = gate {
+            gate.await;
+        }
         loop {
             let Ok((tcp, _)) = listener.accept().await else {
                 return;
@@ -775,6 +813,12 @@ pub struct FcmState {
     /// Replies by device token: status and Google's error body.
     pub script: Mutex<HashMap<String, VecDeque<(u16, Value)>>>,
     pub hang: Mutex<HashSet<String>>,
+    /// Device tokens whose next requests (how many) are read and never
+    /// answered.
+    hang_next: Mutex<HashMap<String, usize>>,
+    /// Every well-formed message request, in order: device token and
+    /// `android.collapse_key`.
+    pub seen: Mutex<Vec<(String, String)>>,
     delay_ms: AtomicU64,
     pub in_flight: AtomicUsize,
     pub peak_in_flight: AtomicUsize,
@@ -786,6 +830,10 @@ impl FcmState {
     }
     pub fn set_delay(&self, d: Duration) {
         self.delay_ms.store(d.as_millis() as u64, Ordering::SeqCst);
+    }
+    /// The next `n` requests for `token` are read and never answered.
+    pub fn hang_next(&self, token: &str, n: usize) {
+        self.hang_next.lock().unwrap().insert(token.to_string(), n);
     }
 }
 
@@ -915,7 +963,22 @@ async fn answer_fcm(parts: &http::request::Parts, body: &[u8], st: &FcmState) ->
         }
     }
     let _dec = Dec(&st.in_flight);
-    if st.hang.lock().unwrap().contains(&token) {
+    let collapse = msg["message"]["android"]["collapse_key"]
+        .as_str()
+        .unwrap_or("")
+        .to_string();
+    st.seen
+        .lock()
+        .unwrap()
+        .push((token.clone(), collapse.clone()));
+    let hang_once = match st.hang_next.lock().unwrap().get_mut(&token) {
+        Some(n) if *n > 0 => {
+            *n -= 1;
+            true
+        }
+        _ => false,
+    };
+    if hang_once || st.hang.lock().unwrap().contains(&token) {
         std::future::pending::<()>().await;
     }
     let delay = st.delay_ms.load(Ordering::SeqCst);
@@ -931,10 +994,6 @@ async fn answer_fcm(parts: &http::request::Parts, body: &[u8], st: &FcmState) ->
     {
         return reply;
     }
-    let collapse = msg["message"]["android"]["collapse_key"]
-        .as_str()
-        .unwrap_or("")
-        .to_string();
     st.accepted
         .lock()
         .unwrap()
