@@ -24,14 +24,19 @@
 //! - times out a response apart from the wait for a stream: one hanging
 //!   device holds one stream, never the others;
 //! - keeps each connection honest with HTTP/2 PING (`h2`'s own
-//!   `PingPong`, as hyper's keep-alive does): every [`PING_IDLE_EVERY`]
-//!   while idle, well under the idle timeouts of NATs and firewalls that
-//!   drop a connection without a word, and every [`PING_BUSY_EVERY`] while
-//!   streams are open. A PING unanswered within [`PING_TIMEOUT`] closes the
-//!   connection and sends its streams again at once on a fresh one, without
-//!   spending an attempt: a dead connection costs seconds, not the response
-//!   timeout. (Such a stream may have reached the gateway: the resend
-//!   carries the same collapse id, so the phone shows one notification.);
+//!   `PingPong`, as hyper's keep-alive does), sparingly, because Google's
+//!   front ends (FCM) answer pings they find too frequent with `GOAWAY
+//!   ENHANCE_YOUR_CALM "too_many_pings"`: never while frames flow; once a
+//!   connection with streams open has had no response frame for
+//!   [`PING_SLOW_STREAM`] (a liveness probe for a slow stream); and every
+//!   [`PING_IDLE_EVERY`] while idle. A PING unanswered within
+//!   [`PING_TIMEOUT`] closes the connection and sends its streams again at
+//!   once on a fresh one, without spending an attempt: a dead connection
+//!   costs seconds, not the response timeout. (Such a stream may have
+//!   reached the gateway: the resend carries the same collapse id, so the
+//!   phone shows one notification.) A `too_many_pings` GOAWAY doubles both
+//!   intervals, up to [`PING_MAX_SCALE`] times, and is not a gateway error
+//!   (no reconnect backoff);
 //! - on a `GOAWAY` with an error code, closes the connection and sends its
 //!   failed streams again at once on a new one: those above the
 //!   last-stream-id without counting (never processed), those at or below
@@ -59,12 +64,27 @@ use super::metrics::{GatewayResends, ResendCause};
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Refused streams are sent again at most this many times.
 const MAX_RESENDS: usize = 4;
-/// A connection without streams is pinged this often.
-pub const PING_IDLE_EVERY: Duration = Duration::from_secs(15);
-/// A connection with streams open is pinged this often.
-pub const PING_BUSY_EVERY: Duration = Duration::from_secs(1);
-/// A PING unanswered this long means the connection is dead.
-pub const PING_TIMEOUT: Duration = Duration::from_secs(2);
+/// A connection without streams is pinged this often (after its last
+/// frame or PING). At least 30 s: gRPC servers, Google's front ends among
+/// them, refuse pings more often than that on a connection without data.
+/// Under 60 s: the idle timeout of many firewalls, load balancers and
+/// carrier NATs that drop a connection without a word is 60 s or more (an
+/// idle ping resets it).
+pub const PING_IDLE_EVERY: Duration = Duration::from_secs(45);
+/// A connection with streams open and no response frame for this long is
+/// probed with a PING (never sooner after the last PING either). While
+/// responses flow, no PING is sent.
+pub const PING_SLOW_STREAM: Duration = Duration::from_secs(2);
+/// How often the keep-alive task looks at its connection (a local check,
+/// nothing sent).
+const PING_CHECK_EVERY: Duration = Duration::from_millis(250);
+/// A `too_many_pings` GOAWAY doubles the intervals above, to at most this
+/// many times their value.
+pub const PING_MAX_SCALE: u32 = 8;
+/// A PING unanswered this long means the connection is dead (a PING
+/// crosses the path twice in well under a second; responses still
+/// arriving extend it, see `keep_alive`).
+pub const PING_TIMEOUT: Duration = Duration::from_millis(1_500);
 /// After error `GOAWAY`s in a row, new connections wait 0.5 s, 1 s, 2 s…
 /// up to 30 s, until a response arrives.
 pub const GOAWAY_BACKOFF: qp_core::retry::RetryPolicy = qp_core::retry::RetryPolicy {
@@ -129,10 +149,24 @@ struct Conn {
     dead: tokio::sync::watch::Sender<bool>,
     /// An error GOAWAY was counted for this connection (once, however many
     /// streams it failed).
-    goaway_counted: AtomicBool,
-    /// When the last response arrived on it: a connection still answering
-    /// streams is alive even if a PING's answer is late (a loaded peer).
+    goaway_counted: Arc<AtomicBool>,
+    /// When the last response frame arrived on it (or it went from no
+    /// streams to one): a connection still answering streams is alive
+    /// even if a PING's answer is late (a loaded peer), and is not pinged.
     last_response: Mutex<std::time::Instant>,
+}
+
+impl Conn {
+    fn heard(&self) {
+        *self.last_response.lock().unwrap_or_else(|p| p.into_inner()) = std::time::Instant::now();
+    }
+
+    fn quiet_for(&self) -> Duration {
+        self.last_response
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .elapsed()
+    }
 }
 
 impl Conn {
@@ -163,6 +197,10 @@ pub struct PoolStats {
     /// with an error (the gateway may have taken them: counted apart).
     pub resent_after_dead_connection: AtomicUsize,
     pub goaway_errors: AtomicUsize,
+    /// PINGs sent (keep-alive and probes).
+    pub pings: Arc<AtomicUsize>,
+    /// `GOAWAY ENHANCE_YOUR_CALM "too_many_pings"` received.
+    pub too_many_pings: Arc<AtomicUsize>,
     pub peak_streams: AtomicUsize,
     streams: AtomicUsize,
 }
@@ -178,6 +216,9 @@ pub struct H2Pool {
     /// Signalled when a stream ends or a connection opens or closes.
     changed: Arc<Notify>,
     pub stats: PoolStats,
+    /// The PING intervals' multiplier (1, 2, 4… up to [`PING_MAX_SCALE`]),
+    /// doubled by each `too_many_pings` GOAWAY.
+    ping_scale: Arc<std::sync::atomic::AtomicU32>,
     /// Where pushes sent again that the gateway may have accepted are
     /// counted (`/metrics`).
     resends: Mutex<GatewayResends>,
@@ -249,6 +290,7 @@ impl H2Pool {
             state: Mutex::new(State::default()),
             changed: Arc::new(Notify::new()),
             stats: PoolStats::default(),
+            ping_scale: Arc::new(std::sync::atomic::AtomicU32::new(1)),
             resends: Mutex::new(GatewayResends::default()),
         })
     }
@@ -396,7 +438,11 @@ impl H2Pool {
                 // The streams at or below it, which it may have processed,
                 // fail only when the connection ends, with an I/O error
                 // (below). `goaway_frames_fail_...` pins this.
-                if e.reason() != Some(Reason::NO_ERROR)
+                if too_many_pings(&e) {
+                    if !conn.goaway_counted.swap(true, Ordering::AcqRel) {
+                        self.calm_pings();
+                    }
+                } else if e.reason() != Some(Reason::NO_ERROR)
                     && !conn.goaway_counted.swap(true, Ordering::AcqRel)
                 {
                     self.goaway_error();
@@ -467,12 +513,12 @@ impl H2Pool {
         };
         let read = async {
             let resp = response.await.map_err(|e| classify(e, conn))?;
-            *conn.last_response.lock().unwrap_or_else(|p| p.into_inner()) =
-                std::time::Instant::now();
+            conn.heard();
             let (parts, mut recv) = resp.into_parts();
             let mut buf = Vec::new();
             while let Some(chunk) = recv.data().await {
                 let chunk = chunk.map_err(|e| classify(e, conn))?;
+                conn.heard();
                 let _ = recv.flow_control().release_capacity(chunk.len());
                 buf.extend_from_slice(&chunk);
                 if buf.len() > 64 * 1024 {
@@ -516,7 +562,11 @@ impl H2Pool {
                 let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
                 st.conns.retain(|c| !c.closed.load(Ordering::Acquire));
                 if let Some(c) = st.conns.iter().find(|c| c.has_room()) {
-                    c.in_flight.fetch_add(1, Ordering::AcqRel);
+                    if c.in_flight.fetch_add(1, Ordering::AcqRel) == 0 {
+                        // Quiet since now, not since its last response:
+                        // an idle connection taking a stream is not slow.
+                        c.heard();
+                    }
                     let now = self.stats.streams.fetch_add(1, Ordering::AcqRel) + 1;
                     self.stats.peak_streams.fetch_max(now, Ordering::Relaxed);
                     return Ok(StreamGuard {
@@ -587,12 +637,17 @@ impl H2Pool {
                 .initial_window_size(1 << 20)
                 .initial_connection_window_size(1 << 24);
             let closed = Arc::new(AtomicBool::new(false));
+            let goaway_counted = Arc::new(AtomicBool::new(false));
             let (send, ping, task) = match &self.tls {
                 None => {
                     let (send, mut conn) =
                         builder.handshake(tcp).await.map_err(|e| e.to_string())?;
                     let ping = conn.ping_pong();
-                    (send, ping, self.drive(conn, closed.clone()))
+                    (
+                        send,
+                        ping,
+                        self.drive(conn, closed.clone(), goaway_counted.clone()),
+                    )
                 }
                 Some(tls) => {
                     let name = rustls_pki_types::ServerName::try_from(self.host.clone())
@@ -604,7 +659,11 @@ impl H2Pool {
                     let (send, mut conn) =
                         builder.handshake(io).await.map_err(|e| e.to_string())?;
                     let ping = conn.ping_pong();
-                    (send, ping, self.drive(conn, closed.clone()))
+                    (
+                        send,
+                        ping,
+                        self.drive(conn, closed.clone(), goaway_counted.clone()),
+                    )
                 }
             };
             let conn = Arc::new(Conn {
@@ -612,7 +671,7 @@ impl H2Pool {
                 in_flight: AtomicUsize::new(0),
                 closed,
                 dead: tokio::sync::watch::channel(false).0,
-                goaway_counted: AtomicBool::new(false),
+                goaway_counted,
                 last_response: Mutex::new(std::time::Instant::now()),
             });
             if let Some(ping) = ping {
@@ -634,6 +693,7 @@ impl H2Pool {
         &self,
         conn: h2::client::Connection<T, Bytes>,
         closed: Arc<AtomicBool>,
+        goaway_counted: Arc<AtomicBool>,
     ) -> tokio::task::AbortHandle
     where
         T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
@@ -641,8 +701,15 @@ impl H2Pool {
         let changed = self.changed.clone();
         let done = closed.clone();
         let changed_after = changed.clone();
+        let scale = self.ping_scale.clone();
+        let calmed = self.stats.too_many_pings.clone();
         let task = tokio::spawn(async move {
             if let Err(e) = conn.await {
+                // Told to ping less (an idle connection has no stream to
+                // see it): not a gateway error, no reconnect backoff.
+                if too_many_pings(&e) && !goaway_counted.swap(true, Ordering::AcqRel) {
+                    calm(&scale, &calmed);
+                }
                 tracing::debug!(error = %e, "push gateway connection ended");
             }
             done.store(true, Ordering::Release);
@@ -658,8 +725,10 @@ impl H2Pool {
         abort
     }
 
-    /// Pings `conn` while it lives (see the module's notes); one PING left
-    /// unanswered closes it and releases its streams to go again.
+    /// Pings `conn` while it lives (see the module's notes): when a
+    /// stream is slow or the connection idle, never while frames flow;
+    /// one PING left unanswered closes it and releases its streams to go
+    /// again.
     fn keep_alive(&self, conn: &Arc<Conn>, ping: h2::PingPong, io: tokio::task::AbortHandle) {
         type Pinging = std::pin::Pin<
             Box<
@@ -670,25 +739,33 @@ impl H2Pool {
         let weak = Arc::downgrade(conn);
         let changed = self.changed.clone();
         let stats_dead = self.dead_counter();
+        let pings = self.stats.pings.clone();
+        let scale = self.ping_scale.clone();
         tokio::spawn(async move {
             let mut ping = Some(ping);
             let mut last_ping = tokio::time::Instant::now();
             loop {
-                // Looked at every PING_BUSY_EVERY, busy or not: a
-                // connection that was idle a moment ago (as every new one
-                // is, before its first stream) is pinged within a second
-                // of taking streams, not at the end of an idle interval.
-                tokio::time::sleep(PING_BUSY_EVERY).await;
-                let busy = match weak.upgrade() {
+                // Looked at often (a local check, nothing sent), so a
+                // stream that goes quiet is probed soon after
+                // PING_SLOW_STREAM, not at the end of an idle interval.
+                tokio::time::sleep(PING_CHECK_EVERY).await;
+                let (busy, quiet) = match weak.upgrade() {
                     Some(c) if !c.closed.load(Ordering::Acquire) => {
-                        c.in_flight.load(Ordering::Acquire) > 0
+                        (c.in_flight.load(Ordering::Acquire) > 0, c.quiet_for())
                     }
                     _ => return,
                 };
-                if !busy && last_ping.elapsed() < PING_IDLE_EVERY {
+                let times = scale.load(Ordering::Relaxed).max(1);
+                let every = if busy {
+                    PING_SLOW_STREAM * times
+                } else {
+                    PING_IDLE_EVERY * times
+                };
+                if quiet < every || last_ping.elapsed() < every {
                     continue;
                 }
                 last_ping = tokio::time::Instant::now();
+                pings.fetch_add(1, Ordering::Relaxed);
                 let Some(mut pp) = ping.take() else { return };
                 let mut pinging: Pinging = Box::pin(async move {
                     let pong = pp.ping(h2::Ping::opaque()).await;
@@ -747,6 +824,16 @@ impl H2Pool {
         self.stats.dead_connections.clone()
     }
 
+    /// A `GOAWAY ENHANCE_YOUR_CALM "too_many_pings"`: ping less.
+    fn calm_pings(&self) {
+        calm(&self.ping_scale, &self.stats.too_many_pings);
+    }
+
+    /// The PING intervals' multiplier now (1 until told to ping less).
+    pub fn ping_scale(&self) -> u32 {
+        self.ping_scale.load(Ordering::Relaxed)
+    }
+
     /// A response arrived: error `GOAWAY`s no longer hold connections back.
     fn answered(&self) {
         let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
@@ -768,6 +855,31 @@ impl H2Pool {
             st.reconnect_at = Some(tokio::time::Instant::now() + step);
         }
     }
+}
+
+/// Whether `e` is the peer's `GOAWAY ENHANCE_YOUR_CALM` with debug data
+/// `too_many_pings` (gRPC's and Google's front ends' way to say "ping
+/// less"). `h2` shows the debug data only in the error's text.
+fn too_many_pings(e: &h2::Error) -> bool {
+    e.is_go_away()
+        && e.is_remote()
+        && e.reason() == Some(Reason::ENHANCE_YOUR_CALM)
+        && e.to_string().contains("too_many_pings")
+}
+
+/// Doubles the PING intervals' multiplier `scale` (up to
+/// [`PING_MAX_SCALE`]) and counts it.
+fn calm(scale: &std::sync::atomic::AtomicU32, counter: &AtomicUsize) {
+    counter.fetch_add(1, Ordering::Relaxed);
+    let was = scale
+        .fetch_update(Ordering::AcqRel, Ordering::Acquire, |s| {
+            Some((s * 2).min(PING_MAX_SCALE))
+        })
+        .unwrap_or(PING_MAX_SCALE);
+    tracing::warn!(
+        scale = (was * 2).min(PING_MAX_SCALE),
+        "push gateway said too_many_pings (GOAWAY ENHANCE_YOUR_CALM): pinging less often"
+    );
 }
 
 /// A request written to a connection and not yet ended: dropped while
@@ -1040,6 +1152,131 @@ mod tests {
             "reconnected after {:?}",
             at[2] - at[1]
         );
+    }
+
+    /// An h2 server answering every request after `delay` (PINGs are
+    /// answered by `h2` itself).
+    async fn answering_after(delay: Duration) -> u16 {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        tokio::spawn(async move {
+            while let Ok((tcp, _)) = listener.accept().await {
+                tokio::spawn(async move {
+                    let mut conn = h2::server::handshake(tcp).await.unwrap();
+                    while let Some(Ok((_, mut respond))) = conn.accept().await {
+                        tokio::spawn(async move {
+                            tokio::time::sleep(delay).await;
+                            let _ = respond.send_response(http::Response::new(()), true);
+                        });
+                    }
+                });
+            }
+        });
+        port
+    }
+
+    /// A busy connection whose responses keep coming is never pinged
+    /// (Google's front ends refuse pings sent while frames flow): well
+    /// past the slow-stream probe's interval, no PING went out.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_busy_connection_with_frames_flowing_sends_no_ping() {
+        let port = answering_after(Duration::from_millis(50)).await;
+        let pool = Arc::new(H2Pool::new(&format!("http://127.0.0.1:{port}"), 1).unwrap());
+        let until = tokio::time::Instant::now() + PING_SLOW_STREAM * 2 + Duration::from_millis(500);
+        let mut tasks = Vec::new();
+        for _ in 0..8 {
+            let pool = pool.clone();
+            tasks.push(tokio::spawn(async move {
+                while tokio::time::Instant::now() < until {
+                    let req = Request::post(pool.uri("/3/device/x")).body(()).unwrap();
+                    let reply = pool.send(req, Bytes::new(), Duration::from_secs(5)).await;
+                    assert_eq!(reply.map(|r| r.status).ok(), Some(200));
+                }
+            }));
+        }
+        for t in tasks {
+            t.await.unwrap();
+        }
+        assert_eq!(pool.stats.connections_opened.load(Ordering::SeqCst), 1);
+        assert_eq!(pool.stats.pings.load(Ordering::SeqCst), 0);
+    }
+
+    /// A stream left without a response for longer than
+    /// [`PING_SLOW_STREAM`] is probed with a PING; answered, the
+    /// connection stays and the slow response arrives on it.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_slow_stream_is_probed_with_a_ping() {
+        let port = answering_after(PING_SLOW_STREAM + Duration::from_secs(1)).await;
+        let pool = H2Pool::new(&format!("http://127.0.0.1:{port}"), 1).unwrap();
+        let req = Request::post(pool.uri("/3/device/x")).body(()).unwrap();
+        let reply = pool.send(req, Bytes::new(), Duration::from_secs(10)).await;
+        assert_eq!(reply.map(|r| r.status).ok(), Some(200));
+        assert_eq!(pool.stats.pings.load(Ordering::SeqCst), 1);
+        assert_eq!(pool.stats.dead_connections.load(Ordering::SeqCst), 0);
+        assert_eq!(pool.stats.connections_opened.load(Ordering::SeqCst), 1);
+    }
+
+    /// `GOAWAY ENHANCE_YOUR_CALM "too_many_pings"` doubles the PING
+    /// intervals (up to the cap) and is not a gateway error: no reconnect
+    /// backoff, the refused request goes again at once.
+    #[tokio::test]
+    async fn too_many_pings_doubles_the_ping_interval_without_backing_off() {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        fn frame(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
+            let mut f = (payload.len() as u32).to_be_bytes()[1..].to_vec();
+            f.extend([kind, flags]);
+            f.extend(stream.to_be_bytes());
+            f.extend(payload);
+            f
+        }
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        tokio::spawn(async move {
+            // Four connections refuse the request with GOAWAY(last-stream-id
+            // 0, ENHANCE_YOUR_CALM, "too_many_pings") and close.
+            for _ in 0..4 {
+                let (mut tcp, _) = listener.accept().await.unwrap();
+                let mut preface = [0u8; 24];
+                tcp.read_exact(&mut preface).await.unwrap();
+                tcp.write_all(&frame(0x4, 0, 0, &[])).await.unwrap();
+                loop {
+                    let mut head = [0u8; 9];
+                    tcp.read_exact(&mut head).await.unwrap();
+                    let len = u32::from_be_bytes([0, head[0], head[1], head[2]]) as usize;
+                    let mut payload = vec![0u8; len];
+                    tcp.read_exact(&mut payload).await.unwrap();
+                    match head[3] {
+                        0x4 if head[4] & 1 == 0 => {
+                            tcp.write_all(&frame(0x4, 1, 0, &[])).await.unwrap()
+                        }
+                        0x1 => break,
+                        _ => {}
+                    }
+                }
+                let mut goaway = 0u32.to_be_bytes().to_vec();
+                goaway.extend(0xbu32.to_be_bytes()); // ENHANCE_YOUR_CALM
+                goaway.extend(b"too_many_pings");
+                tcp.write_all(&frame(0x7, 0, 0, &goaway)).await.unwrap();
+                let _ = tcp.shutdown().await;
+            }
+            while let Ok((tcp, _)) = listener.accept().await {
+                tokio::spawn(async move {
+                    let mut conn = h2::server::handshake(tcp).await.unwrap();
+                    while let Some(Ok((_, mut respond))) = conn.accept().await {
+                        let _ = respond.send_response(http::Response::new(()), true);
+                    }
+                });
+            }
+        });
+        let pool = H2Pool::new(&format!("http://127.0.0.1:{port}"), 1).unwrap();
+        let t0 = tokio::time::Instant::now();
+        let req = Request::post(pool.uri("/3/device/x")).body(()).unwrap();
+        let reply = pool.send(req, Bytes::new(), Duration::from_secs(5)).await;
+        assert_eq!(reply.map(|r| r.status).ok(), Some(200));
+        assert!(t0.elapsed() < GOAWAY_BACKOFF.delay(2), "{:?}", t0.elapsed());
+        assert_eq!(pool.stats.goaway_errors.load(Ordering::SeqCst), 0);
+        assert_eq!(pool.stats.too_many_pings.load(Ordering::SeqCst), 4);
+        assert_eq!(pool.ping_scale(), PING_MAX_SCALE);
     }
 
     /// A send dropped after its request was written counts as maybe

@@ -91,6 +91,8 @@ pub struct ApnsState {
     /// Streams opened over the acknowledged limit (refused).
     pub violations: AtomicUsize,
     pub connections: AtomicUsize,
+    /// PING frames received from the client (acknowledgements aside).
+    pub pings: AtomicUsize,
     /// The most streams open at once on one connection.
     pub peak_streams: AtomicUsize,
     /// The most streams open at once over all connections.
@@ -238,6 +240,7 @@ const FRAME_DATA: u8 = 0x0;
 const FRAME_HEADERS: u8 = 0x1;
 const FRAME_RST_STREAM: u8 = 0x3;
 const FRAME_SETTINGS: u8 = 0x4;
+const FRAME_PING: u8 = 0x6;
 const FRAME_WINDOW_UPDATE: u8 = 0x8;
 const FLAG_END_STREAM: u8 = 0x1;
 const FLAG_ACK: u8 = 0x1;
@@ -493,6 +496,9 @@ async fn serve_apns_connection(tcp: TcpStream, state: Arc<ApnsState>, id: usize)
         let mut forward = vec![];
         {
             let mut s = streams.lock().unwrap();
+            if f.kind == FRAME_PING && f.flags & FLAG_ACK == 0 {
+                state.pings.fetch_add(1, Ordering::SeqCst);
+            }
             match f.kind {
                 FRAME_SETTINGS if f.flags & FLAG_ACK != 0 => match s.unacked.pop_front() {
                     Some((from_server, limit)) => {
