@@ -1178,6 +1178,26 @@ async fn a_retry_after_is_held_at_most_ten_minutes_and_never_past_the_questions_
         assert_eq!(attempts, 1, "{error}");
         assert!(error.contains("past the push's deadline"), "{error}");
     }
+    // Counted as what they are now: failed, not retried.
+    for gw in ["apns", "fcm"] {
+        let failed = format!(
+            r#"qp_push_outcomes_total{{gateway="{gw}",outcome="failed",reason="rate_limited"}}"#
+        );
+        let retried = format!(
+            r#"qp_push_outcomes_total{{gateway="{gw}",outcome="retry",reason="rate_limited"}}"#
+        );
+        // Counted just after the write the loop above saw.
+        let mut counted = metric(&f, &failed).await;
+        for _ in 0..20 {
+            if counted > 0.0 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            counted = metric(&f, &failed).await;
+        }
+        assert_eq!(counted, 1.0, "{failed}");
+        assert_eq!(metric(&f, &retried).await, 0.0, "{retried}");
+    }
     // 2. Retry-After past the cap, for a question with an hour to live.
     throttle(3600);
     let before_ms = chrono::Utc::now().timestamp_millis();

@@ -7,7 +7,9 @@
 //! - `qp_push_in_flight{gateway}`: pushes sent and not yet answered;
 //! - `qp_push_outcomes_total{gateway,outcome,reason}`: every outcome
 //!   recorded in the queue (counted once written, so a job's outcome is
-//!   counted once whichever instance records it);
+//!   counted once whichever instance records it), labelled by the state
+//!   written: a push that ends failed is `failed` whatever the answer
+//!   ([`labels_written`]);
 //! - `qp_push_outcomes_unrecorded_total{gateway,outcome,why}`: outcomes
 //!   that were not written: `why="claim_lost"` (the job had moved on: its
 //!   lease ran out and another instance claimed it, or recorded it) or
@@ -320,6 +322,21 @@ impl FailureLog {
         }
     }
 
+    /// A push whose written state is failed: logged unless its answer
+    /// was (a transport's failure, [`FailureLog::answered`]), or it is no
+    /// failure to tell (`device_gone`, `skipped`).
+    pub fn ended_failed(&self, gateway: &'static str, outcome: &PushOutcome) {
+        let text = match outcome {
+            PushOutcome::Retry { reason, .. }
+            | PushOutcome::Unavailable { reason, .. }
+            | PushOutcome::Deferred { reason, .. }
+            | PushOutcome::NoAnswer { reason, .. } => reason,
+            _ => return,
+        };
+        let text = format!("{text} (not tried again: out of attempts or past the push's deadline)");
+        self.log_failure(gateway, labels_of(outcome).1, &text);
+    }
+
     /// A push failed for good: one warn line per gateway and reason per
     /// [`FAILURE_LOG_EVERY`].
     fn log_failure(&self, gateway: &'static str, reason: &'static str, text: &str) {
@@ -344,10 +361,28 @@ impl FailureLog {
     }
 }
 
-/// One outcome written to the queue; `queued_for_ms` since the job was
-/// queued.
-pub fn recorded(m: &PushMetrics, gateway: &'static str, outcome: &PushOutcome, queued_for_ms: i64) {
-    let (outcome_label, reason) = labels_of(outcome);
+/// The `outcome` and `reason` labels of an answer as written: one that
+/// left the push failed (`failed`) is `failed` whatever the transport
+/// said (a retry past the deadline or out of attempts, a deferral past
+/// the deadline, a push unanswered too often), with its reason;
+/// `device_gone` and `skipped` keep theirs.
+pub fn labels_written(outcome: &PushOutcome, failed: bool) -> (&'static str, &'static str) {
+    match labels_of(outcome) {
+        ("retry" | "deferred" | "no_answer", reason) if failed => ("failed", reason),
+        labels => labels,
+    }
+}
+
+/// One outcome written to the queue (`failed`: the push's state is now
+/// failed); `queued_for_ms` since the job was queued.
+pub fn recorded(
+    m: &PushMetrics,
+    gateway: &'static str,
+    outcome: &PushOutcome,
+    failed: bool,
+    queued_for_ms: i64,
+) {
+    let (outcome_label, reason) = labels_written(outcome, failed);
     let latency = (*outcome == PushOutcome::Sent).then(|| queued_for_ms.max(0) as f64 / 1000.0);
     m.recorded(gateway, outcome_label, reason, latency);
 }
@@ -386,6 +421,30 @@ mod tests {
             assert_eq!(classify(text), want, "{text}");
             assert!(REASONS.contains(&want));
         }
+    }
+
+    /// A push left failed is counted `failed`, whatever the transport's
+    /// answer was; one still queued keeps the answer's label.
+    #[test]
+    fn a_push_written_failed_is_counted_failed() {
+        let retry = PushOutcome::Retry {
+            reason: "APNs 429 TooManyRequests".into(),
+            after: Some(Duration::from_secs(600)),
+        };
+        assert_eq!(labels_written(&retry, false), ("retry", "rate_limited"));
+        assert_eq!(labels_written(&retry, true), ("failed", "rate_limited"));
+        let deferred = PushOutcome::Deferred {
+            reason: "gateway outage: APNs 503 ServiceUnavailable".into(),
+            after: Duration::from_secs(5),
+        };
+        assert_eq!(labels_written(&deferred, true), ("failed", "outage"));
+        assert_eq!(
+            labels_written(&PushOutcome::DeviceGone, true).0,
+            "device_gone"
+        );
+        let skipped =
+            PushOutcome::Skipped("question no longer pending (answered): not sent".into());
+        assert_eq!(labels_written(&skipped, true).0, "skipped");
     }
 
     #[test]

@@ -824,8 +824,11 @@ async fn record_outcomes(
         for (i, f) in batch.iter().enumerate() {
             let queued_for = now - f.job.created_ms;
             match written.as_ref().map(|w| w[i]) {
-                Some(Written::Recorded) => {
-                    metrics::recorded(push, f.gateway, &f.outcome, queued_for)
+                Some(Written::Recorded { failed }) => {
+                    metrics::recorded(push, f.gateway, &f.outcome, failed, queued_for);
+                    if failed {
+                        state.failures.ended_failed(f.gateway, &f.outcome);
+                    }
                 }
                 Some(Written::ClaimLost { already_sent }) => {
                     let why = metrics::Unrecorded::ClaimLost;
@@ -910,12 +913,12 @@ struct Answer {
 /// What writing one outcome did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Written {
-    Recorded,
+    /// `failed`: the state written is failed (a retry past the deadline,
+    /// attempts run out, a deferral past the deadline, or a failure).
+    Recorded { failed: bool },
     /// The job had moved on (this instance stalled past its lease, and
     /// another claimed it); `already_sent`: it is recorded sent.
-    ClaimLost {
-        already_sent: bool,
-    },
+    ClaimLost { already_sent: bool },
 }
 
 /// The job's next state for an outcome: state, attempts spent, when it is
@@ -1051,7 +1054,9 @@ fn record_one(
     if *outcome == PushOutcome::DeviceGone {
         crate::store::identity::forget_device(conn, &job.device_id)?;
     }
-    Ok(Written::Recorded)
+    Ok(Written::Recorded {
+        failed: state == PushJobState::Failed,
+    })
 }
 
 #[cfg(test)]
