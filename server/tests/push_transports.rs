@@ -977,6 +977,13 @@ async fn fcm_errors_take_their_documented_action() {
             vec![(503, fcm_error(503, "UNAVAILABLE", "UNAVAILABLE"))],
         );
         l.script.insert(
+            "third-party".into(),
+            vec![(
+                401,
+                fcm_error(401, "UNAUTHENTICATED", "THIRD_PARTY_AUTH_ERROR"),
+            )],
+        );
+        l.script.insert(
             "denied".into(),
             vec![(
                 403,
@@ -995,6 +1002,16 @@ async fn fcm_errors_take_their_documented_action() {
     assert!(
         matches!(send("down").await, PushOutcome::Unavailable { ref reason, .. } if reason.contains("UNAVAILABLE"))
     );
+    // The APNs or Web Push key stored in Firebase for that device's app:
+    // that push fails with a hint; the credential is not held, so the
+    // next push goes.
+    let third = send("third-party").await;
+    assert!(
+        matches!(third, PushOutcome::Failed(ref reason)
+            if reason.contains("THIRD_PARTY_AUTH_ERROR") && reason.contains("stored in the Firebase project")),
+        "{third:?}"
+    );
+    assert_eq!(send("ok").await, PushOutcome::Sent);
     let denied = send("denied").await;
     assert!(
         matches!(denied, PushOutcome::Deferred { ref reason, .. } if reason.contains("credential refused")),

@@ -205,8 +205,17 @@ pub const ERRORS: &[ErrorRow] = &[
     ),
     row(Fcm, 401, "UNAUTHENTICATED", Credential),
     row(Fcm, 403, "PERMISSION_DENIED", Credential),
-    // The APNs or Web Push credential stored in the Firebase project.
-    row(Fcm, 401, "THIRD_PARTY_AUTH_ERROR", Credential),
+    // The APNs certificate or auth key, or the Web Push auth key, stored
+    // in the Firebase project for the target app is invalid or missing:
+    // about the app the token belongs to (an iOS or web app of the
+    // project), not this server's credential, which FCM accepted. Other
+    // apps' pushes go on; this one fails, the device is kept.
+    hinted(
+        row(Fcm, 401, "THIRD_PARTY_AUTH_ERROR", Request),
+        "the APNs certificate or auth key (or the Web Push key) stored in the Firebase project \
+         for this device's app is invalid or missing: upload it under Project settings, Cloud \
+         Messaging; the device is kept",
+    ),
     row(Fcm, 429, "QUOTA_EXCEEDED", Throttle),
     row(Fcm, 503, "UNAVAILABLE", Scope::Gateway),
     row(Fcm, 500, "INTERNAL", Scope::Gateway),
@@ -315,7 +324,7 @@ mod tests {
         fcm_sender_id_mismatch: Fcm 403 "SENDER_ID_MISMATCH" => FailPush;
         fcm_unauthenticated: Fcm 401 "UNAUTHENTICATED" => CredentialRefused;
         fcm_permission_denied: Fcm 403 "PERMISSION_DENIED" => CredentialRefused;
-        fcm_third_party_auth_error: Fcm 401 "THIRD_PARTY_AUTH_ERROR" => CredentialRefused;
+        fcm_third_party_auth_error: Fcm 401 "THIRD_PARTY_AUTH_ERROR" => FailPush;
         fcm_quota_exceeded: Fcm 429 "QUOTA_EXCEEDED" => Retry;
         fcm_unavailable: Fcm 503 "UNAVAILABLE" => Retry;
         fcm_internal: Fcm 500 "INTERNAL" => Retry;
