@@ -996,11 +996,15 @@ async fn fcm_errors_take_their_documented_action() {
         let t = &t;
         async move { t.send(&m).await }
     };
+    // Without a Retry-After, held at least the 10 s Google asks for (not
+    // the push backoff's 0.5 s).
+    assert_eq!(qp_server::push::fcm::RETRY_FLOOR, Duration::from_secs(10));
+    let floor = Some(qp_server::push::fcm::RETRY_FLOOR);
     assert!(
-        matches!(send("quota").await, PushOutcome::Unavailable { ref reason, .. } if reason.contains("QUOTA_EXCEEDED"))
+        matches!(send("quota").await, PushOutcome::Unavailable { ref reason, after } if reason.contains("QUOTA_EXCEEDED") && after == floor)
     );
     assert!(
-        matches!(send("down").await, PushOutcome::Unavailable { ref reason, .. } if reason.contains("UNAVAILABLE"))
+        matches!(send("down").await, PushOutcome::Unavailable { ref reason, after } if reason.contains("UNAVAILABLE") && after == floor)
     );
     // The APNs or Web Push key stored in Firebase for that device's app:
     // that push fails with a hint; the credential is not held, so the

@@ -24,6 +24,11 @@ pub const FCM_SCOPE: &str = "https://www.googleapis.com/auth/firebase.messaging"
 pub use crate::config::push::FCM_MAX_CONNECTIONS as MAX_CONNECTIONS;
 /// How long one message's answer may take once its stream is open.
 pub(crate) const RESPONSE_TIMEOUT: Duration = Duration::from_secs(15);
+/// The least wait before a push FCM throttled (429) or could not serve
+/// (5xx) goes again when the answer has no `Retry-After`: Google asks
+/// senders to wait at least 10 s then. Never past the push's deadline
+/// (`push::next_state` fails it instead).
+pub const RETRY_FLOOR: Duration = Duration::from_secs(10);
 /// How long fetching the OAuth access token may take.
 pub(crate) const TOKEN_FETCH_TIMEOUT: Duration = Duration::from_secs(15);
 /// The longest one message can take here: a token fetch (pushes that find
@@ -290,13 +295,15 @@ impl FcmTransport {
                 self.gate.refused(&format!("{said}: access token refused"))
             }
             // Throttling and the service: the gateway, not this push.
+            // Without a Retry-After, not before RETRY_FLOOR (Google's
+            // guidance), never the push backoff's half second.
             Action::RetryDevice => PushOutcome::Retry {
                 reason: said,
-                after: retry_after,
+                after: Some(retry_after.unwrap_or(RETRY_FLOOR)),
             },
             Action::Retry | Action::SlowTokenRefresh => PushOutcome::Unavailable {
                 reason: said,
-                after: retry_after,
+                after: Some(retry_after.unwrap_or(RETRY_FLOOR)),
             },
         }
     }
