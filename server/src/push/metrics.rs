@@ -28,23 +28,36 @@
 //!   stream), `connection_lost` (the connection broke, or went away with
 //!   an error, after the request was written: a `GOAWAY`'s streams at or
 //!   below its last-stream-id), `timeout` (no answer in time after the
-//!   request was written: the queue sends it again), `taken_over` (the
-//!   gateway accepted a push whose job another claim had sent too: an
-//!   instance stalled past its lease) or `unrecorded` (the gateway accepted
-//!   it but the outcome could not be written: the queue sends it again).
+//!   request was written: the queue sends it again), `stream_reset` (the
+//!   gateway reset the stream, with a code other than `REFUSED_STREAM`,
+//!   after it was written), `taken_over` (the gateway accepted a push
+//!   whose job another claim had sent too: an instance stalled past its
+//!   lease), `unrecorded` (the gateway accepted it but the outcome could
+//!   not be written: the queue sends it again) or `lease_ran_out` (claimed
+//!   again after an earlier claim's lease ran out with no outcome
+//!   recorded: counted by the claim that takes it over).
 //!   Pushes a gateway refused unprocessed (a `GOAWAY`'s streams above its
 //!   last-stream-id, `REFUSED_STREAM`) are sent again without counting:
 //!   they cannot arrive twice.
 //!
-//! A push that fails for good is logged at warn, at most one line per
+//! A push that fails for good (whatever ended it: a failure answer, a
+//! retry past its deadline, its attempts spent) is logged at warn, at most one line per
 //! gateway and reason each [`FAILURE_LOG_EVERY`] (with how many were not
 //! logged in between): a revoked credential or a bad payload must show in
 //! the log without drowning it.
 //!
 //! Every label takes a fixed set of values, named here: `gateway` is
-//! `apns`, `fcm`, `dev` or `none` (no device or question left); `outcome`
-//! is `sent`, `retry`, `deferred` (held back by a credential backoff or a
-//! gateway outage, [`super::outage`], no attempt spent), `device_gone` or `failed`; `reason` is one of
+//! `apns`, `fcm`, `web_push`, `dev` or `none` (no device or question
+//! left); `outcome` is `sent`, `retry` (queued to go again, an attempt
+//! spent), `deferred` (held back by a credential backoff or a gateway
+//! outage, [`super::outage`], or given back at the claim's cut-off; no
+//! attempt spent), `no_answer` (written, no answer: goes again under its
+//! collapse id), `skipped` (its question was resolved before its turn:
+//! not sent), `device_gone` or `failed` (every other push that ends
+//! failed, [`labels_written`]); `cause` is `dead_connection`,
+//! `connection_lost`, `timeout`, `stream_reset`, `taken_over`,
+//! `unrecorded` or `lease_ran_out` ([`ResendCause`]); `why` is
+//! `claim_lost` or `write_failed`; `reason` is one of
 //! [`REASONS`], classified from the outcome, never a gateway's own text.
 
 use std::collections::HashMap;
