@@ -941,6 +941,16 @@ fn clone_request(req: &Request<()>) -> Request<()> {
 mod tests {
     use super::*;
 
+    /// One raw HTTP/2 frame (9-byte header, then `payload`), for the
+    /// hand-written gateways below that misbehave in ways h2's server will not.
+    fn frame(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
+        let mut f = (payload.len() as u32).to_be_bytes()[1..].to_vec();
+        f.extend([kind, flags]);
+        f.extend(stream.to_be_bytes());
+        f.extend(payload);
+        f
+    }
+
     /// A request written and never answered is a push the gateway may
     /// have taken: the timeout counts it in the pool's resend metric (the
     /// queue sends it again).
@@ -1016,13 +1026,6 @@ mod tests {
     async fn goaway_frames_fail_only_the_streams_at_or_below_the_last_stream_id_as_maybe_delivered()
     {
         use tokio::io::{AsyncReadExt, AsyncWriteExt};
-        fn frame(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
-            let mut f = (payload.len() as u32).to_be_bytes()[1..].to_vec();
-            f.extend([kind, flags]);
-            f.extend(stream.to_be_bytes());
-            f.extend(payload);
-            f
-        }
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
         tokio::spawn(async move {
@@ -1087,13 +1090,6 @@ mod tests {
     #[tokio::test]
     async fn error_goaways_that_refuse_no_stream_still_back_off() {
         use tokio::io::{AsyncReadExt, AsyncWriteExt};
-        fn frame(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
-            let mut f = (payload.len() as u32).to_be_bytes()[1..].to_vec();
-            f.extend([kind, flags]);
-            f.extend(stream.to_be_bytes());
-            f.extend(payload);
-            f
-        }
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
         let accepted = Arc::new(Mutex::new(Vec::new()));
@@ -1222,13 +1218,6 @@ mod tests {
     #[tokio::test]
     async fn too_many_pings_doubles_the_ping_interval_without_backing_off() {
         use tokio::io::{AsyncReadExt, AsyncWriteExt};
-        fn frame(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
-            let mut f = (payload.len() as u32).to_be_bytes()[1..].to_vec();
-            f.extend([kind, flags]);
-            f.extend(stream.to_be_bytes());
-            f.extend(payload);
-            f
-        }
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let port = listener.local_addr().unwrap().port();
         tokio::spawn(async move {
