@@ -278,12 +278,7 @@ async fn a_push_reset_after_it_was_written_goes_again_under_its_collapse_id_at_m
     .await;
     let settled = started.elapsed();
     let seen = apns.state.reset_seen.lock().unwrap().clone();
-    let of = |t: &String| -> Vec<String> {
-        seen.iter()
-            .filter(|(token, _)| token == t)
-            .map(|(_, c)| c.clone())
-            .collect()
-    };
+    let of = |t: &String| collapse_ids_of(&seen, t);
     assert_eq!(
         of(never),
         vec![id.clone(); 4],
@@ -1099,12 +1094,7 @@ async fn an_fcm_message_unanswered_goes_again_under_its_collapse_key_at_most_thr
     .await;
     let settled = started.elapsed();
     let seen = fcm.state.seen.lock().unwrap().clone();
-    let of = |t: &String| -> Vec<String> {
-        seen.iter()
-            .filter(|(token, _)| token == t)
-            .map(|(_, c)| c.clone())
-            .collect()
-    };
+    let of = |t: &String| collapse_ids_of(&seen, t);
     assert_eq!(
         of(never),
         vec![id.clone(); 4],
@@ -1304,4 +1294,13 @@ async fn a_push_cut_off_before_it_is_written_goes_back_without_spending_an_attem
         attempts(&f.db(), &id),
         doubled(&per)
     );
+}
+
+/// The collapse ids (APNs) or keys (FCM) a stand-in saw for `token`, in
+/// the order the sends came, from its `(token, collapse id)` record.
+fn collapse_ids_of(seen: &[(String, String)], token: &str) -> Vec<String> {
+    seen.iter()
+        .filter(|(t, _)| t == token)
+        .map(|(_, c)| c.clone())
+        .collect()
 }
