@@ -116,9 +116,10 @@ pub struct ApnsState {
     pub goaway_connection: AtomicUsize,
     pub goaways: AtomicUsize,
     verified: Mutex<HashSet<String>>,
-    /// Until then every request gets this answer (an outage of the whole
-    /// gateway), whatever its device.
-    outage: Mutex<Option<(Instant, ApnsReply)>>,
+    /// Until then every request gets these answers in turn (an outage of
+    /// the whole gateway), whatever its device; its script is left alone.
+    outage: Mutex<Option<(Instant, Vec<ApnsReply>)>>,
+    outage_answers: AtomicUsize,
     delay_ms: AtomicU64,
     max_streams: AtomicUsize,
     taps: Mutex<Vec<mpsc::UnboundedSender<Accepted>>>,
@@ -150,7 +151,13 @@ impl ApnsState {
     }
     /// Every request answered `reply` for `lasting`, from now.
     pub fn outage(&self, lasting: Duration, reply: ApnsReply) {
-        *self.outage.lock().unwrap() = Some((Instant::now() + lasting, reply));
+        self.storm(lasting, vec![reply]);
+    }
+    /// Every request answered by `replies` in turn for `lasting`, from
+    /// now: a storm of the whole gateway, as APNs's 503s and throttling
+    /// come (about the service, not one device).
+    pub fn storm(&self, lasting: Duration, replies: Vec<ApnsReply>) {
+        *self.outage.lock().unwrap() = Some((Instant::now() + lasting, replies));
     }
     /// Streams open now, over all connections.
     pub fn open_streams(&self) -> usize {
@@ -652,9 +659,12 @@ async fn answer_apns(
             if delay > 0 {
                 tokio::time::sleep(Duration::from_millis(delay)).await;
             }
-            let outage = *state.outage.lock().unwrap();
+            let outage = state.outage.lock().unwrap().clone();
             let scripted = match outage {
-                Some((until, reply)) if Instant::now() < until => Some(reply),
+                Some((until, replies)) if Instant::now() < until => {
+                    let n = state.outage_answers.fetch_add(1, Ordering::SeqCst);
+                    Some(replies[n % replies.len()])
+                }
                 _ => state
                     .script
                     .lock()
@@ -828,6 +838,11 @@ pub struct FcmState {
     delay_ms: AtomicU64,
     pub in_flight: AtomicUsize,
     pub peak_in_flight: AtomicUsize,
+    /// Until then every message gets these replies in turn (the whole
+    /// service throttled or down), whatever its device; scripts are left
+    /// alone.
+    storm: Mutex<Option<(Instant, Vec<(u16, Value)>)>>,
+    storm_answers: AtomicUsize,
 }
 
 impl FcmState {
@@ -840,6 +855,11 @@ impl FcmState {
     /// The next `n` requests for `token` are read and never answered.
     pub fn hang_next(&self, token: &str, n: usize) {
         self.hang_next.lock().unwrap().insert(token.to_string(), n);
+    }
+    /// Every message answered by `replies` in turn for `lasting`, from
+    /// now (a reply's `retry_after_s` is sent as Retry-After).
+    pub fn storm(&self, lasting: Duration, replies: Vec<(u16, Value)>) {
+        *self.storm.lock().unwrap() = Some((Instant::now() + lasting, replies));
     }
 }
 
@@ -990,6 +1010,11 @@ async fn answer_fcm(parts: &http::request::Parts, body: &[u8], st: &FcmState) ->
     let delay = st.delay_ms.load(Ordering::SeqCst);
     if delay > 0 {
         tokio::time::sleep(Duration::from_millis(delay)).await;
+    }
+    let storm = st.storm.lock().unwrap().clone();
+    if let Some((_, replies)) = storm.filter(|(until, _)| Instant::now() < *until) {
+        let n = st.storm_answers.fetch_add(1, Ordering::SeqCst);
+        return replies[n % replies.len()].clone();
     }
     if let Some(reply) = st
         .script
