@@ -814,6 +814,9 @@ fn apns_id() -> String {
 /// collapse key (the question id).
 pub type FcmAccepted = (String, HashMap<String, String>, Instant, String);
 
+/// A reply FCM's stand-in sends: status and Google's error body.
+pub type FcmReply = (u16, Value);
+
 #[derive(Default)]
 pub struct FcmState {
     /// Access tokens issued.
@@ -841,7 +844,7 @@ pub struct FcmState {
     /// Until then every message gets these replies in turn (the whole
     /// service throttled or down), whatever its device; scripts are left
     /// alone.
-    storm: Mutex<Option<(Instant, Vec<(u16, Value)>)>>,
+    storm: Mutex<Option<(Instant, Vec<FcmReply>)>>,
     storm_answers: AtomicUsize,
 }
 
@@ -858,7 +861,7 @@ impl FcmState {
     }
     /// Every message answered by `replies` in turn for `lasting`, from
     /// now (a reply's `retry_after_s` is sent as Retry-After).
-    pub fn storm(&self, lasting: Duration, replies: Vec<(u16, Value)>) {
+    pub fn storm(&self, lasting: Duration, replies: Vec<FcmReply>) {
         *self.storm.lock().unwrap() = Some((Instant::now() + lasting, replies));
     }
 }
