@@ -107,6 +107,7 @@ fn origin_of(url: &str) -> String {
     With --wait: prints the chosen value (or the typed text) and exits 0 when answered,\n\
     3 when expired, 4 when cancelled, 1 on error, 2 on usage error; with --print value,\n\
     a typed answer prints nothing and exits 5 (a gate never mistakes typed text for an option).")]
+#[allow(rustdoc::broken_intra_doc_links)]
 pub struct AskArgs {
     /// [ROOM] PROMPT: the room's invite code (or --room / QP_ROOM) and the question.
     #[arg(required = true, num_args = 1..=2, value_name = "ROOM PROMPT")]

@@ -247,7 +247,7 @@ impl SessionOwners {
     }
 
     /// Why `session` could not be stored, if it could not (see
-    /// [`Owned::unsaved`]); the session is then closed at the next tick.
+    /// `Owned::unsaved`); the session is then closed at the next tick.
     pub fn unsaved(&self, session: &str) -> Option<Unsaved> {
         let mut owners = self.lock();
         let o = owners.by_session.get_mut(session)?;

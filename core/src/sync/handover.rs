@@ -3,8 +3,8 @@
 //! finishes after this process is suspended or killed and reports on
 //! later, to this process or to the one it relaunches. The core builds the
 //! request (the same one the flush sends, with the answer's idempotency
-//! key) and marks the answer [`AnswerState::HandedOver`]; the report goes
-//! through the same rules as a reply to the flush ([`super::flush`]). So
+//! key) and marks the answer [`AnswerState::HandedOver`](crate::store::AnswerState::HandedOver); the report goes
+//! through the same rules as a reply to the flush ([`super::flush`](fn@super::flush)). So
 //! each answer reaches exactly one final state: a report that comes twice,
 //! or after the answer was sent another way, changes nothing.
 //!

@@ -1,4 +1,4 @@
-//! Talking to the server from the phone: flushing the outbox ([`flush`]) and
+//! Talking to the server from the phone: flushing the outbox ([`flush`](fn@flush)) and
 //! pulling what changed ([`sync`]). Every request goes through the
 //! platform's [`HttpTransport`] with the timeout the core gives it; the user
 //! token comes from the platform ([`TokenProvider`]: Keychain, Keystore) for

@@ -344,7 +344,7 @@ pub struct Asking<'a> {
 }
 
 impl Asking<'_> {
-    /// Stores `ask` as a question asked at `place` (see [`store_asked`]);
+    /// Stores `ask` as a question asked at `place` (see `store_asked`);
     /// none: over the asker's pending quota, nothing stored.
     pub fn ask(
         &mut self,

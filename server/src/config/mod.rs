@@ -6,7 +6,7 @@
 //! default is a named constant (`DEFAULT_…`) beside the code of its
 //! concern, which also checks it:
 //! - here: the settings, their resolution, the sweep and the webhooks;
-//! - [`file`]: the TOML file, and the layering of flags over file;
+//! - [`file`](mod@file): the TOML file, and the layering of flags over file;
 //! - [`database`]: `db` and `db_direct`;
 //! - [`tls`]: the listening address, TLS (files or ACME), proxies;
 //! - [`limits`]: rates, connections, long-polls, MCP sessions, timeouts;
@@ -198,6 +198,10 @@ impl Default for Settings {
 ///
 /// Switches are `bool` and lists are `Vec` (not `Option`): a flag that is
 /// absent and a list that is empty are "not given" and leave the file's.
+///
+/// The fields' docs are the flags' `--help`, shown as written: their URLs
+/// stay bare rather than in Markdown's `<…>`.
+#[allow(rustdoc::bare_urls)]
 #[derive(Debug, Clone, Default, Deserialize, Serialize, clap::Args)]
 #[serde(deny_unknown_fields)]
 pub struct PartialSettings {

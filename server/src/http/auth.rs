@@ -90,7 +90,7 @@ pub fn revoked() -> ApiError {
 
 /// The authenticated agent, possibly from the token cache: for the
 /// question loop's handlers only (their operations check the token; see
-/// [`remembered`]).
+/// `remembered`).
 pub struct LoopAgentAuth(pub Agent);
 
 /// The authenticated user, as [`LoopAgentAuth`].

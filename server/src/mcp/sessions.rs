@@ -11,7 +11,7 @@
 //! - a session with no request in flight for `mcp_session_idle` is closed
 //!   (a tool call that waits keeps its session busy while it waits).
 //!
-//! The middleware ([`super::authenticate`]) checks ownership and counts
+//! The middleware ([`crate::http::mcp::authenticate`]) checks ownership and counts
 //! requests in flight; [`OwnedSessions`] wraps the session manager so the
 //! session the `initialize` creates is bound to the agent of the request
 //! that is creating it (a task-local set around that request), and so every

@@ -169,7 +169,7 @@ fn redirect_uris(meta: &Value) -> Result<Vec<String>, OAuthError> {
 }
 
 /// Why a redirect URI may not be registered; the message follows
-/// "redirect_uris[i]: ".
+/// `redirect_uris[i]: `.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum RedirectUriError {
     #[error("must be at most 2000 characters")]

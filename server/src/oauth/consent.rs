@@ -1,5 +1,5 @@
 //! The consent is a question, "An unverified client wants to ask you
-//! questions in <room>. Allow? It calls itself “<name>”.": the server's
+//! questions in ROOM. Allow? It calls itself “NAME”.": the server's
 //! words first and the client's claim after them, quoted. Allow / Deny,
 //! sent to the named person through the question machinery (so it reaches
 //! their phone like any other), with the client's verified host (or

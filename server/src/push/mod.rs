@@ -247,7 +247,7 @@ pub(crate) fn unanswered(gateway: &str, e: h2pool::SendError) -> PushOutcome {
 
 /// The longest `Retry-After` a gateway's answer is honoured for: a
 /// gateway saying a day would otherwise park a push past its question's
-/// expiry (which, besides, no retry is ever held past: [`next_state`]).
+/// expiry (which, besides, no retry is ever held past: `next_state`).
 pub const RETRY_AFTER_MAX: Duration = Duration::from_secs(10 * 60);
 
 /// A `Retry-After` header in seconds, if any, at most [`RETRY_AFTER_MAX`].

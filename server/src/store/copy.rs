@@ -104,7 +104,7 @@ const TABLES: &[(&str, &str, &str)] = &[
 /// Rows read from SQLite at a time.
 const PAGE: usize = 5_000;
 
-/// Rows copied per table, in [`TABLES`] order.
+/// Rows copied per table, in `TABLES` order.
 pub type Copied = Vec<(&'static str, usize)>;
 
 /// Copies everything in `from` (SQLite) into `to` (PostgreSQL, migrated,

@@ -309,7 +309,7 @@ pub enum Asked {
 /// Writes a new question and its push jobs in one transaction, under the
 /// agent's pending quota. SQLite: BEGIN, the question (with the quota in its
 /// WHERE), the push jobs, COMMIT (SQLite has one writer, so the count is
-/// exact). PostgreSQL: see [`insert_asked_pg`]. Opens its own transactions:
+/// exact). PostgreSQL: see `insert_asked_pg`. Opens its own transactions:
 /// never call it inside one.
 pub fn insert_asked(
     conn: &Conn,
@@ -396,7 +396,7 @@ pub fn insert_asked(
 /// statement, whose snapshot would then be taken before the lock was
 /// granted (an ask could count, wait for the lock while exclusive asks fill
 /// the quota, then write on its old count). The transactions are READ
-/// COMMITTED ([`Conn::transaction`] says so), so each statement's snapshot
+/// COMMITTED (`Conn::transaction` says so), so each statement's snapshot
 /// is its own. Far from the quota an ask costs BEGIN, the lock, the
 /// statement, COMMIT; one that tried the shared lock in vain costs a
 /// ROLLBACK and the four again.

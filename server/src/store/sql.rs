@@ -4,9 +4,9 @@
 //! The store's functions are written once against [`Conn`] in the SQL both
 //! engines accept: `?1`-style parameters (turned into PostgreSQL's `$1` by
 //! its backend), `INSERT … ON CONFLICT DO NOTHING`, integers as 64-bit,
-//! text as text. Only the schema differs (see `schema.rs` and `pg.rs`).
+//! text as text. Only the schema differs (see `schema.rs` and `pg_schema.rs`).
 //! Parameters are borrowed ([`Param`]), rows are owned ([`Row`]), and
-//! [`Conn::transaction`] gives a guard that rolls back unless committed.
+//! `Conn::transaction` gives a guard that rolls back unless committed.
 
 use std::cell::Cell;
 

@@ -5,7 +5,7 @@
 //! admin`, `qp login --as`, the sign-in form.
 use super::*;
 
-/// The user `typed` names ([the rule](self)): `NotFound` when none does,
+/// The user `typed` names (by this module's rule): `NotFound` when none does,
 /// `Invalid` listing the candidates when several do.
 pub fn find_user(conn: &Conn, typed: &str) -> Result<User, StoreError> {
     let typed = typed.trim();
@@ -18,7 +18,7 @@ pub fn find_user(conn: &Conn, typed: &str) -> Result<User, StoreError> {
 }
 
 /// The room `typed` names: its id, its invite code (any case), else its
-/// name by [the rule](self).
+/// name by this module's rule.
 pub fn find_room(conn: &Conn, typed: &str) -> Result<Room, StoreError> {
     let typed = typed.trim();
     if let Some(r) = room_by_id(conn, typed)? {
@@ -33,7 +33,7 @@ pub fn find_room(conn: &Conn, typed: &str) -> Result<Room, StoreError> {
 }
 
 /// The agent `typed` names: its id, else its name or its handle
-/// (`release-bot`) by [the rule](self).
+/// (`release-bot`) by this module's rule.
 pub fn find_agent(conn: &Conn, typed: &str) -> Result<Agent, StoreError> {
     let typed = typed.trim();
     if let Some(a) = agent(conn, typed)? {
