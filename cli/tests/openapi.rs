@@ -22,6 +22,13 @@ async fn the_served_document_is_the_checked_in_one() {
     assert_eq!(resp.status(), 200);
     assert_eq!(resp.headers()["content-type"], "application/json");
     let served = resp.text().await.unwrap();
+    // The document is read by API clients, not by rustdoc: a handler's or a
+    // type's intra-doc link would reach them as `[`path`]` noise.
+    assert!(
+        !served.contains("[`"),
+        "the served OpenAPI document carries a rustdoc link; write the doc comment of the \
+         handler or type it comes from in plain prose"
+    );
     let checked_in = std::fs::read_to_string(CHECKED_IN).unwrap_or_default();
     if std::env::var_os("QP_WRITE_OPENAPI").is_some() && served != checked_in {
         // Written, and still a failure: a run that rewrites the file must

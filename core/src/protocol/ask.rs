@@ -100,8 +100,8 @@ impl NormalizedAsk {
 }
 
 /// The ask body as a client builds it (the CLI, the Rust asker client).
-/// The server never trusts this type: it validates the raw JSON with
-/// [`normalize_ask`].
+/// The server never trusts this type: it validates the raw JSON itself,
+/// field by field.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct AskRequest {

@@ -197,7 +197,7 @@ impl ResponderScope {
 }
 
 /// How a question resolves. Only `first` exists in v1; `quorum` and `all` are
-/// reserved names that [`super::normalize_ask`] rejects.
+/// reserved names, refused when a question is asked.
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]

@@ -309,7 +309,7 @@ pub async fn protected_resource(State(app): State<Arc<App>>) -> Json<Value> {
 /// looks at the root. RFC 9728 §3.3 has a document's `resource` be the
 /// identifier its well-known address was made from, here the origin; a
 /// token requested for the origin is issued for `/mcp`, the one resource
-/// here ([`crate::oauth::is_our_resource`]).
+/// here.
 #[utoipa::path(get, path = "/.well-known/oauth-protected-resource", operation_id = "oauth_protected_resource", tag = "oauth",
     responses((status = 200, description = "RFC 9728 metadata of this server as a whole (`resource`: its origin)", content_type = "application/json")))]
 pub async fn server_resource(State(app): State<Arc<App>>) -> Json<Value> {
