@@ -83,6 +83,13 @@ fn cancel_invites(conn: &Conn, who: Subject, id: &str) -> DbResult<usize> {
 /// cancelled. Disabling twice changes nothing more.
 pub fn disable(conn: &Conn, who: Subject, id: &str) -> Result<Changed, StoreError> {
     let tx = conn.transaction()?;
+    let done = disable_in(&*tx, who, id)?;
+    tx.commit()?;
+    Ok(done)
+}
+
+/// [`disable`] inside the caller's transaction (an audited admin change).
+pub fn disable_in(tx: &Conn, who: Subject, id: &str) -> Result<Changed, StoreError> {
     require(&*tx, who, id)?;
     tx.execute(
         &format!(
@@ -102,7 +109,6 @@ pub fn disable(conn: &Conn, who: Subject, id: &str) -> Result<Changed, StoreErro
         params![who.token_kind(), id],
     )?;
     let invites = cancel_invites(&*tx, who, id)?;
-    tx.commit()?;
     Ok(Changed {
         tokens,
         invites,
@@ -114,6 +120,13 @@ pub fn disable(conn: &Conn, who: Subject, id: &str) -> Result<Changed, StoreErro
 /// removed subject has none left: give it new ones).
 pub fn enable(conn: &Conn, who: Subject, id: &str) -> Result<Changed, StoreError> {
     let tx = conn.transaction()?;
+    let done = enable_in(&*tx, who, id)?;
+    tx.commit()?;
+    Ok(done)
+}
+
+/// [`enable`] inside the caller's transaction (an audited admin change).
+pub fn enable_in(tx: &Conn, who: Subject, id: &str) -> Result<Changed, StoreError> {
     require(&*tx, who, id)?;
     tx.execute(
         &format!(
@@ -132,7 +145,6 @@ pub fn enable(conn: &Conn, who: Subject, id: &str) -> Result<Changed, StoreError
         "DELETE FROM tokens_disabled WHERE kind = ?1 AND subject_id = ?2",
         params![who.token_kind(), id],
     )?;
-    tx.commit()?;
     Ok(Changed {
         tokens,
         ..Changed::default()
@@ -144,6 +156,13 @@ pub fn enable(conn: &Conn, who: Subject, id: &str) -> Result<Changed, StoreError
 /// open invites.
 pub fn remove(conn: &Conn, who: Subject, id: &str) -> Result<Changed, StoreError> {
     let tx = conn.transaction()?;
+    let done = remove_in(&*tx, who, id)?;
+    tx.commit()?;
+    Ok(done)
+}
+
+/// [`remove`] inside the caller's transaction (an audited admin change).
+pub fn remove_in(tx: &Conn, who: Subject, id: &str) -> Result<Changed, StoreError> {
     require(&*tx, who, id)?;
     tx.execute(
         &format!(
@@ -171,7 +190,6 @@ pub fn remove(conn: &Conn, who: Subject, id: &str) -> Result<Changed, StoreError
         ),
     };
     let invites = cancel_invites(&*tx, who, id)?;
-    tx.commit()?;
     Ok(Changed {
         tokens,
         devices,

@@ -40,12 +40,19 @@ pub fn list_tokens(conn: &Conn) -> DbResult<Vec<TokenInfo>> {
 /// known, so one may be this token's phone, still getting pushes while the
 /// user has another token. The operator is told, to remove it by hand.
 pub fn revoke_token(conn: &Conn, hash_prefix: &str) -> Result<Vec<String>, StoreError> {
+    let tx = conn.transaction()?;
+    let done = revoke_token_in(&*tx, hash_prefix)?;
+    tx.commit()?;
+    Ok(done)
+}
+
+/// [`revoke_token`] inside the caller's transaction (an audited admin change).
+pub fn revoke_token_in(tx: &Conn, hash_prefix: &str) -> Result<Vec<String>, StoreError> {
     if hash_prefix.len() < 8 || !hash_prefix.chars().all(|c| c.is_ascii_hexdigit()) {
         return Err(StoreError::Invalid(
             "give at least 8 hex digits of the token hash, as `qp admin token list` shows".into(),
         ));
     }
-    let tx = conn.transaction()?;
     let matches: Vec<(String, String, String)> = tx.query_map(
         "SELECT hash, kind, subject_id FROM tokens WHERE hash LIKE ?1 LIMIT 2",
         params![format!("{}%", hash_prefix.to_ascii_lowercase())],
@@ -68,7 +75,6 @@ pub fn revoke_token(conn: &Conn, hash_prefix: &str) -> Result<Vec<String>, Store
             |r| r.get(0),
         )?;
     }
-    tx.commit()?;
     Ok(untied)
 }
 
