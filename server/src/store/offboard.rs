@@ -90,7 +90,7 @@ pub fn disable(conn: &Conn, who: Subject, id: &str) -> Result<Changed, StoreErro
 
 /// [`disable`] inside the caller's transaction (an audited admin change).
 pub fn disable_in(tx: &Conn, who: Subject, id: &str) -> Result<Changed, StoreError> {
-    require(&*tx, who, id)?;
+    require(tx, who, id)?;
     tx.execute(
         &format!(
             "UPDATE {} SET disabled_at = ?2 WHERE id = ?1 AND disabled_at IS NULL",
@@ -108,7 +108,7 @@ pub fn disable_in(tx: &Conn, who: Subject, id: &str) -> Result<Changed, StoreErr
         "DELETE FROM tokens WHERE kind = ?1 AND subject_id = ?2",
         params![who.token_kind(), id],
     )?;
-    let invites = cancel_invites(&*tx, who, id)?;
+    let invites = cancel_invites(tx, who, id)?;
     Ok(Changed {
         tokens,
         invites,
@@ -127,7 +127,7 @@ pub fn enable(conn: &Conn, who: Subject, id: &str) -> Result<Changed, StoreError
 
 /// [`enable`] inside the caller's transaction (an audited admin change).
 pub fn enable_in(tx: &Conn, who: Subject, id: &str) -> Result<Changed, StoreError> {
-    require(&*tx, who, id)?;
+    require(tx, who, id)?;
     tx.execute(
         &format!(
             "UPDATE {} SET disabled_at = NULL WHERE id = ?1",
@@ -163,7 +163,7 @@ pub fn remove(conn: &Conn, who: Subject, id: &str) -> Result<Changed, StoreError
 
 /// [`remove`] inside the caller's transaction (an audited admin change).
 pub fn remove_in(tx: &Conn, who: Subject, id: &str) -> Result<Changed, StoreError> {
-    require(&*tx, who, id)?;
+    require(tx, who, id)?;
     tx.execute(
         &format!(
             "UPDATE {} SET disabled_at = COALESCE(disabled_at, ?2) WHERE id = ?1",
@@ -189,7 +189,7 @@ pub fn remove_in(tx: &Conn, who: Subject, id: &str) -> Result<Changed, StoreErro
             tx.execute("DELETE FROM agent_rooms WHERE agent_id = ?1", params![id])?,
         ),
     };
-    let invites = cancel_invites(&*tx, who, id)?;
+    let invites = cancel_invites(tx, who, id)?;
     Ok(Changed {
         tokens,
         devices,

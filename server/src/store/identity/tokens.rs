@@ -65,10 +65,10 @@ pub fn revoke_token_in(tx: &Conn, hash_prefix: &str) -> Result<Vec<String>, Stor
     };
     tx.execute("DELETE FROM tokens WHERE hash = ?1", params![hash])?;
     // Instances that remember the token forget it when this commits.
-    crate::store::events::notify_revoked(&*tx, hash)?;
+    crate::store::events::notify_revoked(tx, hash)?;
     let mut untied = Vec::new();
     if kind == "user" {
-        remove_devices_of_token(&*tx, hash, subject)?;
+        remove_devices_of_token(tx, hash, subject)?;
         untied = tx.query_map(
             "SELECT id FROM devices WHERE user_id = ?1 AND token_hash IS NULL ORDER BY created_at, id",
             params![subject],
