@@ -11,11 +11,13 @@ use clap::{Args, Subcommand};
 use serde_json::json;
 
 use super::{EXIT_ERROR, EXIT_OK, EXIT_USAGE};
+use qp_server::app::admin::{self as ops, Step};
+use qp_server::app::AppError;
 use qp_server::config::{DbArg, PartialSettings, Settings};
 use qp_server::pairing;
 use qp_server::store::identity::{self, Webhook};
 use qp_server::store::invites::{self, InviteKind};
-use qp_server::store::offboard::{self, Subject};
+use qp_server::store::offboard::Subject;
 use qp_server::store::{self, deliveries, now_secs, StoreError};
 
 #[derive(Args)]
@@ -468,26 +470,14 @@ pub fn run(args: AdminArgs) -> i32 {
         What::Token(TokenCmd::Add { user, label }) => return token_add(&*conn, &user, &label),
         other => other,
     };
-    let audited = audit_entry(&what);
     match execute(&*conn, what) {
         Ok(out) => {
-            if let Some((action, subject, detail)) = audited {
-                if let Err(e) = store::audit::record(
-                    &*conn,
-                    &store::audit::cli_actor(),
-                    action,
-                    &subject,
-                    &detail,
-                ) {
-                    eprintln!("qp admin: done, but the audit log could not be written: {e}");
-                }
-            }
             if !out.is_empty() {
                 println!("{out}");
             }
             EXIT_OK
         }
-        Err(e) => failed(e),
+        Err(e) => app_failed(e),
     }
 }
 
@@ -715,44 +705,6 @@ fn dev_cert(dir: &std::path::Path, names: &[String]) -> Result<(), String> {
     Ok(())
 }
 
-/// The audit log entry of a command that changes something: (action,
-/// subject, detail); none for reads. Tokens never go in: a label does.
-fn audit_entry(what: &What) -> Option<(&'static str, String, String)> {
-    let e = |a: &'static str, s: &str, d: &str| Some((a, s.to_string(), d.to_string()));
-    match what {
-        What::User(UserCmd::Add { name, .. }) => e("user.add", "", name),
-        What::User(UserCmd::Disable { user }) => e("user.disable", user, ""),
-        What::User(UserCmd::Enable { user }) => e("user.enable", user, ""),
-        What::User(UserCmd::Remove { user }) => e("user.remove", user, ""),
-        What::Room(RoomCmd::Add { name, .. }) => e("room.add", "", name),
-        What::Room(RoomCmd::AddMember { room, user, admin }) => e(
-            "room.add_member",
-            user,
-            &format!("{room}{}", if *admin { " (admin)" } else { "" }),
-        ),
-        What::Room(RoomCmd::RemoveMember { room, user }) => e("room.remove_member", user, room),
-        What::Room(RoomCmd::Webhook { room, clear, .. }) => {
-            e("room.webhook", room, if *clear { "cleared" } else { "set" })
-        }
-        What::Agent(AgentCmd::Add { name, owner, .. }) => {
-            e("agent.add", owner, &format!("{name} (and its token)"))
-        }
-        What::Agent(AgentCmd::Allow { agent, room }) => e("agent.allow", agent, room),
-        What::Agent(AgentCmd::Disable { agent }) => e("agent.disable", agent, ""),
-        What::Agent(AgentCmd::Enable { agent }) => e("agent.enable", agent, ""),
-        What::Agent(AgentCmd::Remove { agent }) => e("agent.remove", agent, ""),
-        What::Token(TokenCmd::AddAdmin { label }) => e("token.create", "admin", label),
-        What::Token(TokenCmd::Revoke { hash_prefix }) => e("token.revoke", hash_prefix, ""),
-        What::Device(DeviceCmd::Remove { id }) => e("device.remove", id, ""),
-        What::Purge { older_than, .. } => e(
-            "purge",
-            "",
-            &format!("older than {} s", older_than.as_secs()),
-        ),
-        _ => None,
-    }
-}
-
 /// `qp admin questions export --since`: JSON lines on stdout, in pages.
 fn export(conn: &store::Conn, since: std::time::Duration) -> Result<(), StoreError> {
     use std::io::Write;
@@ -786,18 +738,19 @@ fn room_id(conn: &store::Conn, code: &str) -> Result<String, StoreError> {
 }
 
 /// A command that needs only the database: each kind to its function.
-fn execute(conn: &store::Conn, what: What) -> Result<String, StoreError> {
+fn execute(conn: &store::Conn, what: What) -> Result<String, AppError> {
+    let actor = &store::audit::cli_actor();
     match what {
-        What::User(cmd) => user(conn, cmd),
-        What::Room(cmd) => room(conn, cmd),
-        What::Agent(cmd) => agent(conn, cmd),
-        What::Token(cmd) => token(conn, cmd),
-        What::Device(cmd) => device(conn, cmd),
+        What::User(cmd) => user(actor, conn, cmd),
+        What::Room(cmd) => room(actor, conn, cmd),
+        What::Agent(cmd) => agent(actor, conn, cmd),
+        What::Token(cmd) => token(actor, conn, cmd),
+        What::Device(cmd) => device(actor, conn, cmd),
         What::Purge {
             older_than,
             batch_size,
-        } => purge(conn, older_than, batch_size),
-        What::Audit { since } => audit(conn, since),
+        } => purge(actor, conn, older_than, batch_size),
+        What::Audit { since } => Ok(audit(conn, since)?),
         // Handled in `run`.
         What::Tls(_) | What::CopyToPostgres { .. } | What::Backup { .. } | What::Questions(_) => {
             Ok(String::new())
@@ -806,10 +759,10 @@ fn execute(conn: &store::Conn, what: What) -> Result<String, StoreError> {
 }
 
 /// `qp admin user …`: add, list, disable, enable, remove.
-fn user(conn: &store::Conn, cmd: UserCmd) -> Result<String, StoreError> {
+fn user(actor: &str, conn: &store::Conn, cmd: UserCmd) -> Result<String, AppError> {
     Ok(match cmd {
         UserCmd::Add { name, id } => {
-            let u = identity::create_user(conn, &name, id.as_deref())?;
+            let u = ops::add_user(conn, actor, &name, id.as_deref())?;
             json!({ "id": u.id, "display_name": u.display_name }).to_string()
         }
         UserCmd::List => identity::list_users(conn)?
@@ -818,15 +771,15 @@ fn user(conn: &store::Conn, cmd: UserCmd) -> Result<String, StoreError> {
             .collect::<Vec<_>>()
             .join("\n"),
         UserCmd::Disable { user } => {
-            let c = offboard::disable(conn, Subject::User, &user)?;
+            let c = ops::offboard(conn, actor, Step::Disable, Subject::User, &user)?;
             changed(Subject::User, &user, "disabled", c)
         }
         UserCmd::Enable { user } => {
-            let c = offboard::enable(conn, Subject::User, &user)?;
+            let c = ops::offboard(conn, actor, Step::Enable, Subject::User, &user)?;
             changed(Subject::User, &user, "enabled", c)
         }
         UserCmd::Remove { user } => {
-            let c = offboard::remove(conn, Subject::User, &user)?;
+            let c = ops::offboard(conn, actor, Step::Remove, Subject::User, &user)?;
             changed(Subject::User, &user, "removed", c)
         }
         // `run` handles invites (app::pairing::create_invite).
@@ -835,10 +788,10 @@ fn user(conn: &store::Conn, cmd: UserCmd) -> Result<String, StoreError> {
 }
 
 /// `qp admin room …`: add, list, members, webhook, deliveries.
-fn room(conn: &store::Conn, cmd: RoomCmd) -> Result<String, StoreError> {
+fn room(actor: &str, conn: &store::Conn, cmd: RoomCmd) -> Result<String, AppError> {
     Ok(match cmd {
         RoomCmd::Add { name, code } => {
-            let r = identity::create_room(conn, &name, code.as_deref())?;
+            let r = ops::add_room(conn, actor, &name, code.as_deref())?;
             json!({ "id": r.id, "code": r.code, "name": r.name }).to_string()
         }
         RoomCmd::List => identity::list_rooms(conn)?
@@ -850,10 +803,7 @@ fn room(conn: &store::Conn, cmd: RoomCmd) -> Result<String, StoreError> {
             .collect::<Vec<_>>()
             .join("\n"),
         RoomCmd::AddMember { room, user, admin } => {
-            let room_id = room_id(conn, &room)?;
-            identity::require_user(conn, &user)?;
-            identity::add_member(conn, &room_id, &user)?;
-            identity::set_room_admin(conn, &room_id, &user, admin)?;
+            ops::add_member(conn, actor, &room, &user, admin)?;
             String::new()
         }
         RoomCmd::Members { room } => {
@@ -877,7 +827,6 @@ fn room(conn: &store::Conn, cmd: RoomCmd) -> Result<String, StoreError> {
             events,
             clear,
         } => {
-            let room_id = room_id(conn, &room)?;
             let hook = if clear {
                 None
             } else {
@@ -892,7 +841,7 @@ fn room(conn: &store::Conn, cmd: RoomCmd) -> Result<String, StoreError> {
                         .collect(),
                 })
             };
-            identity::set_webhook(conn, &room_id, hook.as_ref())?;
+            ops::set_webhook(conn, actor, &room, hook.as_ref())?;
             String::new()
         }
         RoomCmd::Deliveries { room } => {
@@ -912,19 +861,14 @@ fn room(conn: &store::Conn, cmd: RoomCmd) -> Result<String, StoreError> {
                 .join("\n")
         }
         RoomCmd::RemoveMember { room, user } => {
-            let room_id = room_id(conn, &room)?;
-            if !offboard::remove_member(conn, &room_id, &user)? {
-                return Err(StoreError::NotFound(format!(
-                    "{user} is not a member of {room}"
-                )));
-            }
+            ops::remove_member(conn, actor, &room, &user)?;
             String::new()
         }
     })
 }
 
 /// `qp admin agent …`: add, allow, list, disable, enable, remove.
-fn agent(conn: &store::Conn, cmd: AgentCmd) -> Result<String, StoreError> {
+fn agent(actor: &str, conn: &store::Conn, cmd: AgentCmd) -> Result<String, AppError> {
     Ok(match cmd {
         AgentCmd::Add {
             name,
@@ -938,11 +882,7 @@ fn agent(conn: &store::Conn, cmd: AgentCmd) -> Result<String, StoreError> {
                 .filter(|s| !s.is_empty())
                 .map(String::from)
                 .collect();
-            let room_ids = rooms
-                .iter()
-                .map(|code| room_id(conn, code))
-                .collect::<Result<Vec<_>, _>>()?;
-            let (agent, token) = identity::create_agent(conn, &name, &owner, &scopes, &room_ids)?;
+            let (agent, token) = ops::add_agent(conn, actor, &name, &owner, &scopes, &rooms)?;
             json!({
                 "id": agent.id, "name": agent.name, "owner_user_id": agent.owner_user_id,
                 "scopes": agent.scopes, "rooms": rooms, "token": token,
@@ -950,8 +890,7 @@ fn agent(conn: &store::Conn, cmd: AgentCmd) -> Result<String, StoreError> {
             .to_string()
         }
         AgentCmd::Allow { agent, room } => {
-            let room_id = room_id(conn, &room)?;
-            identity::allow_agent_room(conn, &agent, &room_id)?;
+            ops::allow_agent_room(conn, actor, &agent, &room)?;
             String::new()
         }
         AgentCmd::List => identity::list_agents(conn)?
@@ -969,15 +908,15 @@ fn agent(conn: &store::Conn, cmd: AgentCmd) -> Result<String, StoreError> {
             .collect::<Vec<_>>()
             .join("\n"),
         AgentCmd::Disable { agent } => {
-            let c = offboard::disable(conn, Subject::Agent, &agent)?;
+            let c = ops::offboard(conn, actor, Step::Disable, Subject::Agent, &agent)?;
             changed(Subject::Agent, &agent, "disabled", c)
         }
         AgentCmd::Enable { agent } => {
-            let c = offboard::enable(conn, Subject::Agent, &agent)?;
+            let c = ops::offboard(conn, actor, Step::Enable, Subject::Agent, &agent)?;
             changed(Subject::Agent, &agent, "enabled", c)
         }
         AgentCmd::Remove { agent } => {
-            let c = offboard::remove(conn, Subject::Agent, &agent)?;
+            let c = ops::offboard(conn, actor, Step::Remove, Subject::Agent, &agent)?;
             changed(Subject::Agent, &agent, "removed", c)
         }
         // `run` handles invites (app::pairing::create_invite).
@@ -986,10 +925,10 @@ fn agent(conn: &store::Conn, cmd: AgentCmd) -> Result<String, StoreError> {
 }
 
 /// `qp admin token …`: add-admin, list, revoke.
-fn token(conn: &store::Conn, cmd: TokenCmd) -> Result<String, StoreError> {
+fn token(actor: &str, conn: &store::Conn, cmd: TokenCmd) -> Result<String, AppError> {
     Ok(match cmd {
         TokenCmd::AddAdmin { label } => {
-            let token = identity::create_admin_token(conn, &label)?;
+            let token = ops::add_admin_token(conn, actor, &label)?;
             json!({ "kind": "admin", "label": label, "token": token }).to_string()
         }
         TokenCmd::List => identity::list_tokens(conn)?
@@ -1010,7 +949,7 @@ fn token(conn: &store::Conn, cmd: TokenCmd) -> Result<String, StoreError> {
             .collect::<Vec<_>>()
             .join("\n"),
         TokenCmd::Revoke { hash_prefix } => {
-            let untied = identity::revoke_token(conn, &hash_prefix)?;
+            let untied = ops::revoke_token(conn, actor, &hash_prefix)?;
             if !untied.is_empty() {
                 // Devices from before they were tied to tokens: one of them
                 // may be the revoked token's phone, which would keep getting
@@ -1031,13 +970,13 @@ fn token(conn: &store::Conn, cmd: TokenCmd) -> Result<String, StoreError> {
 }
 
 /// `qp admin device …`: list, remove.
-fn device(conn: &store::Conn, cmd: DeviceCmd) -> Result<String, StoreError> {
+fn device(actor: &str, conn: &store::Conn, cmd: DeviceCmd) -> Result<String, AppError> {
     Ok(match cmd {
         DeviceCmd::List { user, json } => {
             list_devices(&identity::list_devices(conn, user.as_deref())?, json)
         }
         DeviceCmd::Remove { id } => {
-            identity::remove_device(conn, &id)?;
+            ops::remove_device(conn, actor, &id)?;
             String::new()
         }
     })
@@ -1045,17 +984,13 @@ fn device(conn: &store::Conn, cmd: DeviceCmd) -> Result<String, StoreError> {
 
 /// `qp admin purge --older-than AGE`: the retention sweep, run to its end.
 fn purge(
+    actor: &str,
     conn: &store::Conn,
     older_than: std::time::Duration,
     batch_size: usize,
-) -> Result<String, StoreError> {
-    if batch_size == 0 {
-        return Err(StoreError::Invalid(
-            "--batch-size must be at least 1".into(),
-        ));
-    }
-    let plan = store::retention::Plan::older_than(older_than, batch_size, store::now_ms());
-    Ok(json!({ "deleted": store::retention::run_to_end(conn, &plan)? }).to_string())
+) -> Result<String, AppError> {
+    let deleted = ops::purge(conn, actor, older_than, batch_size)?;
+    Ok(json!({ "deleted": deleted }).to_string())
 }
 
 /// `qp admin audit [--since AGE]`: the audit log as JSON lines.

@@ -123,18 +123,21 @@ pub fn settings_from_env() -> Result<PartialSettings, ConfigError> {
 /// `_FILE` variables ([`qp_server::secret_env`]).
 fn secrets_from_files(args: &mut PartialSettings) -> Result<(), String> {
     if args.db.is_none() {
-        if let Some(url) = qp_server::secret_env::from_file("QP_DB")? {
+        if let Some(url) = qp_server::secret_env::from_file("QP_DB").map_err(|e| e.to_string())? {
             // Not quoted in the error: it may hold a password.
             args.db = Some(url.parse().map_err(|e| format!("QP_DB_FILE: {e}"))?);
         }
     }
     if args.db_direct.is_none() {
-        if let Some(url) = qp_server::secret_env::from_file("QP_DB_DIRECT")? {
+        if let Some(url) =
+            qp_server::secret_env::from_file("QP_DB_DIRECT").map_err(|e| e.to_string())?
+        {
             args.db_direct = Some(url.parse().map_err(|e| format!("QP_DB_DIRECT_FILE: {e}"))?);
         }
     }
     if args.metrics_token.is_none() {
-        args.metrics_token = qp_server::secret_env::from_file("QP_METRICS_TOKEN")?
+        args.metrics_token = qp_server::secret_env::from_file("QP_METRICS_TOKEN")
+            .map_err(|e| e.to_string())?
             .map(qp_server::config::Secret::from);
     }
     Ok(())

@@ -463,3 +463,52 @@ async fn readyz_reports_the_push_routes_and_degrades_without_any() {
         "{ready}"
     );
 }
+
+/// An operator's change and its audit row commit together: while the
+/// audit log cannot be written, the change is refused and nothing of it
+/// stays; once it can, both appear.
+#[tokio::test]
+async fn an_admin_change_and_its_audit_row_commit_together_or_not_at_all() {
+    use qp_server::app::admin;
+    use qp_server::store::{audit, identity, sql::Sql};
+    let f = common::Fixture::new().await;
+    let db = f.db();
+    let before = audit::since(&*db, 0, 1000).unwrap().len();
+    // A trigger refusing every audit insert, on either engine, stands for
+    // a log that cannot be written.
+    let refuse = if f.on_postgres() {
+        "CREATE FUNCTION refuse_audit() RETURNS trigger AS $$ BEGIN RAISE EXCEPTION 'no audit'; END $$ LANGUAGE plpgsql;
+         CREATE TRIGGER refuse_audit BEFORE INSERT ON audit_log FOR EACH ROW EXECUTE FUNCTION refuse_audit();"
+    } else {
+        "CREATE TRIGGER refuse_audit BEFORE INSERT ON audit_log BEGIN SELECT RAISE(ABORT, 'no audit'); END;"
+    };
+    db.batch(refuse).unwrap();
+    let refused = admin::add_room(&*db, "admin-cli:test", "Unlogged", Some("unlogged"));
+    assert!(
+        refused.is_err(),
+        "the change went through without its audit row"
+    );
+    assert!(
+        identity::require_room(&*db, "unlogged").is_err(),
+        "the room stayed although its audit row was refused"
+    );
+    db.batch(if f.on_postgres() {
+        "DROP TRIGGER refuse_audit ON audit_log; DROP FUNCTION refuse_audit();"
+    } else {
+        "DROP TRIGGER refuse_audit;"
+    })
+    .unwrap();
+    admin::add_room(&*db, "admin-cli:test", "Logged", Some("logged")).unwrap();
+    identity::require_room(&*db, "logged").unwrap();
+    let log = audit::since(&*db, 0, 1000).unwrap();
+    assert_eq!(log.len(), before + 1);
+    let last = log.last().unwrap();
+    assert_eq!(
+        (
+            last.actor.as_str(),
+            last.action.as_str(),
+            last.detail.as_str()
+        ),
+        ("admin-cli:test", "room.add", "Logged")
+    );
+}

@@ -116,21 +116,23 @@ impl App {
         let removed = self
             .db
             .run(move |c| -> Result<_, AppError> {
-                let Some((mine, _)) = crate::store::oauth::agents_owned_by(c, &owner)?
+                let tx = c.transaction()?;
+                let Some((mine, _)) = crate::store::oauth::agents_owned_by(&*tx, &owner)?
                     .into_iter()
                     .find(|(a, _)| a.id == agent)
                 else {
                     return Ok(false);
                 };
-                offboard::remove(c, Subject::Agent, &agent)?;
-                crate::store::oauth::forget_agent(c, &agent)?;
+                offboard::remove_in(&*tx, Subject::Agent, &agent)?;
+                crate::store::oauth::forget_agent(&*tx, &agent)?;
                 crate::store::audit::record(
-                    c,
+                    &*tx,
                     &format!("user:{owner}"),
                     "agent.remove",
                     &agent,
                     &format!("{} (by its owner)", mine.name),
                 )?;
+                tx.commit()?;
                 Ok(true)
             })
             .await?;

@@ -14,6 +14,7 @@ use governor::clock::{Clock, DefaultClock};
 use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
 use tokio::sync::Notify;
 
+pub mod admin;
 mod ask;
 mod committed;
 mod devices;

@@ -230,13 +230,11 @@ pub(crate) async fn sign_out(
     let key = hash.clone();
     app.db
         .run(move |conn| -> Result<_, ApiError> {
-            identity::revoke_token(conn, &key)?;
-            crate::store::audit::record(
+            crate::app::admin::audited(
                 conn,
                 &format!("user:{}", user.id),
-                "token.revoke",
-                &key[..12],
-                "signed out",
+                ("token.revoke", &key[..12], "signed out"),
+                |tx| identity::revoke_token_in(tx, &key),
             )?;
             Ok(())
         })

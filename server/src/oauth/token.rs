@@ -221,22 +221,25 @@ pub async fn revoke(app: &Arc<App>, body: &[u8]) -> Result<(), OAuthError> {
                 return Ok(None);
             }
             let actor = format!("oauth-client:{}", row.minted.client_id);
+            // The revocation and its audit row commit together.
+            let tx = conn.transaction()?;
             if row.kind == "refresh" {
                 store::end_grant(
-                    conn,
+                    &*tx,
                     &row.minted.grant_hash,
                     &actor,
                     "revoked by its client (RFC 7009)",
                 )?;
-            } else if store::delete_token(conn, &hash)? {
+            } else if store::delete_token(&*tx, &hash)? {
                 crate::store::audit::record(
-                    conn,
+                    &*tx,
                     &actor,
                     "token.revoke",
                     &row.minted.agent_id,
                     "an OAuth access token, revoked by its client (RFC 7009)",
                 )?;
             }
+            tx.commit()?;
             Ok(Some((row.kind, row.minted.client_id)))
         })
         .await?;

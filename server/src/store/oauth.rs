@@ -555,12 +555,15 @@ pub fn end_unredeemed_grants(
     )?;
     let mut ended = Vec::with_capacity(stale.len());
     for (grant, client, agent) in stale {
+        // Each grant's end and its audit row commit together.
+        let tx = conn.transaction()?;
         end_grant(
-            conn,
+            &*tx,
             &grant,
             "server",
             "its code expired unexchanged; its agent is disabled",
         )?;
+        tx.commit()?;
         ended.push((client, agent));
     }
     Ok(ended)

@@ -83,7 +83,14 @@ fn cancel_invites(conn: &Conn, who: Subject, id: &str) -> DbResult<usize> {
 /// cancelled. Disabling twice changes nothing more.
 pub fn disable(conn: &Conn, who: Subject, id: &str) -> Result<Changed, StoreError> {
     let tx = conn.transaction()?;
-    require(&*tx, who, id)?;
+    let done = disable_in(&*tx, who, id)?;
+    tx.commit()?;
+    Ok(done)
+}
+
+/// [`disable`] inside the caller's transaction (an audited admin change).
+pub fn disable_in(tx: &Conn, who: Subject, id: &str) -> Result<Changed, StoreError> {
+    require(tx, who, id)?;
     tx.execute(
         &format!(
             "UPDATE {} SET disabled_at = ?2 WHERE id = ?1 AND disabled_at IS NULL",
@@ -101,8 +108,7 @@ pub fn disable(conn: &Conn, who: Subject, id: &str) -> Result<Changed, StoreErro
         "DELETE FROM tokens WHERE kind = ?1 AND subject_id = ?2",
         params![who.token_kind(), id],
     )?;
-    let invites = cancel_invites(&*tx, who, id)?;
-    tx.commit()?;
+    let invites = cancel_invites(tx, who, id)?;
     Ok(Changed {
         tokens,
         invites,
@@ -114,7 +120,14 @@ pub fn disable(conn: &Conn, who: Subject, id: &str) -> Result<Changed, StoreErro
 /// removed subject has none left: give it new ones).
 pub fn enable(conn: &Conn, who: Subject, id: &str) -> Result<Changed, StoreError> {
     let tx = conn.transaction()?;
-    require(&*tx, who, id)?;
+    let done = enable_in(&*tx, who, id)?;
+    tx.commit()?;
+    Ok(done)
+}
+
+/// [`enable`] inside the caller's transaction (an audited admin change).
+pub fn enable_in(tx: &Conn, who: Subject, id: &str) -> Result<Changed, StoreError> {
+    require(tx, who, id)?;
     tx.execute(
         &format!(
             "UPDATE {} SET disabled_at = NULL WHERE id = ?1",
@@ -132,7 +145,6 @@ pub fn enable(conn: &Conn, who: Subject, id: &str) -> Result<Changed, StoreError
         "DELETE FROM tokens_disabled WHERE kind = ?1 AND subject_id = ?2",
         params![who.token_kind(), id],
     )?;
-    tx.commit()?;
     Ok(Changed {
         tokens,
         ..Changed::default()
@@ -144,7 +156,14 @@ pub fn enable(conn: &Conn, who: Subject, id: &str) -> Result<Changed, StoreError
 /// open invites.
 pub fn remove(conn: &Conn, who: Subject, id: &str) -> Result<Changed, StoreError> {
     let tx = conn.transaction()?;
-    require(&*tx, who, id)?;
+    let done = remove_in(&*tx, who, id)?;
+    tx.commit()?;
+    Ok(done)
+}
+
+/// [`remove`] inside the caller's transaction (an audited admin change).
+pub fn remove_in(tx: &Conn, who: Subject, id: &str) -> Result<Changed, StoreError> {
+    require(tx, who, id)?;
     tx.execute(
         &format!(
             "UPDATE {} SET disabled_at = COALESCE(disabled_at, ?2) WHERE id = ?1",
@@ -170,8 +189,7 @@ pub fn remove(conn: &Conn, who: Subject, id: &str) -> Result<Changed, StoreError
             tx.execute("DELETE FROM agent_rooms WHERE agent_id = ?1", params![id])?,
         ),
     };
-    let invites = cancel_invites(&*tx, who, id)?;
-    tx.commit()?;
+    let invites = cancel_invites(tx, who, id)?;
     Ok(Changed {
         tokens,
         devices,

@@ -40,12 +40,19 @@ pub fn list_tokens(conn: &Conn) -> DbResult<Vec<TokenInfo>> {
 /// known, so one may be this token's phone, still getting pushes while the
 /// user has another token. The operator is told, to remove it by hand.
 pub fn revoke_token(conn: &Conn, hash_prefix: &str) -> Result<Vec<String>, StoreError> {
+    let tx = conn.transaction()?;
+    let done = revoke_token_in(&*tx, hash_prefix)?;
+    tx.commit()?;
+    Ok(done)
+}
+
+/// [`revoke_token`] inside the caller's transaction (an audited admin change).
+pub fn revoke_token_in(tx: &Conn, hash_prefix: &str) -> Result<Vec<String>, StoreError> {
     if hash_prefix.len() < 8 || !hash_prefix.chars().all(|c| c.is_ascii_hexdigit()) {
         return Err(StoreError::Invalid(
             "give at least 8 hex digits of the token hash, as `qp admin token list` shows".into(),
         ));
     }
-    let tx = conn.transaction()?;
     let matches: Vec<(String, String, String)> = tx.query_map(
         "SELECT hash, kind, subject_id FROM tokens WHERE hash LIKE ?1 LIMIT 2",
         params![format!("{}%", hash_prefix.to_ascii_lowercase())],
@@ -58,17 +65,16 @@ pub fn revoke_token(conn: &Conn, hash_prefix: &str) -> Result<Vec<String>, Store
     };
     tx.execute("DELETE FROM tokens WHERE hash = ?1", params![hash])?;
     // Instances that remember the token forget it when this commits.
-    crate::store::events::notify_revoked(&*tx, hash)?;
+    crate::store::events::notify_revoked(tx, hash)?;
     let mut untied = Vec::new();
     if kind == "user" {
-        remove_devices_of_token(&*tx, hash, subject)?;
+        remove_devices_of_token(tx, hash, subject)?;
         untied = tx.query_map(
             "SELECT id FROM devices WHERE user_id = ?1 AND token_hash IS NULL ORDER BY created_at, id",
             params![subject],
             |r| r.get(0),
         )?;
     }
-    tx.commit()?;
     Ok(untied)
 }
 
