@@ -191,6 +191,11 @@ pub async fn start(
             web: crate::push::webpush::transport(&app.settings)?,
         }),
     };
+    if let (crate::store::Database::Postgres(_), Some(platforms)) =
+        (&app.settings.db, transport.platforms())
+    {
+        crate::push::log_platforms(&platforms);
+    }
     workers.extend(crate::workers::start(&app, transport));
     tracing::info!(
         %addr,
