@@ -1338,3 +1338,47 @@ async fn an_instance_without_apns_leaves_the_iphones_pushes_to_one_with_it_on_po
     );
     drop((a, b));
 }
+
+/// Browsers subscribe with the VAPID public key of the instance they
+/// reached: a second instance with another key would sign pushes their
+/// push services refuse, so it is refused at start, naming the setting;
+/// one with a copy of the first's key starts.
+#[test]
+#[ignore = "needs PostgreSQL: set QP_TEST_POSTGRES (scripts/test postgres does)"]
+fn a_second_instance_with_another_vapid_key_is_refused_on_postgres() {
+    common::require_postgres();
+    let w = world(None);
+    let Database::Postgres(url) = &w.db else {
+        unreachable!()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let key = |name: &str| dir.path().join(name).display().to_string();
+    let serve = |vapid: &str| QpServe::start(&["--db", url, "--vapid-key", vapid]);
+    let first = serve(&key("a.vapid"));
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_qp"))
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--db",
+            url,
+            "--vapid-key",
+            &key("b.vapid"),
+        ])
+        .env("QP_LOG", "warn")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "qp serve started: {stderr}");
+    assert!(
+        stderr.contains("vapid_key")
+            && stderr.contains("is not the key the other instances on this database use")
+            && stderr.contains("same key file"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("listening on"), "{stderr}");
+    // A copy of the first instance's key is the same key.
+    std::fs::copy(key("a.vapid"), key("copy.vapid")).unwrap();
+    let second = serve(&key("copy.vapid"));
+    drop((first, second));
+}
