@@ -7,6 +7,12 @@
 //! sets it); without it these tests say so and pass nothing.
 
 mod common;
+#[path = "../../server/tests/support/fanout.rs"]
+mod fanout;
+#[path = "../../server/tests/support/gateways.rs"]
+mod gateways;
+#[path = "../../server/tests/support/webpush.rs"]
+mod webpush_standin;
 
 use common::QpServe;
 
@@ -1256,4 +1262,123 @@ fn db_direct_naming_another_database_is_refused_at_start_up() {
         "{stderr}"
     );
     assert!(!stderr.contains("listening on"), "{stderr}");
+}
+
+/// Instance A has no APNs, B has: the iPhones' pushes of a question asked
+/// through A are claimed and delivered by B, none claimed (and parked or
+/// failed) by A; the Android phones' go through either.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+#[ignore = "needs PostgreSQL: set QP_TEST_POSTGRES (scripts/test postgres does)"]
+async fn an_instance_without_apns_leaves_the_iphones_pushes_to_one_with_it_on_postgres() {
+    common::require_postgres();
+    let dir = tempfile::tempdir().unwrap();
+    let db = common::test_database(dir.path());
+    let (agent, seeded) = {
+        let db = db.clone();
+        std::thread::spawn(move || {
+            let conn = qp_server::store::connect(&db).unwrap();
+            let ops = common::seed_ops_room(&conn);
+            let seeded = fanout::seed_room(&conn, &ops.room_id, 20, 1, 1);
+            (ops.agent, seeded)
+        })
+        .join()
+        .unwrap()
+    };
+    let apns = gateways::apns(Duration::from_millis(5), 100).await;
+    let (fcm_a, fcm_b) = (
+        gateways::fcm(Duration::ZERO).await,
+        gateways::fcm(Duration::ZERO).await,
+    );
+    let a = fanout::instance_with(&db, dir.path(), None, &fcm_a.url, &[]);
+    assert!(
+        a.startup_log
+            .iter()
+            .any(|l| l.contains("delivers pushes for: android")
+                && l.contains("not ios (no APNs configured)")
+                && l.contains("another instance must")),
+        "{:#?}",
+        a.startup_log
+    );
+    // A alone: it claims none of the iPhones' pushes while B is not there.
+    let http = http();
+    let (s, q) = common::ask_at(
+        &http,
+        &a.base,
+        &agent,
+        &json!({"prompt": "Deploy?", "responder_scope": "room"}),
+    )
+    .await;
+    assert_eq!(s, 201, "{q}");
+    let id = q["id"].as_str().unwrap().to_string();
+    let conn = common::connect(&db);
+    fanout::until("A sent the Android pushes", Duration::from_secs(30), || {
+        fanout::sent(&conn, &id) == seeded.android.len()
+    })
+    .await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let jobs = qp_server::store::deliveries::push_jobs_of(&conn, &id).unwrap();
+    assert!(
+        jobs.iter().all(|j| j.state != "failed" && j.attempts <= 1),
+        "A tried an iPhone's push: {jobs:#?}"
+    );
+    let b = fanout::instance(&db, dir.path(), &apns.url, &fcm_b.url, &[]);
+    fanout::until(
+        "B sent the iPhones' pushes",
+        Duration::from_secs(30),
+        || fanout::sent(&conn, &id) == seeded.len(),
+    )
+    .await;
+    let per = fanout::accepted_per_device(Some(&apns), None, &id);
+    assert_eq!(per.len(), seeded.ios.len(), "iPhones not reached");
+    assert!(per.values().all(|n| *n == 1), "an iPhone got it twice");
+    let jobs = qp_server::store::deliveries::push_jobs_of(&conn, &id).unwrap();
+    assert!(
+        jobs.iter().all(|j| j.state == "sent" && j.attempts == 1),
+        "{jobs:#?}"
+    );
+    drop((a, b));
+}
+
+/// Browsers subscribe with the VAPID public key of the instance they
+/// reached: a second instance with another key would sign pushes their
+/// push services refuse, so it is refused at start, naming the setting;
+/// one with a copy of the first's key starts.
+#[test]
+#[ignore = "needs PostgreSQL: set QP_TEST_POSTGRES (scripts/test postgres does)"]
+fn a_second_instance_with_another_vapid_key_is_refused_on_postgres() {
+    common::require_postgres();
+    let w = world(None);
+    let Database::Postgres(url) = &w.db else {
+        unreachable!()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let key = |name: &str| dir.path().join(name).display().to_string();
+    let serve = |vapid: &str| QpServe::start(&["--db", url, "--vapid-key", vapid]);
+    let first = serve(&key("a.vapid"));
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_qp"))
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--db",
+            url,
+            "--vapid-key",
+            &key("b.vapid"),
+        ])
+        .env("QP_LOG", "warn")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "qp serve started: {stderr}");
+    assert!(
+        stderr.contains("vapid_key")
+            && stderr.contains("is not the key the other instances on this database use")
+            && stderr.contains("same key file"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("listening on"), "{stderr}");
+    // A copy of the first instance's key is the same key.
+    std::fs::copy(key("a.vapid"), key("copy.vapid")).unwrap();
+    let second = serve(&key("copy.vapid"));
+    drop((first, second));
 }

@@ -163,6 +163,7 @@ pub async fn start(
     );
     let resends = Resends::new(app.metrics.push.resends.clone());
     let errors = GatewayErrors::new(app.metrics.push.gateway_errors.clone());
+    same_vapid_key_as_the_other_instances(&app).await?;
     let transport: Arc<dyn PushTransport> = match push {
         Some(t) => t,
         None => Arc::new(PlatformRouter {
@@ -191,6 +192,11 @@ pub async fn start(
             web: crate::push::webpush::transport(&app.settings)?,
         }),
     };
+    if let (crate::store::Database::Postgres(_), Some(platforms)) =
+        (&app.settings.db, transport.platforms())
+    {
+        crate::push::log_platforms(&platforms);
+    }
     workers.extend(crate::workers::start(&app, transport));
     tracing::info!(
         %addr,
@@ -208,6 +214,46 @@ pub async fn start(
         http,
         workers,
     })
+}
+
+/// On PostgreSQL, refuses to start with another VAPID key than the
+/// instances before: browsers subscribed with the first one's public key,
+/// and their push services refuse pushes signed with any other.
+async fn same_vapid_key_as_the_other_instances(app: &Arc<App>) -> Result<(), String> {
+    if !matches!(app.settings.db, crate::store::Database::Postgres(_)) {
+        return Ok(());
+    }
+    let Some(path) =
+        crate::push::webpush::key_path(app.settings.vapid_key.as_deref(), &app.settings.db)
+    else {
+        return Ok(());
+    };
+    let mine = crate::push::webpush::VapidKey::load_or_create(&path)?.public_key();
+    let theirs = {
+        let mine = mine.clone();
+        app.db
+            .run(move |conn| {
+                crate::store::pg_schema::shared_setting(
+                    conn,
+                    "vapid_public_key",
+                    &mine,
+                    chrono::Utc::now().timestamp_millis(),
+                )
+            })
+            .await
+            .map_err(|e| format!("reading the shared VAPID public key: {e}"))?
+    };
+    if theirs != mine {
+        return Err(format!(
+            "vapid_key ({}) is not the key the other instances on this database use \
+             (theirs signs as {theirs}): browsers subscribed with that one, and their push \
+             services would refuse every Web Push from this instance. Give every instance \
+             a copy of the same key file (vapid_key), or, to start over with this key, \
+             every browser must subscribe again: see docs/operators/postgres.md, One VAPID key",
+            path.display()
+        ));
+    }
+    Ok(())
 }
 
 /// Raises the soft open-file limit as far as the hard one allows (every

@@ -201,6 +201,13 @@ pub type PushFuture<'a> = Pin<Box<dyn Future<Output = PushOutcome> + Send + 'a>>
 /// A push gateway (APNs, FCM, or a local development transport).
 pub trait PushTransport: Send + Sync + 'static {
     fn send<'a>(&'a self, message: &'a PushMessage) -> PushFuture<'a>;
+
+    /// The device platforms this transport delivers to (`None`: any). On
+    /// PostgreSQL the worker claims only these platforms' jobs, leaving
+    /// the rest to an instance that has their gateway.
+    fn platforms(&self) -> Option<Vec<&'static str>> {
+        None
+    }
 }
 
 pub use crate::config::push::{platform_has_route, routes};
@@ -222,6 +229,24 @@ pub fn log_routes(settings: &crate::config::Settings) {
         );
     } else {
         tracing::info!(routes = ?routes, "push routes");
+    }
+}
+
+/// Says at start which device platforms this instance delivers pushes
+/// for, and which it leaves to another instance sharing the database.
+pub fn log_platforms(delivered: &[&'static str]) {
+    let shown: Vec<&str> = delivered.iter().copied().filter(|p| *p != "dev").collect();
+    let missing: Vec<String> = [("ios", "APNs"), ("android", "FCM"), ("web", "Web Push")]
+        .into_iter()
+        .filter(|(p, _)| !delivered.contains(p))
+        .map(|(p, gateway)| format!("not {p} (no {gateway} configured)"))
+        .collect();
+    let mut line = format!("delivers pushes for: {}", shown.join(", "));
+    if missing.is_empty() {
+        tracing::info!("{line}");
+    } else {
+        line.push_str(&format!("; {}: another instance must", missing.join(", ")));
+        tracing::warn!("{line}");
     }
 }
 
@@ -438,6 +463,12 @@ pub async fn run_worker_with(
         crate::store::Database::Postgres(_) => 1000,
         _ => 5000,
     };
+    let routes: Option<Arc<[&'static str]>> = match app.settings.db {
+        // One instance on SQLite: a job no gateway here takes is tried
+        // (and retried) here, there is no other instance to leave it to.
+        crate::store::Database::Sqlite(_) => None,
+        _ => transport.platforms().map(Into::into),
+    };
     let max = limits.max_in_flight.max(1);
     let slots = Arc::new(tokio::sync::Semaphore::new(max));
     let (done_tx, done_rx) = tokio::sync::mpsc::unbounded_channel::<Finished>();
@@ -465,6 +496,7 @@ pub async fn run_worker_with(
         // long loading the batch or starting a send takes, the job is
         // given back (or recorded) before another instance may claim it.
         let cut_off = tokio::time::Instant::now() + cap;
+        let claim_routes = routes.clone();
         let batch = app
             .db
             .run(
@@ -472,7 +504,13 @@ pub async fn run_worker_with(
                     Vec<(deliveries::DuePush, Option<PushMessage>)>,
                 > {
                     let now = now_ms();
-                    let due = deliveries::claim_pushes(conn, now, now + lease_ms, free)?;
+                    let due = deliveries::claim_pushes(
+                        conn,
+                        now,
+                        now + lease_ms,
+                        free,
+                        claim_routes.as_deref(),
+                    )?;
                     load_messages(conn, due, encrypt)
                 },
             )
@@ -488,9 +526,10 @@ pub async fn run_worker_with(
         };
         if batch.is_empty() {
             drop(first);
+            let due_routes = routes.clone();
             let next = app
                 .db
-                .run(deliveries::next_push_due_ms)
+                .run(move |conn| deliveries::next_push_due_ms(conn, due_routes.as_deref()))
                 .await
                 .ok()
                 .flatten();

@@ -14,6 +14,20 @@ pub struct PlatformRouter {
 }
 
 impl PushTransport for PlatformRouter {
+    fn platforms(&self) -> Option<Vec<&'static str>> {
+        Some(
+            [
+                ("ios", &self.ios),
+                ("android", &self.android),
+                ("dev", &self.dev),
+                ("web", &self.web),
+            ]
+            .into_iter()
+            .filter_map(|(p, t)| t.is_some().then_some(p))
+            .collect(),
+        )
+    }
+
     fn send<'a>(&'a self, m: &'a PushMessage) -> PushFuture<'a> {
         let t = match m.device.platform.as_str() {
             "ios" => self.ios.as_ref(),

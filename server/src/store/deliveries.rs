@@ -218,58 +218,101 @@ pub struct DuePush {
 /// `question` job for that question is still queued (waiting for a retry,
 /// or in flight under a lease here or on another instance), so the
 /// resolution never overtakes the question it resolves.
+///
+/// `routes`: the platforms this instance delivers to (`None`: every one).
+/// A job whose device is of another platform is left for an instance that
+/// routes it; a job whose device is gone is claimed (and given up) by any.
 pub fn claim_pushes(
     conn: &Conn,
     now_ms: i64,
     lease_until_ms: i64,
     limit: usize,
+    routes: Option<&[&str]>,
 ) -> DbResult<Vec<DuePush>> {
-    let mut due = conn.query_map(
-        claim_sql!(
-            conn,
-            "UPDATE push_jobs SET next_attempt_ms = ?2, open_claims = open_claims + 1 WHERE id IN (
-                 SELECT p.id FROM push_jobs p
-                 WHERE p.state = 'queued' AND p.next_attempt_ms <= ?1
-                   AND NOT (p.kind = 'resolved' AND EXISTS (
-                       SELECT 1 FROM push_jobs b WHERE b.state = 'queued' AND b.kind = 'question'
-                         AND b.question_id = p.question_id AND b.device_id = p.device_id))
-                 ORDER BY p.id LIMIT ?3",
-            " RETURNING id, device_id, question_id, kind, attempts, created_at, open_claims, unanswered"
-        ),
-        params![now_ms, lease_until_ms, limit],
-        |r| {
-            let kind: String = r.get(3)?;
-            Ok(DuePush {
-                id: r.get(0)?,
-                device_id: r.get(1)?,
-                question_id: r.get(2)?,
-                kind: if kind == "resolved" {
-                    PushKind::Resolved
-                } else {
-                    PushKind::Question
-                },
-                attempts: r.get(4)?,
-                created_ms: r.get(5)?,
-                claimed_until_ms: lease_until_ms,
-                after_lapsed_claim: r.get::<i64>(6)? > 1,
-                unanswered: r.get(7)?,
-            })
-        },
-    )?;
+    let (routable, mut params) = routable_clause(routes, 4);
+    let sql = format!(
+        "UPDATE push_jobs SET next_attempt_ms = ?2, open_claims = open_claims + 1 WHERE id IN (
+             SELECT p.id FROM push_jobs p
+             WHERE p.state = 'queued' AND p.next_attempt_ms <= ?1{routable}
+               AND NOT (p.kind = 'resolved' AND EXISTS (
+                   SELECT 1 FROM push_jobs b WHERE b.state = 'queued' AND b.kind = 'question'
+                     AND b.question_id = p.question_id AND b.device_id = p.device_id))
+             ORDER BY p.id LIMIT ?3{}) \
+         RETURNING id, device_id, question_id, kind, attempts, created_at, open_claims, unanswered",
+        match conn.backend() {
+            super::Backend::Sqlite => "",
+            super::Backend::Postgres => " FOR UPDATE SKIP LOCKED",
+        }
+    );
+    let mut all = params![now_ms, lease_until_ms, limit].to_vec();
+    all.append(&mut params);
+    let mut due = conn.query_map(&sql, &all, |r| {
+        let kind: String = r.get(3)?;
+        Ok(DuePush {
+            id: r.get(0)?,
+            device_id: r.get(1)?,
+            question_id: r.get(2)?,
+            kind: if kind == "resolved" {
+                PushKind::Resolved
+            } else {
+                PushKind::Question
+            },
+            attempts: r.get(4)?,
+            created_ms: r.get(5)?,
+            claimed_until_ms: lease_until_ms,
+            after_lapsed_claim: r.get::<i64>(6)? > 1,
+            unanswered: r.get(7)?,
+        })
+    })?;
     due.sort_by_key(|d| d.id);
     Ok(due)
 }
 
 /// When the next claimable push job is due, if any (a resolution waiting
 /// for its question push is not: the question's own time counts).
-pub fn next_push_due_ms(conn: &Conn) -> DbResult<Option<i64>> {
+/// Only jobs this instance would claim count ([`claim_pushes`]'s `routes`).
+pub fn next_push_due_ms(conn: &Conn, routes: Option<&[&str]>) -> DbResult<Option<i64>> {
+    let (routable, params) = routable_clause(routes, 1);
     conn.query_row(
-        "SELECT MIN(p.next_attempt_ms) FROM push_jobs p WHERE p.state = 'queued'
-           AND NOT (p.kind = 'resolved' AND EXISTS (
-               SELECT 1 FROM push_jobs b WHERE b.state = 'queued' AND b.kind = 'question'
-                 AND b.question_id = p.question_id AND b.device_id = p.device_id))",
-        &[],
+        &format!(
+            "SELECT MIN(p.next_attempt_ms) FROM push_jobs p WHERE p.state = 'queued'{routable}
+               AND NOT (p.kind = 'resolved' AND EXISTS (
+                   SELECT 1 FROM push_jobs b WHERE b.state = 'queued' AND b.kind = 'question'
+                     AND b.question_id = p.question_id AND b.device_id = p.device_id))"
+        ),
+        &params,
         |r| r.get(0),
+    )
+}
+
+/// The condition (on `push_jobs p`) that a job's device is of one of
+/// `routes`, or gone; its parameters numbered from `first`.
+fn routable_clause<'a>(
+    routes: Option<&'a [&'a str]>,
+    first: usize,
+) -> (String, Vec<super::sql::Param<'a>>) {
+    let Some(routes) = routes else {
+        return (String::new(), Vec::new());
+    };
+    if routes.is_empty() {
+        return (
+            " AND NOT EXISTS (SELECT 1 FROM devices d WHERE d.id = p.device_id)".into(),
+            Vec::new(),
+        );
+    }
+    let marks: Vec<String> = (first..first + routes.len())
+        .map(|i| format!("?{i}"))
+        .collect();
+    let params = routes
+        .iter()
+        .map(|r| super::sql::ToParam::to_param(*r))
+        .collect();
+    (
+        format!(
+            " AND NOT EXISTS (SELECT 1 FROM devices d WHERE d.id = p.device_id AND d.platform NOT IN ({}))",
+            marks.join(", ")
+        ),
+        params,
     )
 }
 

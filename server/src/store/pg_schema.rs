@@ -329,7 +329,38 @@ const MIGRATIONS: &[&str] = &[
     r#"
     ALTER TABLE push_jobs ADD COLUMN unanswered BIGINT NOT NULL DEFAULT 0;
     "#,
+    // 14 (PostgreSQL only: one SQLite database has one instance): what
+    // every instance on the database must set alike, as the first one to
+    // start set it ([`shared_setting`]): the VAPID public key browsers
+    // subscribed with.
+    r#"
+    CREATE TABLE qp_shared_settings (
+        name   TEXT PRIMARY KEY,
+        value  TEXT NOT NULL,
+        set_at BIGINT NOT NULL
+    );
+    "#,
 ];
+
+/// The value every instance on this database must use for `name`: the
+/// first caller's `value` is recorded, and returned to every later one
+/// (who compares it with its own).
+pub fn shared_setting(
+    conn: &super::Conn,
+    name: &str,
+    value: &str,
+    now_ms: i64,
+) -> DbResult<String> {
+    conn.execute(
+        "INSERT INTO qp_shared_settings (name, value, set_at) VALUES (?1, ?2, ?3) ON CONFLICT (name) DO NOTHING",
+        crate::params![name, value, now_ms],
+    )?;
+    conn.query_row(
+        "SELECT value FROM qp_shared_settings WHERE name = ?1",
+        crate::params![name],
+        |r| r.get(0),
+    )
+}
 
 /// Any number that names this schema's advisory lock (instances starting
 /// together wait for the first one's migration).

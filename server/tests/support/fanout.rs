@@ -248,6 +248,17 @@ pub fn instance(
     fcm: &str,
     extra: &[&str],
 ) -> common::QpServe {
+    instance_with(db, dir, Some(apns), fcm, extra)
+}
+
+/// [`instance`], with APNs only when `apns` names a stand-in.
+pub fn instance_with(
+    db: &Database,
+    dir: &std::path::Path,
+    apns: Option<&str>,
+    fcm: &str,
+    extra: &[&str],
+) -> common::QpServe {
     let db_arg = match db {
         Database::Postgres(url) => url.clone(),
         Database::Sqlite(path) => path.display().to_string(),
@@ -281,19 +292,23 @@ pub fn instance(
         "1000000",
         "--ask-burst",
         "1000000",
-        "--apns-key",
-        &key,
-        "--apns-key-id",
-        "KEY1234567",
-        "--apns-team-id",
-        "TEAM123456",
-        "--apns-base-url",
-        apns,
         "--fcm-service-account",
         &account,
         "--fcm-base-url",
         fcm,
     ];
+    if let Some(apns) = apns {
+        args.extend_from_slice(&[
+            "--apns-key",
+            &key,
+            "--apns-key-id",
+            "KEY1234567",
+            "--apns-team-id",
+            "TEAM123456",
+            "--apns-base-url",
+            apns,
+        ]);
+    }
     args.extend_from_slice(extra);
     common::QpServe::start(&args)
 }
