@@ -266,13 +266,7 @@ impl FcmTransport {
             self.gate.accepted();
             return PushOutcome::Sent;
         }
-        // FCM's own code (`details[].errorCode`), else the RPC status.
-        let reason = err["error"]["details"]
-            .as_array()
-            .and_then(|d| d.iter().find_map(|x| x["errorCode"].as_str()))
-            .or_else(|| err["error"]["status"].as_str())
-            .unwrap_or_default()
-            .to_string();
+        let reason = reason_of(&err).to_string();
         let said = format!("FCM {status} {reason}");
         let row = classify(Gateway::Fcm, status, &reason);
         self.errors
@@ -309,6 +303,35 @@ impl FcmTransport {
     }
 }
 
+/// The table's reason for FCM's error body: FCM's own code
+/// (`details[].errorCode`), else the RPC status; an `INVALID_ARGUMENT`
+/// whose `google.rpc.BadRequest` detail names the field `message.token`
+/// is [`MALFORMED_TOKEN`] (the registration token itself is malformed,
+/// unlike any other invalid argument, which is about this request).
+fn reason_of(err: &Value) -> &str {
+    let details = err["error"]["details"].as_array();
+    let reason = details
+        .and_then(|d| d.iter().find_map(|x| x["errorCode"].as_str()))
+        .or_else(|| err["error"]["status"].as_str())
+        .unwrap_or_default();
+    let names_the_token = details.is_some_and(|d| {
+        d.iter().any(|x| {
+            x["fieldViolations"]
+                .as_array()
+                .is_some_and(|v| v.iter().any(|f| f["field"] == "message.token"))
+        })
+    });
+    if reason == "INVALID_ARGUMENT" && names_the_token {
+        MALFORMED_TOKEN
+    } else {
+        reason
+    }
+}
+
+/// The reason (and metric label) of an `INVALID_ARGUMENT` about the
+/// registration token: the device is removed.
+pub const MALFORMED_TOKEN: &str = "INVALID_ARGUMENT:message.token";
+
 impl PushTransport for FcmTransport {
     fn send<'a>(&'a self, message: &'a PushMessage) -> PushFuture<'a> {
         Box::pin(self.deliver(message))
@@ -318,6 +341,21 @@ impl PushTransport for FcmTransport {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_invalid_argument_naming_message_token_is_a_malformed_token_and_no_other() {
+        let body = |field: &str| {
+            json!({"error": {"code": 400, "status": "INVALID_ARGUMENT", "details": [
+                {"@type": "type.googleapis.com/google.firebase.fcm.v1.FcmError",
+                 "errorCode": "INVALID_ARGUMENT"},
+                {"@type": "type.googleapis.com/google.rpc.BadRequest",
+                 "fieldViolations": [{"field": field, "description": "Invalid"}]}]}})
+        };
+        assert_eq!(reason_of(&body("message.token")), MALFORMED_TOKEN);
+        assert_eq!(reason_of(&body("message.android.ttl")), "INVALID_ARGUMENT");
+        let plain = json!({"error": {"code": 400, "status": "INVALID_ARGUMENT"}});
+        assert_eq!(reason_of(&plain), "INVALID_ARGUMENT");
+    }
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Arc;
 
