@@ -1043,12 +1043,14 @@ async fn fcm_throttling_and_unavailability_mid_fan_out_lose_and_double_nothing()
     );
     let storm = Duration::from_secs(2);
     fcm.state
-        .storm(storm, vec![quota(Some(1)), quota(None), unavailable]);
+        .storm(storm, vec![quota(Some(1)), quota(Some(2)), unavailable]);
     let t0 = Instant::now();
     let id = room_question(&f).await;
     // Held through the outage, released by the first probe after the
     // storm; the storm's first faults (before 3 in a row opened the
-    // outage) wait their Retry-After or FCM's 10 s floor. 12-13 s here.
+    // outage) wait their Retry-After or Google's first backoff step (10 s
+    // for the 503, ±25%); the no-Retry-After quota wait (60 s) is
+    // `fcm::retry_wait`'s unit test's. 12-13 s here.
     until(
         "every message recorded sent",
         Duration::from_secs(60),
