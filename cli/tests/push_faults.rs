@@ -1043,12 +1043,14 @@ async fn fcm_throttling_and_unavailability_mid_fan_out_lose_and_double_nothing()
     );
     let storm = Duration::from_secs(2);
     fcm.state
-        .storm(storm, vec![quota(Some(1)), quota(None), unavailable]);
+        .storm(storm, vec![quota(Some(1)), quota(Some(2)), unavailable]);
     let t0 = Instant::now();
     let id = room_question(&f).await;
     // Held through the outage, released by the first probe after the
     // storm; the storm's first faults (before 3 in a row opened the
-    // outage) wait their Retry-After or FCM's 10 s floor. 12-13 s here.
+    // outage) wait their Retry-After or Google's first backoff step (10 s
+    // for the 503, ±25%); the no-Retry-After quota wait (60 s) is
+    // `fcm::retry_wait`'s unit test's. 12-13 s here.
     until(
         "every message recorded sent",
         Duration::from_secs(60),
@@ -1327,4 +1329,82 @@ fn collapse_ids_of(seen: &[(String, String)], token: &str) -> Vec<String> {
         .filter(|(t, _)| t == token)
         .map(|(_, c)| c.clone())
         .collect()
+}
+
+/// FCM's `400 INVALID_ARGUMENT` whose `BadRequest` detail names the field
+/// `message.token` says the registration token itself is malformed: that
+/// device is removed, its push not retried; another device's
+/// `INVALID_ARGUMENT` (about some other field) fails its push alone and
+/// keeps the device; the rest are accepted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_fcm_token_refused_as_malformed_removes_its_device() {
+    let fcm = gateways::fcm(Duration::from_millis(5)).await;
+    let f = common::Fixture::with(|s| s.fcm = Some(fanout::fcm_config(&fcm.url))).await;
+    let tokens = fanout::seed_room(&f.db(), &f.room_id, 4, 0, 1).android;
+    let (malformed, other_field) = (&tokens[0], &tokens[1]);
+    let invalid = |field: &str| {
+        (
+            400,
+            json!({"error": {"code": 400, "status": "INVALID_ARGUMENT",
+                "message": "The registration token is not a valid FCM registration token",
+                "details": [
+                    {"@type": "type.googleapis.com/google.firebase.fcm.v1.FcmError",
+                     "errorCode": "INVALID_ARGUMENT"},
+                    {"@type": "type.googleapis.com/google.rpc.BadRequest",
+                     "fieldViolations": [{"field": field, "description": "Invalid"}]}]}}),
+        )
+    };
+    {
+        let mut script = fcm.state.script.lock().unwrap();
+        script.insert(malformed.clone(), vec![invalid("message.token")].into());
+        script.insert(
+            other_field.clone(),
+            vec![invalid("message.android.ttl")].into(),
+        );
+    }
+    let id = room_question(&f).await;
+    until(
+        "the other devices' pushes sent",
+        Duration::from_secs(30),
+        || sent(&f.db(), &id) == tokens.len() - 2,
+    )
+    .await;
+    let devices_with = |token: &str| -> i64 {
+        f.db()
+            .query_row(
+                "SELECT COUNT(*) FROM devices WHERE push_token = ?1",
+                qp_server::params![token],
+                |r| r.get(0),
+            )
+            .unwrap()
+    };
+    until(
+        "the malformed token's device removed",
+        Duration::from_secs(30),
+        || devices_with(malformed) == 0,
+    )
+    .await;
+    until(
+        "the other field's push failed",
+        Duration::from_secs(30),
+        || job_of(&f, &id, other_field).0 == "failed",
+    )
+    .await;
+    assert_eq!(
+        devices_with(other_field),
+        1,
+        "a request fault removed its device"
+    );
+    let (_, attempts, ..) = job_of(&f, &id, other_field);
+    assert_eq!(attempts, 1, "a request fault was retried");
+    let per = accepted_per_device(None, Some(&fcm), &id);
+    assert!(!per.contains_key(malformed.as_str()));
+    assert_eq!(per.len(), tokens.len() - 2);
+    for (reason, n) in [
+        ("INVALID_ARGUMENT:message.token", 1.0),
+        ("INVALID_ARGUMENT", 1.0),
+    ] {
+        let series = format!(r#"qp_push_gateway_errors_total{{gateway="fcm",reason="{reason}"}}"#);
+        assert_eq!(metric(&f, &series).await, n, "{series}");
+    }
 }

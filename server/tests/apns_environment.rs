@@ -55,6 +55,7 @@ fn message(token: &str, environment: Option<&str>) -> PushMessage {
         kind: PushKind::Question,
         question: question(),
         encrypt: false,
+        attempts: 0,
     }
 }
 

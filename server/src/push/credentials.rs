@@ -129,7 +129,7 @@ impl CredentialGate {
             // Another push in flight saw the same refusal: one step each.
             let left = f.retry_at - now;
             return PushOutcome::Deferred {
-                reason: format!("{} credential refused: {error}", self.gateway),
+                reason: format!("{} {HEARD}{error}", self.gateway),
                 after: left,
             };
         }
@@ -160,7 +160,7 @@ impl CredentialGate {
             retry_at: now + step,
         });
         PushOutcome::Deferred {
-            reason: format!("{} credential refused: {error}", self.gateway),
+            reason: format!("{} {HEARD}{error}", self.gateway),
             after: step,
         }
     }
@@ -188,6 +188,19 @@ impl CredentialGate {
             self.board().set(self.gateway, None);
         }
     }
+}
+
+/// What follows the gateway's name in the reason of a push whose
+/// credential the gateway refused just now ([`CredentialGate::refused`]),
+/// unlike one held by the backoff without being sent.
+const HEARD: &str = "credential refused: ";
+
+/// Whether a deferred push's reason is a refusal the gateway answered (it
+/// was reached), not a push held by the credential's backoff.
+pub fn refusal_heard(reason: &str) -> bool {
+    reason
+        .split_once(' ')
+        .is_some_and(|(_, rest)| rest.starts_with(HEARD))
 }
 
 #[cfg(test)]

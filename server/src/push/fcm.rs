@@ -24,11 +24,39 @@ pub const FCM_SCOPE: &str = "https://www.googleapis.com/auth/firebase.messaging"
 pub use crate::config::push::FCM_MAX_CONNECTIONS as MAX_CONNECTIONS;
 /// How long one message's answer may take once its stream is open.
 pub(crate) const RESPONSE_TIMEOUT: Duration = Duration::from_secs(15);
-/// The least wait before a push FCM throttled (429) or could not serve
-/// (5xx) goes again when the answer has no `Retry-After`: Google asks
-/// senders to wait at least 10 s then. Never past the push's deadline
+/// The first wait before a push FCM could not serve (5xx) goes again when
+/// the answer has no `Retry-After`: Google asks senders to wait at least
+/// 10 s then, doubling ([`retry_wait`]). Never past the push's deadline
 /// (`push::next_state` fails it instead).
 pub const RETRY_FLOOR: Duration = Duration::from_secs(10);
+/// The first wait after `QUOTA_EXCEEDED` without `Retry-After`: Google's
+/// minimum initial retry delay for quota errors is 60 s.
+pub const QUOTA_FLOOR: Duration = Duration::from_secs(60);
+/// The longest wait [`retry_wait`] gives, jitter included.
+pub const RETRY_CAP: Duration = Duration::from_secs(3600);
+
+/// How long a push FCM refused with `reason` waits, at its `attempt`th
+/// failure (1 = the first), when FCM sent no `Retry-After`: Google's
+/// exponential backoff, from [`QUOTA_FLOOR`] for `QUOTA_EXCEEDED` and
+/// [`RETRY_FLOOR`] otherwise, doubling per attempt, capped at
+/// [`RETRY_CAP`], with ±25% jitter (never past the cap) so the pushes of one storm do not all
+/// come back at once.
+pub fn retry_wait(reason: &str, attempt: u32) -> Duration {
+    let jitter = rand::Rng::gen_range(&mut rand::thread_rng(), 0.75..=1.25);
+    retry_wait_with(reason, attempt, jitter)
+}
+
+/// [`retry_wait`] with the jitter's factor given (0.75 to 1.25).
+fn retry_wait_with(reason: &str, attempt: u32, jitter: f64) -> Duration {
+    let floor = if reason.contains("QUOTA_EXCEEDED") {
+        QUOTA_FLOOR
+    } else {
+        RETRY_FLOOR
+    };
+    let doublings = attempt.saturating_sub(1).min(20);
+    let wait = floor.saturating_mul(1 << doublings).min(RETRY_CAP);
+    wait.mul_f64(jitter).min(RETRY_CAP)
+}
 /// How long fetching the OAuth access token may take.
 pub(crate) const TOKEN_FETCH_TIMEOUT: Duration = Duration::from_secs(15);
 /// The longest one message can take here: a token fetch (pushes that find
@@ -266,13 +294,7 @@ impl FcmTransport {
             self.gate.accepted();
             return PushOutcome::Sent;
         }
-        // FCM's own code (`details[].errorCode`), else the RPC status.
-        let reason = err["error"]["details"]
-            .as_array()
-            .and_then(|d| d.iter().find_map(|x| x["errorCode"].as_str()))
-            .or_else(|| err["error"]["status"].as_str())
-            .unwrap_or_default()
-            .to_string();
+        let reason = reason_of(&err).to_string();
         let said = format!("FCM {status} {reason}");
         let row = classify(Gateway::Fcm, status, &reason);
         self.errors
@@ -295,19 +317,48 @@ impl FcmTransport {
                 self.gate.refused(&format!("{said}: access token refused"))
             }
             // Throttling and the service: the gateway, not this push.
-            // Without a Retry-After, not before RETRY_FLOOR (Google's
-            // guidance), never the push backoff's half second.
+            // Without a Retry-After, Google's backoff (`retry_wait`),
+            // never the push backoff's half second.
             Action::RetryDevice => PushOutcome::Retry {
+                after: Some(retry_after.unwrap_or_else(|| retry_wait(&said, m.attempts + 1))),
                 reason: said,
-                after: Some(retry_after.unwrap_or(RETRY_FLOOR)),
             },
             Action::Retry | Action::SlowTokenRefresh => PushOutcome::Unavailable {
+                after: Some(retry_after.unwrap_or_else(|| retry_wait(&said, m.attempts + 1))),
                 reason: said,
-                after: Some(retry_after.unwrap_or(RETRY_FLOOR)),
             },
         }
     }
 }
+
+/// The table's reason for FCM's error body: FCM's own code
+/// (`details[].errorCode`), else the RPC status; an `INVALID_ARGUMENT`
+/// whose `google.rpc.BadRequest` detail names the field `message.token`
+/// is [`MALFORMED_TOKEN`] (the registration token itself is malformed,
+/// unlike any other invalid argument, which is about this request).
+fn reason_of(err: &Value) -> &str {
+    let details = err["error"]["details"].as_array();
+    let reason = details
+        .and_then(|d| d.iter().find_map(|x| x["errorCode"].as_str()))
+        .or_else(|| err["error"]["status"].as_str())
+        .unwrap_or_default();
+    let names_the_token = details.is_some_and(|d| {
+        d.iter().any(|x| {
+            x["fieldViolations"]
+                .as_array()
+                .is_some_and(|v| v.iter().any(|f| f["field"] == "message.token"))
+        })
+    });
+    if reason == "INVALID_ARGUMENT" && names_the_token {
+        MALFORMED_TOKEN
+    } else {
+        reason
+    }
+}
+
+/// The reason (and metric label) of an `INVALID_ARGUMENT` about the
+/// registration token: the device is removed.
+pub const MALFORMED_TOKEN: &str = "INVALID_ARGUMENT:message.token";
 
 impl PushTransport for FcmTransport {
     fn send<'a>(&'a self, message: &'a PushMessage) -> PushFuture<'a> {
@@ -318,6 +369,43 @@ impl PushTransport for FcmTransport {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn without_retry_after_the_wait_doubles_from_googles_floor_to_an_hour() {
+        let secs = |reason: &str, attempt| retry_wait_with(reason, attempt, 1.0).as_secs();
+        let unavailable = "FCM 503 UNAVAILABLE";
+        let quota = "FCM 429 QUOTA_EXCEEDED";
+        assert_eq!(
+            (1..=10).map(|a| secs(unavailable, a)).collect::<Vec<_>>(),
+            [10, 20, 40, 80, 160, 320, 640, 1280, 2560, 3600]
+        );
+        assert_eq!(
+            (1..=8).map(|a| secs(quota, a)).collect::<Vec<_>>(),
+            [60, 120, 240, 480, 960, 1920, 3600, 3600]
+        );
+        assert_eq!(secs(quota, u32::MAX), 3600, "capped");
+        assert_eq!(retry_wait_with(quota, 1, 0.75), Duration::from_secs(45));
+        assert_eq!(retry_wait_with(unavailable, 20, 1.25), RETRY_CAP);
+        for _ in 0..200 {
+            let w = retry_wait(unavailable, 1);
+            assert!((7500..=12500).contains(&w.as_millis()), "{w:?}");
+        }
+    }
+
+    #[test]
+    fn an_invalid_argument_naming_message_token_is_a_malformed_token_and_no_other() {
+        let body = |field: &str| {
+            json!({"error": {"code": 400, "status": "INVALID_ARGUMENT", "details": [
+                {"@type": "type.googleapis.com/google.firebase.fcm.v1.FcmError",
+                 "errorCode": "INVALID_ARGUMENT"},
+                {"@type": "type.googleapis.com/google.rpc.BadRequest",
+                 "fieldViolations": [{"field": field, "description": "Invalid"}]}]}})
+        };
+        assert_eq!(reason_of(&body("message.token")), MALFORMED_TOKEN);
+        assert_eq!(reason_of(&body("message.android.ttl")), "INVALID_ARGUMENT");
+        let plain = json!({"error": {"code": 400, "status": "INVALID_ARGUMENT"}});
+        assert_eq!(reason_of(&plain), "INVALID_ARGUMENT");
+    }
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::sync::Arc;
 

@@ -5,7 +5,9 @@
 //! Each documented reason has a scope (who it is about) and an action:
 //!
 //! - **device**: the token is dead (APNs `410 Unregistered`, `410
-//!   ExpiredToken`, `400 DeviceTokenNotForTopic`; FCM `UNREGISTERED`): the
+//!   ExpiredToken`, `400 DeviceTokenNotForTopic`; FCM `UNREGISTERED`, and
+//!   FCM `400 INVALID_ARGUMENT` whose `BadRequest` detail names the field
+//!   `message.token`, counted as `INVALID_ARGUMENT:message.token`): the
 //!   device is removed, no retry;
 //! - **request**: this push as sent can never succeed (a bad header, a
 //!   payload too large): failed for good, the device kept. APNs `400
@@ -194,6 +196,10 @@ pub const ERRORS: &[ErrorRow] = &[
     row(Apns, 503, "Shutdown", Scope::Gateway),
     // FCM HTTP v1.
     row(Fcm, 404, "UNREGISTERED", Device),
+    // The registration token itself is malformed (FCM's BadRequest detail
+    // names the field `message.token`): no push can ever reach it. Any
+    // other INVALID_ARGUMENT is about this request.
+    row(Fcm, 400, "INVALID_ARGUMENT:message.token", Device),
     row(Fcm, 400, "INVALID_ARGUMENT", Request),
     // The token belongs to another Firebase project: this server can never
     // reach it, but a misconfigured project would say so for every device,
@@ -320,6 +326,7 @@ mod tests {
         apns_service_unavailable: Apns 503 "ServiceUnavailable" => Retry;
         apns_shutdown: Apns 503 "Shutdown" => Retry;
         fcm_unregistered: Fcm 404 "UNREGISTERED" => ForgetDevice;
+        fcm_invalid_argument_naming_the_token: Fcm 400 "INVALID_ARGUMENT:message.token" => ForgetDevice;
         fcm_invalid_argument: Fcm 400 "INVALID_ARGUMENT" => FailPush;
         fcm_sender_id_mismatch: Fcm 403 "SENDER_ID_MISMATCH" => FailPush;
         fcm_unauthenticated: Fcm 401 "UNAUTHENTICATED" => CredentialRefused;

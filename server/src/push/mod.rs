@@ -62,6 +62,10 @@ pub struct PushMessage {
     /// Seal it to the device's public key, if it registered one (the
     /// server's `push_encryption` setting).
     pub encrypt: bool,
+    /// Attempts this push spent before this send (0 on its first): paces
+    /// a gateway's backoff when it gives no `Retry-After`
+    /// ([`fcm::retry_wait`]).
+    pub attempts: u32,
 }
 
 impl PushMessage {
@@ -761,6 +765,7 @@ fn load_messages(
                     kind: job.kind,
                     question,
                     encrypt,
+                    attempts: job.attempts,
                 }),
                 _ => None,
             };

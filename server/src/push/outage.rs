@@ -14,7 +14,11 @@
 //! every push through it is held back without spending an attempt (the
 //! worker does not even send it) for a backoff step ([`OUTAGE_BACKOFF`],
 //! at least the gateway's `Retry-After`), after which pushes go again; the
-//! first answer that is not a gateway fault ends the outage. A push held
+//! first answer that is not a gateway fault ends the outage: a throttle
+//! (429) answered during an outage is one (the gateway is reachable; the
+//! push goes again after its Retry-After), and so is a credential refusal
+//! (the gateway answered; the credential's gate holds the pushes from
+//! then on, so the circuit never waits on a probe the gate keeps). A push held
 //! this way is never held past its deadline (the question's expiry; a
 //! resolution's day): then it fails, saying why.
 //!
@@ -214,6 +218,14 @@ impl Outages {
     /// the outage is of.
     pub fn judge(&self, gateway: &'static str, circuit: &str, outcome: PushOutcome) -> PushOutcome {
         match outcome {
+            // A throttle in an outage: the gateway is reachable again, and
+            // its Retry-After (else the push backoff) paces this push.
+            PushOutcome::Unavailable { reason, after }
+                if self.in_outage(circuit) && is_throttle(&reason) =>
+            {
+                self.answered(gateway, circuit);
+                PushOutcome::Retry { reason, after }
+            }
             PushOutcome::Unavailable { reason, after } => {
                 match self.fault(gateway, circuit, &reason, after) {
                     Some(hold) => PushOutcome::Deferred {
@@ -242,6 +254,14 @@ impl Outages {
             PushOutcome::Failed(ref text)
                 if super::metrics::answer_in(text).is_some()
                     || text.starts_with(super::webpush::ANSWERED) =>
+            {
+                self.answered(gateway, circuit);
+                outcome
+            }
+            // The credential refused: the gateway answered, so it is not
+            // down; the credential's gate holds its pushes from now on.
+            PushOutcome::Deferred { ref reason, .. }
+                if super::credentials::refusal_heard(reason) =>
             {
                 self.answered(gateway, circuit);
                 outcome
@@ -322,6 +342,12 @@ impl Outages {
     }
 }
 
+/// Whether a gateway fault's reason is a throttle (a 429: the gateway
+/// answered, only asking to slow down).
+fn is_throttle(reason: &str) -> bool {
+    super::metrics::answer_in(reason).is_some_and(|r| r.status == 429)
+}
+
 /// The gateway a circuit is of (its first word, [`circuit_of`]).
 fn gateway_of_circuit(circuit: &str) -> &'static str {
     match circuit.split(' ').next() {
@@ -400,6 +426,55 @@ mod tests {
             PushOutcome::Failed("APNs 400 BadTopic".into()),
         );
         assert!(o.held("apns").is_none());
+    }
+
+    /// A probe answered with a throttle (429) ends the outage: the gateway
+    /// is reachable, and the push goes again after its Retry-After,
+    /// spending an attempt like any throttled push.
+    #[test]
+    fn a_probe_answered_with_a_throttle_ends_the_outage() {
+        let o = Outages::default();
+        for _ in 0..OUTAGE_AFTER {
+            o.judge("fcm", "fcm", down(None));
+        }
+        assert!(o.in_outage("fcm"));
+        let throttled = PushOutcome::Unavailable {
+            reason: "FCM 429 QUOTA_EXCEEDED".into(),
+            after: Some(Duration::from_secs(7)),
+        };
+        let out = o.judge("fcm", "fcm", throttled);
+        assert!(!o.in_outage("fcm"), "still in an outage");
+        assert!(o.held("fcm").is_none());
+        assert_eq!(
+            out,
+            PushOutcome::Retry {
+                reason: "FCM 429 QUOTA_EXCEEDED".into(),
+                after: Some(Duration::from_secs(7)),
+            }
+        );
+        assert_eq!(o.take_ended(), vec!["fcm".to_string()]);
+    }
+
+    /// A probe whose credential is refused ends the outage (the gateway
+    /// answered; the credential's gate holds the pushes now); a push held
+    /// by the credential's backoff, never sent, leaves it as it is.
+    #[test]
+    fn a_credential_refusal_ends_the_outage_and_a_held_push_does_not() {
+        let o = Outages::default();
+        for _ in 0..OUTAGE_AFTER {
+            o.judge("apns", "apns", down(None));
+        }
+        let held = PushOutcome::Deferred {
+            reason: "apns credential refused, next try in 900 ms: APNs 403 InvalidProviderToken"
+                .into(),
+            after: Duration::from_millis(900),
+        };
+        o.judge("apns", "apns", held);
+        assert!(o.in_outage("apns"), "a push never sent ended the outage");
+        let gate = crate::push::credentials::CredentialGate::new("apns");
+        let refused = gate.refused("APNs 403 InvalidProviderToken: provider token refused");
+        o.judge("apns", "apns", refused);
+        assert!(!o.in_outage("apns"), "still in an outage");
     }
 
     /// Browsers use different push services: one down holds only its own
