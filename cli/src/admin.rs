@@ -25,7 +25,8 @@ use qp_server::store::{self, deliveries, now_secs, StoreError};
     after_help = "Admin commands work on a running server: they read the settings `qp serve` reads \
     (--config, then the QP_* variables, --db over both), so they open the server's database and \
     make links with its public_url. Users, rooms and agents are named by id or name (a room by its \
-    code too); a name several match is refused with the matches listed (exit code 2)."
+    code too); a name several match is refused with the matches listed. Exit codes: 0 done, 2 refused \
+    for what was typed (a rule broken, a limit reached, a name several match), 1 any other failure."
 )]
 pub struct AdminArgs {
     #[command(flatten)]
@@ -481,20 +482,33 @@ pub fn run(args: AdminArgs) -> i32 {
     }
 }
 
-/// A refused or failed command: its message, and exit code 2 for what the
-/// person typed (a rule broken, a name several match), else 1.
+/// A refused or failed command: its message, and its exit code
+/// ([`store_exit_code`]).
 fn failed(e: StoreError) -> i32 {
     eprintln!("qp admin: {e}");
+    store_exit_code(&e)
+}
+
+/// Exit code 2 for what the person typed (a rule broken, a limit reached,
+/// a name several match), else 1: the same as the server's rules give
+/// through [`app_exit_code`].
+fn store_exit_code(e: &StoreError) -> i32 {
     match e {
-        StoreError::Invalid(_) => EXIT_USAGE,
+        StoreError::Invalid(_) | StoreError::Limit { .. } => EXIT_USAGE,
         _ => EXIT_ERROR,
     }
 }
 
-/// A command the server's rules refused or that failed there: exit code 2
-/// for what the person typed, else 1.
+/// A command the server's rules refused or that failed there: its message,
+/// and its exit code ([`app_exit_code`]).
 fn app_failed(e: qp_server::app::AppError) -> i32 {
     eprintln!("qp admin: {e}");
+    app_exit_code(&e)
+}
+
+/// Exit code 2 for what the person typed (a rule broken, a limit reached:
+/// the store's limits arrive as `Invalid`), else 1.
+fn app_exit_code(e: &qp_server::app::AppError) -> i32 {
     match e {
         qp_server::app::AppError::Invalid { .. } => EXIT_USAGE,
         _ => EXIT_ERROR,
@@ -1094,5 +1108,31 @@ pub fn qr(text: &str) -> String {
             .light_color(qrcode::render::unicode::Dense1x2::Dark)
             .build(),
         Err(e) => format!("(no QR code: {e})"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A limit reached is refused for what was typed (exit 2), whether it
+    /// comes straight from the store or through the server's rules (where
+    /// it arrives as `Invalid`); a database failure is not (exit 1).
+    #[test]
+    fn a_limit_reached_exits_2_and_a_database_failure_1() {
+        let limit = || StoreError::Limit {
+            field: "push_token",
+            message: "push_token: you have 20 devices registered".into(),
+        };
+        assert_eq!(store_exit_code(&limit()), EXIT_USAGE);
+        assert_eq!(app_exit_code(&AppError::from(limit())), EXIT_USAGE);
+        assert_eq!(
+            store_exit_code(&StoreError::Invalid("name: empty".into())),
+            EXIT_USAGE
+        );
+        let db = || StoreError::Db(store::DbError::NoRow);
+        assert_eq!(store_exit_code(&db()), EXIT_ERROR);
+        assert_eq!(app_exit_code(&AppError::from(db())), EXIT_ERROR);
+        assert_eq!(EXIT_USAGE, 2);
     }
 }

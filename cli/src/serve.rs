@@ -114,30 +114,31 @@ pub fn settings_from_env() -> Result<PartialSettings, ConfigError> {
             // rest is a usage hint for flags this command does not take.
             let text = e.to_string();
             let first = text.lines().next().unwrap_or_default();
-            ConfigError::from(first.trim_start_matches("error: ").to_string())
+            ConfigError::Environment(first.trim_start_matches("error: ").to_string())
         })?;
-    PartialSettings::from_arg_matches(&matches).map_err(|e| e.to_string().into())
+    PartialSettings::from_arg_matches(&matches).map_err(|e| ConfigError::Environment(e.to_string()))
 }
 
 /// Fills the secret settings not given by flag or variable from their
 /// `_FILE` variables ([`qp_server::secret_env`]).
-fn secrets_from_files(args: &mut PartialSettings) -> Result<(), String> {
+fn secrets_from_files(args: &mut PartialSettings) -> Result<(), ConfigError> {
+    // Not quoted in the error: the URL may hold a password.
+    let parse_url = |variable: &'static str, url: String| {
+        url.parse::<qp_server::store::Database>()
+            .map_err(|source| ConfigError::SecretFileUrl { variable, source })
+    };
     if args.db.is_none() {
-        if let Some(url) = qp_server::secret_env::from_file("QP_DB").map_err(|e| e.to_string())? {
-            // Not quoted in the error: it may hold a password.
-            args.db = Some(url.parse().map_err(|e| format!("QP_DB_FILE: {e}"))?);
+        if let Some(given) = qp_server::secret_env::from_file("QP_DB")? {
+            args.db = Some(parse_url("QP_DB_FILE", given)?);
         }
     }
     if args.db_direct.is_none() {
-        if let Some(url) =
-            qp_server::secret_env::from_file("QP_DB_DIRECT").map_err(|e| e.to_string())?
-        {
-            args.db_direct = Some(url.parse().map_err(|e| format!("QP_DB_DIRECT_FILE: {e}"))?);
+        if let Some(given) = qp_server::secret_env::from_file("QP_DB_DIRECT")? {
+            args.db_direct = Some(parse_url("QP_DB_DIRECT_FILE", given)?);
         }
     }
     if args.metrics_token.is_none() {
-        args.metrics_token = qp_server::secret_env::from_file("QP_METRICS_TOKEN")
-            .map_err(|e| e.to_string())?
+        args.metrics_token = qp_server::secret_env::from_file("QP_METRICS_TOKEN")?
             .map(qp_server::config::Secret::from);
     }
     Ok(())

@@ -423,3 +423,34 @@ fn qp_login_as_takes_a_name_by_the_same_rule() {
         "refused without naming anyone: {err}"
     );
 }
+
+/// `qp admin --help` says which refusals exit 2 (a rule broken, a limit
+/// reached, a name several match) and that other failures exit 1, and the
+/// commands do as it says.
+#[test]
+fn the_help_says_which_refusals_exit_2_and_the_commands_do_so() {
+    let s = site("");
+    let (code, help, err) = qp_admin(s.dir.path(), &["--help"], &[]);
+    assert_eq!(code, 0, "{err}");
+    let help = help.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        help.contains(
+            "2 refused for what was typed (a rule broken, a limit reached, a name several match), \
+             1 any other failure"
+        ),
+        "{help}"
+    );
+    // A rule broken: 2, with a sentence naming the field.
+    let (code, out, err) = s.admin(&["user", "add", " "]);
+    assert_eq!(code, 2, "{out}{err}");
+    assert!(err.contains("name"), "{err}");
+    // A database that cannot be opened (under a file, not a directory): 1.
+    let unopenable = s.config.join("qp.sqlite");
+    let (code, out, err) = qp_admin(
+        s.dir.path(),
+        &["--db", unopenable.to_str().unwrap(), "user", "list"],
+        &[],
+    );
+    assert_eq!(code, 1, "{out}{err}");
+    assert!(err.contains("cannot open database"), "{err}");
+}

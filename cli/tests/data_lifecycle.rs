@@ -75,7 +75,8 @@ async fn a_second_server_on_one_sqlite_file_is_refused_with_the_file_and_pid() {
     let e = qp_server::serve::start(settings_for(Database::Sqlite(db.clone())), None)
         .await
         .err()
-        .unwrap();
+        .unwrap()
+        .to_string();
     assert!(e.contains(&db.display().to_string()), "{e}");
     assert!(e.contains(&format!("pid {}", std::process::id())), "{e}");
     assert!(e.contains("one server per SQLite file"), "{e}");
@@ -477,7 +478,8 @@ async fn a_database_of_the_previous_schema_with_data_upgrades_and_serves() {
     let e = qp_server::serve::start(settings.clone(), None)
         .await
         .err()
-        .unwrap();
+        .unwrap()
+        .to_string();
     assert!(
         e.contains(&format!("version {previous}")) && e.contains("qp migrate"),
         "{e}"

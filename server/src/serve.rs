@@ -2,6 +2,7 @@
 //! push transports, and the background loops ([`crate::workers`]).
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -18,7 +19,80 @@ use crate::push::fcm::FcmTransport;
 use crate::push::metrics::{GatewayErrors, Resends};
 use crate::push::router::PlatformRouter;
 use crate::push::PushTransport;
-use crate::store::{Database, Db};
+use crate::store::{Database, Db, DbError};
+
+/// Why the server did not start: each names the setting, file or address
+/// at fault, and what to do when there is something to do.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    /// The migration thread over `db_direct` panicked.
+    #[error("migrating over db_direct panicked")]
+    MigrationPanicked,
+    /// The migration over `db_direct` failed.
+    #[error("cannot migrate over db_direct: {0}")]
+    MigrateDirect(#[source] DbError),
+    /// `db` cannot be opened (locked by another server, not migrated, …).
+    #[error("cannot open database {db}: {source}")]
+    OpenDatabase { db: Database, source: DbError },
+    /// `listen` cannot be bound.
+    #[error("cannot listen on {listen}: {source}")]
+    Listen {
+        listen: SocketAddr,
+        source: std::io::Error,
+    },
+    /// The bound listener has no address.
+    #[error("{0}")]
+    BoundAddress(#[source] std::io::Error),
+    /// The TLS settings' files or ACME account cannot be used.
+    #[error(transparent)]
+    Tls(#[from] crate::tls::TlsError),
+    /// The schema's version cannot be read.
+    #[error("cannot read the schema version of {db}: {source}")]
+    SchemaVersion { db: Database, source: DbError },
+    /// The task reading `vapid_key` did not finish.
+    #[error("reading the VAPID key: {0}")]
+    VapidKeyTask(#[source] tokio::task::JoinError),
+    /// A push transport's settings cannot be used (`apns_key`,
+    /// `fcm_service_account`, `vapid_key`): the push module's words, which
+    /// name the setting.
+    #[error("{0}")]
+    Push(String),
+    /// The wake-ups' LISTEN (on `db_direct`, else `db`) heard nothing.
+    #[error("cannot LISTEN on {listening}: no wake-ups from other instances")]
+    NoWakeups { listening: Database },
+    /// `db_direct` and `db` name different databases.
+    #[error(
+        "db_direct ({direct}) does not hear what is sent through db ({db}): \
+         they must name the same database"
+    )]
+    DirectNotSameDatabase { direct: Database, db: Database },
+    /// `db` is reached through a transaction-mode pooler.
+    #[error(
+        "the wake-ups sent through db ({db}) are not heard by its LISTEN: \
+         behind a transaction-mode pooler (PgBouncer), set db_direct to the \
+         database reached directly"
+    )]
+    WakeupsNotHeard { db: Database },
+    /// The wake-ups could not be checked.
+    #[error("cannot check the wake-ups on {listening}: {source}")]
+    WakeupCheck {
+        listening: Database,
+        source: DbError,
+    },
+    /// The instances' shared VAPID public key cannot be read.
+    #[error("reading the shared VAPID public key: {0}")]
+    SharedVapidKey(#[source] DbError),
+    /// `vapid_key` is not the key the other instances on the database use.
+    #[error(
+        "vapid_key ({}) is not the key the other instances on this database use \
+         (theirs signs as {theirs}): browsers subscribed with that one, and their push \
+         services would refuse every Web Push from this instance. Give every instance \
+         a copy of the same key file (vapid_key), or, to start over with this key, \
+         every browser must subscribe again: see docs/operators/postgres.md, One VAPID key",
+        .path.display()
+    )]
+    OtherVapidKey { path: PathBuf, theirs: String },
+}
 
 pub struct RunningServer {
     pub addr: SocketAddr,
@@ -31,18 +105,20 @@ pub struct RunningServer {
 /// Opens the database. With `db_direct`, the schema is migrated over that
 /// direct connection (the migration's session-level lock cannot be left
 /// held by a pooler) and the pool then only checks the version.
-fn open_db(settings: &Settings) -> Result<Db, String> {
+fn open_db(settings: &Settings) -> Result<Db, StartError> {
     let mut migration = settings.migration;
     if let (Some(direct), crate::store::Migration::Apply) = (&settings.db_direct, migration) {
         let direct = direct.clone();
         std::thread::spawn(move || crate::store::versions::migrate(&direct))
             .join()
-            .map_err(|_| "migrating over db_direct panicked".to_string())?
-            .map_err(|e| format!("cannot migrate over db_direct: {e}"))?;
+            .map_err(|_| StartError::MigrationPanicked)?
+            .map_err(StartError::MigrateDirect)?;
         migration = crate::store::Migration::Require;
     }
-    Db::open_with(&settings.db, migration)
-        .map_err(|e| format!("cannot open database {}: {e}", settings.db))
+    Db::open_with(&settings.db, migration).map_err(|source| StartError::OpenDatabase {
+        db: settings.db.clone(),
+        source,
+    })
 }
 
 /// Opens the database, binds the listener and starts every task. Pushes go
@@ -51,16 +127,17 @@ fn open_db(settings: &Settings) -> Result<Db, String> {
 pub async fn start(
     settings: Settings,
     push: Option<Arc<dyn PushTransport>>,
-) -> Result<RunningServer, String> {
+) -> Result<RunningServer, StartError> {
     let db = open_db(&settings)?;
-    let listener = TcpListener::bind(settings.listen)
-        .await
-        .map_err(|e| format!("cannot listen on {}: {e}", settings.listen))?;
-    let addr = listener.local_addr().map_err(|e| e.to_string())?;
-    let tls = crate::tls::Tls::start(&settings.tls)
-        .await
-        .map_err(|e| e.to_string())?
-        .map(Arc::new);
+    let listener =
+        TcpListener::bind(settings.listen)
+            .await
+            .map_err(|source| StartError::Listen {
+                listen: settings.listen,
+                source,
+            })?;
+    let addr = listener.local_addr().map_err(StartError::BoundAddress)?;
+    let tls = crate::tls::Tls::start(&settings.tls).await?.map(Arc::new);
     let mut settings = settings;
     // Pairing links name the bound address (port 0 resolved) unless told.
     if settings.public_url.is_none() {
@@ -87,7 +164,10 @@ pub async fn start(
         .db
         .run(crate::store::versions::version_of)
         .await
-        .map_err(|e| format!("cannot read the schema version of {}: {e}", app.settings.db))?;
+        .map_err(|source| StartError::SchemaVersion {
+            db: app.settings.db.clone(),
+            source,
+        })?;
     app.metrics.register_build_info(schema);
     // The key served to browsers, read (or made) once, before any request:
     // a key file removed while the server runs then changes nothing (read
@@ -99,7 +179,8 @@ pub async fn start(
             crate::push::webpush::VapidKey::load_or_create(&path)
         })
         .await
-        .map_err(|e| format!("reading the VAPID key: {e}"))??;
+        .map_err(StartError::VapidKeyTask)?
+        .map_err(StartError::Push)?;
         let _ = app.web_push_key.set(key.public_key());
     }
 
@@ -110,14 +191,16 @@ pub async fn start(
         // would swallow LISTEN).
         let (listener_task, ready) = crate::workers::wakeups(&app, url.clone());
         workers.push(listener_task);
-        let listening = app.settings.db_direct.as_ref().unwrap_or(&app.settings.db);
+        let listening = app
+            .settings
+            .db_direct
+            .clone()
+            .unwrap_or_else(|| app.settings.db.clone());
         if tokio::time::timeout(Duration::from_secs(15), ready)
             .await
             .is_err()
         {
-            return Err(format!(
-                "cannot LISTEN on {listening}: no wake-ups from other instances"
-            ));
+            return Err(StartError::NoWakeups { listening });
         }
         // A NOTIFY through the request connections must reach the LISTEN:
         // not through a transaction-mode pooler, nor when db_direct names
@@ -126,20 +209,15 @@ pub async fn start(
             Ok(true) => {}
             Ok(false) => {
                 return Err(if app.settings.db_direct.is_some() {
-                    format!(
-                        "db_direct ({listening}) does not hear what is sent through db ({}): \
-                         they must name the same database",
-                        app.settings.db
-                    )
+                    StartError::DirectNotSameDatabase {
+                        direct: listening,
+                        db: app.settings.db.clone(),
+                    }
                 } else {
-                    format!(
-                        "the wake-ups sent through db ({listening}) are not heard by its LISTEN: \
-                         behind a transaction-mode pooler (PgBouncer), set db_direct to the \
-                         database reached directly"
-                    )
+                    StartError::WakeupsNotHeard { db: listening }
                 })
             }
-            Err(e) => return Err(format!("cannot check the wake-ups on {listening}: {e}")),
+            Err(source) => return Err(StartError::WakeupCheck { listening, source }),
         }
     }
 
@@ -170,7 +248,7 @@ pub async fn start(
             // Each reports its credential's state to /readyz and /metrics.
             ios: match app.settings.apns.clone() {
                 Some(c) => {
-                    let t = ApnsTransport::new(c)?;
+                    let t = ApnsTransport::new(c).map_err(StartError::Push)?;
                     t.gate().report_to(&credentials);
                     t.report_resends_to(&resends);
                     t.report_errors_to(&errors);
@@ -180,7 +258,7 @@ pub async fn start(
             },
             android: match app.settings.fcm.clone() {
                 Some(c) => {
-                    let t = FcmTransport::new(c)?;
+                    let t = FcmTransport::new(c).map_err(StartError::Push)?;
                     t.gate().report_to(&credentials);
                     t.report_resends_to(&resends);
                     t.report_errors_to(&errors);
@@ -189,7 +267,7 @@ pub async fn start(
                 None => None,
             },
             dev: Some(Arc::new(DevTransport::new(app.clone()))),
-            web: crate::push::webpush::transport(&app.settings)?,
+            web: crate::push::webpush::transport(&app.settings).map_err(StartError::Push)?,
         }),
     };
     if let (crate::store::Database::Postgres(_), Some(platforms)) =
@@ -219,7 +297,7 @@ pub async fn start(
 /// On PostgreSQL, refuses to start with another VAPID key than the
 /// instances before: browsers subscribed with the first one's public key,
 /// and their push services refuse pushes signed with any other.
-async fn same_vapid_key_as_the_other_instances(app: &Arc<App>) -> Result<(), String> {
+async fn same_vapid_key_as_the_other_instances(app: &Arc<App>) -> Result<(), StartError> {
     if !matches!(app.settings.db, crate::store::Database::Postgres(_)) {
         return Ok(());
     }
@@ -228,7 +306,9 @@ async fn same_vapid_key_as_the_other_instances(app: &Arc<App>) -> Result<(), Str
     else {
         return Ok(());
     };
-    let mine = crate::push::webpush::VapidKey::load_or_create(&path)?.public_key();
+    let mine = crate::push::webpush::VapidKey::load_or_create(&path)
+        .map_err(StartError::Push)?
+        .public_key();
     let theirs = {
         let mine = mine.clone();
         app.db
@@ -241,17 +321,10 @@ async fn same_vapid_key_as_the_other_instances(app: &Arc<App>) -> Result<(), Str
                 )
             })
             .await
-            .map_err(|e| format!("reading the shared VAPID public key: {e}"))?
+            .map_err(StartError::SharedVapidKey)?
     };
     if theirs != mine {
-        return Err(format!(
-            "vapid_key ({}) is not the key the other instances on this database use \
-             (theirs signs as {theirs}): browsers subscribed with that one, and their push \
-             services would refuse every Web Push from this instance. Give every instance \
-             a copy of the same key file (vapid_key), or, to start over with this key, \
-             every browser must subscribe again: see docs/operators/postgres.md, One VAPID key",
-            path.display()
-        ));
+        return Err(StartError::OtherVapidKey { path, theirs });
     }
     Ok(())
 }

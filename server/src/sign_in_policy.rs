@@ -80,14 +80,6 @@ pub struct ChoiceError {
     pub given: String,
 }
 
-/// The settings' checks (`config`) still collect their refusals as
-/// sentences; this lets them take a [`ChoiceError`] with `?`.
-impl From<ChoiceError> for String {
-    fn from(e: ChoiceError) -> String {
-        e.to_string()
-    }
-}
-
 /// Why a person may not approve a sign-in here (none: they may).
 pub fn refusal(
     conn: &Conn,

@@ -7,7 +7,7 @@ use std::time::Duration;
 use crate::store::retention::Retention;
 use crate::store::Migration;
 
-use super::PartialSettings;
+use super::{ConfigError, PartialSettings};
 
 /// The largest `retention_batch_size` (rows deleted per statement).
 pub const MAX_RETENTION_BATCH_SIZE: usize = 100_000;
@@ -22,7 +22,7 @@ pub(super) fn migration(m: &PartialSettings) -> Migration {
 }
 
 /// The retention settings: days (0 keeps forever) and the batch size.
-pub(super) fn retention(m: &PartialSettings) -> Result<Retention, String> {
+pub(super) fn retention(m: &PartialSettings) -> Result<Retention, ConfigError> {
     let d = Retention::default();
     let days = |v: Option<u64>, def: Option<Duration>| match v {
         None => def,
@@ -31,9 +31,10 @@ pub(super) fn retention(m: &PartialSettings) -> Result<Retention, String> {
     };
     let batch_size = m.retention_batch_size.unwrap_or(d.batch_size);
     if !(1..=MAX_RETENTION_BATCH_SIZE).contains(&batch_size) {
-        return Err(format!(
-            "retention_batch_size must be 1 to {MAX_RETENTION_BATCH_SIZE}"
-        ));
+        return Err(ConfigError::OutOfRange {
+            keys: &["retention_batch_size"],
+            rule: format!("1 to {MAX_RETENTION_BATCH_SIZE}"),
+        });
     }
     Ok(Retention {
         questions: days(m.retention_questions_days, d.questions),

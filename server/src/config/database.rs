@@ -6,24 +6,26 @@ use serde::Serialize;
 
 use crate::store::Database;
 
-use super::Settings;
+use super::{ConfigError, Settings};
 
 /// `db`'s default: an SQLite file in the working directory.
 pub const DEFAULT_DB_FILE: &str = "qp.sqlite";
 
 /// `db_direct` goes only with a PostgreSQL `db`, and is a PostgreSQL URL.
-pub(super) fn check_db_direct(s: &Settings) -> Result<(), String> {
-    match (&s.db, &s.db_direct) {
-        (_, None) | (Database::Postgres(_), Some(Database::Postgres(_))) => Ok(()),
-        (_, Some(Database::Sqlite(_))) => Err(
-            "db_direct: must be a postgres:// URL (the same database as db, without a pooler between)"
-                .into(),
-        ),
-        (Database::Sqlite(_), Some(_)) => Err(
-            "db_direct: only with a PostgreSQL db (an SQLite file has no pooler and no LISTEN)"
-                .into(),
-        ),
-    }
+pub(super) fn check_db_direct(s: &Settings) -> Result<(), ConfigError> {
+    let rule = match (&s.db, &s.db_direct) {
+        (_, None) | (Database::Postgres(_), Some(Database::Postgres(_))) => return Ok(()),
+        (_, Some(Database::Sqlite(_))) => {
+            "must be a postgres:// URL (the same database as db, without a pooler between)"
+        }
+        (Database::Sqlite(_), Some(_)) => {
+            "only with a PostgreSQL db (an SQLite file has no pooler and no LISTEN)"
+        }
+    };
+    Err(ConfigError::Invalid {
+        key: "db_direct",
+        rule: rule.into(),
+    })
 }
 
 /// A `db` serialised for [`super::PartialSettings::over`] only: as given,

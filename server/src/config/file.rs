@@ -3,15 +3,18 @@
 
 use std::path::Path;
 
-use super::PartialSettings;
+use super::{ConfigError, PartialSettings};
 
 impl PartialSettings {
     /// Reads a TOML config file.
-    pub fn from_file(path: &Path) -> Result<Self, super::ConfigError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read config file {}: {e}", path.display()))?;
-        toml::from_str(&text).map_err(|e| {
-            format!("config file {}: {}", path.display(), toml_error(&text, &e)).into()
+    pub fn from_file(path: &Path) -> Result<Self, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::ReadFile {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        toml::from_str(&text).map_err(|e| ConfigError::Syntax {
+            path: path.to_path_buf(),
+            detail: toml_error(&text, &e),
         })
     }
 
@@ -19,7 +22,7 @@ impl PartialSettings {
     /// comes from `lower`. Done through JSON objects (the keys serde's
     /// derive gives; JSON, not TOML, because it holds every `u64`), so a new
     /// setting needs no line here.
-    pub fn over(self, lower: PartialSettings) -> Result<PartialSettings, super::ConfigError> {
+    pub fn over(self, lower: PartialSettings) -> Result<PartialSettings, ConfigError> {
         let object = |p: &PartialSettings| match serde_json::to_value(p) {
             // A key not given is null: it must not hide the one below.
             Ok(serde_json::Value::Object(mut o)) => {
@@ -27,12 +30,12 @@ impl PartialSettings {
                 Ok(o)
             }
             // The one value serde cannot write: a path that is not UTF-8.
-            _ => Err("settings: a file path must be valid UTF-8".to_string()),
+            _ => Err(ConfigError::NonUtf8Path),
         };
         let mut merged = object(&lower)?;
         merged.extend(object(&self)?);
         serde_json::from_value(serde_json::Value::Object(merged))
-            .map_err(|e| format!("settings: {e}").into())
+            .map_err(|e| ConfigError::Layering(e.to_string()))
     }
 }
 

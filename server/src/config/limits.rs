@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use super::Settings;
+use super::{ConfigError, Settings};
 
 /// `ask_rate_per_minute`'s default: questions an agent may ask per minute.
 pub const DEFAULT_ASK_RATE_PER_MINUTE: u32 = 60;
@@ -42,38 +42,51 @@ pub const DEFAULT_MAX_CONNECTIONS_PER_ADDRESS: usize = 512;
 pub const DEFAULT_IDLE_TIMEOUT_SECS: u64 = 75;
 
 /// The ask rate: each must let something through.
-pub(super) fn check_ask_rate(s: &Settings) -> Result<(), String> {
+pub(super) fn check_ask_rate(s: &Settings) -> Result<(), ConfigError> {
     if s.ask_rate_per_minute == 0 || s.ask_burst == 0 {
-        return Err("ask_rate_per_minute and ask_burst must be at least 1".into());
+        return Err(ConfigError::at_least_1(&[
+            "ask_rate_per_minute",
+            "ask_burst",
+        ]));
     }
     Ok(())
 }
 
 /// The resource limits: each must let something through.
-pub(super) fn check_limits(s: &Settings) -> Result<(), String> {
+pub(super) fn check_limits(s: &Settings) -> Result<(), ConfigError> {
+    let range = |keys: &'static [&'static str], rule: &str| ConfigError::OutOfRange {
+        keys,
+        rule: rule.into(),
+    };
     if s.answer_rate_per_minute == 0 || s.answer_burst == 0 {
-        return Err("answer_rate_per_minute and answer_burst must be at least 1".into());
+        return Err(ConfigError::at_least_1(&[
+            "answer_rate_per_minute",
+            "answer_burst",
+        ]));
     }
     if s.max_connections_per_address == 0 {
-        return Err("max_connections_per_address must be at least 1".into());
+        return Err(ConfigError::at_least_1(&["max_connections_per_address"]));
     }
     if s.max_long_polls_per_token == 0 {
-        return Err("max_long_polls_per_token must be at least 1".into());
+        return Err(ConfigError::at_least_1(&["max_long_polls_per_token"]));
     }
     if s.idempotency_key_ttl < MIN_IDEMPOTENCY_KEY_TTL {
-        return Err(format!(
-            "idempotency_key_ttl_secs must be at least {} (clients retry within it)",
-            MIN_IDEMPOTENCY_KEY_TTL.as_secs()
+        return Err(range(
+            &["idempotency_key_ttl_secs"],
+            &format!(
+                "at least {} (clients retry within it)",
+                MIN_IDEMPOTENCY_KEY_TTL.as_secs()
+            ),
         ));
     }
     if s.mcp_max_sessions_per_agent == 0 {
-        return Err("mcp_max_sessions_per_agent must be at least 1".into());
+        return Err(ConfigError::at_least_1(&["mcp_max_sessions_per_agent"]));
     }
     if !(10..=86_400).contains(&s.mcp_session_idle.as_secs()) {
-        return Err("mcp_session_idle_secs must be 10 to 86400 (a day)".into());
+        return Err(range(&["mcp_session_idle_secs"], "10 to 86400 (a day)"));
     }
     if !(5..=3600).contains(&s.idle_timeout.as_secs()) {
-        return Err("idle_timeout_secs must be 5 to 3600".into());
+        return Err(range(&["idle_timeout_secs"], "5 to 3600"));
     }
     Ok(())
 }

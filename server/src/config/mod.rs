@@ -510,15 +510,15 @@ impl PartialSettings {
 }
 
 /// The rules between settings, and each limit letting something through.
-fn check(s: &Settings) -> Result<(), String> {
+fn check(s: &Settings) -> Result<(), ConfigError> {
     database::check_db_direct(s)?;
     limits::check_ask_rate(s)?;
     if s.sweep_interval.is_zero() {
-        return Err("sweep_interval_ms must be at least 1".into());
+        return Err(ConfigError::at_least_1(&["sweep_interval_ms"]));
     }
     push::check_lease(s.push_lease)?;
     if s.webhook_max_attempts == 0 {
-        return Err("webhook_max_attempts must be at least 1".into());
+        return Err(ConfigError::at_least_1(&["webhook_max_attempts"]));
     }
     tls::check_plain_http(s)?;
     limits::check_limits(s)
@@ -526,31 +526,104 @@ fn check(s: &Settings) -> Result<(), String> {
 
 /// A scraper's shared secret: long enough not to be guessed, and one
 /// header-safe word (it travels as `Authorization: Bearer …`).
-fn metrics_token(t: &str) -> Result<Secret, String> {
+fn metrics_token(t: &str) -> Result<Secret, ConfigError> {
     let t = t.trim();
     if t.len() < 16 || !t.bytes().all(|b| b.is_ascii_graphic()) {
-        return Err(
-            "metrics_token: must be at least 16 visible ASCII characters, no spaces".into(),
-        );
+        return Err(ConfigError::Invalid {
+            key: "metrics_token",
+            rule: "must be at least 16 visible ASCII characters, no spaces".into(),
+        });
     }
     Ok(Secret::from(t))
 }
 
-/// A setting that cannot be used: the words name the setting and the rule
-/// (`ask_rate_per_minute: must be at least 1`), for the operator.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{0}")]
-pub struct ConfigError(String);
-
-impl From<crate::sign_in_policy::ChoiceError> for ConfigError {
-    fn from(e: crate::sign_in_policy::ChoiceError) -> ConfigError {
-        ConfigError(e.to_string())
-    }
+/// A setting that cannot be used, or a config file that cannot be read:
+/// the words name the setting (or the file, the variable) and the rule
+/// (`ask_rate_per_minute and ask_burst must be at least 1`), for the
+/// operator. Never quotes a secret's value.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// A setting's value breaks its rule (`push_encryption: must be auto
+    /// or off, not "on"`).
+    #[error("{key}: {rule}")]
+    Invalid { key: &'static str, rule: String },
+    /// Settings outside their range (`idle_timeout_secs must be 5 to
+    /// 3600`); several keys share one rule (`answer_rate_per_minute and
+    /// answer_burst must be at least 1`).
+    #[error("{} must be {rule}", .keys.join(" and "))]
+    OutOfRange {
+        keys: &'static [&'static str],
+        rule: String,
+    },
+    /// Settings that go together, or exclude each other: the rule names
+    /// them all (`tls_cert and tls_key go together: give both PEM files`).
+    #[error("{rule}")]
+    Combination {
+        keys: &'static [&'static str],
+        rule: &'static str,
+    },
+    /// Plain HTTP beyond loopback, without a proxy in front that
+    /// terminates TLS.
+    #[error(
+        "refusing to serve plain HTTP on {listen}: phones and tokens need TLS beyond loopback. \
+         Give tls_cert and tls_key (--tls-cert/--tls-key), or acme_domain (--acme-domain), \
+         or, when a proxy in front terminates TLS, behind_proxy (--behind-proxy)"
+    )]
+    PlainHttp { listen: SocketAddr },
+    /// A file a setting names cannot be read, or does not hold what the
+    /// setting wants (`apns_key`, `fcm_service_account`).
+    #[error("{key} {}: {reason}", .path.display())]
+    File {
+        key: &'static str,
+        path: PathBuf,
+        reason: String,
+    },
+    /// A setting with a fixed set of choices given another value.
+    #[error(transparent)]
+    Choice(#[from] crate::sign_in_policy::ChoiceError),
+    /// The config file cannot be read.
+    #[error("cannot read config file {}: {source}", .path.display())]
+    ReadFile {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// The config file is not valid TOML, or a key holds the wrong type:
+    /// the line and column, and the key when it is one of ours (never a
+    /// secret's value).
+    #[error("config file {}: {detail}", .path.display())]
+    Syntax { path: PathBuf, detail: String },
+    /// A file path among the settings is not UTF-8 (the layering of flags
+    /// over the file cannot carry it).
+    #[error("settings: a file path must be valid UTF-8")]
+    NonUtf8Path,
+    /// The layered settings do not read back (a value of the wrong type).
+    #[error("settings: {0}")]
+    Layering(String),
+    /// An environment variable's value is refused (clap's words, which
+    /// name its flag and the rule).
+    #[error("{0}")]
+    Environment(String),
+    /// A secret's `_FILE` variable names a file that cannot be read or is
+    /// empty.
+    #[error(transparent)]
+    SecretFile(#[from] crate::secret_env::SecretFileError),
+    /// A database URL read from a `_FILE` variable cannot be used (not
+    /// quoted: it may hold a password).
+    #[error("{variable}: {source}")]
+    SecretFileUrl {
+        variable: &'static str,
+        source: crate::store::UrlError,
+    },
 }
 
-impl From<String> for ConfigError {
-    fn from(message: String) -> ConfigError {
-        ConfigError(message)
+impl ConfigError {
+    /// `{key} must be at least 1`: a count or a duration of zero would let
+    /// nothing through.
+    pub(crate) fn at_least_1(keys: &'static [&'static str]) -> ConfigError {
+        ConfigError::OutOfRange {
+            keys,
+            rule: "at least 1".into(),
+        }
     }
 }
 
@@ -779,6 +852,7 @@ mod tests {
             }
             .resolve(PartialSettings::default())
             .map(|s| s.push_lease)
+            .map_err(|e| e.to_string())
         };
         assert_eq!(lease(2_000), Ok(Duration::from_secs(2)));
         assert_eq!(lease(3_600_000), Ok(Duration::from_secs(3600)));

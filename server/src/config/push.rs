@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use super::PartialSettings;
+use super::{ConfigError, PartialSettings};
 
 /// APNs' production gateway (`--apns-base-url`'s default).
 pub const APNS_PRODUCTION: &str = "https://api.push.apple.com";
@@ -162,14 +162,22 @@ pub(crate) fn stamp(path: &Path) -> Stamp {
 }
 
 /// APNs: all three of key, key id and team id, or none.
-pub(super) fn apns(m: &PartialSettings) -> Result<Option<ApnsConfig>, String> {
+pub(super) fn apns(m: &PartialSettings) -> Result<Option<ApnsConfig>, ConfigError> {
     let (key, key_id, team_id) = match (&m.apns_key, &m.apns_key_id, &m.apns_team_id) {
         (None, None, None) => return Ok(None),
         (Some(key), Some(key_id), Some(team_id)) => (key, key_id, team_id),
-        _ => return Err("APNs needs all three of apns_key, apns_key_id and apns_team_id".into()),
+        _ => {
+            return Err(ConfigError::Combination {
+                keys: &["apns_key", "apns_key_id", "apns_team_id"],
+                rule: "APNs needs all three of apns_key, apns_key_id and apns_team_id",
+            })
+        }
     };
-    let (key_file, key_pem) =
-        WatchedFile::read(key).map_err(|e| format!("apns_key {}: {e}", key.display()))?;
+    let (key_file, key_pem) = WatchedFile::read(key).map_err(|e| ConfigError::File {
+        key: "apns_key",
+        path: key.clone(),
+        reason: e.to_string(),
+    })?;
     let base_url = m.apns_base_url.clone().unwrap_or_else(|| {
         let url = if m.apns_sandbox {
             APNS_SANDBOX
@@ -191,33 +199,38 @@ pub(super) fn apns(m: &PartialSettings) -> Result<Option<ApnsConfig>, String> {
 }
 
 /// FCM HTTP v1, when a service account is given.
-pub(super) fn fcm(m: &PartialSettings) -> Result<Option<FcmConfig>, String> {
+pub(super) fn fcm(m: &PartialSettings) -> Result<Option<FcmConfig>, ConfigError> {
     let Some(path) = &m.fcm_service_account else {
         return Ok(None);
     };
-    let (account_file, account_json) = WatchedFile::read(path)
-        .map_err(|e| format!("fcm_service_account {}: {e}", path.display()))?;
+    let unusable = |reason: String| ConfigError::File {
+        key: "fcm_service_account",
+        path: path.clone(),
+        reason,
+    };
+    let (account_file, account_json) =
+        WatchedFile::read(path).map_err(|e| unusable(e.to_string()))?;
     Ok(Some(FcmConfig {
         base_url: m
             .fcm_base_url
             .clone()
             .unwrap_or_else(|| FCM_BASE.to_string()),
-        account: ServiceAccount::from_json(&account_json)
-            .map_err(|e| format!("fcm_service_account {}: {e}", path.display()))?,
+        account: ServiceAccount::from_json(&account_json).map_err(unusable)?,
         account_file: Some(account_file),
         max_connections: FCM_MAX_CONNECTIONS,
     }))
 }
 
 /// `push_encryption`: `auto` (the default) or `off`.
-pub(super) fn push_encryption(m: &PartialSettings) -> Result<bool, String> {
+pub(super) fn push_encryption(m: &PartialSettings) -> Result<bool, ConfigError> {
     match m.push_encryption.as_deref() {
         None => Ok(DEFAULT_PUSH_ENCRYPTION),
         Some("auto") => Ok(true),
         Some("off") => Ok(false),
-        Some(other) => Err(format!(
-            "push_encryption: must be auto or off, not {other:?}"
-        )),
+        Some(other) => Err(ConfigError::Invalid {
+            key: "push_encryption",
+            rule: format!("must be auto or off, not {other:?}"),
+        }),
     }
 }
 
@@ -226,17 +239,20 @@ pub(super) fn push_encryption(m: &PartialSettings) -> Result<bool, String> {
 /// leaves ([`MIN_PUSH_LEASE`]). A lease past an hour leaves a crashed
 /// instance's claimed pushes undelivered for that long, and one near the
 /// integer limits would overflow the claim's deadline.
-pub(super) fn check_lease(lease: Duration) -> Result<(), String> {
+pub(super) fn check_lease(lease: Duration) -> Result<(), ConfigError> {
     let min = MIN_PUSH_LEASE.as_millis();
     if lease < MIN_PUSH_LEASE || lease > MAX_PUSH_LEASE {
-        return Err(format!(
-            "push_lease_ms must be {min} to {}: below {min} ms the time the worker keeps \
-             for recording a push's outcome (a quarter of the lease) cannot hold one write \
-             (its {} ms lock wait); the default, {}, fits every gateway's worst case",
-            MAX_PUSH_LEASE.as_millis(),
-            WRITE_TRY_WAIT.as_millis(),
-            DEFAULT_PUSH_LEASE.as_millis()
-        ));
+        return Err(ConfigError::OutOfRange {
+            keys: &["push_lease_ms"],
+            rule: format!(
+                "{min} to {}: below {min} ms the time the worker keeps \
+                 for recording a push's outcome (a quarter of the lease) cannot hold one write \
+                 (its {} ms lock wait); the default, {}, fits every gateway's worst case",
+                MAX_PUSH_LEASE.as_millis(),
+                WRITE_TRY_WAIT.as_millis(),
+                DEFAULT_PUSH_LEASE.as_millis()
+            ),
+        });
     }
     Ok(())
 }

@@ -5,7 +5,7 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::{PartialSettings, Settings};
+use super::{ConfigError, PartialSettings, Settings};
 
 /// `listen`'s default: loopback only, on the protocol's port.
 pub const DEFAULT_LISTEN: SocketAddr = SocketAddr::new(
@@ -84,15 +84,18 @@ impl Settings {
 }
 
 /// An address or a network (`10.0.0.7`, `10.0.0.0/8`, `::1`).
-pub(super) fn parse_proxy(p: &str) -> Result<ipnet::IpNet, String> {
+pub(super) fn parse_proxy(p: &str) -> Result<ipnet::IpNet, ConfigError> {
     let p = p.trim();
     p.parse::<ipnet::IpNet>()
         .or_else(|_| p.parse::<std::net::IpAddr>().map(ipnet::IpNet::from))
-        .map_err(|_| format!("trusted_proxy: {p:?} is not an IP address or network (10.0.0.0/8)"))
+        .map_err(|_| ConfigError::Invalid {
+            key: "trusted_proxy",
+            rule: format!("{p:?} is not an IP address or network (10.0.0.0/8)"),
+        })
 }
 
 /// Files, ACME or nothing; never both.
-pub(super) fn tls_settings(m: &PartialSettings) -> Result<TlsSettings, String> {
+pub(super) fn tls_settings(m: &PartialSettings) -> Result<TlsSettings, ConfigError> {
     let domains: Vec<String> = m
         .acme_domain
         .iter()
@@ -117,7 +120,10 @@ pub(super) fn tls_settings(m: &PartialSettings) -> Result<TlsSettings, String> {
                         .chars()
                         .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.')
             }) {
-                return Err(format!("acme_domain: {bad:?} is not a DNS name"));
+                return Err(ConfigError::Invalid {
+                    key: "acme_domain",
+                    rule: format!("{bad:?} is not a DNS name"),
+                });
             }
             Ok(TlsSettings::Acme(AcmeSettings {
                 domains,
@@ -133,24 +139,21 @@ pub(super) fn tls_settings(m: &PartialSettings) -> Result<TlsSettings, String> {
                 directory_ca: m.acme_directory_ca.clone(),
             }))
         }
-        ((Some(_), None), _) | ((None, Some(_)), _) => {
-            Err("tls_cert and tls_key go together: give both PEM files".into())
-        }
-        ((Some(_), Some(_)), false) => {
-            Err("give either tls_cert/tls_key or acme_domain, not both".into())
-        }
+        ((Some(_), None), _) | ((None, Some(_)), _) => Err(ConfigError::Combination {
+            keys: &["tls_cert", "tls_key"],
+            rule: "tls_cert and tls_key go together: give both PEM files",
+        }),
+        ((Some(_), Some(_)), false) => Err(ConfigError::Combination {
+            keys: &["tls_cert", "tls_key", "acme_domain"],
+            rule: "give either tls_cert/tls_key or acme_domain, not both",
+        }),
     }
 }
 
 /// Plain HTTP only on loopback, unless a proxy in front terminates TLS.
-pub(super) fn check_plain_http(s: &Settings) -> Result<(), String> {
+pub(super) fn check_plain_http(s: &Settings) -> Result<(), ConfigError> {
     if s.tls == TlsSettings::Off && !s.behind_proxy && !s.listen.ip().is_loopback() {
-        return Err(format!(
-            "refusing to serve plain HTTP on {}: phones and tokens need TLS beyond loopback. \
-             Give tls_cert and tls_key (--tls-cert/--tls-key), or acme_domain (--acme-domain), \
-             or, when a proxy in front terminates TLS, behind_proxy (--behind-proxy)",
-            s.listen
-        ));
+        return Err(ConfigError::PlainHttp { listen: s.listen });
     }
     Ok(())
 }

@@ -197,7 +197,7 @@ fn read_row(row: &postgres::Row) -> DbResult<Row> {
             ref other => {
                 return Err(DbError::Column {
                     index: i,
-                    message: format!("unexpected type {other}"),
+                    source: super::sql::ValueError::UnexpectedType(format!("type {other}")),
                 })
             }
         };

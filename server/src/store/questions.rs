@@ -22,7 +22,10 @@ fn from_row(r: &super::sql::Row) -> DbResult<StoredQuestion> {
     let body: String = r.get(0)?;
     let question = serde_json::from_str(&body).map_err(|e| super::DbError::Column {
         index: 0,
-        message: format!("a stored question does not parse: {e}"),
+        source: super::sql::ValueError::Json {
+            what: "question",
+            reason: e.to_string(),
+        },
     })?;
     Ok(StoredQuestion {
         question,
@@ -126,7 +129,10 @@ pub fn history_for_user(
             let body: String = r.get(0)?;
             let q = serde_json::from_str(&body).map_err(|e| super::DbError::Column {
                 index: 0,
-                message: format!("a stored question does not parse: {e}"),
+                source: super::sql::ValueError::Json {
+                    what: "question",
+                    reason: e.to_string(),
+                },
             })?;
             Ok((r.get(1)?, q))
         },

@@ -28,8 +28,8 @@ pub enum DbError {
     #[error("no such row")]
     NoRow,
     /// A column did not hold what the code reads from it.
-    #[error("column {index}: {message}")]
-    Column { index: usize, message: String },
+    #[error("column {index}: {source}")]
+    Column { index: usize, source: ValueError },
     /// No connection to the database could be made.
     #[error("no database connection: {0}")]
     Unavailable(String),
@@ -170,53 +170,86 @@ pub struct Row(pub(crate) Vec<Value>);
 
 impl Row {
     pub fn get<T: FromValue>(&self, index: usize) -> DbResult<T> {
-        let value = self.0.get(index).ok_or_else(|| DbError::Column {
+        let value = self.0.get(index).ok_or(DbError::Column {
             index,
-            message: "no such column".into(),
+            source: ValueError::NoSuchColumn,
         })?;
-        T::from_value(value).map_err(|message| DbError::Column { index, message })
+        T::from_value(value).map_err(|source| DbError::Column { index, source })
     }
+}
+
+/// Why a column's value cannot be read as what the code wants.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ValueError {
+    /// The row has fewer columns than the index read.
+    #[error("no such column")]
+    NoSuchColumn,
+    /// Another kind of value than the one wanted (`expected`: `text`,
+    /// `an integer`).
+    #[error("expected {expected}, found {found:?}")]
+    Kind {
+        expected: &'static str,
+        found: Value,
+    },
+    /// An integer that does not fit the type read (`target`).
+    #[error("{value} is out of range for {target}")]
+    OutOfRange { value: i64, target: &'static str },
+    /// A column type the store never writes (the engine's name for it).
+    #[error("unexpected {0}")]
+    UnexpectedType(String),
+    /// A JSON document the store wrote (`what`) that does not parse back.
+    #[error("a stored {what} does not parse: {reason}")]
+    Json { what: &'static str, reason: String },
 }
 
 /// What a column can be read as.
 pub trait FromValue: Sized {
-    fn from_value(v: &Value) -> Result<Self, String>;
+    fn from_value(v: &Value) -> Result<Self, ValueError>;
 }
 
 impl FromValue for String {
-    fn from_value(v: &Value) -> Result<Self, String> {
+    fn from_value(v: &Value) -> Result<Self, ValueError> {
         match v {
             Value::Text(s) => Ok(s.clone()),
-            other => Err(format!("expected text, found {other:?}")),
+            other => Err(ValueError::Kind {
+                expected: "text",
+                found: other.clone(),
+            }),
         }
     }
 }
 impl FromValue for i64 {
-    fn from_value(v: &Value) -> Result<Self, String> {
+    fn from_value(v: &Value) -> Result<Self, ValueError> {
         match v {
             Value::Int(i) => Ok(*i),
-            other => Err(format!("expected an integer, found {other:?}")),
+            other => Err(ValueError::Kind {
+                expected: "an integer",
+                found: other.clone(),
+            }),
         }
     }
 }
 macro_rules! int_columns {
     ($($t:ty),*) => {$(
         impl FromValue for $t {
-            fn from_value(v: &Value) -> Result<Self, String> {
-                let i = i64::from_value(v)?;
-                <$t>::try_from(i).map_err(|_| format!("{i} is out of range for {}", stringify!($t)))
+            fn from_value(v: &Value) -> Result<Self, ValueError> {
+                let value = i64::from_value(v)?;
+                <$t>::try_from(value).map_err(|_| ValueError::OutOfRange {
+                    value,
+                    target: stringify!($t),
+                })
             }
         }
     )*};
 }
 int_columns!(i32, u32, u16, u8, usize);
 impl FromValue for bool {
-    fn from_value(v: &Value) -> Result<Self, String> {
+    fn from_value(v: &Value) -> Result<Self, ValueError> {
         Ok(i64::from_value(v)? != 0)
     }
 }
 impl<T: FromValue> FromValue for Option<T> {
-    fn from_value(v: &Value) -> Result<Self, String> {
+    fn from_value(v: &Value) -> Result<Self, ValueError> {
         match v {
             Value::Null => Ok(None),
             other => T::from_value(other).map(Some),
@@ -389,7 +422,7 @@ impl Sql for rusqlite::Connection {
                     other => {
                         return Err(DbError::Column {
                             index: i,
-                            message: format!("unexpected {:?}", other.data_type()),
+                            source: ValueError::UnexpectedType(format!("{:?}", other.data_type())),
                         })
                     }
                 });

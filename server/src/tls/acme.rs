@@ -17,11 +17,38 @@ use rustls_pki_types::CertificateDer;
 
 use crate::config::AcmeSettings;
 
+/// Why ACME cannot start: the words name the setting and its file.
+#[derive(Debug, thiserror::Error)]
+pub enum AcmeError {
+    /// `acme_cache` cannot be made an owner-only directory.
+    #[error("acme_cache {}: {source}", .path.display())]
+    Cache {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// `acme_directory_ca` cannot be read as PEM.
+    #[error("acme_directory_ca {}: {source}", .path.display())]
+    DirectoryCa {
+        path: PathBuf,
+        source: rustls_pki_types::pem::Error,
+    },
+    /// `acme_directory_ca` holds no certificate rustls can use.
+    #[error("acme_directory_ca {}: no usable CA certificate", .path.display())]
+    NoUsableCa { path: PathBuf },
+    /// rustls refused the ACME client's configuration.
+    #[error("TLS: {0}")]
+    Client(#[source] rustls::Error),
+}
+
 /// Starts ordering (or loads the cached certificate) in the background.
 /// Returns the certificate resolver and the TLS-ALPN-01 answering config.
-pub fn start(a: &AcmeSettings) -> Result<(Arc<dyn ResolvesServerCert>, Arc<ServerConfig>), String> {
-    crate::secret_files::create_private_dir(&a.cache)
-        .map_err(|e| format!("acme_cache {}: {e}", a.cache.display()))?;
+pub fn start(
+    a: &AcmeSettings,
+) -> Result<(Arc<dyn ResolvesServerCert>, Arc<ServerConfig>), AcmeError> {
+    crate::secret_files::create_private_dir(&a.cache).map_err(|source| AcmeError::Cache {
+        path: a.cache.clone(),
+        source,
+    })?;
     warn_if_open(&a.cache);
     let provider = super::provider();
     let mut config = AcmeConfig::new_with_provider(a.domains.clone(), provider.clone())
@@ -57,22 +84,24 @@ pub fn start(a: &AcmeSettings) -> Result<(Arc<dyn ResolvesServerCert>, Arc<Serve
 fn client_trusting(
     ca: &std::path::Path,
     provider: Arc<rustls::crypto::CryptoProvider>,
-) -> Result<Arc<ClientConfig>, String> {
+) -> Result<Arc<ClientConfig>, AcmeError> {
     let mut roots = RootCertStore::empty();
     roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
     let extra = CertificateDer::pem_file_iter(ca)
         .and_then(|it| it.collect::<Result<Vec<_>, _>>())
-        .map_err(|e| format!("acme_directory_ca {}: {e}", ca.display()))?;
+        .map_err(|source| AcmeError::DirectoryCa {
+            path: ca.to_path_buf(),
+            source,
+        })?;
     let (added, _) = roots.add_parsable_certificates(extra);
     if added == 0 {
-        return Err(format!(
-            "acme_directory_ca {}: no usable CA certificate",
-            ca.display()
-        ));
+        return Err(AcmeError::NoUsableCa {
+            path: ca.to_path_buf(),
+        });
     }
     let config = ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
-        .map_err(|e| format!("TLS: {e}"))?
+        .map_err(AcmeError::Client)?
         .with_root_certificates(roots)
         .with_no_client_auth();
     Ok(Arc::new(config))

@@ -43,8 +43,8 @@ pub enum TlsError {
     #[error(transparent)]
     Files(#[from] files::CertFilesError),
     /// The ACME cache or its directory's CA.
-    #[error("{0}")]
-    Acme(String),
+    #[error(transparent)]
+    Acme(#[from] acme::AcmeError),
     /// rustls refused the configuration.
     #[error("TLS: {0}")]
     Config(rustls::Error),
@@ -77,7 +77,7 @@ impl Tls {
                 None,
             ),
             TlsSettings::Acme(a) => {
-                let (resolver, challenge) = acme::start(a).map_err(TlsError::Acme)?;
+                let (resolver, challenge) = acme::start(a)?;
                 (resolver, Some(challenge))
             }
         };
