@@ -607,10 +607,11 @@ async fn a_refused_outcome_write_is_tried_again_not_dropped() {
     })
     .await;
     // Another writer holds the database past an outcome write's wait
-    // (within the record margin: the third try gets through).
+    // (0.5 s: the first try fails), within one write's budget (tries at
+    // 0, 1 and 2.5 s: the second or the third gets through).
     let lock = rusqlite::Connection::open(&path).unwrap();
     lock.execute_batch("BEGIN EXCLUSIVE").unwrap();
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    tokio::time::sleep(Duration::from_millis(1_500)).await;
     lock.execute_batch("COMMIT").unwrap();
     until("every push recorded sent", Duration::from_secs(20), || {
         sent(&f.db(), &id) == tokens.len()

@@ -403,8 +403,11 @@ impl Default for WorkerLimits {
     }
 }
 
-/// Outcomes recorded per transaction at most.
-const WRITE_BATCH: usize = 1024;
+/// Outcomes recorded per transaction at most: as many as can be in
+/// flight ([`WorkerLimits::max_in_flight`]), so every outcome waiting is in
+/// the next write and one answered push waits for two writes at most (the
+/// one under way, then its own: [`budget::outcome_writes`]).
+const WRITE_BATCH: usize = 2048;
 
 /// One push answered, waiting to be recorded.
 struct Finished {
@@ -623,8 +626,10 @@ pub async fn run_worker_with(
                 };
                 state.failures.answered(gateway, &outcome);
                 let outcome = outages.judge(gateway, &circuit, outcome);
+                // Beside the outcome, not before it: the lease's budget
+                // for recording starts when the send ends.
                 for circuit in outages.take_ended() {
-                    release_held(&metrics, circuit).await;
+                    tokio::spawn(release_held(metrics.clone(), circuit));
                 }
                 let _ = done.send(Finished {
                     job,
@@ -697,7 +702,7 @@ pub const CUT_OFF_NOT_SENT: &str =
 
 /// The gateway answered again after an outage: the pushes held for its
 /// circuit go now, not at the end of their step.
-async fn release_held(app: &Arc<App>, circuit: String) {
+async fn release_held(app: Arc<App>, circuit: String) {
     let prefix = outage::held_prefix(&circuit);
     let released = app
         .db
@@ -774,15 +779,15 @@ fn load_messages(
         .collect())
 }
 
-/// A failed outcome batch is written again this many times (0.5 s, 1 s,
-/// 2 s apart: within `budget::RECORD_MARGIN`) before its outcomes are
+/// A failed outcome batch is written again this many times (0.5 s and
+/// 1 s apart: within `budget::OUTCOME_WRITE`) before its outcomes are
 /// counted as unrecorded.
-const WRITE_RETRIES: u32 = 3;
+const WRITE_RETRIES: u32 = 2;
 
 /// How long one outcome write waits for another writer's lock: SQLite's
 /// busy timeout for it (the server's is 5 s), PostgreSQL's `lock_timeout`
 /// in its transaction (unbounded by default). With the retries and their
-/// pauses, the record margin holds it ([`budget::RECORD_MARGIN`]).
+/// pauses, one write's budget holds it ([`budget::OUTCOME_WRITE`]).
 pub use crate::config::push::WRITE_TRY_WAIT;
 
 /// The longest one statement of an outcome write may run on PostgreSQL
@@ -909,8 +914,9 @@ async fn record_outcomes(
                 }
             }
         }
+        // Beside the next write, which must not wait for it (the lease).
         for circuit in ended {
-            release_held(&app, circuit.to_string()).await;
+            tokio::spawn(release_held(app.clone(), circuit.to_string()));
         }
         drop(slots);
         recorded.notify_one();
@@ -1109,9 +1115,9 @@ mod tests {
     use crate::config::Settings;
     use crate::store::Database;
 
-    /// Writing a refused outcome batch again must end inside the margin the
-    /// lease keeps for recording: raising the retries or the pauses without
-    /// the margin fails here.
+    /// Writing a refused outcome batch again must end inside one write's
+    /// budget (the lease keeps room for two): raising the retries or the
+    /// pauses without it fails here.
     /// Each try waits for a lock at most `WRITE_TRY_WAIT` (not SQLite's
     /// 5 s busy timeout, nor PostgreSQL's unbounded lock wait), so every
     /// try's wait, the pauses between them and the writing itself fit
@@ -1121,16 +1127,16 @@ mod tests {
         let pauses: Duration = (1..=WRITE_RETRIES)
             .map(|t| RetryPolicy::OUTCOME_WRITE.delay(t))
             .sum();
-        assert_eq!(pauses, Duration::from_millis(3_500));
+        assert_eq!(pauses, Duration::from_millis(1_500));
         let waits = WRITE_TRY_WAIT * (1 + WRITE_RETRIES);
         assert!(
-            waits + pauses + budget::RECORD_WORK <= budget::RECORD_MARGIN,
+            waits + pauses + budget::RECORD_WORK <= budget::OUTCOME_WRITE,
             "{waits:?} waiting + {pauses:?} pauses + {:?} writing > {:?}",
             budget::RECORD_WORK,
-            budget::RECORD_MARGIN
+            budget::OUTCOME_WRITE
         );
         // The server's own busy timeout would not fit even once per try.
-        assert!(crate::store::BUSY_TIMEOUT * (1 + WRITE_RETRIES) + pauses > budget::RECORD_MARGIN);
+        assert!(crate::store::BUSY_TIMEOUT * (1 + WRITE_RETRIES) + pauses > budget::OUTCOME_WRITE);
     }
 
     /// The bound is set on the connection for the write and given back
