@@ -586,9 +586,73 @@ async fn provider_token_trouble_mid_fan_out_loses_and_doubles_nothing() {
     assert!(metric(&f, expired).await >= 1.0, "{expired}");
 }
 
+/// APNs refuses a new provider token signed within 20 minutes of the last
+/// one it took (`429 TooManyProviderTokenUpdates`; the stand-in enforces
+/// it on each connection: one here). Here the token is reused for 1 s
+/// only, so the second question's pushes carry a new one: APNs refuses
+/// it, the worker goes back to the token before it (still valid) and
+/// sends them again at once, spending no attempt, and signs no other
+/// token during the hold: a third question, past the 1 s again, goes out
+/// with the first token too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_provider_token_refreshed_too_soon_gives_way_to_the_previous_one() {
+    let apns = gateways::apns(Duration::from_millis(5), 500).await;
+    let ttl = Duration::from_secs(1);
+    let f = common::Fixture::with(|s| {
+        s.apns = Some(qp_server::push::apns::ApnsConfig {
+            token_ttl: ttl,
+            ..apns_config(&apns.url, 1)
+        })
+    })
+    .await;
+    let tokens = seed_devices(&f, 20, 1, 0);
+    let mut ids = Vec::new();
+    for round in 0..3 {
+        if round > 0 {
+            // Past the token's reuse: the worker would sign a new one.
+            tokio::time::sleep(ttl + Duration::from_millis(200)).await;
+        }
+        let t0 = Instant::now();
+        let id = room_question(&f).await;
+        until("every push recorded sent", Duration::from_secs(30), || {
+            sent(&f.db(), &id) == tokens.len()
+        })
+        .await;
+        println!(
+            "round {round}: {} devices sent in {:?}, {} requests refused as a token refresh too soon",
+            tokens.len(),
+            t0.elapsed(),
+            apns.state.token_updates_refused.load(SeqCst)
+        );
+        ids.push(id);
+    }
+    // The rule was met, by one new token only: no other was signed.
+    assert!(apns.state.token_updates_refused.load(SeqCst) >= 1);
+    assert_eq!(apns.state.tokens_refused_too_soon.lock().unwrap().len(), 1);
+    assert_eq!(apns.state.tokens_taken(), 1, "a second token taken");
+    assert_eq!(apns.state.connections.load(SeqCst), 1);
+    for id in &ids {
+        let per = accepted_per_device(Some(&apns), None, id);
+        assert_eq!(per.len(), tokens.len(), "lost");
+        assert!(per.values().all(|n| *n == 1), "doubled: {per:?}");
+        // The refusal spent no attempt: one each, the acceptance.
+        let spent = attempts(&f.db(), id);
+        assert!(spent.iter().all(|a| *a == 1), "{spent:?}");
+    }
+    let refused =
+        r#"qp_push_gateway_errors_total{gateway="apns",reason="TooManyProviderTokenUpdates"}"#;
+    assert!(metric(&f, refused).await >= 1.0, "{refused}");
+    // Neither a credential refusal nor an outage: APNs works, and so
+    // does the token before.
+    let auth = r#"qp_push_auth_failures_total{gateway="apns"}"#;
+    assert_eq!(metric(&f, auth).await, 0.0, "{auth}");
+    let outages = r#"qp_push_gateway_outages_total{gateway="apns"}"#;
+    assert_eq!(metric(&f, outages).await, 0.0, "{outages}");
+}
+
 /// Issue 54: the database refuses the batch of outcomes (SQLite locked by
-/// another writer for 2 s, past an outcome write's 0.5 s lock wait, so
-/// the first tries fail) after APNs accepted the pushes: the batch is
+/// another writer for 1.5 s, past an outcome write's 0.5 s lock wait, so
+/// the first try fails) after APNs accepted the pushes: the batch is
 /// written again once the lock goes, every push recorded sent with one
 /// attempt, none sent twice. (Before, the outcomes were dropped and every
 /// push went again when its 60 s lease ended.) SQLite only here: the
