@@ -413,6 +413,9 @@ async fn too_many_requests_is_one_devices_and_a_resolved_questions_retry_is_skip
 /// gateway is in an outage (3 faults in a row) its pushes wait without
 /// spending attempts, and when it answers again every push is accepted
 /// once. Before, every push spent its 8 attempts and failed for good.
+/// Meanwhile `/readyz` says APNs is in an outage: degraded, still 200 (the
+/// database is fine: no load balancer should pull the instance), and ok
+/// again once APNs answers.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_gateway_outage_longer_than_the_attempt_schedule_fails_no_push() {
     let apns = gateways::apns(Duration::from_millis(5), 500).await;
@@ -423,6 +426,30 @@ async fn a_gateway_outage_longer_than_the_attempt_schedule_fails_no_push() {
         .outage(outage, (503, "ServiceUnavailable", Some(1)));
     let t0 = Instant::now();
     let id = room_question(&f).await;
+    let fx = &f;
+    let ready = move || async move {
+        let resp = fx.http.get(format!("{}/readyz", fx.base)).send().await.unwrap();
+        let status = resp.status().as_u16();
+        (status, resp.json::<serde_json::Value>().await.unwrap())
+    };
+    let (status, during) = loop {
+        let (status, r) = ready().await;
+        if r["checks"]["push_apns"]["ok"] == false || t0.elapsed() > outage {
+            break (status, r);
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(status, 200, "{during}");
+    assert_eq!(during["status"], "degraded", "{during}");
+    assert_eq!(during["checks"]["database"]["ok"], true, "{during}");
+    let apns_check = &during["checks"]["push_apns"];
+    assert_eq!(apns_check["state"], "outage", "{during}");
+    assert_eq!(apns_check["circuit"], "apns", "{during}");
+    assert!(
+        apns_check["error"].as_str().unwrap().contains("503 ServiceUnavailable"),
+        "{during}"
+    );
+    assert!(apns_check["since"].is_string(), "{during}");
     // Until every job is over (sent, or failed for good).
     until("every push done", Duration::from_secs(120), || {
         let s = fanout::states(&f, &id);
@@ -461,6 +488,10 @@ async fn a_gateway_outage_longer_than_the_attempt_schedule_fails_no_push() {
     assert!(metric(&f, held).await >= 1.0, "{held}");
     let open = r#"qp_push_gateway_outage{gateway="apns"}"#;
     assert_eq!(metric(&f, open).await, 0.0, "{open} after it answered");
+    let (status, after) = ready().await;
+    assert_eq!(status, 200, "{after}");
+    assert_eq!(after["checks"]["push_apns"], serde_json::json!({"ok": true}), "{after}");
+    assert_eq!(after["status"], "ok", "{after}");
 }
 
 /// Issue 54: a browser push service answers every push 503 (Retry-After

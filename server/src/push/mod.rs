@@ -481,7 +481,8 @@ pub async fn run_worker_with(
     let (done_tx, done_rx) = tokio::sync::mpsc::unbounded_channel::<Finished>();
     let recorded = Arc::new(tokio::sync::Notify::new());
     let state = Arc::new(WorkerState {
-        outages: outage::Outages::new(app.metrics.push.outages.clone()),
+        outages: outage::Outages::new(app.metrics.push.outages.clone())
+            .reporting_to(app.health.push_outages.clone()),
         failures: metrics::FailureLog::default(),
         resends: metrics::Resends::new(app.metrics.push.resends.clone()),
     });

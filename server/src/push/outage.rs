@@ -123,6 +123,8 @@ pub struct Outages {
     ended: Mutex<Vec<String>>,
     /// `qp_push_gateway_outage` and `qp_push_gateway_outages_total`.
     counts: crate::metrics::push::OutageCounts,
+    /// What `/readyz` shows of them.
+    board: crate::health::PushOutages,
 }
 
 impl Outages {
@@ -132,6 +134,11 @@ impl Outages {
             counts,
             ..Default::default()
         }
+    }
+
+    /// Shows its outages on `board` (the server's `/readyz`).
+    pub fn reporting_to(self, board: crate::health::PushOutages) -> Self {
+        Outages { board, ..self }
     }
 
     fn circuits(&self) -> std::sync::MutexGuard<'_, HashMap<String, Circuit>> {
@@ -193,6 +200,7 @@ impl Outages {
                     "push gateway outage over: no fault since"
                 );
                 self.counts.ended(gateway);
+                self.board.set(circuit, None);
                 *c = Circuit::default();
             }
         }
@@ -301,6 +309,15 @@ impl Outages {
         if c.steps == 1 {
             self.counts.started(gateway);
         }
+        self.board.set(
+            circuit,
+            Some(crate::health::OutageReport {
+                gateway,
+                since: chrono::Utc::now()
+                    - chrono::Duration::from_std(now - since).unwrap_or_else(|_| chrono::Duration::zero()),
+                error: reason.to_string(),
+            }),
+        );
         tracing::warn!(
             gateway,
             circuit,
@@ -330,6 +347,7 @@ impl Outages {
                 "push gateway answering again: held pushes go now"
             );
             self.counts.ended(gateway);
+            self.board.set(circuit, None);
             self.ended
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
