@@ -274,9 +274,12 @@ pub(crate) fn unanswered(gateway: &str, e: h2pool::SendError) -> PushOutcome {
     }
 }
 
-/// The longest `Retry-After` a gateway's answer is honoured for: a
-/// gateway saying a day would otherwise park a push past its question's
-/// expiry (which, besides, no retry is ever held past: `next_state`).
+/// The longest a push waits between two tries, whoever set the wait: a
+/// gateway's `Retry-After` (a gateway saying a day would otherwise park a
+/// push past its question's expiry, which, besides, no retry is ever held
+/// past), or the backoff without one (FCM's [`fcm::retry_wait`], the push
+/// backoff): a guess never waits longer than the gateway's own word is
+/// honoured for. `next_state` holds every retry to it.
 pub const RETRY_AFTER_MAX: Duration = Duration::from_secs(10 * 60);
 
 /// A `Retry-After` header in seconds, if any, at most [`RETRY_AFTER_MAX`].
@@ -987,7 +990,9 @@ fn next_state(
 ) -> (PushJobState, u32, i64, Option<String>) {
     let attempts = attempts_before + 1;
     let retry = |reason: &str, after: &Option<Duration>| {
-        let delay = after.unwrap_or_else(|| RetryPolicy::PUSH.delay(attempts));
+        let delay = after
+            .unwrap_or_else(|| RetryPolicy::PUSH.delay(attempts))
+            .min(RETRY_AFTER_MAX);
         let next = now.saturating_add(delay.as_millis() as i64);
         if next >= deadline_ms {
             (
@@ -1286,6 +1291,45 @@ mod tests {
         let (state, _, _, error) = next_state(0, &throttled, now, now + 60_000, 0);
         assert_eq!(state, PushJobState::Failed);
         assert!(error.unwrap().contains("past the push's deadline"));
+    }
+
+    /// One cap for every wait between tries: a Retry-After, FCM's backoff
+    /// without one (any attempt, reason, jitter) and the push backoff
+    /// all end at `RETRY_AFTER_MAX`; a retry is never queued later.
+    #[test]
+    fn every_wait_between_tries_is_capped_by_one_rule() {
+        for reason in ["FCM 503 UNAVAILABLE", "FCM 429 QUOTA_EXCEEDED"] {
+            for attempt in 1..=PUSH_MAX_ATTEMPTS + 20 {
+                let w = fcm::retry_wait(reason, attempt);
+                assert!(w <= RETRY_AFTER_MAX, "{reason} {attempt}: {w:?}");
+            }
+        }
+        // FCM's backoff reaches the cap (less its jitter) within the
+        // attempts a push has.
+        assert!(fcm::retry_wait("FCM 429 QUOTA_EXCEEDED", PUSH_MAX_ATTEMPTS) >= RETRY_AFTER_MAX * 3 / 4);
+        let now = 1_000;
+        for after in [Some(Duration::from_secs(3600)), Some(Duration::from_secs(86_400)), None] {
+            let retry = PushOutcome::Retry {
+                reason: "FCM 429 QUOTA_EXCEEDED".into(),
+                after,
+            };
+            for attempts in 0..PUSH_MAX_ATTEMPTS - 1 {
+                let (state, _, next, _) = next_state(attempts, &retry, now, i64::MAX, 0);
+                assert_eq!(state, PushJobState::Queued);
+                assert!(next - now <= RETRY_AFTER_MAX.as_millis() as i64, "{after:?} {attempts}");
+            }
+        }
+        let (_, _, next, _) = next_state(
+            0,
+            &PushOutcome::Retry {
+                reason: "FCM 429 QUOTA_EXCEEDED".into(),
+                after: Some(Duration::from_secs(3600)),
+            },
+            now,
+            i64::MAX,
+            0,
+        );
+        assert_eq!(next, now + RETRY_AFTER_MAX.as_millis() as i64, "held to the cap");
     }
 
     /// A Web Push timeout once connected (no pool to count it) counts
