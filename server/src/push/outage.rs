@@ -274,6 +274,17 @@ impl Outages {
                 self.answered(gateway, circuit);
                 outcome
             }
+            // Throttling of one device (APNs `TooManyRequests`) or of the
+            // provider token's refresh: the gateway answered, so it works
+            // (a probe that meets one ends the outage, rather than leave
+            // every held push waiting `PROBE_WAIT` for another probe); and
+            // never a fault of the gateway.
+            PushOutcome::Retry { ref reason, .. } | PushOutcome::Deferred { ref reason, .. }
+                if is_throttle(reason) && held_circuit(reason).is_none() =>
+            {
+                self.answered(gateway, circuit);
+                outcome
+            }
             // Never reached the gateway (held, not pending any more, a
             // payload that cannot be encoded), or not from APNs or FCM:
             // says nothing about it.
@@ -423,6 +434,43 @@ mod tests {
             o.judge("apns", "apns", down(None)),
             PushOutcome::Retry { .. }
         ));
+    }
+
+    /// The probe of an outage may be a device APNs throttles (`429
+    /// TooManyRequests`, its own retry): APNs answered, so the outage ends
+    /// and the held pushes go, instead of waiting `PROBE_WAIT` for another
+    /// probe. `/readyz`'s board shows the outage while it lasts.
+    #[test]
+    fn a_probe_answered_with_a_devices_throttling_ends_the_outage() {
+        let board = crate::health::PushOutages::default();
+        let o = Outages::default().reporting_to(board.clone());
+        for _ in 0..OUTAGE_AFTER {
+            o.judge("apns", "apns", down(None));
+        }
+        assert!(o.in_outage("apns"));
+        let shown = board.open();
+        assert_eq!(shown["apns"].gateway, "apns");
+        assert!(shown["apns"].error.contains("503"), "{shown:?}");
+        let throttled = PushOutcome::Retry {
+            reason: "APNs 429 TooManyRequests".into(),
+            after: Some(Duration::from_secs(1)),
+        };
+        assert_eq!(o.judge("apns", "apns", throttled.clone()), throttled);
+        assert!(!o.in_outage("apns"));
+        assert!(o.held("apns").is_none());
+        assert_eq!(o.take_ended(), ["apns"]);
+        assert!(board.open().is_empty());
+        // A held push's reason names the fault it was held for: not an
+        // answer.
+        for _ in 0..OUTAGE_AFTER {
+            o.judge("apns", "apns", down(None));
+        }
+        let held = PushOutcome::Deferred {
+            reason: format!("{}: APNs 429 TooManyRequests", held_prefix("apns")),
+            after: Duration::from_secs(1),
+        };
+        o.judge("apns", "apns", held);
+        assert!(o.in_outage("apns"));
     }
 
     /// A push failed before it reached the gateway (its question resolved,
