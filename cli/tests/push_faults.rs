@@ -436,7 +436,12 @@ async fn a_gateway_outage_longer_than_the_attempt_schedule_fails_no_push() {
     let id = room_question(&f).await;
     let fx = &f;
     let ready = move || async move {
-        let resp = fx.http.get(format!("{}/readyz", fx.base)).send().await.unwrap();
+        let resp = fx
+            .http
+            .get(format!("{}/readyz", fx.base))
+            .send()
+            .await
+            .unwrap();
         let status = resp.status().as_u16();
         (status, resp.json::<serde_json::Value>().await.unwrap())
     };
@@ -454,7 +459,10 @@ async fn a_gateway_outage_longer_than_the_attempt_schedule_fails_no_push() {
     assert_eq!(apns_check["state"], "outage", "{during}");
     assert_eq!(apns_check["circuit"], "apns", "{during}");
     assert!(
-        apns_check["error"].as_str().unwrap().contains("503 ServiceUnavailable"),
+        apns_check["error"]
+            .as_str()
+            .unwrap()
+            .contains("503 ServiceUnavailable"),
         "{during}"
     );
     assert!(apns_check["since"].is_string(), "{during}");
@@ -498,7 +506,11 @@ async fn a_gateway_outage_longer_than_the_attempt_schedule_fails_no_push() {
     assert_eq!(metric(&f, open).await, 0.0, "{open} after it answered");
     let (status, after) = ready().await;
     assert_eq!(status, 200, "{after}");
-    assert_eq!(after["checks"]["push_apns"], serde_json::json!({"ok": true}), "{after}");
+    assert_eq!(
+        after["checks"]["push_apns"],
+        serde_json::json!({"ok": true}),
+        "{after}"
+    );
     assert_eq!(after["status"], "ok", "{after}");
 }
 

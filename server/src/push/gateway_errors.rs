@@ -388,7 +388,10 @@ mod tests {
             assert_eq!(r.scope, Request, "{reason}");
             assert_eq!(r.action, Action::FailPush, "{reason}");
             let hint = r.hint.unwrap_or_else(|| panic!("{reason} has no hint"));
-            assert!(hint.contains(names) && hint.contains("device is kept"), "{reason}: {hint}");
+            assert!(
+                hint.contains(names) && hint.contains("device is kept"),
+                "{reason}: {hint}"
+            );
         }
     }
 

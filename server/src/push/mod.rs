@@ -1306,9 +1306,15 @@ mod tests {
         }
         // FCM's backoff reaches the cap (less its jitter) within the
         // attempts a push has.
-        assert!(fcm::retry_wait("FCM 429 QUOTA_EXCEEDED", PUSH_MAX_ATTEMPTS) >= RETRY_AFTER_MAX * 3 / 4);
+        assert!(
+            fcm::retry_wait("FCM 429 QUOTA_EXCEEDED", PUSH_MAX_ATTEMPTS) >= RETRY_AFTER_MAX * 3 / 4
+        );
         let now = 1_000;
-        for after in [Some(Duration::from_secs(3600)), Some(Duration::from_secs(86_400)), None] {
+        for after in [
+            Some(Duration::from_secs(3600)),
+            Some(Duration::from_secs(86_400)),
+            None,
+        ] {
             let retry = PushOutcome::Retry {
                 reason: "FCM 429 QUOTA_EXCEEDED".into(),
                 after,
@@ -1316,7 +1322,10 @@ mod tests {
             for attempts in 0..PUSH_MAX_ATTEMPTS - 1 {
                 let (state, _, next, _) = next_state(attempts, &retry, now, i64::MAX, 0);
                 assert_eq!(state, PushJobState::Queued);
-                assert!(next - now <= RETRY_AFTER_MAX.as_millis() as i64, "{after:?} {attempts}");
+                assert!(
+                    next - now <= RETRY_AFTER_MAX.as_millis() as i64,
+                    "{after:?} {attempts}"
+                );
             }
         }
         let (_, _, next, _) = next_state(
@@ -1329,7 +1338,11 @@ mod tests {
             i64::MAX,
             0,
         );
-        assert_eq!(next, now + RETRY_AFTER_MAX.as_millis() as i64, "held to the cap");
+        assert_eq!(
+            next,
+            now + RETRY_AFTER_MAX.as_millis() as i64,
+            "held to the cap"
+        );
     }
 
     /// A Web Push timeout once connected (no pool to count it) counts

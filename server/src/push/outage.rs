@@ -325,7 +325,8 @@ impl Outages {
             Some(crate::health::OutageReport {
                 gateway,
                 since: chrono::Utc::now()
-                    - chrono::Duration::from_std(now - since).unwrap_or_else(|_| chrono::Duration::zero()),
+                    - chrono::Duration::from_std(now - since)
+                        .unwrap_or_else(|_| chrono::Duration::zero()),
                 error: reason.to_string(),
             }),
         );
