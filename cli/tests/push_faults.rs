@@ -217,29 +217,30 @@ async fn an_error_goaway_mid_fan_out_loses_nothing_and_spends_no_attempt() {
 
 /// A storm of the whole gateway (for 2 s every request is refused: 503
 /// `ServiceUnavailable` with and without Retry-After, 503 `Shutdown`),
-/// then one device in two throttled once (429 `TooManyRequests`, with and
-/// without Retry-After: about that device, never the gateway): every push
-/// retried until accepted, none failed, none lost, none sent twice.
+/// then every device throttled once (429 `TooManyRequests`, half with
+/// Retry-After 1 s, half without: about that device, never the gateway):
+/// every push retried until accepted, none failed, none lost, none sent
+/// twice.
 ///
 /// The storm is the gateway's, not scripted per device: APNs's 503s are
 /// about the service, so the outage circuit treats them as such, and a
 /// device scripted to fail again after the gateway answers would make
 /// each outage probe that meets it lengthen the next step (1 s doubling
-/// to 30 s), which is right for a gateway still down and made this test
-/// take anywhere from 6 to over 60 s.
+/// to 30 s), which is right for a gateway still down. The outage's first
+/// probe after the storm is always a throttled device: APNs answered it,
+/// so the outage ends there. (It once said nothing about the gateway, and
+/// every held push waited `PROBE_WAIT`, 30 s, for another probe: whether
+/// the probe met a throttled device depended on the order of the retries,
+/// so this test took 4 s alone and hit its 60 s bound beside others.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_503_and_429_storm_loses_and_doubles_nothing() {
     let apns = gateways::apns(Duration::from_millis(5), 500).await;
     let f = common::Fixture::with(|s| s.apns = Some(apns_config(&apns.url, 2))).await;
     let tokens = seed_devices(&f, 100, 2, 0);
     for (i, t) in tokens.iter().enumerate() {
-        match i % 4 {
-            0 => apns
-                .state
-                .script(t, vec![(429, "TooManyRequests", Some(1))]),
-            1 => apns.state.script(t, vec![(429, "TooManyRequests", None)]),
-            _ => {}
-        }
+        let retry_after = (i % 2 == 0).then_some(1);
+        apns.state
+            .script(t, vec![(429, "TooManyRequests", retry_after)]);
     }
     let storm = Duration::from_secs(2);
     apns.state.storm(
@@ -262,11 +263,18 @@ async fn a_503_and_429_storm_loses_and_doubles_nothing() {
     let took = started.elapsed();
     eprintln!("storm of {storm:?} settled in {took:?}");
     assert!(took >= storm, "accepted during the storm? {took:?}");
+    // The probes' steps (1 s, 2 s…) and the throttled retries (1 s, or
+    // the push backoff from 0.5 s), never a wait for another probe.
+    let probe_wait = qp_server::push::outage::PROBE_WAIT;
+    assert!(
+        took < storm + probe_wait,
+        "held pushes waited for another probe: {took:?}"
+    );
     let per = accepted_per_device(Some(&apns), None, &id);
     assert_eq!(per.len(), tokens.len(), "lost");
     assert!(per.values().all(|n| *n == 1), "doubled: {per:?}");
     // The storm's first faults (before 3 in a row opened the outage) and
-    // one throttling spend an attempt each, the acceptance one: the held
+    // the throttling spend an attempt each, the acceptance one: the held
     // pushes spend none.
     let spent = attempts(&f.db(), &id);
     assert!(spent.iter().all(|a| (1..=4).contains(a)), "{spent:?}");
@@ -413,6 +421,9 @@ async fn too_many_requests_is_one_devices_and_a_resolved_questions_retry_is_skip
 /// gateway is in an outage (3 faults in a row) its pushes wait without
 /// spending attempts, and when it answers again every push is accepted
 /// once. Before, every push spent its 8 attempts and failed for good.
+/// Meanwhile `/readyz` says APNs is in an outage: degraded, still 200 (the
+/// database is fine: no load balancer should pull the instance), and ok
+/// again once APNs answers.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_gateway_outage_longer_than_the_attempt_schedule_fails_no_push() {
     let apns = gateways::apns(Duration::from_millis(5), 500).await;
@@ -423,6 +434,38 @@ async fn a_gateway_outage_longer_than_the_attempt_schedule_fails_no_push() {
         .outage(outage, (503, "ServiceUnavailable", Some(1)));
     let t0 = Instant::now();
     let id = room_question(&f).await;
+    let fx = &f;
+    let ready = move || async move {
+        let resp = fx
+            .http
+            .get(format!("{}/readyz", fx.base))
+            .send()
+            .await
+            .unwrap();
+        let status = resp.status().as_u16();
+        (status, resp.json::<serde_json::Value>().await.unwrap())
+    };
+    let (status, during) = loop {
+        let (status, r) = ready().await;
+        if r["checks"]["push_apns"]["ok"] == false || t0.elapsed() > outage {
+            break (status, r);
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    };
+    assert_eq!(status, 200, "{during}");
+    assert_eq!(during["status"], "degraded", "{during}");
+    assert_eq!(during["checks"]["database"]["ok"], true, "{during}");
+    let apns_check = &during["checks"]["push_apns"];
+    assert_eq!(apns_check["state"], "outage", "{during}");
+    assert_eq!(apns_check["circuit"], "apns", "{during}");
+    assert!(
+        apns_check["error"]
+            .as_str()
+            .unwrap()
+            .contains("503 ServiceUnavailable"),
+        "{during}"
+    );
+    assert!(apns_check["since"].is_string(), "{during}");
     // Until every job is over (sent, or failed for good).
     until("every push done", Duration::from_secs(120), || {
         let s = fanout::states(&f, &id);
@@ -461,6 +504,14 @@ async fn a_gateway_outage_longer_than_the_attempt_schedule_fails_no_push() {
     assert!(metric(&f, held).await >= 1.0, "{held}");
     let open = r#"qp_push_gateway_outage{gateway="apns"}"#;
     assert_eq!(metric(&f, open).await, 0.0, "{open} after it answered");
+    let (status, after) = ready().await;
+    assert_eq!(status, 200, "{after}");
+    assert_eq!(
+        after["checks"]["push_apns"],
+        serde_json::json!({"ok": true}),
+        "{after}"
+    );
+    assert_eq!(after["status"], "ok", "{after}");
 }
 
 /// Issue 54: a browser push service answers every push 503 (Retry-After
@@ -586,9 +637,73 @@ async fn provider_token_trouble_mid_fan_out_loses_and_doubles_nothing() {
     assert!(metric(&f, expired).await >= 1.0, "{expired}");
 }
 
+/// APNs refuses a new provider token signed within 20 minutes of the last
+/// one it took (`429 TooManyProviderTokenUpdates`; the stand-in enforces
+/// it on each connection: one here). Here the token is reused for 1 s
+/// only, so the second question's pushes carry a new one: APNs refuses
+/// it, the worker goes back to the token before it (still valid) and
+/// sends them again at once, spending no attempt, and signs no other
+/// token during the hold: a third question, past the 1 s again, goes out
+/// with the first token too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_provider_token_refreshed_too_soon_gives_way_to_the_previous_one() {
+    let apns = gateways::apns(Duration::from_millis(5), 500).await;
+    let ttl = Duration::from_secs(1);
+    let f = common::Fixture::with(|s| {
+        s.apns = Some(qp_server::push::apns::ApnsConfig {
+            token_ttl: ttl,
+            ..apns_config(&apns.url, 1)
+        })
+    })
+    .await;
+    let tokens = seed_devices(&f, 20, 1, 0);
+    let mut ids = Vec::new();
+    for round in 0..3 {
+        if round > 0 {
+            // Past the token's reuse: the worker would sign a new one.
+            tokio::time::sleep(ttl + Duration::from_millis(200)).await;
+        }
+        let t0 = Instant::now();
+        let id = room_question(&f).await;
+        until("every push recorded sent", Duration::from_secs(30), || {
+            sent(&f.db(), &id) == tokens.len()
+        })
+        .await;
+        println!(
+            "round {round}: {} devices sent in {:?}, {} requests refused as a token refresh too soon",
+            tokens.len(),
+            t0.elapsed(),
+            apns.state.token_updates_refused.load(SeqCst)
+        );
+        ids.push(id);
+    }
+    // The rule was met, by one new token only: no other was signed.
+    assert!(apns.state.token_updates_refused.load(SeqCst) >= 1);
+    assert_eq!(apns.state.tokens_refused_too_soon.lock().unwrap().len(), 1);
+    assert_eq!(apns.state.tokens_taken(), 1, "a second token taken");
+    assert_eq!(apns.state.connections.load(SeqCst), 1);
+    for id in &ids {
+        let per = accepted_per_device(Some(&apns), None, id);
+        assert_eq!(per.len(), tokens.len(), "lost");
+        assert!(per.values().all(|n| *n == 1), "doubled: {per:?}");
+        // The refusal spent no attempt: one each, the acceptance.
+        let spent = attempts(&f.db(), id);
+        assert!(spent.iter().all(|a| *a == 1), "{spent:?}");
+    }
+    let refused =
+        r#"qp_push_gateway_errors_total{gateway="apns",reason="TooManyProviderTokenUpdates"}"#;
+    assert!(metric(&f, refused).await >= 1.0, "{refused}");
+    // Neither a credential refusal nor an outage: APNs works, and so
+    // does the token before.
+    let auth = r#"qp_push_auth_failures_total{gateway="apns"}"#;
+    assert_eq!(metric(&f, auth).await, 0.0, "{auth}");
+    let outages = r#"qp_push_gateway_outages_total{gateway="apns"}"#;
+    assert_eq!(metric(&f, outages).await, 0.0, "{outages}");
+}
+
 /// Issue 54: the database refuses the batch of outcomes (SQLite locked by
-/// another writer for 2 s, past an outcome write's 0.5 s lock wait, so
-/// the first tries fail) after APNs accepted the pushes: the batch is
+/// another writer for 1.5 s, past an outcome write's 0.5 s lock wait, so
+/// the first try fails) after APNs accepted the pushes: the batch is
 /// written again once the lock goes, every push recorded sent with one
 /// attempt, none sent twice. (Before, the outcomes were dropped and every
 /// push went again when its 60 s lease ended.) SQLite only here: the
@@ -607,10 +722,11 @@ async fn a_refused_outcome_write_is_tried_again_not_dropped() {
     })
     .await;
     // Another writer holds the database past an outcome write's wait
-    // (within the record margin: the third try gets through).
+    // (0.5 s: the first try fails), within one write's budget (tries at
+    // 0, 1 and 2.5 s: the second or the third gets through).
     let lock = rusqlite::Connection::open(&path).unwrap();
     lock.execute_batch("BEGIN EXCLUSIVE").unwrap();
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    tokio::time::sleep(Duration::from_millis(1_500)).await;
     lock.execute_batch("COMMIT").unwrap();
     until("every push recorded sent", Duration::from_secs(20), || {
         sent(&f.db(), &id) == tokens.len()

@@ -97,6 +97,42 @@ pub struct Health {
     storage: Mutex<Option<Failing>>,
     /// The push gateways whose credential is being refused now.
     pub push_credentials: PushCredentials,
+    /// The push gateways in an outage now.
+    pub push_outages: PushOutages,
+}
+
+/// A push gateway in an outage, as `/readyz` shows it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct OutageReport {
+    /// The gateway (`apns`, `fcm`, `web_push`).
+    pub gateway: &'static str,
+    /// When its faults opened the outage.
+    pub since: DateTime<Utc>,
+    /// The last fault, in the transport's words.
+    pub error: String,
+}
+
+/// Every push circuit in an outage now (a gateway, an APNs environment,
+/// a Web Push service), by circuit: written by the push worker's outage
+/// circuits (`push::outage`), read by `/readyz`. A clone shares the same
+/// state.
+#[derive(Clone, Default)]
+pub struct PushOutages(Arc<Mutex<BTreeMap<String, OutageReport>>>);
+
+impl PushOutages {
+    /// The circuits in an outage now.
+    pub fn open(&self) -> BTreeMap<String, OutageReport> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// `circuit` in an outage (`Some`) or not (`None`).
+    pub fn set(&self, circuit: &str, state: Option<OutageReport>) {
+        let mut map = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        match state {
+            Some(s) => map.insert(circuit.to_string(), s),
+            None => map.remove(circuit),
+        };
+    }
 }
 
 /// A gateway whose credential is failing, as `/readyz` shows it.

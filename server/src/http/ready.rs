@@ -8,17 +8,23 @@
 //!   PostgreSQL's `disk_full`) in the last [`STORAGE_FULL_HOLD`](crate::health::STORAGE_FULL_HOLD) and not
 //!   since cleared by a write that succeeded, and, on SQLite, at least
 //!   [`MIN_FREE_BYTES`] free on the database's file system;
-//! - `push_apns`, `push_fcm`: the gateway's credential is not being refused
-//!   (`push::credentials`);
+//! - `push_apns`, `push_fcm`, `push_web_push` (each when configured): the
+//!   gateway's credential is not being refused (`push::credentials`:
+//!   `"state": "credential_refused"`, with `failures`) and the gateway is
+//!   not in an outage (`push::outage`: `"state": "outage"`, with the
+//!   `circuit`, e.g. `apns sandbox`);
 //! - `push_routes`: which push routes are configured (`apns`, `fcm`,
 //!   `web_push`); none fails it.
 //!
 //! A failing database or storage makes the answer 503 (`"status":
 //! "unavailable"`: a load balancer should send requests elsewhere); a
-//! failing push credential (or no push route) only `"degraded"` with 200, because every
-//! instance shares the credential and taking them all out of rotation would
-//! turn missing notifications into a full outage. Alert on `degraded` (or
-//! on `qp_push_credential_failing`).
+//! failing push credential, a gateway in an outage (or no push route) only
+//! `"degraded"` with 200, because every instance shares the credential and
+//! the gateway, and taking them all out of rotation would turn late
+//! notifications into a full outage (asking, answering and the web
+//! responder still work; held pushes go when the gateway answers). Alert
+//! on `degraded` (or on `qp_push_credential_failing`,
+//! `qp_push_gateway_outage`).
 //!
 //! A request refused for lack of space answers 503 `storage_full` with
 //! `Retry-After` (`health::STORAGE_FULL_RETRY_SECS`) instead of 500: the client
@@ -76,7 +82,7 @@ fn free_bytes(path: &std::path::Path) -> Option<u64> {
 }
 
 #[utoipa::path(get, path = "/readyz", tag = "operations",
-    responses((status = 200, description = "Ready (`ok`), or `degraded`: a push credential is failing or no push route is configured; the JSON names each check with `ok`, and `since` and `error` when failing (`push_routes` lists the routes: `apns`, `fcm`, `web_push`)", content_type = "application/json"),
+    responses((status = 200, description = "Ready (`ok`), or `degraded`: a push credential is refused, a push gateway is in an outage, or no push route is configured; the JSON names each check with `ok`, and `since` and `error` when failing (a push gateway's check says which in `state`: `credential_refused` or `outage`; `push_routes` lists the routes: `apns`, `fcm`, `web_push`)", content_type = "application/json"),
         (status = 503, description = "Not ready: the database does not answer or storage is full (`unavailable`)", content_type = "application/json")))]
 pub async fn readyz(State(app): State<Arc<App>>) -> Response {
     let probe = tokio::time::timeout(PROBE_TIMEOUT, app.db.run(crate::store::ping)).await;
@@ -105,25 +111,29 @@ pub async fn readyz(State(app): State<Arc<App>>) -> Response {
     checks.insert("database".into(), database.unwrap_or(json!({"ok": true})));
     checks.insert("storage".into(), storage.unwrap_or(json!({"ok": true})));
     let failing = app.health.push_credentials.failing();
+    let outages = app.health.push_outages.open();
+    let routes = crate::push::routes(&app.settings);
     let mut degraded = false;
-    for (gateway, configured) in [
-        ("apns", app.settings.apns.is_some()),
-        ("fcm", app.settings.fcm.is_some()),
-    ] {
-        let check = match failing.get(gateway) {
-            Some(f) => {
-                degraded = true;
-                json!({ "ok": false, "since": f.since.to_rfc3339(), "error": f.error, "failures": f.failures })
-            }
-            None if configured => json!({"ok": true}),
-            None => continue,
+    for gateway in ["apns", "fcm", "web_push"] {
+        let outage = outages.iter().find(|(_, o)| o.gateway == gateway);
+        let check = match (failing.get(gateway), outage) {
+            (Some(f), _) => json!({
+                "ok": false, "state": "credential_refused", "since": f.since.to_rfc3339(),
+                "error": f.error, "failures": f.failures
+            }),
+            (None, Some((circuit, o))) => json!({
+                "ok": false, "state": "outage", "circuit": circuit,
+                "since": o.since.to_rfc3339(), "error": o.error
+            }),
+            (None, None) if routes.contains(&gateway) => json!({"ok": true}),
+            (None, None) => continue,
         };
+        degraded |= check["ok"] == false;
         checks.insert(format!("push_{gateway}"), check);
     }
     // No route at all: every question sits pending unseen (a phone's own
     // device list cannot say so). Degraded, not unavailable: answers still
     // work, through the web responder.
-    let routes = crate::push::routes(&app.settings);
     let route_check = if routes.is_empty() {
         degraded = true;
         json!({ "ok": false, "routes": routes, "error": "no push route configured (APNs, FCM or Web Push): no phone or browser is notified of a question" })

@@ -19,7 +19,7 @@ use super::credentials::CredentialGate;
 use super::gateway_errors::{classify, Action, Gateway, TOKEN_REFRESH_HOLD};
 use super::h2pool::H2Pool;
 use super::key_file::Reloading;
-use super::provider_token::ProviderTokens;
+use super::provider_token::{AfterThrottle, ProviderTokens};
 use super::{PushFuture, PushMessage, PushOutcome, PushTransport};
 use crate::store::deliveries::PushKind;
 
@@ -121,16 +121,23 @@ impl ApnsTransport {
         self.tokens.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// APNs said the token was refreshed too often: keep the current one
-    /// for [`TOKEN_REFRESH_HOLD`] (not extended by the same answer to the
+    /// APNs said `token` came too soon after the last refresh: the token
+    /// before it is used again if still valid, and none is signed for
+    /// [`TOKEN_REFRESH_HOLD`] (not extended by the same answer to the
     /// other pushes in flight, never past the token's 55th minute).
-    fn hold_token_refresh(&self) {
-        if self.tokens().hold(Instant::now()) {
+    fn token_refreshed_too_soon(&self, token: &str) -> AfterThrottle {
+        let mut tokens = self.tokens();
+        let was_held = tokens.held(Instant::now());
+        let after = tokens.too_soon(token, Instant::now());
+        if !was_held {
             tracing::warn!(
                 hold_s = TOKEN_REFRESH_HOLD.as_secs(),
-                "APNs: provider token refreshed too often (TooManyProviderTokenUpdates); keeping the current one"
+                previous_token = after == AfterThrottle::OtherToken,
+                "APNs: provider token refreshed too often (TooManyProviderTokenUpdates); \
+                 no new token for the hold, the previous one used if still valid"
             );
         }
+        after
     }
 
     /// The current provider token, signing a new one with `key` when the
@@ -271,13 +278,18 @@ impl ApnsTransport {
                 reason: said,
                 after: retry_after,
             },
-            Action::SlowTokenRefresh => {
-                self.hold_token_refresh();
-                PushOutcome::Unavailable {
-                    reason: said,
-                    after: retry_after,
-                }
-            }
+            // Nothing wrong with the push or the device, nor is APNs
+            // down: no attempt spent, no outage fault.
+            Action::SlowTokenRefresh => match self.token_refreshed_too_soon(&token) {
+                // Sent again at once with the token APNs takes.
+                AfterThrottle::OtherToken => PushOutcome::Deferred {
+                    reason: format!("{said}: sent again with the previous provider token"),
+                    after: retry_after.unwrap_or(Duration::ZERO),
+                },
+                // No token APNs takes until its 20 minutes are over:
+                // every push held, one probe per backoff step.
+                AfterThrottle::SameToken => self.gate.refused(&said),
+            },
         }
     }
 }

@@ -8,16 +8,36 @@
 
 use std::time::Duration;
 
-/// The time a batch of outcomes may take to be written after the last
-/// answer: up to four tries (three again, 0.5 s, 1 s and 2 s apart), each
-/// waiting for a lock at most `push::WRITE_TRY_WAIT`, and the writing
-/// itself ([`RECORD_WORK`]); the push worker's test checks the sum.
-pub const RECORD_MARGIN: Duration = Duration::from_secs(10);
+/// The most one outcome write takes: up to three tries (twice again,
+/// 0.5 s and 1 s apart), each waiting for a lock at most
+/// `push::WRITE_TRY_WAIT`, and the writing itself ([`RECORD_WORK`]); the
+/// push worker's test checks the sum.
+pub const OUTCOME_WRITE: Duration = Duration::from_secs(5);
 
-/// What [`RECORD_MARGIN`] keeps for writing, once the lock waits and the
-/// pauses are counted: one transaction of up to 1,024 outcomes on a
-/// loaded database.
-pub const RECORD_WORK: Duration = Duration::from_secs(4);
+/// What [`OUTCOME_WRITE`] keeps for writing, once the lock waits and the
+/// pauses are counted: one transaction of up to [`RECORD_WORK_OUTCOMES`]
+/// outcomes on a loaded database.
+pub const RECORD_WORK: Duration = Duration::from_secs(2);
+
+/// The most outcomes one write is budgeted for ([`RECORD_WORK`]).
+pub const RECORD_WORK_OUTCOMES: usize = 2048;
+
+/// The outcome writes one answered push may wait for, its own included:
+/// outcomes are written one batch (at most `batch`) at a time, in the
+/// order they come; when a push's outcome comes, a write may be under way
+/// (it waits for it), and the outcomes written or waiting before it are
+/// at most `in_flight - 1` (each holds its in-flight slot until written):
+/// the write under way, then enough batches to reach it.
+pub const fn outcome_writes(in_flight: usize, batch: usize) -> u32 {
+    let ahead = in_flight.saturating_sub(1);
+    1 + ahead.div_ceil(if batch == 0 { 1 } else { batch }) as u32
+}
+
+/// The time from a send's end (at the latest the claim's cut-off) to its
+/// outcome written: the worst case of [`outcome_writes`] writes of
+/// [`OUTCOME_WRITE`] each, under the worker's limits (checked by the test
+/// below).
+pub const RECORD_MARGIN: Duration = Duration::from_secs(10);
 
 /// The time from the claim to a push's send starting: the claim itself
 /// and loading the batch's devices and question.
@@ -60,8 +80,23 @@ mod tests {
     /// claim, as the lease is: loading the batch, the send, recording.
     #[test]
     fn one_claim_finishes_or_gives_its_job_back_inside_its_lease() {
-        let lease = Duration::from_millis(super::super::WorkerLimits::default().lease_ms as u64);
+        let limits = super::super::WorkerLimits::default();
+        let lease = Duration::from_millis(limits.lease_ms as u64);
         assert_eq!(lease, LEASE);
+        // Recording: every write an outcome may queue behind, its own
+        // included, each at its worst.
+        let batch = super::super::WRITE_BATCH;
+        let writes = outcome_writes(limits.max_in_flight, batch);
+        assert!(
+            OUTCOME_WRITE * writes <= RECORD_MARGIN,
+            "{} in flight written {batch} at a time: an outcome may wait for {writes} writes of \
+             {OUTCOME_WRITE:?}, more than the {RECORD_MARGIN:?} the lease keeps for recording",
+            limits.max_in_flight
+        );
+        assert!(
+            batch <= RECORD_WORK_OUTCOMES,
+            "a write of {batch} outcomes is budgeted for {RECORD_WORK_OUTCOMES}"
+        );
         for (transport, worst) in transports_worst_case() {
             let from_claim = CLAIM_MARGIN + worst + RECORD_MARGIN;
             assert!(
@@ -77,5 +112,18 @@ mod tests {
         // The shortest lease still leaves one outcome write's wait.
         assert_eq!(send_cap(MIN_LEASE), Duration::from_millis(1500));
         assert!(MIN_LEASE - send_cap(MIN_LEASE) >= super::super::WRITE_TRY_WAIT);
+    }
+
+    /// The count of writes an outcome may wait for: the one under way,
+    /// then as many batches as the outcomes before it fill.
+    #[test]
+    fn an_outcome_waits_for_the_write_under_way_and_the_batches_before_it() {
+        assert_eq!(outcome_writes(1, 1024), 1, "no other outcome to wait for");
+        assert_eq!(outcome_writes(2, 1024), 2);
+        assert_eq!(outcome_writes(1024, 1024), 2);
+        assert_eq!(outcome_writes(1025, 1024), 2);
+        assert_eq!(outcome_writes(1026, 1024), 3);
+        assert_eq!(outcome_writes(2048, 1024), 3);
+        assert_eq!(outcome_writes(2048, 2048), 2);
     }
 }

@@ -32,8 +32,10 @@ pub const RETRY_FLOOR: Duration = Duration::from_secs(10);
 /// The first wait after `QUOTA_EXCEEDED` without `Retry-After`: Google's
 /// minimum initial retry delay for quota errors is 60 s.
 pub const QUOTA_FLOOR: Duration = Duration::from_secs(60);
-/// The longest wait [`retry_wait`] gives, jitter included.
-pub const RETRY_CAP: Duration = Duration::from_secs(3600);
+/// The longest wait [`retry_wait`] gives, jitter included: the longest
+/// any push waits between two tries ([`super::RETRY_AFTER_MAX`]), whether
+/// the gateway said how long or not.
+pub const RETRY_CAP: Duration = super::RETRY_AFTER_MAX;
 
 /// How long a push FCM refused with `reason` waits, at its `attempt`th
 /// failure (1 = the first), when FCM sent no `Retry-After`: Google's
@@ -371,19 +373,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn without_retry_after_the_wait_doubles_from_googles_floor_to_an_hour() {
+    fn without_retry_after_the_wait_doubles_from_googles_floor_to_ten_minutes() {
         let secs = |reason: &str, attempt| retry_wait_with(reason, attempt, 1.0).as_secs();
         let unavailable = "FCM 503 UNAVAILABLE";
         let quota = "FCM 429 QUOTA_EXCEEDED";
         assert_eq!(
             (1..=10).map(|a| secs(unavailable, a)).collect::<Vec<_>>(),
-            [10, 20, 40, 80, 160, 320, 640, 1280, 2560, 3600]
+            [10, 20, 40, 80, 160, 320, 600, 600, 600, 600]
         );
         assert_eq!(
             (1..=8).map(|a| secs(quota, a)).collect::<Vec<_>>(),
-            [60, 120, 240, 480, 960, 1920, 3600, 3600]
+            [60, 120, 240, 480, 600, 600, 600, 600]
         );
-        assert_eq!(secs(quota, u32::MAX), 3600, "capped");
+        assert_eq!(secs(quota, u32::MAX), 600, "capped");
         assert_eq!(retry_wait_with(quota, 1, 0.75), Duration::from_secs(45));
         assert_eq!(retry_wait_with(unavailable, 20, 1.25), RETRY_CAP);
         for _ in 0..200 {

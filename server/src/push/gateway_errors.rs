@@ -144,6 +144,8 @@ pub const ERRORS: &[ErrorRow] = &[
         "the token is malformed or from the other APNs environment (a development build's \
          token sent to production, or apns_sandbox set wrong); the device is kept",
     ),
+    // The topic is the app id the device registered: a token of another
+    // app than it says is this device's registration, not the server's.
     row(Apns, 400, "DeviceTokenNotForTopic", Device),
     row(Apns, 410, "Unregistered", Device),
     row(Apns, 410, "ExpiredToken", Device),
@@ -152,13 +154,27 @@ pub const ERRORS: &[ErrorRow] = &[
     row(Apns, 400, "BadExpirationDate", Request),
     row(Apns, 400, "BadMessageId", Request),
     row(Apns, 400, "BadPriority", Request),
-    row(Apns, 400, "BadTopic", Request),
+    hinted(
+        row(Apns, 400, "BadTopic", Request),
+        "the app_id this device registered is not a valid APNs topic (the app's bundle id); \
+         the device is kept",
+    ),
     row(Apns, 400, "DuplicateHeaders", Request),
     row(Apns, 400, "InvalidPushType", Request),
     row(Apns, 400, "MissingDeviceToken", Request),
-    row(Apns, 400, "MissingTopic", Request),
+    hinted(
+        row(Apns, 400, "MissingTopic", Request),
+        "no apns-topic: this device registered no app_id (the app's bundle id); the device is kept",
+    ),
     row(Apns, 400, "PayloadEmpty", Request),
-    row(Apns, 400, "TopicDisallowed", Request),
+    // The server's key may not push to this app: every device of the app
+    // alike, but not the others (no credential backoff), and no device's
+    // fault (kept).
+    hinted(
+        row(Apns, 400, "TopicDisallowed", Request),
+        "the APNs key (apns_key_id, apns_team_id) may not push to this app's bundle id: use a key \
+         of the team that owns the app; the device is kept",
+    ),
     row(Apns, 404, "BadPath", Request),
     row(Apns, 405, "MethodNotAllowed", Request),
     row(Apns, 413, "PayloadTooLarge", Request),
@@ -350,6 +366,33 @@ mod tests {
             );
         }
         assert_eq!(COVERED.len(), ERRORS.len());
+    }
+
+    /// The refusals naming the topic, by whose they are as Apple
+    /// documents them: the token not for the device's own app is that
+    /// device's (removed); a topic that is invalid, missing or not allowed
+    /// for the server's key is the registration's or the server's
+    /// configuration (the device kept, the push failed with a hint saying
+    /// which setting to check), never a credential backoff that would
+    /// hold every other app's pushes.
+    #[test]
+    fn the_topic_refusals_are_the_devices_or_the_configurations() {
+        let device = classify(Apns, 400, "DeviceTokenNotForTopic");
+        assert_eq!((device.scope, device.hint), (Device, None));
+        for (reason, names) in [
+            ("BadTopic", "app_id"),
+            ("MissingTopic", "app_id"),
+            ("TopicDisallowed", "apns_key_id"),
+        ] {
+            let r = classify(Apns, 400, reason);
+            assert_eq!(r.scope, Request, "{reason}");
+            assert_eq!(r.action, Action::FailPush, "{reason}");
+            let hint = r.hint.unwrap_or_else(|| panic!("{reason} has no hint"));
+            assert!(
+                hint.contains(names) && hint.contains("device is kept"),
+                "{reason}: {hint}"
+            );
+        }
     }
 
     #[test]

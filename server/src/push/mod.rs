@@ -274,9 +274,12 @@ pub(crate) fn unanswered(gateway: &str, e: h2pool::SendError) -> PushOutcome {
     }
 }
 
-/// The longest `Retry-After` a gateway's answer is honoured for: a
-/// gateway saying a day would otherwise park a push past its question's
-/// expiry (which, besides, no retry is ever held past: `next_state`).
+/// The longest a push waits between two tries, whoever set the wait: a
+/// gateway's `Retry-After` (a gateway saying a day would otherwise park a
+/// push past its question's expiry, which, besides, no retry is ever held
+/// past), or the backoff without one (FCM's [`fcm::retry_wait`], the push
+/// backoff): a guess never waits longer than the gateway's own word is
+/// honoured for. `next_state` holds every retry to it.
 pub const RETRY_AFTER_MAX: Duration = Duration::from_secs(10 * 60);
 
 /// A `Retry-After` header in seconds, if any, at most [`RETRY_AFTER_MAX`].
@@ -403,8 +406,11 @@ impl Default for WorkerLimits {
     }
 }
 
-/// Outcomes recorded per transaction at most.
-const WRITE_BATCH: usize = 1024;
+/// Outcomes recorded per transaction at most: as many as can be in
+/// flight ([`WorkerLimits::max_in_flight`]), so every outcome waiting is in
+/// the next write and one answered push waits for two writes at most (the
+/// one under way, then its own: [`budget::outcome_writes`]).
+const WRITE_BATCH: usize = 2048;
 
 /// One push answered, waiting to be recorded.
 struct Finished {
@@ -478,7 +484,8 @@ pub async fn run_worker_with(
     let (done_tx, done_rx) = tokio::sync::mpsc::unbounded_channel::<Finished>();
     let recorded = Arc::new(tokio::sync::Notify::new());
     let state = Arc::new(WorkerState {
-        outages: outage::Outages::new(app.metrics.push.outages.clone()),
+        outages: outage::Outages::new(app.metrics.push.outages.clone())
+            .reporting_to(app.health.push_outages.clone()),
         failures: metrics::FailureLog::default(),
         resends: metrics::Resends::new(app.metrics.push.resends.clone()),
     });
@@ -623,8 +630,10 @@ pub async fn run_worker_with(
                 };
                 state.failures.answered(gateway, &outcome);
                 let outcome = outages.judge(gateway, &circuit, outcome);
+                // Beside the outcome, not before it: the lease's budget
+                // for recording starts when the send ends.
                 for circuit in outages.take_ended() {
-                    release_held(&metrics, circuit).await;
+                    tokio::spawn(release_held(metrics.clone(), circuit));
                 }
                 let _ = done.send(Finished {
                     job,
@@ -697,7 +706,7 @@ pub const CUT_OFF_NOT_SENT: &str =
 
 /// The gateway answered again after an outage: the pushes held for its
 /// circuit go now, not at the end of their step.
-async fn release_held(app: &Arc<App>, circuit: String) {
+async fn release_held(app: Arc<App>, circuit: String) {
     let prefix = outage::held_prefix(&circuit);
     let released = app
         .db
@@ -774,15 +783,15 @@ fn load_messages(
         .collect())
 }
 
-/// A failed outcome batch is written again this many times (0.5 s, 1 s,
-/// 2 s apart: within `budget::RECORD_MARGIN`) before its outcomes are
+/// A failed outcome batch is written again this many times (0.5 s and
+/// 1 s apart: within `budget::OUTCOME_WRITE`) before its outcomes are
 /// counted as unrecorded.
-const WRITE_RETRIES: u32 = 3;
+const WRITE_RETRIES: u32 = 2;
 
 /// How long one outcome write waits for another writer's lock: SQLite's
 /// busy timeout for it (the server's is 5 s), PostgreSQL's `lock_timeout`
 /// in its transaction (unbounded by default). With the retries and their
-/// pauses, the record margin holds it ([`budget::RECORD_MARGIN`]).
+/// pauses, one write's budget holds it ([`budget::OUTCOME_WRITE`]).
 pub use crate::config::push::WRITE_TRY_WAIT;
 
 /// The longest one statement of an outcome write may run on PostgreSQL
@@ -909,8 +918,9 @@ async fn record_outcomes(
                 }
             }
         }
+        // Beside the next write, which must not wait for it (the lease).
         for circuit in ended {
-            release_held(&app, circuit.to_string()).await;
+            tokio::spawn(release_held(app.clone(), circuit.to_string()));
         }
         drop(slots);
         recorded.notify_one();
@@ -980,7 +990,9 @@ fn next_state(
 ) -> (PushJobState, u32, i64, Option<String>) {
     let attempts = attempts_before + 1;
     let retry = |reason: &str, after: &Option<Duration>| {
-        let delay = after.unwrap_or_else(|| RetryPolicy::PUSH.delay(attempts));
+        let delay = after
+            .unwrap_or_else(|| RetryPolicy::PUSH.delay(attempts))
+            .min(RETRY_AFTER_MAX);
         let next = now.saturating_add(delay.as_millis() as i64);
         if next >= deadline_ms {
             (
@@ -1109,9 +1121,9 @@ mod tests {
     use crate::config::Settings;
     use crate::store::Database;
 
-    /// Writing a refused outcome batch again must end inside the margin the
-    /// lease keeps for recording: raising the retries or the pauses without
-    /// the margin fails here.
+    /// Writing a refused outcome batch again must end inside one write's
+    /// budget (the lease keeps room for two): raising the retries or the
+    /// pauses without it fails here.
     /// Each try waits for a lock at most `WRITE_TRY_WAIT` (not SQLite's
     /// 5 s busy timeout, nor PostgreSQL's unbounded lock wait), so every
     /// try's wait, the pauses between them and the writing itself fit
@@ -1121,16 +1133,16 @@ mod tests {
         let pauses: Duration = (1..=WRITE_RETRIES)
             .map(|t| RetryPolicy::OUTCOME_WRITE.delay(t))
             .sum();
-        assert_eq!(pauses, Duration::from_millis(3_500));
+        assert_eq!(pauses, Duration::from_millis(1_500));
         let waits = WRITE_TRY_WAIT * (1 + WRITE_RETRIES);
         assert!(
-            waits + pauses + budget::RECORD_WORK <= budget::RECORD_MARGIN,
+            waits + pauses + budget::RECORD_WORK <= budget::OUTCOME_WRITE,
             "{waits:?} waiting + {pauses:?} pauses + {:?} writing > {:?}",
             budget::RECORD_WORK,
-            budget::RECORD_MARGIN
+            budget::OUTCOME_WRITE
         );
         // The server's own busy timeout would not fit even once per try.
-        assert!(crate::store::BUSY_TIMEOUT * (1 + WRITE_RETRIES) + pauses > budget::RECORD_MARGIN);
+        assert!(crate::store::BUSY_TIMEOUT * (1 + WRITE_RETRIES) + pauses > budget::OUTCOME_WRITE);
     }
 
     /// The bound is set on the connection for the write and given back
@@ -1279,6 +1291,58 @@ mod tests {
         let (state, _, _, error) = next_state(0, &throttled, now, now + 60_000, 0);
         assert_eq!(state, PushJobState::Failed);
         assert!(error.unwrap().contains("past the push's deadline"));
+    }
+
+    /// One cap for every wait between tries: a Retry-After, FCM's backoff
+    /// without one (any attempt, reason, jitter) and the push backoff
+    /// all end at `RETRY_AFTER_MAX`; a retry is never queued later.
+    #[test]
+    fn every_wait_between_tries_is_capped_by_one_rule() {
+        for reason in ["FCM 503 UNAVAILABLE", "FCM 429 QUOTA_EXCEEDED"] {
+            for attempt in 1..=PUSH_MAX_ATTEMPTS + 20 {
+                let w = fcm::retry_wait(reason, attempt);
+                assert!(w <= RETRY_AFTER_MAX, "{reason} {attempt}: {w:?}");
+            }
+        }
+        // FCM's backoff reaches the cap (less its jitter) within the
+        // attempts a push has.
+        assert!(
+            fcm::retry_wait("FCM 429 QUOTA_EXCEEDED", PUSH_MAX_ATTEMPTS) >= RETRY_AFTER_MAX * 3 / 4
+        );
+        let now = 1_000;
+        for after in [
+            Some(Duration::from_secs(3600)),
+            Some(Duration::from_secs(86_400)),
+            None,
+        ] {
+            let retry = PushOutcome::Retry {
+                reason: "FCM 429 QUOTA_EXCEEDED".into(),
+                after,
+            };
+            for attempts in 0..PUSH_MAX_ATTEMPTS - 1 {
+                let (state, _, next, _) = next_state(attempts, &retry, now, i64::MAX, 0);
+                assert_eq!(state, PushJobState::Queued);
+                assert!(
+                    next - now <= RETRY_AFTER_MAX.as_millis() as i64,
+                    "{after:?} {attempts}"
+                );
+            }
+        }
+        let (_, _, next, _) = next_state(
+            0,
+            &PushOutcome::Retry {
+                reason: "FCM 429 QUOTA_EXCEEDED".into(),
+                after: Some(Duration::from_secs(3600)),
+            },
+            now,
+            i64::MAX,
+            0,
+        );
+        assert_eq!(
+            next,
+            now + RETRY_AFTER_MAX.as_millis() as i64,
+            "held to the cap"
+        );
     }
 
     /// A Web Push timeout once connected (no pool to count it) counts

@@ -123,6 +123,8 @@ pub struct Outages {
     ended: Mutex<Vec<String>>,
     /// `qp_push_gateway_outage` and `qp_push_gateway_outages_total`.
     counts: crate::metrics::push::OutageCounts,
+    /// What `/readyz` shows of them.
+    board: crate::health::PushOutages,
 }
 
 impl Outages {
@@ -132,6 +134,11 @@ impl Outages {
             counts,
             ..Default::default()
         }
+    }
+
+    /// Shows its outages on `board` (the server's `/readyz`).
+    pub fn reporting_to(self, board: crate::health::PushOutages) -> Self {
+        Outages { board, ..self }
     }
 
     fn circuits(&self) -> std::sync::MutexGuard<'_, HashMap<String, Circuit>> {
@@ -193,6 +200,7 @@ impl Outages {
                     "push gateway outage over: no fault since"
                 );
                 self.counts.ended(gateway);
+                self.board.set(circuit, None);
                 *c = Circuit::default();
             }
         }
@@ -266,6 +274,17 @@ impl Outages {
                 self.answered(gateway, circuit);
                 outcome
             }
+            // Throttling of one device (APNs `TooManyRequests`) or of the
+            // provider token's refresh: the gateway answered, so it works
+            // (a probe that meets one ends the outage, rather than leave
+            // every held push waiting `PROBE_WAIT` for another probe); and
+            // never a fault of the gateway.
+            PushOutcome::Retry { ref reason, .. } | PushOutcome::Deferred { ref reason, .. }
+                if is_throttle(reason) && held_circuit(reason).is_none() =>
+            {
+                self.answered(gateway, circuit);
+                outcome
+            }
             // Never reached the gateway (held, not pending any more, a
             // payload that cannot be encoded), or not from APNs or FCM:
             // says nothing about it.
@@ -301,6 +320,16 @@ impl Outages {
         if c.steps == 1 {
             self.counts.started(gateway);
         }
+        self.board.set(
+            circuit,
+            Some(crate::health::OutageReport {
+                gateway,
+                since: chrono::Utc::now()
+                    - chrono::Duration::from_std(now - since)
+                        .unwrap_or_else(|_| chrono::Duration::zero()),
+                error: reason.to_string(),
+            }),
+        );
         tracing::warn!(
             gateway,
             circuit,
@@ -330,6 +359,7 @@ impl Outages {
                 "push gateway answering again: held pushes go now"
             );
             self.counts.ended(gateway);
+            self.board.set(circuit, None);
             self.ended
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
@@ -405,6 +435,43 @@ mod tests {
             o.judge("apns", "apns", down(None)),
             PushOutcome::Retry { .. }
         ));
+    }
+
+    /// The probe of an outage may be a device APNs throttles (`429
+    /// TooManyRequests`, its own retry): APNs answered, so the outage ends
+    /// and the held pushes go, instead of waiting `PROBE_WAIT` for another
+    /// probe. `/readyz`'s board shows the outage while it lasts.
+    #[test]
+    fn a_probe_answered_with_a_devices_throttling_ends_the_outage() {
+        let board = crate::health::PushOutages::default();
+        let o = Outages::default().reporting_to(board.clone());
+        for _ in 0..OUTAGE_AFTER {
+            o.judge("apns", "apns", down(None));
+        }
+        assert!(o.in_outage("apns"));
+        let shown = board.open();
+        assert_eq!(shown["apns"].gateway, "apns");
+        assert!(shown["apns"].error.contains("503"), "{shown:?}");
+        let throttled = PushOutcome::Retry {
+            reason: "APNs 429 TooManyRequests".into(),
+            after: Some(Duration::from_secs(1)),
+        };
+        assert_eq!(o.judge("apns", "apns", throttled.clone()), throttled);
+        assert!(!o.in_outage("apns"));
+        assert!(o.held("apns").is_none());
+        assert_eq!(o.take_ended(), ["apns"]);
+        assert!(board.open().is_empty());
+        // A held push's reason names the fault it was held for: not an
+        // answer.
+        for _ in 0..OUTAGE_AFTER {
+            o.judge("apns", "apns", down(None));
+        }
+        let held = PushOutcome::Deferred {
+            reason: format!("{}: APNs 429 TooManyRequests", held_prefix("apns")),
+            after: Duration::from_secs(1),
+        };
+        o.judge("apns", "apns", held);
+        assert!(o.in_outage("apns"));
     }
 
     /// A push failed before it reached the gateway (its question resolved,

@@ -5,10 +5,12 @@
 //! so the rules are tested over hours in an instant.
 //!
 //! - A token is reused for `ttl` (50 minutes), then a new one is signed.
-//! - After `TooManyProviderTokenUpdates`, no new token is signed for
+//! - `TooManyProviderTokenUpdates` answers a token APNs would not take
+//!   (signed too soon after the last one it took): the token before it,
+//!   still valid, is used again, and no new token is signed for
 //!   [`TOKEN_REFRESH_HOLD`]; the same answer again during that hold (every
 //!   push in flight carries it) does not extend it, and the hold ends
-//!   before the held token is [`MAX_TOKEN_AGE`] old, so it never reaches
+//!   before the token in use is [`MAX_TOKEN_AGE`] old, so it never reaches
 //!   the hour APNs allows.
 
 use std::time::{Duration, Instant};
@@ -19,12 +21,27 @@ use super::gateway_errors::TOKEN_REFRESH_HOLD;
 /// short of the hour after which APNs refuses it.
 pub const MAX_TOKEN_AGE: Duration = Duration::from_secs(55 * 60);
 
-/// The current provider token and the refresh hold.
+/// The current provider token, the one before it, and the refresh hold.
 #[derive(Debug)]
 pub struct ProviderTokens {
     ttl: Duration,
     current: Option<(String, Instant)>,
+    /// The token `current` replaced: APNs may still take it (for an hour
+    /// from its signing) when it refuses the new one as too soon.
+    previous: Option<(String, Instant)>,
     hold_until: Option<Instant>,
+}
+
+/// What a `TooManyProviderTokenUpdates` answer leaves to send.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AfterThrottle {
+    /// Another token than the one refused is in use now (the one before
+    /// it, or one another push already went back to): send again with it.
+    OtherToken,
+    /// The refused token is the only one there is: it is kept (signing
+    /// again is what APNs refused), and APNs takes it once its 20 minutes
+    /// since the last refresh are over.
+    SameToken,
 }
 
 impl ProviderTokens {
@@ -33,6 +50,7 @@ impl ProviderTokens {
         ProviderTokens {
             ttl: ttl.min(MAX_TOKEN_AGE),
             current: None,
+            previous: None,
             hold_until: None,
         }
     }
@@ -45,9 +63,12 @@ impl ProviderTokens {
         (age < self.ttl || self.held(now)).then(|| token.clone())
     }
 
-    /// A new token signed at `now`.
+    /// A new token signed at `now`; the one it replaces (or the one
+    /// refused before it) is kept as the previous one.
     pub fn signed(&mut self, token: String, now: Instant) {
-        self.current = Some((token, now));
+        if let Some(replaced) = self.current.replace((token, now)) {
+            self.previous = Some(replaced);
+        }
     }
 
     /// Whether signing a new token is on hold at `now`.
@@ -72,20 +93,44 @@ impl ProviderTokens {
         true
     }
 
+    /// APNs answered `TooManyProviderTokenUpdates` to `token` at `now`:
+    /// refreshes are held ([`ProviderTokens::hold`]) and, when `token` is
+    /// the current one, the previous token (if younger than
+    /// [`MAX_TOKEN_AGE`]) is in use again.
+    pub fn too_soon(&mut self, token: &str, now: Instant) -> AfterThrottle {
+        let is_current = self.current.as_ref().is_some_and(|(t, _)| t == token);
+        let previous_valid = self
+            .previous
+            .as_ref()
+            .is_some_and(|(_, at)| now.saturating_duration_since(*at) < MAX_TOKEN_AGE);
+        if is_current && previous_valid {
+            self.current = self.previous.take();
+        }
+        // The hold is bounded by the age of the token in use now.
+        self.hold(now);
+        match &self.current {
+            Some((t, _)) if t != token => AfterThrottle::OtherToken,
+            _ => AfterThrottle::SameToken,
+        }
+    }
+
     /// APNs refused `token`: dropped, so the next push signs a new one,
-    /// unless another push replaced it already or refreshes are held.
+    /// unless another push replaced it already or refreshes are held. It
+    /// stays the previous token: should APNs refuse the new one as too
+    /// soon, the refusal was not about its age after all.
     pub fn refused(&mut self, token: &str, now: Instant) {
         if self.held(now) {
             return;
         }
         if self.current.as_ref().is_some_and(|(t, _)| t == token) {
-            self.current = None;
+            self.previous = self.current.take();
         }
     }
 
-    /// The signing key changed: the token signed with the old one goes.
+    /// The signing key changed: the tokens signed with the old one go.
     pub fn clear(&mut self) {
         self.current = None;
+        self.previous = None;
     }
 }
 
@@ -137,6 +182,46 @@ mod tests {
         assert_eq!(tokens.current(t0 + MINUTE * 5).as_deref(), Some("a"));
         tokens.refused("a", t0 + MINUTE * 21);
         assert_eq!(tokens.current(t0 + MINUTE * 21), None);
+    }
+
+    /// A token refused as too soon after the last refresh: the one before
+    /// it (still within its hour) goes again, the refused one is never
+    /// sent again, and nothing new is signed for the hold.
+    #[test]
+    fn a_token_refused_as_too_soon_gives_way_to_the_one_before_it() {
+        let mut tokens = ProviderTokens::new(Duration::from_secs(50 * 60));
+        let t0 = Instant::now();
+        tokens.signed("a".into(), t0);
+        tokens.signed("b".into(), t0 + MINUTE * 10);
+        let now = t0 + MINUTE * 10;
+        assert_eq!(tokens.too_soon("b", now), AfterThrottle::OtherToken);
+        assert_eq!(tokens.current(now).as_deref(), Some("a"));
+        // The other pushes in flight with "b" hear the same: "a" it is.
+        assert_eq!(tokens.too_soon("b", now), AfterThrottle::OtherToken);
+        assert_eq!(tokens.current(now + MINUTE * 19).as_deref(), Some("a"));
+        assert!(tokens.held(now + MINUTE * 19));
+        // After the hold, "a" is refreshed at its 50 minutes as usual.
+        assert_eq!(tokens.current(t0 + MINUTE * 49).as_deref(), Some("a"));
+        assert_eq!(tokens.current(t0 + MINUTE * 50), None);
+    }
+
+    /// With no token before it (a restart, another instance signing with
+    /// the same key), the refused token is kept for the hold: signing
+    /// again is what APNs refused.
+    #[test]
+    fn a_token_refused_as_too_soon_with_none_before_it_is_kept() {
+        let mut tokens = ProviderTokens::new(Duration::from_secs(50 * 60));
+        let t0 = Instant::now();
+        tokens.signed("a".into(), t0);
+        assert_eq!(tokens.too_soon("a", t0), AfterThrottle::SameToken);
+        assert_eq!(tokens.current(t0 + MINUTE * 19).as_deref(), Some("a"));
+        // A previous token past its age is no way out either.
+        let mut tokens = ProviderTokens::new(Duration::from_secs(50 * 60));
+        tokens.signed("old".into(), t0);
+        tokens.signed("new".into(), t0 + MINUTE * 56);
+        let now = t0 + MINUTE * 56;
+        assert_eq!(tokens.too_soon("new", now), AfterThrottle::SameToken);
+        assert_eq!(tokens.current(now).as_deref(), Some("new"));
     }
 
     #[test]

@@ -9,7 +9,13 @@
 //! holding JSON with `aps`, and the provider token: an ES256 JWT with
 //! `kid` and `iss`, its signature verified with the team key's public half
 //! (each distinct token once, as the real one caches them), no older than
-//! an hour. Answers carry `apns-id`, and errors the JSON `{"reason": …}`
+//! an hour, and on each connection a new one no sooner than 20 minutes
+//! after the last new one it took there (`429 TooManyProviderTokenUpdates`,
+//! as APNs refuses a token refreshed too often; the tokens it took before
+//! still work for their hour). Per connection, as APNs keeps the token
+//! with the connection: a restarted server, or another instance with the
+//! same key, opens its own. Scripted answers ([`ApnsState::script`], [`ApnsState::storm`])
+//! are given as they are, whatever the token. Answers carry `apns-id`, and errors the JSON `{"reason": …}`
 //! with APNs's status codes and reason names.
 //!
 //! Stream limits are APNs's: each connection advertises
@@ -101,6 +107,13 @@ pub struct ApnsState {
     /// SETTINGS frames sent that lowered the limit to 1.
     pub limit_drops: AtomicUsize,
     pub bad_provider_tokens: AtomicUsize,
+    /// New provider tokens refused as too soon after the last refresh:
+    /// the requests, and the distinct tokens.
+    pub token_updates_refused: AtomicUsize,
+    pub tokens_refused_too_soon: Mutex<HashSet<String>>,
+    /// Per connection: the provider tokens it took, and when it took the
+    /// last new one.
+    refreshed: Mutex<HashMap<usize, (HashSet<String>, Instant)>>,
     /// Send GOAWAY after this many accepted notifications (0: never).
     goaway_at: AtomicUsize,
     /// That GOAWAY carries INTERNAL_ERROR and closes the connection at once.
@@ -172,6 +185,12 @@ impl ApnsState {
     /// The next `n` requests for `token` are read and then reset.
     pub fn reset_next(&self, token: &str, n: usize) {
         self.reset.lock().unwrap().insert(token.to_string(), n);
+    }
+    /// The provider tokens it took, over all connections.
+    pub fn tokens_taken(&self) -> usize {
+        let refreshed = self.refreshed.lock().unwrap();
+        let all: HashSet<&String> = refreshed.values().flat_map(|(t, _)| t).collect();
+        all.len()
     }
     pub fn script(&self, token: &str, replies: Vec<ApnsReply>) {
         self.script
@@ -632,7 +651,7 @@ async fn answer_apns(
             .unwrap_or("")
             .to_string()
     };
-    let checked = check_apns(&parts, &token, &bytes, &h, &state);
+    let checked = check_apns(&parts, &token, &bytes, &h, &state, ctl.id);
     let (status, body) = match checked {
         Err(e) => e,
         Ok(payload) => {
@@ -748,6 +767,7 @@ fn check_apns(
     body: &[u8],
     h: &dyn Fn(&str) -> String,
     state: &ApnsState,
+    connection: usize,
 ) -> Result<Value, (u16, Value)> {
     if parts.method != http::Method::POST {
         return Err(apns_error(405, "MethodNotAllowed"));
@@ -780,6 +800,27 @@ fn check_apns(
         }
         state.verified.lock().unwrap().insert(jwt.to_string());
     }
+    let mut refreshed = state.refreshed.lock().unwrap();
+    match refreshed.get_mut(&connection) {
+        Some((taken, _)) if taken.contains(jwt) => {}
+        Some((_, at)) if at.elapsed() < TOKEN_REFRESH_MIN => {
+            state.token_updates_refused.fetch_add(1, Ordering::SeqCst);
+            state
+                .tokens_refused_too_soon
+                .lock()
+                .unwrap()
+                .insert(jwt.to_string());
+            return Err(apns_error(429, "TooManyProviderTokenUpdates"));
+        }
+        Some((taken, at)) => {
+            taken.insert(jwt.to_string());
+            *at = Instant::now();
+        }
+        None => {
+            refreshed.insert(connection, ([jwt.to_string()].into(), Instant::now()));
+        }
+    }
+    drop(refreshed);
     if h("apns-topic").is_empty() {
         return Err(apns_error(400, "MissingTopic"));
     }
@@ -801,6 +842,9 @@ fn check_apns(
     }
     Ok(payload)
 }
+
+/// The shortest time between two new provider tokens APNs takes.
+pub const TOKEN_REFRESH_MIN: Duration = Duration::from_secs(20 * 60);
 
 fn apns_id() -> String {
     static N: AtomicU64 = AtomicU64::new(1);
