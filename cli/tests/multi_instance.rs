@@ -1242,26 +1242,11 @@ fn db_direct_naming_another_database_is_refused_at_start_up() {
     let Database::Postgres(url) = &w.db else {
         unreachable!()
     };
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_qp"))
-        .args([
-            "serve",
-            "--listen",
-            "127.0.0.1:0",
-            "--db",
-            url,
-            "--db-direct",
-            &other,
-        ])
-        .env("QP_LOG", "warn")
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "qp serve started: {stderr}");
+    let stderr = refused_start(&["--db", url, "--db-direct", &other]);
     assert!(
         stderr.contains("db_direct") && stderr.contains("must name the same database"),
         "{stderr}"
     );
-    assert!(!stderr.contains("listening on"), "{stderr}");
 }
 
 /// Instance A has no APNs, B has: the iPhones' pushes of a question asked
@@ -1273,17 +1258,7 @@ async fn an_instance_without_apns_leaves_the_iphones_pushes_to_one_with_it_on_po
     common::require_postgres();
     let dir = tempfile::tempdir().unwrap();
     let db = common::test_database(dir.path());
-    let (agent, seeded) = {
-        let db = db.clone();
-        std::thread::spawn(move || {
-            let conn = qp_server::store::connect(&db).unwrap();
-            let ops = common::seed_ops_room(&conn);
-            let seeded = fanout::seed_room(&conn, &ops.room_id, 20, 1, 1);
-            (ops.agent, seeded)
-        })
-        .join()
-        .unwrap()
-    };
+    let (agent, seeded) = fanout::seed_ops_room_on(&db, 20, 1, 1);
     let apns = gateways::apns(Duration::from_millis(5), 100).await;
     let (fcm_a, fcm_b) = (
         gateways::fcm(Duration::ZERO).await,
@@ -1355,30 +1330,30 @@ fn a_second_instance_with_another_vapid_key_is_refused_on_postgres() {
     let key = |name: &str| dir.path().join(name).display().to_string();
     let serve = |vapid: &str| QpServe::start(&["--db", url, "--vapid-key", vapid]);
     let first = serve(&key("a.vapid"));
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_qp"))
-        .args([
-            "serve",
-            "--listen",
-            "127.0.0.1:0",
-            "--db",
-            url,
-            "--vapid-key",
-            &key("b.vapid"),
-        ])
-        .env("QP_LOG", "warn")
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "qp serve started: {stderr}");
+    let stderr = refused_start(&["--db", url, "--vapid-key", &key("b.vapid")]);
     assert!(
         stderr.contains("vapid_key")
             && stderr.contains("is not the key the other instances on this database use")
             && stderr.contains("same key file"),
         "{stderr}"
     );
-    assert!(!stderr.contains("listening on"), "{stderr}");
     // A copy of the first instance's key is the same key.
     std::fs::copy(key("a.vapid"), key("copy.vapid")).unwrap();
     let second = serve(&key("copy.vapid"));
     drop((first, second));
+}
+
+/// `qp serve` (on an ephemeral loopback port) with `args`, which must
+/// refuse to start; what it said on stderr.
+fn refused_start(args: &[&str]) -> String {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_qp"))
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .args(args)
+        .env("QP_LOG", "warn")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!out.status.success(), "qp serve started: {stderr}");
+    assert!(!stderr.contains("listening on"), "{stderr}");
+    stderr
 }

@@ -316,17 +316,8 @@ async fn two_instances_on_postgres_share_a_10000_device_fan_out() {
     let dir = tempfile::tempdir().unwrap();
     let db = common::test_database(dir.path());
     // 5,000 people in the room, an iPhone and an Android phone each.
-    let (agent, devices) = {
-        let db = db.clone();
-        std::thread::spawn(move || {
-            let conn = qp_server::store::connect(&db).unwrap();
-            let ops = common::seed_ops_room(&conn);
-            let seeded = fanout::seed_room(&conn, &ops.room_id, 5000, 1, 1);
-            (ops.agent, seeded.len())
-        })
-        .join()
-        .unwrap()
-    };
+    let (agent, devices) = fanout::seed_ops_room_on(&db, 5000, 1, 1);
+    let devices = devices.len();
     // Each instance has its own pair of stand-ins, so each push accepted
     // is known to come from one instance. A second per answer keeps pushes
     // in flight long enough for both to take part (an idle worker on

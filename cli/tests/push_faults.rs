@@ -755,17 +755,7 @@ async fn a_refused_outcome_write_is_tried_again_not_dropped() {
 async fn a_server_killed_mid_fan_out_and_restarted_loses_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let db = common::test_database(dir.path());
-    let (agent, seeded) = {
-        let db = db.clone();
-        std::thread::spawn(move || {
-            let conn = qp_server::store::connect(&db).unwrap();
-            let ops = common::seed_ops_room(&conn);
-            let seeded = fanout::seed_room(&conn, &ops.room_id, 500, 2, 0);
-            (ops.agent, seeded)
-        })
-        .join()
-        .unwrap()
-    };
+    let (agent, seeded) = fanout::seed_ops_room_on(&db, 500, 2, 0);
     // Answers after 300 ms: hundreds in flight when the kill comes.
     let apns = gateways::apns(Duration::from_millis(300), 500).await;
     let fcm = gateways::fcm(Duration::from_millis(5)).await;
@@ -885,17 +875,7 @@ async fn an_instance_stalled_past_its_lease_is_taken_over_on_postgres() {
     common::require_postgres();
     let dir = tempfile::tempdir().unwrap();
     let db = common::test_database(dir.path());
-    let (agent, seeded) = {
-        let db = db.clone();
-        std::thread::spawn(move || {
-            let conn = qp_server::store::connect(&db).unwrap();
-            let ops = common::seed_ops_room(&conn);
-            let seeded = fanout::seed_room(&conn, &ops.room_id, 250, 2, 0);
-            (ops.agent, seeded)
-        })
-        .join()
-        .unwrap()
-    };
+    let (agent, seeded) = fanout::seed_ops_room_on(&db, 250, 2, 0);
     // A's APNs never answers within the test; B's at once.
     let apns_a = gateways::apns(Duration::from_secs(60), 500).await;
     let apns_b = gateways::apns(Duration::from_millis(5), 500).await;

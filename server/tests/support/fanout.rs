@@ -135,6 +135,27 @@ fn register(conn: &Conn, user_id: &str, platform: &str, token: &str) {
     .unwrap();
 }
 
+/// The ops room ([`common::seed_ops_room`]) on `db`, with `users` more
+/// people and their phones ([`seed_room`]); its agent's token and the
+/// seeded devices. On a thread of its own: the store's calls block, and
+/// the tests calling this run on the runtime.
+pub fn seed_ops_room_on(
+    db: &Database,
+    users: usize,
+    ios: usize,
+    android: usize,
+) -> (String, Seeded) {
+    let db = db.clone();
+    std::thread::spawn(move || {
+        let conn = qp_server::store::connect(&db).unwrap();
+        let ops = common::seed_ops_room(&conn);
+        let seeded = seed_room(&conn, &ops.room_id, users, ios, android);
+        (ops.agent, seeded)
+    })
+    .join()
+    .unwrap()
+}
+
 /// [`seed_room`] into the fixture's room; returns the iOS tokens.
 pub fn seed_devices(f: &common::Fixture, users: usize, ios: usize, android: usize) -> Vec<String> {
     seed_room(&f.db(), &f.room_id, users, ios, android).ios
