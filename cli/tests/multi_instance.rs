@@ -1314,6 +1314,76 @@ async fn an_instance_without_apns_leaves_the_iphones_pushes_to_one_with_it_on_po
     drop((a, b));
 }
 
+/// A push no instance routes is not left queued for good: an iPhone's,
+/// with only an instance without APNs, is left alone while another
+/// instance may come for it, then claimed and given up by that one once it
+/// has waited `UNROUTED_AFTER`, saying why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs PostgreSQL: set QP_TEST_POSTGRES (scripts/test postgres does)"]
+async fn a_push_no_instance_routes_is_given_up_not_left_queued_on_postgres() {
+    use qp_server::store::sql::{Param, Sql};
+    common::require_postgres();
+    let dir = tempfile::tempdir().unwrap();
+    let db = common::test_database(dir.path());
+    let (agent, seeded) = fanout::seed_ops_room_on(&db, 3, 1, 1);
+    let fcm = gateways::fcm(Duration::ZERO).await;
+    let a = fanout::instance_with(&db, dir.path(), None, &fcm.url, &[]);
+    let (s, q) = common::ask_at(
+        &http(),
+        &a.base,
+        &agent,
+        &json!({"prompt": "Deploy?", "responder_scope": "room"}),
+    )
+    .await;
+    assert_eq!(s, 201, "{q}");
+    let id = q["id"].as_str().unwrap().to_string();
+    let conn = common::connect(&db);
+    fanout::until("the Android pushes sent", Duration::from_secs(30), || {
+        fanout::sent(&conn, &id) == seeded.android.len()
+    })
+    .await;
+    let untried = |conn: &qp_server::store::Conn| {
+        qp_server::store::deliveries::push_jobs_of(conn, &id)
+            .unwrap()
+            .into_iter()
+            .filter(|j| j.state == "queued" && j.attempts == 0)
+            .count()
+    };
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(
+        untried(&conn),
+        seeded.ios.len(),
+        "an iPhone's push was tried"
+    );
+    // Queued longer ago than an instance leaves them to the others.
+    let past = qp_server::store::deliveries::UNROUTED_AFTER.as_millis() as i64 + 1_000;
+    conn.execute(
+        "UPDATE push_jobs SET created_at = created_at - ?1 WHERE question_id = ?2",
+        &[Param::Int(past), Param::Text(&id)],
+    )
+    .unwrap();
+    fanout::until("the iPhones' pushes tried", Duration::from_secs(30), || {
+        untried(&conn) == 0
+    })
+    .await;
+    let errors: Vec<String> = conn
+        .query(
+            "SELECT last_error FROM push_jobs WHERE question_id = ?1 AND last_error IS NOT NULL",
+            &[Param::Text(&id)],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0).unwrap())
+        .collect();
+    assert!(
+        errors
+            .iter()
+            .any(|e| e.contains("no ios transport configured")),
+        "{errors:#?}"
+    );
+    drop(a);
+}
+
 /// Browsers subscribe with the VAPID public key of the instance they
 /// reached: a second instance with another key would sign pushes their
 /// push services refuse, so it is refused at start, naming the setting;

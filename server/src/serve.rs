@@ -221,6 +221,8 @@ pub async fn start(
         }
     }
 
+    // Before serving: a refused instance must not hand a browser its key.
+    same_vapid_key_as_the_other_instances(&app).await?;
     let (tx, rx) = oneshot::channel::<()>();
     let router = crate::http::router(app.clone());
     let cap = connection_cap(app.settings.max_connections);
@@ -241,7 +243,6 @@ pub async fn start(
     );
     let resends = Resends::new(app.metrics.push.resends.clone());
     let errors = GatewayErrors::new(app.metrics.push.gateway_errors.clone());
-    same_vapid_key_as_the_other_instances(&app).await?;
     let transport: Arc<dyn PushTransport> = match push {
         Some(t) => t,
         None => Arc::new(PlatformRouter {

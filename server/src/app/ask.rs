@@ -120,8 +120,10 @@ impl App {
             .map_err(|e| self.forget_if_revoked(e, agent_check.as_deref()))?;
         let agent_id = q.asker.as_ref().map(|a| a.id.as_str()).unwrap_or("");
         // A device whose platform has no push route here (an iPhone on a
-        // server without APNs) has its job queued, but is not reached (the
-        // worker gives it up: no route before the question expires).
+        // server without APNs) has its job queued, but is not reached from
+        // here: on SQLite the worker gives it up; on PostgreSQL it is left
+        // to an instance with a route, which this one cannot see, so it is
+        // not counted either way.
         let (routed, unrouted): (Vec<_>, Vec<_>) = platforms.iter().partition(|(platform, _)| {
             crate::config::push::platform_has_route(&self.settings, platform)
         });
@@ -130,7 +132,17 @@ impl App {
             .iter()
             .map(|(platform, n)| format!("{n} {platform}"))
             .collect();
-        if !unrouted.is_empty() {
+        let shared_queue = matches!(self.settings.db, crate::store::Database::Postgres(_));
+        if !unrouted.is_empty() && shared_queue {
+            tracing::warn!(
+                question = %q.id,
+                agent = %agent_id,
+                devices = %unrouted.join(", "),
+                given_up_after_s = crate::store::deliveries::UNROUTED_AFTER.as_secs(),
+                "no push route here for these devices' platform: left to another instance \
+                 with one (given up if none takes them in time)"
+            );
+        } else if !unrouted.is_empty() {
             tracing::warn!(
                 question = %q.id,
                 agent = %agent_id,

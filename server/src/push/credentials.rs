@@ -109,7 +109,7 @@ impl CredentialGate {
         let left = f.retry_at.saturating_duration_since(Instant::now());
         (!left.is_zero()).then(|| PushOutcome::Deferred {
             reason: format!(
-                "{} credential refused, next try in {} ms: {}",
+                "{} {HELD}{} ms: {}",
                 self.gateway,
                 left.as_millis(),
                 f.report.error
@@ -195,12 +195,24 @@ impl CredentialGate {
 /// unlike one held by the backoff without being sent.
 const HEARD: &str = "credential refused: ";
 
+/// What follows the gateway's name in the reason of a push the
+/// credential's backoff held without sending it ([`CredentialGate::blocked`]).
+const HELD: &str = "credential refused, next try in ";
+
 /// Whether a deferred push's reason is a refusal the gateway answered (it
 /// was reached), not a push held by the credential's backoff.
 pub fn refusal_heard(reason: &str) -> bool {
     reason
         .split_once(' ')
         .is_some_and(|(_, rest)| rest.starts_with(HEARD))
+}
+
+/// Whether a deferred push's reason is the credential's backoff holding it
+/// unsent (the gateway's last refusal follows, but this push heard none).
+pub fn held_unsent(reason: &str) -> bool {
+    reason
+        .split_once(' ')
+        .is_some_and(|(_, rest)| rest.starts_with(HELD))
 }
 
 #[cfg(test)]

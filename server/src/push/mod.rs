@@ -540,7 +540,9 @@ pub async fn run_worker_with(
             let due_routes = routes.clone();
             let next = app
                 .db
-                .run(move |conn| deliveries::next_push_due_ms(conn, due_routes.as_deref()))
+                .run(move |conn| {
+                    deliveries::next_push_due_ms(conn, now_ms(), due_routes.as_deref())
+                })
                 .await
                 .ok()
                 .flatten();

@@ -231,7 +231,7 @@ impl Outages {
             PushOutcome::Unavailable { reason, after }
                 if self.in_outage(circuit) && is_throttle(&reason) =>
             {
-                self.answered(gateway, circuit);
+                self.throttled(gateway, circuit);
                 PushOutcome::Retry { reason, after }
             }
             PushOutcome::Unavailable { reason, after } => {
@@ -279,10 +279,14 @@ impl Outages {
             // (a probe that meets one ends the outage, rather than leave
             // every held push waiting `PROBE_WAIT` for another probe); and
             // never a fault of the gateway.
+            // A push the credential's backoff held unsent carries the
+            // gateway's last answer in its reason, but heard none itself.
             PushOutcome::Retry { ref reason, .. } | PushOutcome::Deferred { ref reason, .. }
-                if is_throttle(reason) && held_circuit(reason).is_none() =>
+                if is_throttle(reason)
+                    && held_circuit(reason).is_none()
+                    && !super::credentials::held_unsent(reason) =>
             {
-                self.answered(gateway, circuit);
+                self.throttled(gateway, circuit);
                 outcome
             }
             // Never reached the gateway (held, not pending any more, a
@@ -345,6 +349,19 @@ impl Outages {
 
     /// An answer that is not a gateway fault: the gateway works.
     fn answered(&self, gateway: &'static str, circuit: &str) {
+        self.end(gateway, circuit, true);
+    }
+
+    /// A throttle answered: the gateway is reachable, so the outage ends,
+    /// but the pushes it held go at the end of their step, not at once:
+    /// released now, they would all meet the throttle that just answered
+    /// and spend an attempt each.
+    fn throttled(&self, gateway: &'static str, circuit: &str) {
+        self.end(gateway, circuit, false);
+    }
+
+    /// Ends `circuit`'s outage, if any; `release`: its held pushes go now.
+    fn end(&self, gateway: &'static str, circuit: &str, release: bool) {
         let mut circuits = self.circuits();
         let Some(c) = circuits.get_mut(circuit) else {
             return;
@@ -356,14 +373,21 @@ impl Outages {
                 circuit,
                 steps = c.steps,
                 down_for_ms = since.elapsed().as_millis() as u64,
-                "push gateway answering again: held pushes go now"
+                held_pushes_go = if release {
+                    "now"
+                } else {
+                    "at their step's end (throttled)"
+                },
+                "push gateway answering again"
             );
             self.counts.ended(gateway);
             self.board.set(circuit, None);
-            self.ended
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .push(circuit.to_string());
+            if release {
+                self.ended
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .push(circuit.to_string());
+            }
         }
         c.steps = 0;
         c.held_until = None;
@@ -519,7 +543,32 @@ mod tests {
                 after: Some(Duration::from_secs(7)),
             }
         );
-        assert_eq!(o.take_ended(), vec!["fcm".to_string()]);
+        assert!(
+            o.take_ended().is_empty(),
+            "the held pushes were released into the throttle"
+        );
+    }
+
+    /// A push the credential's backoff held unsent carries the gateway's
+    /// last answer, a 429 among them: it heard nothing, so the outage stays.
+    #[test]
+    fn a_push_held_by_the_credential_backoff_after_a_429_leaves_the_outage() {
+        let o = Outages::default();
+        for _ in 0..OUTAGE_AFTER {
+            o.judge("apns", "apns", down(None));
+        }
+        let held = PushOutcome::Deferred {
+            reason: "apns credential refused, next try in 900 ms: APNs 429 \
+                     TooManyProviderTokenUpdates"
+                .into(),
+            after: Duration::from_millis(900),
+        };
+        assert!(crate::push::credentials::held_unsent(match &held {
+            PushOutcome::Deferred { reason, .. } => reason,
+            _ => unreachable!(),
+        }));
+        o.judge("apns", "apns", held);
+        assert!(o.in_outage("apns"), "a push never sent ended the outage");
     }
 
     /// A probe whose credential is refused ends the outage (the gateway

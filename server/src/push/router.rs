@@ -43,7 +43,10 @@ impl PushTransport for PlatformRouter {
                 Box::pin(async move {
                     PushOutcome::Retry {
                         reason: format!("no {platform} transport configured"),
-                        after: Some(std::time::Duration::from_secs(3600)),
+                        // The longest wait between tries: a gateway
+                        // configured meanwhile (and a restart) still
+                        // delivers it, until its attempts or deadline end.
+                        after: Some(super::RETRY_AFTER_MAX),
                     }
                 })
             }

@@ -221,7 +221,10 @@ pub struct DuePush {
 ///
 /// `routes`: the platforms this instance delivers to (`None`: every one).
 /// A job whose device is of another platform is left for an instance that
-/// routes it; a job whose device is gone is claimed (and given up) by any.
+/// routes it, unless it has waited [`UNROUTED_AFTER`] (no instance took
+/// it: this one claims it, and its worker gives it up as it would any push
+/// it cannot route, rather than leave it queued for good); a job whose
+/// device is gone is claimed (and given up) by any.
 pub fn claim_pushes(
     conn: &Conn,
     now_ms: i64,
@@ -229,7 +232,7 @@ pub fn claim_pushes(
     limit: usize,
     routes: Option<&[&str]>,
 ) -> DbResult<Vec<DuePush>> {
-    let (routable, mut params) = routable_clause(routes, 4);
+    let (routable, mut params) = routable_clause(routes, now_ms, 4);
     let sql = format!(
         "UPDATE push_jobs SET next_attempt_ms = ?2, open_claims = open_claims + 1 WHERE id IN (
              SELECT p.id FROM push_jobs p
@@ -271,8 +274,12 @@ pub fn claim_pushes(
 /// When the next claimable push job is due, if any (a resolution waiting
 /// for its question push is not: the question's own time counts).
 /// Only jobs this instance would claim count ([`claim_pushes`]'s `routes`).
-pub fn next_push_due_ms(conn: &Conn, routes: Option<&[&str]>) -> DbResult<Option<i64>> {
-    let (routable, params) = routable_clause(routes, 1);
+pub fn next_push_due_ms(
+    conn: &Conn,
+    now_ms: i64,
+    routes: Option<&[&str]>,
+) -> DbResult<Option<i64>> {
+    let (routable, params) = routable_clause(routes, now_ms, 1);
     conn.query_row(
         &format!(
             "SELECT MIN(p.next_attempt_ms) FROM push_jobs p WHERE p.state = 'queued'{routable}
@@ -285,32 +292,38 @@ pub fn next_push_due_ms(conn: &Conn, routes: Option<&[&str]>) -> DbResult<Option
     )
 }
 
+/// How long a push of a platform an instance has no gateway for is left to
+/// the instances that have one (on PostgreSQL): past it, no instance took
+/// it, and any claims it and gives it up ("no … transport configured"),
+/// rather than leave it queued for good.
+pub const UNROUTED_AFTER: std::time::Duration = std::time::Duration::from_secs(3600);
+
 /// The condition (on `push_jobs p`) that a job's device is of one of
-/// `routes`, or gone; its parameters numbered from `first`.
+/// `routes`, or gone, or that it has waited [`UNROUTED_AFTER`] by `now_ms`;
+/// its parameters numbered from `first`.
 fn routable_clause<'a>(
     routes: Option<&'a [&'a str]>,
+    now_ms: i64,
     first: usize,
 ) -> (String, Vec<super::sql::Param<'a>>) {
     let Some(routes) = routes else {
         return (String::new(), Vec::new());
     };
-    if routes.is_empty() {
-        return (
-            " AND NOT EXISTS (SELECT 1 FROM devices d WHERE d.id = p.device_id)".into(),
-            Vec::new(),
-        );
-    }
-    let marks: Vec<String> = (first..first + routes.len())
-        .map(|i| format!("?{i}"))
-        .collect();
-    let params = routes
-        .iter()
-        .map(|r| super::sql::ToParam::to_param(*r))
-        .collect();
+    let unrouted_before_ms = now_ms - UNROUTED_AFTER.as_millis() as i64;
+    let mut params = vec![super::sql::Param::Int(unrouted_before_ms)];
+    let other_platform = if routes.is_empty() {
+        String::new()
+    } else {
+        let marks: Vec<String> = (first + 1..first + 1 + routes.len())
+            .map(|i| format!("?{i}"))
+            .collect();
+        params.extend(routes.iter().map(|r| super::sql::ToParam::to_param(*r)));
+        format!(" AND d.platform NOT IN ({})", marks.join(", "))
+    };
     (
         format!(
-            " AND NOT EXISTS (SELECT 1 FROM devices d WHERE d.id = p.device_id AND d.platform NOT IN ({}))",
-            marks.join(", ")
+            " AND (p.created_at < ?{first} OR NOT EXISTS \
+             (SELECT 1 FROM devices d WHERE d.id = p.device_id{other_platform}))"
         ),
         params,
     )
