@@ -286,7 +286,7 @@ impl Outages {
                     && held_circuit(reason).is_none()
                     && !super::credentials::held_unsent(reason) =>
             {
-                self.throttled(gateway, circuit);
+                self.answered(gateway, circuit);
                 outcome
             }
             // Never reached the gateway (held, not pending any more, a
@@ -352,10 +352,12 @@ impl Outages {
         self.end(gateway, circuit, true);
     }
 
-    /// A throttle answered: the gateway is reachable, so the outage ends,
-    /// but the pushes it held go at the end of their step, not at once:
-    /// released now, they would all meet the throttle that just answered
-    /// and spend an attempt each.
+    /// A throttle of the whole gateway answered (FCM's project quota): the
+    /// gateway is reachable, so the outage ends, but the pushes it held go
+    /// at the end of their step, not at once: released now, they would all
+    /// meet the throttle that just answered and spend an attempt each. (One
+    /// device's throttling, APNs `TooManyRequests`, says nothing of the
+    /// others: that answer releases them.)
     fn throttled(&self, gateway: &'static str, circuit: &str) {
         self.end(gateway, circuit, false);
     }
