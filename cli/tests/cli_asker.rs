@@ -269,7 +269,7 @@ fn help_documents_settings_and_exit_codes() {
     assert_eq!(out.status.code(), Some(2));
 }
 
-/// Issue 54: `qp ask` when no device can receive the question (nobody in
+/// `qp ask` when no device can receive the question (nobody in
 /// the room has registered one) still asks, prints the id on stdout as
 /// always, and warns on stderr; `--json` carries `pushed_to_devices`.
 #[test]

@@ -405,7 +405,7 @@ fn eavesdropper() -> (String, std::sync::Arc<std::sync::Mutex<Vec<u8>>>) {
     (url, heard)
 }
 
-/// Issue 32, finding 6: the token `qp login` stored goes only to the server
+/// The token `qp login` stored goes only to the server
 /// it came from; QP_URL pointing elsewhere is refused before any request.
 #[test]
 fn a_stored_token_is_never_sent_to_another_server() {
@@ -456,7 +456,7 @@ fn a_stored_token_is_never_sent_to_another_server() {
     );
 }
 
-/// Issue 32, finding 6, review: the stored token's own server answering
+/// The stored token's own server answering
 /// with a redirect elsewhere (another port here) does not carry the token
 /// there: the client drops Authorization on a redirect to another host or
 /// port.
@@ -509,7 +509,7 @@ fn a_redirect_from_the_stored_server_does_not_carry_the_token() {
     );
 }
 
-/// Issue 54: a terminal device whose token is revoked stops at its next
+/// A terminal device whose token is revoked stops at its next
 /// inbox poll with how to pair again (exit 1), instead of printing
 /// `401 … retrying` forever.
 #[test]

@@ -266,7 +266,7 @@ fn qp_output(args: &[&str], env: &[(&str, &str)]) -> (i32, String) {
     (out.status.code().unwrap_or(-1), text)
 }
 
-/// Issue 32, finding 9: a PostgreSQL password never shows in what `qp
+/// A PostgreSQL password never shows in what `qp
 /// admin` and `qp serve` print, however it was written: in the user info,
 /// as `?password=`, with an unencoded `@`, in a URL that does not parse, in
 /// QP_DB, in a config file. Every host is 127.0.0.1 port 1 (refused at once).
@@ -320,7 +320,7 @@ fn no_error_prints_the_database_password() {
     assert!(text.contains("as %40"), "{text}");
 }
 
-/// Issue 32, finding 9, review: libpq's `host=… password=…` form and a
+/// Libpq's `host=… password=…` form and a
 /// URL whose scheme is in capitals were taken for SQLite file names: `qp
 /// admin` made a database (or folders) named after the password and
 /// succeeded on it, and `qp serve` would have run on SQLite. Now the
@@ -375,7 +375,7 @@ fn a_libpq_keyword_string_or_a_capital_scheme_is_never_a_file_name() {
     }
 }
 
-/// Issue 32, finding 9, review: a config file that TOML cannot read was
+/// A config file that TOML cannot read was
 /// reported with toml's rendering, which quotes the line: a password with
 /// a `"` or `\` in `db`, a misspelt `database =` key, an unterminated
 /// `metrics_token`. Now the line and column, never the line.
@@ -417,7 +417,7 @@ fn a_config_file_error_never_quotes_its_line() {
     }
 }
 
-/// Issue 32, finding 10: the database (webhook secrets in clear) is made
+/// The database (webhook secrets in clear) is made
 /// owner-only, its folder too, and SQLite's -wal and -shm follow; a
 /// database found open to others is named in a warning at start-up.
 #[test]

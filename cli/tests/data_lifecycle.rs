@@ -1,4 +1,4 @@
-//! Issue 34, the data side: a clean stop leaves a complete database file,
+//! A clean stop leaves a complete database file,
 //! `qp admin backup` under load restores into a server that serves the old
 //! tokens, one server per SQLite file, retention deletes only what is old
 //! (in batches, while serving), an upgrade from the previous schema with

@@ -1,4 +1,4 @@
-//! Issue 32, findings 4 and 5: who a device belongs to. A device is tied to
+//! Who a device belongs to. A device is tied to
 //! the token that registered it (revoking the token silences the phone);
 //! another user cannot take over a push registration; a re-registration
 //! never drops the device's key; push tokens are checked per platform.
@@ -374,7 +374,7 @@ async fn push_tokens_are_checked_per_platform() {
     assert_eq!(err_field(&b), "device.push_token", "{b}");
 }
 
-/// Issue 54: the ask's response says how many devices its push was queued
+/// The ask's response says how many devices its push was queued
 /// for (`pushed_to_devices`), so an asker learns at once when nobody can
 /// receive the question: 0 with no device, 1 once Bob registers one, 0
 /// again after that device's token is revoked.

@@ -1,4 +1,4 @@
-//! Issue 32, finding 1, end to end: whoever can inject pushes (the gateway,
+//! Whoever can inject pushes (the gateway,
 //! a leaked APNs key, an FCM account) must not make a person approve what
 //! they never saw, nor hide a question from them. `qp device` (the terminal
 //! phone, with its end-to-end key, as by default) runs against a real

@@ -300,7 +300,7 @@ async fn other_events_are_left_alone_and_the_config_is_printable() {
     );
 }
 
-/// Issue 32, finding 2: a command whose secret-looking value is code reached
+/// A command whose secret-looking value is code reached
 /// the phone as `echo token=••• && git status`, and Allow allowed it.
 #[tokio::test(flavor = "multi_thread")]
 async fn code_in_a_secret_looking_value_reaches_the_phone_as_written() {
@@ -313,7 +313,7 @@ async fn code_in_a_secret_looking_value_reaches_the_phone_as_written() {
     assert_eq!(decision(&finish(hook).await).0, "deny");
 }
 
-/// Issue 32, findings 2 and 7: these secrets reached the phone unmasked;
+/// These secrets reached the phone unmasked;
 /// masked now, the question says a value is hidden and offers no Allow
 /// (the server refuses one), and "Decide at the computer" hands the
 /// decision to the agent's own prompt, which shows the whole command.
@@ -352,7 +352,7 @@ async fn masked_secrets_are_said_so_and_cannot_be_allowed_from_the_phone() {
     }
 }
 
-/// Issue 32, finding 2: the prompt was cut at 500 characters with Allow
+/// The prompt was cut at 500 characters with Allow
 /// still offered, so what ran after the cut was never seen.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_command_too_long_to_show_is_cut_said_so_and_cannot_be_allowed() {
@@ -374,7 +374,7 @@ async fn a_command_too_long_to_show_is_cut_said_so_and_cannot_be_allowed() {
     assert_eq!(decision(&finish(hook).await).0, "ask");
 }
 
-/// Issue 32, finding 2: an MCP tool showed only its first recognised
+/// An MCP tool showed only its first recognised
 /// argument (`query`), not the one that acts.
 #[tokio::test(flavor = "multi_thread")]
 async fn an_mcp_tool_shows_every_argument() {
@@ -392,7 +392,7 @@ async fn an_mcp_tool_shows_every_argument() {
     assert_eq!(decision(&finish(hook).await).0, "allow");
 }
 
-/// Issue 32, review of findings 2 and 7: a Write reached the phone as its
+/// A Write reached the phone as its
 /// path alone, a Bash call without its `dangerouslyDisableSandbox`, and a
 /// `\r` or U+E0100 after `--dry-run` as nothing, each with Allow.
 #[tokio::test(flavor = "multi_thread")]

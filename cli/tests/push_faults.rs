@@ -58,7 +58,7 @@ fn doubled_elsewhere(apns: &gateways::ApnsStandIn, id: &str, conn: usize) -> Vec
         .collect()
 }
 
-/// Issue 54: a connection that stops answering in the middle of a
+/// A connection that stops answering in the middle of a
 /// 1,000-device fan-out (the stand-in stops reading and writing and never
 /// closes, as a NAT that dropped it) is found by an unanswered HTTP/2 PING
 /// and its pushes go again at once on a new connection. Whatever the
@@ -177,7 +177,7 @@ async fn a_busy_fan_out_with_responses_flowing_sends_no_ping() {
     assert_eq!(pings, 0, "PINGs sent while responses flowed");
 }
 
-/// Issue 54: a GOAWAY with an error code in the middle of a fan-out
+/// A GOAWAY with an error code in the middle of a fan-out
 /// closes the connection; its failed streams go again at once on a new one
 /// without spending an attempt. Whatever the load: nothing lost; a push
 /// accepted twice only if the connection that went away took it first,
@@ -416,7 +416,7 @@ async fn too_many_requests_is_one_devices_and_a_resolved_questions_retry_is_skip
     assert_eq!(metric(&f, outages).await, 0.0);
 }
 
-/// Issue 54: APNs answers every push `503 ServiceUnavailable` with
+/// APNs answers every push `503 ServiceUnavailable` with
 /// Retry-After 1 s for 12 s from the ask: longer than the whole attempt
 /// schedule under those answers (8 attempts, 1 s apart: about 7 s; the
 /// same as a one- to two-minute outage without Retry-After, whose
@@ -517,7 +517,7 @@ async fn a_gateway_outage_longer_than_the_attempt_schedule_fails_no_push() {
     assert_eq!(after["status"], "ok", "{after}");
 }
 
-/// Issue 54: a browser push service answers every push 503 (Retry-After
+/// A browser push service answers every push 503 (Retry-After
 /// 1 s) for 12 s, past the attempt schedule under those answers (8
 /// attempts, about 7 s). As for APNs and FCM, its pushes wait without
 /// spending attempts once it is in an outage (3 faults in a row), and when
@@ -593,7 +593,7 @@ async fn a_push_service_outage_longer_than_the_attempt_schedule_fails_no_web_pus
     assert_eq!(metric(&f, open).await, 0.0, "{open} after it answered");
 }
 
-/// Issue 54: during a 1,000-device fan-out APNs refuses a tenth of the
+/// During a 1,000-device fan-out APNs refuses a tenth of the
 /// pushes with `429 TooManyProviderTokenUpdates` and a tenth with `403
 /// ExpiredProviderToken`: each is retried (the device kept, nothing failed
 /// for good), every push accepted once, each shown in `/metrics`.
@@ -704,7 +704,7 @@ async fn a_provider_token_refreshed_too_soon_gives_way_to_the_previous_one() {
     assert_eq!(metric(&f, outages).await, 0.0, "{outages}");
 }
 
-/// Issue 54: the database refuses the batch of outcomes (SQLite locked by
+/// The database refuses the batch of outcomes (SQLite locked by
 /// another writer for 1.5 s, past an outcome write's 0.5 s lock wait, so
 /// the first try fails) after APNs accepted the pushes: the batch is
 /// written again once the lock goes, every push recorded sent with one
@@ -745,7 +745,7 @@ async fn a_refused_outcome_write_is_tried_again_not_dropped() {
     assert_eq!(metric(&f, write_failed).await, 0.0);
 }
 
-/// Issue 54: `qp serve` killed (-9) in the middle of a 1,000-device
+/// `qp serve` killed (-9) in the middle of a 1,000-device
 /// fan-out, then started again on the same database: every push accepted,
 /// none lost; pushes accepted twice only among those the killed server had
 /// not recorded sent when it died (none it had recorded goes again), under
@@ -857,7 +857,7 @@ fn sent_tokens(conn: &qp_server::store::Conn, id: &str) -> std::collections::Has
     .collect()
 }
 
-/// Issue 54: two instances on PostgreSQL share the queue; one (A) is
+/// Two instances on PostgreSQL share the queue; one (A) is
 /// stalled past its lease (2 s here), the other (B) takes its jobs over
 /// and sends them; A then wakes up.
 ///

@@ -1,4 +1,4 @@
-//! Issue 32, finding 8: `/mcp` sessions belong to the agent that opened
+//! `/mcp` sessions belong to the agent that opened
 //! them and are bounded; issue 34: they live in the database, so they go
 //! on across a restart and across instances. Plain JSON-RPC over real HTTP
 //! on loopback (the official SDK's suite, tests/mcp.rs, drives the tools
@@ -197,7 +197,7 @@ async fn idle_sessions_close_and_waiting_ones_stay() {
     open(&f, &f.agent_token).await;
 }
 
-/// Issue 32, finding 12, review: a GET on a session opens its stream of
+/// A GET on a session opens its stream of
 /// server messages, held open like a long-poll. rmcp keeps up to 33 of
 /// them per session (one, plus 32 "shadow" streams), so an agent held 33
 /// connections per session that no cap counted. Now each counts against
@@ -273,7 +273,7 @@ async fn ask_in(f: &Fixture, base: &str, session: &str, prompt: &str) -> (u16, S
     (s, body)
 }
 
-/// Issue 34: sessions live in the database, not in one process's memory,
+/// Sessions live in the database, not in one process's memory,
 /// so a client's session goes on after the server restarts (an upgrade, a
 /// crash), still bound to its agent; the database keeps only its hash.
 #[tokio::test(flavor = "multi_thread")]
@@ -301,7 +301,7 @@ async fn a_session_goes_on_after_a_restart_and_stays_its_agents() {
     assert_eq!(s, 404);
 }
 
-/// Issue 34: behind a load balancer without stickiness, a session opened
+/// Behind a load balancer without stickiness, a session opened
 /// on instance A is served by instance B (its tools act as the agent
 /// there), the per-agent cap counts the sessions held on both, and a
 /// DELETE on B ends the session on A too. PostgreSQL only: two servers
@@ -412,7 +412,7 @@ async fn an_oversized_initialize_is_refused_and_keeps_no_session() {
     }
 }
 
-/// Issue 54: `ask_question` when no device can receive the question
+/// `ask_question` when no device can receive the question
 /// answers at once (not after its wait) with the question still pending,
 /// `pushed_to_devices: 0` and a warning a model can pass on.
 #[tokio::test(flavor = "multi_thread")]

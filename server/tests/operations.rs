@@ -224,7 +224,7 @@ async fn a_full_database_answers_503_with_retry_after_and_readyz_says_since_when
     );
 }
 
-/// Issue 34: the push keys are read again when their files change, as the
+/// The push keys are read again when their files change, as the
 /// TLS files are. Here the APNs key on disk is the wrong one: the stand-in
 /// APNs refuses its provider tokens (403 InvalidProviderToken) and the
 /// credential backs off (1, 2, 4, then 8 s). Replacing the file with the
@@ -335,7 +335,7 @@ async fn get_on(c: &mut tokio::net::TcpStream, path: &str) -> String {
     }
 }
 
-/// Issue 34: a keep-alive connection left idle is closed after
+/// A keep-alive connection left idle is closed after
 /// `idle_timeout_secs` (75 s by default, above load balancers' 60 s, so the
 /// balancer closes first and never sends into a closing connection); one in
 /// use is kept however long it lives.
@@ -366,7 +366,7 @@ async fn idle_keep_alive_connections_close_after_the_idle_timeout_and_busy_ones_
     );
 }
 
-/// Issue 34: the FCM service account is read again when its file changes:
+/// The FCM service account is read again when its file changes:
 /// here the first file names a token endpoint nobody answers (the
 /// credential backs off), the replaced one the stand-in's; the next push
 /// takes a token from the new account at once, with no restart.
@@ -431,7 +431,7 @@ async fn a_replaced_fcm_service_account_file_is_used_without_a_restart() {
     assert_eq!(fcm.state.token_requests.load(Ordering::SeqCst), 1);
 }
 
-/// Issue 54: `/readyz` names the configured push routes. On SQLite Web
+/// `/readyz` names the configured push routes. On SQLite Web
 /// Push is always there (its key beside the database); on PostgreSQL with
 /// no APNs, FCM or VAPID key there is none, which degrades readiness with
 /// an error saying no phone or browser is notified.

@@ -234,7 +234,7 @@ async fn devices_register_their_language_and_a_bad_tag_is_refused() {
     assert_eq!(devices[0].locale, "de");
 }
 
-/// Issue 32, finding 11: the limiter counted each IPv6 address on its own, so
+/// The limiter counted each IPv6 address on its own, so
 /// one /64 (which one host may use whole) gave unlimited guesses. Behind a
 /// trusted proxy on loopback, the forwarded addresses are plain data here:
 /// nothing is sent anywhere but 127.0.0.1.
@@ -271,7 +271,7 @@ async fn failures_from_one_ipv6_64_share_one_budget() {
     assert_eq!(resp.status().as_u16(), 200);
 }
 
-/// Issue 32, finding 11, review: two IPv6 forms carry an IPv4 address that
+/// Two IPv6 forms carry an IPv4 address that
 /// names the host. A 6to4 address (2002:AABB:CCDD::/48) gives whoever holds
 /// one IPv4 address 65,536 /64s, so ten failures from each; a Teredo
 /// address (2001:0:SERVER:…:CLIENT) has the Teredo server in its /64, so

@@ -926,7 +926,7 @@ async fn the_worst_question_sealed_still_fits_4_kb_and_opens() {
     assert!(matches!(a.receive_fcm(&data), Ok(Push::Question(_))));
 }
 
-/// Issue 54: `429 TooManyProviderTokenUpdates` means "slow down your token
+/// `429 TooManyProviderTokenUpdates` means "slow down your token
 /// refreshes", not "this device is gone" nor "this push is bad": the push
 /// is held without spending an attempt, and no new provider token is
 /// signed meanwhile, even past the token's usual lifetime. Refused with no
@@ -958,7 +958,7 @@ async fn apns_too_many_token_updates_retries_and_holds_the_token() {
     );
 }
 
-/// Issue 54: FCM's documented codes take their documented action:
+/// FCM's documented codes take their documented action:
 /// `QUOTA_EXCEEDED` and `UNAVAILABLE` are retried, `PERMISSION_DENIED` is
 /// the credential's (held and backed off, loud on /readyz), not one failed
 /// push after another.

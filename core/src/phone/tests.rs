@@ -678,7 +678,7 @@ fn the_alert_of_an_apns_payload_is_read_by_the_core() {
     assert_eq!(plan.keep, vec!["app.static", "qp.q.q_0", "qp.q.q_1"]);
 }
 
-/// Issue 47: the platform transports never follow a redirect (a captive
+/// The platform transports never follow a redirect (a captive
 /// portal, a proxy or a moved server answering 301/302/307): the 3xx reaches
 /// the core as a response, and the core does not take it for the server's
 /// answer. A sync fails naming the status; an answer stays queued for a
