@@ -1276,15 +1276,7 @@ async fn an_instance_without_apns_leaves_the_iphones_pushes_to_one_with_it_on_po
     );
     // A alone: it claims none of the iPhones' pushes while B is not there.
     let http = http();
-    let (s, q) = common::ask_at(
-        &http,
-        &a.base,
-        &agent,
-        &json!({"prompt": "Deploy?", "responder_scope": "room"}),
-    )
-    .await;
-    assert_eq!(s, 201, "{q}");
-    let id = q["id"].as_str().unwrap().to_string();
+    let id = fanout::room_question_at(&http, &a.base, &agent, "Deploy?").await;
     let conn = common::connect(&db);
     fanout::until("A sent the Android pushes", Duration::from_secs(30), || {
         fanout::sent(&conn, &id) == seeded.android.len()
@@ -1328,15 +1320,7 @@ async fn a_push_no_instance_routes_is_given_up_not_left_queued_on_postgres() {
     let (agent, seeded) = fanout::seed_ops_room_on(&db, 3, 1, 1);
     let fcm = gateways::fcm(Duration::ZERO).await;
     let a = fanout::instance_with(&db, dir.path(), None, &fcm.url, &[]);
-    let (s, q) = common::ask_at(
-        &http(),
-        &a.base,
-        &agent,
-        &json!({"prompt": "Deploy?", "responder_scope": "room"}),
-    )
-    .await;
-    assert_eq!(s, 201, "{q}");
-    let id = q["id"].as_str().unwrap().to_string();
+    let id = fanout::room_question_at(&http(), &a.base, &agent, "Deploy?").await;
     let conn = common::connect(&db);
     fanout::until("the Android pushes sent", Duration::from_secs(30), || {
         fanout::sent(&conn, &id) == seeded.android.len()

@@ -20,7 +20,6 @@ use std::time::{Duration, Instant};
 
 use qp_core::payload::{decode_apns, Push};
 use qp_server::store::deliveries::push_jobs_of;
-use serde_json::json;
 
 use fanout::{apns_config, fcm_config, room_question, seed_devices, states, until};
 
@@ -332,15 +331,7 @@ async fn two_instances_on_postgres_share_a_10000_device_fan_out() {
     let http = reqwest::Client::new();
 
     // 1. Both alive: every push accepted exactly once, by one of them.
-    let (s, q) = common::ask_at(
-        &http,
-        &a.base,
-        &agent,
-        &json!({"prompt": "Deploy?", "responder_scope": "room"}),
-    )
-    .await;
-    assert_eq!(s, 201, "{q}");
-    let id = q["id"].as_str().unwrap().to_string();
+    let id = fanout::room_question_at(&http, &a.base, &agent, "Deploy?").await;
     let t = Instant::now();
     while accepted_per_device(&pairs, &id)
         .iter()
@@ -378,15 +369,7 @@ async fn two_instances_on_postgres_share_a_10000_device_fan_out() {
     // claimed jobs when their lease ends (60 s) and sends them. Only
     // pushes B had in flight (at most its in-flight bound, 2,048) may be
     // accepted twice.
-    let (s, q) = common::ask_at(
-        &http,
-        &a.base,
-        &agent,
-        &json!({"prompt": "Roll back?", "responder_scope": "room"}),
-    )
-    .await;
-    assert_eq!(s, 201, "{q}");
-    let id = q["id"].as_str().unwrap().to_string();
+    let id = fanout::room_question_at(&http, &a.base, &agent, "Roll back?").await;
     let t = Instant::now();
     loop {
         let per = accepted_per_device(&pairs, &id);

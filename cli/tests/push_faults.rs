@@ -765,15 +765,7 @@ async fn a_server_killed_mid_fan_out_and_restarted_loses_nothing() {
     let lease = ["--push-lease-ms", "2000"];
     let mut first = fanout::instance(&db, dir.path(), &apns.url, &fcm.url, &lease);
     let http = reqwest::Client::new();
-    let (s, q) = common::ask_at(
-        &http,
-        &first.base,
-        &agent,
-        &json!({"prompt": "Deploy?", "responder_scope": "room"}),
-    )
-    .await;
-    assert_eq!(s, 201, "{q}");
-    let id = q["id"].as_str().unwrap().to_string();
+    let id = fanout::room_question_at(&http, &first.base, &agent, "Deploy?").await;
     until("some pushes accepted", Duration::from_secs(60), || {
         accepted_per_device(Some(&apns), None, &id).len() >= 200
     })
@@ -898,17 +890,7 @@ async fn an_instance_stalled_past_its_lease_is_taken_over_on_postgres() {
     let http = reqwest::Client::new();
     let ask = |prompt: &'static str| {
         let (http, base, agent) = (&http, &a.base, &agent);
-        async move {
-            let (s, q) = common::ask_at(
-                http,
-                base,
-                agent,
-                &json!({"prompt": prompt, "responder_scope": "room"}),
-            )
-            .await;
-            assert_eq!(s, 201, "{q}");
-            q["id"].as_str().unwrap().to_string()
-        }
+        async move { fanout::room_question_at(http, base, agent, prompt).await }
     };
     let id = ask("Deploy?").await;
     until("A has pushes in flight", Duration::from_secs(30), || {

@@ -178,6 +178,25 @@ pub async fn room_question(f: &common::Fixture) -> String {
     q["id"].as_str().unwrap().to_string()
 }
 
+/// A question `prompt` to the whole ops room, asked by `agent` through the
+/// instance at `base`; its id.
+pub async fn room_question_at(
+    http: &reqwest::Client,
+    base: &str,
+    agent: &str,
+    prompt: &str,
+) -> String {
+    let (s, q) = common::ask_at(
+        http,
+        base,
+        agent,
+        &json!({"prompt": prompt, "responder_scope": "room"}),
+    )
+    .await;
+    assert_eq!(s, 201, "{q}");
+    q["id"].as_str().unwrap().to_string()
+}
+
 /// Every push job of question `id`, by state.
 pub fn states_in(conn: &Conn, id: &str) -> HashMap<String, usize> {
     let mut by = HashMap::new();
