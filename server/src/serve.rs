@@ -307,9 +307,10 @@ async fn same_vapid_key_as_the_other_instances(app: &Arc<App>) -> Result<(), Sta
     else {
         return Ok(());
     };
-    let mine = crate::push::webpush::VapidKey::load_or_create(&path)
-        .map_err(StartError::Push)?
-        .public_key();
+    // The key read at start, the one this instance serves to browsers.
+    let Some(mine) = app.web_push_key.get().cloned() else {
+        return Ok(());
+    };
     let theirs = {
         let mine = mine.clone();
         app.db
